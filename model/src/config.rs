@@ -1,0 +1,256 @@
+//! Node types and the typed configuration of each.
+//!
+//! The definition keeps `config` as raw JSON so one bad node cannot hide the problems of
+//! the others; [`check_config`] parses it into the type's struct and reports what is wrong
+//! with a JSON path relative to the node (`config.url`).
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Every node type the engine can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Noop,
+    Delay,
+    Http,
+    Transform,
+    Branch,
+    Fail,
+    WaitSignal,
+    Task,
+}
+
+impl NodeKind {
+    pub const ALL: [NodeKind; 8] = [
+        NodeKind::Noop,
+        NodeKind::Delay,
+        NodeKind::Http,
+        NodeKind::Transform,
+        NodeKind::Branch,
+        NodeKind::Fail,
+        NodeKind::WaitSignal,
+        NodeKind::Task,
+    ];
+
+    pub fn parse(s: &str) -> Option<NodeKind> {
+        NodeKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Noop => "noop",
+            NodeKind::Delay => "delay",
+            NodeKind::Http => "http",
+            NodeKind::Transform => "transform",
+            NodeKind::Branch => "branch",
+            NodeKind::Fail => "fail",
+            NodeKind::WaitSignal => "wait_signal",
+            NodeKind::Task => "task",
+        }
+    }
+
+    /// One line for the designer's palette.
+    pub fn description(self) -> &'static str {
+        match self {
+            NodeKind::Noop => "Does nothing; useful as a start, join or placeholder.",
+            NodeKind::Delay => "Waits for a duration or until a point in time (a durable timer).",
+            NodeKind::Http => "Calls an HTTP endpoint and outputs status, headers and body.",
+            NodeKind::Transform => "Computes a new JSON value from the input and earlier outputs.",
+            NodeKind::Branch => "Evaluates a condition and follows the edges of its outcome.",
+            NodeKind::Fail => "Fails, optionally only its first attempts (for testing retries).",
+            NodeKind::WaitSignal => "Waits until a signal is sent to this node.",
+            NodeKind::Task => "Hands work to an external worker polling a named queue.",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// An RFC 3339 instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+}
+
+pub const HTTP_METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    #[serde(default = "default_method")]
+    pub method: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+}
+
+fn default_method() -> String {
+    "GET".to_owned()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformConfig {
+    #[serde(default)]
+    pub expression: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BranchConfig {
+    /// An expression whose value picks the outcome: `true`/`false`, or a label string.
+    #[serde(default)]
+    pub condition: String,
+    /// The outcome labels edges may use; when empty, `true` and `false`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<String>,
+}
+
+impl BranchConfig {
+    pub fn outcome_labels(&self) -> Vec<String> {
+        if self.outcomes.is_empty() {
+            vec!["true".to_owned(), "false".to_owned()]
+        } else {
+            self.outcomes.clone()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Fail only the first `fail_attempts` attempts, then succeed; without it, always fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_attempts: Option<u32>,
+}
+
+/// The config of types that take none (`noop`, `wait_signal`): only `{}` is accepted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmptyConfig {}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskConfig {
+    #[serde(default)]
+    pub queue: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+}
+
+/// A problem with one node's config; `path` is relative to the node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigProblem {
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigProblem {
+    fn at(field: &str, message: impl Into<String>) -> Self {
+        ConfigProblem { path: format!("config.{field}"), message: message.into() }
+    }
+}
+
+/// Parses and checks the config of a node of `kind`, returning every problem found.
+pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
+    match kind {
+        NodeKind::Noop | NodeKind::WaitSignal => {
+            parse::<EmptyConfig>(config).err().into_iter().collect()
+        }
+        NodeKind::Delay => with_parsed(config, check_delay),
+        NodeKind::Http => with_parsed(config, check_http),
+        NodeKind::Transform => with_parsed(config, |c: TransformConfig| {
+            required("expression", &c.expression)
+        }),
+        NodeKind::Branch => with_parsed(config, check_branch),
+        NodeKind::Fail => with_parsed(config, |_: FailConfig| Vec::new()),
+        NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
+    }
+}
+
+fn with_parsed<T: DeserializeOwned>(
+    config: &Value,
+    check: impl FnOnce(T) -> Vec<ConfigProblem>,
+) -> Vec<ConfigProblem> {
+    match parse::<T>(config) {
+        Ok(parsed) => check(parsed),
+        Err(problem) => vec![problem],
+    }
+}
+
+fn parse<T: DeserializeOwned>(config: &Value) -> Result<T, ConfigProblem> {
+    T::deserialize(config).map_err(|e| ConfigProblem {
+        path: "config".to_owned(),
+        message: format!("invalid config: {e}"),
+    })
+}
+
+fn required(field: &str, value: &str) -> Vec<ConfigProblem> {
+    if value.trim().is_empty() {
+        vec![ConfigProblem::at(field, format!("`{field}` is required"))]
+    } else {
+        Vec::new()
+    }
+}
+
+fn check_delay(c: DelayConfig) -> Vec<ConfigProblem> {
+    match (&c.duration_ms, &c.until) {
+        (None, None) => vec![ConfigProblem::at(
+            "duration_ms",
+            "a delay needs `duration_ms` or `until`",
+        )],
+        (Some(_), Some(_)) => vec![ConfigProblem::at(
+            "until",
+            "give either `duration_ms` or `until`, not both",
+        )],
+        (None, Some(until)) if chrono::DateTime::parse_from_rfc3339(until).is_err() => {
+            vec![ConfigProblem::at(
+                "until",
+                "`until` must be an RFC 3339 time such as 2026-01-31T09:00:00Z",
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn check_http(c: HttpConfig) -> Vec<ConfigProblem> {
+    let mut problems = Vec::new();
+    if !HTTP_METHODS.contains(&c.method.as_str()) {
+        problems.push(ConfigProblem::at(
+            "method",
+            format!("unsupported method `{}`; use one of {}", c.method, HTTP_METHODS.join(", ")),
+        ));
+    }
+    let url = c.url.trim();
+    if url.is_empty() {
+        problems.push(ConfigProblem::at("url", "`url` is required"));
+    } else if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("{{"))
+    {
+        problems.push(ConfigProblem::at("url", "`url` must start with http:// or https://"));
+    }
+    problems
+}
+
+fn check_branch(c: BranchConfig) -> Vec<ConfigProblem> {
+    let mut problems = required("condition", &c.condition);
+    if c.outcomes.iter().any(|o| o.trim().is_empty()) {
+        problems.push(ConfigProblem::at("outcomes", "outcome labels must not be empty"));
+    }
+    problems
+}
+
+/// The outcome labels a branch node's edges may use, or `None` if `config` is not a valid
+/// branch config (that problem is reported separately).
+pub fn branch_outcomes(config: &Value) -> Option<Vec<String>> {
+    parse::<BranchConfig>(config).ok().map(|c| c.outcome_labels())
+}

@@ -1,0 +1,189 @@
+//! The workflow definition format (contract, "Definition format").
+//!
+//! Unknown fields are rejected everywhere so a typo (`"timout_ms"`) is an error, not a
+//! silently ignored setting.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A workflow as drawn: nodes, the edges between them and instance-level settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Definition {
+    #[serde(default)]
+    pub nodes: Vec<Node>,
+    #[serde(default)]
+    pub edges: Vec<Edge>,
+    #[serde(default)]
+    pub settings: Settings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    pub id: String,
+    /// Kept as a string so that an unknown type is a validation error naming the node,
+    /// rather than a deserialization error that stops at the first one.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default = "empty_object", skip_serializing_if = "is_empty_object")]
+    pub config: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+impl Node {
+    /// A node of `kind` with an empty config; handy for building definitions in code.
+    pub fn new(id: impl Into<String>, kind: impl Into<String>) -> Self {
+        Node {
+            id: id.into(),
+            kind: kind.into(),
+            name: None,
+            config: empty_object(),
+            position: None,
+            retry: None,
+            timeout_ms: None,
+        }
+    }
+
+    pub fn with_config(mut self, config: Value) -> Self {
+        self.config = config;
+        self
+    }
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+fn is_empty_object(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.is_empty())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Position {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Total attempts including the first; 1 means "no retry".
+    pub max_attempts: u32,
+    #[serde(default = "default_backoff_ms")]
+    pub backoff_ms: u64,
+    #[serde(default = "default_max_backoff_ms")]
+    pub max_backoff_ms: u64,
+}
+
+fn default_backoff_ms() -> u64 {
+    1_000
+}
+
+fn default_max_backoff_ms() -> u64 {
+    60_000
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    #[serde(default, skip_serializing_if = "EdgeWhen::is_default")]
+    pub when: EdgeWhen,
+}
+
+impl Edge {
+    pub fn new(from: impl Into<String>, to: impl Into<String>) -> Self {
+        Edge { from: from.into(), to: to.into(), when: EdgeWhen::Success }
+    }
+
+    /// How the edge is named in validation messages: `from->to`.
+    pub fn label(&self) -> String {
+        format!("{}->{}", self.from, self.to)
+    }
+}
+
+/// When an edge lets its target run: on the source's success (default), failure, either,
+/// or when a `branch` source chose the outcome with this label.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum EdgeWhen {
+    #[default]
+    Success,
+    Failure,
+    Always,
+    Outcome(String),
+}
+
+impl EdgeWhen {
+    fn is_default(&self) -> bool {
+        *self == EdgeWhen::Success
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            EdgeWhen::Success => "success",
+            EdgeWhen::Failure => "failure",
+            EdgeWhen::Always => "always",
+            EdgeWhen::Outcome(label) => label,
+        }
+    }
+}
+
+impl From<String> for EdgeWhen {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "success" => EdgeWhen::Success,
+            "failure" => EdgeWhen::Failure,
+            "always" => EdgeWhen::Always,
+            _ => EdgeWhen::Outcome(s),
+        }
+    }
+}
+
+impl Serialize for EdgeWhen {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EdgeWhen {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(EdgeWhen::from)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// At most this many instances of the workflow run at once, across all processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrent_instances: Option<u32>,
+    #[serde(default)]
+    pub on_limit: OnLimit,
+    /// At most this many nodes of one instance run at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel_nodes: Option<u32>,
+    /// The whole instance times out after this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// What a start does when `max_concurrent_instances` is reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnLimit {
+    /// Wait in FIFO order for a slot.
+    #[default]
+    Queue,
+    /// Refuse the start with 429.
+    Reject,
+}

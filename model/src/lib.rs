@@ -1,0 +1,17 @@
+//! trellis-model: the vocabulary shared by the server and the SPA.
+//!
+//! * [`definition`]: the workflow definition format of the HTTP contract.
+//! * [`config`]: the typed configuration of each node type.
+//! * [`validate`]: structural and per-type validation, reporting every problem at once.
+//! * [`api`]: request and response bodies of the HTTP API.
+//!
+//! Invariant: nothing here does I/O or reads the clock, so it compiles to wasm32 and the
+//! designer can validate as the user types with exactly the rules the server applies.
+
+pub mod api;
+pub mod config;
+pub mod definition;
+pub mod validate;
+
+pub use definition::{Definition, Edge, EdgeWhen, Node, OnLimit, Position, RetryPolicy, Settings};
+pub use validate::{validate, Issue, Limits, Report};

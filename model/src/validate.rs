@@ -1,0 +1,277 @@
+//! Validation of a [`Definition`]: every problem at once, each naming what it is about.
+//!
+//! Errors make a definition unpublishable; warnings (unreachable or disconnected nodes) are
+//! shown to the author but do not block.
+
+mod graph;
+
+use crate::config::{branch_outcomes, check_config, NodeKind};
+use crate::definition::{Definition, EdgeWhen, Node};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// Size limits a definition must respect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_nodes: usize,
+    pub max_edges: usize,
+    /// Serialized size of the definition, in bytes.
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_nodes: 1_000, max_edges: 10_000, max_bytes: 1024 * 1024 }
+    }
+}
+
+pub const MAX_NODE_ID_LEN: usize = 64;
+pub const MAX_NAME_LEN: usize = 200;
+pub const MAX_ATTEMPTS: u32 = 100;
+
+/// One problem, in the shape of the contract's `errors` items.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issue {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// `from->to` of the edge concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge: Option<String>,
+    /// Where in the definition, e.g. `nodes[2].config.url` or `edges[0].to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// For `cycle`: the node ids of the cycle, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<Vec<String>>,
+}
+
+impl Issue {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Issue { code: code.to_owned(), message: message.into(), node: None, edge: None, path: None, cycle: None }
+    }
+
+    pub fn node(mut self, id: &str) -> Self {
+        self.node = Some(id.to_owned());
+        self
+    }
+
+    pub fn edge(mut self, label: String) -> Self {
+        self.edge = Some(label);
+        self
+    }
+
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+}
+
+/// The outcome of [`validate`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub valid: bool,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+}
+
+impl Report {
+    fn finish(errors: Vec<Issue>, warnings: Vec<Issue>) -> Report {
+        Report { valid: errors.is_empty(), errors, warnings }
+    }
+
+    /// True when the only error is that the graph is empty: a brand-new draft.
+    pub fn only_empty_graph(&self) -> bool {
+        self.errors.iter().all(|e| e.code == "empty_graph")
+    }
+}
+
+/// Validates `def` against `limits`, reporting every problem found.
+pub fn validate(def: &Definition, limits: &Limits) -> Report {
+    let mut errors = Vec::new();
+    if let Some(too_big) = check_limits(def, limits) {
+        // Deeper analysis of an oversized graph is wasted work and a denial-of-service lever.
+        return Report::finish(vec![too_big], Vec::new());
+    }
+    if def.nodes.is_empty() {
+        errors.push(Issue::new("empty_graph", "the workflow has no nodes; add at least one").path("nodes"));
+    }
+    check_settings(def, &mut errors);
+    let known = check_nodes(&def.nodes, &mut errors);
+    check_edges(def, &known, &mut errors);
+    errors.extend(graph::cycles(def));
+    let warnings = graph::reachability_warnings(def);
+    Report::finish(errors, warnings)
+}
+
+fn check_limits(def: &Definition, limits: &Limits) -> Option<Issue> {
+    if def.nodes.len() > limits.max_nodes {
+        return Some(
+            Issue::new(
+                "too_many_nodes",
+                format!("{} nodes exceed the limit of {}", def.nodes.len(), limits.max_nodes),
+            )
+            .path("nodes"),
+        );
+    }
+    if def.edges.len() > limits.max_edges {
+        return Some(
+            Issue::new(
+                "too_many_edges",
+                format!("{} edges exceed the limit of {}", def.edges.len(), limits.max_edges),
+            )
+            .path("edges"),
+        );
+    }
+    let bytes = serde_json::to_vec(def).map(|v| v.len()).unwrap_or(usize::MAX);
+    (bytes > limits.max_bytes).then(|| {
+        Issue::new(
+            "too_large",
+            format!("the definition is {bytes} bytes; the limit is {}", limits.max_bytes),
+        )
+    })
+}
+
+fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
+    let s = &def.settings;
+    let positive = [
+        ("max_concurrent_instances", s.max_concurrent_instances.map(u64::from)),
+        ("max_parallel_nodes", s.max_parallel_nodes.map(u64::from)),
+        ("timeout_ms", s.timeout_ms),
+    ];
+    for (field, value) in positive {
+        if value == Some(0) {
+            errors.push(
+                Issue::new("invalid_settings", format!("`{field}` must be at least 1; omit it for no limit"))
+                    .path(format!("settings.{field}")),
+            );
+        }
+    }
+}
+
+/// Checks each node on its own; returns the kinds of the nodes whose ids are usable.
+fn check_nodes<'a>(nodes: &'a [Node], errors: &mut Vec<Issue>) -> HashMap<&'a str, Option<NodeKind>> {
+    let mut known = HashMap::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let at = |field: &str| format!("nodes[{i}]{field}");
+        if !is_valid_node_id(&node.id) {
+            errors.push(
+                Issue::new(
+                    "invalid_node_id",
+                    format!(
+                        "node id `{}` must be 1-{MAX_NODE_ID_LEN} letters, digits, `_` or `-`",
+                        node.id
+                    ),
+                )
+                .node(&node.id)
+                .path(at(".id")),
+            );
+        }
+        let kind = NodeKind::parse(&node.kind);
+        if known.insert(node.id.as_str(), kind).is_some() {
+            errors.push(
+                Issue::new("duplicate_node_id", format!("node id `{}` is used more than once", node.id))
+                    .node(&node.id)
+                    .path(at(".id")),
+            );
+        }
+        match kind {
+            None => errors.push(
+                Issue::new(
+                    "unknown_node_type",
+                    format!(
+                        "unknown node type `{}`; known types: {}",
+                        node.kind,
+                        NodeKind::ALL.map(NodeKind::as_str).join(", ")
+                    ),
+                )
+                .node(&node.id)
+                .path(at(".type")),
+            ),
+            Some(kind) => {
+                for p in check_config(kind, &node.config) {
+                    errors.push(Issue::new("invalid_config", p.message).node(&node.id).path(at(&format!(".{}", p.path))));
+                }
+            }
+        }
+        check_node_options(node, &at, errors);
+    }
+    known
+}
+
+fn check_node_options(node: &Node, at: &dyn Fn(&str) -> String, errors: &mut Vec<Issue>) {
+    let mut fail = |field: &str, message: String| {
+        errors.push(Issue::new("invalid_node", message).node(&node.id).path(at(field)));
+    };
+    if node.name.as_deref().is_some_and(|n| n.chars().count() > MAX_NAME_LEN) {
+        fail(".name", format!("the name is longer than {MAX_NAME_LEN} characters"));
+    }
+    if node.timeout_ms == Some(0) {
+        fail(".timeout_ms", "`timeout_ms` must be at least 1; omit it for no timeout".into());
+    }
+    if let Some(retry) = &node.retry {
+        if retry.max_attempts == 0 || retry.max_attempts > MAX_ATTEMPTS {
+            fail(".retry.max_attempts", format!("`max_attempts` must be between 1 and {MAX_ATTEMPTS}"));
+        }
+        if retry.backoff_ms > retry.max_backoff_ms {
+            fail(".retry.backoff_ms", "`backoff_ms` must not exceed `max_backoff_ms`".into());
+        }
+    }
+}
+
+pub fn is_valid_node_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_NODE_ID_LEN
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn check_edges(def: &Definition, known: &HashMap<&str, Option<NodeKind>>, errors: &mut Vec<Issue>) {
+    let mut seen = HashSet::new();
+    for (i, edge) in def.edges.iter().enumerate() {
+        let issue = |code: &str, message: String, field: &str| {
+            Issue::new(code, message).edge(edge.label()).path(format!("edges[{i}]{field}"))
+        };
+        for (end, id) in [("from", &edge.from), ("to", &edge.to)] {
+            if !known.contains_key(id.as_str()) {
+                errors.push(issue("unknown_node", format!("edge {end} `{id}`: no node has this id"), &format!(".{end}")));
+            }
+        }
+        if edge.from == edge.to {
+            errors.push(issue("self_loop", format!("node `{}` cannot lead to itself", edge.from), "").node(&edge.from));
+        }
+        if !seen.insert((edge.from.as_str(), edge.to.as_str())) {
+            errors.push(issue("duplicate_edge", format!("there is already an edge {}", edge.label()), ""));
+        }
+        if let EdgeWhen::Outcome(label) = &edge.when {
+            if let Some(message) = outcome_problem(def, known, &edge.from, label) {
+                errors.push(issue("invalid_edge_condition", message, ".when"));
+            }
+        }
+    }
+}
+
+/// Why an edge may not use `label` as its `when`, if it may not.
+fn outcome_problem(
+    def: &Definition,
+    known: &HashMap<&str, Option<NodeKind>>,
+    from: &str,
+    label: &str,
+) -> Option<String> {
+    match known.get(from) {
+        Some(Some(NodeKind::Branch)) => {
+            let config = &def.nodes.iter().find(|n| n.id == from)?.config;
+            let outcomes = branch_outcomes(config)?;
+            (!outcomes.iter().any(|o| o == label)).then(|| {
+                format!("branch `{from}` has no outcome `{label}`; its outcomes are: {}", outcomes.join(", "))
+            })
+        }
+        Some(Some(_)) => Some(format!(
+            "`when: {label}` needs a branch source; use success, failure or always"
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,27 @@
+//! `cargo xtask run | test | bench`: the only entry points a newcomer needs.
+
+mod e2e;
+mod postgres;
+mod spa;
+mod util;
+
+use anyhow::{bail, Result};
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("xtask: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = util::project_root();
+    match args.first().map(String::as_str) {
+        Some("run") => commands::run(&root, &args[1..]),
+        Some("test") => commands::test(&root, &args[1..]),
+        _ => bail!("usage: cargo xtask run [-- serve args] | cargo xtask test"),
+    }
+}
+
+mod commands;
