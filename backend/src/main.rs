@@ -1,1 +1,5 @@
-fn main() {}
+//! `trellis serve | migrate | user add | user passwd`.
+
+fn main() -> std::process::ExitCode {
+    trellis::cli::main()
+}

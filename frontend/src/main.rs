@@ -1,1 +1,28 @@
-fn main() {}
+//! trellis-web: the Trellis single-page app. The browser app is built for wasm32 by
+//! `cargo xtask`; native builds carry only the pure helpers so their unit tests run with `cargo test`.
+
+// The pure modules are used only by the browser components, so natively they look dead.
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+mod error;
+mod format;
+mod list;
+mod urls;
+
+#[cfg(target_arch = "wasm32")]
+mod api;
+#[cfg(target_arch = "wasm32")]
+mod app;
+#[cfg(target_arch = "wasm32")]
+mod components;
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(app::App);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    eprintln!("trellis-web runs in a browser: build it with `cargo xtask run`, which serves it.");
+}

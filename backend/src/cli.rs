@@ -1,0 +1,99 @@
+//! Command-line entry: parses arguments and runs one subcommand.
+
+use crate::auth::{password, Role};
+use crate::config::{DatabaseConfig, ServeConfig};
+use crate::store::{self, NewUser};
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::BufRead;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "trellis", version, about = "Trellis workflow designer and engine")]
+struct Cli {
+    #[command(flatten)]
+    db: DatabaseConfig,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the API, the web app and the scheduler.
+    Serve(ServeConfig),
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Manage users.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Create a user; the password is read from standard input (one line).
+    Add {
+        username: String,
+        #[arg(long, default_value = "viewer")]
+        role: String,
+    },
+    /// Set a user's password, read from standard input (one line).
+    Passwd { username: String },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    crate::server::init_tracing();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("trellis: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Serve(serve) => crate::server::serve(cli.db, serve).await,
+        Command::Migrate => {
+            store::connect(&cli.db).await?;
+            println!("migrations applied to {}", store::redact_url(&cli.db.database_url));
+            Ok(())
+        }
+        Command::User(cmd) => user(cli.db, cmd).await,
+    }
+}
+
+async fn user(db: DatabaseConfig, cmd: UserCommand) -> Result<()> {
+    let store = store::connect(&db).await?;
+    match cmd {
+        UserCommand::Add { username, role } => {
+            let role: Role = role.parse().map_err(anyhow::Error::msg)?;
+            crate::auth::check_username(&username).map_err(anyhow::Error::msg)?;
+            let hash = password::hash(read_password()?).await?;
+            let user = NewUser::new(&username, hash, role);
+            if !store.insert_user(&user).await? {
+                bail!("a user named `{username}` already exists");
+            }
+            println!("created user {username} ({role})");
+        }
+        UserCommand::Passwd { username } => {
+            let hash = password::hash(read_password()?).await?;
+            if !store.set_password(&username, &hash).await? {
+                bail!("no user named `{username}`");
+            }
+            println!("password changed for {username}");
+        }
+    }
+    Ok(())
+}
+
+fn read_password() -> Result<String> {
+    eprint!("password: ");
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).context("reading the password from stdin")?;
+    let password = line.trim_end_matches(['\r', '\n']).to_owned();
+    password::check_strength(&password).map_err(anyhow::Error::msg)?;
+    Ok(password)
+}

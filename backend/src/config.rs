@@ -1,0 +1,60 @@
+//! Server settings. Every flag has an environment variable, so containers configure
+//! Trellis without a config file; the defaults give a working embedded (SQLite) server.
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/trellis.db";
+
+/// Where the data lives; shared by every subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseConfig {
+    /// `sqlite://PATH` (created on first start) or `postgres://...`.
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
+    pub database_url: String,
+    /// Connections in the pool.
+    #[arg(long, env = "TRELLIS_DB_MAX_CONNECTIONS", default_value_t = 16, global = true)]
+    pub db_max_connections: u32,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address to listen on; port 0 picks a free port (logged as `listening on ADDR`).
+    #[arg(long, env = "TRELLIS_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The built single-page app (index.html and pkg/).
+    #[arg(long, env = "TRELLIS_WEB_DIR", default_value = "dist")]
+    pub web_dir: PathBuf,
+    /// Secret for signing access tokens. Unset: one is generated once and kept in the
+    /// database, so every process sharing the database accepts the same tokens.
+    #[arg(long, env = "TRELLIS_JWT_SECRET", hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// Lifetime of access tokens and the session cookie, in seconds.
+    #[arg(long, env = "TRELLIS_TOKEN_TTL_SECS", default_value_t = 12 * 3600)]
+    pub token_ttl_secs: u64,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "TRELLIS_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Mark the session cookie `Secure`; turn on when serving over HTTPS.
+    #[arg(long, env = "TRELLIS_SECURE_COOKIES", default_value_t = false)]
+    pub secure_cookies: bool,
+    /// The bootstrap admin's password on an empty database; random (and printed) if unset.
+    #[arg(long, env = "TRELLIS_ADMIN_PASSWORD", hide_env_values = true)]
+    pub admin_password: Option<String>,
+}
+
+impl ServeConfig {
+    /// Settings for a server on a free loopback port: what tests and examples start from.
+    pub fn local() -> Self {
+        ServeConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            web_dir: PathBuf::from("dist"),
+            jwt_secret: None,
+            token_ttl_secs: 3600,
+            max_body_bytes: 1024 * 1024,
+            secure_cookies: false,
+            admin_password: None,
+        }
+    }
+}

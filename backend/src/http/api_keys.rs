@@ -1,0 +1,72 @@
+//! API keys for programs: created by admins, shown once, stored hashed, revocable.
+
+use super::auth::{AsAdmin, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath};
+use super::AppState;
+use crate::auth::{api_key, Role};
+use crate::store::ApiKeyRecord;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use trellis_model::api::{CreateApiKey, CreatedApiKey};
+use uuid::Uuid;
+
+const MAX_KEY_NAME_LEN: usize = 100;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api-keys", get(list).post(create)).route("/api-keys/{id}", delete(revoke))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    auth: Authed<AsAdmin>,
+    ApiJson(body): ApiJson<CreateApiKey>,
+) -> ApiResult<(StatusCode, Json<CreatedApiKey>)> {
+    let role: Role = body.role.parse().map_err(|e: String| bad_field("role", e))?;
+    let name = body.name.trim();
+    if name.is_empty() || name.chars().count() > MAX_KEY_NAME_LEN || name.chars().any(char::is_control) {
+        return Err(bad_field("name", format!("the name must be 1-{MAX_KEY_NAME_LEN} printable characters")));
+    }
+    let key = api_key::generate();
+    let record = ApiKeyRecord {
+        id: Uuid::now_v7(),
+        name: name.to_owned(),
+        prefix: key.display_prefix,
+        key_hash: key.hash,
+        role: role.to_string(),
+        created_by: Some(auth.principal.name),
+        created_at: chrono::Utc::now(),
+    };
+    state.store.insert_api_key(&record).await?;
+    let created = CreatedApiKey { id: record.id.to_string(), name: record.name, role: record.role, key: key.secret };
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Value>> {
+    let items: Vec<Value> = state
+        .store
+        .list_api_keys()
+        .await?
+        .into_iter()
+        .map(|k| {
+            json!({"id": k.id.to_string(), "name": k.name, "prefix": k.prefix, "role": k.role,
+                   "created_by": k.created_by, "created_at": k.created_at})
+        })
+        .collect();
+    Ok(Json(json!({ "items": items })))
+}
+
+async fn revoke(State(state): State<AppState>, _: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+    if state.store.revoke_api_key(id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no live API key with id {id}")))
+    }
+}
+
+pub fn bad_field(field: &str, message: String) -> ApiError {
+    ApiError::invalid(message.clone(), vec![trellis_model::Issue::new("invalid_field", message).path(field)])
+}

@@ -1,0 +1,160 @@
+//! One error type for every handler, rendered as RFC 9457 problem+json.
+//!
+//! Anything a client can fix is a 4xx saying what to fix. Internal failures are logged with
+//! their cause and answered with a generic 500 (or 503 when the database is unreachable):
+//! database text is never echoed to clients.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use trellis_model::api::Problem;
+use trellis_model::Issue;
+
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PreconditionFailed(String),
+    #[error("{0}")]
+    PreconditionRequired(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{detail}")]
+    Unprocessable { detail: String, errors: Vec<Issue> },
+    #[error("{detail}")]
+    Rejected { status: StatusCode, detail: String },
+    #[error("service unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal error: {0:#}")]
+    Internal(#[from] anyhow::Error),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn invalid(detail: impl Into<String>, errors: Vec<Issue>) -> Self {
+        ApiError::Unprocessable { detail: detail.into(), errors }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::PreconditionRequired(_) => StatusCode::PRECONDITION_REQUIRED,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Rejected { status, .. } => *status,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn to_problem(&self) -> Problem {
+        let status = self.status();
+        let detail = match self {
+            ApiError::Internal(_) => "an unexpected error occurred; it has been logged".to_owned(),
+            ApiError::Unavailable(_) => "the database is unavailable; try again shortly".to_owned(),
+            other => other.to_string(),
+        };
+        let errors = match self {
+            ApiError::Unprocessable { errors, .. } => errors.clone(),
+            _ => Vec::new(),
+        };
+        problem(status, detail, errors)
+    }
+}
+
+/// A problem document with a `type` naming the status (`.../problems/not-found`).
+pub fn problem(status: StatusCode, detail: String, errors: Vec<Issue>) -> Problem {
+    let title = status.canonical_reason().unwrap_or("Error");
+    let slug = title.to_lowercase().replace([' ', '\''], "-");
+    Problem {
+        kind: format!("https://trellis.dev/problems/{slug}"),
+        title: title.to_owned(),
+        status: status.as_u16(),
+        detail: Some(detail),
+        errors,
+    }
+}
+
+pub fn problem_response(problem: &Problem) -> Response {
+    let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = serde_json::to_vec(problem).expect("problems serialize");
+    let mut response = (status, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+    response
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match &self {
+            ApiError::Internal(e) => tracing::error!(error = format!("{e:#}"), "request failed"),
+            ApiError::Unavailable(e) => tracing::warn!(error = %e, "database unavailable"),
+            _ => {}
+        }
+        let mut response = problem_response(&self.to_problem());
+        if matches!(self, ApiError::Unauthorized(_)) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict(what) => ApiError::Conflict(format!("already exists ({what})")),
+            StoreError::Database(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_)) => {
+                ApiError::Unavailable(e.to_string())
+            }
+            StoreError::Database(db) => ApiError::Internal(db.into()),
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        let detail = match &rejection {
+            JsonRejection::MissingJsonContentType(_) => {
+                "send the body as JSON with `Content-Type: application/json`".to_owned()
+            }
+            JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                "the request body is larger than this server accepts".to_owned()
+            }
+            _ => rejection.body_text(),
+        };
+        ApiError::Rejected { status: rejection.status(), detail }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::BadRequest(rejection.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        ApiError::BadRequest(rejection.body_text())
+    }
+}

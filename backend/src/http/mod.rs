@@ -1,0 +1,89 @@
+//! The HTTP surface: one module per resource, each with `router()`, merged under
+//! `/api/v1`, plus health probes and the single-page app.
+
+pub mod api_keys;
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod ops;
+pub mod spa;
+pub mod users;
+pub mod versions;
+pub mod workflows;
+
+use crate::auth::jwt::TokenKeys;
+use crate::config::ServeConfig;
+use crate::store::DynStore;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, Request, StatusCode};
+use axum::response::Response;
+use axum::Router;
+use error::{problem, problem_response};
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+use trellis_model::Limits;
+
+/// What every handler can reach. Cheap to clone: everything is behind an `Arc`.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: DynStore,
+    pub tokens: Arc<TokenKeys>,
+    pub serve: Arc<ServeConfig>,
+    pub limits: Limits,
+}
+
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .merge(auth::router())
+        .merge(workflows::router())
+        .merge(versions::router())
+        .merge(api_keys::router())
+        .merge(users::router())
+        .fallback(|| async { not_found() })
+        .method_not_allowed_fallback(|| async { method_not_allowed() });
+    Router::new()
+        .nest("/api/v1", api)
+        .merge(ops::router())
+        .fallback(spa::serve)
+        .layer(DefaultBodyLimit::max(state.serve.max_body_bytes))
+        .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))
+        .layer(CatchPanicLayer::custom(|_| internal_error()))
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span).on_response(log_response))
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .with_state(state)
+}
+
+fn request_span<B>(request: &Request<B>) -> tracing::Span {
+    let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+    tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), request_id)
+}
+
+fn log_response<B>(response: &Response<B>, latency: Duration, _span: &tracing::Span) {
+    tracing::debug!(status = response.status().as_u16(), latency_ms = latency.as_secs_f64() * 1e3, "response");
+}
+
+pub fn not_found() -> Response {
+    problem_response(&problem(StatusCode::NOT_FOUND, "no such API route".into(), vec![]))
+}
+
+fn method_not_allowed() -> Response {
+    problem_response(&problem(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this route does not support that method".into(),
+        vec![],
+    ))
+}
+
+fn internal_error() -> Response {
+    tracing::error!("a request handler panicked");
+    problem_response(&problem(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "an unexpected error occurred; it has been logged".into(),
+        vec![],
+    ))
+}

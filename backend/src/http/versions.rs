@@ -1,0 +1,110 @@
+//! Publishing drafts as immutable, numbered versions, and reading them back.
+
+use super::auth::{AsEditor, AsViewer, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::ApiPath;
+use super::workflows::{archived_error, find, workflow_not_found};
+use super::AppState;
+use crate::store::{NewVersion, VersionInfo, WriteOutcome};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::LOCATION;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+use trellis_model::api::{PublishRequest, Version, VersionSummary};
+use trellis_model::validate;
+use uuid::Uuid;
+
+/// A publish that keeps losing to concurrent draft saves gives up after this many tries.
+const PUBLISH_ATTEMPTS: usize = 3;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/workflows/{id}/versions", get(list).post(publish))
+        .route("/workflows/{id}/versions/{version}", get(show))
+}
+
+async fn publish(
+    State(state): State<AppState>,
+    auth: Authed<AsEditor>,
+    ApiPath(id): ApiPath<Uuid>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let request: PublishRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        PublishRequest::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ApiError::invalid(format!("invalid publish request: {e}"), vec![]))?
+    };
+    for _ in 0..PUBLISH_ATTEMPTS {
+        let workflow = find(&state, id).await?;
+        if workflow.archived {
+            return Err(archived_error());
+        }
+        let report = validate(&workflow.draft.0, &state.limits);
+        if !report.valid {
+            return Err(ApiError::invalid(
+                format!("the draft cannot be published: it has {} problem(s); see `errors`", report.errors.len()),
+                report.errors,
+            ));
+        }
+        let version = NewVersion {
+            note: request.note.clone(),
+            published_by: auth.principal.name.clone(),
+            now: chrono::Utc::now(),
+        };
+        match state.store.publish(id, workflow.draft_rev, &version).await? {
+            WriteOutcome::Done(n) => return Ok(created(id, n)),
+            // The draft changed between reading and publishing: validate the new one.
+            WriteOutcome::Stale => continue,
+            WriteOutcome::Archived => return Err(archived_error()),
+            WriteOutcome::NotFound => return Err(workflow_not_found(id)),
+        }
+    }
+    Err(ApiError::Conflict("the draft keeps changing while publishing; try again".into()))
+}
+
+fn created(id: Uuid, version: i64) -> Response {
+    let location = format!("/api/v1/workflows/{id}/versions/{version}");
+    let mut response = (StatusCode::CREATED, Json(json!({"version": version}))).into_response();
+    response.headers_mut().insert(LOCATION, HeaderValue::from_str(&location).expect("ASCII"));
+    response
+}
+
+async fn list(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<serde_json::Value>> {
+    find(&state, id).await?;
+    let items: Vec<VersionSummary> = state.store.list_versions(id).await?.into_iter().map(summary).collect();
+    Ok(Json(json!({ "items": items })))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath((id, version)): ApiPath<(Uuid, i64)>,
+) -> ApiResult<Json<Version>> {
+    let record = state
+        .store
+        .get_version(id, version)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("workflow {id} has no version {version}")))?;
+    Ok(Json(Version {
+        workflow_id: record.workflow_id.to_string(),
+        summary: VersionSummary {
+            version: record.version,
+            note: record.note,
+            published_at: record.published_at,
+            published_by: record.published_by,
+        },
+        definition: record.definition.0,
+    }))
+}
+
+fn summary(v: VersionInfo) -> VersionSummary {
+    VersionSummary { version: v.version, note: v.note, published_at: v.published_at, published_by: v.published_by }
+}

@@ -1,0 +1,14 @@
+//! The Trellis server as a library, so integration tests can run it in-process on port 0.
+//!
+//! * [`config`]: settings from flags and environment.
+//! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
+//! * [`auth`]: roles, passwords, JWTs and API keys.
+//! * [`http`]: the axum routers, one module per resource, and problem+json errors.
+//! * [`server`]: wiring it together and serving until shutdown.
+
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod server;
+pub mod store;

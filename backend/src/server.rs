@@ -1,0 +1,90 @@
+//! Wiring: open the store, prepare auth, build the router, serve until shutdown.
+
+use crate::auth::bootstrap;
+use crate::auth::jwt::TokenKeys;
+use crate::config::{DatabaseConfig, ServeConfig};
+use crate::http::{self, AppState};
+use crate::store;
+use anyhow::{Context, Result};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use trellis_model::Limits;
+
+/// Logs to stdout; `RUST_LOG` sets the level (default `info`).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,tower_http=info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).try_init();
+}
+
+/// A server bound to its listener, ready to be served.
+pub struct Server {
+    pub addr: SocketAddr,
+    listener: TcpListener,
+    app: axum::Router,
+}
+
+impl Server {
+    pub async fn build(db: DatabaseConfig, serve: ServeConfig) -> Result<Server> {
+        let store = store::connect(&db).await?;
+        let secret = bootstrap::signing_secret(&store, serve.jwt_secret.as_deref()).await?;
+        if let Some(password) = bootstrap::ensure_admin(&store, serve.admin_password.as_deref()).await? {
+            announce_admin(&password);
+        }
+        let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), serve.token_ttl_secs));
+        let listener = TcpListener::bind(serve.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", serve.listen))?;
+        let addr = listener.local_addr()?;
+        tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
+        let state = AppState { store, tokens, serve: Arc::new(serve), limits: Limits::default() };
+        Ok(Server { addr, listener, app: http::router(state) })
+    }
+
+    /// Serves until `shutdown` resolves, then finishes in-flight requests.
+    pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
+        tracing::info!("listening on {}", self.addr);
+        axum::serve(self.listener, self.app).with_graceful_shutdown(shutdown).await?;
+        Ok(())
+    }
+
+    /// Serves in the background (tests and embedding); dropping the handle does not stop it.
+    pub fn spawn(self) -> JoinHandle<Result<()>> {
+        tokio::spawn(self.run(std::future::pending()))
+    }
+}
+
+pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
+    Server::build(db, serve).await?.run(shutdown_signal()).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn announce_admin(password: &str) {
+    // Printed once, on the start that created the account; it is not stored anywhere.
+    println!("\n  First start: created user `admin` with password `{password}`");
+    println!("  Sign in and keep it safe; set TRELLIS_ADMIN_PASSWORD to choose it instead.\n");
+    tracing::warn!("created the bootstrap admin; its password was printed above, once");
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

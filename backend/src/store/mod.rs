@@ -1,0 +1,105 @@
+//! Persistence behind one trait, with a Postgres and a SQLite implementation.
+//!
+//! Both implementations run the same SQL (see `sql.rs`): ids are UUIDs, times are bound
+//! from Rust (never the database clock, so every process agrees on the format), and
+//! definitions are JSON. Only connection setup and migrations differ per backend.
+
+mod postgres;
+mod records;
+mod sql;
+mod sqlite;
+
+pub use records::*;
+
+use crate::config::DatabaseConfig;
+use async_trait::async_trait;
+use std::sync::Arc;
+use trellis_model::Definition;
+use uuid::Uuid;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A uniqueness rule was violated (the constraint is named for the caller to map).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    /// Turns a unique-constraint violation into [`StoreError::Conflict`].
+    pub(crate) fn from_sqlx(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(db.constraint().unwrap_or("unique").to_owned())
+            }
+            _ => StoreError::Database(e),
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Everything Trellis keeps. Methods are small and each runs in one transaction.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Which backend this is, for logs and `/readyz`.
+    fn backend(&self) -> &'static str;
+    async fn ping(&self) -> Result<()>;
+
+    /// Returns the stored value of `key`, storing `value` first if there is none. Safe
+    /// against concurrent callers: all of them get the value that won.
+    async fn setting_or_init(&self, key: &str, value: &str) -> Result<String>;
+
+    async fn count_users(&self) -> Result<i64>;
+    /// Inserts a user; `false` if the username is taken.
+    async fn insert_user(&self, user: &NewUser) -> Result<bool>;
+    async fn user_by_name(&self, username: &str) -> Result<Option<UserRecord>>;
+    async fn user_by_id(&self, id: Uuid) -> Result<Option<UserRecord>>;
+    /// `false` if there is no such user.
+    async fn set_password(&self, username: &str, hash: &str) -> Result<bool>;
+
+    async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()>;
+    /// A live (not revoked) key with this hash.
+    async fn api_key_by_hash(&self, key_hash: &str) -> Result<Option<ApiKeyRecord>>;
+    async fn list_api_keys(&self) -> Result<Vec<ApiKeyRecord>>;
+    /// `false` if there is no such live key.
+    async fn revoke_api_key(&self, id: Uuid) -> Result<bool>;
+
+    async fn create_workflow(&self, new: &NewWorkflow) -> Result<WorkflowRecord>;
+    async fn list_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowRecord>>;
+    async fn get_workflow(&self, id: Uuid) -> Result<Option<WorkflowRecord>>;
+    async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>>;
+    /// Replaces the draft if its revision is still `expected_rev` (`None`: any revision).
+    async fn save_draft(&self, id: Uuid, expected_rev: Option<i64>, draft: &Definition) -> Result<WriteOutcome<i64>>;
+    /// Freezes the draft as the next version if its revision is still `draft_rev`.
+    async fn publish(&self, id: Uuid, draft_rev: i64, publish: &NewVersion) -> Result<WriteOutcome<i64>>;
+    async fn list_versions(&self, workflow: Uuid) -> Result<Vec<VersionInfo>>;
+    async fn get_version(&self, workflow: Uuid, version: i64) -> Result<Option<VersionRecord>>;
+}
+
+pub type DynStore = Arc<dyn Store>;
+
+/// Opens the database named by `config`, creating it (SQLite) and applying migrations.
+pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<DynStore> {
+    let url = config.database_url.as_str();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(postgres::PgStore::connect(url, config.db_max_connections).await?))
+    } else if url.starts_with("sqlite:") {
+        Ok(Arc::new(sqlite::SqliteStore::connect(url, config.db_max_connections).await?))
+    } else {
+        anyhow::bail!("DATABASE_URL must start with sqlite:// or postgres://, got `{}`", redact_url(url))
+    }
+}
+
+/// `url` without its password, for logs and error messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}://{user}:***@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,18 @@
+//! The root component: the router and the pages it shows.
+
+use crate::components::{login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage};
+use leptos::prelude::*;
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+#[component]
+pub fn App() -> impl IntoView {
+    view! {
+        <Router>
+            <Routes fallback=NotFound>
+                <Route path=path!("/login") view=LoginPage />
+                <Route path=path!("/") view=WorkflowsPage />
+            </Routes>
+        </Router>
+    }
+}

@@ -1,0 +1,13 @@
+//! Shown for any in-app address no page handles.
+
+use leptos::prelude::*;
+
+#[component]
+pub fn NotFound() -> impl IntoView {
+    view! {
+        <main class="page narrow">
+            <h1>"Page not found"</h1>
+            <p><a href="/">"Back to workflows"</a></p>
+        </main>
+    }
+}

@@ -1,0 +1,61 @@
+//! How values read on screen. Plain functions so native tests cover them without a browser.
+
+use chrono::{DateTime, Utc};
+
+/// The "Latest version" cell: `v3`, or an em dash for a workflow never published.
+pub fn version_label(latest: Option<i64>) -> String {
+    match latest {
+        Some(n) => format!("v{n}"),
+        None => "—".to_owned(),
+    }
+}
+
+/// A timestamp people can scan in a table: minutes precision, always UTC so every operator reading
+/// the same screen (or a screenshot of it) sees the same value.
+pub fn timestamp(at: &DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// The exact instant, for `<time datetime>` and tooltips.
+pub fn rfc3339(at: &DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A name typed into a form, or `None` when there is nothing but whitespace to submit.
+pub fn entered_name(raw: &str) -> Option<String> {
+    let name = raw.trim();
+    (!name.is_empty()).then(|| name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn unpublished_workflows_show_a_dash() {
+        assert_eq!(version_label(None), "—");
+        assert_eq!(version_label(Some(3)), "v3");
+    }
+
+    #[test]
+    fn timestamps_are_shown_in_utc_to_the_minute() {
+        assert_eq!(timestamp(&at("2025-03-04T05:06:07.891Z")), "2025-03-04 05:06 UTC");
+        assert_eq!(timestamp(&at("2025-03-04T23:30:00-02:00")), "2025-03-05 01:30 UTC");
+    }
+
+    #[test]
+    fn rfc3339_keeps_the_seconds() {
+        assert_eq!(rfc3339(&at("2025-03-04T05:06:07.891Z")), "2025-03-04T05:06:07Z");
+    }
+
+    #[test]
+    fn blank_names_are_not_submitted() {
+        assert_eq!(entered_name("   "), None);
+        assert_eq!(entered_name("  Orders "), Some("Orders".to_owned()));
+        assert_eq!(entered_name("<b>x</b> '; DROP"), Some("<b>x</b> '; DROP".to_owned()));
+    }
+}

@@ -1,0 +1,87 @@
+//! Every URL the app builds, API and in-app, with the escaping done once and tested.
+
+pub const API: &str = "/api/v1";
+
+/// How many workflows one list request asks for.
+pub const PAGE_SIZE: u32 = 50;
+
+pub fn login() -> String {
+    format!("{API}/auth/login")
+}
+
+pub fn logout() -> String {
+    format!("{API}/auth/logout")
+}
+
+pub fn me() -> String {
+    format!("{API}/auth/me")
+}
+
+pub fn workflows() -> String {
+    format!("{API}/workflows")
+}
+
+/// `GET /workflows` with an optional search and the cursor of the page to continue from.
+pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32) -> String {
+    let mut url = format!("{API}/workflows?limit={limit}");
+    if let Some(q) = search.map(str::trim).filter(|q| !q.is_empty()) {
+        url.push_str("&q=");
+        url.push_str(&encode_component(q));
+    }
+    if let Some(cursor) = cursor {
+        url.push_str("&cursor=");
+        url.push_str(&encode_component(cursor));
+    }
+    url
+}
+
+/// The in-app address of the workflow list for a search, so a search can be bookmarked and reloaded.
+pub fn list_page(search: &str) -> String {
+    match search.trim() {
+        "" => "/".to_owned(),
+        q => format!("/?q={}", encode_component(q)),
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, so `&`, `#`, `+` and non-ASCII
+/// text in a search reach the server unchanged.
+pub fn encode_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_page_has_only_a_limit() {
+        assert_eq!(workflow_list(None, None, 50), "/api/v1/workflows?limit=50");
+        assert_eq!(workflow_list(Some("  "), None, 50), "/api/v1/workflows?limit=50");
+    }
+
+    #[test]
+    fn search_and_cursor_are_escaped() {
+        assert_eq!(
+            workflow_list(Some("a&b c"), Some("x+y/="), 10),
+            "/api/v1/workflows?limit=10&q=a%26b%20c&cursor=x%2By%2F%3D"
+        );
+    }
+
+    #[test]
+    fn non_ascii_is_encoded_as_utf8_bytes() {
+        assert_eq!(encode_component("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn an_empty_search_links_to_the_plain_list() {
+        assert_eq!(list_page(" "), "/");
+        assert_eq!(list_page("<b>"), "/?q=%3Cb%3E");
+    }
+}
