@@ -1,0 +1,185 @@
+//! Spawns a real Trellis server on 127.0.0.1:0 against a fresh database per test.
+
+use reqwest::{Client, RequestBuilder, StatusCode};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use trellis::config::{DatabaseConfig, ServeConfig};
+use trellis::server::Server;
+use trellis::store::DynStore;
+
+pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
+/// Known to the tests so they can mint expired or forged tokens.
+pub const JWT_SECRET: &str = "a-test-signing-secret-of-at-least-32-characters";
+pub const DEFAULT_POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub client: Client,
+    pub admin_token: String,
+    pub database_url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let database_url = match backend {
+            Backend::Sqlite => format!("sqlite://{}", dir.path().join("trellis.db").display()),
+            Backend::Postgres => fresh_postgres_database().await,
+        };
+        let mut serve = ServeConfig::local();
+        serve.admin_password = Some(ADMIN_PASSWORD.into());
+        serve.jwt_secret = Some(JWT_SECRET.into());
+        serve.max_body_bytes = 1024 * 1024;
+        let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
+        let addr = server.addr;
+        server.spawn();
+        let client = Client::builder().build().unwrap();
+        let mut app = TestApp { addr, client, admin_token: String::new(), database_url, _dir: dir };
+        app.admin_token = app.login("admin", ADMIN_PASSWORD).await;
+        app
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Signs in and returns the access token.
+    pub async fn login(&self, username: &str, password: &str) -> String {
+        let response = self
+            .client
+            .post(self.url("/api/v1/auth/login"))
+            .json(&json!({"username": username, "password": password}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "login as {username}");
+        response.json::<Value>().await.unwrap()["access_token"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates a user with `role` and returns a token for them.
+    pub async fn token_for(&self, role: &str) -> String {
+        let username = format!("{role}-user");
+        let created = self
+            .as_admin(self.client.post(self.url("/api/v1/users")))
+            .json(&json!({"username": username, "password": "password-123", "role": role}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), StatusCode::CREATED);
+        self.login(&username, "password-123").await
+    }
+
+    pub fn as_admin(&self, request: RequestBuilder) -> RequestBuilder {
+        request.bearer_auth(&self.admin_token)
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.as_admin(self.client.get(self.url(path)))
+    }
+
+    pub fn post(&self, path: &str) -> RequestBuilder {
+        self.as_admin(self.client.post(self.url(path)))
+    }
+
+    pub fn put(&self, path: &str) -> RequestBuilder {
+        self.as_admin(self.client.put(self.url(path)))
+    }
+
+    pub fn patch(&self, path: &str) -> RequestBuilder {
+        self.as_admin(self.client.patch(self.url(path)))
+    }
+
+    /// Creates a workflow and returns its body (with `id` and `etag`).
+    pub async fn create_workflow(&self, body: Value) -> Value {
+        let response = self.post("/api/v1/workflows").json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED, "create workflow");
+        response.json().await.unwrap()
+    }
+
+    /// A second handle on the same database, to check what was (not) written.
+    pub async fn store(&self) -> DynStore {
+        trellis::store::connect(&db_config(&self.database_url)).await.unwrap()
+    }
+}
+
+pub fn db_config(url: &str) -> DatabaseConfig {
+    DatabaseConfig { database_url: url.to_owned(), db_max_connections: 8 }
+}
+
+/// Creates an empty database on the test Postgres server and returns its URL.
+/// `cargo xtask test` drops the `trellis_test_*` databases left by earlier runs.
+async fn fresh_postgres_database() -> String {
+    use sqlx::Connection;
+    let admin_url = std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_POSTGRES.to_owned());
+    let mut conn = sqlx::PgConnection::connect(&admin_url).await.unwrap_or_else(|e| {
+        panic!("Postgres tests need a server at TEST_DATABASE_URL ({admin_url}): {e}")
+    });
+    let name = format!("trellis_test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.unwrap();
+    with_database(&admin_url, &name)
+}
+
+/// `url` with its database name replaced by `name`, keeping any query string.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_end..].find('/') {
+        Some(slash) => &base[..authority_end + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{server}/{name}?{q}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// A valid definition, `a -> b`, both no-ops, in the normalized form the API returns.
+pub fn chain() -> Value {
+    json!({
+        "nodes": [{"id": "a", "type": "noop"}, {"id": "b", "type": "noop"}],
+        "edges": [{"from": "a", "to": "b"}],
+        "settings": {"on_limit": "queue"}
+    })
+}
+
+/// Asserts an RFC 9457 problem with `status` and returns its body.
+pub async fn problem(response: reqwest::Response, status: u16) -> Value {
+    assert_eq!(response.status().as_u16(), status, "status");
+    let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
+    assert_eq!(content_type, "application/problem+json");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["status"], status);
+    assert!(body["title"].is_string() && body["type"].is_string() && body["detail"].is_string(), "{body}");
+    body
+}
+
+/// Runs each test once on SQLite and once on Postgres: `<name>::sqlite`, `<name>::postgres`.
+macro_rules! both_backends {
+    ($(async fn $name:ident($app:ident: TestApp) $body:block)*) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            use $crate::common::{Backend, TestApp};
+
+            async fn run($app: TestApp) $body
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                run(TestApp::spawn(Backend::Sqlite).await).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                run(TestApp::spawn(Backend::Postgres).await).await
+            }
+        }
+    )*};
+}
+pub(crate) use both_backends;

@@ -1,0 +1,10 @@
+//! API tests: a real server on 127.0.0.1, real SQLite and real Postgres.
+//! One binary for all of them keeps link time down.
+
+mod common;
+
+mod auth;
+mod bad_input;
+mod drafts;
+mod store;
+mod workflows;
