@@ -47,6 +47,7 @@ impl Server {
     /// Serves until `shutdown` resolves, then finishes in-flight requests.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
         tracing::info!("listening on {}", self.addr);
+        println!("Trellis is running at http://{}", self.addr);
         axum::serve(self.listener, self.app).with_graceful_shutdown(shutdown).await?;
         Ok(())
     }

@@ -3,6 +3,7 @@
 mod e2e;
 mod postgres;
 mod spa;
+mod tools;
 mod util;
 
 use anyhow::{bail, Result};
@@ -20,7 +21,8 @@ fn run() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("run") => commands::run(&root, &args[1..]),
         Some("test") => commands::test(&root, &args[1..]),
-        _ => bail!("usage: cargo xtask run [-- serve args] | cargo xtask test"),
+        Some("spa") => spa::build(&root).map(|dir| eprintln!("xtask: the SPA is in {}", dir.display())),
+        _ => bail!("usage: cargo xtask run [serve flags] | cargo xtask test | cargo xtask spa"),
     }
 }
 

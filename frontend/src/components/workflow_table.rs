@@ -16,8 +16,8 @@ pub fn WorkflowTable(
             <thead>
                 <tr>
                     <th scope="col">"Name"</th>
-                    <th scope="col">"Latest version"</th>
-                    <th scope="col">"Updated"</th>
+                    <th scope="col" class="version">"Latest version"</th>
+                    <th scope="col" class="updated">"Updated"</th>
                 </tr>
             </thead>
             <tbody>
@@ -39,8 +39,12 @@ pub fn WorkflowTable(
                         }
                     }
                 />
+                {move || {
+                    empty_message
+                        .get()
+                        .map(|text| view! { <tr><td colspan="3" class="empty">{text}</td></tr> })
+                }}
             </tbody>
         </table>
-        {move || empty_message.get().map(|text| view! { <p class="empty">{text}</p> })}
     }
 }
