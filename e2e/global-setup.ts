@@ -49,8 +49,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   return async () => {
     await stop(server);
     // Keep the server's log with the other artifacts; the database goes.
-    fs.mkdirSync('test-results', { recursive: true });
-    fs.writeFileSync(path.join('test-results', 'server.log'), log.join(''));
+    const results = path.join(__dirname, 'test-results');
+    fs.mkdirSync(results, { recursive: true });
+    fs.writeFileSync(path.join(results, 'server.log'), log.join(''));
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
 }

@@ -73,7 +73,8 @@ mod tests {
 
     #[test]
     fn a_problem_body_is_kept_and_its_detail_is_the_message() {
-        let body = r#"{"type":"about:blank","title":"Unauthorized","status":401,"detail":"wrong username or password"}"#;
+        let body =
+            r#"{"type":"about:blank","title":"Unauthorized","status":401,"detail":"wrong username or password"}"#;
         let err = ApiError::from_response(401, body);
         assert!(err.is_unauthorized());
         assert_eq!(err.message(), "wrong username or password");

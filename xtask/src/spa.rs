@@ -63,8 +63,9 @@ fn ensure_wasm_target(root: &Path) -> Result<()> {
 fn ensure_wasm_bindgen(root: &Path) -> Result<PathBuf> {
     let lock_path = root.join("Cargo.lock");
     let lock = fs::read_to_string(&lock_path).with_context(|| format!("could not read {}", lock_path.display()))?;
-    let pinned = tools::locked_version(&lock, "wasm-bindgen")
-        .with_context(|| format!("{} has no wasm-bindgen entry; is trellis-web in the workspace?", lock_path.display()))?;
+    let pinned = tools::locked_version(&lock, "wasm-bindgen").with_context(|| {
+        format!("{} has no wasm-bindgen entry; is trellis-web in the workspace?", lock_path.display())
+    })?;
 
     if let Some(cli) = wasm_bindgen_with_version(&pinned) {
         return Ok(cli);

@@ -18,7 +18,9 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
             match api::logout().await {
                 // A 401 means the session was already gone: signed out either way.
                 Ok(()) => navigate("/login", NavigateOptions { replace: true, ..Default::default() }),
-                Err(err) if err.is_unauthorized() => navigate("/login", NavigateOptions { replace: true, ..Default::default() }),
+                Err(err) if err.is_unauthorized() => {
+                    navigate("/login", NavigateOptions { replace: true, ..Default::default() })
+                }
                 Err(err) => error.set(Some(err.message())),
             }
         });
