@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod http;
 pub mod server;
 pub mod store;

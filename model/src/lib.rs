@@ -11,7 +11,9 @@
 pub mod api;
 pub mod config;
 pub mod definition;
+pub mod status;
 pub mod validate;
 
 pub use definition::{Definition, Edge, EdgeWhen, Node, OnLimit, Position, RetryPolicy, Settings};
+pub use status::{InstanceStatus, NodeStatus};
 pub use validate::{validate, Issue, Limits, Report};

@@ -1,0 +1,252 @@
+use super::*;
+use proptest::prelude::*;
+use trellis_model::{Definition, Edge, Node, RetryPolicy};
+
+fn plan(nodes: &[&str], edges: &[(&str, &str, &str)]) -> Plan {
+    let def = Definition {
+        nodes: nodes.iter().map(|id| Node::new(*id, "noop")).collect(),
+        edges: edges
+            .iter()
+            .map(|(a, b, when)| Edge { from: (*a).into(), to: (*b).into(), when: (*when).to_owned().into() })
+            .collect(),
+        ..Default::default()
+    };
+    Plan::new(&def).unwrap()
+}
+
+fn statuses(plan: &Plan, state: &InstanceState) -> Vec<(String, NodeStatus)> {
+    plan.nodes.iter().zip(&state.nodes).map(|(n, s)| (n.id.clone(), s.status)).collect()
+}
+
+fn ok(node: usize, attempt: u32) -> Event {
+    Event::Succeeded { node, attempt, outcome: None }
+}
+
+#[test]
+fn a_chain_runs_one_node_after_the_other_and_succeeds() {
+    let p = plan(&["a", "b"], &[("a", "b", "success")]);
+    let mut s = InstanceState::new(&p);
+    assert_eq!(apply(&p, &mut s, Event::Start), [Command::Dispatch { node: 0, attempt: 1 }]);
+    assert_eq!(apply(&p, &mut s, ok(0, 1)), [Command::Dispatch { node: 1, attempt: 1 }]);
+    assert_eq!(apply(&p, &mut s, ok(1, 1)), [Command::Finish { status: InstanceStatus::Succeeded, failed_node: None }]);
+    assert_eq!(s.status, InstanceStatus::Succeeded);
+}
+
+#[test]
+fn a_duplicate_or_stale_completion_changes_nothing() {
+    let p = plan(&["a", "b"], &[("a", "b", "success")]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    apply(&p, &mut s, ok(0, 1));
+    let before = s.clone();
+    assert!(apply(&p, &mut s, ok(0, 1)).is_empty());
+    assert!(apply(&p, &mut s, ok(1, 2)).is_empty(), "wrong attempt");
+    assert_eq!(s, before);
+}
+
+#[test]
+fn failures_retry_with_capped_exponential_backoff_then_fail_the_instance() {
+    let mut p = plan(&["a"], &[]);
+    p.nodes[0].retry = Some(RetryPolicy { max_attempts: 4, backoff_ms: 100, max_backoff_ms: 250 });
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    let fail = |attempt| Event::Failed { node: 0, attempt, retryable: true, timed_out: false };
+    let mut delays = Vec::new();
+    for attempt in 1..=3 {
+        let commands = apply(&p, &mut s, fail(attempt));
+        let Command::ScheduleRetry { attempt: next, delay_ms, .. } = commands[0] else { panic!("{commands:?}") };
+        assert_eq!(next, attempt + 1);
+        delays.push(delay_ms);
+        assert_eq!(s.nodes[0].status, NodeStatus::Waiting);
+        assert_eq!(apply(&p, &mut s, Event::RetryDue { node: 0, attempt: next }), [Command::Dispatch { node: 0, attempt: next }]);
+    }
+    assert_eq!(delays, [100, 200, 250]);
+    let last = apply(&p, &mut s, fail(4));
+    assert_eq!(last, [Command::Finish { status: InstanceStatus::Failed, failed_node: Some(0) }]);
+}
+
+#[test]
+fn a_handled_failure_runs_the_handler_and_skips_the_success_path() {
+    let p = plan(&["a", "ok", "handler"], &[("a", "ok", "success"), ("a", "handler", "failure")]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    let commands = apply(&p, &mut s, Event::Failed { node: 0, attempt: 1, retryable: false, timed_out: false });
+    let handler = p.index_of("handler").unwrap();
+    assert_eq!(commands, [Command::Dispatch { node: handler, attempt: 1 }]);
+    apply(&p, &mut s, ok(handler, 1));
+    assert_eq!(s.status, InstanceStatus::Succeeded);
+    assert_eq!(s.nodes[p.index_of("ok").unwrap()].status, NodeStatus::Skipped);
+}
+
+#[test]
+fn a_branch_takes_its_outcome_skips_the_other_path_and_the_join_still_runs() {
+    let p = plan(
+        &["b", "yes", "no", "after_no", "join"],
+        &[("b", "yes", "true"), ("b", "no", "false"), ("no", "after_no", "success"), ("yes", "join", "success"), ("after_no", "join", "success")],
+    );
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    apply(&p, &mut s, Event::Succeeded { node: 0, attempt: 1, outcome: Some("true".into()) });
+    let yes = p.index_of("yes").unwrap();
+    apply(&p, &mut s, ok(yes, 1));
+    let join = p.index_of("join").unwrap();
+    assert_eq!(s.nodes[join].status, NodeStatus::Running);
+    apply(&p, &mut s, ok(join, 1));
+    let skipped: Vec<_> = statuses(&p, &s).into_iter().filter(|(_, st)| *st == NodeStatus::Skipped).map(|(id, _)| id).collect();
+    assert_eq!(skipped, ["no", "after_no"]);
+    assert_eq!(s.status, InstanceStatus::Succeeded);
+}
+
+#[test]
+fn parallelism_is_capped_and_freed_slots_are_reused() {
+    let mut p = plan(&["a", "b", "c"], &[]);
+    p.max_parallel = 2;
+    let mut s = InstanceState::new(&p);
+    assert_eq!(apply(&p, &mut s, Event::Start).len(), 2);
+    assert_eq!(s.nodes[2].status, NodeStatus::Ready);
+    assert_eq!(apply(&p, &mut s, ok(0, 1)), [Command::Dispatch { node: 2, attempt: 1 }]);
+}
+
+#[test]
+fn cancel_and_timeout_end_every_unfinished_node() {
+    let p = plan(&["a", "b"], &[("a", "b", "success")]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    let mut timed_out = s.clone();
+    apply(&p, &mut s, Event::Cancel);
+    assert_eq!(statuses(&p, &s).iter().map(|(_, st)| *st).collect::<Vec<_>>(), [NodeStatus::Canceled, NodeStatus::Canceled]);
+    assert!(apply(&p, &mut s, ok(0, 1)).is_empty(), "a canceled instance ignores completions");
+    apply(&p, &mut timed_out, Event::TimedOut);
+    assert_eq!(timed_out.nodes[0].status, NodeStatus::TimedOut);
+    assert_eq!(timed_out.nodes[1].status, NodeStatus::Canceled);
+}
+
+/// The edge rules, written independently of the machine: a node runs when no incoming edge
+/// from a node that finished (not skipped or canceled) refuses it, and at least one fires
+/// (or it has no incoming edges). Outcome edges that do not fire only mean "not this way".
+fn should_run(p: &Plan, s: &InstanceState, node: usize) -> bool {
+    let live: Vec<_> = p.incoming[node]
+        .iter()
+        .filter(|e| !matches!(s.nodes[e.from].status, NodeStatus::Skipped | NodeStatus::Canceled))
+        .collect();
+    let fires = |e: &&crate::engine::plan::PlanEdge| {
+        let src = &s.nodes[e.from];
+        match &e.when {
+            EdgeWhen::Success => src.status == NodeStatus::Succeeded,
+            EdgeWhen::Failure => matches!(src.status, NodeStatus::Failed | NodeStatus::TimedOut),
+            EdgeWhen::Always => true,
+            EdgeWhen::Outcome(l) => src.status == NodeStatus::Succeeded && src.outcome.as_ref() == Some(l),
+        }
+    };
+    let refused = live.iter().any(|e| !fires(e) && !matches!(e.when, EdgeWhen::Outcome(_)));
+    !refused && (p.incoming[node].is_empty() || live.iter().any(fires))
+}
+
+/// A random DAG with random edge conditions, retry policies and scripted results.
+#[derive(Debug, Clone)]
+struct Scenario {
+    plan: Plan,
+    /// results[node][attempt-1]: true = success (for a branch: outcome "true"/"false" by parity)
+    results: Vec<Vec<bool>>,
+    seed: u64,
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (1usize..10).prop_flat_map(|n| {
+        let edges = proptest::collection::vec((0..n, 0..n, 0u8..4), 0..n * 2);
+        let nodes = proptest::collection::vec((1u32..4, proptest::collection::vec(any::<bool>(), 4), any::<bool>()), n);
+        (edges, nodes, 1usize..4, any::<u64>()).prop_map(move |(edges, nodes, parallel, seed)| {
+            let mut def = Definition::default();
+            for (i, (attempts, _, is_branch)) in nodes.iter().enumerate() {
+                let mut node = Node::new(format!("n{i}"), if *is_branch { "branch" } else { "noop" });
+                node.retry = Some(RetryPolicy { max_attempts: *attempts, backoff_ms: 10, max_backoff_ms: 40 });
+                def.nodes.push(node);
+            }
+            for (a, b, w) in edges {
+                let (from, to) = (a.min(b), a.max(b));
+                if from == to || def.edges.iter().any(|e| e.from == format!("n{from}") && e.to == format!("n{to}")) {
+                    continue;
+                }
+                let when = if nodes[from].2 { ["true", "false", "always", "failure"][w as usize] } else { ["success", "success", "failure", "always"][w as usize] };
+                def.edges.push(Edge { from: format!("n{from}"), to: format!("n{to}"), when: when.to_owned().into() });
+            }
+            let mut plan = Plan::new(&def).unwrap();
+            plan.max_parallel = parallel;
+            let by_id = |id: &str| nodes[id[1..].parse::<usize>().unwrap()].1.clone();
+            let results = plan.nodes.iter().map(|n| by_id(&n.id)).collect();
+            Scenario { plan, results, seed }
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Every instance terminates; no node starts before all its predecessors finish; no
+    /// node completes twice; skipped nodes never run; parallelism stays within its cap.
+    #[test]
+    fn random_dags_terminate_and_keep_the_scheduling_invariants(sc in scenario()) {
+        let p = &sc.plan;
+        let mut rng = sc.seed;
+        let mut next = move |bound: usize| { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; (rng % bound as u64) as usize };
+        let mut s = InstanceState::new(p);
+        let mut pending: Vec<Event> = Vec::new();
+        let mut delivered: Vec<Event> = Vec::new();
+        let mut succeeded = vec![0u32; p.nodes.len()];
+        let mut finishes = 0;
+        let mut commands = apply(p, &mut s, Event::Start);
+        for _step in 0..10_000 {
+            for c in commands.drain(..) {
+                match c {
+                    Command::Dispatch { node, attempt } => {
+                        for e in &p.incoming[node] {
+                            prop_assert!(s.nodes[e.from].status.is_terminal(), "{} started before {}", node, e.from);
+                        }
+                        let success = sc.results[node][(attempt - 1) as usize % 4];
+                        let is_branch = p.nodes[node].kind == "branch";
+                        pending.push(if success {
+                            let outcome = is_branch.then(|| if attempt % 2 == 1 { "true" } else { "false" }.to_owned());
+                            Event::Succeeded { node, attempt, outcome }
+                        } else {
+                            Event::Failed { node, attempt, retryable: true, timed_out: false }
+                        });
+                    }
+                    Command::ScheduleRetry { node, attempt, .. } => pending.push(Event::RetryDue { node, attempt }),
+                    Command::Finish { .. } => finishes += 1,
+                }
+            }
+            prop_assert!(s.running() <= p.max_parallel);
+            if pending.is_empty() {
+                break;
+            }
+            // Deliver a random pending event, or now and then re-deliver an old one.
+            let event = if !delivered.is_empty() && next(5) == 0 {
+                delivered[next(delivered.len())].clone()
+            } else {
+                pending.swap_remove(next(pending.len()))
+            };
+            let before: Vec<NodeStatus> = s.nodes.iter().map(|n| n.status).collect();
+            commands = apply(p, &mut s, event.clone());
+            for (i, n) in s.nodes.iter().enumerate() {
+                if n.status == NodeStatus::Succeeded && before[i] != NodeStatus::Succeeded {
+                    succeeded[i] += 1;
+                }
+            }
+            delivered.push(event);
+        }
+        prop_assert!(pending.is_empty(), "did not terminate");
+        prop_assert!(s.status.is_terminal(), "instance ended {:?}", s.status);
+        prop_assert!(s.nodes.iter().all(|n| n.status.is_terminal()));
+        prop_assert_eq!(finishes, 1);
+        prop_assert!(succeeded.iter().all(|&c| c <= 1), "a node completed twice");
+        for (i, n) in s.nodes.iter().enumerate() {
+            if n.status == NodeStatus::Skipped {
+                prop_assert_eq!(n.attempts, 0, "a skipped node ran");
+            }
+            // Whatever ran or was skipped agrees with the edge rules, judged on the final states.
+            if n.status == NodeStatus::Skipped || n.attempts > 0 {
+                prop_assert_eq!(should_run(p, &s, i), n.attempts > 0, "node {} {:?}", i, n.status);
+            }
+        }
+    }
+}

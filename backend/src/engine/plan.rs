@@ -1,0 +1,88 @@
+//! A validated definition prepared for execution: nodes in topological order with their
+//! incoming and outgoing edges, computed once per version rather than on every event.
+
+use std::collections::HashMap;
+use trellis_model::{Definition, EdgeWhen, Node};
+
+/// An edge as the engine sees it: indexes into [`Plan::nodes`].
+#[derive(Debug, Clone)]
+pub struct PlanEdge {
+    pub from: usize,
+    pub to: usize,
+    pub when: EdgeWhen,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// In topological order: every node comes after all of its predecessors.
+    pub nodes: Vec<Node>,
+    pub incoming: Vec<Vec<PlanEdge>>,
+    pub outgoing: Vec<Vec<PlanEdge>>,
+    pub max_parallel: usize,
+    index: HashMap<String, usize>,
+}
+
+impl Plan {
+    /// Builds the plan of a definition that passed validation (so it is acyclic and its
+    /// edges name existing nodes); returns `None` otherwise.
+    pub fn new(def: &Definition) -> Option<Plan> {
+        let order = topological_order(def)?;
+        let nodes: Vec<Node> = order.iter().map(|&i| def.nodes[i].clone()).collect();
+        let index: HashMap<String, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
+        let mut incoming = vec![Vec::new(); nodes.len()];
+        let mut outgoing = vec![Vec::new(); nodes.len()];
+        for edge in &def.edges {
+            let e = PlanEdge { from: index[&edge.from], to: index[&edge.to], when: edge.when.clone() };
+            incoming[e.to].push(e.clone());
+            outgoing[e.from].push(e);
+        }
+        let max_parallel = def.settings.max_parallel_nodes.map_or(usize::MAX, |n| n.max(1) as usize);
+        Some(Plan { nodes, incoming, outgoing, max_parallel, index })
+    }
+
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    pub fn max_attempts(&self, node: usize) -> u32 {
+        self.nodes[node].retry.as_ref().map_or(1, |r| r.max_attempts.max(1))
+    }
+
+    /// The delay before attempt `next` (2, 3, ...): exponential from `backoff_ms`, capped
+    /// at `max_backoff_ms`. Jitter is added by the caller, keeping this deterministic.
+    pub fn backoff_ms(&self, node: usize, next: u32) -> u64 {
+        let Some(retry) = &self.nodes[node].retry else { return 0 };
+        let doublings = next.saturating_sub(2).min(32);
+        retry.backoff_ms.saturating_mul(1u64 << doublings).min(retry.max_backoff_ms)
+    }
+
+    /// Whether a failure of `node` is handled by an edge that reacts to it.
+    pub fn handles_failure(&self, node: usize) -> bool {
+        self.outgoing[node].iter().any(|e| matches!(e.when, EdgeWhen::Failure | EdgeWhen::Always))
+    }
+}
+
+/// Kahn's algorithm, keeping definition order among nodes that are ready together so the
+/// schedule is deterministic.
+fn topological_order(def: &Definition) -> Option<Vec<usize>> {
+    let position: HashMap<&str, usize> = def.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    let mut indegree = vec![0usize; def.nodes.len()];
+    let mut successors = vec![Vec::new(); def.nodes.len()];
+    for edge in &def.edges {
+        let (from, to) = (*position.get(edge.from.as_str())?, *position.get(edge.to.as_str())?);
+        indegree[to] += 1;
+        successors[from].push(to);
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..def.nodes.len()).filter(|&i| indegree[i] == 0).collect();
+    let mut order = Vec::with_capacity(def.nodes.len());
+    while let Some(next) = ready.pop_first() {
+        order.push(next);
+        for &succ in &successors[next] {
+            indegree[succ] -= 1;
+            if indegree[succ] == 0 {
+                ready.insert(succ);
+            }
+        }
+    }
+    (order.len() == def.nodes.len()).then_some(order)
+}
