@@ -1,5 +1,91 @@
-//! The durable DAG engine: a pure state machine at the core, a shell that persists its
-//! decisions and runs nodes around it.
+//! The durable DAG engine: a pure state machine at the core (`machine`, `effects`), a
+//! shell that persists its decisions and runs nodes around it (`runner`), and the
+//! operations the API calls (`ops`).
 
+pub mod effects;
 pub mod machine;
+pub mod nodes;
+mod ops;
 pub mod plan;
+mod runner;
+
+pub use ops::{EngineError, Started, TaskLease};
+pub use runner::context;
+
+use crate::store::DynStore;
+use anyhow::Context;
+use nodes::http::{HttpRunner, OutboundPolicy};
+use nodes::{Expressions, Runtime};
+use plan::Plan;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use tokio::sync::{Notify, Semaphore};
+use uuid::Uuid;
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Node attempts run at once by this process.
+    pub workers: usize,
+    /// How long a claim holds work before another process may take it over.
+    pub lease_ms: u64,
+    pub http_allow: OutboundPolicy,
+    /// Largest instance input, serialized.
+    pub max_input_bytes: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig { workers: 64, lease_ms: 30_000, http_allow: OutboundPolicy::default(), max_input_bytes: 256 * 1024 }
+    }
+}
+
+pub struct Engine {
+    store: DynStore,
+    runtime: Runtime,
+    config: EngineConfig,
+    /// This process's identity in leases.
+    owner: String,
+    plans: RwLock<HashMap<(Uuid, i64), Arc<Plan>>>,
+    wake: Notify,
+    task_wake: Notify,
+    permits: Arc<Semaphore>,
+}
+
+impl Engine {
+    pub fn new(store: DynStore, config: EngineConfig) -> Arc<Engine> {
+        let runtime = Runtime { expressions: Expressions::default(), http: HttpRunner::new(config.http_allow.clone()) };
+        Arc::new(Engine {
+            store,
+            runtime,
+            owner: format!("{}-{}", hostname(), Uuid::now_v7()),
+            plans: RwLock::default(),
+            wake: Notify::new(),
+            task_wake: Notify::new(),
+            permits: Arc::new(Semaphore::new(config.workers.max(1))),
+            config,
+        })
+    }
+
+    fn lease(&self) -> chrono::Duration {
+        effects::ms_duration(self.config.lease_ms)
+    }
+
+    /// The execution plan of a published version, cached: versions never change.
+    pub(crate) async fn plan(&self, workflow: Uuid, version: i64) -> anyhow::Result<Arc<Plan>> {
+        if let Some(plan) = self.cached_plan(workflow, version) {
+            return Ok(plan);
+        }
+        let record = self.store.get_version(workflow, version).await?.context("the instance's version is missing")?;
+        let plan = Arc::new(Plan::new(&record.definition.0).context("a published version is not a DAG")?);
+        self.plans.write().expect("plan cache").insert((workflow, version), plan.clone());
+        Ok(plan)
+    }
+
+    fn cached_plan(&self, workflow: Uuid, version: i64) -> Option<Arc<Plan>> {
+        self.plans.read().expect("plan cache").get(&(workflow, version)).cloned()
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).unwrap_or_else(|_| "trellis".to_owned())
+}

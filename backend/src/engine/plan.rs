@@ -19,6 +19,11 @@ pub struct Plan {
     pub incoming: Vec<Vec<PlanEdge>>,
     pub outgoing: Vec<Vec<PlanEdge>>,
     pub max_parallel: usize,
+    /// The whole instance's timeout.
+    pub timeout_ms: Option<u64>,
+    /// `max_concurrent_instances`, and whether starts beyond it are refused.
+    pub instance_limit: Option<u32>,
+    pub reject_over_limit: bool,
     index: HashMap<String, usize>,
 }
 
@@ -37,7 +42,17 @@ impl Plan {
             outgoing[e.from].push(e);
         }
         let max_parallel = def.settings.max_parallel_nodes.map_or(usize::MAX, |n| n.max(1) as usize);
-        Some(Plan { nodes, incoming, outgoing, max_parallel, index })
+        let settings = &def.settings;
+        Some(Plan {
+            nodes,
+            incoming,
+            outgoing,
+            max_parallel,
+            timeout_ms: settings.timeout_ms,
+            instance_limit: settings.max_concurrent_instances,
+            reject_over_limit: settings.on_limit == trellis_model::OnLimit::Reject,
+            index,
+        })
     }
 
     pub fn index_of(&self, id: &str) -> Option<usize> {

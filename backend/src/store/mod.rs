@@ -4,15 +4,19 @@
 //! from Rust (never the database clock, so every process agrees on the format), and
 //! definitions are JSON. Only connection setup and migrations differ per backend.
 
+mod engine_records;
+mod engine_sql;
 mod postgres;
 mod records;
 mod sql;
 mod sqlite;
 
+pub use engine_records::*;
 pub use records::*;
 
 use crate::config::DatabaseConfig;
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use trellis_model::Definition;
 use uuid::Uuid;
@@ -40,9 +44,38 @@ impl StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Decides, inside a transition's transaction, what to write given the locked snapshot.
+pub type Decide<'a> = &'a (dyn Fn(&Snapshot) -> Writes + Send + Sync);
+
+/// The engine's persistence: instances, their nodes and the durable work queue.
+#[async_trait]
+pub trait InstanceStore: Send + Sync + 'static {
+    /// Inserts an instance; under a concurrency limit (checked holding the workflow's lock)
+    /// it runs at once, queues, or is rejected.
+    async fn start_instance(&self, new: &NewInstance) -> Result<StartOutcome>;
+    /// One state change of one instance, holding its lock: consumes the fenced work item
+    /// (if any; a stale fence changes nothing), then writes what `decide` returns.
+    async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;
+    /// Admits the oldest queued instances of `workflow` into its free slots.
+    async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<Uuid>>;
+    async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
+    /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.
+    async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>>;
+    /// When the next work item becomes claimable.
+    async fn next_due(&self) -> Result<Option<DateTime<Utc>>>;
+    async fn claim_task(&self, queue: &str, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<WorkItem>>;
+    async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool>;
+    async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>>;
+    /// Gives up every lease `owner` holds (a draining process), so others claim at once.
+    async fn release_leases(&self, owner: &str) -> Result<u64>;
+    async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
+    async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
+    async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(String, i64)>>;
+}
+
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: InstanceStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

@@ -1,9 +1,12 @@
 //! Postgres: the production backend, shared by any number of `trellis serve` processes.
 
+use super::engine_records::*;
 use super::records::*;
+use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
+use super::Decide;
 use super::{Result, StoreError};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::types::Json;
 use std::str::FromStr;
@@ -31,3 +34,12 @@ impl PgStore {
 }
 
 impl_store!(PgStore, "postgres");
+impl_instance_store!(PgStore, sqlx::Postgres);
+
+const LOCK_ROW: &str = " FOR UPDATE";
+const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
+
+impl PgStore {
+    /// Postgres serializes conflicting writers itself (row locks); nothing to hold here.
+    async fn write_guard(&self) {}
+}

@@ -1,9 +1,12 @@
 //! SQLite: the embedded default, one process, zero setup.
 
+use super::engine_records::*;
 use super::records::*;
+use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
+use super::Decide;
 use super::{Result, StoreError};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::types::Json;
 use std::str::FromStr;
@@ -13,6 +16,10 @@ use uuid::Uuid;
 
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// Serializes this process's write transactions. SQLite allows one writer; letting two
+    /// deferred transactions race for the lock can fail one with SQLITE_BUSY at once
+    /// (busy_timeout does not cover a read lock upgraded to a write lock).
+    writer: tokio::sync::Mutex<()>,
 }
 
 impl SqliteStore {
@@ -35,8 +42,19 @@ impl SqliteStore {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {url}: {e}"))?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore { pool })
+        Ok(SqliteStore { pool, writer: tokio::sync::Mutex::new(()) })
     }
 }
 
 impl_store!(SqliteStore, "sqlite");
+impl_instance_store!(SqliteStore, sqlx::Sqlite);
+
+const LOCK_ROW: &str = "";
+const SKIP_LOCKED: &str = "";
+
+
+impl SqliteStore {
+    async fn write_guard(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writer.lock().await
+    }
+}

@@ -1,0 +1,171 @@
+//! Turns one machine step into the rows it writes — still pure: the clock reading and the
+//! jitter are passed in. This is the seam between the state machine and the store.
+
+use super::machine::{apply, Command, Event, InstanceState, NodeState};
+use super::plan::Plan;
+use crate::store::{InstanceUpdate, NewWork, NodeRow, Snapshot, Writes};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Map, Value};
+use sqlx::types::Json;
+use trellis_model::{InstanceStatus, NodeStatus};
+
+/// Work kinds in the `work` table.
+pub mod kind {
+    pub const RUN: &str = "run";
+    pub const RESUME: &str = "resume";
+    pub const RETRY: &str = "retry";
+    pub const NODE_TIMEOUT: &str = "node_timeout";
+    pub const INSTANCE_TIMEOUT: &str = "instance_timeout";
+    pub const TASK: &str = "task";
+}
+
+/// What happened, beyond the machine's event: the data to record with it.
+#[derive(Debug, Clone, Default)]
+pub struct Detail {
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    /// Extra work the node's suspension needs (its timer, its task), written only if the
+    /// event applies.
+    pub work: Vec<NewWork>,
+}
+
+/// The machine state stored in `snapshot`.
+pub fn state_of(plan: &Plan, snapshot: &Snapshot) -> InstanceState {
+    let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
+    let mut state = InstanceState::new(plan);
+    state.status = status;
+    for row in &snapshot.nodes {
+        if let Some(node) = state.nodes.get_mut(row.position as usize) {
+            *node = NodeState {
+                status: NodeStatus::parse(&row.status).unwrap_or(NodeStatus::Failed),
+                attempts: row.attempts.max(0) as u32,
+                outcome: row.outcome.clone(),
+            };
+        }
+    }
+    state
+}
+
+/// Applies `event` to the stored instance and returns the rows to write (empty if the
+/// event no longer applies). `jitter` in [0, 1) spreads retry delays.
+pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, now: DateTime<Utc>, jitter: f64) -> Writes {
+    let before = state_of(plan, snapshot);
+    let mut after = before.clone();
+    let event_node = event_node(&event);
+    let started = matches!(event, Event::Start);
+    let commands = apply(plan, &mut after, event);
+    if after == before {
+        return Writes::default();
+    }
+    let mut writes = Writes::default();
+    for (i, (old, new)) in before.nodes.iter().zip(&after.nodes).enumerate() {
+        if old == new && Some(i) != event_node {
+            continue;
+        }
+        let Some(stored) = snapshot.nodes.iter().find(|r| r.position as usize == i) else { continue };
+        let mut row = stored.clone();
+        row.status = new.status.as_str().to_owned();
+        row.attempts = new.attempts as i32;
+        row.outcome = new.outcome.clone();
+        if new.attempts != old.attempts {
+            row.started_at = Some(now);
+            row.error = None;
+        }
+        if Some(i) == event_node {
+            if let Some(output) = &detail.output {
+                row.output = Some(Json(output.clone()));
+            }
+            if detail.error.is_some() {
+                row.error = detail.error.clone();
+            }
+        }
+        if new.status.is_terminal() && !old.status.is_terminal() {
+            row.ended_at = Some(now);
+        }
+        writes.nodes.push(row);
+    }
+    writes.new_work.extend(detail.work.iter().cloned());
+    if started {
+        writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
+        if let Some(ms) = plan.timeout_ms {
+            writes.new_work.push(work(kind::INSTANCE_TIMEOUT, None, None, now + ms_duration(ms)));
+        }
+    }
+    for command in commands {
+        match command {
+            Command::Dispatch { node, attempt } => {
+                let id = &plan.nodes[node].id;
+                writes.new_work.push(work(kind::RUN, Some(id), Some(attempt), now));
+                if let Some(ms) = plan.nodes[node].timeout_ms {
+                    writes.new_work.push(work(kind::NODE_TIMEOUT, Some(id), Some(attempt), now + ms_duration(ms)));
+                }
+            }
+            Command::ScheduleRetry { node, attempt, delay_ms } => {
+                // "Equal jitter": between half and all of the computed backoff.
+                let delay = delay_ms / 2 + ((delay_ms / 2) as f64 * jitter) as u64;
+                writes.new_work.push(work(kind::RETRY, Some(&plan.nodes[node].id), Some(attempt), now + ms_duration(delay)));
+            }
+            Command::Finish { status, failed_node } => {
+                let mut u = update(status, None, Some(now));
+                u.output = Some(final_output(plan, snapshot, &writes, &after));
+                u.error = finish_error(plan, status, failed_node, detail);
+                writes.instance = Some(u);
+                writes.clear_work = true;
+                writes.new_work.clear();
+            }
+        }
+    }
+    if writes.instance.is_none() && after.status != before.status {
+        writes.instance = Some(update(after.status, None, None));
+    }
+    writes
+}
+
+fn event_node(event: &Event) -> Option<usize> {
+    match event {
+        Event::Suspended { node, .. }
+        | Event::Succeeded { node, .. }
+        | Event::Failed { node, .. }
+        | Event::RetryDue { node, .. } => Some(*node),
+        _ => None,
+    }
+}
+
+fn update(status: InstanceStatus, started_at: Option<DateTime<Utc>>, ended_at: Option<DateTime<Utc>>) -> InstanceUpdate {
+    InstanceUpdate { status: status.as_str().to_owned(), output: None, error: None, started_at, ended_at }
+}
+
+pub fn work(kind: &str, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {
+    NewWork { kind: kind.to_owned(), node_id: node.map(str::to_owned), attempt: attempt.map(|a| a as i32), queue: None, payload: None, due_at }
+}
+
+pub fn ms_duration(ms: u64) -> Duration {
+    Duration::milliseconds(ms.min(i64::MAX as u64 / 2) as i64)
+}
+
+/// The instance's output: the outputs of its succeeded sink nodes (those with no
+/// outgoing edges), by node id.
+fn final_output(plan: &Plan, snapshot: &Snapshot, writes: &Writes, state: &InstanceState) -> Value {
+    let mut out = Map::new();
+    for (i, node) in plan.nodes.iter().enumerate() {
+        if !plan.outgoing[i].is_empty() || state.nodes[i].status != NodeStatus::Succeeded {
+            continue;
+        }
+        let row = writes.nodes.iter().chain(&snapshot.nodes).find(|r: &&NodeRow| r.position as usize == i);
+        let output = row.and_then(|r| r.output.as_ref()).map(|j| j.0.clone()).unwrap_or(Value::Null);
+        out.insert(node.id.clone(), output);
+    }
+    Value::Object(out)
+}
+
+fn finish_error(plan: &Plan, status: InstanceStatus, failed_node: Option<usize>, detail: &Detail) -> Option<String> {
+    match status {
+        InstanceStatus::Failed => {
+            let node = failed_node.map(|i| plan.nodes[i].id.as_str()).unwrap_or("?");
+            Some(format!("node `{node}` failed: {}", detail.error.as_deref().unwrap_or("no error message")))
+        }
+        InstanceStatus::TimedOut => Some("the instance exceeded its timeout".to_owned()),
+        InstanceStatus::Canceled => Some("canceled".to_owned()),
+        _ => None,
+    }
+}

@@ -1,0 +1,191 @@
+//! The `http` node, with an outbound policy: private, loopback and link-local targets are
+//! refused unless listed in `TRELLIS_HTTP_ALLOW`. The policy is checked on the addresses
+//! the connection will actually use (a resolver wrapper), so DNS cannot rebind around it.
+
+use super::{permanent, Attempt, Expressions, NodeResult};
+use ipnet::IpNet;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use serde_json::{json, Map, Value};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use trellis_model::config::HttpConfig;
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Clone, Default)]
+pub struct OutboundPolicy {
+    pub allow: Vec<IpNet>,
+}
+
+impl OutboundPolicy {
+    /// Parses `TRELLIS_HTTP_ALLOW`: comma-separated CIDRs (or single addresses).
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let allow = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse::<IpNet>().or_else(|_| s.parse::<IpAddr>().map(IpNet::from)).map_err(|_| format!("`{s}` is not a CIDR")))
+            .collect::<Result<_, _>>()?;
+        Ok(OutboundPolicy { allow })
+    }
+
+    pub fn permits(&self, ip: IpAddr) -> bool {
+        is_public(ip) || self.allow.iter().any(|net| net.contains(&ip))
+    }
+}
+
+fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            !(v4.is_private() || v4.is_loopback() || v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast()
+                || v4.is_multicast() || v4.is_documentation() || (o[0] == 100 && (o[1] & 0xc0) == 64) || o[0] == 0)
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            match v6.to_ipv4_mapped() {
+                Some(v4) => is_public(IpAddr::V4(v4)),
+                None => !(v6.is_loopback() || v6.is_unspecified() || v6.is_multicast()
+                    || (s[0] & 0xfe00) == 0xfc00 || (s[0] & 0xffc0) == 0xfe80),
+            }
+        }
+    }
+}
+
+/// Resolves names, then drops the addresses the policy refuses.
+struct PolicyResolver(Arc<OutboundPolicy>);
+
+impl Resolve for PolicyResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = addrs.into_iter().filter(|a| policy.permits(a.ip())).collect();
+            if allowed.is_empty() {
+                return Err(format!("`{host}` resolves only to addresses outside the outbound policy (TRELLIS_HTTP_ALLOW)").into());
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+pub struct HttpRunner {
+    client: reqwest::Client,
+    policy: Arc<OutboundPolicy>,
+}
+
+impl HttpRunner {
+    pub fn new(policy: OutboundPolicy) -> Self {
+        let policy = Arc::new(policy);
+        let client = reqwest::Client::builder()
+            .dns_resolver(Arc::new(PolicyResolver(policy.clone())))
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("trellis/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("an HTTP client");
+        HttpRunner { client, policy }
+    }
+
+    pub async fn run(&self, a: &Attempt<'_>, x: &Expressions) -> NodeResult {
+        let c: HttpConfig = match serde_json::from_value(a.node.config.clone()) {
+            Ok(c) => c,
+            Err(e) => return permanent(format!("invalid config: {e}")),
+        };
+        let request = match self.build(&c, a, x) {
+            Ok(r) => r,
+            Err(e) => return permanent(e),
+        };
+        let response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => return NodeResult::Failed { error: format!("request failed: {}", error_chain(&e)), retryable: true },
+        };
+        read_response(response).await
+    }
+
+    fn build(&self, c: &HttpConfig, a: &Attempt<'_>, x: &Expressions) -> Result<reqwest::RequestBuilder, String> {
+        let url = x.render(&c.url, &a.context)?;
+        let url = reqwest::Url::parse(&url).map_err(|e| format!("invalid url `{url}`: {e}"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("unsupported scheme `{}`", url.scheme()));
+        }
+        // Literal addresses never reach the resolver, so they are checked here.
+        if let Some(url::Host::Ipv4(ip)) = url.host().map(|h| h.to_owned()) {
+            self.check_literal(IpAddr::V4(ip))?;
+        }
+        if let Some(url::Host::Ipv6(ip)) = url.host().map(|h| h.to_owned()) {
+            self.check_literal(IpAddr::V6(ip))?;
+        }
+        let method = reqwest::Method::from_bytes(c.method.as_bytes()).map_err(|_| format!("bad method `{}`", c.method))?;
+        let timeout = a.node.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+        let mut request = self.client.request(method, url).timeout(timeout).header("Idempotency-Key", &a.idempotency_key);
+        for (name, value) in &c.headers {
+            request = request.header(name.as_str(), x.render(value, &a.context)?);
+        }
+        if let Some(body) = &c.body {
+            request = request.json(&x.render_value(body, &a.context)?);
+        }
+        Ok(request)
+    }
+
+    fn check_literal(&self, ip: IpAddr) -> Result<(), String> {
+        if self.policy.permits(ip) {
+            Ok(())
+        } else {
+            Err(format!("{ip} is outside the outbound policy; allow it with TRELLIS_HTTP_ALLOW"))
+        }
+    }
+}
+
+async fn read_response(response: reqwest::Response) -> NodeResult {
+    let status = response.status();
+    let headers: Map<String, Value> = response
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), Value::String(v.to_str().unwrap_or_default().to_owned())))
+        .collect();
+    let bytes = match response.bytes().await {
+        Ok(b) if b.len() <= MAX_RESPONSE_BYTES => b,
+        Ok(b) => return permanent(format!("the response body is {} bytes; the limit is {MAX_RESPONSE_BYTES}", b.len())),
+        Err(e) => return NodeResult::Failed { error: format!("reading the response failed: {}", error_chain(&e)), retryable: true },
+    };
+    let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let output = json!({"status": status.as_u16(), "headers": headers, "body": body});
+    if status.is_success() {
+        NodeResult::Done { output, outcome: None }
+    } else {
+        let retryable = status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
+        NodeResult::Failed { error: format!("HTTP {status}"), retryable }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_targets_are_refused_unless_allowed() {
+        let none = OutboundPolicy::default();
+        for ip in ["127.0.0.1", "10.1.2.3", "192.168.1.1", "169.254.169.254", "::1", "fd00::1", "100.64.0.1", "0.0.0.0"] {
+            assert!(!none.permits(ip.parse().unwrap()), "{ip}");
+        }
+        assert!(none.permits("93.184.216.34".parse().unwrap()));
+        let loopback = OutboundPolicy::parse("127.0.0.0/8, ::1").unwrap();
+        assert!(loopback.permits("127.0.0.1".parse().unwrap()) && loopback.permits("::1".parse().unwrap()));
+        assert!(!loopback.permits("10.0.0.1".parse().unwrap()));
+        assert!(OutboundPolicy::parse("not-a-cidr").is_err());
+    }
+}

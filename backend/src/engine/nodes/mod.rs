@@ -1,0 +1,130 @@
+//! Node types: what running one attempt of a node does. One function per type; each gets
+//! the attempt's context and returns a [`NodeResult`]. Waiting is not done here: a node
+//! that must wait returns [`NodeResult::Suspend`] and the engine records a durable timer,
+//! a task or a signal wait instead of holding a thread.
+
+mod expr;
+pub mod http;
+
+pub use expr::Expressions;
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use trellis_model::config::{BranchConfig, DelayConfig, FailConfig, NodeKind, TaskConfig, TransformConfig};
+use trellis_model::Node;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeResult {
+    Done { output: Value, outcome: Option<String> },
+    Failed { error: String, retryable: bool },
+    Suspend(Suspend),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Suspend {
+    Until(DateTime<Utc>),
+    Signal,
+    Task { queue: String, input: Value },
+}
+
+/// One attempt of one node.
+pub struct Attempt<'a> {
+    pub node: &'a Node,
+    pub attempt: u32,
+    /// `{instance}:{node}:{attempt}`: the same for every execution of this attempt.
+    pub idempotency_key: String,
+    /// `{"input": ..., "nodes": {"<id>": {"output": ..., "status": ...}}}`
+    pub context: Value,
+    pub now: DateTime<Utc>,
+}
+
+pub struct Runtime {
+    pub expressions: Expressions,
+    pub http: http::HttpRunner,
+}
+
+impl Runtime {
+    pub async fn run(&self, a: &Attempt<'_>) -> NodeResult {
+        let Some(kind) = NodeKind::parse(&a.node.kind) else {
+            return permanent(format!("unknown node type `{}`", a.node.kind));
+        };
+        match kind {
+            NodeKind::Noop => done(json!({})),
+            NodeKind::Delay => config(a).map_or_else(|e| e, |c: DelayConfig| delay(c, a.now)),
+            NodeKind::Http => self.http.run(a, &self.expressions).await,
+            NodeKind::Transform => config(a).map_or_else(|e| e, |c: TransformConfig| self.transform(c, a)),
+            NodeKind::Branch => config(a).map_or_else(|e| e, |c: BranchConfig| self.branch(c, a)),
+            NodeKind::Fail => config(a).map_or_else(|e| e, |c: FailConfig| fail(c, a.attempt)),
+            NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
+            NodeKind::Task => config(a).map_or_else(|e| e, |c: TaskConfig| self.task(c, a)),
+        }
+    }
+
+    fn transform(&self, c: TransformConfig, a: &Attempt<'_>) -> NodeResult {
+        match self.expressions.eval(&c.expression, &a.context) {
+            Ok(output) => done(output),
+            Err(e) => permanent(e),
+        }
+    }
+
+    fn branch(&self, c: BranchConfig, a: &Attempt<'_>) -> NodeResult {
+        let value = match self.expressions.eval(&c.condition, &a.context) {
+            Ok(v) => v,
+            Err(e) => return permanent(e),
+        };
+        let label = match &value {
+            Value::Bool(b) => b.to_string(),
+            Value::String(s) => s.clone(),
+            other => return permanent(format!("the condition gave {other}; it must give true, false or an outcome label")),
+        };
+        if !c.outcome_labels().contains(&label) {
+            return permanent(format!("the condition chose `{label}`, which is not one of the outcomes {:?}", c.outcome_labels()));
+        }
+        NodeResult::Done { output: json!({"outcome": label}), outcome: Some(label) }
+    }
+
+    fn task(&self, c: TaskConfig, a: &Attempt<'_>) -> NodeResult {
+        let input = match &c.input {
+            Some(template) => match self.expressions.render_value(template, &a.context) {
+                Ok(v) => v,
+                Err(e) => return permanent(e),
+            },
+            None => a.context.get("input").cloned().unwrap_or(Value::Null),
+        };
+        NodeResult::Suspend(Suspend::Task { queue: c.queue, input })
+    }
+}
+
+fn config<T: serde::de::DeserializeOwned>(a: &Attempt<'_>) -> Result<T, NodeResult> {
+    serde_json::from_value(a.node.config.clone()).map_err(|e| permanent(format!("invalid config: {e}")))
+}
+
+fn done(output: Value) -> NodeResult {
+    NodeResult::Done { output, outcome: None }
+}
+
+pub fn permanent(error: String) -> NodeResult {
+    NodeResult::Failed { error, retryable: false }
+}
+
+fn delay(c: DelayConfig, now: DateTime<Utc>) -> NodeResult {
+    let until = match (c.duration_ms, c.until) {
+        (Some(ms), _) => now + crate::engine::effects::ms_duration(ms),
+        (None, Some(t)) => match DateTime::parse_from_rfc3339(&t) {
+            Ok(t) => t.with_timezone(&Utc),
+            Err(e) => return permanent(format!("`until` is not an RFC 3339 time: {e}")),
+        },
+        (None, None) => return permanent("a delay needs `duration_ms` or `until`".into()),
+    };
+    NodeResult::Suspend(Suspend::Until(until))
+}
+
+/// Fails the first `fail_attempts` attempts (retryably), then succeeds; without it, always
+/// fails.
+fn fail(c: FailConfig, attempt: u32) -> NodeResult {
+    let message = c.message.unwrap_or_else(|| "failed on purpose".to_owned());
+    match c.fail_attempts {
+        Some(n) if attempt > n => done(json!({"attempt": attempt})),
+        _ => NodeResult::Failed { error: message, retryable: true },
+    }
+}

@@ -1,0 +1,244 @@
+//! What the API asks of the engine: start, cancel, signal, admission, and the external
+//! worker protocol for `task` nodes.
+
+use super::effects::{decide, kind, Detail};
+use super::machine::Event;
+use super::plan::Plan;
+use super::Engine;
+use crate::store::{Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, Writes};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::types::Json;
+use std::sync::Arc;
+use std::time::Duration;
+use trellis_model::{InstanceStatus, NodeStatus};
+use uuid::Uuid;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    LimitReached(String),
+    #[error("{0}")]
+    TooLarge(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub id: Uuid,
+    pub status: InstanceStatus,
+    pub version: i64,
+}
+
+/// A task handed to an external worker.
+#[derive(Debug, Clone)]
+pub struct TaskLease {
+    pub id: Uuid,
+    pub lease_token: String,
+    pub lease_expires_at: DateTime<Utc>,
+    pub instance_id: Uuid,
+    pub node: String,
+    pub attempt: i32,
+    pub input: Value,
+}
+
+const MAX_POLL: Duration = Duration::from_secs(30);
+
+impl Engine {
+    /// Starts an instance of `version` (default: the latest published one).
+    pub async fn start(&self, workflow: Uuid, version: Option<i64>, input: Value, key: Option<String>) -> Result<Started, EngineError> {
+        let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
+        if size > self.config.max_input_bytes {
+            return Err(EngineError::TooLarge(format!("the input is {size} bytes; the limit is {}", self.config.max_input_bytes)));
+        }
+        let record = self.store.get_workflow(workflow).await?.ok_or_else(|| EngineError::NotFound(format!("no workflow with id {workflow}")))?;
+        let latest = record.latest_version.ok_or_else(|| EngineError::Conflict("the workflow has no published version; publish one first".into()))?;
+        let version = version.unwrap_or(latest);
+        if version < 1 || version > latest {
+            return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
+        }
+        let plan = self.plan(workflow, version).await?;
+        // The workflow's concurrency limit is that of its latest version.
+        let limits = self.plan(workflow, latest).await?;
+        let now = Utc::now();
+        let row = InstanceRow {
+            id: Uuid::now_v7(), workflow_id: workflow, version, status: InstanceStatus::Queued.as_str().into(),
+            input: Json(input), output: None, error: None, business_key: key, created_at: now, started_at: None, ended_at: None,
+        };
+        let nodes: Vec<NodeRow> = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow {
+            node_id: n.id.clone(), position: i as i32, status: NodeStatus::Pending.as_str().into(), attempts: 0,
+            outcome: None, output: None, error: None, started_at: None, ended_at: None,
+        }).collect();
+        let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
+        let on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
+        let id = row.id;
+        let new = NewInstance { row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone() };
+        let status = match self.store.start_instance(&new).await? {
+            StartOutcome::Running => {
+                self.after_commit(&plan, id, &on_admit).await;
+                InstanceStatus::Running
+            }
+            StartOutcome::Queued => InstanceStatus::Queued,
+            StartOutcome::Rejected => {
+                let limit = limits.instance_limit.unwrap_or_default();
+                return Err(EngineError::LimitReached(format!("the workflow already runs its limit of {limit} instances")));
+            }
+        };
+        Ok(Started { id, status, version })
+    }
+
+    pub async fn cancel(&self, id: Uuid) -> Result<(), EngineError> {
+        self.instance_event(id, Event::Cancel, "the instance has already finished").await
+    }
+
+    /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
+    pub async fn signal(&self, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
+        let snapshot = self.snapshot(id).await?;
+        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let index = plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
+        if plan.nodes[index].kind != "wait_signal" {
+            return Err(EngineError::Conflict(format!("node `{node}` is a {} node, not wait_signal", plan.nodes[index].kind)));
+        }
+        let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
+        let event = Event::Succeeded { node: index, attempt, outcome: None };
+        let detail = Detail { output: Some(payload), ..Default::default() };
+        match self.commit(&plan, id, None, event, detail).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => Err(EngineError::Conflict(format!("node `{node}` is not waiting for a signal"))),
+        }
+    }
+
+    async fn instance_event(&self, id: Uuid, event: Event, refused: &str) -> Result<(), EngineError> {
+        let snapshot = self.snapshot(id).await?;
+        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        match self.commit(&plan, id, None, event, Detail::default()).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => Err(EngineError::Conflict(refused.to_owned())),
+        }
+    }
+
+    async fn snapshot(&self, id: Uuid) -> Result<Snapshot, EngineError> {
+        self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))
+    }
+
+    /// Admits queued instances of every workflow into free slots (a periodic sweep that
+    /// also covers a process that died between finishing an instance and admitting).
+    pub(super) async fn admit_everywhere(&self) {
+        match self.store.workflows_with_queued().await {
+            Ok(workflows) => {
+                for workflow in workflows {
+                    self.admit(workflow).await;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "admission sweep failed"),
+        }
+    }
+
+    pub(super) async fn admit(&self, workflow: Uuid) {
+        if let Err(e) = self.try_admit(workflow).await {
+            tracing::warn!(error = %e, %workflow, "admitting queued instances failed");
+        }
+    }
+
+    async fn try_admit(&self, workflow: Uuid) -> anyhow::Result<()> {
+        let Some(record) = self.store.get_workflow(workflow).await? else { return Ok(()) };
+        let Some(latest) = record.latest_version else { return Ok(()) };
+        // Admission decides inside the store's transaction, without awaiting: load every
+        // version's plan first.
+        let mut plans = std::collections::HashMap::new();
+        for v in 1..=latest {
+            plans.insert(v, self.plan(workflow, v).await?);
+        }
+        let limit = plans[&latest].instance_limit;
+        let now = Utc::now();
+        let start = |s: &Snapshot| match plans.get(&s.instance.version) {
+            Some(plan) => decide(plan, s, Event::Start, &Detail::default(), now, 0.0),
+            None => Writes::default(),
+        };
+        let admitted = self.store.admit_queued(workflow, limit, &start).await?;
+        if !admitted.is_empty() {
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Long-polls `queue` for a task, for up to `wait`.
+    pub async fn poll_task(&self, queue: &str, wait: Duration) -> Result<Option<TaskLease>, EngineError> {
+        let deadline = tokio::time::Instant::now() + wait.min(MAX_POLL);
+        loop {
+            let token = Uuid::new_v4().simple().to_string();
+            let now = Utc::now();
+            let woken = self.task_wake.notified();
+            if let Some(item) = self.store.claim_task(queue, &token, now, now + self.lease()).await? {
+                return Ok(Some(TaskLease {
+                    id: item.id,
+                    lease_token: token,
+                    lease_expires_at: item.lease_expires_at.unwrap_or(now),
+                    instance_id: item.instance_id,
+                    node: item.node_id.unwrap_or_default(),
+                    attempt: item.attempt.unwrap_or(0),
+                    input: item.payload.map(|p| p.0).unwrap_or(Value::Null),
+                }));
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            // Woken by a new task here; re-checked periodically for tasks made elsewhere.
+            let _ = tokio::time::timeout(left.min(Duration::from_millis(200)), woken).await;
+        }
+    }
+
+    pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
+        let fence = self.task_fence(id, token).await?;
+        let until = Utc::now() + self.lease();
+        if self.store.extend_lease(&fence, until).await? {
+            Ok(until)
+        } else {
+            Err(stale_lease())
+        }
+    }
+
+    pub async fn complete_task(&self, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
+        let detail = Detail { output: Some(output), ..Default::default() };
+        self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
+    }
+
+    pub async fn fail_task(&self, id: Uuid, token: &str, error: String, retryable: bool) -> Result<(), EngineError> {
+        let detail = Detail { error: Some(error), ..Default::default() };
+        self.finish_task(id, token, detail, |node, attempt| Event::Failed { node, attempt, retryable, timed_out: false }).await
+    }
+
+    async fn finish_task(&self, id: Uuid, token: &str, detail: Detail, event: impl Fn(usize, u32) -> Event) -> Result<(), EngineError> {
+        let fence = self.task_fence(id, token).await?;
+        let item = self.store.work_item(id).await?.ok_or_else(stale_lease)?;
+        let snapshot = self.snapshot(item.instance_id).await?;
+        let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
+        let attempt = item.attempt.unwrap_or(0).max(0) as u32;
+        match self.commit(&plan, item.instance_id, Some(&fence), event(node, attempt), detail).await? {
+            TransitionOutcome::Fenced => Err(stale_lease()),
+            _ => Ok(()),
+        }
+    }
+
+    async fn task_fence(&self, id: Uuid, token: &str) -> Result<Fence, EngineError> {
+        let item = self.store.work_item(id).await?.filter(|w| w.kind == kind::TASK).ok_or_else(stale_lease)?;
+        let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
+        match item.fence() {
+            Some(fence) if fence.owner == token && live => Ok(fence),
+            _ => Err(stale_lease()),
+        }
+    }
+}
+
+fn stale_lease() -> EngineError {
+    EngineError::Conflict("the lease token is stale or unknown: the task was completed, or its lease expired and it was handed out again".into())
+}

@@ -1,0 +1,219 @@
+//! The shell around the state machine: claims due work, runs node attempts, and commits
+//! each outcome as one fenced transition. Every process runs one of these loops; they
+//! share the work through leases, so any number may serve one Postgres.
+
+use super::effects::{self, decide, kind, Detail};
+use super::machine::Event;
+use super::nodes::{Attempt, NodeResult, Suspend};
+use super::plan::Plan;
+use super::Engine;
+use crate::store::{Fence, NewWork, Snapshot, TransitionOutcome, WorkItem, Writes};
+use chrono::Utc;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use trellis_model::InstanceStatus;
+
+/// Claims per round; also bounded by free worker slots.
+const CLAIM_BATCH: usize = 64;
+/// Longest sleep between claim rounds: the bound on how late a timer fires after another
+/// process set it (this process's own timers wake it directly).
+const MAX_IDLE: Duration = Duration::from_millis(250);
+const ADMIT_EVERY: Duration = Duration::from_secs(1);
+
+impl Engine {
+    /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
+    /// for running attempts and gives up every lease still held so others take over at once.
+    pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>, grace: Duration) {
+        let mut last_admit = tokio::time::Instant::now() - ADMIT_EVERY;
+        while !*shutdown.borrow() {
+            if last_admit.elapsed() >= ADMIT_EVERY {
+                self.admit_everywhere().await;
+                last_admit = tokio::time::Instant::now();
+            }
+            let claimed = self.claim_round().await;
+            if claimed == CLAIM_BATCH {
+                continue;
+            }
+            let wait = self.idle_wait().await;
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(wait) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+        let all = self.config.workers as u32;
+        let _ = tokio::time::timeout(grace, self.permits.acquire_many(all)).await;
+        match self.store.release_leases(&self.owner).await {
+            Ok(n) if n > 0 => tracing::info!(released = n, "released leases for other processes"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not release leases"),
+        }
+    }
+
+    async fn claim_round(self: &Arc<Self>) -> usize {
+        let free = self.permits.available_permits().min(CLAIM_BATCH);
+        if free == 0 {
+            return 0;
+        }
+        let now = Utc::now();
+        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), free as i64).await {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(error = %e, "claiming work failed; retrying shortly");
+                return 0;
+            }
+        };
+        let claimed = items.len();
+        for item in items {
+            let Ok(permit) = self.permits.clone().acquire_owned().await else { break };
+            let engine = self.clone();
+            tokio::spawn(async move {
+                engine.handle(item).await;
+                drop(permit);
+            });
+        }
+        claimed
+    }
+
+    async fn idle_wait(&self) -> Duration {
+        match self.store.next_due().await {
+            Ok(Some(due)) => (due - Utc::now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE),
+            _ => MAX_IDLE,
+        }
+    }
+
+    async fn handle(self: &Arc<Self>, item: WorkItem) {
+        if let Err(e) = self.handle_item(&item).await {
+            // The lease runs out and the item is claimed again: nothing is lost.
+            tracing::warn!(error = %e, work = %item.id, kind = %item.kind, "work item failed; it will be retried");
+        }
+    }
+
+    async fn handle_item(self: &Arc<Self>, item: &WorkItem) -> anyhow::Result<()> {
+        let Some(fence) = item.fence() else { return Ok(()) };
+        let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
+        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let node = item.node_id.as_deref().and_then(|id| plan.index_of(id));
+        let attempt = item.attempt.unwrap_or(0).max(0) as u32;
+        let (event, detail) = match (item.kind.as_str(), node) {
+            (kind::RUN, Some(node)) if item.lease_epoch > 1 => {
+                let error = "the process running this attempt stopped before finishing it".to_owned();
+                (Event::Failed { node, attempt, retryable: true, timed_out: false }, Detail { error: Some(error), ..Default::default() })
+            }
+            (kind::RUN, Some(node)) => self.execute(&plan, &snapshot, node, attempt, &fence).await,
+            (kind::RESUME, Some(node)) => {
+                (Event::Succeeded { node, attempt, outcome: None }, output(json!({"resumed_at": Utc::now()})))
+            }
+            (kind::RETRY, Some(node)) => (Event::RetryDue { node, attempt }, Detail::default()),
+            (kind::NODE_TIMEOUT, Some(node)) => {
+                let ms = plan.nodes[node].timeout_ms.unwrap_or_default();
+                let detail = Detail { error: Some(format!("timed out after {ms} ms")), ..Default::default() };
+                (Event::Failed { node, attempt, retryable: true, timed_out: true }, detail)
+            }
+            (kind::INSTANCE_TIMEOUT, _) => (Event::TimedOut, Detail::default()),
+            _ => {
+                tracing::warn!(kind = %item.kind, "dropping a work item of unknown kind");
+                (Event::Cancel, Detail::default())
+            }
+        };
+        self.commit(&plan, snapshot.instance.id, Some(&fence), event, detail).await?;
+        Ok(())
+    }
+
+    /// Runs one attempt, keeping its lease alive while it runs.
+    async fn execute(&self, plan: &Plan, snapshot: &Snapshot, node: usize, attempt: u32, fence: &Fence) -> (Event, Detail) {
+        let spec = &plan.nodes[node];
+        let run = Attempt {
+            node: spec,
+            attempt,
+            idempotency_key: format!("{}:{}:{attempt}", snapshot.instance.id, spec.id),
+            context: context(snapshot),
+            now: Utc::now(),
+        };
+        let result = {
+            let running = self.runtime.run(&run);
+            tokio::pin!(running);
+            let mut renew = tokio::time::interval(self.lease().to_std().unwrap_or(Duration::from_secs(30)) / 3);
+            renew.tick().await;
+            loop {
+                tokio::select! {
+                    result = &mut running => break result,
+                    _ = renew.tick() => {
+                        let _ = self.store.extend_lease(fence, Utc::now() + self.lease()).await;
+                    }
+                }
+            }
+        };
+        match result {
+            NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
+            NodeResult::Failed { error, retryable } => {
+                (Event::Failed { node, attempt, retryable, timed_out: false }, Detail { error: Some(error), ..Default::default() })
+            }
+            NodeResult::Suspend(suspend) => (Event::Suspended { node, attempt }, suspension(&spec.id, attempt, suspend)),
+        }
+    }
+
+    /// Commits one event as one transition and reacts to what it wrote.
+    pub(super) async fn commit(
+        &self,
+        plan: &Plan,
+        instance: uuid::Uuid,
+        fence: Option<&Fence>,
+        event: Event,
+        detail: Detail,
+    ) -> anyhow::Result<TransitionOutcome> {
+        let jitter = rand::random::<f64>();
+        let decide_fn = |s: &Snapshot| decide(plan, s, event.clone(), &detail, Utc::now(), jitter);
+        let outcome = self.store.transition(instance, fence, &decide_fn).await?;
+        if let TransitionOutcome::Applied(writes) = &outcome {
+            self.after_commit(plan, instance, writes).await;
+        }
+        Ok(outcome)
+    }
+
+    pub(super) async fn after_commit(&self, plan: &Plan, instance: uuid::Uuid, writes: &Writes) {
+        if writes.new_work.iter().any(|w| w.queue.is_none()) {
+            self.wake.notify_one();
+        }
+        if writes.new_work.iter().any(|w| w.queue.is_some()) {
+            self.task_wake.notify_waiters();
+        }
+        let finished = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).is_some_and(InstanceStatus::is_terminal);
+        if finished && plan.instance_limit.is_some() {
+            if let Ok(Some(snapshot)) = self.store.get_instance(instance).await {
+                self.admit(snapshot.instance.workflow_id).await;
+            }
+        }
+    }
+}
+
+fn output(value: Value) -> Detail {
+    Detail { output: Some(value), ..Default::default() }
+}
+
+/// What a suspended attempt leaves behind: its timer or its task; a signal wait needs none.
+fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
+    let mut work = Vec::new();
+    match suspend {
+        Suspend::Until(at) => work.push(effects::work(kind::RESUME, Some(node), Some(attempt), at)),
+        Suspend::Signal => {}
+        Suspend::Task { queue, input } => work.push(NewWork {
+            queue: Some(queue),
+            payload: Some(input),
+            ..effects::work(kind::TASK, Some(node), Some(attempt), Utc::now())
+        }),
+    }
+    Detail { work, ..Default::default() }
+}
+
+/// What expressions see: `input`, and each node's `output` and `status`.
+pub fn context(snapshot: &Snapshot) -> Value {
+    let mut nodes = Map::new();
+    for row in &snapshot.nodes {
+        let output = row.output.as_ref().map(|o| o.0.clone()).unwrap_or(Value::Null);
+        nodes.insert(row.node_id.clone(), json!({"output": output, "status": row.status}));
+    }
+    json!({"input": snapshot.instance.input.0, "nodes": nodes, "instance": {"id": snapshot.instance.id}})
+}

@@ -1,0 +1,148 @@
+//! Rows and write sets of the engine's tables: instances, their nodes, the work queue.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct InstanceRow {
+    pub id: Uuid,
+    pub workflow_id: Uuid,
+    pub version: i64,
+    pub status: String,
+    pub input: Json<Value>,
+    pub output: Option<Json<Value>>,
+    pub error: Option<String>,
+    pub business_key: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct NodeRow {
+    pub node_id: String,
+    /// The node's index in the execution plan.
+    pub position: i32,
+    pub status: String,
+    pub attempts: i32,
+    pub outcome: Option<String>,
+    pub output: Option<Json<Value>>,
+    pub error: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// An instance with its nodes in plan order, as a transition sees it.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub instance: InstanceRow,
+    pub nodes: Vec<NodeRow>,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct WorkItem {
+    pub id: Uuid,
+    pub instance_id: Uuid,
+    pub kind: String,
+    pub node_id: Option<String>,
+    pub attempt: Option<i32>,
+    pub queue: Option<String>,
+    pub payload: Option<Json<Value>>,
+    pub due_at: DateTime<Utc>,
+    pub lease_owner: Option<String>,
+    pub lease_epoch: i64,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+}
+
+impl WorkItem {
+    pub fn fence(&self) -> Option<Fence> {
+        Some(Fence { work_id: self.id, owner: self.lease_owner.clone()?, epoch: self.lease_epoch })
+    }
+}
+
+/// Proof of holding a work item's lease: writes with a stale fence change nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fence {
+    pub work_id: Uuid,
+    pub owner: String,
+    pub epoch: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewWork {
+    pub kind: String,
+    pub node_id: Option<String>,
+    pub attempt: Option<i32>,
+    pub queue: Option<String>,
+    pub payload: Option<Value>,
+    pub due_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceUpdate {
+    pub status: String,
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// Everything one transition writes, committed together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Writes {
+    pub instance: Option<InstanceUpdate>,
+    /// Whole rows replacing the stored ones (matched by node id).
+    pub nodes: Vec<NodeRow>,
+    pub new_work: Vec<NewWork>,
+    /// Remove the instance's remaining work: it has finished.
+    pub clear_work: bool,
+}
+
+impl Writes {
+    pub fn is_empty(&self) -> bool {
+        self.instance.is_none() && self.nodes.is_empty() && self.new_work.is_empty() && !self.clear_work
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewInstance {
+    pub row: InstanceRow,
+    pub nodes: Vec<NodeRow>,
+    /// `max_concurrent_instances` of the version, and whether to reject beyond it.
+    pub limit: Option<u32>,
+    pub reject_over_limit: bool,
+    /// What starting it writes, applied if it is admitted at once.
+    pub on_admit: Writes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartOutcome {
+    Running,
+    Queued,
+    /// The workflow is at its limit and refuses rather than queues.
+    Rejected,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransitionOutcome {
+    Applied(Writes),
+    /// The decision was to change nothing.
+    Unchanged,
+    /// The fence was stale: someone else holds (or finished) the work.
+    Fenced,
+    NotFound,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct InstanceQuery {
+    pub workflow: Option<Uuid>,
+    pub status: Option<String>,
+    pub version: Option<i64>,
+    pub key: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    pub before: Option<Uuid>,
+    pub limit: i64,
+}

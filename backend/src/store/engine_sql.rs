@@ -1,0 +1,234 @@
+//! The engine's SQL, shared by both backends like `sql.rs`. Two dialect differences are
+//! supplied by each backend module: `LOCK_ROW` (`FOR UPDATE` on Postgres: the per-instance
+//! and per-workflow locks that make transitions and admission safe across processes) and
+//! `SKIP_LOCKED` (claims skip rows another process is claiming). SQLite has one process,
+//! whose write transactions are serialized by the store's `write_guard`.
+
+pub(super) const INSTANCE_COLUMNS: &str =
+    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at";
+pub(super) const NODE_COLUMNS: &str =
+    "node_id, position, status, attempts, outcome, output, error, started_at, ended_at";
+pub(super) const WORK_COLUMNS: &str =
+    "id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, lease_epoch, lease_expires_at";
+pub(super) const ACTIVE: &str = "('running', 'paused')";
+
+macro_rules! impl_instance_store {
+    ($store:ty, $db:ty) => {
+        impl $store {
+            async fn load_snapshot(tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, lock: bool) -> Result<Option<Snapshot>> {
+                let suffix = if lock { LOCK_ROW } else { "" };
+                let sql = format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id = $1{suffix}");
+                let Some(instance) = sqlx::query_as::<_, InstanceRow>(&sql).bind(id).fetch_optional(&mut **tx).await? else {
+                    return Ok(None);
+                };
+                let sql = format!("SELECT {NODE_COLUMNS} FROM instance_nodes WHERE instance_id = $1 ORDER BY position");
+                let nodes = sqlx::query_as(&sql).bind(id).fetch_all(&mut **tx).await?;
+                Ok(Some(Snapshot { instance, nodes }))
+            }
+
+            async fn apply_writes(tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, w: &Writes) -> Result<()> {
+                if let Some(u) = &w.instance {
+                    sqlx::query(
+                        "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
+                         started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6",
+                    )
+                    .bind(&u.status).bind(u.output.as_ref().map(Json)).bind(&u.error).bind(u.started_at).bind(u.ended_at).bind(id)
+                    .execute(&mut **tx).await?;
+                }
+                for n in &w.nodes {
+                    sqlx::query(
+                        "UPDATE instance_nodes SET status = $1, attempts = $2, outcome = $3, output = $4, error = $5, \
+                         started_at = $6, ended_at = $7 WHERE instance_id = $8 AND node_id = $9",
+                    )
+                    .bind(&n.status).bind(n.attempts).bind(&n.outcome).bind(&n.output).bind(&n.error)
+                    .bind(n.started_at).bind(n.ended_at).bind(id).bind(&n.node_id)
+                    .execute(&mut **tx).await?;
+                }
+                if w.clear_work {
+                    sqlx::query("DELETE FROM work WHERE instance_id = $1").bind(id).execute(&mut **tx).await?;
+                }
+                for work in &w.new_work {
+                    sqlx::query(
+                        "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_epoch) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)",
+                    )
+                    .bind(Uuid::now_v7()).bind(id).bind(&work.kind).bind(&work.node_id).bind(work.attempt)
+                    .bind(&work.queue).bind(work.payload.as_ref().map(Json)).bind(work.due_at)
+                    .execute(&mut **tx).await?;
+                }
+                Ok(())
+            }
+
+            async fn active_count(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid) -> Result<i64> {
+                let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+                let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
+                Ok(n)
+            }
+
+            async fn lock_workflow(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid) -> Result<()> {
+                let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
+                sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
+                Ok(())
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::store::InstanceStore for $store {
+            async fn start_instance(&self, new: &NewInstance) -> Result<StartOutcome> {
+                let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
+                let row = &new.row;
+                let mut outcome = StartOutcome::Running;
+                if let Some(limit) = new.limit {
+                    Self::lock_workflow(&mut tx, row.workflow_id).await?;
+                    let queued: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
+                        .bind(row.workflow_id).fetch_one(&mut *tx).await?;
+                    // FIFO: a new start never overtakes instances already waiting for a slot.
+                    if queued.0 > 0 || Self::active_count(&mut tx, row.workflow_id).await? >= i64::from(limit) {
+                        outcome = if new.reject_over_limit { StartOutcome::Rejected } else { StartOutcome::Queued };
+                    }
+                }
+                if outcome == StartOutcome::Rejected {
+                    return Ok(outcome);
+                }
+                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL)");
+                sqlx::query(&sql)
+                    .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
+                    .execute(&mut *tx).await.map_err(StoreError::from_sqlx)?;
+                for n in &new.nodes {
+                    let sql = format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) VALUES ($1, $2, $3, $4, 0, NULL, NULL, NULL, NULL, NULL)");
+                    sqlx::query(&sql).bind(row.id).bind(&n.node_id).bind(n.position).bind(&n.status).execute(&mut *tx).await?;
+                }
+                if outcome == StartOutcome::Running {
+                    Self::apply_writes(&mut tx, row.id, &new.on_admit).await?;
+                }
+                tx.commit().await?;
+                Ok(outcome)
+            }
+
+            async fn transition(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
+                let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
+                if let Some(f) = fence {
+                    let done = sqlx::query("DELETE FROM work WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3")
+                        .bind(f.work_id).bind(&f.owner).bind(f.epoch).execute(&mut *tx).await?;
+                    if done.rows_affected() == 0 {
+                        return Ok(TransitionOutcome::Fenced);
+                    }
+                }
+                let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+                    return Ok(TransitionOutcome::NotFound);
+                };
+                let writes = decide(&snapshot);
+                Self::apply_writes(&mut tx, id, &writes).await?;
+                tx.commit().await?;
+                Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(writes) })
+            }
+
+            async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<Uuid>> {
+                let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
+                Self::lock_workflow(&mut tx, workflow).await?;
+                let free = match limit {
+                    Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
+                    None => i64::MAX,
+                };
+                let ids: Vec<(Uuid,)> = sqlx::query_as("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
+                    .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
+                for (id,) in &ids {
+                    if let Some(snapshot) = Self::load_snapshot(&mut tx, *id, false).await? {
+                        Self::apply_writes(&mut tx, *id, &decide(&snapshot)).await?;
+                    }
+                }
+                tx.commit().await?;
+                Ok(ids.into_iter().map(|(id,)| id).collect())
+            }
+
+            async fn workflows_with_queued(&self) -> Result<Vec<Uuid>> {
+                let rows: Vec<(Uuid,)> = sqlx::query_as("SELECT DISTINCT workflow_id FROM instances WHERE status = 'queued'")
+                    .fetch_all(&self.pool).await?;
+                Ok(rows.into_iter().map(|(id,)| id).collect())
+            }
+
+            async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>> {
+                let _guard = self.write_guard().await;
+                let sql = format!(
+                    "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
+                     WHERE id IN (SELECT id FROM work WHERE queue IS NULL AND due_at <= $3 \
+                     AND (lease_expires_at IS NULL OR lease_expires_at <= $3) ORDER BY due_at LIMIT $4{SKIP_LOCKED}) \
+                     RETURNING {WORK_COLUMNS}"
+                );
+                Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).bind(limit).fetch_all(&self.pool).await?)
+            }
+
+            async fn next_due(&self) -> Result<Option<DateTime<Utc>>> {
+                let (due,): (Option<DateTime<Utc>>,) = sqlx::query_as(
+                    "SELECT MIN(CASE WHEN lease_expires_at IS NULL THEN due_at ELSE lease_expires_at END) FROM work WHERE queue IS NULL",
+                ).fetch_one(&self.pool).await?;
+                Ok(due)
+            }
+
+            async fn claim_task(&self, queue: &str, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<WorkItem>> {
+                let _guard = self.write_guard().await;
+                let sql = format!(
+                    "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
+                     WHERE id IN (SELECT id FROM work WHERE queue = $3 AND due_at <= $4 \
+                     AND (lease_expires_at IS NULL OR lease_expires_at <= $4) ORDER BY due_at LIMIT 1{SKIP_LOCKED}) \
+                     RETURNING {WORK_COLUMNS}"
+                );
+                Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(queue).bind(now).fetch_optional(&self.pool).await?)
+            }
+
+            async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool> {
+                let _guard = self.write_guard().await;
+                let done = sqlx::query("UPDATE work SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND lease_epoch = $4")
+                    .bind(until).bind(fence.work_id).bind(&fence.owner).bind(fence.epoch).execute(&self.pool).await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>> {
+                let sql = format!("SELECT {WORK_COLUMNS} FROM work WHERE id = $1");
+                Ok(sqlx::query_as(&sql).bind(id).fetch_optional(&self.pool).await?)
+            }
+
+            async fn release_leases(&self, owner: &str) -> Result<u64> {
+                let _guard = self.write_guard().await;
+                let done = sqlx::query("UPDATE work SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1")
+                    .bind(owner).execute(&self.pool).await?;
+                Ok(done.rows_affected())
+            }
+
+            async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>> {
+                let mut tx = self.pool.begin().await?;
+                let snapshot = Self::load_snapshot(&mut tx, id, false).await?;
+                tx.commit().await?;
+                Ok(snapshot)
+            }
+
+            async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {
+                let sql = format!(
+                    "SELECT {INSTANCE_COLUMNS} FROM instances WHERE {FILTER} AND ($7 IS NULL OR id < $7) ORDER BY id DESC LIMIT $8"
+                );
+                Ok(bind_filter!(sqlx::query_as(&sql), q).bind(q.before).bind(q.limit).fetch_all(&self.pool).await?)
+            }
+
+            async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(String, i64)>> {
+                let sql = format!("SELECT status, COUNT(*) FROM instances WHERE {FILTER} GROUP BY status");
+                Ok(bind_filter!(sqlx::query_as(&sql), q).fetch_all(&self.pool).await?)
+            }
+        }
+    };
+}
+
+/// The list filter's conditions; `$1`..`$6` are bound by `bind_filter!`.
+pub(super) const FILTER: &str = "($1 IS NULL OR workflow_id = $1) AND ($2 IS NULL OR status = $2) \
+     AND ($3 IS NULL OR version = $3) AND ($4 IS NULL OR business_key = $4) \
+     AND ($5 IS NULL OR created_at >= $5) AND ($6 IS NULL OR created_at < $6)";
+
+macro_rules! bind_filter {
+    ($query:expr, $q:expr) => {
+        $query.bind($q.workflow).bind(&$q.status).bind($q.version).bind(&$q.key).bind($q.since).bind($q.until)
+    };
+}
+
+pub(super) use {bind_filter, impl_instance_store};
