@@ -42,6 +42,21 @@ pub struct ServeConfig {
     /// The bootstrap admin's password on an empty database; random (and printed) if unset.
     #[arg(long, env = "TRELLIS_ADMIN_PASSWORD", hide_env_values = true)]
     pub admin_password: Option<String>,
+    /// Node attempts this process runs at once.
+    #[arg(long, env = "TRELLIS_WORKERS", default_value_t = 64)]
+    pub workers: usize,
+    /// CIDRs `http` nodes may reach besides public addresses (comma-separated).
+    #[arg(long, env = "TRELLIS_HTTP_ALLOW", default_value = "")]
+    pub http_allow: String,
+    /// Largest instance input, in bytes.
+    #[arg(long, env = "TRELLIS_MAX_INPUT_BYTES", default_value_t = 256 * 1024)]
+    pub max_input_bytes: usize,
+    /// How long a claim on work lasts before another process may take it over, in ms.
+    #[arg(long, env = "TRELLIS_LEASE_MS", default_value_t = 30_000)]
+    pub lease_ms: u64,
+    /// On SIGTERM, how long running node attempts may take to finish, in seconds.
+    #[arg(long, env = "TRELLIS_DRAIN_SECS", default_value_t = 20)]
+    pub drain_secs: u64,
 }
 
 impl ServeConfig {
@@ -55,6 +70,11 @@ impl ServeConfig {
             max_body_bytes: 1024 * 1024,
             secure_cookies: false,
             admin_password: None,
+            workers: 16,
+            http_allow: String::new(),
+            max_input_bytes: 256 * 1024,
+            lease_ms: 30_000,
+            drain_secs: 5,
         }
     }
 }

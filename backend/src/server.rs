@@ -3,6 +3,8 @@
 use crate::auth::bootstrap;
 use crate::auth::jwt::TokenKeys;
 use crate::config::{DatabaseConfig, ServeConfig};
+use crate::engine::nodes::http::OutboundPolicy;
+use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
 use crate::store;
 use anyhow::{Context, Result};
@@ -25,6 +27,8 @@ pub struct Server {
     pub addr: SocketAddr,
     listener: TcpListener,
     app: axum::Router,
+    engine: Arc<Engine>,
+    drain: std::time::Duration,
 }
 
 impl Server {
@@ -40,15 +44,23 @@ impl Server {
             .with_context(|| format!("cannot listen on {}", serve.listen))?;
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
-        let state = AppState { store, tokens, serve: Arc::new(serve), limits: Limits::default() };
-        Ok(Server { addr, listener, app: http::router(state) })
+        let engine = Engine::new(store.clone(), engine_config(&serve)?);
+        let drain = std::time::Duration::from_secs(serve.drain_secs);
+        let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default() };
+        Ok(Server { addr, listener, app: http::router(state), engine, drain })
     }
 
-    /// Serves until `shutdown` resolves, then finishes in-flight requests.
+    /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
+    /// work, lets running attempts finish (up to the drain period) and releases its leases.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
-        axum::serve(self.listener, self.app).with_graceful_shutdown(shutdown).await?;
+        let served = axum::serve(self.listener, self.app).with_graceful_shutdown(shutdown).await;
+        let _ = stop.send(true);
+        scheduler.await?;
+        served?;
         Ok(())
     }
 
@@ -62,6 +74,11 @@ pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
     Server::build(db, serve).await?.run(shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+fn engine_config(serve: &ServeConfig) -> Result<EngineConfig> {
+    let http_allow = OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
+    Ok(EngineConfig { workers: serve.workers.max(1), lease_ms: serve.lease_ms.max(1_000), http_allow, max_input_bytes: serve.max_input_bytes })
 }
 
 fn announce_admin(password: &str) {

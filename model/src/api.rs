@@ -123,3 +123,104 @@ pub struct CreatedApiKey {
     /// The secret, shown this once; only its hash is stored.
     pub key: String,
 }
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartInstance {
+    #[serde(default)]
+    pub input: Option<serde_json::Value>,
+    #[serde(default)]
+    pub version: Option<i64>,
+    /// A business id, for finding the instance again (`?key=`).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceSummary {
+    pub id: String,
+    pub workflow_id: String,
+    pub version: i64,
+    pub status: crate::InstanceStatus,
+    pub key: Option<String>,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeView {
+    pub id: String,
+    pub status: crate::NodeStatus,
+    pub attempts: i32,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub output: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceDetail {
+    #[serde(flatten)]
+    pub summary: InstanceSummary,
+    pub input: serde_json::Value,
+    pub output: Option<serde_json::Value>,
+    pub nodes: Vec<NodeView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalRequest {
+    pub node: String,
+    #[serde(default)]
+    pub payload: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskPoll {
+    pub queue: String,
+    pub worker: String,
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskView {
+    pub id: String,
+    pub lease_token: String,
+    pub lease_expires_at: DateTime<Utc>,
+    pub instance_id: String,
+    pub node: String,
+    pub attempt: i32,
+    pub idempotency_key: String,
+    pub input: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskHeartbeat {
+    pub lease_token: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskComplete {
+    pub lease_token: String,
+    #[serde(default)]
+    pub output: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFail {
+    pub lease_token: String,
+    pub error: String,
+    #[serde(default = "yes")]
+    pub retryable: bool,
+}
+
+fn yes() -> bool {
+    true
+}

@@ -5,14 +5,17 @@ pub mod api_keys;
 pub mod auth;
 pub mod error;
 pub mod extract;
+pub mod instances;
 pub mod ops;
 pub mod spa;
+pub mod tasks;
 pub mod users;
 pub mod versions;
 pub mod workflows;
 
 use crate::auth::jwt::TokenKeys;
 use crate::config::ServeConfig;
+use crate::engine::Engine;
 use crate::store::DynStore;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{header, Request, StatusCode};
@@ -31,6 +34,7 @@ use trellis_model::Limits;
 #[derive(Clone)]
 pub struct AppState {
     pub store: DynStore,
+    pub engine: Arc<Engine>,
     pub tokens: Arc<TokenKeys>,
     pub serve: Arc<ServeConfig>,
     pub limits: Limits,
@@ -43,6 +47,8 @@ pub fn router(state: AppState) -> Router {
         .merge(versions::router())
         .merge(api_keys::router())
         .merge(users::router())
+        .merge(instances::router())
+        .merge(tasks::router())
         .fallback(|| async { not_found() })
         .method_not_allowed_fallback(|| async { method_not_allowed() });
     Router::new()

@@ -136,6 +136,15 @@ both_backends! {
             ("POST", "/api/v1/api-keys".to_owned()),
             ("DELETE", format!("/api/v1/api-keys/{id}")),
             ("POST", "/api/v1/users".to_owned()),
+            ("POST", format!("/api/v1/workflows/{id}/instances")),
+            ("GET", "/api/v1/instances".to_owned()),
+            ("GET", format!("/api/v1/instances/{id}")),
+            ("POST", format!("/api/v1/instances/{id}/cancel")),
+            ("POST", format!("/api/v1/instances/{id}/signal")),
+            ("POST", "/api/v1/tasks/poll".to_owned()),
+            ("POST", format!("/api/v1/tasks/{id}/heartbeat")),
+            ("POST", format!("/api/v1/tasks/{id}/complete")),
+            ("POST", format!("/api/v1/tasks/{id}/fail")),
         ];
         for (method, path) in routes {
             let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

@@ -37,6 +37,8 @@ impl TestApp {
         serve.admin_password = Some(ADMIN_PASSWORD.into());
         serve.jwt_secret = Some(JWT_SECRET.into());
         serve.max_body_bytes = 1024 * 1024;
+        // `http` nodes in tests call servers the tests start on loopback.
+        serve.http_allow = "127.0.0.0/8".into();
         let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
         let addr = server.addr;
         server.spawn();
@@ -101,6 +103,43 @@ impl TestApp {
         let response = self.post("/api/v1/workflows").json(&body).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED, "create workflow");
         response.json().await.unwrap()
+    }
+
+    /// Creates and publishes a workflow; returns its id.
+    pub async fn publish(&self, definition: Value) -> String {
+        let created = self.create_workflow(json!({"name": "engine test", "definition": definition})).await;
+        let id = created["id"].as_str().unwrap().to_owned();
+        let published = self.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap();
+        assert_eq!(published.status(), StatusCode::CREATED);
+        id
+    }
+
+    /// Starts an instance and returns its id.
+    pub async fn start(&self, workflow: &str, body: Value) -> String {
+        let response = self.post(&format!("/api/v1/workflows/{workflow}/instances")).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED, "start");
+        response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn instance(&self, id: &str) -> Value {
+        self.get(&format!("/api/v1/instances/{id}")).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// Polls until the instance's status satisfies `done` (at most 30 s), returning it.
+    pub async fn wait_for(&self, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..1_500 {
+            let instance = self.instance(id).await;
+            if done(&instance) {
+                return instance;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("instance {id} never reached the expected state: {}", self.instance(id).await);
+    }
+
+    pub async fn wait_finished(&self, id: &str) -> Value {
+        let terminal = ["succeeded", "failed", "canceled", "timed_out"];
+        self.wait_for(id, |i| terminal.contains(&i["status"].as_str().unwrap_or_default())).await
     }
 
     /// A second handle on the same database, to check what was (not) written.

@@ -6,5 +6,7 @@ mod common;
 mod auth;
 mod bad_input;
 mod drafts;
+mod engine;
+mod ledger;
 mod store;
 mod workflows;

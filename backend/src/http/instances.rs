@@ -1,0 +1,158 @@
+//! Instances: start, find, inspect, cancel, signal.
+
+use super::auth::{AsOperator, AsViewer, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::AppState;
+use crate::engine::EngineError;
+use crate::store::{InstanceQuery, InstanceRow, Snapshot};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use trellis_model::api::{InstanceDetail, InstanceSummary, NodeView, SignalRequest, StartInstance};
+use trellis_model::{InstanceStatus, NodeStatus};
+use uuid::Uuid;
+
+const DEFAULT_PAGE: i64 = 50;
+const MAX_PAGE: i64 = 500;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/workflows/{id}/instances", post(start))
+        .route("/instances", get(list))
+        .route("/instances/{id}", get(show))
+        .route("/instances/{id}/cancel", post(cancel))
+        .route("/instances/{id}/signal", post(signal))
+}
+
+async fn start(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(workflow): ApiPath<Uuid>,
+    body: Bytes,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    // An empty body starts with no input; anything else must be a start request.
+    let request: StartInstance = if body.iter().all(u8::is_ascii_whitespace) {
+        StartInstance::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| ApiError::invalid(format!("invalid start request: {e}"), vec![]))?
+    };
+    let input = request.input.unwrap_or(Value::Null);
+    let started = state.engine.start(workflow, request.version, input, request.key).await?;
+    let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
+    Ok((StatusCode::CREATED, Json(body)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListParams {
+    workflow: Option<Uuid>,
+    status: Option<String>,
+    version: Option<i64>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    key: Option<String>,
+    cursor: Option<Uuid>,
+    limit: Option<i64>,
+}
+
+async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): ApiQuery<ListParams>) -> ApiResult<Json<Value>> {
+    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::BadRequest(format!("`limit` must be between 1 and {MAX_PAGE}")));
+    }
+    if let Some(status) = &p.status {
+        if InstanceStatus::parse(status).is_none() {
+            return Err(ApiError::BadRequest(format!("unknown status `{status}`")));
+        }
+    }
+    let mut query = InstanceQuery {
+        workflow: p.workflow, status: p.status, version: p.version, key: p.key, since: p.since, until: p.until,
+        before: p.cursor, limit: limit + 1,
+    };
+    let mut rows = state.store.list_instances(&query).await?;
+    let next_cursor = (rows.len() as i64 > limit).then(|| {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| r.id.to_string())
+    });
+    query.status = None;
+    let mut counts: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
+    for (status, n) in state.store.count_instances(&query).await? {
+        counts.insert(status, json!(n));
+    }
+    let items: Vec<InstanceSummary> = rows.iter().map(summary).collect();
+    Ok(Json(json!({"items": items, "next_cursor": next_cursor.flatten(), "counts": counts})))
+}
+
+async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+async fn cancel(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+    state.engine.cancel(id).await?;
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+async fn signal(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<SignalRequest>,
+) -> ApiResult<Json<InstanceDetail>> {
+    state.engine.signal(id, &body.node, body.payload).await?;
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+async fn find(state: &AppState, id: Uuid) -> ApiResult<Snapshot> {
+    state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))
+}
+
+fn summary(r: &InstanceRow) -> InstanceSummary {
+    InstanceSummary {
+        id: r.id.to_string(),
+        workflow_id: r.workflow_id.to_string(),
+        version: r.version,
+        status: InstanceStatus::parse(&r.status).unwrap_or(InstanceStatus::Failed),
+        key: r.business_key.clone(),
+        error: r.error.clone(),
+        created_at: r.created_at,
+        started_at: r.started_at,
+        ended_at: r.ended_at,
+    }
+}
+
+fn detail(s: &Snapshot) -> InstanceDetail {
+    let nodes = s.nodes.iter().map(|n| NodeView {
+        id: n.node_id.clone(),
+        status: NodeStatus::parse(&n.status).unwrap_or(NodeStatus::Failed),
+        attempts: n.attempts,
+        started_at: n.started_at,
+        ended_at: n.ended_at,
+        output: n.output.as_ref().map(|o| o.0.clone()),
+        error: n.error.clone(),
+    });
+    InstanceDetail {
+        summary: summary(&s.instance),
+        input: s.instance.input.0.clone(),
+        output: s.instance.output.as_ref().map(|o| o.0.clone()),
+        nodes: nodes.collect(),
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::NotFound(m) => ApiError::NotFound(m),
+            EngineError::Conflict(m) => ApiError::Conflict(m),
+            EngineError::LimitReached(m) => ApiError::Rejected { status: StatusCode::TOO_MANY_REQUESTS, detail: m },
+            EngineError::TooLarge(m) => ApiError::PayloadTooLarge(m),
+            EngineError::Store(s) => s.into(),
+            EngineError::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}

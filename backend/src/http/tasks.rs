@@ -1,0 +1,73 @@
+//! The external worker protocol for `task` nodes: long-poll claim with a lease,
+//! heartbeat, complete, fail. A stale or unknown lease token is 409 and changes nothing.
+
+use super::auth::{AsOperator, Authed};
+use super::error::ApiResult;
+use super::extract::{ApiJson, ApiPath};
+use super::AppState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::json;
+use std::time::Duration;
+use trellis_model::api::{TaskComplete, TaskFail, TaskHeartbeat, TaskPoll, TaskView};
+use uuid::Uuid;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/tasks/poll", post(poll))
+        .route("/tasks/{id}/heartbeat", post(heartbeat))
+        .route("/tasks/{id}/complete", post(complete))
+        .route("/tasks/{id}/fail", post(fail))
+}
+
+async fn poll(State(state): State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<TaskPoll>) -> ApiResult<Response> {
+    let wait = Duration::from_millis(body.wait_ms.unwrap_or(0));
+    let Some(task) = state.engine.poll_task(&body.queue, wait).await? else {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    };
+    tracing::debug!(worker = %body.worker, by = %auth.principal.name, task = %task.id, "task leased");
+    let view = TaskView {
+        id: task.id.to_string(),
+        lease_token: task.lease_token,
+        lease_expires_at: task.lease_expires_at,
+        instance_id: task.instance_id.to_string(),
+        idempotency_key: format!("{}:{}:{}", task.instance_id, task.node, task.attempt),
+        node: task.node,
+        attempt: task.attempt,
+        input: task.input,
+    };
+    Ok(Json(view).into_response())
+}
+
+async fn heartbeat(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<TaskHeartbeat>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let until = state.engine.heartbeat_task(id, &body.lease_token).await?;
+    Ok(Json(json!({"lease_expires_at": until})))
+}
+
+async fn complete(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<TaskComplete>,
+) -> ApiResult<StatusCode> {
+    state.engine.complete_task(id, &body.lease_token, body.output).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn fail(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<TaskFail>,
+) -> ApiResult<StatusCode> {
+    state.engine.fail_task(id, &body.lease_token, body.error, body.retryable).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
