@@ -126,6 +126,7 @@ fn event_node(event: &Event) -> Option<usize> {
         Event::Suspended { node, .. }
         | Event::Succeeded { node, .. }
         | Event::Failed { node, .. }
+        | Event::Lost { node, .. }
         | Event::RetryDue { node, .. } => Some(*node),
         _ => None,
     }

@@ -44,6 +44,9 @@ pub enum Event {
     Suspended { node: usize, attempt: u32 },
     Succeeded { node: usize, attempt: u32, outcome: Option<String> },
     Failed { node: usize, attempt: u32, retryable: bool, timed_out: bool },
+    /// The process running the attempt died (its lease expired): not the node's fault, so
+    /// it is retried even beyond `max_attempts`, within [`LOST_ATTEMPT_ALLOWANCE`].
+    Lost { node: usize, attempt: u32 },
     /// The backoff before attempt `attempt` is over.
     RetryDue { node: usize, attempt: u32 },
     Cancel,
@@ -59,6 +62,10 @@ pub enum Command {
     /// The instance reached `status`; drop whatever work is left for it.
     Finish { status: InstanceStatus, failed_node: Option<usize> },
 }
+
+/// Extra attempts a node gets for attempts lost to dying processes; past it the node fails,
+/// so a node that crashes every process running it cannot loop forever.
+pub const LOST_ATTEMPT_ALLOWANCE: u32 = 3;
 
 /// Applies `event` to `state`, returning the commands that carry it out.
 pub fn apply(plan: &Plan, state: &mut InstanceState, event: Event) -> Vec<Command> {
@@ -79,19 +86,12 @@ pub fn apply(plan: &Plan, state: &mut InstanceState, event: Event) -> Vec<Comman
             advance(plan, state, &mut commands);
         }
         Event::Failed { node, attempt, retryable, timed_out } if live && is_active(state, node, attempt) => {
-            if retryable && attempt < plan.max_attempts(node) {
-                state.nodes[node].status = NodeStatus::Waiting;
-                let next = attempt + 1;
-                commands.push(Command::ScheduleRetry { node, attempt: next, delay_ms: plan.backoff_ms(node, next) });
-                dispatch_ready(plan, state, &mut commands);
-            } else {
-                state.nodes[node].status = if timed_out { NodeStatus::TimedOut } else { NodeStatus::Failed };
-                if plan.handles_failure(node) {
-                    advance(plan, state, &mut commands);
-                } else {
-                    finish(state, InstanceStatus::Failed, Some(node), &mut commands);
-                }
-            }
+            let budget = if retryable { plan.max_attempts(node) } else { 0 };
+            end_attempt(plan, state, node, attempt, budget, timed_out, &mut commands);
+        }
+        Event::Lost { node, attempt } if live && is_active(state, node, attempt) => {
+            let budget = plan.max_attempts(node) + LOST_ATTEMPT_ALLOWANCE;
+            end_attempt(plan, state, node, attempt, budget, false, &mut commands);
         }
         Event::RetryDue { node, attempt }
             if live && state.nodes[node].status == NodeStatus::Waiting && state.nodes[node].attempts + 1 == attempt =>
@@ -104,6 +104,24 @@ pub fn apply(plan: &Plan, state: &mut InstanceState, event: Event) -> Vec<Comman
         _ => {}
     }
     commands
+}
+
+/// Ends a failed attempt: retries it while `attempt < budget`, else the node fails, which
+/// fails the instance unless an edge handles the failure.
+fn end_attempt(plan: &Plan, state: &mut InstanceState, node: usize, attempt: u32, budget: u32, timed_out: bool, commands: &mut Vec<Command>) {
+    if attempt < budget {
+        state.nodes[node].status = NodeStatus::Waiting;
+        let next = attempt + 1;
+        commands.push(Command::ScheduleRetry { node, attempt: next, delay_ms: plan.backoff_ms(node, next) });
+        dispatch_ready(plan, state, commands);
+    } else {
+        state.nodes[node].status = if timed_out { NodeStatus::TimedOut } else { NodeStatus::Failed };
+        if plan.handles_failure(node) {
+            advance(plan, state, commands);
+        } else {
+            finish(state, InstanceStatus::Failed, Some(node), commands);
+        }
+    }
 }
 
 fn is_current(state: &InstanceState, node: usize, attempt: u32, status: NodeStatus) -> bool {

@@ -100,7 +100,7 @@ impl Engine {
         let (event, detail) = match (item.kind.as_str(), node) {
             (kind::RUN, Some(node)) if item.lease_epoch > 1 => {
                 let error = "the process running this attempt stopped before finishing it".to_owned();
-                (Event::Failed { node, attempt, retryable: true, timed_out: false }, Detail { error: Some(error), ..Default::default() })
+                (Event::Lost { node, attempt }, Detail { error: Some(error), ..Default::default() })
             }
             (kind::RUN, Some(node)) => self.execute(&plan, &snapshot, node, attempt, &fence).await,
             (kind::RESUME, Some(node)) => {

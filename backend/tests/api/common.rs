@@ -28,11 +28,7 @@ pub struct TestApp {
 
 impl TestApp {
     pub async fn spawn(backend: Backend) -> TestApp {
-        let dir = tempfile::tempdir().unwrap();
-        let database_url = match backend {
-            Backend::Sqlite => format!("sqlite://{}", dir.path().join("trellis.db").display()),
-            Backend::Postgres => fresh_postgres_database().await,
-        };
+        let (database_url, dir) = fresh_database(backend).await;
         let mut serve = ServeConfig::local();
         serve.admin_password = Some(ADMIN_PASSWORD.into());
         serve.jwt_secret = Some(JWT_SECRET.into());
@@ -150,6 +146,16 @@ impl TestApp {
 
 pub fn db_config(url: &str) -> DatabaseConfig {
     DatabaseConfig { database_url: url.to_owned(), db_max_connections: 8 }
+}
+
+/// A new, empty database of `backend`; the folder holds the SQLite file.
+pub async fn fresh_database(backend: Backend) -> (String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = match backend {
+        Backend::Sqlite => format!("sqlite://{}", dir.path().join("trellis.db").display()),
+        Backend::Postgres => fresh_postgres_database().await,
+    };
+    (url, dir)
 }
 
 /// Creates an empty database on the test Postgres server and returns its URL.

@@ -5,8 +5,10 @@ mod common;
 
 mod auth;
 mod bad_input;
+mod crash;
 mod drafts;
 mod engine;
 mod ledger;
+mod process;
 mod store;
 mod workflows;

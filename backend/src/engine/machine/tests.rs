@@ -66,6 +66,20 @@ fn failures_retry_with_capped_exponential_backoff_then_fail_the_instance() {
 }
 
 #[test]
+fn an_attempt_lost_with_its_process_is_retried_even_without_a_retry_policy() {
+    let p = plan(&["a"], &[]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    for attempt in 1..=LOST_ATTEMPT_ALLOWANCE {
+        let commands = apply(&p, &mut s, Event::Lost { node: 0, attempt });
+        assert_eq!(commands, [Command::ScheduleRetry { node: 0, attempt: attempt + 1, delay_ms: 0 }]);
+        apply(&p, &mut s, Event::RetryDue { node: 0, attempt: attempt + 1 });
+    }
+    let last = apply(&p, &mut s, Event::Lost { node: 0, attempt: LOST_ATTEMPT_ALLOWANCE + 1 });
+    assert_eq!(last, [Command::Finish { status: InstanceStatus::Failed, failed_node: Some(0) }], "a poison pill stops");
+}
+
+#[test]
 fn a_handled_failure_runs_the_handler_and_skips_the_success_path() {
     let p = plan(&["a", "ok", "handler"], &[("a", "ok", "success"), ("a", "handler", "failure")]);
     let mut s = InstanceState::new(&p);

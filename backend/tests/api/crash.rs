@@ -1,0 +1,151 @@
+//! Durability across processes: kill -9 in the middle of 200 instances, and two processes
+//! sharing one Postgres under a concurrency limit.
+
+use crate::common::{fresh_database, Backend, ADMIN_PASSWORD};
+use crate::ledger;
+use crate::process::Process;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// A signed-in API client for a server process.
+struct Api {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Api {
+    async fn connect(base: &str) -> Api {
+        let http = reqwest::Client::new();
+        let login: Value = http.post(format!("{base}/api/v1/auth/login"))
+            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD})).send().await.unwrap().json().await.unwrap();
+        Api { http, base: base.to_owned(), token: login["access_token"].as_str().unwrap().to_owned() }
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let r = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.unwrap().json().await.unwrap()
+    }
+
+    async fn publish(&self, definition: Value) -> String {
+        let (_, created) = self.post("/api/v1/workflows", json!({"name": "durable", "definition": definition})).await;
+        let id = created["id"].as_str().unwrap().to_owned();
+        assert_eq!(self.post(&format!("/api/v1/workflows/{id}/versions"), json!({})).await.0, 201);
+        id
+    }
+
+    /// Waits until no instance of `workflow` is queued or running; returns the counts.
+    async fn settle(&self, workflow: &str, limit: Duration) -> Value {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let list = self.get(&format!("/api/v1/instances?workflow={workflow}&limit=1")).await;
+            let counts = list["counts"].clone();
+            let open = counts["queued"].as_i64().unwrap() + counts["running"].as_i64().unwrap();
+            if open == 0 || tokio::time::Instant::now() > deadline {
+                return counts;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+async fn kill_and_recover(backend: Backend) {
+    let (url, _dir) = fresh_database(backend).await;
+    let (ledger_addr, ledger) = ledger::start().await;
+    let env = [("TRELLIS_LEASE_MS", "1500")];
+    let first = Process::start(&url, &env).await;
+    let api = Api::connect(&first.base).await;
+    let retry = json!({"max_attempts": 10, "backoff_ms": 20, "max_backoff_ms": 200});
+    let step = |id: &str| json!({"id": id, "type": "http", "retry": retry,
+        "config": {"method": "POST", "url": format!("http://{ledger_addr}/slow/{{{{ instance.id }}}}/{id}")}});
+    let workflow = api.publish(json!({
+        "nodes": [step("one"), {"id": "pause", "type": "delay", "config": {"duration_ms": 50}}, step("two"), step("three")],
+        "edges": [{"from": "one", "to": "pause"}, {"from": "pause", "to": "two"}, {"from": "two", "to": "three"}]
+    })).await;
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        let (status, started) = api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {"i": i}})).await;
+        assert_eq!(status, 201);
+        ids.push(started["id"].as_str().unwrap().to_owned());
+    }
+    // Let some work be in flight, then cut the process off without warning.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    first.kill_hard().await;
+    let calls_before_restart = ledger.calls.lock().unwrap().len();
+
+    let second = Process::start(&url, &env).await;
+    let api = Api::connect(&second.base).await;
+    let counts = api.settle(&workflow, Duration::from_secs(120)).await;
+    assert_eq!(counts["succeeded"], 200, "every instance finished after the restart: {counts}");
+
+    let calls = ledger.calls.lock().unwrap().clone();
+    assert!(calls_before_restart < 600, "the kill landed while work was in flight");
+    assert!(calls.len() >= 600, "every step ran at least once");
+    // Executions are at least once; each attempt carries one key, whoever ran it.
+    let mut keys: HashMap<(String, String), HashSet<String>> = HashMap::new();
+    for call in &calls {
+        let (instance, node) = call.path.trim_start_matches("slow/").split_once('/').unwrap();
+        let key = call.idempotency_key.clone().expect("every call carries an Idempotency-Key");
+        assert!(key.starts_with(&format!("{instance}:{node}:")), "{key} belongs to {instance}/{node}");
+        keys.entry((instance.to_owned(), node.to_owned())).or_default().insert(key);
+    }
+    for id in &ids {
+        let instance = api.get(&format!("/api/v1/instances/{id}")).await;
+        for node in instance["nodes"].as_array().unwrap() {
+            assert_eq!(node["status"], "succeeded", "{instance}");
+            let name = node["id"].as_str().unwrap();
+            if name == "pause" {
+                continue;
+            }
+            // Recorded once, by its last attempt: the ledger saw that attempt's key, and no
+            // key of an attempt the instance does not know (a lost attempt may have died
+            // before it reached the ledger, so earlier keys may be missing).
+            let seen = &keys[&(id.clone(), name.to_owned())];
+            let attempts = node["attempts"].as_u64().unwrap();
+            assert!(seen.contains(&format!("{id}:{name}:{attempts}")), "{id}/{name}: {seen:?}");
+            let known: HashSet<String> = (1..=attempts).map(|a| format!("{id}:{name}:{a}")).collect();
+            assert!(seen.is_subset(&known), "{id}/{name}: {seen:?} vs {attempts} attempts");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_200_instances_loses_nothing_on_sqlite() {
+    kill_and_recover(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_200_instances_loses_nothing_on_postgres() {
+    kill_and_recover(Backend::Postgres).await;
+}
+
+/// Two processes on one Postgres share the work and never run more instances of a
+/// workflow at once than its limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_keep_max_concurrent_instances() {
+    let (url, _dir) = fresh_database(Backend::Postgres).await;
+    let (ledger_addr, ledger) = ledger::start().await;
+    let a = Process::start(&url, &[]).await;
+    let b = Process::start(&url, &[]).await;
+    let (api_a, api_b) = (Api::connect(&a.base).await, Api::connect(&b.base).await);
+    let workflow = api_a.publish(json!({
+        "nodes": [{"id": "slow", "type": "http", "config": {"url": format!("http://{ledger_addr}/slow/{{{{ instance.id }}}}")}}],
+        "settings": {"max_concurrent_instances": 3}
+    })).await;
+    for i in 0..30 {
+        let api = if i % 2 == 0 { &api_a } else { &api_b };
+        let (status, _) = api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({})).await;
+        assert_eq!(status, 201);
+    }
+    let counts = api_b.settle(&workflow, Duration::from_secs(120)).await;
+    assert_eq!(counts["succeeded"], 30, "{counts}");
+    assert_eq!(ledger.calls.lock().unwrap().len(), 30);
+    let peak = ledger.max_in_flight.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(peak <= 3, "{peak} instances ran at once; the limit is 3");
+    assert!(peak >= 2, "the slots were used in parallel (peak {peak})");
+}
