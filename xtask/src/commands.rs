@@ -39,3 +39,15 @@ pub fn test(root: &Path, _args: &[String]) -> Result<()> {
     rust?;
     browser
 }
+
+/// `cargo xtask bench [--quick] [--backend sqlite|postgres|both]`: release builds of the
+/// server and the driver, then the benchmark against both databases.
+pub fn bench(root: &Path, args: &[String]) -> Result<()> {
+    let database_url = postgres::ensure()?;
+    run_cmd(cargo().current_dir(root).args(["build", "--release", "-p", "trellis", "-p", "trellis-bench"]))?;
+    let mut driver = Command::new(root.join("target/release/trellis-bench"));
+    driver.current_dir(root).arg("--bin").arg(root.join("target/release/trellis")).args(args).env("TEST_DATABASE_URL", &database_url);
+    let result = run_cmd(&mut driver);
+    postgres::drop_test_databases(&database_url);
+    result
+}

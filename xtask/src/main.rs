@@ -21,8 +21,9 @@ fn run() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("run") => commands::run(&root, &args[1..]),
         Some("test") => commands::test(&root, &args[1..]),
+        Some("bench") => commands::bench(&root, &args[1..]),
         Some("spa") => spa::build(&root).map(|dir| eprintln!("xtask: the SPA is in {}", dir.display())),
-        _ => bail!("usage: cargo xtask run [serve flags] | cargo xtask test | cargo xtask spa"),
+        _ => bail!("usage: cargo xtask run [serve flags] | test | bench [--quick] | spa"),
     }
 }
 

@@ -22,6 +22,8 @@ pub mod kind {
 /// What happened, beyond the machine's event: the data to record with it.
 #[derive(Debug, Clone, Default)]
 pub struct Detail {
+    /// When the attempt actually began executing (dispatch time is recorded until then).
+    pub started_at: Option<DateTime<Utc>>,
     pub output: Option<Value>,
     pub error: Option<String>,
     /// Extra work the node's suspension needs (its timer, its task), written only if the
@@ -72,6 +74,9 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
             row.error = None;
         }
         if Some(i) == event_node {
+            if detail.started_at.is_some() {
+                row.started_at = detail.started_at;
+            }
             if let Some(output) = &detail.output {
                 row.output = Some(Json(output.clone()));
             }

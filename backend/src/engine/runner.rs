@@ -146,13 +146,15 @@ impl Engine {
                 }
             }
         };
-        match result {
+        let (event, mut detail) = match result {
             NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
             NodeResult::Failed { error, retryable } => {
                 (Event::Failed { node, attempt, retryable, timed_out: false }, Detail { error: Some(error), ..Default::default() })
             }
             NodeResult::Suspend(suspend) => (Event::Suspended { node, attempt }, suspension(&spec.id, attempt, suspend)),
-        }
+        };
+        detail.started_at = Some(run.now);
+        (event, detail)
     }
 
     /// Commits one event as one transition and reacts to what it wrote.

@@ -149,3 +149,31 @@ async fn two_processes_keep_max_concurrent_instances() {
     assert!(peak <= 3, "{peak} instances ran at once; the limit is 3");
     assert!(peak >= 2, "the slots were used in parallel (peak {peak})");
 }
+
+/// SIGTERM lets the running attempt finish and exits cleanly; nothing is run twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_running_attempts_and_exits_cleanly() {
+    let (url, _dir) = fresh_database(Backend::Sqlite).await;
+    let (ledger_addr, ledger) = ledger::start().await;
+    let mut first = Process::start(&url, &[]).await;
+    let api = Api::connect(&first.base).await;
+    let workflow = api.publish(json!({"nodes": [
+        {"id": "slow", "type": "http", "config": {"url": format!("http://{ledger_addr}/slow/{{{{ instance.id }}}}")}},
+        {"id": "after", "type": "noop"}], "edges": [{"from": "slow", "to": "after"}]})).await;
+    let (_, started) = api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({})).await;
+    let id = started["id"].as_str().unwrap().to_owned();
+    while ledger.calls.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let pid = first.child.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status = tokio::time::timeout(Duration::from_secs(30), first.child.wait()).await.expect("exits within the grace period").unwrap();
+    assert!(status.success(), "exit status {status}");
+
+    let second = Process::start(&url, &[]).await;
+    let api = Api::connect(&second.base).await;
+    assert_eq!(api.settle(&workflow, Duration::from_secs(30)).await["succeeded"], 1);
+    let instance = api.get(&format!("/api/v1/instances/{id}")).await;
+    assert_eq!(instance["nodes"][0]["attempts"], 1, "the drained attempt was recorded, not retried: {instance}");
+    assert_eq!(ledger.calls.lock().unwrap().len(), 1);
+}

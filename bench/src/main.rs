@@ -1,0 +1,120 @@
+//! `cargo xtask bench`: starts Trellis on loopback, on SQLite and on Postgres, measures it,
+//! and prints a markdown table (and writes JSON). Every figure is measured against a
+//! baseline taken in the same run on the same database: its single-row commit rate.
+//!
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--out DIR]
+
+mod db;
+mod scenarios;
+mod server;
+mod stats;
+
+use anyhow::{bail, Context, Result};
+use scenarios::Figures;
+use serde_json::json;
+use std::collections::BTreeMap;
+
+struct Options {
+    binary: String,
+    quick: bool,
+    backends: Vec<&'static str>,
+    out: std::path::PathBuf,
+    postgres: String,
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<()> {
+    let options = parse()?;
+    let mut results: BTreeMap<&str, Figures> = BTreeMap::new();
+    for backend in &options.backends {
+        eprintln!("bench: {backend}");
+        results.insert(backend, run_backend(&options, backend).await.with_context(|| format!("{backend} benchmark"))?);
+    }
+    print_table(&results);
+    std::fs::create_dir_all(&options.out)?;
+    let path = options.out.join("bench.json");
+    let report = json!({"quick": options.quick, "taken_at": chrono::Utc::now(), "results": results});
+    std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+    eprintln!("bench: wrote {}", path.display());
+    Ok(())
+}
+
+fn parse() -> Result<Options> {
+    let mut options = Options {
+        binary: String::new(),
+        quick: false,
+        backends: vec!["sqlite", "postgres"],
+        out: "bench-results".into(),
+        postgres: std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--bin" => options.binary = args.next().context("--bin PATH")?,
+            "--quick" => options.quick = true,
+            "--out" => options.out = args.next().context("--out DIR")?.into(),
+            "--backend" => {
+                options.backends = match args.next().as_deref() {
+                    Some("sqlite") => vec!["sqlite"],
+                    Some("postgres") => vec!["postgres"],
+                    Some("both") => vec!["sqlite", "postgres"],
+                    other => bail!("--backend sqlite|postgres|both, not {other:?}"),
+                }
+            }
+            other => bail!("unknown argument `{other}`"),
+        }
+    }
+    if options.binary.is_empty() {
+        bail!("--bin PATH to the trellis binary is required");
+    }
+    Ok(options)
+}
+
+async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
+    let dir = std::env::temp_dir().join(format!("trellis-bench-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir)?;
+    let url = match backend {
+        "sqlite" => format!("sqlite://{}", dir.join("bench.db").display()),
+        _ => fresh_postgres(&options.postgres).await?,
+    };
+    let server = server::Server::start(&options.binary, &url).await?;
+    let api = server::Api::connect(&server).await?;
+    let db = db::Db::open(&url).await?;
+    let (latency_runs, sizes, fanout_runs, timers) =
+        if options.quick { (10, vec![200, 1_000], 3, 1_000) } else { (50, vec![1_000, 10_000], 5, 10_000) };
+    let mut figures = Figures::new();
+    figures.insert("baseline_commits_per_s".into(), db.commit_rate(if options.quick { 300 } else { 1_000 }).await?);
+    scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
+    for size in sizes {
+        scenarios::throughput(&api, size, &mut figures).await?;
+    }
+    scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
+    scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
+    let transitions = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v).unwrap_or(f64::NAN);
+    figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(figures)
+}
+
+async fn fresh_postgres(admin_url: &str) -> Result<String> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(admin_url).await.with_context(|| format!("connecting to {admin_url}"))?;
+    let name = format!("trellis_test_bench_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await?;
+    let base = admin_url.rsplit_once('/').map_or(admin_url, |(b, _)| b);
+    Ok(format!("{base}/{name}"))
+}
+
+fn print_table(results: &BTreeMap<&str, Figures>) {
+    let backends: Vec<&str> = results.keys().copied().collect();
+    println!("\n| metric | {} |", backends.join(" | "));
+    println!("|---|{}", "---:|".repeat(backends.len()));
+    let mut metrics: Vec<&String> = results.values().flat_map(|f| f.keys()).collect();
+    metrics.sort();
+    metrics.dedup();
+    for metric in metrics {
+        let cells: Vec<String> = backends.iter().map(|b| results[b].get(metric).map_or("—".into(), |v| format!("{v:.2}"))).collect();
+        println!("| {metric} | {} |", cells.join(" | "));
+    }
+}

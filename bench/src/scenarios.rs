@@ -1,0 +1,107 @@
+//! The measured scenarios. Each returns named figures; nothing here asserts a timing.
+
+use crate::db::Db;
+use crate::server::{Api, Server};
+use crate::stats::{millis, percentile};
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+pub type Figures = BTreeMap<String, f64>;
+
+fn chain(n: usize) -> Value {
+    let nodes: Vec<Value> = (0..n).map(|i| json!({"id": format!("n{i}"), "type": "noop"})).collect();
+    let edges: Vec<Value> = (1..n).map(|i| json!({"from": format!("n{}", i - 1), "to": format!("n{i}")})).collect();
+    json!({"nodes": nodes, "edges": edges})
+}
+
+/// (a) predecessor end -> successor start, on chain-10 instances run one at a time.
+pub async fn transition_latency(api: &Api, instances: usize, out: &mut Figures) -> Result<()> {
+    let workflow = api.publish("bench chain-10 latency", chain(10)).await?;
+    let mut samples = Vec::new();
+    for _ in 0..instances {
+        let id = api.start(&workflow).await?;
+        let detail = loop {
+            let detail = api.get(&format!("/api/v1/instances/{id}")).await?;
+            if detail["status"] == "succeeded" {
+                break detail;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        };
+        let nodes = detail["nodes"].as_array().context("nodes")?;
+        for pair in nodes.windows(2) {
+            let (end, start) = (pair[0]["ended_at"].as_str(), pair[1]["started_at"].as_str());
+            if let (Some(end), Some(start)) = (end, start) {
+                samples.extend(millis(end, start));
+            }
+        }
+    }
+    out.insert("transition_p50_ms".into(), percentile(&mut samples, 50.0));
+    out.insert("transition_p99_ms".into(), percentile(&mut samples, 99.0));
+    Ok(())
+}
+
+/// (b) throughput draining `count` chain-10 instances that queue behind a limit of 100.
+pub async fn throughput(api: &Api, count: usize, out: &mut Figures) -> Result<()> {
+    let mut definition = chain(10);
+    definition["settings"] = json!({"max_concurrent_instances": 100});
+    let workflow = api.publish(&format!("bench chain-10 x{count}"), definition).await?;
+    let started = Instant::now();
+    api.start_many(&workflow, count, 16).await?;
+    let starting = started.elapsed().as_secs_f64();
+    let counts = api.drain(&workflow, Duration::from_millis(50)).await?;
+    let elapsed = started.elapsed().as_secs_f64();
+    anyhow::ensure!(counts["succeeded"].as_u64() == Some(count as u64), "not all succeeded: {counts}");
+    out.insert(format!("drain_{count}_instances_per_s"), count as f64 / elapsed);
+    out.insert(format!("drain_{count}_transitions_per_s"), (count * 10) as f64 / elapsed);
+    out.insert(format!("drain_{count}_starts_per_s"), count as f64 / starting);
+    Ok(())
+}
+
+/// (c) one instance: a start node, 100 parallel nodes, a join; created -> ended.
+pub async fn fan_out(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
+    let mut nodes = vec![json!({"id": "start", "type": "noop"}), json!({"id": "join", "type": "noop"})];
+    let mut edges = Vec::new();
+    for i in 0..100 {
+        nodes.push(json!({"id": format!("f{i}"), "type": "noop"}));
+        edges.push(json!({"from": "start", "to": format!("f{i}")}));
+        edges.push(json!({"from": format!("f{i}"), "to": "join"}));
+    }
+    let workflow = api.publish("bench fan-out-100", json!({"nodes": nodes, "edges": edges})).await?;
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        let id = api.start(&workflow).await?;
+        let detail = loop {
+            let detail = api.get(&format!("/api/v1/instances/{id}")).await?;
+            if detail["status"] == "succeeded" {
+                break detail;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        samples.extend(millis(detail["created_at"].as_str().unwrap_or_default(), detail["ended_at"].as_str().unwrap_or_default()));
+    }
+    out.insert("fanout100_p50_ms".into(), percentile(&mut samples, 50.0));
+    Ok(())
+}
+
+/// (d) `count` delay timers due in the same instant: lateness; (e) RSS while they wait.
+pub async fn timers(api: &Api, server: &Server, db: &Db, count: usize, out: &mut Figures) -> Result<()> {
+    let rss_before = server.rss_kib()?;
+    // Leave time for every start before the timers come due (~2 ms a start, plus margin).
+    let due = chrono::Utc::now() + chrono::Duration::milliseconds(8_000 + 3 * count as i64);
+    let definition = json!({"nodes": [{"id": "wait", "type": "delay", "config": {"until": due.to_rfc3339()}}]});
+    let workflow = api.publish(&format!("bench timers x{count}"), definition).await?;
+    api.start_many(&workflow, count, 16).await?;
+    let all_started = chrono::Utc::now();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_idle = server.rss_kib()?;
+    out.insert("idle_instances".into(), count as f64);
+    out.insert("rss_per_idle_instance_bytes".into(), (rss_idle.saturating_sub(rss_before) * 1024) as f64 / count as f64);
+    out.insert("timers_started_before_due".into(), f64::from(u8::from(all_started < due)));
+    api.drain(&workflow, Duration::from_millis(200)).await?;
+    let mut lateness: Vec<f64> = db.node_ends("wait").await?.into_iter().map(|t| (t - due).num_microseconds().unwrap_or(0) as f64 / 1000.0).collect();
+    out.insert("timer_lateness_p50_ms".into(), percentile(&mut lateness, 50.0));
+    out.insert("timer_lateness_p99_ms".into(), percentile(&mut lateness, 99.0));
+    Ok(())
+}

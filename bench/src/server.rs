@@ -1,0 +1,127 @@
+//! A Trellis server process under test, and a signed-in client for it.
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const PASSWORD: &str = "bench-password-123";
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+}
+
+impl Server {
+    pub async fn start(binary: &str, database_url: &str) -> Result<Server> {
+        let mut child = Command::new(binary)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("DATABASE_URL", database_url)
+            .env("TRELLIS_ADMIN_PASSWORD", PASSWORD)
+            .env("RUST_LOG", "warn,trellis::server=info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {binary}"))?;
+        let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+        let addr = loop {
+            let Some(line) = lines.next_line().await? else { bail!("the server exited before listening") };
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.trim().to_owned();
+            }
+        };
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Server { child, base: format!("http://{addr}") })
+    }
+
+    /// Resident memory of the server process, in KiB.
+    pub fn rss_kib(&self) -> Result<u64> {
+        let pid = self.child.id().context("the server has exited")?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).context("no VmRSS")?;
+        Ok(line.split_whitespace().nth(1).context("VmRSS value")?.parse()?)
+    }
+}
+
+#[derive(Clone)]
+pub struct Api {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Api {
+    pub async fn connect(server: &Server) -> Result<Api> {
+        let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
+        let login: Value = http
+            .post(format!("{}/api/v1/auth/login", server.base))
+            .json(&json!({"username": "admin", "password": PASSWORD}))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        let token = login["access_token"].as_str().context("token")?.to_owned();
+        Ok(Api { http, base: server.base.clone(), token })
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Result<Value> {
+        let response = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await?;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!("POST {path}: {status}: {body}");
+        }
+        Ok(body)
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value> {
+        Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.json().await?)
+    }
+
+    /// Creates and publishes a workflow; returns its id.
+    pub async fn publish(&self, name: &str, definition: Value) -> Result<String> {
+        let created = self.post("/api/v1/workflows", json!({"name": name, "definition": definition})).await?;
+        let id = created["id"].as_str().context("id")?.to_owned();
+        self.post(&format!("/api/v1/workflows/{id}/versions"), json!({})).await?;
+        Ok(id)
+    }
+
+    pub async fn start(&self, workflow: &str) -> Result<String> {
+        let started = self.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({})).await?;
+        Ok(started["id"].as_str().context("id")?.to_owned())
+    }
+
+    /// Starts `count` instances with `parallel` requests in flight.
+    pub async fn start_many(&self, workflow: &str, count: usize, parallel: usize) -> Result<()> {
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..parallel {
+            let (api, workflow) = (self.clone(), workflow.to_owned());
+            let share = count / parallel + usize::from(i < count % parallel);
+            set.spawn(async move {
+                for _ in 0..share {
+                    api.start(&workflow).await?;
+                }
+                anyhow::Ok(())
+            });
+        }
+        while let Some(done) = set.join_next().await {
+            done??;
+        }
+        Ok(())
+    }
+
+    /// Waits until `workflow` has no queued or running instance.
+    pub async fn drain(&self, workflow: &str, poll: Duration) -> Result<Value> {
+        loop {
+            let counts = self.get(&format!("/api/v1/instances?workflow={workflow}&limit=1")).await?["counts"].clone();
+            if counts["queued"].as_i64() == Some(0) && counts["running"].as_i64() == Some(0) {
+                return Ok(counts);
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+}
