@@ -142,7 +142,16 @@ fn update(status: InstanceStatus, started_at: Option<DateTime<Utc>>, ended_at: O
 }
 
 pub fn work(kind: &str, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {
-    NewWork { kind: kind.to_owned(), node_id: node.map(str::to_owned), attempt: attempt.map(|a| a as i32), queue: None, payload: None, due_at }
+    NewWork {
+        id: None,
+        kind: kind.to_owned(),
+        node_id: node.map(str::to_owned),
+        attempt: attempt.map(|a| a as i32),
+        queue: None,
+        payload: None,
+        due_at,
+        lease: None,
+    }
 }
 
 pub fn ms_duration(ms: u64) -> Duration {
@@ -173,5 +182,15 @@ fn finish_error(plan: &Plan, status: InstanceStatus, failed_node: Option<usize>,
         InstanceStatus::TimedOut => Some("the instance exceeded its timeout".to_owned()),
         InstanceStatus::Canceled => Some("canceled".to_owned()),
         _ => None,
+    }
+}
+
+/// Marks the first `ids.len()` attempts to run as already leased to `owner` until `until`,
+/// with the given ids, so the dispatching process runs them without claiming them.
+pub fn prelease(writes: &mut Writes, owner: &str, until: DateTime<Utc>, ids: &[uuid::Uuid]) {
+    let runs = writes.new_work.iter_mut().filter(|w| w.kind == kind::RUN && w.lease.is_none());
+    for (work, id) in runs.zip(ids) {
+        work.id = Some(*id);
+        work.lease = Some((owner.to_owned(), until));
     }
 }

@@ -53,7 +53,7 @@ const MAX_POLL: Duration = Duration::from_secs(30);
 
 impl Engine {
     /// Starts an instance of `version` (default: the latest published one).
-    pub async fn start(&self, workflow: Uuid, version: Option<i64>, input: Value, key: Option<String>) -> Result<Started, EngineError> {
+    pub async fn start(self: &Arc<Self>, workflow: Uuid, version: Option<i64>, input: Value, key: Option<String>) -> Result<Started, EngineError> {
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
             return Err(EngineError::TooLarge(format!("the input is {size} bytes; the limit is {}", self.config.max_input_bytes)));
@@ -77,12 +77,14 @@ impl Engine {
             outcome: None, output: None, error: None, started_at: None, ended_at: None,
         }).collect();
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
-        let on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
+        let reservation = self.reserve();
+        let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
+        reservation.lease_runs(&mut on_admit, &self.owner);
         let id = row.id;
         let new = NewInstance { row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone() };
         let status = match self.store.start_instance(&new).await? {
             StartOutcome::Running => {
-                self.after_commit(&plan, id, &on_admit).await;
+                self.after_commit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }
             StartOutcome::Queued => InstanceStatus::Queued,
@@ -94,12 +96,12 @@ impl Engine {
         Ok(Started { id, status, version })
     }
 
-    pub async fn cancel(&self, id: Uuid) -> Result<(), EngineError> {
+    pub async fn cancel(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
         self.instance_event(id, Event::Cancel, "the instance has already finished").await
     }
 
     /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
-    pub async fn signal(&self, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
+    pub async fn signal(self: &Arc<Self>, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
         let snapshot = self.snapshot(id).await?;
         let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let index = plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
@@ -115,7 +117,7 @@ impl Engine {
         }
     }
 
-    async fn instance_event(&self, id: Uuid, event: Event, refused: &str) -> Result<(), EngineError> {
+    async fn instance_event(self: &Arc<Self>, id: Uuid, event: Event, refused: &str) -> Result<(), EngineError> {
         let snapshot = self.snapshot(id).await?;
         let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         match self.commit(&plan, id, None, event, Detail::default()).await? {
@@ -206,17 +208,17 @@ impl Engine {
         }
     }
 
-    pub async fn complete_task(&self, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
+    pub async fn complete_task(self: &Arc<Self>, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
         let detail = Detail { output: Some(output), ..Default::default() };
         self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
     }
 
-    pub async fn fail_task(&self, id: Uuid, token: &str, error: String, retryable: bool) -> Result<(), EngineError> {
+    pub async fn fail_task(self: &Arc<Self>, id: Uuid, token: &str, error: String, retryable: bool) -> Result<(), EngineError> {
         let detail = Detail { error: Some(error), ..Default::default() };
         self.finish_task(id, token, detail, |node, attempt| Event::Failed { node, attempt, retryable, timed_out: false }).await
     }
 
-    async fn finish_task(&self, id: Uuid, token: &str, detail: Detail, event: impl Fn(usize, u32) -> Event) -> Result<(), EngineError> {
+    async fn finish_task(self: &Arc<Self>, id: Uuid, token: &str, detail: Detail, event: impl Fn(usize, u32) -> Event) -> Result<(), EngineError> {
         let fence = self.task_fence(id, token).await?;
         let item = self.store.work_item(id).await?.ok_or_else(stale_lease)?;
         let snapshot = self.snapshot(item.instance_id).await?;

@@ -21,6 +21,22 @@ const CLAIM_BATCH: usize = 64;
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
 const ADMIT_EVERY: Duration = Duration::from_secs(1);
+/// Attempts one transition may hand straight to this process's workers.
+const PRELEASE_MAX: usize = 16;
+
+/// Reserved worker slots, the ids their work items get, and their lease's end.
+pub(super) struct Reservation {
+    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    ids: Vec<uuid::Uuid>,
+    until: chrono::DateTime<Utc>,
+}
+
+impl Reservation {
+    /// Leases up to the reserved number of the attempts `writes` dispatches to `owner`.
+    pub(super) fn lease_runs(&self, writes: &mut Writes, owner: &str) {
+        effects::prelease(writes, owner, self.until, &self.ids);
+    }
+}
 
 impl Engine {
     /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
@@ -159,7 +175,7 @@ impl Engine {
 
     /// Commits one event as one transition and reacts to what it wrote.
     pub(super) async fn commit(
-        &self,
+        self: &Arc<Self>,
         plan: &Plan,
         instance: uuid::Uuid,
         fence: Option<&Fence>,
@@ -167,16 +183,62 @@ impl Engine {
         detail: Detail,
     ) -> anyhow::Result<TransitionOutcome> {
         let jitter = rand::random::<f64>();
-        let decide_fn = |s: &Snapshot| decide(plan, s, event.clone(), &detail, Utc::now(), jitter);
+        let reservation = self.reserve();
+        let decide_fn = |s: &Snapshot| {
+            let mut writes = decide(plan, s, event.clone(), &detail, Utc::now(), jitter);
+            reservation.lease_runs(&mut writes, &self.owner);
+            writes
+        };
         let outcome = self.store.transition(instance, fence, &decide_fn).await?;
         if let TransitionOutcome::Applied(writes) = &outcome {
-            self.after_commit(plan, instance, writes).await;
+            self.after_commit(plan, instance, writes, reservation).await;
         }
         Ok(outcome)
     }
 
-    pub(super) async fn after_commit(&self, plan: &Plan, instance: uuid::Uuid, writes: &Writes) {
-        if writes.new_work.iter().any(|w| w.queue.is_none()) {
+    /// Worker slots (and work ids) for attempts a transition may dispatch, so this process
+    /// can run them at once instead of inserting them for a later claim round trip.
+    pub(super) fn reserve(&self) -> Reservation {
+        let mut permits = Vec::new();
+        while permits.len() < PRELEASE_MAX {
+            match self.permits.clone().try_acquire_owned() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => break,
+            }
+        }
+        let ids = (0..permits.len()).map(|_| uuid::Uuid::now_v7()).collect();
+        Reservation { permits, ids, until: Utc::now() + self.lease() }
+    }
+
+    /// Runs the attempts a committed transition leased to this process.
+    fn launch(self: &Arc<Self>, instance: uuid::Uuid, writes: &Writes, mut reservation: Reservation) {
+        let leased = writes.new_work.iter().filter(|w| w.lease.as_ref().is_some_and(|(owner, _)| *owner == self.owner));
+        for work in leased {
+            let (Some(id), Some(permit)) = (work.id, reservation.permits.pop()) else { break };
+            let item = WorkItem {
+                id,
+                instance_id: instance,
+                kind: work.kind.clone(),
+                node_id: work.node_id.clone(),
+                attempt: work.attempt,
+                queue: None,
+                payload: None,
+                due_at: work.due_at,
+                lease_owner: Some(self.owner.clone()),
+                lease_epoch: 1,
+                lease_expires_at: work.lease.as_ref().map(|(_, until)| *until),
+            };
+            let engine = self.clone();
+            tokio::spawn(async move {
+                engine.handle(item).await;
+                drop(permit);
+            });
+        }
+    }
+
+    pub(super) async fn after_commit(self: &Arc<Self>, plan: &Plan, instance: uuid::Uuid, writes: &Writes, reservation: Reservation) {
+        self.launch(instance, writes, reservation);
+        if writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
             self.wake.notify_one();
         }
         if writes.new_work.iter().any(|w| w.queue.is_some()) {

@@ -72,12 +72,17 @@ pub struct Fence {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewWork {
+    /// Set when the caller needs to know it (a pre-leased item it will run itself).
+    pub id: Option<Uuid>,
     pub kind: String,
     pub node_id: Option<String>,
     pub attempt: Option<i32>,
     pub queue: Option<String>,
     pub payload: Option<Value>,
     pub due_at: DateTime<Utc>,
+    /// Inserted already claimed by this owner until then (epoch 1): the process that
+    /// dispatched it runs it at once, without a claim round trip.
+    pub lease: Option<(String, DateTime<Utc>)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

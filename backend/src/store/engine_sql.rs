@@ -49,11 +49,13 @@ macro_rules! impl_instance_store {
                 }
                 for work in &w.new_work {
                     sqlx::query(
-                        "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_epoch) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0)",
+                        "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, \
+                         lease_owner, lease_epoch, lease_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                     )
-                    .bind(Uuid::now_v7()).bind(id).bind(&work.kind).bind(&work.node_id).bind(work.attempt)
+                    .bind(work.id.unwrap_or_else(Uuid::now_v7)).bind(id).bind(&work.kind).bind(&work.node_id).bind(work.attempt)
                     .bind(&work.queue).bind(work.payload.as_ref().map(Json)).bind(work.due_at)
+                    .bind(work.lease.as_ref().map(|l| &l.0)).bind(i64::from(work.lease.is_some()))
+                    .bind(work.lease.as_ref().map(|l| l.1))
                     .execute(&mut **tx).await?;
                 }
                 Ok(())
