@@ -36,6 +36,8 @@ CREATE TABLE instance_nodes (
 CREATE TABLE work (
     id               UUID PRIMARY KEY,
     instance_id      UUID NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+    -- Copied from the instance so claims can take turns between workflows.
+    workflow_id      UUID NOT NULL,
     kind             TEXT NOT NULL,
     node_id          TEXT,
     attempt          INTEGER,

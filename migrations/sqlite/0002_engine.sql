@@ -37,6 +37,8 @@ CREATE TABLE instance_nodes (
 CREATE TABLE work (
     id               BLOB PRIMARY KEY,
     instance_id      BLOB NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+    -- Copied from the instance so claims can take turns between workflows.
+    workflow_id      BLOB NOT NULL,
     kind             TEXT NOT NULL,
     node_id          TEXT,
     attempt          INTEGER,

@@ -86,7 +86,7 @@ impl Engine {
             let Ok(permit) = self.permits.clone().acquire_owned().await else { break };
             let engine = self.clone();
             tokio::spawn(async move {
-                engine.handle(item).await;
+                engine.handle(item, None).await;
                 drop(permit);
             });
         }
@@ -100,25 +100,34 @@ impl Engine {
         }
     }
 
-    async fn handle(self: &Arc<Self>, item: WorkItem) {
-        if let Err(e) = self.handle_item(&item).await {
+    /// Handles one claimed item. `plan` is known when this process dispatched the item itself.
+    async fn handle(self: &Arc<Self>, item: WorkItem, plan: Option<Arc<Plan>>) {
+        if let Err(e) = self.handle_item(&item, plan).await {
             // The lease runs out and the item is claimed again: nothing is lost.
             tracing::warn!(error = %e, work = %item.id, kind = %item.kind, "work item failed; it will be retried");
         }
     }
 
-    async fn handle_item(self: &Arc<Self>, item: &WorkItem) -> anyhow::Result<()> {
+    async fn handle_item(self: &Arc<Self>, item: &WorkItem, known: Option<Arc<Plan>>) -> anyhow::Result<()> {
         let Some(fence) = item.fence() else { return Ok(()) };
-        let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
-        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        let node = item.node_id.as_deref().and_then(|id| plan.index_of(id));
+        let node_of = |plan: &Plan| item.node_id.as_deref().and_then(|id| plan.index_of(id));
+        // Loading the instance is only needed for the plan (when not known) and for the
+        // expression context of node types that read it.
+        let (plan, context) = match known {
+            Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(&plan.nodes[n].kind)) => (plan, Value::Null),
+            _ => {
+                let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
+                (self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
+            }
+        };
+        let node = node_of(&plan);
         let attempt = item.attempt.unwrap_or(0).max(0) as u32;
         let (event, detail) = match (item.kind.as_str(), node) {
             (kind::RUN, Some(node)) if item.lease_epoch > 1 => {
                 let error = "the process running this attempt stopped before finishing it".to_owned();
                 (Event::Lost { node, attempt }, Detail { error: Some(error), ..Default::default() })
             }
-            (kind::RUN, Some(node)) => self.execute(&plan, &snapshot, node, attempt, &fence).await,
+            (kind::RUN, Some(node)) => self.execute(&plan, item.instance_id, context, node, attempt, &fence).await,
             (kind::RESUME, Some(node)) => {
                 (Event::Succeeded { node, attempt, outcome: None }, output(json!({"resumed_at": Utc::now()})))
             }
@@ -134,18 +143,18 @@ impl Engine {
                 (Event::Cancel, Detail::default())
             }
         };
-        self.commit(&plan, snapshot.instance.id, Some(&fence), event, detail).await?;
+        self.commit(&plan, item.instance_id, Some(&fence), event, detail).await?;
         Ok(())
     }
 
     /// Runs one attempt, keeping its lease alive while it runs.
-    async fn execute(&self, plan: &Plan, snapshot: &Snapshot, node: usize, attempt: u32, fence: &Fence) -> (Event, Detail) {
+    async fn execute(&self, plan: &Plan, instance: uuid::Uuid, context: Value, node: usize, attempt: u32, fence: &Fence) -> (Event, Detail) {
         let spec = &plan.nodes[node];
         let run = Attempt {
             node: spec,
             attempt,
-            idempotency_key: format!("{}:{}:{attempt}", snapshot.instance.id, spec.id),
-            context: context(snapshot),
+            idempotency_key: format!("{instance}:{}:{attempt}", spec.id),
+            context,
             now: Utc::now(),
         };
         let result = {
@@ -176,7 +185,7 @@ impl Engine {
     /// Commits one event as one transition and reacts to what it wrote.
     pub(super) async fn commit(
         self: &Arc<Self>,
-        plan: &Plan,
+        plan: &Arc<Plan>,
         instance: uuid::Uuid,
         fence: Option<&Fence>,
         event: Event,
@@ -200,7 +209,10 @@ impl Engine {
     /// can run them at once instead of inserting them for a later claim round trip.
     pub(super) fn reserve(&self) -> Reservation {
         let mut permits = Vec::new();
-        while permits.len() < PRELEASE_MAX {
+        // A quarter of the pool stays for claimed work, which takes turns between
+        // workflows: a workflow feeding itself slots cannot starve the others.
+        let kept_for_claims = self.config.workers / 4;
+        while permits.len() < PRELEASE_MAX && self.permits.available_permits() > kept_for_claims {
             match self.permits.clone().try_acquire_owned() {
                 Ok(permit) => permits.push(permit),
                 Err(_) => break,
@@ -211,7 +223,7 @@ impl Engine {
     }
 
     /// Runs the attempts a committed transition leased to this process.
-    fn launch(self: &Arc<Self>, instance: uuid::Uuid, writes: &Writes, mut reservation: Reservation) {
+    fn launch(self: &Arc<Self>, plan: &Arc<Plan>, instance: uuid::Uuid, writes: &Writes, mut reservation: Reservation) {
         let leased = writes.new_work.iter().filter(|w| w.lease.as_ref().is_some_and(|(owner, _)| *owner == self.owner));
         for work in leased {
             let (Some(id), Some(permit)) = (work.id, reservation.permits.pop()) else { break };
@@ -228,16 +240,16 @@ impl Engine {
                 lease_epoch: 1,
                 lease_expires_at: work.lease.as_ref().map(|(_, until)| *until),
             };
-            let engine = self.clone();
+            let (engine, plan) = (self.clone(), plan.clone());
             tokio::spawn(async move {
-                engine.handle(item).await;
+                engine.handle(item, Some(plan)).await;
                 drop(permit);
             });
         }
     }
 
-    pub(super) async fn after_commit(self: &Arc<Self>, plan: &Plan, instance: uuid::Uuid, writes: &Writes, reservation: Reservation) {
-        self.launch(instance, writes, reservation);
+    pub(super) async fn after_commit(self: &Arc<Self>, plan: &Arc<Plan>, instance: uuid::Uuid, writes: &Writes, reservation: Reservation) {
+        self.launch(plan, instance, writes, reservation);
         if writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
             self.wake.notify_one();
         }
@@ -270,6 +282,11 @@ fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
         }),
     }
     Detail { work, ..Default::default() }
+}
+
+/// Whether a node type evaluates expressions over the instance (and so needs its state).
+fn reads_context(kind: &str) -> bool {
+    matches!(kind, "http" | "transform" | "branch" | "task")
 }
 
 /// What expressions see: `input`, and each node's `output` and `status`.

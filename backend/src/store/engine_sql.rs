@@ -1,7 +1,7 @@
 //! The engine's SQL, shared by both backends like `sql.rs`. Two dialect differences are
 //! supplied by each backend module: `LOCK_ROW` (`FOR UPDATE` on Postgres: the per-instance
 //! and per-workflow locks that make transitions and admission safe across processes) and
-//! `SKIP_LOCKED` (claims skip rows another process is claiming). SQLite has one process,
+//! `SKIP_LOCKED` (task claims skip rows another process is claiming). SQLite has one process,
 //! whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
@@ -26,7 +26,7 @@ macro_rules! impl_instance_store {
                 Ok(Some(Snapshot { instance, nodes }))
             }
 
-            async fn apply_writes(tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, w: &Writes) -> Result<()> {
+            async fn apply_writes(tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, workflow: Uuid, w: &Writes) -> Result<()> {
                 if let Some(u) = &w.instance {
                     sqlx::query(
                         "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
@@ -50,12 +50,12 @@ macro_rules! impl_instance_store {
                 for work in &w.new_work {
                     sqlx::query(
                         "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, \
-                         lease_owner, lease_epoch, lease_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                         lease_owner, lease_epoch, lease_expires_at, workflow_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                     )
                     .bind(work.id.unwrap_or_else(Uuid::now_v7)).bind(id).bind(&work.kind).bind(&work.node_id).bind(work.attempt)
                     .bind(&work.queue).bind(work.payload.as_ref().map(Json)).bind(work.due_at)
                     .bind(work.lease.as_ref().map(|l| &l.0)).bind(i64::from(work.lease.is_some()))
-                    .bind(work.lease.as_ref().map(|l| l.1))
+                    .bind(work.lease.as_ref().map(|l| l.1)).bind(workflow)
                     .execute(&mut **tx).await?;
                 }
                 Ok(())
@@ -97,12 +97,14 @@ macro_rules! impl_instance_store {
                 sqlx::query(&sql)
                     .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
                     .execute(&mut *tx).await.map_err(StoreError::from_sqlx)?;
-                for n in &new.nodes {
-                    let sql = format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) VALUES ($1, $2, $3, $4, 0, NULL, NULL, NULL, NULL, NULL)");
-                    sqlx::query(&sql).bind(row.id).bind(&n.node_id).bind(n.position).bind(&n.status).execute(&mut *tx).await?;
-                }
+                // One statement for all nodes (at most 1,000, well under both bind limits).
+                let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
+                insert.push_values(&new.nodes, |mut values, n| {
+                    values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(0i32);
+                });
+                insert.build().execute(&mut *tx).await?;
                 if outcome == StartOutcome::Running {
-                    Self::apply_writes(&mut tx, row.id, &new.on_admit).await?;
+                    Self::apply_writes(&mut tx, row.id, row.workflow_id, &new.on_admit).await?;
                 }
                 tx.commit().await?;
                 Ok(outcome)
@@ -111,6 +113,11 @@ macro_rules! impl_instance_store {
             async fn transition(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
                 let _guard = self.write_guard().await;
                 let mut tx = self.pool.begin().await?;
+                // The instance lock comes first, always: a transition that clears the instance's
+                // work must never wait for a work row held by one waiting for the instance.
+                let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+                    return Ok(TransitionOutcome::NotFound);
+                };
                 if let Some(f) = fence {
                     let done = sqlx::query("DELETE FROM work WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3")
                         .bind(f.work_id).bind(&f.owner).bind(f.epoch).execute(&mut *tx).await?;
@@ -118,11 +125,8 @@ macro_rules! impl_instance_store {
                         return Ok(TransitionOutcome::Fenced);
                     }
                 }
-                let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
-                    return Ok(TransitionOutcome::NotFound);
-                };
                 let writes = decide(&snapshot);
-                Self::apply_writes(&mut tx, id, &writes).await?;
+                Self::apply_writes(&mut tx, id, snapshot.instance.workflow_id, &writes).await?;
                 tx.commit().await?;
                 Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(writes) })
             }
@@ -138,8 +142,9 @@ macro_rules! impl_instance_store {
                 let ids: Vec<(Uuid,)> = sqlx::query_as("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
                     .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
                 for (id,) in &ids {
-                    if let Some(snapshot) = Self::load_snapshot(&mut tx, *id, false).await? {
-                        Self::apply_writes(&mut tx, *id, &decide(&snapshot)).await?;
+                    // Locked and re-read: a cancel may have got there first.
+                    if let Some(snapshot) = Self::load_snapshot(&mut tx, *id, true).await? {
+                        Self::apply_writes(&mut tx, *id, workflow, &decide(&snapshot)).await?;
                     }
                 }
                 tx.commit().await?;
@@ -154,10 +159,17 @@ macro_rules! impl_instance_store {
 
             async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>> {
                 let _guard = self.write_guard().await;
+                // Fair across workflows: the oldest due item of every workflow comes before the
+                // second oldest of any, so a flooded workflow cannot starve the others. Window
+                // functions rule out SKIP LOCKED; instead the outer UPDATE re-checks the lease,
+                // so of two processes picking the same row only one claims it.
                 let sql = format!(
                     "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
-                     WHERE id IN (SELECT id FROM work WHERE queue IS NULL AND due_at <= $3 \
-                     AND (lease_expires_at IS NULL OR lease_expires_at <= $3) ORDER BY due_at LIMIT $4{SKIP_LOCKED}) \
+                     WHERE id IN (SELECT id FROM (SELECT id, due_at, \
+                        ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY due_at) AS turn FROM work \
+                        WHERE queue IS NULL AND due_at <= $3 AND (lease_expires_at IS NULL OR lease_expires_at <= $3)) ranked \
+                      ORDER BY turn, due_at LIMIT $4) \
+                     AND (lease_expires_at IS NULL OR lease_expires_at <= $3) \
                      RETURNING {WORK_COLUMNS}"
                 );
                 Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).bind(limit).fetch_all(&self.pool).await?)

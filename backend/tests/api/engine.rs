@@ -244,3 +244,21 @@ both_backends! {
         assert_eq!(listed["items"].as_array().unwrap().len(), 0, "no instance was half-created");
     }
 }
+
+both_backends! {
+    async fn a_flooded_workflow_does_not_starve_another(app: TestApp) {
+        let (addr, ledger) = ledger::start().await;
+        let slow = json!({"nodes": [{"id": "s", "type": "http", "config": {"url": format!("http://{addr}/slow/flood")}}]});
+        let flood = app.publish(slow).await;
+        for _ in 0..150 {
+            app.start(&flood, json!({})).await;
+        }
+        let quick = app.publish(json!({"nodes": [{"id": "q", "type": "http", "config": {"url": format!("http://{addr}/quick")}}]})).await;
+        let id = app.start(&quick, json!({})).await;
+        app.wait_finished(&id).await;
+        let list: Value = app.get(&format!("/api/v1/instances?workflow={flood}&limit=1")).send().await.unwrap().json().await.unwrap();
+        let flood_done = list["counts"]["succeeded"].as_i64().unwrap();
+        // In arrival order the quick instance would wait for all 150 slow ones.
+        assert!(flood_done < 100, "the quick workflow waited behind {flood_done} flood instances");
+    }
+}
