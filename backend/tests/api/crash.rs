@@ -177,3 +177,31 @@ async fn sigterm_drains_running_attempts_and_exits_cleanly() {
     assert_eq!(instance["nodes"][0]["attempts"], 1, "the drained attempt was recorded, not retried: {instance}");
     assert_eq!(ledger.calls.lock().unwrap().len(), 1);
 }
+
+/// A worker that stops heartbeating loses its task: it is handed out again and the first
+/// worker's token no longer counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_task_lease_is_handed_to_another_worker() {
+    let (url, _dir) = fresh_database(Backend::Sqlite).await;
+    let server = Process::start(&url, &[("TRELLIS_LEASE_MS", "1000")]).await;
+    let api = Api::connect(&server.base).await;
+    let workflow = api.publish(json!({"nodes": [{"id": "job", "type": "task", "config": {"queue": "q"}}]})).await;
+    let (_, started) = api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {"n": 1}})).await;
+    let poll = json!({"queue": "q", "worker": "w", "wait_ms": 5000});
+    let (status, first) = api.post("/api/v1/tasks/poll", poll.clone()).await;
+    assert_eq!(status, 200);
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let (status, second) = api.post("/api/v1/tasks/poll", poll).await;
+    assert_eq!(status, 200, "the expired task is handed out again");
+    assert_eq!(second["id"], first["id"]);
+    assert_ne!(second["lease_token"], first["lease_token"]);
+    let task = first["id"].as_str().unwrap();
+    let (status, _) = api.post(&format!("/api/v1/tasks/{task}/complete"), json!({"lease_token": first["lease_token"], "output": 1})).await;
+    assert_eq!(status, 409, "the first worker's lease is gone");
+    let (status, _) = api.post(&format!("/api/v1/tasks/{task}/complete"), json!({"lease_token": second["lease_token"], "output": 2})).await;
+    assert_eq!(status, 204);
+    let id = started["id"].as_str().unwrap();
+    let instance = api.get(&format!("/api/v1/instances/{id}")).await;
+    assert_eq!(instance["status"], "succeeded");
+    assert_eq!(instance["nodes"][0]["output"], 2);
+}
