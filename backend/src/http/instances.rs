@@ -2,7 +2,7 @@
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
 use crate::engine::EngineError;
 use crate::store::{InstanceQuery, InstanceRow, Snapshot};
@@ -36,12 +36,8 @@ async fn start(
     ApiPath(workflow): ApiPath<Uuid>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    // An empty body starts with no input; anything else must be a start request.
-    let request: StartInstance = if body.iter().all(u8::is_ascii_whitespace) {
-        StartInstance::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::invalid(format!("invalid start request: {e}"), vec![]))?
-    };
+    // An empty body starts with no input.
+    let request: StartInstance = optional_json(&body, "start request")?;
     let input = request.input.unwrap_or(Value::Null);
     let started = state.engine.start(workflow, request.version, input, request.key).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
@@ -62,10 +58,7 @@ struct ListParams {
 }
 
 async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): ApiQuery<ListParams>) -> ApiResult<Json<Value>> {
-    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("`limit` must be between 1 and {MAX_PAGE}")));
-    }
+    let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     if let Some(status) = &p.status {
         if InstanceStatus::parse(status).is_none() {
             return Err(ApiError::BadRequest(format!("unknown status `{status}`")));
@@ -76,17 +69,14 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
         before: p.cursor, limit: limit + 1,
     };
     let mut rows = state.store.list_instances(&query).await?;
-    let next_cursor = (rows.len() as i64 > limit).then(|| {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| r.id.to_string())
-    });
+    let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
     query.status = None;
     let mut counts: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
     for (status, n) in state.store.count_instances(&query).await? {
         counts.insert(status, json!(n));
     }
     let items: Vec<InstanceSummary> = rows.iter().map(summary).collect();
-    Ok(Json(json!({"items": items, "next_cursor": next_cursor.flatten(), "counts": counts})))
+    Ok(Json(json!({"items": items, "next_cursor": next_cursor, "counts": counts})))
 }
 
 async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {

@@ -2,7 +2,7 @@
 
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::ApiPath;
+use super::extract::{optional_json, ApiPath};
 use super::workflows::{archived_error, find, workflow_not_found};
 use super::AppState;
 use crate::store::{NewVersion, VersionInfo, WriteOutcome};
@@ -33,11 +33,7 @@ async fn publish(
     ApiPath(id): ApiPath<Uuid>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let request: PublishRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        PublishRequest::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::invalid(format!("invalid publish request: {e}"), vec![]))?
-    };
+    let request: PublishRequest = optional_json(&body, "publish request")?;
     for _ in 0..PUBLISH_ATTEMPTS {
         let workflow = find(&state, id).await?;
         if workflow.archived {

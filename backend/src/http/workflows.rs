@@ -2,7 +2,7 @@
 
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
 use crate::store::{NewWorkflow, WorkflowChange, WorkflowQuery, WorkflowRecord, WriteOutcome};
 use axum::extract::State;
@@ -68,10 +68,7 @@ async fn list(
     _: Authed<AsViewer>,
     ApiQuery(params): ApiQuery<ListParams>,
 ) -> ApiResult<Json<Page<WorkflowSummary>>> {
-    let limit = params.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("`limit` must be between 1 and {MAX_PAGE}")));
-    }
+    let limit = page_limit(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let before = params
         .cursor
         .map(|c| Uuid::parse_str(&c).map_err(|_| ApiError::BadRequest("`cursor` is not one this API returned".into())))
@@ -83,11 +80,8 @@ async fn list(
         include_archived: params.archived,
     };
     let mut rows = state.store.list_workflows(&query).await?;
-    let next_cursor = (rows.len() as i64 > limit).then(|| {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| r.id.to_string())
-    });
-    Ok(Json(Page { items: rows.iter().map(summary).collect(), next_cursor: next_cursor.flatten() }))
+    let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
+    Ok(Json(Page { items: rows.iter().map(summary).collect(), next_cursor }))
 }
 
 async fn show(

@@ -260,5 +260,6 @@ both_backends! {
         let flood_done = list["counts"]["succeeded"].as_i64().unwrap();
         // In arrival order the quick instance would wait for all 150 slow ones.
         assert!(flood_done < 100, "the quick workflow waited behind {flood_done} flood instances");
+        assert!(ledger.calls.lock().unwrap().iter().any(|c| c.path == "quick"));
     }
 }
