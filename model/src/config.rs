@@ -213,6 +213,10 @@ fn check_delay(c: DelayConfig) -> Vec<ConfigProblem> {
             "until",
             "give either `duration_ms` or `until`, not both",
         )],
+        (Some(ms), None) if *ms > crate::validate::MAX_DURATION_MS => vec![ConfigProblem::at(
+            "duration_ms",
+            "`duration_ms` is at most 10 years",
+        )],
         (None, Some(until)) if chrono::DateTime::parse_from_rfc3339(until).is_err() => {
             vec![ConfigProblem::at(
                 "until",

@@ -28,6 +28,8 @@ impl Default for Limits {
 pub const MAX_NODE_ID_LEN: usize = 64;
 pub const MAX_NAME_LEN: usize = 200;
 pub const MAX_ATTEMPTS: u32 = 100;
+/// The longest duration a definition may name (timeouts, backoffs, delays): 10 years.
+pub const MAX_DURATION_MS: u64 = 10 * 365 * 24 * 3600 * 1000;
 
 /// One problem, in the shape of the contract's `errors` items.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +150,9 @@ fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
             );
         }
     }
+    if s.timeout_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
+        errors.push(too_long("invalid_settings", "settings.timeout_ms".into()));
+    }
 }
 
 /// Checks each node on its own; returns the kinds of the nodes whose ids are usable.
@@ -210,6 +215,9 @@ fn check_node_options(node: &Node, at: &dyn Fn(&str) -> String, errors: &mut Vec
     if node.timeout_ms == Some(0) {
         fail(".timeout_ms", "`timeout_ms` must be at least 1; omit it for no timeout".into());
     }
+    if node.timeout_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
+        fail(".timeout_ms", too_long("", String::new()).message);
+    }
     if let Some(retry) = &node.retry {
         if retry.max_attempts == 0 || retry.max_attempts > MAX_ATTEMPTS {
             fail(".retry.max_attempts", format!("`max_attempts` must be between 1 and {MAX_ATTEMPTS}"));
@@ -217,7 +225,14 @@ fn check_node_options(node: &Node, at: &dyn Fn(&str) -> String, errors: &mut Vec
         if retry.backoff_ms > retry.max_backoff_ms {
             fail(".retry.backoff_ms", "`backoff_ms` must not exceed `max_backoff_ms`".into());
         }
+        if retry.max_backoff_ms > MAX_DURATION_MS {
+            fail(".retry.max_backoff_ms", too_long("", String::new()).message);
+        }
     }
+}
+
+fn too_long(code: &str, path: String) -> Issue {
+    Issue::new(code, format!("durations are at most {MAX_DURATION_MS} ms (10 years)")).path(path)
 }
 
 pub fn is_valid_node_id(id: &str) -> bool {

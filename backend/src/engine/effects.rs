@@ -54,12 +54,20 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
     let before = state_of(plan, snapshot);
     let mut after = before.clone();
     let event_node = event_node(&event);
+    let ended_attempt = match &event {
+        Event::Succeeded { node, attempt, .. } | Event::Failed { node, attempt, .. } | Event::Lost { node, attempt } => {
+            Some((plan.nodes[*node].id.clone(), *attempt as i32))
+        }
+        _ => None,
+    };
     let started = matches!(event, Event::Start);
     let commands = apply(plan, &mut after, event);
-    if after == before {
+    // A suspended node that fails into a retry keeps its state (waiting, same attempt);
+    // only the scheduled retry tells the event applied.
+    if after == before && commands.is_empty() {
         return Writes::default();
     }
-    let mut writes = Writes::default();
+    let mut writes = Writes { ended_attempts: ended_attempt.into_iter().collect(), ..Writes::default() };
     for (i, (old, new)) in before.nodes.iter().zip(&after.nodes).enumerate() {
         if old == new && Some(i) != event_node {
             continue;
@@ -154,8 +162,10 @@ pub fn work(kind: &str, node: Option<&str>, attempt: Option<u32>, due_at: DateTi
     }
 }
 
+/// `ms` as a duration, capped at the validator's ten-year bound so that adding it to a time
+/// can never overflow (a stored definition from before the bound existed included).
 pub fn ms_duration(ms: u64) -> Duration {
-    Duration::milliseconds(ms.min(i64::MAX as u64 / 2) as i64)
+    Duration::milliseconds(ms.min(trellis_model::validate::MAX_DURATION_MS) as i64)
 }
 
 /// The instance's output: the outputs of its succeeded sink nodes (those with no

@@ -3,6 +3,7 @@
 //! operations the API calls (`ops`).
 
 pub mod effects;
+pub mod json;
 pub mod machine;
 pub mod nodes;
 mod ops;
@@ -49,6 +50,8 @@ pub struct Engine {
     wake: Notify,
     task_wake: Notify,
     permits: Arc<Semaphore>,
+    /// Set on shutdown: no new attempts are handed to this process's workers.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
@@ -62,6 +65,7 @@ impl Engine {
             wake: Notify::new(),
             task_wake: Notify::new(),
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
+            draining: std::sync::atomic::AtomicBool::new(false),
             config,
         })
     }

@@ -24,6 +24,9 @@ pub enum EngineError {
     LimitReached(String),
     #[error("{0}")]
     TooLarge(String),
+    /// Input a client can fix.
+    #[error("{0}")]
+    Invalid(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -54,6 +57,7 @@ const MAX_POLL: Duration = Duration::from_secs(30);
 impl Engine {
     /// Starts an instance of `version` (default: the latest published one).
     pub async fn start(self: &Arc<Self>, workflow: Uuid, version: Option<i64>, input: Value, key: Option<String>) -> Result<Started, EngineError> {
+        refuse_nul(&input, "the input")?;
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
             return Err(EngineError::TooLarge(format!("the input is {size} bytes; the limit is {}", self.config.max_input_bytes)));
@@ -102,6 +106,7 @@ impl Engine {
 
     /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
     pub async fn signal(self: &Arc<Self>, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
+        refuse_nul(&payload, "the payload")?;
         let snapshot = self.snapshot(id).await?;
         let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let index = plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
@@ -209,11 +214,13 @@ impl Engine {
     }
 
     pub async fn complete_task(self: &Arc<Self>, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
+        refuse_nul(&output, "the output")?;
         let detail = Detail { output: Some(output), ..Default::default() };
         self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
     }
 
     pub async fn fail_task(self: &Arc<Self>, id: Uuid, token: &str, error: String, retryable: bool) -> Result<(), EngineError> {
+        refuse_nul(&Value::String(error.clone()), "the error")?;
         let detail = Detail { error: Some(error), ..Default::default() };
         self.finish_task(id, token, detail, |node, attempt| Event::Failed { node, attempt, retryable, timed_out: false }).await
     }
@@ -239,6 +246,13 @@ impl Engine {
             _ => Err(stale_lease()),
         }
     }
+}
+
+fn refuse_nul(value: &Value, what: &str) -> Result<(), EngineError> {
+    if super::json::contains_nul(value) {
+        return Err(EngineError::Invalid(format!("{what} contains U+0000 (a NUL character), which Trellis does not store")));
+    }
+    Ok(())
 }
 
 fn stale_lease() -> EngineError {

@@ -21,6 +21,8 @@ const CLAIM_BATCH: usize = 64;
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
 const ADMIT_EVERY: Duration = Duration::from_secs(1);
+/// Tries at committing one event before its work item is left to its lease.
+const COMMIT_TRIES: u32 = 5;
 /// Attempts one transition may hand straight to this process's workers.
 const PRELEASE_MAX: usize = 16;
 
@@ -48,8 +50,16 @@ impl Engine {
                 self.admit_everywhere().await;
                 last_admit = tokio::time::Instant::now();
             }
-            let claimed = self.claim_round().await;
-            if claimed == CLAIM_BATCH {
+            let (claimed, slots) = self.claim_round().await;
+            if slots > 0 && claimed == slots {
+                continue;
+            }
+            if slots == 0 {
+                // Every worker is busy: wait for one to free up rather than polling.
+                tokio::select! {
+                    _ = self.permits.acquire() => {}
+                    _ = shutdown.changed() => {}
+                }
                 continue;
             }
             let wait = self.idle_wait().await;
@@ -59,6 +69,8 @@ impl Engine {
                 _ = shutdown.changed() => {}
             }
         }
+        // No new attempts for this process from here on; running ones may finish.
+        self.draining.store(true, std::sync::atomic::Ordering::SeqCst);
         let all = self.config.workers as u32;
         let _ = tokio::time::timeout(grace, self.permits.acquire_many(all)).await;
         match self.store.release_leases(&self.owner).await {
@@ -68,29 +80,37 @@ impl Engine {
         }
     }
 
-    async fn claim_round(self: &Arc<Self>) -> usize {
-        let free = self.permits.available_permits().min(CLAIM_BATCH);
-        if free == 0 {
-            return 0;
+    /// Takes free worker slots first, then claims at most that many items, so nothing
+    /// claimed waits for a worker while its lease runs out. Returns (claimed, slots).
+    async fn claim_round(self: &Arc<Self>) -> (usize, usize) {
+        let mut permits = Vec::new();
+        while permits.len() < CLAIM_BATCH {
+            match self.permits.clone().try_acquire_owned() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => break,
+            }
+        }
+        let slots = permits.len();
+        if slots == 0 {
+            return (0, 0);
         }
         let now = Utc::now();
-        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), free as i64).await {
+        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), slots as i64).await {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming work failed; retrying shortly");
-                return 0;
+                return (0, slots.saturating_sub(1));
             }
         };
         let claimed = items.len();
-        for item in items {
-            let Ok(permit) = self.permits.clone().acquire_owned().await else { break };
+        for (item, permit) in items.into_iter().zip(permits) {
             let engine = self.clone();
             tokio::spawn(async move {
                 engine.handle(item, None).await;
                 drop(permit);
             });
         }
-        claimed
+        (claimed, slots)
     }
 
     async fn idle_wait(&self) -> Duration {
@@ -139,8 +159,11 @@ impl Engine {
             }
             (kind::INSTANCE_TIMEOUT, _) => (Event::TimedOut, Detail::default()),
             _ => {
-                tracing::warn!(kind = %item.kind, "dropping a work item of unknown kind");
-                (Event::Cancel, Detail::default())
+                // From a newer version of Trellis, or for a node no longer in the plan:
+                // consume it without touching the instance.
+                tracing::warn!(kind = %item.kind, "dropping a work item this process does not understand");
+                self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
+                return Ok(());
             }
         };
         self.commit(&plan, item.instance_id, Some(&fence), event, detail).await?;
@@ -171,7 +194,7 @@ impl Engine {
                 }
             }
         };
-        let (event, mut detail) = match result {
+        let (event, mut detail) = match sanitized(result) {
             NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
             NodeResult::Failed { error, retryable } => {
                 (Event::Failed { node, attempt, retryable, timed_out: false }, Detail { error: Some(error), ..Default::default() })
@@ -182,7 +205,10 @@ impl Engine {
         (event, detail)
     }
 
-    /// Commits one event as one transition and reacts to what it wrote.
+    /// Commits one event as one transition and reacts to what it wrote. It runs detached, so
+    /// a caller that goes away (an HTTP client hanging up) cannot strand what it dispatched,
+    /// and it retries transient database failures: giving up would throw the attempt's
+    /// result away and run it again under a new attempt number.
     pub(super) async fn commit(
         self: &Arc<Self>,
         plan: &Arc<Plan>,
@@ -191,10 +217,37 @@ impl Engine {
         event: Event,
         detail: Detail,
     ) -> anyhow::Result<TransitionOutcome> {
+        let (engine, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
+        tokio::spawn(async move {
+            let mut delay = Duration::from_millis(50);
+            for attempt in 1..=COMMIT_TRIES {
+                match engine.try_commit(&plan, instance, fence.as_ref(), &event, &detail).await {
+                    Ok(outcome) => return Ok(outcome),
+                    Err(e) if attempt < COMMIT_TRIES => {
+                        tracing::warn!(error = %e, attempt, "commit failed; retrying");
+                        tokio::time::sleep(delay).await;
+                        delay *= 2;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            unreachable!("the last try returns")
+        })
+        .await?
+    }
+
+    async fn try_commit(
+        self: &Arc<Self>,
+        plan: &Arc<Plan>,
+        instance: uuid::Uuid,
+        fence: Option<&Fence>,
+        event: &Event,
+        detail: &Detail,
+    ) -> Result<TransitionOutcome, crate::store::StoreError> {
         let jitter = rand::random::<f64>();
         let reservation = self.reserve();
         let decide_fn = |s: &Snapshot| {
-            let mut writes = decide(plan, s, event.clone(), &detail, Utc::now(), jitter);
+            let mut writes = decide(plan, s, event.clone(), detail, Utc::now(), jitter);
             reservation.lease_runs(&mut writes, &self.owner);
             writes
         };
@@ -209,6 +262,9 @@ impl Engine {
     /// can run them at once instead of inserting them for a later claim round trip.
     pub(super) fn reserve(&self) -> Reservation {
         let mut permits = Vec::new();
+        if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            return Reservation { permits, ids: Vec::new(), until: Utc::now() };
+        }
         // A quarter of the pool stays for claimed work, which takes turns between
         // workflows: a workflow feeding itself slots cannot starve the others.
         let kept_for_claims = self.config.workers / 4;
@@ -262,6 +318,22 @@ impl Engine {
                 self.admit(snapshot.instance.workflow_id).await;
             }
         }
+    }
+}
+
+/// Keeps U+0000 out of what is stored (see `json.rs`).
+fn sanitized(result: NodeResult) -> NodeResult {
+    match result {
+        NodeResult::Done { mut output, outcome } => {
+            super::json::replace_nul(&mut output);
+            NodeResult::Done { output, outcome }
+        }
+        NodeResult::Failed { error, retryable } => NodeResult::Failed { error: super::json::replace_nul_str(&error), retryable },
+        NodeResult::Suspend(Suspend::Task { queue, mut input }) => {
+            super::json::replace_nul(&mut input);
+            NodeResult::Suspend(Suspend::Task { queue, input })
+        }
+        other => other,
     }
 }
 

@@ -29,7 +29,9 @@ async fn login(
     jar: CookieJar,
     ApiJson(body): ApiJson<LoginRequest>,
 ) -> ApiResult<impl IntoResponse> {
-    let user = state.store.user_by_name(&body.username).await?;
+    // Usernames never contain NUL, and Postgres would refuse it as a parameter.
+    let username = body.username.replace('\0', "");
+    let user = state.store.user_by_name(&username).await?;
     let matches = password::verify(body.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
     let Some(user) = user.filter(|_| matches) else {
         tracing::info!(username = %body.username, "sign-in refused");

@@ -39,7 +39,8 @@ async fn start(
     // An empty body starts with no input.
     let request: StartInstance = optional_json(&body, "start request")?;
     let input = request.input.unwrap_or(Value::Null);
-    let started = state.engine.start(workflow, request.version, input, request.key).await?;
+    let key = request.key.map(super::workflows::no_nul).transpose()?;
+    let started = state.engine.start(workflow, request.version, input, key).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
     Ok((StatusCode::CREATED, Json(body)))
 }
@@ -65,7 +66,7 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
         }
     }
     let mut query = InstanceQuery {
-        workflow: p.workflow, status: p.status, version: p.version, key: p.key, since: p.since, until: p.until,
+        workflow: p.workflow, status: p.status, version: p.version, key: p.key.map(super::workflows::no_nul).transpose()?, since: p.since, until: p.until,
         before: p.cursor, limit: limit + 1,
     };
     let mut rows = state.store.list_instances(&query).await?;
@@ -141,6 +142,7 @@ impl From<EngineError> for ApiError {
             EngineError::Conflict(m) => ApiError::Conflict(m),
             EngineError::LimitReached(m) => ApiError::Rejected { status: StatusCode::TOO_MANY_REQUESTS, detail: m },
             EngineError::TooLarge(m) => ApiError::PayloadTooLarge(m),
+            EngineError::Invalid(m) => ApiError::invalid(m, vec![]),
             EngineError::Store(s) => s.into(),
             EngineError::Internal(e) => ApiError::Internal(e),
         }

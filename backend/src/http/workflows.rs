@@ -76,7 +76,7 @@ async fn list(
     let query = WorkflowQuery {
         before,
         limit: limit + 1,
-        name_contains: params.q.filter(|q| !q.trim().is_empty()),
+        name_contains: params.q.filter(|q| !q.trim().is_empty()).map(no_nul).transpose()?,
         include_archived: params.archived,
     };
     let mut rows = state.store.list_workflows(&query).await?;
@@ -148,6 +148,9 @@ async fn validate_definition(
 /// A draft may be saved while it is still empty (a new workflow starts that way), but
 /// otherwise only when it is valid, so what is stored is always publishable.
 fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
+    if serde_json::to_value(draft).is_ok_and(|v| crate::engine::json::contains_nul(&v)) {
+        return Err(ApiError::invalid("the definition contains U+0000 (a NUL character); remove it", vec![]));
+    }
     let report = validate(draft, &state.limits);
     if report.valid || (draft.nodes.is_empty() && report.only_empty_graph()) {
         return Ok(());
@@ -238,11 +241,20 @@ fn clean_name(name: &str) -> ApiResult<String> {
 }
 
 fn clean_description(text: &str) -> ApiResult<String> {
-    if text.chars().count() > MAX_DESCRIPTION_LEN {
+    if text.chars().count() > MAX_DESCRIPTION_LEN || text.contains('\0') {
         return Err(ApiError::invalid(
-            format!("the description must be at most {MAX_DESCRIPTION_LEN} characters"),
+            format!("the description must be at most {MAX_DESCRIPTION_LEN} characters, without NUL"),
             vec![trellis_model::Issue::new("invalid_description", "description too long").path("description")],
         ));
     }
     Ok(text.to_owned())
+}
+
+/// Query text goes into SQL parameters, where Postgres refuses NUL.
+pub fn no_nul(text: String) -> ApiResult<String> {
+    if text.contains('\0') {
+        Err(ApiError::BadRequest("query parameters must not contain NUL".into()))
+    } else {
+        Ok(text)
+    }
 }

@@ -103,11 +103,15 @@ pub struct Writes {
     pub new_work: Vec<NewWork>,
     /// Remove the instance's remaining work: it has finished.
     pub clear_work: bool,
+    /// Attempts that just ended (node id, attempt): their leftover work (the run item of a
+    /// timed-out attempt, its timeout timer, its task) is removed, so late results from
+    /// them are fenced out.
+    pub ended_attempts: Vec<(String, i32)>,
 }
 
 impl Writes {
     pub fn is_empty(&self) -> bool {
-        self.instance.is_none() && self.nodes.is_empty() && self.new_work.is_empty() && !self.clear_work
+        self.instance.is_none() && self.nodes.is_empty() && self.new_work.is_empty() && !self.clear_work && self.ended_attempts.is_empty()
     }
 }
 

@@ -44,6 +44,10 @@ macro_rules! impl_instance_store {
                     .bind(n.started_at).bind(n.ended_at).bind(id).bind(&n.node_id)
                     .execute(&mut **tx).await?;
                 }
+                for (node, attempt) in &w.ended_attempts {
+                    sqlx::query("DELETE FROM work WHERE instance_id = $1 AND node_id = $2 AND attempt = $3 AND kind <> 'retry'")
+                        .bind(id).bind(node).bind(attempt).execute(&mut **tx).await?;
+                }
                 if w.clear_work {
                     sqlx::query("DELETE FROM work WHERE instance_id = $1").bind(id).execute(&mut **tx).await?;
                 }

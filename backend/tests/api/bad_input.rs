@@ -106,3 +106,27 @@ async fn send_while_reading(app: &crate::common::TestApp, method: &str, path: &s
     let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     (status, text)
 }
+
+both_backends! {
+    async fn nul_characters_are_refused_not_a_5xx(app: TestApp) {
+        let nul = "a\u{0}b";
+        let response = app.post("/api/v1/workflows").json(&json!({"name": "x", "description": nul})).send().await.unwrap();
+        problem(response, 422).await;
+        let definition = json!({"nodes": [{"id": "a", "type": "noop", "name": nul}]});
+        let response = app.post("/api/v1/workflows").json(&json!({"name": "x", "definition": definition})).send().await.unwrap();
+        problem(response, 422).await;
+        let login = app.client.post(app.url("/api/v1/auth/login")).json(&json!({"username": nul, "password": "whatever-1"})).send().await.unwrap();
+        problem(login, 401).await;
+        problem(app.get("/api/v1/workflows?q=a%00b").send().await.unwrap(), 400).await;
+        problem(app.get("/api/v1/instances?key=a%00b").send().await.unwrap(), 400).await;
+        let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
+        let start = app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"input": {"text": nul}})).send().await.unwrap();
+        problem(start, 422).await;
+        let start = app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"key": nul})).send().await.unwrap();
+        problem(start, 400).await;
+        let id = app.start(&wf, json!({})).await;
+        let signal = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "hold", "payload": nul})).send().await.unwrap();
+        problem(signal, 422).await;
+        assert_workflow_count(&app, 1).await;
+    }
+}

@@ -263,3 +263,27 @@ both_backends! {
         assert!(ledger.calls.lock().unwrap().iter().any(|c| c.path == "quick"));
     }
 }
+
+both_backends! {
+    async fn a_timed_out_attempt_that_finishes_late_does_not_count(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "job", "type": "task", "timeout_ms": 150, "config": {"queue": "late"},
+            "retry": {"max_attempts": 2, "backoff_ms": 400, "max_backoff_ms": 400}}]})).await;
+        let id = app.start(&wf, json!({})).await;
+        let poll = json!({"queue": "late", "worker": "w", "wait_ms": 5000});
+        let first: Value = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
+        assert_eq!(first["attempt"], 1);
+        app.wait_for(&id, |i| node(i, "job")["error"].as_str().is_some_and(|e| e.contains("timed out"))).await;
+        let late = app.post(&format!("/api/v1/tasks/{}/complete", first["id"].as_str().unwrap()))
+            .json(&json!({"lease_token": first["lease_token"], "output": "late"})).send().await.unwrap();
+        problem(late, 409).await;
+        let second: Value = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
+        assert_eq!(second["attempt"], 2);
+        let done = app.post(&format!("/api/v1/tasks/{}/complete", second["id"].as_str().unwrap()))
+            .json(&json!({"lease_token": second["lease_token"], "output": "on time"})).send().await.unwrap();
+        assert_eq!(done.status(), 204);
+        let finished = app.wait_finished(&id).await;
+        assert_eq!(finished["status"], "succeeded", "{finished}");
+        assert_eq!(node(&finished, "job")["output"], "on time");
+        assert_eq!(node(&finished, "job")["attempts"], 2);
+    }
+}

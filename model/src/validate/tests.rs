@@ -112,6 +112,7 @@ fn per_type_configs_are_checked() {
         ("delay", json!({"until": "tomorrow"}), false),
         ("delay", json!({"duration_ms": 1, "until": "2026-01-01T00:00:00Z"}), false),
         ("delay", json!({"duration_ms": -5}), false),
+        ("delay", json!({"duration_ms": 400_000_000_000u64}), false),
         ("http", json!({"url": "https://example.test/x"}), true),
         ("http", json!({"url": "ftp://example.test"}), false),
         ("http", json!({"url": "https://x.test", "method": "get"}), false),
@@ -156,6 +157,17 @@ fn settings_and_retry_bounds_are_checked() {
         paths,
         ["settings.max_parallel_nodes", "nodes[0].timeout_ms", "nodes[0].retry.max_attempts", "nodes[0].retry.backoff_ms"]
     );
+}
+
+#[test]
+fn durations_beyond_ten_years_are_refused() {
+    let mut node = noop("a");
+    node.timeout_ms = Some(MAX_DURATION_MS + 1);
+    node.retry = Some(crate::RetryPolicy { max_attempts: 2, backoff_ms: 10, max_backoff_ms: u64::MAX });
+    let mut d = def(vec![node], vec![]);
+    d.settings.timeout_ms = Some(u64::MAX);
+    let paths: Vec<_> = check(&d).errors.into_iter().map(|e| e.path.unwrap()).collect();
+    assert_eq!(paths, ["settings.timeout_ms", "nodes[0].timeout_ms", "nodes[0].retry.max_backoff_ms"]);
 }
 
 #[test]

@@ -80,6 +80,18 @@ fn an_attempt_lost_with_its_process_is_retried_even_without_a_retry_policy() {
 }
 
 #[test]
+fn a_suspended_node_that_times_out_schedules_its_retry() {
+    let mut p = plan(&["a"], &[]);
+    p.nodes[0].retry = Some(RetryPolicy { max_attempts: 2, backoff_ms: 100, max_backoff_ms: 100 });
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    apply(&p, &mut s, Event::Suspended { node: 0, attempt: 1 });
+    let commands = apply(&p, &mut s, Event::Failed { node: 0, attempt: 1, retryable: true, timed_out: true });
+    assert_eq!(commands, [Command::ScheduleRetry { node: 0, attempt: 2, delay_ms: 100 }]);
+    assert_eq!(s.nodes[0].status, NodeStatus::Waiting);
+}
+
+#[test]
 fn a_handled_failure_runs_the_handler_and_skips_the_success_path() {
     let p = plan(&["a", "ok", "handler"], &[("a", "ok", "success"), ("a", "handler", "failure")]);
     let mut s = InstanceState::new(&p);

@@ -119,7 +119,9 @@ impl HttpRunner {
             self.check_literal(IpAddr::V6(ip))?;
         }
         let method = reqwest::Method::from_bytes(c.method.as_bytes()).map_err(|_| format!("bad method `{}`", c.method))?;
-        let timeout = a.node.timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis);
+        // With a node timeout the engine's durable timer ends the attempt (as `timed_out`);
+        // the client's own deadline is only a backstop just past it.
+        let timeout = a.node.timeout_ms.map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms) + Duration::from_secs(1));
         let mut request = self.client.request(method, url).timeout(timeout).header("Idempotency-Key", &a.idempotency_key);
         for (name, value) in &c.headers {
             request = request.header(name.as_str(), x.render(value, &a.context)?);
