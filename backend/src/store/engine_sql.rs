@@ -1,7 +1,7 @@
 //! The engine's SQL, shared by both backends like `sql.rs`. Two dialect differences are
 //! supplied by each backend module: `LOCK_ROW` (`FOR UPDATE` on Postgres: the per-instance
 //! and per-workflow locks that make transitions and admission safe across processes) and
-//! `SKIP_LOCKED` (task claims skip rows another process is claiming). SQLite has one process,
+//! `SKIP_LOCKED` (claims skip rows another process is claiming). SQLite has one process,
 //! whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
@@ -164,16 +164,16 @@ macro_rules! impl_instance_store {
             async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>> {
                 let _guard = self.write_guard().await;
                 // Fair across workflows: the oldest due item of every workflow comes before the
-                // second oldest of any, so a flooded workflow cannot starve the others. Window
-                // functions rule out SKIP LOCKED; instead the outer UPDATE re-checks the lease,
-                // so of two processes picking the same row only one claims it.
+                // second oldest of any, so a flooded workflow cannot starve the others. The
+                // window picks candidates; the locking select skips rows another process is
+                // claiming (a window query itself cannot take row locks).
                 let sql = format!(
                     "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
-                     WHERE id IN (SELECT id FROM (SELECT id, due_at, \
+                     WHERE id IN (SELECT id FROM work WHERE id IN (SELECT id FROM (SELECT id, due_at, \
                         ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY due_at) AS turn FROM work \
                         WHERE queue IS NULL AND due_at <= $3 AND (lease_expires_at IS NULL OR lease_expires_at <= $3)) ranked \
                       ORDER BY turn, due_at LIMIT $4) \
-                     AND (lease_expires_at IS NULL OR lease_expires_at <= $3) \
+                     AND (lease_expires_at IS NULL OR lease_expires_at <= $3){SKIP_LOCKED}) \
                      RETURNING {WORK_COLUMNS}"
                 );
                 Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).bind(limit).fetch_all(&self.pool).await?)

@@ -1,7 +1,8 @@
 //! The SQL both backends share. Postgres and SQLite accept the same statements here
 //! (`$n` placeholders, `RETURNING`, `ON CONFLICT`), and sqlx maps the same Rust types onto
 //! each dialect's columns, so one body serves both; `impl_store!` stamps it onto each
-//! backend's store type.
+//! backend's store type. Writers hold the store's `write_guard` (a no-op on Postgres; on
+//! SQLite it serializes this process's writers, see `sqlite.rs`).
 
 /// Escapes `%`, `_` and `\` so user text matches literally inside a `LIKE` pattern.
 pub(super) fn like_pattern(text: &str) -> String {
@@ -34,6 +35,7 @@ macro_rules! impl_store {
             }
 
             async fn setting_or_init(&self, key: &str, value: &str) -> Result<String> {
+                let _guard = self.write_guard().await;
                 sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
                     .bind(key)
                     .bind(value)
@@ -52,6 +54,7 @@ macro_rules! impl_store {
             }
 
             async fn insert_user(&self, user: &NewUser) -> Result<bool> {
+                let _guard = self.write_guard().await;
                 let done = sqlx::query(
                     "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) \
                      VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (username) DO NOTHING",
@@ -81,6 +84,7 @@ macro_rules! impl_store {
             }
 
             async fn set_password(&self, username: &str, hash: &str) -> Result<bool> {
+                let _guard = self.write_guard().await;
                 let done = sqlx::query("UPDATE users SET password_hash = $1, updated_at = $2 WHERE username = $3")
                     .bind(hash)
                     .bind(Utc::now())
@@ -91,6 +95,7 @@ macro_rules! impl_store {
             }
 
             async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()> {
+                let _guard = self.write_guard().await;
                 sqlx::query(
                     "INSERT INTO api_keys (id, name, prefix, key_hash, role, created_by, created_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -128,6 +133,7 @@ macro_rules! impl_store {
             }
 
             async fn revoke_api_key(&self, id: Uuid) -> Result<bool> {
+                let _guard = self.write_guard().await;
                 let done = sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
                     .bind(Utc::now())
                     .bind(id)
@@ -137,6 +143,7 @@ macro_rules! impl_store {
             }
 
             async fn create_workflow(&self, new: &NewWorkflow) -> Result<WorkflowRecord> {
+                let _guard = self.write_guard().await;
                 let sql = format!(
                     "INSERT INTO workflows (id, name, description, draft, draft_rev, archived, created_at, updated_at) \
                      VALUES ($1, $2, $3, $4, 1, $5, $6, $6) RETURNING {WORKFLOW_COLUMNS}"
@@ -176,6 +183,7 @@ macro_rules! impl_store {
             }
 
             async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>> {
+                let _guard = self.write_guard().await;
                 let sql = format!(
                     "UPDATE workflows SET name = COALESCE($1, name), description = COALESCE($2, description), \
                      archived = COALESCE($3, archived), updated_at = $4 WHERE id = $5 RETURNING {WORKFLOW_COLUMNS}"
@@ -191,6 +199,7 @@ macro_rules! impl_store {
             }
 
             async fn save_draft(&self, id: Uuid, expected_rev: Option<i64>, draft: &Definition) -> Result<WriteOutcome<i64>> {
+                let _guard = self.write_guard().await;
                 // One compare-and-swap statement: of two saves holding the same revision,
                 // exactly one matches the row.
                 let saved: Option<(i64,)> = sqlx::query_as(
@@ -211,6 +220,7 @@ macro_rules! impl_store {
             }
 
             async fn publish(&self, id: Uuid, draft_rev: i64, v: &NewVersion) -> Result<WriteOutcome<i64>> {
+                let _guard = self.write_guard().await;
                 let mut tx = self.pool.begin().await?;
                 // Writing first takes the row (Postgres) or database (SQLite) write lock before
                 // anything is read, so concurrent publishes queue instead of racing.

@@ -40,16 +40,35 @@ fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             let o = v4.octets();
-            !(v4.is_private() || v4.is_loopback() || v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast()
-                || v4.is_multicast() || v4.is_documentation() || (o[0] == 100 && (o[1] & 0xc0) == 64) || o[0] == 0)
+            let special = v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // carrier-grade NAT
+                || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments
+                || o[0] >= 240; // reserved
+            !special
         }
         IpAddr::V6(v6) => {
-            let s = v6.segments();
-            match v6.to_ipv4_mapped() {
-                Some(v4) => is_public(IpAddr::V4(v4)),
-                None => !(v6.is_loopback() || v6.is_unspecified() || v6.is_multicast()
-                    || (s[0] & 0xfe00) == 0xfc00 || (s[0] & 0xffc0) == 0xfe80),
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
             }
+            let s = v6.segments();
+            let embeds_v4 = (s[0] == 0x64 && s[1] == 0xff9b) // NAT64
+                || s[0] == 0x2002 // 6to4
+                || s[..6].iter().all(|&x| x == 0); // IPv4-compatible
+            let special = v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link-local
+                || (s[0] & 0xffc0) == 0xfec0; // site-local
+            !special && !embeds_v4
         }
     }
 }
@@ -83,6 +102,8 @@ impl HttpRunner {
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(PolicyResolver(policy.clone())))
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy would resolve and reach the target itself, around the policy.
+            .no_proxy()
             .user_agent(concat!("trellis/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("an HTTP client");
@@ -148,9 +169,9 @@ async fn read_response(response: reqwest::Response) -> NodeResult {
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), Value::String(v.to_str().unwrap_or_default().to_owned())))
         .collect();
-    let bytes = match response.bytes().await {
-        Ok(b) if b.len() <= MAX_RESPONSE_BYTES => b,
-        Ok(b) => return permanent(format!("the response body is {} bytes; the limit is {MAX_RESPONSE_BYTES}", b.len())),
+    let bytes = match read_capped(response).await {
+        Ok(Some(b)) => b,
+        Ok(None) => return permanent(format!("the response body is larger than the limit of {MAX_RESPONSE_BYTES} bytes")),
         Err(e) => return NodeResult::Failed { error: format!("reading the response failed: {}", error_chain(&e)), retryable: true },
     };
     let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
@@ -161,6 +182,22 @@ async fn read_response(response: reqwest::Response) -> NodeResult {
         let retryable = status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
         NodeResult::Failed { error: format!("HTTP {status}"), retryable }
     }
+}
+
+/// The body, read chunk by chunk so a huge or endless response stops at the limit;
+/// `None` when it is over the limit.
+async fn read_capped(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response.content_length().is_some_and(|n| n > MAX_RESPONSE_BYTES as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -181,10 +218,15 @@ mod tests {
     #[test]
     fn private_targets_are_refused_unless_allowed() {
         let none = OutboundPolicy::default();
-        for ip in ["127.0.0.1", "10.1.2.3", "192.168.1.1", "169.254.169.254", "::1", "fd00::1", "100.64.0.1", "0.0.0.0"] {
+        let refused = [
+            "127.0.0.1", "10.1.2.3", "192.168.1.1", "169.254.169.254", "::1", "fd00::1", "100.64.0.1", "0.0.0.0",
+            "198.18.0.1", "240.0.0.1", "192.0.0.8", "64:ff9b::a00:1", "::a00:1", "2002:a00:1::", "fec0::1", "::ffff:10.0.0.1",
+        ];
+        for ip in refused {
             assert!(!none.permits(ip.parse().unwrap()), "{ip}");
         }
         assert!(none.permits("93.184.216.34".parse().unwrap()));
+        assert!(none.permits("2606:4700::1111".parse().unwrap()));
         let loopback = OutboundPolicy::parse("127.0.0.0/8, ::1").unwrap();
         assert!(loopback.permits("127.0.0.1".parse().unwrap()) && loopback.permits("::1".parse().unwrap()));
         assert!(!loopback.permits("10.0.0.1".parse().unwrap()));
