@@ -56,7 +56,16 @@ const MAX_POLL: Duration = Duration::from_secs(30);
 
 impl Engine {
     /// Starts an instance of `version` (default: the latest published one).
-    pub async fn start(self: &Arc<Self>, workflow: Uuid, version: Option<i64>, input: Value, key: Option<String>) -> Result<Started, EngineError> {
+    /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
+    /// first answer and creates nothing; the same key with a different request is refused.
+    pub async fn start(
+        self: &Arc<Self>,
+        workflow: Uuid,
+        version: Option<i64>,
+        input: Value,
+        key: Option<String>,
+        idempotency_key: Option<String>,
+    ) -> Result<Started, EngineError> {
         refuse_nul(&input, "the input")?;
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
@@ -85,7 +94,11 @@ impl Engine {
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
         reservation.lease_runs(&mut on_admit, &self.owner);
         let id = row.id;
-        let new = NewInstance { row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone() };
+        let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
+        let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
+        let new = NewInstance {
+            row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone(), idempotency,
+        };
         let status = match self.store.start_instance(&new).await? {
             StartOutcome::Running => {
                 self.after_commit(&plan, id, &on_admit, reservation).await;
@@ -95,6 +108,13 @@ impl Engine {
             StartOutcome::Rejected => {
                 let limit = limits.instance_limit.unwrap_or_default();
                 return Err(EngineError::LimitReached(format!("the workflow already runs its limit of {limit} instances")));
+            }
+            StartOutcome::Repeated(first) if first.request_hash == request_hash => {
+                let status = InstanceStatus::parse(&first.status).unwrap_or(InstanceStatus::Queued);
+                return Ok(Started { id: first.instance_id, status, version: first.version });
+            }
+            StartOutcome::Repeated(_) => {
+                return Err(EngineError::Invalid("this Idempotency-Key was already used with a different request".into()));
             }
         };
         Ok(Started { id, status, version })
@@ -246,6 +266,14 @@ impl Engine {
             _ => Err(stale_lease()),
         }
     }
+}
+
+/// Identifies a start request for Idempotency-Key checks: the resolved version, the input and
+/// the business key, hashed from their canonical JSON.
+fn request_hash(version: i64, input: &Value, key: Option<&str>) -> String {
+    use sha2::{Digest, Sha256};
+    let canonical = serde_json::json!({"version": version, "input": input, "key": key}).to_string();
+    Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn refuse_nul(value: &Value, what: &str) -> Result<(), EngineError> {

@@ -8,7 +8,7 @@ use crate::engine::EngineError;
 use crate::store::{InstanceQuery, InstanceRow, Snapshot};
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
@@ -34,13 +34,15 @@ async fn start(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
     ApiPath(workflow): ApiPath<Uuid>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
+    let idempotency_key = idempotency_key(&headers)?;
     // An empty body starts with no input.
     let request: StartInstance = optional_json(&body, "start request")?;
     let input = request.input.unwrap_or(Value::Null);
     let key = request.key.map(super::workflows::no_nul).transpose()?;
-    let started = state.engine.start(workflow, request.version, input, key).await?;
+    let started = state.engine.start(workflow, request.version, input, key, idempotency_key).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
     Ok((StatusCode::CREATED, Json(body)))
 }
@@ -97,6 +99,17 @@ async fn signal(
 ) -> ApiResult<Json<InstanceDetail>> {
     state.engine.signal(id, &body.node, body.payload).await?;
     Ok(Json(detail(&find(&state, id).await?)))
+}
+
+const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
+
+fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
+    let key = value.to_str().unwrap_or_default().trim();
+    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY_LEN {
+        return Err(ApiError::BadRequest(format!("`Idempotency-Key` must be 1-{MAX_IDEMPOTENCY_KEY_LEN} visible ASCII characters")));
+    }
+    Ok(Some(key.to_owned()))
 }
 
 async fn find(state: &AppState, id: Uuid) -> ApiResult<Snapshot> {

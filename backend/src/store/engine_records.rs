@@ -124,14 +124,27 @@ pub struct NewInstance {
     pub reject_over_limit: bool,
     /// What starting it writes, applied if it is admitted at once.
     pub on_admit: Writes,
+    /// The request's `Idempotency-Key` and a hash of the request, if it had one.
+    pub idempotency: Option<(String, String)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The first start made with an Idempotency-Key.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct StoredStart {
+    pub request_hash: String,
+    pub instance_id: Uuid,
+    pub status: String,
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub enum StartOutcome {
     Running,
     Queued,
     /// The workflow is at its limit and refuses rather than queues.
     Rejected,
+    /// A start with the same Idempotency-Key was made before; nothing new was created.
+    Repeated(StoredStart),
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -84,6 +84,23 @@ macro_rules! impl_instance_store {
                 let _guard = self.write_guard().await;
                 let mut tx = self.pool.begin().await?;
                 let row = &new.row;
+                if let Some((key, hash)) = &new.idempotency {
+                    // First, so a concurrent start with the same key waits on this row and then
+                    // finds it, and a repeated request is answered before any limit is checked.
+                    let claimed = sqlx::query(
+                        "INSERT INTO start_requests (workflow_id, idempotency_key, request_hash, instance_id, status, version, created_at) \
+                         VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT (workflow_id, idempotency_key) DO NOTHING",
+                    )
+                    .bind(row.workflow_id).bind(key).bind(hash).bind(row.id).bind(row.version).bind(row.created_at)
+                    .execute(&mut *tx).await?;
+                    if claimed.rows_affected() == 0 {
+                        let first: StoredStart = sqlx::query_as(
+                            "SELECT request_hash, instance_id, status, version FROM start_requests WHERE workflow_id = $1 AND idempotency_key = $2",
+                        )
+                        .bind(row.workflow_id).bind(key).fetch_one(&mut *tx).await?;
+                        return Ok(StartOutcome::Repeated(first));
+                    }
+                }
                 let mut outcome = StartOutcome::Running;
                 if let Some(limit) = new.limit {
                     Self::lock_workflow(&mut tx, row.workflow_id).await?;
@@ -109,6 +126,10 @@ macro_rules! impl_instance_store {
                 insert.build().execute(&mut *tx).await?;
                 if outcome == StartOutcome::Running {
                     Self::apply_writes(&mut tx, row.id, row.workflow_id, &new.on_admit).await?;
+                }
+                if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
+                    sqlx::query("UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2")
+                        .bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(outcome)

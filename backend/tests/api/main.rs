@@ -11,5 +11,6 @@ mod drafts;
 mod engine;
 mod ledger;
 mod process;
+mod starts;
 mod store;
 mod workflows;
