@@ -22,13 +22,7 @@ pub async fn transition_latency(api: &Api, instances: usize, out: &mut Figures) 
     let mut samples = Vec::new();
     for _ in 0..instances {
         let id = api.start(&workflow).await?;
-        let detail = loop {
-            let detail = api.get(&format!("/api/v1/instances/{id}")).await?;
-            if detail["status"] == "succeeded" {
-                break detail;
-            }
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        };
+        let detail = api.wait_succeeded(&id, Duration::from_millis(2)).await?;
         let nodes = detail["nodes"].as_array().context("nodes")?;
         for pair in nodes.windows(2) {
             let (end, start) = (pair[0]["ended_at"].as_str(), pair[1]["started_at"].as_str());
@@ -72,13 +66,7 @@ pub async fn fan_out(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let mut samples = Vec::new();
     for _ in 0..runs {
         let id = api.start(&workflow).await?;
-        let detail = loop {
-            let detail = api.get(&format!("/api/v1/instances/{id}")).await?;
-            if detail["status"] == "succeeded" {
-                break detail;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        };
+        let detail = api.wait_succeeded(&id, Duration::from_millis(5)).await?;
         samples.extend(millis(detail["created_at"].as_str().unwrap_or_default(), detail["ended_at"].as_str().unwrap_or_default()));
     }
     out.insert("fanout100_p50_ms".into(), percentile(&mut samples, 50.0));

@@ -114,6 +114,18 @@ impl Api {
         Ok(())
     }
 
+    /// Polls an instance until it has succeeded and returns its detail.
+    pub async fn wait_succeeded(&self, id: &str, poll: Duration) -> Result<Value> {
+        loop {
+            let detail = self.get(&format!("/api/v1/instances/{id}")).await?;
+            match detail["status"].as_str() {
+                Some("succeeded") => return Ok(detail),
+                Some("failed" | "canceled" | "timed_out") => bail!("instance {id} ended {}", detail["status"]),
+                _ => tokio::time::sleep(poll).await,
+            }
+        }
+    }
+
     /// Waits until `workflow` has no queued or running instance.
     pub async fn drain(&self, workflow: &str, poll: Duration) -> Result<Value> {
         loop {
