@@ -141,9 +141,7 @@ impl Engine {
         }
         let finished = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).is_some_and(InstanceStatus::is_terminal);
         if finished && plan.instance_limit.is_some() {
-            if let Ok(Some(snapshot)) = self.store.get_instance(instance).await {
-                self.admit(snapshot.instance.workflow_id).await;
-            }
+            self.admit(plan.workflow).await;
         }
     }
 }

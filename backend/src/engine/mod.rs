@@ -81,7 +81,9 @@ impl Engine {
             return Ok(plan);
         }
         let record = self.store.get_version(workflow, version).await?.context("the instance's version is missing")?;
-        let plan = Arc::new(Plan::new(&record.definition.0).context("a published version is not a DAG")?);
+        let mut plan = Plan::new(&record.definition.0).context("a published version is not a DAG")?;
+        plan.workflow = workflow;
+        let plan = Arc::new(plan);
         self.plans.write().expect("plan cache").insert((workflow, version), plan.clone());
         Ok(plan)
     }

@@ -14,6 +14,8 @@ pub struct PlanEdge {
 
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The workflow it belongs to (nil until the engine's plan cache sets it).
+    pub workflow: uuid::Uuid,
     /// In topological order: every node comes after all of its predecessors.
     pub nodes: Vec<Node>,
     pub incoming: Vec<Vec<PlanEdge>>,
@@ -44,6 +46,7 @@ impl Plan {
         let max_parallel = def.settings.max_parallel_nodes.map_or(usize::MAX, |n| n.max(1) as usize);
         let settings = &def.settings;
         Some(Plan {
+            workflow: uuid::Uuid::nil(),
             nodes,
             incoming,
             outgoing,

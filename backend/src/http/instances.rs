@@ -2,7 +2,7 @@
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, no_nul, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
 use crate::engine::EngineError;
 use crate::store::{InstanceQuery, InstanceRow, Snapshot};
@@ -41,7 +41,7 @@ async fn start(
     // An empty body starts with no input.
     let request: StartInstance = optional_json(&body, "start request")?;
     let input = request.input.unwrap_or(Value::Null);
-    let key = request.key.map(super::workflows::no_nul).transpose()?;
+    let key = request.key.map(no_nul).transpose()?;
     let started = state.engine.start(workflow, request.version, input, key, idempotency_key).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
     Ok((StatusCode::CREATED, Json(body)))
@@ -68,7 +68,7 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
         }
     }
     let mut query = InstanceQuery {
-        workflow: p.workflow, status: p.status, version: p.version, key: p.key.map(super::workflows::no_nul).transpose()?, since: p.since, until: p.until,
+        workflow: p.workflow, status: p.status, version: p.version, key: p.key.map(no_nul).transpose()?, since: p.since, until: p.until,
         before: p.cursor, limit: limit + 1,
     };
     let mut rows = state.store.list_instances(&query).await?;

@@ -2,7 +2,7 @@
 
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, page_limit, ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, no_nul, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
 use crate::store::{NewWorkflow, WorkflowChange, WorkflowQuery, WorkflowRecord, WriteOutcome};
 use axum::extract::State;
@@ -248,13 +248,4 @@ fn clean_description(text: &str) -> ApiResult<String> {
         ));
     }
     Ok(text.to_owned())
-}
-
-/// Query text goes into SQL parameters, where Postgres refuses NUL.
-pub fn no_nul(text: String) -> ApiResult<String> {
-    if text.contains('\0') {
-        Err(ApiError::BadRequest("query parameters must not contain NUL".into()))
-    } else {
-        Ok(text)
-    }
 }
