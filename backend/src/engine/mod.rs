@@ -35,12 +35,6 @@ pub struct EngineConfig {
     pub max_input_bytes: usize,
 }
 
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig { workers: 64, lease_ms: 30_000, http_allow: OutboundPolicy::default(), max_input_bytes: 256 * 1024 }
-    }
-}
-
 pub struct Engine {
     store: DynStore,
     runtime: Runtime,

@@ -5,7 +5,7 @@ use super::effects::{decide, kind, Detail};
 use super::machine::Event;
 use super::plan::Plan;
 use super::Engine;
-use crate::store::{Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, Writes};
+use crate::store::{Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, WorkItem, Writes};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -224,7 +224,7 @@ impl Engine {
     }
 
     pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
-        let fence = self.task_fence(id, token).await?;
+        let (fence, _) = self.task_fence(id, token).await?;
         let until = Utc::now() + self.lease();
         if self.store.extend_lease(&fence, until).await? {
             Ok(until)
@@ -246,8 +246,7 @@ impl Engine {
     }
 
     async fn finish_task(self: &Arc<Self>, id: Uuid, token: &str, detail: Detail, event: impl Fn(usize, u32) -> Event) -> Result<(), EngineError> {
-        let fence = self.task_fence(id, token).await?;
-        let item = self.store.work_item(id).await?.ok_or_else(stale_lease)?;
+        let (fence, item) = self.task_fence(id, token).await?;
         let snapshot = self.snapshot(item.instance_id).await?;
         let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
@@ -258,11 +257,12 @@ impl Engine {
         }
     }
 
-    async fn task_fence(&self, id: Uuid, token: &str) -> Result<Fence, EngineError> {
+    /// The task's work item and the fence its live lease gives `token`.
+    async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, WorkItem), EngineError> {
         let item = self.store.work_item(id).await?.filter(|w| w.kind == kind::TASK).ok_or_else(stale_lease)?;
         let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
         match item.fence() {
-            Some(fence) if fence.owner == token && live => Ok(fence),
+            Some(fence) if fence.owner == token && live => Ok((fence, item)),
             _ => Err(stale_lease()),
         }
     }
