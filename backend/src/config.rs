@@ -57,6 +57,14 @@ pub struct ServeConfig {
     /// On SIGTERM, how long running node attempts may take to finish, in seconds.
     #[arg(long, env = "TRELLIS_DRAIN_SECS", default_value_t = 20)]
     pub drain_secs: u64,
+    /// OTLP/HTTP endpoint to export execution spans to (e.g. `http://collector:4318`);
+    /// unset: no export.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otel_endpoint: Option<String>,
+    /// How often a live event stream rereads the history without news, in ms: the backstop
+    /// for a missed cross-process announcement.
+    #[arg(long, env = "TRELLIS_SSE_RESYNC_MS", default_value_t = 5_000)]
+    pub sse_resync_ms: u64,
 }
 
 impl ServeConfig {
@@ -75,6 +83,8 @@ impl ServeConfig {
             max_input_bytes: 256 * 1024,
             lease_ms: 30_000,
             drain_secs: 5,
+            otel_endpoint: None,
+            sse_resync_ms: 5_000,
         }
     }
 }

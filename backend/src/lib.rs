@@ -3,6 +3,7 @@
 //! * [`config`]: settings from flags and environment.
 //! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
 //! * [`auth`]: roles, passwords, JWTs and API keys.
+//! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
 //! * [`http`]: the axum routers, one module per resource, and problem+json errors.
 //! * [`server`]: wiring it together and serving until shutdown.
 
@@ -10,6 +11,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod events;
 pub mod http;
 pub mod server;
 pub mod store;

@@ -45,6 +45,10 @@ impl Server {
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         let engine = Engine::new(store.clone(), engine_config(&serve)?);
+        if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
+            engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
+        }
+        tokio::spawn(engine.bus.clone().relay(store.clone()));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default() };
         Ok(Server { addr, listener, app: http::router(state), engine, drain })

@@ -4,6 +4,7 @@
 //! * [`config`]: the typed configuration of each node type.
 //! * [`validate`]: structural and per-type validation, reporting every problem at once.
 //! * [`api`]: request and response bodies of the HTTP API.
+//! * [`trace`]: execution history entries, spans and W3C trace context.
 //!
 //! Invariant: nothing here does I/O or reads the clock, so it compiles to wasm32 and the
 //! designer can validate as the user types with exactly the rules the server applies.
@@ -12,6 +13,7 @@ pub mod api;
 pub mod config;
 pub mod definition;
 pub mod status;
+pub mod trace;
 pub mod validate;
 
 pub use definition::{Definition, Edge, EdgeWhen, Node, OnLimit, Position, RetryPolicy, Settings};

@@ -133,6 +133,9 @@ impl Engine {
 
     pub(super) async fn after_commit(self: &Arc<Self>, plan: &Arc<Plan>, instance: uuid::Uuid, writes: &Writes, reservation: Reservation) {
         self.launch(plan, instance, writes, reservation);
+        if let Some(first) = writes.first_seq {
+            self.bus.committed(instance, plan.workflow, first, &writes.events);
+        }
         if writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
             self.wake.notify_one();
         }

@@ -3,6 +3,7 @@
 
 use super::machine::{apply, Command, Event, InstanceState, NodeState};
 use super::plan::Plan;
+use super::trace::{NodeStep, Tracer};
 use crate::store::{InstanceUpdate, NewWork, NodeRow, Snapshot, Writes};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
@@ -29,6 +30,8 @@ pub struct Detail {
     /// Extra work the node's suspension needs (its timer, its task), written only if the
     /// event applies.
     pub work: Vec<NewWork>,
+    /// A `Start` admitting an instance that waited in the queue for a slot.
+    pub from_queue: bool,
 }
 
 /// The machine state stored in `snapshot`.
@@ -61,51 +64,25 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
         _ => None,
     };
     let started = matches!(event, Event::Start);
-    let commands = apply(plan, &mut after, event);
+    let commands = apply(plan, &mut after, event.clone());
     // A suspended node that fails into a retry keeps its state (waiting, same attempt);
     // only the scheduled retry tells the event applied.
     if after == before && commands.is_empty() {
         return Writes::default();
     }
+    let tracer = Tracer { plan, instance: &snapshot.instance, now };
     let mut writes = Writes { ended_attempts: ended_attempt.into_iter().collect(), ..Writes::default() };
-    for (i, (old, new)) in before.nodes.iter().zip(&after.nodes).enumerate() {
-        if old == new && Some(i) != event_node {
-            continue;
-        }
-        let Some(stored) = snapshot.nodes.iter().find(|r| r.position as usize == i) else { continue };
-        let mut row = stored.clone();
-        row.status = new.status.as_str().to_owned();
-        row.attempts = new.attempts as i32;
-        row.outcome = new.outcome.clone();
-        if new.attempts != old.attempts {
-            row.started_at = Some(now);
-            row.error = None;
-        }
-        if Some(i) == event_node {
-            if detail.started_at.is_some() {
-                row.started_at = detail.started_at;
-            }
-            if let Some(output) = &detail.output {
-                row.output = Some(Json(output.clone()));
-            }
-            if detail.error.is_some() {
-                row.error = detail.error.clone();
-            }
-        }
-        if new.status.is_terminal() && !old.status.is_terminal() {
-            row.ended_at = Some(now);
-        }
-        writes.nodes.push(row);
-    }
-    writes.new_work.extend(detail.work.iter().cloned());
     if started {
         writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
+        writes.events.extend(tracer.admitted(detail.from_queue));
         if let Some(ms) = plan.timeout_ms {
             writes.new_work.push(work(kind::INSTANCE_TIMEOUT, None, None, now + ms_duration(ms)));
         }
     }
-    for command in commands {
-        match command {
+    node_rows(&tracer, snapshot, (&before, &after), (&event, event_node), detail, &commands, &mut writes);
+    writes.new_work.extend(detail.work.iter().cloned());
+    for command in &commands {
+        match *command {
             Command::Dispatch { node, attempt } => {
                 let id = &plan.nodes[node].id;
                 writes.new_work.push(work(kind::RUN, Some(id), Some(attempt), now));
@@ -122,6 +99,7 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
                 let mut u = update(status, None, Some(now));
                 u.output = Some(final_output(plan, snapshot, &writes, &after));
                 u.error = finish_error(plan, status, failed_node, detail);
+                writes.events.extend(tracer.finished(before.status, status, u.error.clone()));
                 writes.instance = Some(u);
                 writes.clear_work = true;
                 writes.new_work.clear();
@@ -130,8 +108,62 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
     }
     if writes.instance.is_none() && after.status != before.status {
         writes.instance = Some(update(after.status, None, None));
+        writes.events.push(tracer.instance_change(after.status, Some(before.status), None));
     }
     writes
+}
+
+/// The node rows the step changed, with their history entries.
+fn node_rows(
+    tracer: &Tracer<'_>,
+    snapshot: &Snapshot,
+    (before, after): (&InstanceState, &InstanceState),
+    (event, event_node): (&Event, Option<usize>),
+    detail: &Detail,
+    commands: &[Command],
+    writes: &mut Writes,
+) {
+    let now = tracer.now;
+    for (i, (old, new)) in before.nodes.iter().zip(&after.nodes).enumerate() {
+        if old == new && Some(i) != event_node {
+            continue;
+        }
+        let Some(stored) = snapshot.nodes.iter().find(|r| r.position as usize == i) else { continue };
+        let mut row = stored.clone();
+        row.status = new.status.as_str().to_owned();
+        row.attempts = new.attempts as i32;
+        row.outcome = new.outcome.clone();
+        if new.attempts != old.attempts {
+            row.started_at = Some(now);
+            row.error = None;
+        }
+        let is_event_node = Some(i) == event_node;
+        if is_event_node {
+            if detail.started_at.is_some() {
+                row.started_at = detail.started_at;
+            }
+            if let Some(output) = &detail.output {
+                row.output = Some(Json(output.clone()));
+            }
+            if detail.error.is_some() {
+                row.error = detail.error.clone();
+            }
+        }
+        if new.status.is_terminal() && !old.status.is_terminal() {
+            row.ended_at = Some(now);
+        }
+        let step = NodeStep {
+            index: i,
+            old: stored,
+            event,
+            commands,
+            error: if is_event_node { detail.error.as_deref() } else { None },
+            output: if is_event_node { detail.output.as_ref() } else { None },
+            execution_started_at: if is_event_node { detail.started_at } else { None },
+        };
+        tracer.node(&step, &mut row, &mut writes.events);
+        writes.nodes.push(row);
+    }
 }
 
 fn event_node(event: &Event) -> Option<usize> {

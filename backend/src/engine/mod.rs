@@ -10,10 +10,12 @@ pub mod nodes;
 mod ops;
 pub mod plan;
 mod runner;
+pub mod trace;
 
 pub use ops::{EngineError, Started, TaskLease};
 pub use runner::context;
 
+use crate::events::EventBus;
 use crate::store::DynStore;
 use anyhow::Context;
 use nodes::http::{HttpRunner, OutboundPolicy};
@@ -47,6 +49,8 @@ pub struct Engine {
     permits: Arc<Semaphore>,
     /// Set on shutdown: no new attempts are handed to this process's workers.
     draining: std::sync::atomic::AtomicBool,
+    /// Where committed history entries go: live views, metrics, OpenTelemetry.
+    pub bus: Arc<EventBus>,
 }
 
 impl Engine {
@@ -61,6 +65,7 @@ impl Engine {
             task_wake: Notify::new(),
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
             draining: std::sync::atomic::AtomicBool::new(false),
+            bus: Arc::new(EventBus::default()),
             config,
         })
     }
@@ -77,6 +82,7 @@ impl Engine {
         let record = self.store.get_version(workflow, version).await?.context("the instance's version is missing")?;
         let mut plan = Plan::new(&record.definition.0).context("a published version is not a DAG")?;
         plan.workflow = workflow;
+        plan.name = self.store.get_workflow(workflow).await?.map(|w| w.name).unwrap_or_default();
         let plan = Arc::new(plan);
         self.plans.write().expect("plan cache").insert((workflow, version), plan.clone());
         Ok(plan)

@@ -4,6 +4,7 @@
 use super::effects::{decide, kind, Detail};
 use super::machine::Event;
 use super::plan::Plan;
+use super::trace::Tracer;
 use super::Engine;
 use crate::store::{Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, WorkItem, Writes};
 use chrono::{DateTime, Utc};
@@ -11,6 +12,7 @@ use serde_json::Value;
 use sqlx::types::Json;
 use std::sync::Arc;
 use std::time::Duration;
+use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
@@ -55,8 +57,7 @@ pub struct TaskLease {
 const MAX_POLL: Duration = Duration::from_secs(30);
 
 impl Engine {
-    /// Starts an instance of `version` (default: the latest published one).
-    /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
+    /// Starts an instance of `version` (default: the latest published one). With an `idempotency_key`, repeating the same request returns the
     /// first answer and creates nothing; the same key with a different request is refused.
     pub async fn start(
         self: &Arc<Self>,
@@ -65,6 +66,19 @@ impl Engine {
         input: Value,
         key: Option<String>,
         idempotency_key: Option<String>,
+    ) -> Result<Started, EngineError> {
+        self.start_traced(workflow, version, input, key, idempotency_key, None).await
+    }
+
+    /// [`Engine::start`], with the instance span a child of the caller's `traceparent`.
+    pub async fn start_traced(
+        self: &Arc<Self>,
+        workflow: Uuid,
+        version: Option<i64>,
+        input: Value,
+        key: Option<String>,
+        idempotency_key: Option<String>,
+        trace_parent: Option<TraceParent>,
     ) -> Result<Started, EngineError> {
         refuse_nul(&input, "the input")?;
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
@@ -84,11 +98,13 @@ impl Engine {
         let row = InstanceRow {
             id: Uuid::now_v7(), workflow_id: workflow, version, status: InstanceStatus::Queued.as_str().into(),
             input: Json(input), output: None, error: None, business_key: key, created_at: now, started_at: None, ended_at: None,
+            trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
+            parent_span_id: trace_parent.map(|p| p.span_id),
         };
-        let nodes: Vec<NodeRow> = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow {
-            node_id: n.id.clone(), position: i as i32, status: NodeStatus::Pending.as_str().into(), attempts: 0,
-            outcome: None, output: None, error: None, started_at: None, ended_at: None,
-        }).collect();
+        let pending = NodeStatus::Pending.as_str();
+        let nodes: Vec<NodeRow> = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, pending)).collect();
+        let tracer = Tracer { plan: &plan, instance: &row, now };
+        let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
         let reservation = self.reserve();
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
@@ -98,13 +114,21 @@ impl Engine {
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
         let new = NewInstance {
             row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone(), idempotency,
+            created_events: created_events.clone(), queued_events: queued_events.clone(),
         };
         let status = match self.store.start_instance(&new).await? {
             StartOutcome::Running => {
+                // The history starts with creation, then admission (see `start_instance`).
+                let after = created_events.len() as i64;
+                self.bus.committed(id, workflow, 1, &created_events);
+                on_admit.first_seq = Some(after + 1);
                 self.after_commit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }
-            StartOutcome::Queued => InstanceStatus::Queued,
+            StartOutcome::Queued => {
+                self.bus.committed(id, workflow, 1, &[created_events, queued_events].concat());
+                InstanceStatus::Queued
+            }
             StartOutcome::Rejected => {
                 let limit = limits.instance_limit.unwrap_or_default();
                 return Err(EngineError::LimitReached(format!("the workflow already runs its limit of {limit} instances")));
@@ -185,11 +209,17 @@ impl Engine {
         }
         let limit = plans[&latest].instance_limit;
         let now = Utc::now();
+        let from_queue = Detail { from_queue: true, ..Detail::default() };
         let start = |s: &Snapshot| match plans.get(&s.instance.version) {
-            Some(plan) => decide(plan, s, Event::Start, &Detail::default(), now, 0.0),
+            Some(plan) => decide(plan, s, Event::Start, &from_queue, now, 0.0),
             None => Writes::default(),
         };
         let admitted = self.store.admit_queued(workflow, limit, &start).await?;
+        for (instance, writes) in &admitted {
+            if let Some(first) = writes.first_seq {
+                self.bus.committed(*instance, workflow, first, &writes.events);
+            }
+        }
         if !admitted.is_empty() {
             self.wake.notify_one();
         }

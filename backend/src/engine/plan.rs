@@ -16,6 +16,8 @@ pub struct PlanEdge {
 pub struct Plan {
     /// The workflow it belongs to (nil until the engine's plan cache sets it).
     pub workflow: uuid::Uuid,
+    /// The workflow's name when the plan was loaded: the instance span's name.
+    pub name: String,
     /// In topological order: every node comes after all of its predecessors.
     pub nodes: Vec<Node>,
     pub incoming: Vec<Vec<PlanEdge>>,
@@ -47,6 +49,7 @@ impl Plan {
         let settings = &def.settings;
         Some(Plan {
             workflow: uuid::Uuid::nil(),
+            name: String::new(),
             nodes,
             incoming,
             outgoing,

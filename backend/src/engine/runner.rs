@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+use trellis_model::trace::TraceParent;
 
 /// Claims per round; also bounded by free worker slots.
 const CLAIM_BATCH: usize = 64;
@@ -153,10 +154,15 @@ impl Engine {
     /// Runs one attempt, keeping its lease alive while it runs.
     async fn execute(&self, plan: &Plan, instance: uuid::Uuid, context: Value, node: usize, attempt: u32, fence: &Fence) -> (Event, Detail) {
         let spec = &plan.nodes[node];
+        let traceparent = context.pointer("/instance/trace_id").and_then(Value::as_str).map(|trace_id| {
+            let span = super::trace::attempt_span_id(instance, &spec.id, i64::from(attempt));
+            TraceParent { trace_id: trace_id.to_owned(), span_id: span, sampled: true }.header()
+        });
         let run = Attempt {
             node: spec,
             attempt,
             idempotency_key: format!("{instance}:{}:{attempt}", spec.id),
+            traceparent,
             context,
             now: Utc::now(),
         };
@@ -234,5 +240,7 @@ pub fn context(snapshot: &Snapshot) -> Value {
         let output = row.output.as_ref().map(|o| o.0.clone()).unwrap_or(Value::Null);
         nodes.insert(row.node_id.clone(), json!({"output": output, "status": row.status}));
     }
-    json!({"input": snapshot.instance.input.0, "nodes": nodes, "instance": {"id": snapshot.instance.id}})
+    let instance = &snapshot.instance;
+    let trace_id = instance.trace_id.clone().unwrap_or_else(|| instance.id.simple().to_string());
+    json!({"input": instance.input.0, "nodes": nodes, "instance": {"id": instance.id, "trace_id": trace_id}})
 }

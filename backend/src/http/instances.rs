@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use trellis_model::api::{InstanceDetail, InstanceSummary, NodeView, SignalRequest, StartInstance};
+use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
@@ -42,7 +43,10 @@ async fn start(
     let request: StartInstance = optional_json(&body, "start request")?;
     let input = request.input.unwrap_or(Value::Null);
     let key = request.key.map(no_nul).transpose()?;
-    let started = state.engine.start(workflow, request.version, input, key, idempotency_key).await?;
+    // A caller's W3C trace context makes the instance span part of its trace; a malformed
+    // one is ignored, as the spec asks.
+    let parent = headers.get("traceparent").and_then(|v| v.to_str().ok()).and_then(TraceParent::parse);
+    let started = state.engine.start_traced(workflow, request.version, input, key, idempotency_key, parent).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
     Ok((StatusCode::CREATED, Json(body)))
 }

@@ -4,6 +4,7 @@
 pub mod api_keys;
 pub mod auth;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod instances;
 pub mod ops;
@@ -48,6 +49,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api_keys::router())
         .merge(users::router())
         .merge(instances::router())
+        .merge(events::router())
         .merge(tasks::router())
         .fallback(|| async { not_found() })
         .method_not_allowed_fallback(|| async { method_not_allowed() });

@@ -18,6 +18,10 @@ pub struct InstanceRow {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
+    /// W3C trace id (32 hex digits); `None` means the instance id's hex.
+    pub trace_id: Option<String>,
+    /// The caller's span the instance span hangs under (from `traceparent`).
+    pub parent_span_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -32,6 +36,38 @@ pub struct NodeRow {
     pub error: Option<String>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
+    /// When the current attempt was dispatched: its span's start.
+    pub dispatched_at: Option<DateTime<Utc>>,
+    /// What the node waits on (see `engine::trace::wait`) and since when: an open span.
+    pub wait_kind: Option<String>,
+    pub wait_started_at: Option<DateTime<Utc>>,
+}
+
+impl NodeRow {
+    /// A node of a new instance: pending, never attempted.
+    pub fn fresh(node_id: String, position: i32, status: &str) -> NodeRow {
+        NodeRow {
+            node_id, position, status: status.to_owned(), attempts: 0, outcome: None, output: None, error: None,
+            started_at: None, ended_at: None, dispatched_at: None, wait_kind: None, wait_started_at: None,
+        }
+    }
+}
+
+/// One entry for an instance's history, before the store numbers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub kind: &'static str,
+    pub at: DateTime<Utc>,
+    pub data: Value,
+}
+
+/// A numbered entry of an instance's history.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct StoredEvent {
+    pub seq: i64,
+    pub kind: String,
+    pub at: DateTime<Utc>,
+    pub data: Json<Value>,
 }
 
 /// An instance with its nodes in plan order, as a transition sees it.
@@ -107,6 +143,10 @@ pub struct Writes {
     /// timed-out attempt, its timeout timer, its task) is removed, so late results from
     /// them are fenced out.
     pub ended_attempts: Vec<(String, i32)>,
+    /// History entries, numbered by the store in this order.
+    pub events: Vec<NewEvent>,
+    /// Set by the store once written: the `seq` of `events[0]`.
+    pub first_seq: Option<i64>,
 }
 
 impl Writes {
@@ -126,6 +166,9 @@ pub struct NewInstance {
     pub on_admit: Writes,
     /// The request's `Idempotency-Key` and a hash of the request, if it had one.
     pub idempotency: Option<(String, String)>,
+    /// History entries of creating it; `queued_events` follow if it has to wait for a slot.
+    pub created_events: Vec<NewEvent>,
+    pub queued_events: Vec<NewEvent>,
 }
 
 /// The first start made with an Idempotency-Key.
@@ -139,6 +182,8 @@ pub struct StoredStart {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum StartOutcome {
+    /// Admitted at once. (A new instance's history starts at `seq` 1: `created_events`,
+    /// then the queued or the admission entries.)
     Running,
     Queued,
     /// The workflow is at its limit and refuses rather than queues.
@@ -167,4 +212,21 @@ pub struct InstanceQuery {
     pub until: Option<DateTime<Utc>>,
     pub before: Option<Uuid>,
     pub limit: i64,
+}
+
+/// Connection pool use, for `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolStats {
+    pub size: u32,
+    pub idle: u32,
+    pub max: u32,
+}
+
+/// Engine-wide numbers read from the database for `/metrics`.
+#[derive(Debug, Clone, Default)]
+pub struct EngineGauges {
+    pub queued_by_workflow: Vec<(Uuid, i64)>,
+    /// Delays, retry backoffs and timeouts not yet fired.
+    pub pending_timers: i64,
+    pub pool: PoolStats,
 }

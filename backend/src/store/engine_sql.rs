@@ -5,9 +5,11 @@
 //! whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
-    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at";
+    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id";
 pub(super) const NODE_COLUMNS: &str =
-    "node_id, position, status, attempts, outcome, output, error, started_at, ended_at";
+    "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, wait_started_at";
+/// History rows per INSERT: 5 binds each keeps a statement far below both backends' limits.
+pub(super) const EVENTS_PER_INSERT: usize = 1_000;
 pub(super) const WORK_COLUMNS: &str =
     "id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, lease_epoch, lease_expires_at";
 pub(super) const ACTIVE: &str = "('running', 'paused')";
@@ -26,7 +28,31 @@ macro_rules! impl_instance_store {
                 Ok(Some(Snapshot { instance, nodes }))
             }
 
-            async fn apply_writes(tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, workflow: Uuid, w: &Writes) -> Result<()> {
+            /// Appends `events` to the instance's history (its lock held) and announces them to
+            /// other processes; returns the first one's `seq`.
+            async fn append_events(&self, tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, workflow: Uuid, events: &[NewEvent]) -> Result<Option<i64>> {
+                if events.is_empty() {
+                    return Ok(None);
+                }
+                let (last,): (i64,) = sqlx::query_as("SELECT COALESCE(MAX(seq), 0) FROM instance_events WHERE instance_id = $1")
+                    .bind(id).fetch_one(&mut **tx).await?;
+                let first = last + 1;
+                for (chunk_no, chunk) in events.chunks(EVENTS_PER_INSERT).enumerate() {
+                    let offset = first + (chunk_no * EVENTS_PER_INSERT) as i64;
+                    let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
+                    insert.push_values(chunk.iter().enumerate(), |mut values, (k, e)| {
+                        values.push_bind(id).push_bind(offset + k as i64).push_bind(e.kind).push_bind(e.at).push_bind(Json(&e.data));
+                    });
+                    insert.build().execute(&mut **tx).await?;
+                }
+                if let Some(sql) = NOTIFY_EVENTS {
+                    let payload = $crate::store::notice::payload(self.origin, id, workflow, first, events);
+                    sqlx::query(sql).bind(payload).execute(&mut **tx).await?;
+                }
+                Ok(Some(first))
+            }
+
+            async fn apply_writes(&self, tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, workflow: Uuid, w: &mut Writes) -> Result<()> {
                 if let Some(u) = &w.instance {
                     sqlx::query(
                         "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
@@ -38,10 +64,12 @@ macro_rules! impl_instance_store {
                 for n in &w.nodes {
                     sqlx::query(
                         "UPDATE instance_nodes SET status = $1, attempts = $2, outcome = $3, output = $4, error = $5, \
-                         started_at = $6, ended_at = $7 WHERE instance_id = $8 AND node_id = $9",
+                         started_at = $6, ended_at = $7, dispatched_at = $8, wait_kind = $9, wait_started_at = $10 \
+                         WHERE instance_id = $11 AND node_id = $12",
                     )
                     .bind(&n.status).bind(n.attempts).bind(&n.outcome).bind(&n.output).bind(&n.error)
-                    .bind(n.started_at).bind(n.ended_at).bind(id).bind(&n.node_id)
+                    .bind(n.started_at).bind(n.ended_at).bind(n.dispatched_at).bind(&n.wait_kind).bind(n.wait_started_at)
+                    .bind(id).bind(&n.node_id)
                     .execute(&mut **tx).await?;
                 }
                 for (node, attempt) in &w.ended_attempts {
@@ -62,6 +90,7 @@ macro_rules! impl_instance_store {
                     .bind(work.lease.as_ref().map(|l| l.1)).bind(workflow)
                     .execute(&mut **tx).await?;
                 }
+                w.first_seq = self.append_events(tx, id, workflow, &w.events).await?;
                 Ok(())
             }
 
@@ -114,9 +143,10 @@ macro_rules! impl_instance_store {
                 if outcome == StartOutcome::Rejected {
                     return Ok(outcome);
                 }
-                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL)");
+                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8)");
                 sqlx::query(&sql)
                     .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
+                    .bind(&row.trace_id).bind(&row.parent_span_id)
                     .execute(&mut *tx).await.map_err(StoreError::from_sqlx)?;
                 // One statement for all nodes (at most 1,000, well under both bind limits).
                 let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
@@ -124,9 +154,16 @@ macro_rules! impl_instance_store {
                     values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(0i32);
                 });
                 insert.build().execute(&mut *tx).await?;
+                // The history starts at 1: creation, then waiting in the queue or admission.
+                let mut on_admit = new.on_admit.clone();
+                let mut events = new.created_events.clone();
                 if outcome == StartOutcome::Running {
-                    Self::apply_writes(&mut tx, row.id, row.workflow_id, &new.on_admit).await?;
+                    events.append(&mut on_admit.events);
+                    self.apply_writes(&mut tx, row.id, row.workflow_id, &mut on_admit).await?;
+                } else {
+                    events.extend(new.queued_events.iter().cloned());
                 }
+                self.append_events(&mut tx, row.id, row.workflow_id, &events).await?;
                 if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
                     sqlx::query("UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2")
                         .bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
@@ -150,13 +187,13 @@ macro_rules! impl_instance_store {
                         return Ok(TransitionOutcome::Fenced);
                     }
                 }
-                let writes = decide(&snapshot);
-                Self::apply_writes(&mut tx, id, snapshot.instance.workflow_id, &writes).await?;
+                let mut writes = decide(&snapshot);
+                self.apply_writes(&mut tx, id, snapshot.instance.workflow_id, &mut writes).await?;
                 tx.commit().await?;
                 Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(writes) })
             }
 
-            async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<Uuid>> {
+            async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
                 let _guard = self.write_guard().await;
                 let mut tx = self.pool.begin().await?;
                 Self::lock_workflow(&mut tx, workflow).await?;
@@ -166,14 +203,17 @@ macro_rules! impl_instance_store {
                 };
                 let ids: Vec<(Uuid,)> = sqlx::query_as("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
                     .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
-                for (id,) in &ids {
+                let mut admitted = Vec::with_capacity(ids.len());
+                for (id,) in ids {
                     // Locked and re-read: a cancel may have got there first.
-                    if let Some(snapshot) = Self::load_snapshot(&mut tx, *id, true).await? {
-                        Self::apply_writes(&mut tx, *id, workflow, &decide(&snapshot)).await?;
+                    if let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? {
+                        let mut writes = decide(&snapshot);
+                        self.apply_writes(&mut tx, id, workflow, &mut writes).await?;
+                        admitted.push((id, writes));
                     }
                 }
                 tx.commit().await?;
-                Ok(ids.into_iter().map(|(id,)| id).collect())
+                Ok(admitted)
             }
 
             async fn workflows_with_queued(&self) -> Result<Vec<Uuid>> {
@@ -249,6 +289,28 @@ macro_rules! impl_instance_store {
                     "SELECT {INSTANCE_COLUMNS} FROM instances WHERE {FILTER} AND ($7 IS NULL OR id < $7) ORDER BY id DESC LIMIT $8"
                 );
                 Ok(bind_filter!(sqlx::query_as(&sql), q).bind(q.before).bind(q.limit).fetch_all(&self.pool).await?)
+            }
+
+            async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>> {
+                Ok(sqlx::query_as(
+                    "SELECT seq, kind, at, data FROM instance_events WHERE instance_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                )
+                .bind(instance).bind(after).bind(limit).fetch_all(&self.pool).await?)
+            }
+
+            async fn listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<$crate::store::notice::Notice>>> {
+                self.listen_for_notices().await
+            }
+
+            async fn engine_gauges(&self) -> Result<EngineGauges> {
+                let queued: Vec<(Uuid, i64)> = sqlx::query_as(
+                    "SELECT workflow_id, COUNT(*) FROM instances WHERE status = 'queued' GROUP BY workflow_id",
+                ).fetch_all(&self.pool).await?;
+                let (timers,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM work WHERE kind IN ('resume', 'retry', 'node_timeout', 'instance_timeout')",
+                ).fetch_one(&self.pool).await?;
+                let pool = PoolStats { size: self.pool.size(), idle: self.pool.num_idle() as u32, max: self.pool.options().get_max_connections() };
+                Ok(EngineGauges { queued_by_workflow: queued, pending_timers: timers, pool })
             }
 
             async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(String, i64)>> {

@@ -6,6 +6,7 @@
 
 mod engine_records;
 mod engine_sql;
+pub mod notice;
 mod postgres;
 mod records;
 mod sql;
@@ -56,8 +57,9 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// One state change of one instance, holding its lock: consumes the fenced work item
     /// (if any; a stale fence changes nothing), then writes what `decide` returns.
     async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;
-    /// Admits the oldest queued instances of `workflow` into its free slots.
-    async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<Uuid>>;
+    /// Admits the oldest queued instances of `workflow` into its free slots; returns each
+    /// with what admitting it wrote.
+    async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.
     async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>>;
@@ -71,6 +73,12 @@ pub trait InstanceStore: Send + Sync + 'static {
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
     async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(String, i64)>>;
+    /// Up to `limit` history entries of `instance` after `seq` `after`, in order.
+    async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>>;
+    async fn engine_gauges(&self) -> Result<EngineGauges>;
+    /// Announcements of history entries other processes append (Postgres); `None` where
+    /// there are no other processes (SQLite).
+    async fn listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<notice::Notice>>>;
 }
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.

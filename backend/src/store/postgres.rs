@@ -2,12 +2,13 @@
 
 use super::engine_records::*;
 use super::records::*;
-use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
+use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::Decide;
 use super::{Result, StoreError};
 use chrono::{DateTime, Utc};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use super::notice::{self, Appended, Notice};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 use sqlx::types::Json;
 use std::str::FromStr;
 use std::time::Duration;
@@ -16,6 +17,8 @@ use uuid::Uuid;
 
 pub struct PgStore {
     pool: PgPool,
+    /// Names this store (this process) in its announcements, so its listener skips them.
+    origin: Uuid,
 }
 
 impl PgStore {
@@ -29,7 +32,7 @@ impl PgStore {
             .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", super::redact_url(url)))?;
         // Migrations take an advisory lock, so processes starting together apply them once.
         sqlx::migrate!("../migrations/postgres").run(&pool).await?;
-        Ok(PgStore { pool })
+        Ok(PgStore { pool, origin: Uuid::now_v7() })
     }
 }
 
@@ -38,8 +41,43 @@ impl_instance_store!(PgStore, sqlx::Postgres);
 
 const LOCK_ROW: &str = " FOR UPDATE";
 const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
+const NOTIFY_EVENTS: Option<&str> = Some("SELECT pg_notify('trellis_events', $1)");
 
 impl PgStore {
     /// Postgres serializes conflicting writers itself (row locks); nothing to hold here.
     async fn write_guard(&self) {}
+
+    /// LISTENs on its own connection and forwards other processes' announcements. When the
+    /// connection drops, sqlx reconnects; what was announced meanwhile is lost, which the
+    /// receiver is told (`Notice::Gap`) so it rereads the history.
+    async fn listen_for_notices(&self) -> Result<Option<tokio::sync::mpsc::Receiver<Notice>>> {
+        let mut listener = PgListener::connect_with(&self.pool).await?;
+        listener.listen(notice::CHANNEL).await?;
+        let (sender, receiver) = tokio::sync::mpsc::channel(4_096);
+        let origin = self.origin;
+        tokio::spawn(async move {
+            loop {
+                let notice = match listener.try_recv().await {
+                    Ok(Some(n)) => match serde_json::from_str::<Appended>(n.payload()) {
+                        Ok(appended) if appended.origin == origin => continue,
+                        Ok(appended) => Notice::Appended(appended),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "ignoring a malformed event announcement");
+                            continue;
+                        }
+                    },
+                    Ok(None) => Notice::Gap,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "event listener lost its connection; reconnecting");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        Notice::Gap
+                    }
+                };
+                if sender.send(notice).await.is_err() {
+                    return; // the bus is gone: the server is stopping
+                }
+            }
+        });
+        Ok(Some(receiver))
+    }
 }

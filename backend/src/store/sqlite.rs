@@ -2,7 +2,7 @@
 
 use super::engine_records::*;
 use super::records::*;
-use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
+use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::Decide;
 use super::{Result, StoreError};
@@ -20,6 +20,8 @@ pub struct SqliteStore {
     /// deferred transactions race for the lock can fail one with SQLITE_BUSY at once
     /// (busy_timeout does not cover a read lock upgraded to a write lock).
     writer: tokio::sync::Mutex<()>,
+    /// Names this store in announcements (unused: SQLite has one process).
+    origin: Uuid,
 }
 
 impl SqliteStore {
@@ -42,7 +44,7 @@ impl SqliteStore {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {url}: {e}"))?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore { pool, writer: tokio::sync::Mutex::new(()) })
+        Ok(SqliteStore { pool, writer: tokio::sync::Mutex::new(()), origin: Uuid::now_v7() })
     }
 }
 
@@ -51,10 +53,16 @@ impl_instance_store!(SqliteStore, sqlx::Sqlite);
 
 const LOCK_ROW: &str = "";
 const SKIP_LOCKED: &str = "";
+const NOTIFY_EVENTS: Option<&str> = None;
 
 
 impl SqliteStore {
     async fn write_guard(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.writer.lock().await
+    }
+
+    /// One process: the event bus hears of every commit directly.
+    async fn listen_for_notices(&self) -> Result<Option<tokio::sync::mpsc::Receiver<super::notice::Notice>>> {
+        Ok(None)
     }
 }

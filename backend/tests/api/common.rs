@@ -28,6 +28,11 @@ pub struct TestApp {
 
 impl TestApp {
     pub async fn spawn(backend: Backend) -> TestApp {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    /// A server whose settings `configure` adjusts first.
+    pub async fn spawn_with(backend: Backend, configure: impl FnOnce(&mut ServeConfig)) -> TestApp {
         let (database_url, dir) = fresh_database(backend).await;
         let mut serve = ServeConfig::local();
         serve.admin_password = Some(ADMIN_PASSWORD.into());
@@ -35,6 +40,7 @@ impl TestApp {
         serve.max_body_bytes = 1024 * 1024;
         // `http` nodes in tests call servers the tests start on loopback.
         serve.http_allow = "127.0.0.0/8".into();
+        configure(&mut serve);
         let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
         let addr = server.addr;
         server.spawn();

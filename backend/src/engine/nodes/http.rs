@@ -144,6 +144,10 @@ impl HttpRunner {
         // the client's own deadline is only a backstop just past it.
         let timeout = a.node.timeout_ms.map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms) + Duration::from_secs(1));
         let mut request = self.client.request(method, url).timeout(timeout).header("Idempotency-Key", &a.idempotency_key);
+        if let Some(traceparent) = &a.traceparent {
+            // The called service's spans join the instance's trace under this attempt.
+            request = request.header("traceparent", traceparent);
+        }
         for (name, value) in &c.headers {
             request = request.header(name.as_str(), x.render(value, &a.context)?);
         }

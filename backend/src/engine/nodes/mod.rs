@@ -33,6 +33,8 @@ pub struct Attempt<'a> {
     pub attempt: u32,
     /// `{instance}:{node}:{attempt}`: the same for every execution of this attempt.
     pub idempotency_key: String,
+    /// W3C trace context naming this attempt's span, for calls it makes.
+    pub traceparent: Option<String>,
     /// `{"input": ..., "nodes": {"<id>": {"output": ..., "status": ...}}}`
     pub context: Value,
     pub now: DateTime<Utc>,

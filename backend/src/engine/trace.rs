@@ -1,0 +1,323 @@
+//! The history entries and spans of one transition — pure, like `effects`, which calls it
+//! with the rows before and after. Span ids are derived from what the span stands for
+//! (instance, node, attempt, wait), so the transition that closes a span names the same id
+//! as the one that opened it without storing ids anywhere.
+
+use super::machine::{Command, Event};
+use super::plan::Plan;
+use crate::store::{InstanceRow, NewEvent, NodeRow};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use trellis_model::trace::{kind, span_kind, span_status, InstanceChange, NodeChange, Span};
+use trellis_model::{InstanceStatus, NodeStatus};
+
+/// What a node is waiting on (`instance_nodes.wait_kind`).
+pub mod wait {
+    pub const TIMER: &str = "timer";
+    pub const SIGNAL: &str = "signal";
+    pub const TASK: &str = "task";
+    pub const BACKOFF: &str = "backoff";
+    /// Ready, but the instance already runs `max_parallel_nodes` attempts.
+    pub const SLOT: &str = "slot";
+}
+
+/// The instance a transition belongs to, and when it happens.
+pub struct Tracer<'a> {
+    pub plan: &'a Plan,
+    pub instance: &'a InstanceRow,
+    pub now: DateTime<Utc>,
+}
+
+/// A 16-hex-digit span id derived from the instance and what the span stands for.
+pub fn span_id(instance: uuid::Uuid, parts: &[&str]) -> String {
+    let mut hash = Sha256::new();
+    hash.update(instance.as_bytes());
+    for part in parts {
+        hash.update([0]);
+        hash.update(part.as_bytes());
+    }
+    let digest = hash.finalize();
+    let mut id: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    if id.bytes().all(|b| b == b'0') {
+        id.replace_range(15.., "1"); // the all-zero id is invalid in W3C trace context
+    }
+    id
+}
+
+/// The span id of attempt `attempt` of `node`.
+pub fn attempt_span_id(instance: uuid::Uuid, node: &str, attempt: i64) -> String {
+    span_id(instance, &["node", node, &attempt.to_string()])
+}
+
+impl Tracer<'_> {
+    pub fn trace_id(&self) -> String {
+        self.instance.trace_id.clone().unwrap_or_else(|| self.instance.id.simple().to_string())
+    }
+
+    pub fn root_id(&self) -> String {
+        span_id(self.instance.id, &["instance"])
+    }
+
+    pub fn attempt_id(&self, node: &str, attempt: i32) -> String {
+        attempt_span_id(self.instance.id, node, i64::from(attempt))
+    }
+
+    fn span(&self, id: String, parent: Option<String>, name: String, span_kind: &str, start: DateTime<Utc>) -> Span {
+        Span {
+            trace_id: self.trace_id(),
+            span_id: id,
+            parent_span_id: parent,
+            name,
+            kind: span_kind.to_owned(),
+            status: span_status::UNSET.to_owned(),
+            start,
+            end: None,
+            attributes: Map::new(),
+        }
+    }
+
+    fn root(&self) -> Span {
+        let name = if self.plan.name.is_empty() { "instance".to_owned() } else { self.plan.name.clone() };
+        let mut span = self.span(self.root_id(), self.instance.parent_span_id.clone(), name, span_kind::INSTANCE, self.instance.created_at);
+        let attributes = &mut span.attributes;
+        attributes.insert("trellis.instance_id".into(), json!(self.instance.id));
+        attributes.insert("trellis.workflow_id".into(), json!(self.instance.workflow_id));
+        attributes.insert("trellis.version".into(), json!(self.instance.version));
+        if let Some(key) = &self.instance.business_key {
+            attributes.insert("trellis.key".into(), json!(key));
+        }
+        span
+    }
+
+    fn queue(&self) -> Span {
+        let name = "queue wait: max_concurrent_instances".to_owned();
+        let mut span = self.span(span_id(self.instance.id, &["queue"]), Some(self.root_id()), name, span_kind::QUEUE, self.instance.created_at);
+        span.attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
+        span.attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
+        span
+    }
+
+    /// What creating the instance records: its span opens; a queued one also starts
+    /// waiting for a slot.
+    pub fn created(&self, queued: bool) -> Vec<NewEvent> {
+        let mut events = vec![self.event(kind::SPAN_START, &self.root())];
+        if queued {
+            events.push(self.instance_change(InstanceStatus::Queued, None, None));
+            events.push(self.event(kind::SPAN_START, &self.queue()));
+        }
+        events
+    }
+
+    fn event<T: serde::Serialize>(&self, kind: &'static str, data: &T) -> NewEvent {
+        NewEvent { kind, at: self.now, data: serde_json::to_value(data).unwrap_or(Value::Null) }
+    }
+
+    fn ended(&self, mut span: Span, status: &str) -> NewEvent {
+        span.status = status.to_owned();
+        span.end = Some(self.now.max(span.start));
+        self.event(kind::SPAN_END, &span)
+    }
+
+    pub fn instance_change(&self, status: InstanceStatus, previous: Option<InstanceStatus>, error: Option<String>) -> NewEvent {
+        let change = InstanceChange {
+            workflow_id: self.instance.workflow_id.to_string(),
+            status: status.as_str().to_owned(),
+            previous: previous.map(|p| p.as_str().to_owned()),
+            error,
+        };
+        self.event(kind::INSTANCE, &change)
+    }
+
+    /// The instance was admitted (`from_queue`: after waiting for a slot).
+    pub fn admitted(&self, from_queue: bool) -> Vec<NewEvent> {
+        let mut events = Vec::new();
+        if from_queue {
+            events.push(self.ended(self.queue(), span_status::OK));
+        }
+        let previous = from_queue.then_some(InstanceStatus::Queued);
+        events.push(self.instance_change(InstanceStatus::Running, previous, None));
+        events
+    }
+
+    /// The instance finished with `status`: its span closes (and its queue wait, if it
+    /// never left the queue), then the status change, which is the last entry.
+    pub fn finished(&self, before: InstanceStatus, status: InstanceStatus, error: Option<String>) -> Vec<NewEvent> {
+        let mut events = Vec::new();
+        if before == InstanceStatus::Queued {
+            events.push(self.ended(self.queue(), span_status::UNSET));
+        }
+        let outcome = match status {
+            InstanceStatus::Succeeded => span_status::OK,
+            InstanceStatus::Canceled => span_status::UNSET,
+            _ => span_status::ERROR,
+        };
+        let mut root = self.root();
+        if let Some(e) = &error {
+            root.attributes.insert("error".into(), json!(e));
+        }
+        root.attributes.insert("trellis.status".into(), json!(status.as_str()));
+        events.push(self.ended(root, outcome));
+        events.push(self.instance_change(status, Some(before), error));
+        events
+    }
+}
+
+/// One node's rows around a transition, and how the transition touched it.
+pub struct NodeStep<'a> {
+    pub index: usize,
+    pub old: &'a NodeRow,
+    pub event: &'a Event,
+    pub commands: &'a [Command],
+    pub error: Option<&'a str>,
+    pub output: Option<&'a Value>,
+    pub execution_started_at: Option<DateTime<Utc>>,
+}
+
+impl Tracer<'_> {
+    /// Records one node's spans and status change, and updates its span bookkeeping in
+    /// `new` (dispatch time, current wait).
+    pub fn node(&self, step: &NodeStep<'_>, new: &mut NodeRow, events: &mut Vec<NewEvent>) {
+        let old = step.old;
+        let old_status = NodeStatus::parse(&old.status);
+        let new_status = NodeStatus::parse(&new.status);
+        let attempt_changed = new.attempts != old.attempts;
+        let status_changed = old_status != new_status;
+        let ends_attempt = attempt_open(old)
+            && (self.event_ends_attempt(step) || new_status.is_some_and(NodeStatus::is_terminal) || attempt_changed);
+        if old.wait_kind.is_some() && (ends_attempt || status_changed || attempt_changed) {
+            events.push(self.ended(self.wait_span(old, old.wait_kind.as_deref().unwrap_or_default()), span_status::OK));
+            new.wait_kind = None;
+            new.wait_started_at = None;
+        }
+        if ends_attempt {
+            events.push(self.attempt_end(step, new_status));
+        }
+        if status_changed || attempt_changed {
+            let change = NodeChange {
+                node: new.node_id.clone(),
+                status: new.status.clone(),
+                previous: old.status.clone(),
+                attempt: new.attempts.max(0) as u32,
+                error: new_status.is_some_and(NodeStatus::is_failure).then(|| new.error.clone()).flatten(),
+                outcome: new.outcome.clone(),
+            };
+            events.push(self.event(kind::NODE, &change));
+        }
+        if new.attempts > old.attempts {
+            new.dispatched_at = Some(self.now);
+            events.push(self.event(kind::SPAN_START, &self.attempt_span(new)));
+        }
+        if let Some(wait_kind) = self.new_wait(step, old_status, new_status) {
+            new.wait_kind = Some(wait_kind.to_owned());
+            new.wait_started_at = Some(self.now);
+            events.push(self.event(kind::SPAN_START, &self.wait_span(new, wait_kind)));
+        }
+    }
+
+    fn event_ends_attempt(&self, step: &NodeStep<'_>) -> bool {
+        match step.event {
+            Event::Succeeded { node, .. } | Event::Failed { node, .. } | Event::Lost { node, .. } => *node == step.index,
+            _ => false,
+        }
+    }
+
+    /// The wait the node enters in this transition.
+    fn new_wait(&self, step: &NodeStep<'_>, old: Option<NodeStatus>, new: Option<NodeStatus>) -> Option<&'static str> {
+        let retries = step.commands.iter().any(|c| matches!(c, Command::ScheduleRetry { node, .. } if *node == step.index));
+        if retries {
+            return Some(wait::BACKOFF);
+        }
+        if matches!(step.event, Event::Suspended { node, .. } if *node == step.index) {
+            return Some(match self.plan.nodes[step.index].kind.as_str() {
+                "delay" => wait::TIMER,
+                "task" => wait::TASK,
+                _ => wait::SIGNAL,
+            });
+        }
+        (new == Some(NodeStatus::Ready) && old != Some(NodeStatus::Ready)).then_some(wait::SLOT)
+    }
+
+    fn attempt_span(&self, row: &NodeRow) -> Span {
+        let spec = &self.plan.nodes[row.position.max(0) as usize];
+        let start = row.dispatched_at.unwrap_or(self.now);
+        let name = format!("{} {}", spec.kind, spec.id);
+        let mut span = self.span(self.attempt_id(&row.node_id, row.attempts), Some(self.root_id()), name, span_kind::NODE, start);
+        span.attributes.insert("trellis.node".into(), json!(spec.id));
+        span.attributes.insert("trellis.node_type".into(), json!(spec.kind));
+        span.attributes.insert("trellis.attempt".into(), json!(row.attempts));
+        span
+    }
+
+    fn attempt_end(&self, step: &NodeStep<'_>, new_status: Option<NodeStatus>) -> NewEvent {
+        let mut span = self.attempt_span(step.old);
+        let status = match (step.event, new_status) {
+            (Event::Succeeded { .. }, _) if self.event_ends_attempt(step) => span_status::OK,
+            (_, Some(NodeStatus::Canceled)) => {
+                span.attributes.insert("trellis.canceled".into(), json!(true));
+                span_status::UNSET
+            }
+            _ => span_status::ERROR,
+        };
+        if status == span_status::ERROR {
+            let error = step.error.map(str::to_owned).unwrap_or_else(|| "the instance timed out".to_owned());
+            span.attributes.insert("error".into(), json!(error));
+        }
+        let is_http = self.plan.nodes[step.index].kind == "http";
+        if let Some(code) = http_status(step.output, step.error).filter(|_| is_http) {
+            span.attributes.insert("http.response.status_code".into(), json!(code));
+        }
+        if let Some(at) = step.execution_started_at {
+            span.attributes.insert("trellis.execution_started_at".into(), json!(at));
+        }
+        self.ended(span, status)
+    }
+
+    fn wait_span(&self, row: &NodeRow, wait_kind: &str) -> Span {
+        let attempt = row.attempts.to_string();
+        let id = span_id(self.instance.id, &["wait", &row.node_id, &attempt, wait_kind]);
+        let attempt_span = Some(self.attempt_id(&row.node_id, row.attempts));
+        let (name, span_kind, parent) = match wait_kind {
+            wait::TIMER => ("timer", span_kind::TIMER, attempt_span),
+            wait::TASK => ("task wait", span_kind::TASK, attempt_span),
+            wait::SIGNAL => ("signal wait", span_kind::SIGNAL, attempt_span),
+            wait::BACKOFF => ("retry backoff", span_kind::TIMER, Some(self.root_id())),
+            _ => ("queue wait: max_parallel_nodes", span_kind::QUEUE, Some(self.root_id())),
+        };
+        let start = row.wait_started_at.unwrap_or(self.now);
+        let mut span = self.span(id, parent, format!("{name} {}", row.node_id), span_kind, start);
+        let attributes = &mut span.attributes;
+        attributes.insert("trellis.node".into(), json!(row.node_id));
+        attributes.insert("trellis.wait".into(), json!(wait_kind));
+        let index = row.position.max(0) as usize;
+        if wait_kind == wait::BACKOFF {
+            let next = row.attempts.max(0) as u32 + 1;
+            attributes.insert("trellis.next_attempt".into(), json!(next));
+            // Before jitter, which takes off up to half.
+            attributes.insert("trellis.backoff_ms".into(), json!(self.plan.backoff_ms(index, next)));
+        } else if wait_kind == wait::SLOT {
+            attributes.insert("trellis.limit".into(), json!("max_parallel_nodes"));
+            attributes.insert("trellis.limit_value".into(), json!(self.plan.max_parallel));
+        }
+        span
+    }
+}
+
+/// An attempt span is open while the node runs, or waits inside its attempt (a timer,
+/// a signal, a task) — not while it backs off before the next one.
+fn attempt_open(row: &NodeRow) -> bool {
+    match NodeStatus::parse(&row.status) {
+        Some(NodeStatus::Running) => true,
+        Some(NodeStatus::Waiting) => row.wait_kind.as_deref() != Some(wait::BACKOFF),
+        _ => false,
+    }
+}
+
+/// The HTTP status an `http` attempt got: from its output, or from its `HTTP 503 ...` error.
+fn http_status(output: Option<&Value>, error: Option<&str>) -> Option<u16> {
+    if let Some(code) = output.and_then(|o| o.get("status")).and_then(Value::as_u64) {
+        return u16::try_from(code).ok();
+    }
+    let rest = error?.strip_prefix("HTTP ")?;
+    rest.get(..3)?.parse().ok()
+}

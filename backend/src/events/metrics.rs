@@ -1,0 +1,101 @@
+//! `/metrics`: this process's counters and histograms, fed from the history entries it
+//! commits, plus gauges read at scrape time (queue depth, timers, SSE clients, pool use).
+
+use crate::store::EngineGauges;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
+use trellis_model::trace::Span;
+
+type Labels = Vec<(&'static str, String)>;
+
+pub struct Metrics {
+    registry: Registry,
+    started: Counter,
+    finished: Family<Labels, Counter>,
+    node_duration: Family<Labels, Histogram>,
+    queue_depth: Family<Labels, Gauge>,
+    pending_timers: Gauge,
+    sse_clients: Gauge,
+    pool: Family<Labels, Gauge>,
+    pool_max: Gauge,
+    /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
+    /// refused them).
+    pub spans_dropped: Counter<u64, AtomicU64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let node_duration = Family::<Labels, Histogram>::new_with_constructor(|| {
+            // 1 ms to about 9 minutes.
+            Histogram::new(exponential_buckets(0.001, 2.0, 20))
+        });
+        let mut metrics = Metrics {
+            registry: Registry::default(),
+            started: Counter::default(),
+            finished: Family::default(),
+            node_duration,
+            queue_depth: Family::default(),
+            pending_timers: Gauge::default(),
+            sse_clients: Gauge::default(),
+            pool: Family::default(),
+            pool_max: Gauge::default(),
+            spans_dropped: Counter::default(),
+        };
+        metrics.register();
+        metrics
+    }
+}
+
+impl Metrics {
+    fn register(&mut self) {
+        let r = &mut self.registry;
+        r.register("trellis_instances_started", "Instances created by this process", self.started.clone());
+        r.register("trellis_instances_finished", "Instances that finished, by status", self.finished.clone());
+        r.register("trellis_node_duration_seconds", "Node attempts from dispatch to end, by node type and outcome", self.node_duration.clone());
+        r.register("trellis_queue_depth", "Instances waiting for a concurrency slot, by workflow", self.queue_depth.clone());
+        r.register("trellis_timers_pending", "Delays, retry backoffs and timeouts not yet fired", self.pending_timers.clone());
+        r.register("trellis_sse_clients", "Server-sent event streams open on this process", self.sse_clients.clone());
+        r.register("trellis_db_pool_connections", "Database connections of this process, by state", self.pool.clone());
+        r.register("trellis_db_pool_max_connections", "The database pool's size limit", self.pool_max.clone());
+        r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
+    }
+
+    pub fn instance_started(&self) {
+        self.started.inc();
+    }
+
+    pub fn instance_finished(&self, status: &str) {
+        self.finished.get_or_create(&vec![("status", status.to_owned())]).inc();
+    }
+
+    /// A node attempt's span closed.
+    pub fn attempt_ended(&self, span: &Span) {
+        let Some(ms) = span.duration_ms() else { return };
+        let node_type = span.attributes.get("trellis.node_type").and_then(|v| v.as_str()).unwrap_or("unknown");
+        let labels = vec![("type", node_type.to_owned()), ("status", span.status.clone())];
+        self.node_duration.get_or_create(&labels).observe(ms.max(0) as f64 / 1e3);
+    }
+
+    /// The page, with gauges as of now.
+    pub fn render(&self, gauges: &EngineGauges, sse_clients: i64) -> String {
+        self.queue_depth.clear();
+        for (workflow, depth) in &gauges.queued_by_workflow {
+            self.queue_depth.get_or_create(&vec![("workflow", workflow.to_string())]).set(*depth);
+        }
+        self.pending_timers.set(gauges.pending_timers);
+        self.sse_clients.set(sse_clients);
+        let in_use = gauges.pool.size.saturating_sub(gauges.pool.idle);
+        self.pool.get_or_create(&vec![("state", "idle".to_owned())]).set(i64::from(gauges.pool.idle));
+        self.pool.get_or_create(&vec![("state", "in_use".to_owned())]).set(i64::from(in_use));
+        self.pool_max.set(i64::from(gauges.pool.max));
+        let mut page = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode(&mut page, &self.registry);
+        page
+    }
+}

@@ -1,0 +1,152 @@
+//! Where committed history entries go after the commit: to the clients following them
+//! (`hub`), to `/metrics` (`metrics`) and to OpenTelemetry (`otel`). Entries other
+//! processes commit arrive through the store's announcements (Postgres LISTEN/NOTIFY) and
+//! reach the same clients; metrics and export stay with the process that committed them.
+
+pub mod hub;
+pub mod metrics;
+pub mod otel;
+
+use crate::store::notice::{Appended, Notice};
+use crate::store::{DynStore, NewEvent, StoredEvent};
+use chrono::{DateTime, Utc};
+use hub::{FeedItem, Hub, Published};
+use metrics::Metrics;
+use serde_json::{json, Value};
+use std::sync::{Arc, OnceLock};
+use trellis_model::trace::{kind, span_kind, InstanceChange, Span};
+use trellis_model::InstanceStatus;
+use uuid::Uuid;
+
+#[derive(Default)]
+pub struct EventBus {
+    pub hub: Arc<Hub>,
+    pub metrics: Arc<Metrics>,
+    exporter: OnceLock<otel::Exporter>,
+}
+
+impl EventBus {
+    /// Exports ended spans over OTLP from now on.
+    pub fn export_to(&self, endpoint: &str) -> anyhow::Result<()> {
+        let exporter = otel::Exporter::start(endpoint, self.metrics.clone())?;
+        let _ = self.exporter.set(exporter);
+        Ok(())
+    }
+
+    /// Entries this process committed for `instance`, numbered from `first_seq`.
+    pub fn committed(&self, instance: Uuid, workflow: Uuid, first_seq: i64, events: &[NewEvent]) {
+        let published: Vec<Arc<Published>> = events
+            .iter()
+            .enumerate()
+            .map(|(k, e)| Arc::new(render(instance, first_seq + k as i64, e.kind, e.at, &e.data)))
+            .collect();
+        self.hub.publish(instance, &published);
+        for (event, rendered) in events.iter().zip(&published) {
+            self.feed(workflow, event.kind, rendered);
+            self.observe(event.kind, &event.data);
+        }
+    }
+
+    /// Counts and exports what one entry tells.
+    fn observe(&self, entry_kind: &str, data: &Value) {
+        match entry_kind {
+            kind::INSTANCE => {
+                if let Some(status) = data.get("status").and_then(Value::as_str).and_then(InstanceStatus::parse) {
+                    if status.is_terminal() {
+                        self.metrics.instance_finished(status.as_str());
+                    }
+                }
+            }
+            kind::SPAN_START if data.get("kind").and_then(Value::as_str) == Some(span_kind::INSTANCE) => {
+                self.metrics.instance_started();
+            }
+            kind::SPAN_END => {
+                let Ok(span) = serde_json::from_value::<Span>(data.clone()) else { return };
+                if span.kind == span_kind::NODE {
+                    self.metrics.attempt_ended(&span);
+                }
+                if let Some(exporter) = self.exporter.get() {
+                    exporter.export(span);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn feed(&self, workflow: Uuid, entry_kind: &str, rendered: &Published) {
+        if entry_kind == kind::INSTANCE {
+            self.hub.publish_feed(FeedItem { workflow, json: rendered.json.clone() });
+        }
+    }
+
+    /// Entries another process committed.
+    async fn announced(&self, store: &DynStore, appended: Appended) {
+        let Appended { instance, workflow, first, count, events, .. } = appended;
+        let entries: Vec<(String, DateTime<Utc>, Value)> = match events {
+            Some(events) => events.into_iter().map(|e| (e.kind, e.at, e.data)).collect(),
+            // Too big to announce: read them, but only if someone here wants them.
+            None if self.hub.is_followed(instance) || self.hub.has_feed_subscribers() => {
+                match store.events_after(instance, first - 1, count).await {
+                    Ok(stored) => stored.into_iter().map(|e: StoredEvent| (e.kind, e.at, e.data.0)).collect(),
+                    Err(e) => {
+                        tracing::warn!(error = %e, %instance, "could not read announced history entries");
+                        self.hub.forget_all();
+                        return;
+                    }
+                }
+            }
+            None => return,
+        };
+        let published: Vec<Arc<Published>> = entries
+            .iter()
+            .enumerate()
+            .map(|(k, (entry_kind, at, data))| Arc::new(render(instance, first + k as i64, entry_kind, *at, data)))
+            .collect();
+        self.hub.publish(instance, &published);
+        for ((entry_kind, _, _), rendered) in entries.iter().zip(&published) {
+            self.feed(workflow, entry_kind, rendered);
+        }
+    }
+
+    /// Relays other processes' announcements until the store's listener ends.
+    pub async fn relay(self: Arc<Self>, store: DynStore) {
+        let mut notices = match store.listen().await {
+            Ok(Some(notices)) => notices,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for other processes' events; live views will lag until the next resync");
+                return;
+            }
+        };
+        while let Some(notice) = notices.recv().await {
+            match notice {
+                Notice::Appended(appended) => self.announced(&store, appended).await,
+                Notice::Gap => self.hub.forget_all(),
+            }
+        }
+    }
+}
+
+/// One entry as its `data:` JSON: the kind's payload with `seq`, `instance_id`, `event`
+/// (the entry kind, also the SSE `event:`) and `at` beside its fields.
+pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, data: &Value) -> Published {
+    let mut object = match data {
+        Value::Object(map) => map.clone(),
+        other => [("value".to_owned(), other.clone())].into_iter().collect(),
+    };
+    object.insert("seq".into(), json!(seq));
+    object.insert("instance_id".into(), json!(instance));
+    object.insert("event".into(), json!(entry_kind));
+    object.insert("at".into(), json!(at));
+    let terminal = entry_kind == kind::INSTANCE
+        && serde_json::from_value::<InstanceChange>(data.clone())
+            .ok()
+            .and_then(|c| InstanceStatus::parse(&c.status))
+            .is_some_and(InstanceStatus::is_terminal);
+    Published { seq, kind: entry_kind.to_owned(), json: Value::Object(object).to_string(), terminal }
+}
+
+/// A stored entry, rendered.
+pub fn render_stored(instance: Uuid, event: &StoredEvent) -> Published {
+    render(instance, event.seq, &event.kind, event.at, &event.data.0)
+}

@@ -1,0 +1,248 @@
+//! Execution traces over server-sent events, and the history as JSON.
+//!
+//! `GET /instances/{id}/events` replays the instance's history after `Last-Event-ID` (or
+//! from the start), then follows it live, and ends cleanly after the terminal status
+//! entry. Every entry a client gets comes in `seq` order straight after the previous one —
+//! from the hub's recent entries or, when those do not reach back, from the store — so a
+//! resumed stream has no gap and no duplicate whatever is being written meanwhile.
+//! `GET /events` is the dashboard feed: counts by status, then status changes as they happen.
+
+use super::auth::{AsViewer, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::{page_limit, ApiPath, ApiQuery};
+use super::AppState;
+use crate::events::hub::{Channel, ClientGuard, FeedItem, Published};
+use crate::events::render_stored;
+use crate::store::{DynStore, InstanceQuery};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::stream::{self, Stream};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, watch};
+use trellis_model::trace::kind;
+use trellis_model::InstanceStatus;
+use uuid::Uuid;
+
+/// History entries read from the store at a time.
+const PAGE: i64 = 256;
+/// Comment lines that keep idle connections (and the proxies in between) open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/instances/{id}/events", get(instance_events))
+        .route("/instances/{id}/history", get(history))
+        .route("/events", get(feed))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResumeParams {
+    /// For clients that cannot set `Last-Event-ID`: resume after this `seq`.
+    after: Option<i64>,
+}
+
+async fn instance_events(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(params): ApiQuery<ResumeParams>,
+    headers: HeaderMap,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let after = match last_event_id(&headers)? {
+        Some(seq) => seq,
+        None => params.after.unwrap_or(0).max(0),
+    };
+    // Follow first, then look: nothing committed after this point can be missed.
+    let channel = state.engine.bus.hub.follow(id);
+    let snapshot = state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let finished = InstanceStatus::parse(&snapshot.instance.status).is_some_and(InstanceStatus::is_terminal);
+    let follower = Follower {
+        store: state.store.clone(),
+        instance: id,
+        changed: channel.watch(),
+        channel,
+        sent: after,
+        pending: VecDeque::new(),
+        read_store: true,
+        finished,
+        resync_every: Duration::from_millis(state.serve.sse_resync_ms.max(100)),
+        _client: state.engine.bus.hub.client(),
+    };
+    let stream = stream::unfold(follower, |mut f| async move { f.next().await.map(|event| (Ok(event), f)) });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+/// `Last-Event-ID`: the `seq` the client last received.
+fn last_event_id(headers: &HeaderMap) -> ApiResult<Option<i64>> {
+    let Some(value) = headers.get("last-event-id") else { return Ok(None) };
+    let text = value.to_str().unwrap_or_default().trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+        .map(Some)
+        .ok_or_else(|| ApiError::BadRequest(format!("Last-Event-ID must be a history seq (a whole number ≥ 0), got `{text}`")))
+}
+
+/// One client following one instance's history.
+struct Follower {
+    store: DynStore,
+    instance: Uuid,
+    channel: Arc<Channel>,
+    changed: watch::Receiver<u64>,
+    /// The last `seq` sent.
+    sent: i64,
+    pending: VecDeque<Arc<Published>>,
+    /// The hub cannot be trusted to have everything (start, resync): read the store.
+    read_store: bool,
+    /// The last entry sent finished the instance.
+    finished: bool,
+    /// Reread the store this often even without news: the backstop for an announcement
+    /// from another process that never arrived.
+    resync_every: Duration,
+    _client: ClientGuard,
+}
+
+impl Follower {
+    /// The next event to send; `None` ends the stream.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(entry) = self.pending.pop_front() {
+                if entry.seq <= self.sent {
+                    continue; // already sent
+                }
+                if entry.seq > self.sent + 1 {
+                    // Never expected (both sources are contiguous), but never skip entries.
+                    self.pending.clear();
+                    self.read_store = true;
+                    continue;
+                }
+                self.sent = entry.seq;
+                self.finished = entry.terminal;
+                return Some(Event::default().id(entry.seq.to_string()).event(&entry.kind).data(&entry.json));
+            }
+            match self.fetch().await {
+                Ok(batch) if !batch.is_empty() => self.pending.extend(batch),
+                Ok(_) if self.finished => return None,
+                Ok(_) => {
+                    tokio::select! {
+                        changed = self.changed.changed() => if changed.is_err() { return None },
+                        _ = tokio::time::sleep(self.resync_every) => self.read_store = true,
+                    }
+                }
+                Err(e) => {
+                    // Ending lets the client reconnect and resume where it was.
+                    tracing::warn!(error = %e, instance = %self.instance, "reading the history failed; ending the stream");
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The entries after `sent`, from the hub when it has all of them, else from the store.
+    async fn fetch(&mut self) -> crate::store::Result<Vec<Arc<Published>>> {
+        if !self.read_store {
+            if let Some(batch) = self.channel.after(self.sent) {
+                return Ok(batch);
+            }
+        }
+        let stored = self.store.events_after(self.instance, self.sent, PAGE).await?;
+        // A full page may have more behind it: keep reading the store until it runs dry.
+        self.read_store = stored.len() as i64 == PAGE;
+        Ok(stored.iter().map(|e| Arc::new(render_stored(self.instance, e))).collect())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryParams {
+    after: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// The history as JSON: `{"items": [...], "next_after"}`.
+async fn history(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(p): ApiQuery<HistoryParams>,
+) -> ApiResult<Json<Value>> {
+    let limit = page_limit(p.limit, 500, 5_000)?;
+    state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let after = p.after.unwrap_or(0).max(0);
+    let entries = state.store.events_after(id, after, limit).await?;
+    let next = (entries.len() as i64 == limit).then(|| entries.last().map(|e| e.seq)).flatten();
+    let items: Vec<Value> = entries
+        .iter()
+        .map(|e| serde_json::from_str(&render_stored(id, e).json).unwrap_or(Value::Null))
+        .collect();
+    Ok(Json(json!({"items": items, "next_after": next})))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FeedParams {
+    workflow: Option<Uuid>,
+}
+
+async fn feed(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiQuery(p): ApiQuery<FeedParams>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let receiver = state.engine.bus.hub.subscribe_feed();
+    let counts = counts(&state.store, p.workflow, false).await?;
+    let feed = Feed { store: state.store.clone(), workflow: p.workflow, receiver, counts: Some(counts), _client: state.engine.bus.hub.client() };
+    let stream = stream::unfold(feed, |mut f| async move { f.next().await.map(|event| (Ok(event), f)) });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+struct Feed {
+    store: DynStore,
+    workflow: Option<Uuid>,
+    receiver: broadcast::Receiver<Arc<FeedItem>>,
+    /// A `counts` event to send first.
+    counts: Option<Event>,
+    _client: ClientGuard,
+}
+
+impl Feed {
+    async fn next(&mut self) -> Option<Event> {
+        if let Some(counts) = self.counts.take() {
+            return Some(counts);
+        }
+        loop {
+            match self.receiver.recv().await {
+                Ok(item) if self.workflow.is_none_or(|w| w == item.workflow) => {
+                    return Some(Event::default().event(kind::INSTANCE).data(&item.json));
+                }
+                Ok(_) => {}
+                // Too slow to keep up: skip ahead and send fresh counts instead.
+                Err(broadcast::error::RecvError::Lagged(_)) => return counts(&self.store, self.workflow, true).await.ok(),
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+/// A `counts` event: instances by status (of one workflow, or all).
+async fn counts(store: &DynStore, workflow: Option<Uuid>, resync: bool) -> ApiResult<Event> {
+    let query = InstanceQuery { workflow, ..InstanceQuery::default() };
+    let mut counts: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
+    for (status, n) in store.count_instances(&query).await? {
+        counts.insert(status, json!(n));
+    }
+    let data = json!({"workflow_id": workflow, "counts": counts, "resync": resync});
+    Ok(Event::default().event(kind::COUNTS).data(data.to_string()))
+}
