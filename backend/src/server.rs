@@ -75,6 +75,7 @@ impl Server {
 }
 
 pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
+    raise_open_files_limit();
     Server::build(db, serve).await?.run(shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
@@ -83,6 +84,15 @@ pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
 fn engine_config(serve: &ServeConfig) -> Result<EngineConfig> {
     let http_allow = OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
     Ok(EngineConfig { workers: serve.workers.max(1), lease_ms: serve.lease_ms.max(1_000), http_allow, max_input_bytes: serve.max_input_bytes })
+}
+
+/// Every event-stream client holds a socket: take the hard limit on open files rather
+/// than the often tiny default soft one.
+fn raise_open_files_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!(limit, "open files limit"),
+        Err(e) => tracing::warn!(error = %e, "could not raise the open files limit"),
+    }
 }
 
 fn announce_admin(password: &str) {

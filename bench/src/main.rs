@@ -7,6 +7,7 @@
 mod db;
 mod scenarios;
 mod server;
+mod sse;
 mod stats;
 
 use anyhow::{bail, Context, Result};
@@ -25,6 +26,8 @@ struct Options {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let options = parse()?;
+    // Thousands of event-stream clients need as many sockets.
+    rlimit::increase_nofile_limit(u64::MAX)?;
     let mut results: BTreeMap<&str, Figures> = BTreeMap::new();
     for backend in &options.backends {
         eprintln!("bench: {backend}");
@@ -90,6 +93,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     }
     scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
     scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
+    let (first_event_runs, audiences) = if options.quick { (20, vec![200, 1_000]) } else { (100, vec![1_000, 5_000]) };
+    sse::first_event(&api, first_event_runs, &mut figures).await?;
+    for clients in audiences {
+        sse::delivery(&api, &server, clients, &mut figures).await?;
+    }
     let transitions = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v).unwrap_or(f64::NAN);
     figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
     drop(server);

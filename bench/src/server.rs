@@ -78,6 +78,11 @@ impl Api {
         Ok(body)
     }
 
+    /// A streaming GET (server-sent events); the body is read by the caller.
+    pub async fn stream(&self, path: &str) -> Result<reqwest::Response> {
+        Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?)
+    }
+
     pub async fn get(&self, path: &str) -> Result<Value> {
         Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.json().await?)
     }

@@ -1,0 +1,155 @@
+//! Live event streams: start request to first event, delivery latency with many clients
+//! following one instance, and server memory per idle stream. Nothing here asserts a timing.
+
+use crate::scenarios::Figures;
+use crate::server::{Api, Server};
+use crate::stats::percentile;
+use anyhow::{bail, Context, Result};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Semaphore};
+
+/// Streams opened at once while connecting many clients (the listen backlog is finite).
+const CONNECTING: usize = 128;
+const GATES: usize = 5;
+
+#[derive(Debug, Deserialize)]
+struct Entry {
+    at: DateTime<Utc>,
+    event: String,
+    #[serde(default)]
+    node: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// Reads `data:` lines of a server-sent event stream.
+struct Reader {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Reader {
+    async fn open(api: &Api, path: &str) -> Result<Reader> {
+        let response = api.stream(path).await?;
+        Ok(Reader { response, buffer: String::new() })
+    }
+
+    /// The next entry; `None` at the end of the stream.
+    async fn next(&mut self) -> Result<Option<Entry>> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    return Ok(Some(serde_json::from_str(data)?));
+                }
+                continue;
+            }
+            match self.response.chunk().await? {
+                Some(chunk) => self.buffer.push_str(std::str::from_utf8(&chunk)?),
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+fn gates() -> Value {
+    let mut nodes: Vec<Value> = (0..GATES).map(|i| json!({"id": format!("g{i}"), "type": "wait_signal"})).collect();
+    nodes.push(json!({"id": "end", "type": "noop"}));
+    let edges: Vec<Value> = (1..=GATES).map(|i| {
+        let to = if i == GATES { "end".to_owned() } else { format!("g{i}") };
+        json!({"from": format!("g{}", i - 1), "to": to})
+    }).collect();
+    json!({"nodes": nodes, "edges": edges})
+}
+
+/// Start request sent → the new instance's stream delivers its first entry.
+pub async fn first_event(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
+    let workflow = api.publish("bench sse first event", json!({"nodes": [{"id": "a", "type": "noop"}]})).await?;
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let sent = Instant::now();
+        let id = api.start(&workflow).await?;
+        let mut reader = Reader::open(api, &format!("/api/v1/instances/{id}/events")).await?;
+        reader.next().await?.context("a first entry")?;
+        samples.push(sent.elapsed().as_secs_f64() * 1e3);
+    }
+    out.insert("sse_first_event_p50_ms".into(), percentile(&mut samples, 50.0));
+    out.insert("sse_first_event_p99_ms".into(), percentile(&mut samples, 99.0));
+    Ok(())
+}
+
+/// `clients` streams follow one instance that advances on signals: each live entry's
+/// receipt time minus its commit-time stamp, over every client; plus the server's RSS
+/// growth per connected, idle stream.
+pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figures) -> Result<()> {
+    let workflow = api.publish(&format!("bench sse x{clients}"), gates()).await?;
+    let id = api.start(&workflow).await?;
+    wait_gate(api, &id, "g0").await?;
+    let rss_before = server.rss_kib()?;
+    let (caught_up, mut ready) = mpsc::channel::<()>(clients);
+    let connecting = Arc::new(Semaphore::new(CONNECTING));
+    let mut followers = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let (api, id, caught_up, connecting) = (api.clone(), id.clone(), caught_up.clone(), connecting.clone());
+        followers.push(tokio::spawn(async move { follow(&api, &id, caught_up, connecting).await }));
+    }
+    drop(caught_up);
+    for _ in 0..clients {
+        ready.recv().await.context("a client failed before catching up")?;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_idle = server.rss_kib()?;
+    for gate in 0..GATES {
+        api.post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}})).await?;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let mut samples = Vec::new();
+    for follower in followers {
+        samples.extend(follower.await??);
+    }
+    if samples.is_empty() {
+        bail!("no live entries were received");
+    }
+    out.insert(format!("sse_delivery_{clients}_clients_p50_ms"), percentile(&mut samples, 50.0));
+    out.insert(format!("sse_delivery_{clients}_clients_p99_ms"), percentile(&mut samples, 99.0));
+    let per_connection = (rss_idle.saturating_sub(rss_before) * 1024) as f64 / clients as f64;
+    out.insert(format!("sse_rss_per_idle_connection_{clients}_bytes"), per_connection);
+    Ok(())
+}
+
+/// One client: replays up to the first gate's wait, reports in, then times every live entry.
+async fn follow(api: &Api, id: &str, caught_up: mpsc::Sender<()>, connecting: Arc<Semaphore>) -> Result<Vec<f64>> {
+    let mut reader = {
+        let _turn = connecting.acquire().await?;
+        Reader::open(api, &format!("/api/v1/instances/{id}/events")).await?
+    };
+    loop {
+        let entry = reader.next().await?.context("the stream ended before the first gate")?;
+        if entry.event == "node" && entry.node.as_deref() == Some("g0") && entry.status.as_deref() == Some("waiting") {
+            break;
+        }
+    }
+    caught_up.send(()).await?;
+    let mut samples = Vec::new();
+    while let Some(entry) = reader.next().await? {
+        let received = Utc::now();
+        samples.push((received - entry.at).num_microseconds().unwrap_or(0) as f64 / 1e3);
+    }
+    Ok(samples)
+}
+
+async fn wait_gate(api: &Api, id: &str, gate: &str) -> Result<()> {
+    for _ in 0..1_000 {
+        let instance = api.get(&format!("/api/v1/instances/{id}")).await?;
+        let waiting = instance["nodes"].as_array().into_iter().flatten().any(|n| n["id"] == gate && n["status"] == "waiting");
+        if waiting {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    bail!("gate {gate} never started waiting")
+}
