@@ -321,3 +321,6 @@ fn http_status(output: Option<&Value>, error: Option<&str>) -> Option<u16> {
     let rest = error?.strip_prefix("HTTP ")?;
     rest.get(..3)?.parse().ok()
 }
+
+#[cfg(test)]
+mod tests;

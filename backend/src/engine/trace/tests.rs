@@ -1,0 +1,178 @@
+//! Property tests: drive `decide` over random DAGs with random outcomes (successes, failures,
+//! retries, suspensions, lost attempts, signals, cancels, timeouts) and check that the
+//! history it records is a well-formed trace.
+
+use super::*;
+use crate::engine::effects::{decide, kind as work_kind, Detail};
+use crate::store::{NewWork, Snapshot, Writes};
+use proptest::prelude::*;
+use serde_json::Value;
+use sqlx::types::Json;
+use std::collections::{HashMap, HashSet};
+use trellis_model::{Definition, Edge, Node, RetryPolicy, Settings};
+
+struct Sim {
+    plan: Plan,
+    snapshot: Snapshot,
+    events: Vec<NewEvent>,
+    work: Vec<NewWork>,
+    now: DateTime<Utc>,
+}
+
+impl Sim {
+    fn new(plan: Plan) -> Sim {
+        let now = Utc::now();
+        let instance = InstanceRow {
+            id: uuid::Uuid::now_v7(), workflow_id: uuid::Uuid::now_v7(), version: 1, status: "queued".into(), input: Json(Value::Null),
+            output: None, error: None, business_key: None, created_at: now, started_at: None, ended_at: None,
+            trace_id: None, parent_span_id: None,
+        };
+        let nodes = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, "pending")).collect();
+        let events = Tracer { plan: &plan, instance: &instance, now }.created(false);
+        let mut sim = Sim { plan, snapshot: Snapshot { instance, nodes }, events, work: Vec::new(), now };
+        sim.step(Event::Start, Detail::default());
+        sim
+    }
+
+    fn step(&mut self, event: Event, detail: Detail) {
+        self.now += chrono::Duration::milliseconds(7);
+        let writes = decide(&self.plan, &self.snapshot, event, &detail, self.now, 0.5);
+        self.apply(writes);
+    }
+
+    /// What the store does with the writes.
+    fn apply(&mut self, w: Writes) {
+        self.events.extend(w.events);
+        for row in w.nodes {
+            let i = row.position as usize;
+            self.snapshot.nodes[i] = row;
+        }
+        if let Some(u) = w.instance {
+            self.snapshot.instance.status = u.status;
+        }
+        for (node, attempt) in &w.ended_attempts {
+            self.work.retain(|x| !(x.node_id.as_ref() == Some(node) && x.attempt == Some(*attempt) && x.kind != work_kind::RETRY));
+        }
+        if w.clear_work {
+            self.work.clear();
+        }
+        self.work.extend(w.new_work);
+    }
+
+    fn finished(&self) -> bool {
+        InstanceStatus::parse(&self.snapshot.instance.status).is_some_and(InstanceStatus::is_terminal)
+    }
+
+    /// Handles one work item (or, with none left, a waiting signal) as the runner would.
+    fn advance(&mut self, choice: u8) {
+        let waiting_signal = self.snapshot.nodes.iter().position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
+        if choice % 23 == 0 {
+            return self.step(if choice % 2 == 0 { Event::Cancel } else { Event::TimedOut }, Detail::default());
+        }
+        if self.work.is_empty() || (choice % 5 == 0 && waiting_signal.is_some()) {
+            let Some(node) = waiting_signal else { return self.step(Event::Cancel, Detail::default()) };
+            let attempt = self.snapshot.nodes[node].attempts as u32;
+            return self.step(Event::Succeeded { node, attempt, outcome: None }, Detail::default());
+        }
+        let item = self.work.remove(usize::from(choice) % self.work.len());
+        let node = item.node_id.as_deref().and_then(|id| self.plan.index_of(id)).unwrap_or(0);
+        let attempt = item.attempt.unwrap_or(0) as u32;
+        let failure = Detail { error: Some("boom".into()), ..Detail::default() };
+        let (event, detail) = match item.kind.as_str() {
+            work_kind::RUN => match (self.plan.nodes[node].kind.as_str(), choice % 4) {
+                ("delay", _) => {
+                    let resume = crate::engine::effects::work(work_kind::RESUME, Some(&self.plan.nodes[node].id), Some(attempt), self.now);
+                    (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
+                }
+                ("wait_signal", _) => (Event::Suspended { node, attempt }, Detail::default()),
+                (_, 0) => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),
+                (_, 1) => (Event::Lost { node, attempt }, failure),
+                _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+            },
+            work_kind::RESUME => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+            work_kind::RETRY => (Event::RetryDue { node, attempt }, Detail::default()),
+            _ => return,
+        };
+        self.step(event, detail);
+    }
+}
+
+fn arb_plan() -> impl Strategy<Value = Plan> {
+    (1usize..7).prop_flat_map(|n| {
+        let kinds = prop::collection::vec(prop::sample::select(vec!["noop", "delay", "wait_signal"]), n);
+        let edges = prop::collection::vec((0..n, 0..n, prop::sample::select(vec!["success", "failure", "always"])), 0..(n * 2));
+        let retries = prop::collection::vec(1u32..3, n);
+        (kinds, edges, retries, prop::option::of(1u32..3))
+    })
+    .prop_map(|(kinds, edges, retries, parallel)| {
+        let nodes = kinds.iter().zip(&retries).enumerate().map(|(i, (k, r))| {
+            let mut node = Node::new(format!("n{i}"), *k);
+            node.retry = Some(RetryPolicy { max_attempts: *r, backoff_ms: 10, max_backoff_ms: 100 });
+            node
+        }).collect();
+        // Only forward edges, so the graph is a DAG.
+        let mut seen = HashSet::new();
+        let edges = edges.into_iter().filter(|(a, b, _)| a < b && seen.insert((*a, *b)))
+            .map(|(a, b, when)| Edge { from: format!("n{a}"), to: format!("n{b}"), when: when.to_owned().into() }).collect();
+        let settings = Settings { max_parallel_nodes: parallel, ..Settings::default() };
+        Plan::new(&Definition { nodes, edges, settings, ..Default::default() }).unwrap()
+    })
+}
+
+/// The checks: seq-ordered entries form a trace.
+fn check(sim: &Sim) {
+    let mut open: HashMap<String, Span> = HashMap::new();
+    let mut closed: HashSet<String> = HashSet::new();
+    let mut node_status: HashMap<String, String> = HashMap::new();
+    for (i, event) in sim.events.iter().enumerate() {
+        match event.kind {
+            kind::SPAN_START => {
+                let span: Span = serde_json::from_value(event.data.clone()).unwrap();
+                if let Some(parent) = &span.parent_span_id {
+                    assert!(open.contains_key(parent), "a span's parent is open when it starts: {span:?}");
+                }
+                assert!(!closed.contains(&span.span_id) && open.insert(span.span_id.clone(), span).is_none(), "span ids are unique");
+            }
+            kind::SPAN_END => {
+                let span: Span = serde_json::from_value(event.data.clone()).unwrap();
+                let started = open.remove(&span.span_id).unwrap_or_else(|| panic!("ended without starting: {span:?}"));
+                assert_eq!((&started.name, &started.parent_span_id, started.start), (&span.name, &span.parent_span_id, span.start));
+                assert!(span.end.unwrap() >= span.start);
+                closed.insert(span.span_id);
+            }
+            kind::NODE => {
+                let change: NodeChange = serde_json::from_value(event.data.clone()).unwrap();
+                let previous = node_status.insert(change.node.clone(), change.status.clone()).unwrap_or_else(|| "pending".into());
+                assert_eq!(change.previous, previous, "node changes chain up");
+            }
+            kind::INSTANCE => {
+                let change: InstanceChange = serde_json::from_value(event.data.clone()).unwrap();
+                let terminal = InstanceStatus::parse(&change.status).unwrap().is_terminal();
+                assert_eq!(terminal, i + 1 == sim.events.len(), "the terminal status is the last entry, and only it");
+            }
+            other => panic!("unknown entry kind {other}"),
+        }
+    }
+    assert!(open.is_empty(), "every span closes by the end: {:?}", open.values().map(|s| &s.name).collect::<Vec<_>>());
+    let trace_ids: HashSet<String> = sim.events.iter().filter_map(|e| e.data.get("trace_id")).map(|t| t.to_string()).collect();
+    assert_eq!(trace_ids.len(), 1);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_run_records_a_well_formed_trace(plan in arb_plan(), choices in prop::collection::vec(any::<u8>(), 400)) {
+        let mut sim = Sim::new(plan);
+        for choice in choices {
+            if sim.finished() {
+                break;
+            }
+            sim.advance(choice);
+        }
+        if !sim.finished() {
+            sim.step(Event::Cancel, Detail::default());
+        }
+        check(&sim);
+    }
+}
