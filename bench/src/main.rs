@@ -98,6 +98,12 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     for clients in audiences {
         sse::delivery(&api, &server, clients, &mut figures).await?;
     }
+    if backend == "postgres" {
+        // A second process on the same database writes; clients of the first one read.
+        let producer = server::Server::start(&options.binary, &url).await?;
+        let producer_api = server::Api::connect(&producer).await?;
+        sse::delivery_across(&api, &producer_api, &server, 100, &mut figures).await?;
+    }
     let transitions = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v).unwrap_or(f64::NAN);
     figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
     drop(server);

@@ -86,6 +86,25 @@ pub async fn first_event(api: &Api, runs: usize, out: &mut Figures) -> Result<()
 /// receipt time minus its commit-time stamp, over every client; plus the server's RSS
 /// growth per connected, idle stream.
 pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figures) -> Result<()> {
+    let figures = follow_signals(api, api, server, clients).await?;
+    out.insert(format!("sse_delivery_{clients}_clients_p50_ms"), figures.0);
+    out.insert(format!("sse_delivery_{clients}_clients_p99_ms"), figures.1);
+    out.insert(format!("sse_rss_per_idle_connection_{clients}_bytes"), figures.2);
+    Ok(())
+}
+
+/// Like [`delivery`], with the entries written by another process (`producer`) than the one
+/// the clients are connected to: the cross-process path (Postgres LISTEN/NOTIFY).
+pub async fn delivery_across(api: &Api, producer: &Api, server: &Server, clients: usize, out: &mut Figures) -> Result<()> {
+    let (p50, p99, _) = follow_signals(api, producer, server, clients).await?;
+    out.insert("sse_cross_process_delivery_p50_ms".into(), p50);
+    out.insert("sse_cross_process_delivery_p99_ms".into(), p99);
+    Ok(())
+}
+
+/// Connects `clients` followers through `api`, advances the instance by signals through
+/// `signaler`; returns delivery p50 and p99 (ms) and RSS bytes per idle stream on `server`.
+async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usize) -> Result<(f64, f64, f64)> {
     let workflow = api.publish(&format!("bench sse x{clients}"), gates()).await?;
     let id = api.start(&workflow).await?;
     wait_gate(api, &id, "g0").await?;
@@ -104,7 +123,7 @@ pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figu
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = server.rss_kib()?;
     for gate in 0..GATES {
-        api.post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}})).await?;
+        signaler.post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}})).await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let mut samples = Vec::new();
@@ -114,11 +133,8 @@ pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figu
     if samples.is_empty() {
         bail!("no live entries were received");
     }
-    out.insert(format!("sse_delivery_{clients}_clients_p50_ms"), percentile(&mut samples, 50.0));
-    out.insert(format!("sse_delivery_{clients}_clients_p99_ms"), percentile(&mut samples, 99.0));
     let per_connection = (rss_idle.saturating_sub(rss_before) * 1024) as f64 / clients as f64;
-    out.insert(format!("sse_rss_per_idle_connection_{clients}_bytes"), per_connection);
-    Ok(())
+    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 99.0), per_connection))
 }
 
 /// One client: replays up to the first gate's wait, reports in, then times every live entry.

@@ -194,7 +194,7 @@ pub enum StartOutcome {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransitionOutcome {
-    Applied(Writes),
+    Applied(Box<Writes>),
     /// The decision was to change nothing.
     Unchanged,
     /// The fence was stale: someone else holds (or finished) the work.

@@ -190,7 +190,7 @@ macro_rules! impl_instance_store {
                 let mut writes = decide(&snapshot);
                 self.apply_writes(&mut tx, id, snapshot.instance.workflow_id, &mut writes).await?;
                 tx.commit().await?;
-                Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(writes) })
+                Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(Box::new(writes)) })
             }
 
             async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {

@@ -66,10 +66,10 @@ impl Sim {
     /// Handles one work item (or, with none left, a waiting signal) as the runner would.
     fn advance(&mut self, choice: u8) {
         let waiting_signal = self.snapshot.nodes.iter().position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
-        if choice % 23 == 0 {
-            return self.step(if choice % 2 == 0 { Event::Cancel } else { Event::TimedOut }, Detail::default());
+        if choice.is_multiple_of(23) {
+            return self.step(if choice.is_multiple_of(2) { Event::Cancel } else { Event::TimedOut }, Detail::default());
         }
-        if self.work.is_empty() || (choice % 5 == 0 && waiting_signal.is_some()) {
+        if self.work.is_empty() || (choice.is_multiple_of(5) && waiting_signal.is_some()) {
             let Some(node) = waiting_signal else { return self.step(Event::Cancel, Detail::default()) };
             let attempt = self.snapshot.nodes[node].attempts as u32;
             return self.step(Event::Succeeded { node, attempt, outcome: None }, Detail::default());
@@ -115,7 +115,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
         let edges = edges.into_iter().filter(|(a, b, _)| a < b && seen.insert((*a, *b)))
             .map(|(a, b, when)| Edge { from: format!("n{a}"), to: format!("n{b}"), when: when.to_owned().into() }).collect();
         let settings = Settings { max_parallel_nodes: parallel, ..Settings::default() };
-        Plan::new(&Definition { nodes, edges, settings, ..Default::default() }).unwrap()
+        Plan::new(&Definition { nodes, edges, settings }).unwrap()
     })
 }
 
