@@ -57,6 +57,13 @@ pub struct ServeConfig {
     /// On SIGTERM, how long running node attempts may take to finish, in seconds.
     #[arg(long, env = "TRELLIS_DRAIN_SECS", default_value_t = 20)]
     pub drain_secs: u64,
+    /// Largest webhook body accepted at `/hooks/{id}`, in bytes (413 beyond).
+    #[arg(long, env = "TRELLIS_WEBHOOK_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
+    pub webhook_max_body_bytes: usize,
+    /// The server's address as webhook senders reach it (e.g. `https://trellis.example.com`),
+    /// for the `url` of webhook triggers; unset, the request's `Host` is used.
+    #[arg(long, env = "TRELLIS_PUBLIC_URL")]
+    pub public_url: Option<String>,
 }
 
 impl ServeConfig {
@@ -75,6 +82,8 @@ impl ServeConfig {
             max_input_bytes: 256 * 1024,
             lease_ms: 30_000,
             drain_secs: 5,
+            webhook_max_body_bytes: 256 * 1024,
+            public_url: None,
         }
     }
 }

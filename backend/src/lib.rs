@@ -13,3 +13,4 @@ pub mod engine;
 pub mod http;
 pub mod server;
 pub mod store;
+pub mod triggers;

@@ -7,6 +7,7 @@ use crate::engine::nodes::http::OutboundPolicy;
 use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
 use crate::store;
+use crate::triggers::fire::FireLoop;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub struct Server {
     listener: TcpListener,
     app: axum::Router,
     engine: Arc<Engine>,
+    fires: FireLoop,
     drain: std::time::Duration,
 }
 
@@ -45,21 +47,24 @@ impl Server {
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         let engine = Engine::new(store.clone(), engine_config(&serve)?);
+        let fires = FireLoop::new(store.clone(), engine.clone());
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default() };
-        Ok(Server { addr, listener, app: http::router(state), engine, drain })
+        Ok(Server { addr, listener, app: http::router(state), engine, fires, drain })
     }
 
     /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
     /// work, lets running attempts finish (up to the drain period) and releases its leases.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let fires = tokio::spawn(self.fires.run(stopped.clone()));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
         let served = axum::serve(self.listener, self.app).with_graceful_shutdown(shutdown).await;
         let _ = stop.send(true);
         scheduler.await?;
+        fires.await?;
         served?;
         Ok(())
     }

@@ -1,0 +1,164 @@
+//! Cron triggers: validation with what to fix, previews in the schedule's zone, firing,
+//! pause, the `skip` overlap policy, and two processes firing each tick exactly once.
+
+use crate::common::{both_backends, fresh_database, problem, Backend, TestApp, ADMIN_PASSWORD};
+use crate::process::Process;
+use crate::webhooks::deliveries;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+async fn create_cron(app: &TestApp, workflow: &str, settings: Value) -> Value {
+    let mut body = json!({"kind": "cron"});
+    body.as_object_mut().unwrap().extend(settings.as_object().unwrap().clone());
+    let response = app.post(&format!("/api/v1/workflows/{workflow}/triggers")).json(&body).send().await.unwrap();
+    assert_eq!(response.status(), 201, "create cron");
+    response.json().await.unwrap()
+}
+
+async fn instances(app: &TestApp, workflow: &str) -> Vec<Value> {
+    let list: Value = app.get(&format!("/api/v1/instances?workflow={workflow}&limit=500")).send().await.unwrap().json().await.unwrap();
+    list["items"].as_array().unwrap().clone()
+}
+
+/// Polls (at most 30 s) until `workflow` has at least `n` instances.
+async fn wait_for_instances(app: &TestApp, workflow: &str, n: usize) -> Vec<Value> {
+    for _ in 0..300 {
+        let found = instances(app, workflow).await;
+        if found.len() >= n {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("fewer than {n} instances of {workflow} were started");
+}
+
+both_backends! {
+    async fn invalid_expressions_and_time_zones_are_422_saying_what_to_fix(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+        let create = |body: Value| app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&body).send();
+        let both = problem(create(json!({"kind": "cron", "expression": "99 * * * *", "timezone": "Mars/Base"})).await.unwrap(), 422).await;
+        let paths: Vec<&str> = both["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, ["expression", "timezone"]);
+        assert!(both["errors"][1]["message"].as_str().unwrap().contains("IANA"));
+        let short = problem(create(json!({"kind": "cron", "expression": "* *"})).await.unwrap(), 422).await;
+        assert!(short["errors"][0]["message"].as_str().unwrap().contains("5"));
+        problem(create(json!({"kind": "cron"})).await.unwrap(), 422).await;
+        problem(create(json!({"kind": "cron", "expression": "* * * * *", "overlap": "sometimes"})).await.unwrap(), 422).await;
+        problem(create(json!({"kind": "cron", "expression": "0 0 30 2 *"})).await.unwrap(), 422).await;
+        let preview = app.post("/api/v1/triggers/preview").json(&json!({"expression": "*/5 * * * *", "timezone": "Nope"})).send().await.unwrap();
+        problem(preview, 422).await;
+    }
+
+    async fn previews_list_the_next_fire_times_in_the_zone(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+        let created = create_cron(&app, &wf, json!({"expression": "0 9 * * *", "timezone": "Europe/Berlin", "paused": true})).await;
+        let times = created["next_fire_times"].as_array().unwrap();
+        assert_eq!(times.len(), 5);
+        assert!(created["next_fire_at"].is_null(), "paused: no next tick");
+        for t in times {
+            let t = t.as_str().unwrap();
+            assert!(t.contains("T09:00:00") && (t.ends_with("+01:00") || t.ends_with("+02:00")), "{t}");
+        }
+        let id = created["id"].as_str().unwrap();
+        let preview: Value = app.get(&format!("/api/v1/triggers/{id}/preview?count=3")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(preview["times"].as_array().unwrap().len(), 3);
+        assert_eq!(preview["timezone"], "Europe/Berlin");
+        problem(app.get(&format!("/api/v1/triggers/{id}/preview?count=0")).send().await.unwrap(), 400).await;
+        let seconds: Value = app.post("/api/v1/triggers/preview").json(&json!({"expression": "*/15 * * * * *", "count": 4}))
+            .send().await.unwrap().json().await.unwrap();
+        let seconds: Vec<&str> = seconds["times"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        assert_eq!(seconds.len(), 4);
+        assert!(seconds.iter().all(|t| ["00+", "15+", "30+", "45+"].iter().any(|s| t.contains(&format!(":{s}")))), "{seconds:?}");
+        let webhook = app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&json!({"kind": "webhook"})).send().await.unwrap();
+        let webhook = webhook.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+        problem(app.get(&format!("/api/v1/triggers/{webhook}/preview")).send().await.unwrap(), 409).await;
+    }
+
+    async fn an_every_second_schedule_starts_instances_until_paused(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+        let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "allow"})).await;
+        let id = created["id"].as_str().unwrap();
+        assert!(created["next_fire_at"].is_string());
+        let fired = wait_for_instances(&app, &wf, 2).await;
+        let input = app.instance(fired[0]["id"].as_str().unwrap()).await["input"].clone();
+        assert_eq!(input["trigger_id"], id);
+        assert!(input["scheduled_at"].is_string());
+        let log = deliveries(&app, id).await;
+        assert!(log.iter().any(|d| d["outcome"] == "started" && d["instance_id"].is_string() && d["scheduled_at"].is_string()));
+        let paused: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap().json().await.unwrap();
+        assert!(paused["next_fire_at"].is_null());
+        // A fire already under way when the pause lands may still finish; after that, nothing.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let settled = instances(&app, &wf).await.len();
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert_eq!(instances(&app, &wf).await.len(), settled, "a paused schedule fires nothing");
+        let resumed: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": false})).send().await.unwrap().json().await.unwrap();
+        assert!(resumed["next_fire_at"].is_string());
+        wait_for_instances(&app, &wf, settled + 1).await;
+    }
+
+    async fn with_overlap_skip_a_tick_while_an_instance_runs_starts_nothing(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
+        let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "skip"})).await;
+        let id = created["id"].as_str().unwrap();
+        let mut skipped = false;
+        for _ in 0..300 {
+            if deliveries(&app, id).await.iter().any(|d| d["outcome"] == "skipped") {
+                skipped = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(skipped, "a later tick was skipped");
+        app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
+        assert_eq!(instances(&app, &wf).await.len(), 1, "one instance while it is still running");
+    }
+}
+
+/// Two `trellis serve` processes on one Postgres, one every-second schedule: each tick
+/// starts exactly one instance, and none is left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_fire_each_tick_of_one_schedule_exactly_once() {
+    let (url, _dir) = fresh_database(Backend::Postgres).await;
+    let a = Process::start(&url, &[]).await;
+    let b = Process::start(&url, &[]).await;
+    let http = reqwest::Client::new();
+    let login: Value = http.post(format!("{}/api/v1/auth/login", a.base))
+        .json(&json!({"username": "admin", "password": ADMIN_PASSWORD})).send().await.unwrap().json().await.unwrap();
+    let token = login["access_token"].as_str().unwrap().to_owned();
+    let post = |path: String, body: Value| http.post(format!("{}{path}", a.base)).bearer_auth(&token).json(&body).send();
+    let created: Value = post("/api/v1/workflows".into(), json!({"name": "ticks", "definition": {"nodes": [{"id": "a", "type": "noop"}]}}))
+        .await.unwrap().json().await.unwrap();
+    let wf = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(post(format!("/api/v1/workflows/{wf}/versions"), json!({})).await.unwrap().status(), 201);
+    let schedule = json!({"kind": "cron", "expression": "* * * * * *", "overlap": "allow", "catch_up": "all"});
+    let trigger: Value = post(format!("/api/v1/workflows/{wf}/triggers"), schedule).await.unwrap().json().await.unwrap();
+    let trigger = trigger["id"].as_str().unwrap().to_owned();
+    let list = || async {
+        let list: Value = http.get(format!("{}/api/v1/instances?workflow={wf}&limit=500", b.base)).bearer_auth(&token)
+            .send().await.unwrap().json().await.unwrap();
+        list["items"].as_array().unwrap().clone()
+    };
+    for _ in 0..300 {
+        if list().await.len() >= 8 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let paused = http.patch(format!("{}/api/v1/triggers/{trigger}", b.base)).bearer_auth(&token).json(&json!({"paused": true})).send().await.unwrap();
+    assert_eq!(paused.status(), 200);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let fired = list().await;
+    assert!(fired.len() >= 8, "the schedule fired: {}", fired.len());
+    let mut ticks = BTreeSet::new();
+    for item in &fired {
+        let detail: Value = http.get(format!("{}/api/v1/instances/{}", a.base, item["id"].as_str().unwrap())).bearer_auth(&token)
+            .send().await.unwrap().json().await.unwrap();
+        let tick: chrono::DateTime<chrono::Utc> = detail["input"]["scheduled_at"].as_str().unwrap().parse().unwrap();
+        assert!(ticks.insert(tick), "tick {tick} started twice");
+    }
+    let (first, last) = (*ticks.first().unwrap(), *ticks.last().unwrap());
+    assert_eq!(ticks.len() as i64, (last - first).num_seconds() + 1, "no tick between the first and the last was skipped");
+    drop((a, b));
+}
