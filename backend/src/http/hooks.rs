@@ -35,7 +35,13 @@ async fn receive(State(state): State<AppState>, Path(id): Path<String>, headers:
         return answer(Answer::refused(StatusCode::NOT_FOUND, "no webhook trigger at this URL; check the trigger's `url`"));
     };
     let limit = state.serve.webhook_max_body_bytes;
-    let body = match axum::body::to_bytes(body, limit).await {
+    // A declared length over the limit is refused before reading anything.
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    let read = match declared {
+        Some(length) if length > limit => Err(()),
+        _ => axum::body::to_bytes(body, limit).await.map_err(|_| ()),
+    };
+    let body = match read {
         Ok(body) => body,
         Err(_) => {
             // Too large, or the sender stopped mid-body: either way nothing to verify.

@@ -52,15 +52,21 @@ impl Schedule {
 
     /// The first tick strictly after `t`.
     pub fn next_after(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.cron.find_next_occurrence(&t.with_timezone(&self.tz), false).ok().map(|d| d.with_timezone(&Utc))
+        // Ticks are whole seconds: the first one after `t` is the first after `t`'s second.
+        self.cron.find_next_occurrence(&whole_second(t).with_timezone(&self.tz), false).ok().map(|d| whole_second(d.with_timezone(&Utc)))
     }
 
+    /// The first tick at or after `t`.
     fn first_from(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.cron.find_next_occurrence(&t.with_timezone(&self.tz), true).ok().map(|d| d.with_timezone(&Utc))
+        if whole_second(t) != t {
+            return self.next_after(t);
+        }
+        self.cron.find_next_occurrence(&t.with_timezone(&self.tz), true).ok().map(|d| whole_second(d.with_timezone(&Utc)))
     }
 
     fn last_until(&self, t: DateTime<Utc>, inclusive: bool) -> Option<DateTime<Utc>> {
-        self.cron.find_previous_occurrence(&t.with_timezone(&self.tz), inclusive).ok().map(|d| d.with_timezone(&Utc))
+        let t = whole_second(t).with_timezone(&self.tz);
+        self.cron.find_previous_occurrence(&t, inclusive).ok().map(|d| whole_second(d.with_timezone(&Utc)))
     }
 
     /// The next `count` ticks after `from`, in the schedule's zone.
@@ -74,6 +80,11 @@ impl Schedule {
         }
         times
     }
+}
+
+/// croner keeps the sub-second part of the time it starts from; ticks have none.
+fn whole_second(t: DateTime<Utc>) -> DateTime<Utc> {
+    t.duration_trunc(Duration::seconds(1)).unwrap_or(t)
 }
 
 fn parse_expression(expression: &str) -> Result<Cron, String> {
@@ -104,7 +115,7 @@ pub struct FirePlan {
 /// old fire; older ones follow `catch_up`. Never more than `MAX_CATCH_UP` in all.
 pub fn plan(schedule: &Schedule, due: DateTime<Utc>, now: DateTime<Utc>, catch_up: CatchUp) -> FirePlan {
     // Ticks are whole seconds; comparing against a whole-second `now` keeps "due" exact.
-    let now = now.duration_trunc(Duration::seconds(1)).unwrap_or(now);
+    let now = whole_second(now);
     let cut = now - late_grace();
     let mut recent = Vec::new();
     let mut at = if due > cut { schedule.first_from(due) } else { schedule.next_after(cut) };
@@ -200,5 +211,14 @@ mod tests {
         assert_eq!(all.fire.len(), MAX_CATCH_UP);
         assert!(all.dropped);
         assert!(all.fire.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn ticks_are_whole_seconds_whatever_the_clock_reads() {
+        let s = Schedule::new(&spec("*/15 * * * * *", "UTC")).unwrap();
+        assert_eq!(s.next_after(at("2026-01-01T10:00:14.700Z")), Some(at("2026-01-01T10:00:15Z")));
+        assert_eq!(s.next_after(at("2026-01-01T10:00:15.200Z")), Some(at("2026-01-01T10:00:30Z")));
+        let due = plan(&s, at("2026-01-01T10:00:15Z"), at("2026-01-01T10:00:15.900Z"), CatchUp::None);
+        assert_eq!(due.fire, [at("2026-01-01T10:00:15Z")]);
     }
 }
