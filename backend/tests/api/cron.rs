@@ -33,6 +33,36 @@ async fn wait_for_instances(app: &TestApp, workflow: &str, n: usize) -> Vec<Valu
     panic!("fewer than {n} instances of {workflow} were started");
 }
 
+/// Simulates downtime: the schedule is live and its next tick is `at`, as if no process had
+/// run since.
+async fn rewind(app: &TestApp, trigger: &str, at: chrono::DateTime<chrono::Utc>) {
+    let id: uuid::Uuid = trigger.parse().unwrap();
+    let sql = "UPDATE triggers SET next_fire_at = $1, paused = $2 WHERE id = $3";
+    if app.database_url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+        sqlx::query(sql).bind(at).bind(false).bind(id).execute(&pool).await.unwrap();
+    } else {
+        let pool = sqlx::SqlitePool::connect(&app.database_url).await.unwrap();
+        sqlx::query(sql).bind(at).bind(false).bind(id).execute(&pool).await.unwrap();
+    }
+}
+
+/// Polls (at most 30 s) until the trigger's log satisfies `done`; returns the log.
+async fn wait_for_log(app: &TestApp, trigger: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    for _ in 0..300 {
+        let log = deliveries(app, trigger).await;
+        if done(&log) {
+            return log;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the log of trigger {trigger} never got there: {:?}", deliveries(app, trigger).await);
+}
+
+fn count(log: &[Value], outcome: &str) -> usize {
+    log.iter().filter(|d| d["outcome"] == outcome).count()
+}
+
 both_backends! {
     async fn invalid_expressions_and_time_zones_are_422_saying_what_to_fix(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
@@ -113,6 +143,54 @@ both_backends! {
         assert!(skipped, "a later tick was skipped");
         app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
         assert_eq!(instances(&app, &wf).await.len(), 1, "one instance while it is still running");
+    }
+
+    async fn with_overlap_queue_one_one_tick_waits_for_the_running_instance(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
+        let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "queue_one"})).await;
+        let id = created["id"].as_str().unwrap();
+        let log = wait_for_log(&app, id, |log| count(log, "queued") == 1 && count(log, "skipped") >= 1).await;
+        let queued = log.iter().find(|d| d["outcome"] == "queued").unwrap()["scheduled_at"].clone();
+        let running = instances(&app, &wf).await;
+        assert_eq!(running.len(), 1);
+        let first = running[0]["id"].as_str().unwrap();
+        let signal = app.post(&format!("/api/v1/instances/{first}/signal")).json(&json!({"node": "hold", "payload": {}})).send().await.unwrap();
+        assert_eq!(signal.status(), 200);
+        let log = wait_for_log(&app, id, |log| count(log, "started") == 2).await;
+        let second = log.iter().find(|d| d["outcome"] == "started").unwrap();
+        assert_eq!(second["scheduled_at"], queued, "the waiting tick is the one that starts");
+        app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
+    }
+
+    async fn after_downtime_missed_ticks_follow_the_catch_up_policy(app: TestApp) {
+        use chrono::{Datelike, DurationRound, TimeZone, Utc};
+        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+        let new_year = Utc.with_ymd_and_hms(Utc::now().year(), 1, 1, 0, 0, 0).unwrap();
+        let yearly = |catch_up: &str| json!({"expression": "0 0 1 1 *", "catch_up": catch_up, "paused": true});
+        let none = create_cron(&app, &wf, yearly("none")).await["id"].as_str().unwrap().to_owned();
+        let last = create_cron(&app, &wf, yearly("last")).await["id"].as_str().unwrap().to_owned();
+        let every_minute = json!({"expression": "* * * * *", "catch_up": "all", "overlap": "allow", "paused": true});
+        let all = create_cron(&app, &wf, every_minute).await["id"].as_str().unwrap().to_owned();
+        rewind(&app, &none, new_year).await;
+        rewind(&app, &last, new_year).await;
+        let ten_minutes_ago = (Utc::now() - chrono::Duration::minutes(10)).duration_trunc(chrono::Duration::minutes(1)).unwrap();
+        rewind(&app, &all, ten_minutes_ago).await;
+
+        let log = wait_for_log(&app, &none, |log| count(log, "missed") == 1).await;
+        assert_eq!(count(&log, "started"), 0, "`none` fires nothing missed");
+        let log = wait_for_log(&app, &last, |log| count(log, "started") == 1).await;
+        let fired = log.iter().find(|d| d["outcome"] == "started").unwrap();
+        assert_eq!(fired["scheduled_at"].as_str().unwrap().parse::<chrono::DateTime<Utc>>().unwrap(), new_year);
+        // Ten missed minutes and the current one, each once (a minute may turn meanwhile).
+        let log = wait_for_log(&app, &all, |log| count(log, "started") >= 11).await;
+        let started = count(&log, "started");
+        assert!(started <= 12, "{started} starts");
+        for id in [&none, &last, &all] {
+            let shown: Value = app.get(&format!("/api/v1/triggers/{id}")).send().await.unwrap().json().await.unwrap();
+            let next: chrono::DateTime<Utc> = shown["next_fire_at"].as_str().unwrap().parse().unwrap();
+            assert!(next > Utc::now() - chrono::Duration::seconds(60), "moved on past the downtime");
+        }
+        app.patch(&format!("/api/v1/triggers/{all}")).json(&json!({"paused": true})).send().await.unwrap();
     }
 }
 
