@@ -17,7 +17,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/hooks/{trigger_id}", post(receive))
+    Router::new().route("/hooks/{trigger_id}", post(receive).fallback(post_only))
 }
 
 async fn receive(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
@@ -52,6 +52,10 @@ async fn receive(State(state): State<AppState>, Path(id): Path<String>, headers:
     };
     let delivery = Delivery { trigger: &trigger, spec: &spec, headers: &headers, body: &body, received_at };
     answer(deliver::deliver(&state.store, &state.engine, &delivery).await)
+}
+
+async fn post_only() -> Response {
+    answer(Answer::refused(StatusCode::METHOD_NOT_ALLOWED, "webhook deliveries are POST requests"))
 }
 
 fn answer(answer: Answer) -> Response {

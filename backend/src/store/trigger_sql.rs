@@ -40,8 +40,9 @@ pub trait TriggerStore: Send + Sync + 'static {
     /// Moves a claimed schedule on and gives up the lease; `false` if the schedule changed
     /// meanwhile (then only the lease is given up).
     async fn finish_fire(&self, done: &FireDone) -> Result<bool>;
-    /// The earliest tick of any unpaused schedule.
-    async fn next_trigger_due(&self) -> Result<Option<DateTime<Utc>>>;
+    /// When the next unpaused schedule becomes claimable: its tick, or for one leased by a
+    /// process still firing it, the lease's end.
+    async fn next_trigger_due(&self, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>>;
 }
 
 macro_rules! impl_trigger_store {
@@ -191,9 +192,12 @@ macro_rules! impl_trigger_store {
                 Ok(false)
             }
 
-            async fn next_trigger_due(&self) -> Result<Option<DateTime<Utc>>> {
-                let (due,): (Option<DateTime<Utc>>,) =
-                    sqlx::query_as("SELECT MIN(next_fire_at) FROM triggers WHERE paused = $1").bind(false).fetch_one(&self.pool).await?;
+            async fn next_trigger_due(&self, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+                let (due,): (Option<DateTime<Utc>>,) = sqlx::query_as(
+                    "SELECT MIN(CASE WHEN fire_lease_until > $2 THEN fire_lease_until ELSE next_fire_at END) FROM triggers \
+                     WHERE paused = $1 AND next_fire_at IS NOT NULL",
+                )
+                .bind(false).bind(now).fetch_one(&self.pool).await?;
                 Ok(due)
             }
         }

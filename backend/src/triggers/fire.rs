@@ -23,6 +23,9 @@ const BATCH: i64 = 16;
 const LEASE_SECS: i64 = 30;
 /// Longest sleep between rounds: how late a schedule created or resumed elsewhere is seen.
 const MAX_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+/// Shortest sleep between rounds that claimed nothing, so a tick another process is firing
+/// right now is not polled for in a tight loop.
+const MIN_IDLE: std::time::Duration = std::time::Duration::from_millis(20);
 const PURGE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 /// How long the delivery log is kept.
 pub fn log_retention() -> Duration {
@@ -89,8 +92,9 @@ impl FireLoop {
     }
 
     async fn idle_wait(&self) -> std::time::Duration {
-        match self.store.next_trigger_due().await {
-            Ok(Some(due)) => (due - Utc::now()).to_std().unwrap_or(std::time::Duration::ZERO).min(MAX_IDLE),
+        let now = Utc::now();
+        match self.store.next_trigger_due(now).await {
+            Ok(Some(due)) => (due - now).to_std().unwrap_or(MIN_IDLE).clamp(MIN_IDLE, MAX_IDLE),
             _ => MAX_IDLE,
         }
     }

@@ -10,6 +10,8 @@ use trellis_model::Issue;
 
 /// The most ticks one claim fires (catch-up `all`, or a loop far behind): the rest are dropped.
 pub const MAX_CATCH_UP: usize = 100;
+/// The longest expression accepted.
+pub const MAX_EXPRESSION_LEN: usize = 200;
 /// The most times a preview lists.
 pub const MAX_PREVIEW: usize = 100;
 /// A tick fired at most this late counts as on time; older ones were missed (no process was
@@ -88,6 +90,9 @@ fn whole_second(t: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 fn parse_expression(expression: &str) -> Result<Cron, String> {
+    if expression.len() > MAX_EXPRESSION_LEN {
+        return Err(format!("the expression is longer than {MAX_EXPRESSION_LEN} bytes; cron expressions are short, e.g. `0 9 * * 1-5`"));
+    }
     let fields = expression.split_whitespace().count();
     let nickname = expression.trim_start().starts_with('@');
     if !nickname && fields != 5 && fields != 6 {
@@ -166,6 +171,19 @@ mod tests {
         let issues = Schedule::new(&spec("61 * * * *", "Mars/Olympus")).unwrap_err();
         assert_eq!(issues.len(), 2, "both problems at once: {issues:?}");
         assert_eq!(issues[1].path.as_deref(), Some("timezone"));
+    }
+
+    #[test]
+    fn odd_expressions_are_refused_or_accepted_never_a_panic() {
+        let odd = ["*/0 * * * *", "5-1 * * * *", "L * * * *", "@reboot", "@yearly", "# * * * *", "1,,2 * * * *", "- * * * *",
+            "0 0 L * *", "0 0 * * 5L", "0 0 * * 1#6", "0 0 15W * *", "* * * * * * *", "ä * * * *", "99999999999999999999 * * * *", ""];
+        for expression in odd {
+            let _ = Schedule::new(&spec(expression, "UTC"));
+        }
+        let long = "1,".repeat(200) + "2 * * * *";
+        assert!(Schedule::new(&spec(&long, "UTC")).unwrap_err()[0].message.contains("longer than"));
+        let tz = Schedule::new(&spec("* * * * *", "")).unwrap_err();
+        assert_eq!(tz[0].path.as_deref(), Some("timezone"));
     }
 
     #[test]

@@ -245,6 +245,7 @@ both_backends! {
         problem(app.get(&format!("/api/v1/triggers/{trigger}")).send().await.unwrap(), 404).await;
         problem(signed(&app, &trigger, &secret, "gone", "{}").send().await.unwrap(), 404).await;
         problem(app.client.post(app.url("/hooks/not-a-uuid")).send().await.unwrap(), 404).await;
+        problem(app.client.get(app.url(&format!("/hooks/{trigger}"))).send().await.unwrap(), 405).await;
         let id = uuid::Uuid::now_v7();
         for (method, path) in [
             ("GET", format!("/api/v1/workflows/{id}/triggers")), ("POST", format!("/api/v1/workflows/{id}/triggers")),
