@@ -47,7 +47,7 @@ impl Server {
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         let engine = Engine::new(store.clone(), engine_config(&serve)?);
-        let fires = FireLoop::new(store.clone(), engine.clone());
+        let fires = FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default() };
         Ok(Server { addr, listener, app: http::router(state), engine, fires, drain })

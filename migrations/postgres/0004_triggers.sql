@@ -41,3 +41,5 @@ CREATE TABLE trigger_deliveries (
 CREATE INDEX trigger_deliveries_by_trigger ON trigger_deliveries (trigger_id, id);
 CREATE INDEX trigger_deliveries_by_key ON trigger_deliveries (trigger_id, delivery_key);
 CREATE INDEX trigger_deliveries_by_instance ON trigger_deliveries (instance_id);
+-- For the hourly purge of entries past retention.
+CREATE INDEX trigger_deliveries_by_time ON trigger_deliveries (received_at);

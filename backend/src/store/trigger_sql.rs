@@ -33,7 +33,10 @@ pub trait TriggerStore: Send + Sync + 'static {
     async fn started_since(&self, trigger: Uuid, since: DateTime<Utc>) -> Result<(i64, Option<DateTime<Utc>>)>;
     /// Instances this trigger started that have not finished (queued, running or paused).
     async fn active_trigger_instances(&self, trigger: Uuid, workflow: Uuid) -> Result<i64>;
-    async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64>;
+    /// Deletes the delivery log, and the idempotency records of trigger starts, from before
+    /// `before`: by then no delivery or tick can be repeated (dedupe lasts 24 h, a tick's
+    /// lease minutes).
+    async fn purge_trigger_history(&self, before: DateTime<Utc>) -> Result<u64>;
 
     /// Leases up to `limit` unpaused schedules whose tick is due (or that hold a queued tick).
     async fn claim_due_triggers(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<TriggerRow>>;
@@ -155,10 +158,15 @@ macro_rules! impl_trigger_store {
                 Ok(n)
             }
 
-            async fn purge_deliveries(&self, before: DateTime<Utc>) -> Result<u64> {
+            async fn purge_trigger_history(&self, before: DateTime<Utc>) -> Result<u64> {
                 let _guard = self.write_guard().await;
-                let done = sqlx::query("DELETE FROM trigger_deliveries WHERE received_at < $1").bind(before).execute(&self.pool).await?;
-                Ok(done.rows_affected())
+                let log = sqlx::query("DELETE FROM trigger_deliveries WHERE received_at < $1").bind(before).execute(&self.pool).await?;
+                let starts = sqlx::query(
+                    "DELETE FROM start_requests WHERE created_at < $1 \
+                     AND (idempotency_key LIKE 'cron:%' OR idempotency_key LIKE 'webhook:%')",
+                )
+                .bind(before).execute(&self.pool).await?;
+                Ok(log.rows_affected() + starts.rows_affected())
             }
 
             async fn claim_due_triggers(

@@ -18,9 +18,6 @@ use uuid::Uuid;
 
 /// Schedules leased per round.
 const BATCH: i64 = 16;
-/// How long a lease on a schedule lasts; a process that dies holding one delays its ticks
-/// by at most this.
-const LEASE_SECS: i64 = 30;
 /// Longest sleep between rounds: how late a schedule created or resumed elsewhere is seen.
 const MAX_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
 /// Shortest sleep between rounds that claimed nothing, so a tick another process is firing
@@ -37,6 +34,9 @@ pub struct FireLoop {
     engine: Arc<Engine>,
     /// This process's identity in schedule leases.
     owner: String,
+    /// How long a lease on a schedule lasts (`TRELLIS_LEASE_MS`, like work items): a process
+    /// that dies holding one delays that schedule's ticks by at most this.
+    lease: Duration,
 }
 
 /// Why a claim stops before moving its schedule on: the lease runs out and the ticks are
@@ -44,8 +44,9 @@ pub struct FireLoop {
 struct Retry(String);
 
 impl FireLoop {
-    pub fn new(store: DynStore, engine: Arc<Engine>) -> FireLoop {
-        FireLoop { store, engine, owner: format!("fire-{}", Uuid::now_v7()) }
+    pub fn new(store: DynStore, engine: Arc<Engine>, lease: std::time::Duration) -> FireLoop {
+        let lease = Duration::from_std(lease).unwrap_or(Duration::seconds(30));
+        FireLoop { store, engine, owner: format!("fire-{}", Uuid::now_v7()), lease }
     }
 
     /// Fires due schedules until `shutdown` turns true.
@@ -70,7 +71,7 @@ impl FireLoop {
     /// Leases the due schedules and fires each; returns how many were leased.
     pub async fn round(&self) -> usize {
         let now = Utc::now();
-        let claimed = match self.store.claim_due_triggers(&self.owner, now, now + Duration::seconds(LEASE_SECS), BATCH).await {
+        let claimed = match self.store.claim_due_triggers(&self.owner, now, now + self.lease, BATCH).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming due schedules failed; retrying shortly");
@@ -100,7 +101,7 @@ impl FireLoop {
     }
 
     async fn purge(&self) {
-        match self.store.purge_deliveries(Utc::now() - log_retention()).await {
+        match self.store.purge_trigger_history(Utc::now() - log_retention()).await {
             Ok(n) if n > 0 => tracing::info!(deleted = n, "purged old trigger deliveries"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "purging old trigger deliveries failed"),

@@ -194,6 +194,72 @@ both_backends! {
     }
 }
 
+/// A signed-in client of a `trellis serve` process.
+struct Node {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Node {
+    async fn connect(process: &Process) -> Node {
+        let http = reqwest::Client::new();
+        let login: Value = http.post(format!("{}/api/v1/auth/login", process.base))
+            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD})).send().await.unwrap().json().await.unwrap();
+        Node { http, base: process.base.clone(), token: login["access_token"].as_str().unwrap().to_owned() }
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
+        let response = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
+        (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A published one-node workflow with an every-second schedule that fires every tick
+    /// (`allow`) and catches up on all it missed; returns (workflow, trigger).
+    async fn every_second(&self) -> (String, String) {
+        let definition = json!({"nodes": [{"id": "a", "type": "noop"}]});
+        let (_, created) = self.send(reqwest::Method::POST, "/api/v1/workflows", json!({"name": "ticks", "definition": definition})).await;
+        let wf = created["id"].as_str().unwrap().to_owned();
+        assert_eq!(self.send(reqwest::Method::POST, &format!("/api/v1/workflows/{wf}/versions"), json!({})).await.0, 201);
+        let schedule = json!({"kind": "cron", "expression": "* * * * * *", "overlap": "allow", "catch_up": "all"});
+        let (status, trigger) = self.send(reqwest::Method::POST, &format!("/api/v1/workflows/{wf}/triggers"), schedule).await;
+        assert_eq!(status, 201);
+        (wf, trigger["id"].as_str().unwrap().to_owned())
+    }
+
+    async fn instances(&self, wf: &str) -> Vec<Value> {
+        let (_, list) = self.send(reqwest::Method::GET, &format!("/api/v1/instances?workflow={wf}&limit=500"), Value::Null).await;
+        list["items"].as_array().unwrap().clone()
+    }
+
+    /// Polls (at most 60 s) until `wf` has at least `n` instances.
+    async fn wait_for(&self, wf: &str, n: usize) {
+        for _ in 0..600 {
+            if self.instances(wf).await.len() >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("fewer than {n} instances were started");
+    }
+
+    /// Pauses the schedule, lets a fire under way finish, and checks every tick from the first
+    /// to the last started exactly one instance.
+    async fn pause_and_check_ticks(&self, wf: &str, trigger: &str) -> usize {
+        assert_eq!(self.send(reqwest::Method::PATCH, &format!("/api/v1/triggers/{trigger}"), json!({"paused": true})).await.0, 200);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let mut ticks = BTreeSet::new();
+        for item in self.instances(wf).await {
+            let (_, detail) = self.send(reqwest::Method::GET, &format!("/api/v1/instances/{}", item["id"].as_str().unwrap()), Value::Null).await;
+            let tick: chrono::DateTime<chrono::Utc> = detail["input"]["scheduled_at"].as_str().unwrap().parse().unwrap();
+            assert!(ticks.insert(tick), "tick {tick} started twice");
+        }
+        let (first, last) = (*ticks.first().unwrap(), *ticks.last().unwrap());
+        assert_eq!(ticks.len() as i64, (last - first).num_seconds() + 1, "no tick between the first and the last was left out");
+        ticks.len()
+    }
+}
+
 /// Two `trellis serve` processes on one Postgres, one every-second schedule: each tick
 /// starts exactly one instance, and none is left out.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -201,42 +267,25 @@ async fn two_processes_fire_each_tick_of_one_schedule_exactly_once() {
     let (url, _dir) = fresh_database(Backend::Postgres).await;
     let a = Process::start(&url, &[]).await;
     let b = Process::start(&url, &[]).await;
-    let http = reqwest::Client::new();
-    let login: Value = http.post(format!("{}/api/v1/auth/login", a.base))
-        .json(&json!({"username": "admin", "password": ADMIN_PASSWORD})).send().await.unwrap().json().await.unwrap();
-    let token = login["access_token"].as_str().unwrap().to_owned();
-    let post = |path: String, body: Value| http.post(format!("{}{path}", a.base)).bearer_auth(&token).json(&body).send();
-    let created: Value = post("/api/v1/workflows".into(), json!({"name": "ticks", "definition": {"nodes": [{"id": "a", "type": "noop"}]}}))
-        .await.unwrap().json().await.unwrap();
-    let wf = created["id"].as_str().unwrap().to_owned();
-    assert_eq!(post(format!("/api/v1/workflows/{wf}/versions"), json!({})).await.unwrap().status(), 201);
-    let schedule = json!({"kind": "cron", "expression": "* * * * * *", "overlap": "allow", "catch_up": "all"});
-    let trigger: Value = post(format!("/api/v1/workflows/{wf}/triggers"), schedule).await.unwrap().json().await.unwrap();
-    let trigger = trigger["id"].as_str().unwrap().to_owned();
-    let list = || async {
-        let list: Value = http.get(format!("{}/api/v1/instances?workflow={wf}&limit=500", b.base)).bearer_auth(&token)
-            .send().await.unwrap().json().await.unwrap();
-        list["items"].as_array().unwrap().clone()
-    };
-    for _ in 0..300 {
-        if list().await.len() >= 8 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let paused = http.patch(format!("{}/api/v1/triggers/{trigger}", b.base)).bearer_auth(&token).json(&json!({"paused": true})).send().await.unwrap();
-    assert_eq!(paused.status(), 200);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let fired = list().await;
-    assert!(fired.len() >= 8, "the schedule fired: {}", fired.len());
-    let mut ticks = BTreeSet::new();
-    for item in &fired {
-        let detail: Value = http.get(format!("{}/api/v1/instances/{}", a.base, item["id"].as_str().unwrap())).bearer_auth(&token)
-            .send().await.unwrap().json().await.unwrap();
-        let tick: chrono::DateTime<chrono::Utc> = detail["input"]["scheduled_at"].as_str().unwrap().parse().unwrap();
-        assert!(ticks.insert(tick), "tick {tick} started twice");
-    }
-    let (first, last) = (*ticks.first().unwrap(), *ticks.last().unwrap());
-    assert_eq!(ticks.len() as i64, (last - first).num_seconds() + 1, "no tick between the first and the last was skipped");
-    drop((a, b));
+    let (on_a, on_b) = (Node::connect(&a).await, Node::connect(&b).await);
+    let (wf, trigger) = on_a.every_second().await;
+    on_b.wait_for(&wf, 8).await;
+    assert!(on_b.pause_and_check_ticks(&wf, &trigger).await >= 8);
+}
+
+/// kill -9 of one of two processes while they fire an every-second schedule: the survivor
+/// takes over once the dead one's lease expires, firing the ticks it missed, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_process_leaves_no_tick_doubled_or_lost() {
+    let (url, _dir) = fresh_database(Backend::Postgres).await;
+    let env = [("TRELLIS_LEASE_MS", "1500")];
+    let a = Process::start(&url, &env).await;
+    let b = Process::start(&url, &env).await;
+    let (on_a, on_b) = (Node::connect(&a).await, Node::connect(&b).await);
+    let (wf, trigger) = on_a.every_second().await;
+    on_b.wait_for(&wf, 4).await;
+    a.kill_hard().await;
+    let before = on_b.instances(&wf).await.len();
+    on_b.wait_for(&wf, before + 4).await;
+    assert!(on_b.pause_and_check_ticks(&wf, &trigger).await >= before + 4);
 }
