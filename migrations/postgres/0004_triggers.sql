@@ -30,6 +30,8 @@ CREATE TABLE trigger_deliveries (
     id           UUID PRIMARY KEY,
     trigger_id   UUID NOT NULL REFERENCES triggers (id) ON DELETE CASCADE,
     received_at  TIMESTAMPTZ NOT NULL,
+    -- Webhooks: whether the signature checked out; NULL for cron ticks.
+    verified     BOOLEAN,
     -- `webhook-id` or `X-GitHub-Delivery`; NULL for cron ticks.
     delivery_key TEXT,
     scheduled_at TIMESTAMPTZ,

@@ -31,6 +31,8 @@ CREATE TABLE trigger_deliveries (
     id           BLOB PRIMARY KEY,
     trigger_id   BLOB NOT NULL REFERENCES triggers (id) ON DELETE CASCADE,
     received_at  TEXT NOT NULL,
+    -- Webhooks: whether the signature checked out; NULL for cron ticks.
+    verified     INTEGER,
     -- `webhook-id` or `X-GitHub-Delivery`; NULL for cron ticks.
     delivery_key TEXT,
     scheduled_at TEXT,

@@ -313,7 +313,7 @@ fn hook_url(state: &AppState, headers: &HeaderMap, id: Uuid) -> String {
 
 fn delivery_view(d: &DeliveryRow) -> Value {
     json!({
-        "id": d.id, "received_at": d.received_at, "delivery_id": d.delivery_key, "scheduled_at": d.scheduled_at,
+        "id": d.id, "received_at": d.received_at, "verified": d.verified, "delivery_id": d.delivery_key, "scheduled_at": d.scheduled_at,
         "outcome": d.outcome, "status": d.status, "reason": d.reason, "instance_id": d.instance_id,
     })
 }

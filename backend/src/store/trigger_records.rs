@@ -45,6 +45,8 @@ pub struct DeliveryRow {
     pub id: Uuid,
     pub trigger_id: Uuid,
     pub received_at: DateTime<Utc>,
+    /// Webhooks: whether the signature checked out (`None` for cron ticks).
+    pub verified: Option<bool>,
     pub delivery_key: Option<String>,
     pub scheduled_at: Option<DateTime<Utc>>,
     pub outcome: String,

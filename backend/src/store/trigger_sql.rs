@@ -11,7 +11,7 @@ use uuid::Uuid;
 pub(super) const TRIGGER_COLUMNS: &str = "id, workflow_id, kind, name, paused, spec, secret, previous_secret, \
      previous_secret_until, next_fire_at, pending_fire_at, created_at, updated_at";
 pub(super) const DELIVERY_COLUMNS: &str =
-    "id, trigger_id, received_at, delivery_key, scheduled_at, outcome, status, reason, instance_id";
+    "id, trigger_id, received_at, verified, delivery_key, scheduled_at, outcome, status, reason, instance_id";
 
 /// Webhook and cron triggers, and the log of what each delivery or tick did.
 #[async_trait]
@@ -112,11 +112,11 @@ macro_rules! impl_trigger_store {
             async fn insert_delivery(&self, d: &$crate::store::DeliveryRow) -> Result<()> {
                 let _guard = self.write_guard().await;
                 let sql = format!(
-                    "INSERT INTO trigger_deliveries ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                    "INSERT INTO trigger_deliveries ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                     super::trigger_sql::DELIVERY_COLUMNS
                 );
                 sqlx::query(&sql)
-                    .bind(d.id).bind(d.trigger_id).bind(d.received_at).bind(&d.delivery_key).bind(d.scheduled_at)
+                    .bind(d.id).bind(d.trigger_id).bind(d.received_at).bind(d.verified).bind(&d.delivery_key).bind(d.scheduled_at)
                     .bind(&d.outcome).bind(d.status).bind(&d.reason).bind(d.instance_id)
                     .execute(&self.pool).await.map_err(StoreError::from_sqlx)?;
                 Ok(())

@@ -58,28 +58,32 @@ pub struct Delivery<'a> {
 
 /// Handles a delivery and logs it. `key` in the log is the verified delivery id.
 pub async fn deliver(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Answer {
-    let (answer, key) = match decide(store, engine, d).await {
+    let (answer, verified) = match decide(store, engine, d).await {
         Ok(done) => done,
-        Err((answer, key)) => (answer, key),
+        Err((answer, verified)) => (answer, verified),
     };
-    record(store, d.trigger.id, d.received_at, key, &answer).await;
+    record(store, d.trigger.id, d.received_at, verified, &answer).await;
     answer
 }
 
-type Step<T> = Result<T, (Answer, Option<String>)>;
+/// What the log keeps of a delivery's signature: `None` if it was not verified, else the
+/// verified delivery id (GitHub's is optional).
+pub type Verified = Option<Option<String>>;
 
-async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Step<(Answer, Option<String>)> {
+type Step<T> = Result<T, (Answer, Verified)>;
+
+async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Step<(Answer, Verified)> {
     if d.trigger.paused {
         let reason = "this trigger is paused; resume it (PATCH /api/v1/triggers/{id} with {\"paused\": false}) to accept deliveries";
         return Err((Answer::refused(StatusCode::CONFLICT, reason), None));
     }
     let key = signature::verify(d.spec.preset, d.headers, d.body, &secrets(d.trigger, d.received_at), d.received_at)
         .map_err(|reason| (Answer::refused(StatusCode::UNAUTHORIZED, reason), None))?;
-    let fail = |answer: Answer| (answer, key.clone());
+    let fail = |answer: Answer| (answer, Some(key.clone()));
     if let Some(k) = &key {
         let first = store.delivered_instance(d.trigger.id, k, d.received_at - dedupe_window()).await.map_err(|e| fail(internal(e)))?;
         if let Some(instance) = first {
-            return Ok((Answer::Duplicate(instance), key));
+            return Ok((Answer::Duplicate(instance), Some(key)));
         }
     }
     if let Some(limit) = d.spec.rate_limit_per_minute {
@@ -88,7 +92,7 @@ async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Ste
     let input = input(d).map_err(fail)?;
     let idempotency = key.as_ref().map(|k| format!("webhook:{}:{k}", d.trigger.id));
     match engine.start(d.trigger.workflow_id, None, input, None, idempotency).await {
-        Ok(started) => Ok((Answer::Started(started.id), key)),
+        Ok(started) => Ok((Answer::Started(started.id), Some(key))),
         Err(e) => Err(fail(start_refused(e))),
     }
 }
@@ -169,13 +173,14 @@ fn internal(e: impl std::fmt::Display) -> Answer {
 }
 
 /// Logs a delivery (best effort: a failed log write must not change the answer).
-pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>, key: Option<String>, answer: &Answer) {
+pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>, verified: Verified, answer: &Answer) {
     let (outcome, instance_id, status, reason) = answer.outcome();
     let row = DeliveryRow {
         id: Uuid::now_v7(),
         trigger_id: trigger,
         received_at,
-        delivery_key: key,
+        verified: Some(verified.is_some()),
+        delivery_key: verified.flatten(),
         scheduled_at: None,
         outcome: outcome.to_owned(),
         status: Some(i32::from(status)),

@@ -182,7 +182,7 @@ impl FireLoop {
 
     async fn log(&self, trigger: Uuid, scheduled_at: Option<DateTime<Utc>>, outcome: &str, reason: Option<String>, instance_id: Option<Uuid>) {
         let row = DeliveryRow {
-            id: Uuid::now_v7(), trigger_id: trigger, received_at: Utc::now(), delivery_key: None, scheduled_at,
+            id: Uuid::now_v7(), trigger_id: trigger, received_at: Utc::now(), verified: None, delivery_key: None, scheduled_at,
             outcome: outcome.to_owned(), status: None, reason, instance_id,
         };
         if let Err(e) = self.store.insert_delivery(&row).await {

@@ -85,6 +85,7 @@ both_backends! {
         assert_eq!(log.len(), 1);
         assert_eq!((log[0]["outcome"].as_str(), log[0]["status"].as_i64()), (Some("started"), Some(202)));
         assert_eq!((log[0]["delivery_id"].as_str(), log[0]["instance_id"].as_str()), (Some("msg_1"), Some(instance.as_str())));
+        assert_eq!(log[0]["verified"], true);
     }
 
     async fn wrong_or_missing_signatures_and_skewed_timestamps_are_401(app: TestApp) {
@@ -116,7 +117,7 @@ both_backends! {
         let log = deliveries(&app, &trigger).await;
         let refused: Vec<&Value> = log.iter().filter(|d| d["outcome"] == "rejected").collect();
         assert_eq!(refused.len(), 7);
-        assert!(refused.iter().all(|d| d["status"] == 401 && d["reason"].as_str().is_some_and(|r| !r.is_empty())));
+        assert!(refused.iter().all(|d| d["status"] == 401 && d["verified"] == false && d["reason"].as_str().is_some_and(|r| !r.is_empty())));
     }
 
     async fn a_replayed_webhook_id_returns_the_first_instance_and_starts_nothing(app: TestApp) {
