@@ -105,10 +105,14 @@ fn verify_github(headers: &HeaderMap, body: &[u8], secrets: &[&str]) -> Result<O
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
-        return None;
-    }
-    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
+    let nibble = |c: u8| char::from(c).to_digit(16).map(|d| d as u8);
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [high, low] => Some(nibble(*high)? << 4 | nibble(*low)?),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -163,7 +167,10 @@ mod tests {
         let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
         let h = headers(&[("x-hub-signature-256", format!("sha256={hex}")), ("x-github-delivery", "d-1".into())]);
         assert_eq!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).unwrap().as_deref(), Some("d-1"));
-        let h = headers(&[("x-hub-signature-256", "sha256=00".into())]);
-        assert!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).is_err());
+        for bad in ["sha256=00", "sha256=0", "sha256=zz", "sha256=é"] {
+            let h = headers(&[("x-hub-signature-256", bad.into())]);
+            assert!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).is_err(), "{bad}");
+        }
+        assert_eq!(decode_hex("00ff7A"), Some(vec![0, 255, 122]));
     }
 }
