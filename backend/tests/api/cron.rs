@@ -95,6 +95,15 @@ both_backends! {
         assert_eq!(preview["times"].as_array().unwrap().len(), 3);
         assert_eq!(preview["timezone"], "Europe/Berlin");
         problem(app.get(&format!("/api/v1/triggers/{id}/preview?count=0")).send().await.unwrap(), 400).await;
+        let bad = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"expression": "every day"})).send().await.unwrap();
+        assert_eq!(problem(bad, 422).await["errors"][0]["path"], "expression");
+        let moved: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"timezone": "America/New_York", "name": "standup"}))
+            .send().await.unwrap().json().await.unwrap();
+        assert_eq!((moved["timezone"].as_str(), moved["expression"].as_str()), (Some("America/New_York"), Some("0 9 * * *")));
+        assert_eq!(moved["name"], "standup");
+        let preview: Value = app.get(&format!("/api/v1/triggers/{id}/preview?count=1")).send().await.unwrap().json().await.unwrap();
+        let t = preview["times"][0].as_str().unwrap();
+        assert!(t.ends_with("-05:00") || t.ends_with("-04:00"), "{t}");
         let seconds: Value = app.post("/api/v1/triggers/preview").json(&json!({"expression": "*/15 * * * * *", "count": 4}))
             .send().await.unwrap().json().await.unwrap();
         let seconds: Vec<&str> = seconds["times"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
@@ -116,6 +125,10 @@ both_backends! {
         assert!(input["scheduled_at"].is_string());
         let log = deliveries(&app, id).await;
         assert!(log.iter().any(|d| d["outcome"] == "started" && d["instance_id"].is_string() && d["scheduled_at"].is_string()));
+        let page: Value = app.get(&format!("/api/v1/triggers/{id}/deliveries?limit=1")).send().await.unwrap().json().await.unwrap();
+        let cursor = page["next_cursor"].as_str().unwrap();
+        let next: Value = app.get(&format!("/api/v1/triggers/{id}/deliveries?limit=1&cursor={cursor}")).send().await.unwrap().json().await.unwrap();
+        assert!(next["items"][0]["id"].as_str().unwrap() < page["items"][0]["id"].as_str().unwrap(), "older entries on the next page");
         let paused: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap().json().await.unwrap();
         assert!(paused["next_fire_at"].is_null());
         // A fire already under way when the pause lands may still finish; after that, nothing.
