@@ -80,7 +80,7 @@ impl FireLoop {
         };
         let n = claimed.len();
         for trigger in claimed {
-            match self.fire(&trigger).await {
+            match self.fire(&trigger, now).await {
                 Ok(done) => {
                     if let Err(e) = self.store.finish_fire(&done).await {
                         tracing::warn!(error = %e, trigger = %trigger.id, "could not move a schedule on; its lease will expire");
@@ -108,8 +108,10 @@ impl FireLoop {
         }
     }
 
-    /// Fires what is due of one leased schedule and says where it goes next.
-    async fn fire(&self, t: &TriggerRow) -> Result<FireDone, Retry> {
+    /// Fires what was due of one leased schedule when it was claimed (`now`), and says where
+    /// it goes next. Planning from the claim's time, not the clock's, means a pause that
+    /// lands mid-fire stops every tick after it.
+    async fn fire(&self, t: &TriggerRow, now: DateTime<Utc>) -> Result<FireDone, Retry> {
         let mut done = FireDone { trigger: t.id, owner: self.owner.clone(), claimed_next: t.next_fire_at, next: t.next_fire_at, pending: t.pending_fire_at };
         let (spec, schedule) = match TriggerSpec::from_stored(&t.spec.0) {
             Ok(TriggerSpec::Cron(spec)) => match Schedule::new(&spec) {
@@ -118,7 +120,6 @@ impl FireLoop {
             },
             _ => return Ok(self.stop(t, done, "this trigger is not a cron schedule".into()).await),
         };
-        let now = Utc::now();
         if let Some(tick) = done.pending {
             if self.active(t).await? == 0 {
                 self.start(t, tick).await?;
