@@ -129,7 +129,8 @@ impl FireLoop {
         let Some(due) = t.next_fire_at.filter(|due| *due <= now) else { return Ok(done) };
         let plan = plan(&schedule, due, now, spec.catch_up);
         if plan.dropped {
-            let reason = format!("ticks from {due} on were missed while no process was running; `catch_up` is {:?}", spec.catch_up);
+            let policy = serde_json::to_value(spec.catch_up).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            let reason = format!("ticks from {due} on were missed while no process was running; `catch_up` is `{policy}`");
             self.log(t.id, Some(due), "missed", Some(reason), None).await;
         }
         for tick in plan.fire {

@@ -197,6 +197,8 @@ both_backends! {
 
         let log = wait_for_log(&app, &none, |log| count(log, "missed") == 1).await;
         assert_eq!(count(&log, "started"), 0, "`none` fires nothing missed");
+        let missed = log.iter().find(|d| d["outcome"] == "missed").unwrap();
+        assert!(missed["reason"].as_str().unwrap().contains("`none`"), "{missed}");
         let log = wait_for_log(&app, &last, |log| count(log, "started") == 1).await;
         let fired = log.iter().find(|d| d["outcome"] == "started").unwrap();
         assert_eq!(fired["scheduled_at"].as_str().unwrap().parse::<chrono::DateTime<Utc>>().unwrap(), new_year);
