@@ -131,6 +131,22 @@ both_backends! {
         assert_eq!(deliveries(&app, &trigger).await[0]["outcome"], "duplicate");
     }
 
+    async fn concurrent_copies_of_one_delivery_start_exactly_one_instance(app: TestApp) {
+        let wf = app.publish(noop()).await;
+        let (trigger, secret) = create_webhook(&app, &wf, json!({})).await;
+        let copies = (0..20).map(|_| {
+            let request = signed(&app, &trigger, &secret, "evt_race", r#"{"n":1}"#);
+            async move {
+                let response = request.send().await.unwrap();
+                assert!([200, 202].contains(&response.status().as_u16()), "{}", response.status());
+                response.json::<Value>().await.unwrap()["instance_id"].as_str().unwrap().to_owned()
+            }
+        });
+        let ids = crate::drafts::futures_join_all(copies).await;
+        assert!(ids.iter().all(|id| id == &ids[0]), "every copy got the one instance");
+        assert_eq!(instance_count(&app, &wf).await, 1);
+    }
+
     async fn after_a_rotation_the_previous_secret_verifies_until_its_grace_ends(app: TestApp) {
         let wf = app.publish(noop()).await;
         let (trigger, first) = create_webhook(&app, &wf, json!({})).await;
