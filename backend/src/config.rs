@@ -65,6 +65,13 @@ pub struct ServeConfig {
     /// for a missed cross-process announcement.
     #[arg(long, env = "TRELLIS_SSE_RESYNC_MS", default_value_t = 5_000)]
     pub sse_resync_ms: u64,
+    /// Largest webhook body accepted at `/hooks/{id}`, in bytes (413 beyond).
+    #[arg(long, env = "TRELLIS_WEBHOOK_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
+    pub webhook_max_body_bytes: usize,
+    /// The server's address as webhook senders reach it (e.g. `https://trellis.example.com`),
+    /// for the `url` of webhook triggers; unset, the request's `Host` is used.
+    #[arg(long, env = "TRELLIS_PUBLIC_URL")]
+    pub public_url: Option<String>,
 }
 
 impl ServeConfig {
@@ -85,6 +92,8 @@ impl ServeConfig {
             drain_secs: 5,
             otel_endpoint: None,
             sse_resync_ms: 5_000,
+            webhook_max_body_bytes: 256 * 1024,
+            public_url: None,
         }
     }
 }

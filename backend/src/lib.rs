@@ -15,3 +15,4 @@ pub mod events;
 pub mod http;
 pub mod server;
 pub mod store;
+pub mod triggers;

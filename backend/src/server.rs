@@ -7,9 +7,11 @@ use crate::engine::nodes::http::OutboundPolicy;
 use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
 use crate::store;
+use crate::triggers::fire::FireLoop;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use trellis_model::Limits;
@@ -28,6 +30,7 @@ pub struct Server {
     listener: TcpListener,
     app: axum::Router,
     engine: Arc<Engine>,
+    fires: FireLoop,
     drain: std::time::Duration,
 }
 
@@ -49,21 +52,31 @@ impl Server {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
         }
         tokio::spawn(engine.bus.clone().relay(store.clone()));
+        let fires = FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default() };
-        Ok(Server { addr, listener, app: http::router(state), engine, drain })
+        Ok(Server { addr, listener, app: http::router(state), engine, fires, drain })
     }
 
     /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
     /// work, lets running attempts finish (up to the drain period) and releases its leases.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let fires = tokio::spawn(self.fires.run(stopped.clone()));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
-        let served = axum::serve(self.listener, self.app).with_graceful_shutdown(shutdown).await;
+        // Event streams write small frames: without TCP_NODELAY, Nagle's algorithm holds each
+        // one back until the previous is acknowledged (up to 40 ms with delayed ACKs).
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+        });
+        let served = axum::serve(listener, self.app).with_graceful_shutdown(shutdown).await;
         let _ = stop.send(true);
         scheduler.await?;
+        fires.await?;
         served?;
         Ok(())
     }

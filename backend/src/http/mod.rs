@@ -6,10 +6,12 @@ pub mod auth;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod hooks;
 pub mod instances;
 pub mod ops;
 pub mod spa;
 pub mod tasks;
+pub mod triggers;
 pub mod users;
 pub mod versions;
 pub mod workflows;
@@ -51,11 +53,13 @@ pub fn router(state: AppState) -> Router {
         .merge(instances::router())
         .merge(events::router())
         .merge(tasks::router())
+        .merge(triggers::router())
         .fallback(|| async { not_found() })
         .method_not_allowed_fallback(|| async { method_not_allowed() });
     Router::new()
         .nest("/api/v1", api)
         .merge(ops::router())
+        .merge(hooks::router())
         .fallback(spa::serve)
         .layer(DefaultBodyLimit::max(state.serve.max_body_bytes))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))

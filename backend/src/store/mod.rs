@@ -11,9 +11,13 @@ mod postgres;
 mod records;
 mod sql;
 mod sqlite;
+mod trigger_records;
+mod trigger_sql;
 
 pub use engine_records::*;
 pub use records::*;
+pub use trigger_records::*;
+pub use trigger_sql::TriggerStore;
 
 use crate::config::DatabaseConfig;
 use async_trait::async_trait;
@@ -83,7 +87,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore {
+pub trait Store: InstanceStore + TriggerStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

@@ -1,0 +1,319 @@
+//! Managing triggers: create, list, show, change (pause/resume), delete, rotate a webhook's
+//! secret, the delivery log, and cron previews. Webhook deliveries themselves arrive at
+//! `/hooks/{id}` (see `hooks.rs`).
+
+use super::auth::{AsEditor, AsViewer, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
+use super::AppState;
+use crate::store::{DeliveryRow, SecretRotation, TriggerChange, TriggerRow};
+use crate::triggers::schedule::{Schedule, MAX_PREVIEW};
+use crate::triggers::signature::new_secret;
+use crate::triggers::{CronSpec, TriggerSpec};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{Duration, Utc};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use trellis_model::Issue;
+use uuid::Uuid;
+
+const MAX_NAME_LEN: usize = 200;
+const DEFAULT_PREVIEW: usize = 5;
+const DEFAULT_PAGE: i64 = 50;
+const MAX_PAGE: i64 = 500;
+const DEFAULT_GRACE_MS: u64 = 24 * 3600 * 1000;
+const MAX_GRACE_MS: u64 = 30 * 24 * 3600 * 1000;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/workflows/{id}/triggers", get(list).post(create))
+        .route("/triggers/preview", post(preview_spec))
+        .route("/triggers/{id}", get(show).patch(update).delete(remove))
+        .route("/triggers/{id}/rotate-secret", post(rotate))
+        .route("/triggers/{id}/deliveries", get(deliveries))
+        .route("/triggers/{id}/preview", get(preview))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    _: Authed<AsEditor>,
+    ApiPath(workflow): ApiPath<Uuid>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<Value>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    state.store.get_workflow(workflow).await?.ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
+    let mut fields = object(body)?;
+    let name = take_name(&mut fields)?.flatten();
+    let paused = take_paused(&mut fields)?.unwrap_or(false);
+    let spec = parse_spec(Value::Object(fields))?;
+    let now = Utc::now();
+    let next_fire_at = match (&spec, paused) {
+        (TriggerSpec::Cron(cron), false) => schedule(cron)?.next_after(now),
+        _ => None,
+    };
+    let secret = matches!(spec, TriggerSpec::Webhook(_)).then(new_secret);
+    let row = TriggerRow {
+        id: Uuid::now_v7(), workflow_id: workflow, kind: spec.kind().to_owned(), name, paused,
+        spec: sqlx::types::Json(serde_json::to_value(&spec).map_err(|e| ApiError::Internal(e.into()))?),
+        secret: secret.clone(), previous_secret: None, previous_secret_until: None, next_fire_at, pending_fire_at: None,
+        created_at: now, updated_at: now,
+    };
+    state.store.insert_trigger(&row).await?;
+    let mut body = view(&state, &headers, &row);
+    if let Some(secret) = secret {
+        // Shown once: it is needed to sign deliveries and is never returned again.
+        body["secret"] = json!(secret);
+    }
+    if let TriggerSpec::Cron(cron) = &spec {
+        body["next_fire_times"] = json!(times(&schedule(cron)?, DEFAULT_PREVIEW));
+    }
+    Ok((StatusCode::CREATED, Json(body)))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(workflow): ApiPath<Uuid>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    state.store.get_workflow(workflow).await?.ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
+    let rows = state.store.list_triggers(workflow).await?;
+    let items: Vec<Value> = rows.iter().map(|t| view(&state, &headers, t)).collect();
+    Ok(Json(json!({"items": items})))
+}
+
+async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+    Ok(Json(view(&state, &headers, &find(&state, id).await?)))
+}
+
+/// A merge of the given fields into the trigger: `name`, `paused`, and the kind's settings.
+/// A new schedule, a pause or a resume recomputes the next tick from now (no catch-up).
+async fn update(
+    State(state): State<AppState>,
+    _: Authed<AsEditor>,
+    ApiPath(id): ApiPath<Uuid>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<Value>,
+) -> ApiResult<Json<Value>> {
+    let current = find(&state, id).await?;
+    let mut fields = object(body)?;
+    let mut change = TriggerChange { name: take_name(&mut fields)?, paused: take_paused(&mut fields)?, ..Default::default() };
+    let mut merged = current.spec.0.clone();
+    let respec = !fields.is_empty();
+    if let (Value::Object(stored), true) = (&mut merged, respec) {
+        stored.extend(fields);
+    }
+    let spec = parse_spec(merged)?;
+    if spec.kind() != current.kind {
+        return Err(ApiError::invalid("a trigger's `kind` cannot change; create a new trigger instead", vec![]));
+    }
+    let paused = change.paused.unwrap_or(current.paused);
+    if let TriggerSpec::Cron(cron) = &spec {
+        if respec || paused != current.paused {
+            change.next_fire_at = Some(if paused { None } else { schedule(cron)?.next_after(Utc::now()) });
+        }
+    }
+    if respec {
+        change.spec = Some(serde_json::to_value(&spec).map_err(|e| ApiError::Internal(e.into()))?);
+    }
+    let row = state.store.update_trigger(id, &change).await?.ok_or_else(|| not_found(id))?;
+    Ok(Json(view(&state, &headers, &row)))
+}
+
+async fn remove(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+    if state.store.delete_trigger(id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(id))
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RotateRequest {
+    /// How long the current secret keeps verifying deliveries.
+    grace_ms: Option<u64>,
+}
+
+async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>, body: Bytes) -> ApiResult<Json<Value>> {
+    let request: RotateRequest = optional_json(&body, "rotation request")?;
+    let grace_ms = request.grace_ms.unwrap_or(DEFAULT_GRACE_MS);
+    if grace_ms > MAX_GRACE_MS {
+        return Err(ApiError::invalid(format!("`grace_ms` must be at most {MAX_GRACE_MS} (30 days)"), vec![]));
+    }
+    let trigger = find(&state, id).await?;
+    if trigger.secret.is_none() {
+        return Err(ApiError::Conflict("only webhook triggers have a secret".into()));
+    }
+    let rotation = SecretRotation { secret: new_secret(), previous_until: Utc::now() + Duration::milliseconds(grace_ms as i64) };
+    state.store.rotate_secret(id, &rotation).await?.ok_or_else(|| not_found(id))?;
+    Ok(Json(json!({"id": id, "secret": rotation.secret, "previous_secret_valid_until": rotation.previous_until})))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageParams {
+    cursor: Option<Uuid>,
+    limit: Option<i64>,
+}
+
+async fn deliveries(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(p): ApiQuery<PageParams>,
+) -> ApiResult<Json<Value>> {
+    let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
+    find(&state, id).await?;
+    let mut rows = state.store.list_deliveries(id, p.cursor, limit + 1).await?;
+    let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
+    let items: Vec<Value> = rows.iter().map(delivery_view).collect();
+    Ok(Json(json!({"items": items, "next_cursor": next_cursor})))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PreviewParams {
+    count: Option<usize>,
+}
+
+async fn preview(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(p): ApiQuery<PreviewParams>,
+) -> ApiResult<Json<Value>> {
+    let count = preview_count(p.count)?;
+    let trigger = find(&state, id).await?;
+    let TriggerSpec::Cron(cron) = TriggerSpec::from_stored(&trigger.spec.0).map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))? else {
+        return Err(ApiError::Conflict("only cron triggers have fire times".into()));
+    };
+    Ok(Json(json!({"timezone": cron.timezone, "times": times(&schedule(&cron)?, count)})))
+}
+
+/// Checks a schedule before it is saved: its next fire times, or what to fix.
+async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<Value>> {
+    let mut fields = object(body)?;
+    let count = match fields.remove("count") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_u64().ok_or_else(|| ApiError::invalid("`count` must be a whole number", vec![]))? as usize),
+    };
+    let count = preview_count(count)?;
+    let cron: CronSpec = serde_json::from_value(Value::Object(fields)).map_err(|e| ApiError::invalid(format!("invalid schedule: {e}"), vec![]))?;
+    Ok(Json(json!({"timezone": cron.timezone, "times": times(&schedule(&cron)?, count)})))
+}
+
+fn preview_count(count: Option<usize>) -> ApiResult<usize> {
+    let count = count.unwrap_or(DEFAULT_PREVIEW);
+    if (1..=MAX_PREVIEW).contains(&count) {
+        Ok(count)
+    } else {
+        Err(ApiError::BadRequest(format!("`count` must be between 1 and {MAX_PREVIEW}")))
+    }
+}
+
+fn schedule(cron: &CronSpec) -> ApiResult<Schedule> {
+    Schedule::new(cron).map_err(|issues| ApiError::invalid("the schedule is not valid; see `errors` for what to fix", issues))
+}
+
+/// The next `count` ticks as RFC 3339 in the schedule's zone (the offset shows DST).
+fn times(schedule: &Schedule, count: usize) -> Vec<String> {
+    schedule.preview(Utc::now(), count).iter().map(|t| t.to_rfc3339()).collect()
+}
+
+fn object(body: Value) -> ApiResult<Map<String, Value>> {
+    match body {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::invalid("the body must be a JSON object", vec![])),
+    }
+}
+
+/// `Some(None)` when the name is cleared with `null`.
+fn take_name(fields: &mut Map<String, Value>) -> ApiResult<Option<Option<String>>> {
+    match fields.remove("name") {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(Value::String(name)) if !name.trim().is_empty() && name.len() <= MAX_NAME_LEN && !name.contains('\0') => {
+            Ok(Some(Some(name.trim().to_owned())))
+        }
+        Some(_) => Err(ApiError::invalid(format!("`name` must be 1-{MAX_NAME_LEN} characters of text, or null"), vec![])),
+    }
+}
+
+fn take_paused(fields: &mut Map<String, Value>) -> ApiResult<Option<bool>> {
+    match fields.remove("paused") {
+        None => Ok(None),
+        Some(Value::Bool(paused)) => Ok(Some(paused)),
+        Some(_) => Err(ApiError::invalid("`paused` must be true or false", vec![])),
+    }
+}
+
+/// The kind and its settings; shape errors and every settings problem are 422s.
+fn parse_spec(fields: Value) -> ApiResult<TriggerSpec> {
+    if serde_json::to_string(&fields).is_ok_and(|s| s.contains("\\u0000")) {
+        return Err(ApiError::invalid("trigger settings must not contain NUL characters", vec![]));
+    }
+    let spec: TriggerSpec = serde_json::from_value(fields).map_err(|e| {
+        let issue = Issue::new("invalid_trigger", e.to_string());
+        ApiError::invalid(format!("invalid trigger: {e}; `kind` is `webhook` or `cron`"), vec![issue])
+    })?;
+    let issues = spec.check();
+    if issues.is_empty() {
+        Ok(spec)
+    } else {
+        Err(ApiError::invalid("the trigger's settings are not valid; see `errors` for what to fix", issues))
+    }
+}
+
+async fn find(state: &AppState, id: Uuid) -> ApiResult<TriggerRow> {
+    state.store.get_trigger(id).await?.ok_or_else(|| not_found(id))
+}
+
+fn not_found(id: Uuid) -> ApiError {
+    ApiError::NotFound(format!("no trigger with id {id}"))
+}
+
+/// A trigger as clients see it: never its secrets.
+fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Value {
+    let mut v = json!({
+        "id": t.id, "workflow_id": t.workflow_id, "kind": t.kind, "name": t.name, "paused": t.paused,
+        "created_at": t.created_at, "updated_at": t.updated_at,
+    });
+    if let Value::Object(spec) = &t.spec.0 {
+        for (key, value) in spec.iter().filter(|(k, _)| *k != "kind") {
+            v[key] = value.clone();
+        }
+    }
+    if t.kind == "webhook" {
+        v["url"] = json!(hook_url(state, headers, t.id));
+        let grace = t.previous_secret_until.filter(|until| *until > Utc::now());
+        v["previous_secret_valid_until"] = json!(grace);
+    } else {
+        v["next_fire_at"] = json!(t.next_fire_at);
+        v["pending_fire_at"] = json!(t.pending_fire_at);
+    }
+    v
+}
+
+/// Where senders post: under `TRELLIS_PUBLIC_URL` when set, else this request's host.
+fn hook_url(state: &AppState, headers: &HeaderMap, id: Uuid) -> String {
+    let base = match &state.serve.public_url {
+        Some(base) => base.trim_end_matches('/').to_owned(),
+        None => {
+            let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+            format!("http://{host}")
+        }
+    };
+    format!("{base}/hooks/{id}")
+}
+
+fn delivery_view(d: &DeliveryRow) -> Value {
+    json!({
+        "id": d.id, "received_at": d.received_at, "verified": d.verified, "delivery_id": d.delivery_key, "scheduled_at": d.scheduled_at,
+        "outcome": d.outcome, "status": d.status, "reason": d.reason, "instance_id": d.instance_id,
+    })
+}

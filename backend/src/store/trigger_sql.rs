@@ -1,0 +1,215 @@
+//! The triggers' SQL, shared by both backends like `sql.rs` and stamped onto each store by
+//! `impl_trigger_store!`. Claiming due cron schedules uses the backend's `SKIP_LOCKED`, so
+//! processes sharing one Postgres split the due schedules instead of queueing on them.
+
+use super::trigger_records::{DeliveryRow, FireDone, SecretRotation, TriggerChange, TriggerRow};
+use super::Result;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+pub(super) const TRIGGER_COLUMNS: &str = "id, workflow_id, kind, name, paused, spec, secret, previous_secret, \
+     previous_secret_until, next_fire_at, pending_fire_at, created_at, updated_at";
+pub(super) const DELIVERY_COLUMNS: &str =
+    "id, trigger_id, received_at, verified, delivery_key, scheduled_at, outcome, status, reason, instance_id";
+
+/// Webhook and cron triggers, and the log of what each delivery or tick did.
+#[async_trait]
+pub trait TriggerStore: Send + Sync + 'static {
+    async fn insert_trigger(&self, row: &TriggerRow) -> Result<()>;
+    async fn get_trigger(&self, id: Uuid) -> Result<Option<TriggerRow>>;
+    async fn list_triggers(&self, workflow: Uuid) -> Result<Vec<TriggerRow>>;
+    async fn update_trigger(&self, id: Uuid, change: &TriggerChange) -> Result<Option<TriggerRow>>;
+    /// `false` if there is no such trigger.
+    async fn delete_trigger(&self, id: Uuid) -> Result<bool>;
+    async fn rotate_secret(&self, id: Uuid, rotation: &SecretRotation) -> Result<Option<TriggerRow>>;
+
+    async fn insert_delivery(&self, row: &DeliveryRow) -> Result<()>;
+    /// Newest first, before the cursor `before`.
+    async fn list_deliveries(&self, trigger: Uuid, before: Option<Uuid>, limit: i64) -> Result<Vec<DeliveryRow>>;
+    /// The instance an earlier delivery with this key (received after `since`) started.
+    async fn delivered_instance(&self, trigger: Uuid, key: &str, since: DateTime<Utc>) -> Result<Option<Uuid>>;
+    /// How many deliveries started an instance after `since`, and the oldest of them.
+    async fn started_since(&self, trigger: Uuid, since: DateTime<Utc>) -> Result<(i64, Option<DateTime<Utc>>)>;
+    /// Instances this trigger started that have not finished (queued, running or paused).
+    async fn active_trigger_instances(&self, trigger: Uuid, workflow: Uuid) -> Result<i64>;
+    /// Deletes the delivery log, and the idempotency records of trigger starts, from before
+    /// `before`: by then no delivery or tick can be repeated (dedupe lasts 24 h, a tick's
+    /// lease minutes).
+    async fn purge_trigger_history(&self, before: DateTime<Utc>) -> Result<u64>;
+
+    /// Leases up to `limit` unpaused schedules whose tick is due (or that hold a queued tick).
+    async fn claim_due_triggers(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<TriggerRow>>;
+    /// Moves a claimed schedule on and gives up the lease; `false` if the schedule changed
+    /// meanwhile (then only the lease is given up).
+    async fn finish_fire(&self, done: &FireDone) -> Result<bool>;
+    /// When the next unpaused schedule becomes claimable: its tick, or for one leased by a
+    /// process still firing it, the lease's end.
+    async fn next_trigger_due(&self, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>>;
+}
+
+macro_rules! impl_trigger_store {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::store::TriggerStore for $store {
+            async fn insert_trigger(&self, t: &$crate::store::TriggerRow) -> Result<()> {
+                let _guard = self.write_guard().await;
+                let sql = format!(
+                    "INSERT INTO triggers ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                    super::trigger_sql::TRIGGER_COLUMNS
+                );
+                sqlx::query(&sql)
+                    .bind(t.id).bind(t.workflow_id).bind(&t.kind).bind(&t.name).bind(t.paused).bind(&t.spec)
+                    .bind(&t.secret).bind(&t.previous_secret).bind(t.previous_secret_until).bind(t.next_fire_at)
+                    .bind(t.pending_fire_at).bind(t.created_at).bind(t.updated_at)
+                    .execute(&self.pool).await.map_err(StoreError::from_sqlx)?;
+                Ok(())
+            }
+
+            async fn get_trigger(&self, id: Uuid) -> Result<Option<$crate::store::TriggerRow>> {
+                let sql = format!("SELECT {} FROM triggers WHERE id = $1", super::trigger_sql::TRIGGER_COLUMNS);
+                Ok(sqlx::query_as(&sql).bind(id).fetch_optional(&self.pool).await?)
+            }
+
+            async fn list_triggers(&self, workflow: Uuid) -> Result<Vec<$crate::store::TriggerRow>> {
+                let sql = format!("SELECT {} FROM triggers WHERE workflow_id = $1 ORDER BY id", super::trigger_sql::TRIGGER_COLUMNS);
+                Ok(sqlx::query_as(&sql).bind(workflow).fetch_all(&self.pool).await?)
+            }
+
+            async fn update_trigger(&self, id: Uuid, c: &$crate::store::TriggerChange) -> Result<Option<$crate::store::TriggerRow>> {
+                let _guard = self.write_guard().await;
+                // A new schedule or a pause/resume also drops a tick held back by `queue_one`.
+                let sql = format!(
+                    "UPDATE triggers SET name = CASE WHEN $1 THEN $2 ELSE name END, paused = COALESCE($3, paused), \
+                     spec = COALESCE($4, spec), next_fire_at = CASE WHEN $5 THEN $6 ELSE next_fire_at END, \
+                     pending_fire_at = CASE WHEN $5 THEN NULL ELSE pending_fire_at END, updated_at = $7 \
+                     WHERE id = $8 RETURNING {}",
+                    super::trigger_sql::TRIGGER_COLUMNS
+                );
+                Ok(sqlx::query_as(&sql)
+                    .bind(c.name.is_some()).bind(c.name.clone().flatten()).bind(c.paused).bind(c.spec.as_ref().map(Json))
+                    .bind(c.next_fire_at.is_some()).bind(c.next_fire_at.flatten()).bind(Utc::now()).bind(id)
+                    .fetch_optional(&self.pool).await?)
+            }
+
+            async fn delete_trigger(&self, id: Uuid) -> Result<bool> {
+                let _guard = self.write_guard().await;
+                let done = sqlx::query("DELETE FROM triggers WHERE id = $1").bind(id).execute(&self.pool).await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn rotate_secret(&self, id: Uuid, r: &$crate::store::SecretRotation) -> Result<Option<$crate::store::TriggerRow>> {
+                let _guard = self.write_guard().await;
+                let sql = format!(
+                    "UPDATE triggers SET previous_secret = secret, previous_secret_until = $1, secret = $2, updated_at = $3 \
+                     WHERE id = $4 AND secret IS NOT NULL RETURNING {}",
+                    super::trigger_sql::TRIGGER_COLUMNS
+                );
+                Ok(sqlx::query_as(&sql).bind(r.previous_until).bind(&r.secret).bind(Utc::now()).bind(id)
+                    .fetch_optional(&self.pool).await?)
+            }
+
+            async fn insert_delivery(&self, d: &$crate::store::DeliveryRow) -> Result<()> {
+                let _guard = self.write_guard().await;
+                let sql = format!(
+                    "INSERT INTO trigger_deliveries ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    super::trigger_sql::DELIVERY_COLUMNS
+                );
+                sqlx::query(&sql)
+                    .bind(d.id).bind(d.trigger_id).bind(d.received_at).bind(d.verified).bind(&d.delivery_key).bind(d.scheduled_at)
+                    .bind(&d.outcome).bind(d.status).bind(&d.reason).bind(d.instance_id)
+                    .execute(&self.pool).await.map_err(StoreError::from_sqlx)?;
+                Ok(())
+            }
+
+            async fn list_deliveries(&self, trigger: Uuid, before: Option<Uuid>, limit: i64) -> Result<Vec<$crate::store::DeliveryRow>> {
+                let sql = format!(
+                    "SELECT {} FROM trigger_deliveries WHERE trigger_id = $1 AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT $3",
+                    super::trigger_sql::DELIVERY_COLUMNS
+                );
+                Ok(sqlx::query_as(&sql).bind(trigger).bind(before).bind(limit).fetch_all(&self.pool).await?)
+            }
+
+            async fn delivered_instance(&self, trigger: Uuid, key: &str, since: DateTime<Utc>) -> Result<Option<Uuid>> {
+                let row: Option<(Uuid,)> = sqlx::query_as(
+                    "SELECT instance_id FROM trigger_deliveries WHERE trigger_id = $1 AND delivery_key = $2 \
+                     AND instance_id IS NOT NULL AND received_at > $3 ORDER BY id LIMIT 1",
+                )
+                .bind(trigger).bind(key).bind(since).fetch_optional(&self.pool).await?;
+                Ok(row.map(|(id,)| id))
+            }
+
+            async fn started_since(&self, trigger: Uuid, since: DateTime<Utc>) -> Result<(i64, Option<DateTime<Utc>>)> {
+                Ok(sqlx::query_as(
+                    "SELECT COUNT(*), MIN(received_at) FROM trigger_deliveries WHERE trigger_id = $1 \
+                     AND outcome = 'started' AND received_at > $2",
+                )
+                .bind(trigger).bind(since).fetch_one(&self.pool).await?)
+            }
+
+            async fn active_trigger_instances(&self, trigger: Uuid, workflow: Uuid) -> Result<i64> {
+                // Through the workflow's unfinished instances (few, and indexed), not the
+                // trigger's whole log.
+                let (n,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM instances i WHERE i.workflow_id = $1 AND i.status IN ('queued', 'running', 'paused') \
+                     AND EXISTS (SELECT 1 FROM trigger_deliveries d WHERE d.instance_id = i.id AND d.trigger_id = $2)",
+                )
+                .bind(workflow).bind(trigger).fetch_one(&self.pool).await?;
+                Ok(n)
+            }
+
+            async fn purge_trigger_history(&self, before: DateTime<Utc>) -> Result<u64> {
+                let _guard = self.write_guard().await;
+                let log = sqlx::query("DELETE FROM trigger_deliveries WHERE received_at < $1").bind(before).execute(&self.pool).await?;
+                let starts = sqlx::query(
+                    "DELETE FROM start_requests WHERE created_at < $1 \
+                     AND (idempotency_key LIKE 'cron:%' OR idempotency_key LIKE 'webhook:%')",
+                )
+                .bind(before).execute(&self.pool).await?;
+                Ok(log.rows_affected() + starts.rows_affected())
+            }
+
+            async fn claim_due_triggers(
+                &self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64,
+            ) -> Result<Vec<$crate::store::TriggerRow>> {
+                let _guard = self.write_guard().await;
+                let sql = format!(
+                    "UPDATE triggers SET fire_owner = $1, fire_lease_until = $2 WHERE id IN (SELECT id FROM triggers \
+                     WHERE paused = $5 AND (next_fire_at <= $3 OR pending_fire_at IS NOT NULL) \
+                     AND (fire_lease_until IS NULL OR fire_lease_until <= $3) ORDER BY next_fire_at LIMIT $4{SKIP_LOCKED}) \
+                     RETURNING {}",
+                    super::trigger_sql::TRIGGER_COLUMNS
+                );
+                Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).bind(limit).bind(false)
+                    .fetch_all(&self.pool).await?)
+            }
+
+            async fn finish_fire(&self, d: &$crate::store::FireDone) -> Result<bool> {
+                let _guard = self.write_guard().await;
+                let moved = sqlx::query(
+                    "UPDATE triggers SET next_fire_at = $1, pending_fire_at = $2, fire_owner = NULL, fire_lease_until = NULL \
+                     WHERE id = $3 AND fire_owner = $4 AND paused = $5 AND next_fire_at = $6",
+                )
+                .bind(d.next).bind(d.pending).bind(d.trigger).bind(&d.owner).bind(false).bind(d.claimed_next)
+                .execute(&self.pool).await?;
+                if moved.rows_affected() == 1 {
+                    return Ok(true);
+                }
+                sqlx::query("UPDATE triggers SET fire_owner = NULL, fire_lease_until = NULL WHERE id = $1 AND fire_owner = $2")
+                    .bind(d.trigger).bind(&d.owner).execute(&self.pool).await?;
+                Ok(false)
+            }
+
+            async fn next_trigger_due(&self, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+                let (due,): (Option<DateTime<Utc>>,) = sqlx::query_as(
+                    "SELECT MIN(CASE WHEN fire_lease_until > $2 THEN fire_lease_until ELSE next_fire_at END) FROM triggers \
+                     WHERE paused = $1 AND next_fire_at IS NOT NULL",
+                )
+                .bind(false).bind(now).fetch_one(&self.pool).await?;
+                Ok(due)
+            }
+        }
+    };
+}
+
+pub(super) use impl_trigger_store;

@@ -1,0 +1,193 @@
+//! What a webhook delivery does once its body is read: check the trigger is live, verify the
+//! signature, answer a repeated delivery id with the first instance, apply the rate limit,
+//! map the body to the input, start the instance, and log the delivery whatever happened.
+//!
+//! Starts carry the idempotency key `webhook:{trigger}:{delivery id}`, so two copies of one
+//! delivery racing past the dedupe lookup still start one instance.
+
+use super::signature;
+use super::spec::WebhookSpec;
+use crate::engine::nodes::Expressions;
+use crate::engine::{Engine, EngineError};
+use crate::store::{DeliveryRow, DynStore, TriggerRow};
+use chrono::{DateTime, Duration, Utc};
+use http::{HeaderMap, StatusCode};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// How long a delivery id is remembered for deduplication.
+pub fn dedupe_window() -> Duration {
+    Duration::hours(24)
+}
+
+/// The answer to a delivery.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// 202: a new instance.
+    Started(Uuid),
+    /// 200: this delivery id was seen; the instance it started.
+    Duplicate(Uuid),
+    /// A problem: `status`, what to fix, and for 429 when to retry (seconds).
+    Refused { status: StatusCode, reason: String, retry_after: Option<u64> },
+}
+
+impl Answer {
+    pub fn refused(status: StatusCode, reason: impl Into<String>) -> Answer {
+        Answer::Refused { status, reason: reason.into(), retry_after: None }
+    }
+
+    fn outcome(&self) -> (&'static str, Option<Uuid>, u16, Option<String>) {
+        match self {
+            Answer::Started(id) => ("started", Some(*id), 202, None),
+            Answer::Duplicate(id) => ("duplicate", Some(*id), 200, None),
+            Answer::Refused { status, reason, .. } if status.is_server_error() => ("failed", None, status.as_u16(), Some(reason.clone())),
+            Answer::Refused { status, reason, .. } => ("rejected", None, status.as_u16(), Some(reason.clone())),
+        }
+    }
+}
+
+/// One delivery as received.
+pub struct Delivery<'a> {
+    pub trigger: &'a TriggerRow,
+    pub spec: &'a WebhookSpec,
+    pub headers: &'a HeaderMap,
+    pub body: &'a [u8],
+    pub received_at: DateTime<Utc>,
+}
+
+/// Handles a delivery and logs it. `key` in the log is the verified delivery id.
+pub async fn deliver(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Answer {
+    let (answer, verified) = match decide(store, engine, d).await {
+        Ok(done) => done,
+        Err((answer, verified)) => (answer, verified),
+    };
+    record(store, d.trigger.id, d.received_at, verified, &answer).await;
+    answer
+}
+
+/// What the log keeps of a delivery's signature: `None` if it was not verified, else the
+/// verified delivery id (GitHub's is optional).
+pub type Verified = Option<Option<String>>;
+
+type Step<T> = Result<T, (Answer, Verified)>;
+
+async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Step<(Answer, Verified)> {
+    if d.trigger.paused {
+        let reason = "this trigger is paused; resume it (PATCH /api/v1/triggers/{id} with {\"paused\": false}) to accept deliveries";
+        return Err((Answer::refused(StatusCode::CONFLICT, reason), None));
+    }
+    let key = signature::verify(d.spec.preset, d.headers, d.body, &secrets(d.trigger, d.received_at), d.received_at)
+        .map_err(|reason| (Answer::refused(StatusCode::UNAUTHORIZED, reason), None))?;
+    let fail = |answer: Answer| (answer, Some(key.clone()));
+    if let Some(k) = &key {
+        let first = store.delivered_instance(d.trigger.id, k, d.received_at - dedupe_window()).await.map_err(|e| fail(internal(e)))?;
+        if let Some(instance) = first {
+            return Ok((Answer::Duplicate(instance), Some(key)));
+        }
+    }
+    if let Some(limit) = d.spec.rate_limit_per_minute {
+        rate_limit(store, d.trigger.id, limit, d.received_at).await.map_err(fail)?;
+    }
+    let input = input(d).map_err(fail)?;
+    let idempotency = key.as_ref().map(|k| format!("webhook:{}:{k}", d.trigger.id));
+    match engine.start(d.trigger.workflow_id, None, input, None, idempotency).await {
+        Ok(started) => Ok((Answer::Started(started.id), Some(key))),
+        Err(e) => Err(fail(start_refused(e))),
+    }
+}
+
+/// The secrets a delivery may be signed with now: the current one, and the previous one
+/// until its grace period ends.
+pub fn secrets(trigger: &TriggerRow, now: DateTime<Utc>) -> Vec<&str> {
+    let mut secrets: Vec<&str> = trigger.secret.as_deref().into_iter().collect();
+    if trigger.previous_secret_until.is_some_and(|until| until > now) {
+        secrets.extend(trigger.previous_secret.as_deref());
+    }
+    secrets
+}
+
+async fn rate_limit(store: &DynStore, trigger: Uuid, per_minute: u32, now: DateTime<Utc>) -> Result<(), Answer> {
+    let window = Duration::minutes(1);
+    let (started, oldest) = store.started_since(trigger, now - window).await.map_err(internal)?;
+    if started < i64::from(per_minute) {
+        return Ok(());
+    }
+    // A slot frees up when the oldest start in the window leaves it.
+    let wait = oldest.map_or(60, |t| (t + window - now).num_seconds() + 1).clamp(1, 60) as u64;
+    Err(Answer::Refused {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        reason: format!("this trigger starts at most {per_minute} instances a minute; retry in {wait} s"),
+        retry_after: Some(wait),
+    })
+}
+
+/// The instance's input: the JSON body (an empty body is `null`), or the value of the
+/// trigger's input mapping over `{body, headers}`.
+fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
+    let body: Value = if d.body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        serde_json::from_slice(d.body)
+            .map_err(|e| Answer::refused(StatusCode::BAD_REQUEST, format!("the body must be JSON: {e}")))?
+    };
+    let Some(mapping) = &d.spec.input_mapping else { return Ok(body) };
+    let context = serde_json::json!({"body": body, "headers": header_map(d.headers)});
+    Expressions::default().eval(mapping, &context).map_err(|e| {
+        Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, format!("the trigger's input mapping failed on this body: {e}"))
+    })
+}
+
+fn header_map(headers: &HeaderMap) -> Value {
+    let mut map = Map::new();
+    for (name, value) in headers {
+        let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        match map.get_mut(name.as_str()) {
+            Some(Value::String(existing)) => {
+                existing.push_str(", ");
+                existing.push_str(&value);
+            }
+            _ => {
+                map.insert(name.as_str().to_owned(), Value::String(value));
+            }
+        }
+    }
+    Value::Object(map)
+}
+
+fn start_refused(e: EngineError) -> Answer {
+    match e {
+        EngineError::Conflict(m) => Answer::refused(StatusCode::CONFLICT, m),
+        EngineError::NotFound(m) => Answer::refused(StatusCode::NOT_FOUND, m),
+        EngineError::LimitReached(m) => Answer::refused(StatusCode::TOO_MANY_REQUESTS, m),
+        EngineError::TooLarge(m) => Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, m),
+        EngineError::Invalid(m) => Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, m),
+        EngineError::Store(e) => internal(e),
+        EngineError::Internal(e) => internal(e),
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> Answer {
+    tracing::error!(error = %e, "webhook delivery failed");
+    Answer::refused(StatusCode::INTERNAL_SERVER_ERROR, "the delivery could not be processed; it has been logged, retry later")
+}
+
+/// Logs a delivery (best effort: a failed log write must not change the answer).
+pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>, verified: Verified, answer: &Answer) {
+    let (outcome, instance_id, status, reason) = answer.outcome();
+    let row = DeliveryRow {
+        id: Uuid::now_v7(),
+        trigger_id: trigger,
+        received_at,
+        verified: Some(verified.is_some()),
+        delivery_key: verified.flatten(),
+        scheduled_at: None,
+        outcome: outcome.to_owned(),
+        status: Some(i32::from(status)),
+        reason,
+        instance_id,
+    };
+    if let Err(e) = store.insert_delivery(&row).await {
+        tracing::warn!(error = %e, %trigger, "could not log a webhook delivery");
+    }
+}

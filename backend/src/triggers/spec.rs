@@ -1,0 +1,141 @@
+//! The settings of each trigger kind, as clients send them and as they are stored (the
+//! `spec` column), and their validation: every problem listed with what to fix.
+
+use super::schedule::Schedule;
+use crate::engine::nodes::Expressions;
+use serde::{Deserialize, Serialize};
+use trellis_model::Issue;
+
+/// Expressions longer than this are refused (they are evaluated on every delivery).
+pub const MAX_MAPPING_LEN: usize = 4_000;
+pub const MAX_RATE_PER_MINUTE: u32 = 100_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TriggerSpec {
+    Webhook(WebhookSpec),
+    Cron(CronSpec),
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`.
+    #[default]
+    Standard,
+    /// GitHub: `X-Hub-Signature-256`, deduplicated by `X-GitHub-Delivery`.
+    Github,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSpec {
+    #[serde(default)]
+    pub preset: Preset,
+    /// A minijinja expression over `{body, headers}` whose value becomes the input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_mapping: Option<String>,
+    /// Instances this webhook may start per minute; beyond it, 429 with `Retry-After`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_per_minute: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overlap {
+    /// A tick while an instance of this schedule is unfinished starts nothing.
+    #[default]
+    Skip,
+    /// Such a tick waits until the instance finishes; at most one waits.
+    QueueOne,
+    /// Every tick starts an instance.
+    Allow,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatchUp {
+    /// Ticks missed while no process was running are dropped.
+    #[default]
+    None,
+    /// The latest missed tick fires once.
+    Last,
+    /// Every missed tick fires, up to `schedule::MAX_CATCH_UP`.
+    All,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CronSpec {
+    /// 5 fields (minute first) or 6 (second first).
+    pub expression: String,
+    /// An IANA zone such as `Europe/Berlin`; ticks follow its wall clock, DST included.
+    #[serde(default = "utc")]
+    pub timezone: String,
+    #[serde(default)]
+    pub overlap: Overlap,
+    #[serde(default)]
+    pub catch_up: CatchUp,
+}
+
+fn utc() -> String {
+    "UTC".to_owned()
+}
+
+impl TriggerSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TriggerSpec::Webhook(_) => "webhook",
+            TriggerSpec::Cron(_) => "cron",
+        }
+    }
+
+    /// Reads the stored form back (written by this module, so it parses).
+    pub fn from_stored(value: &serde_json::Value) -> Result<TriggerSpec, String> {
+        serde_json::from_value(value.clone()).map_err(|e| format!("a stored trigger spec does not parse: {e}"))
+    }
+
+    /// Every problem with these settings; empty when they are usable.
+    pub fn check(&self) -> Vec<Issue> {
+        match self {
+            TriggerSpec::Webhook(w) => w.check(),
+            TriggerSpec::Cron(c) => match Schedule::new(c) {
+                Ok(_) => Vec::new(),
+                Err(issues) => issues,
+            },
+        }
+    }
+}
+
+impl WebhookSpec {
+    fn check(&self) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        if let Some(mapping) = &self.input_mapping {
+            if mapping.trim().is_empty() || mapping.len() > MAX_MAPPING_LEN {
+                let message = format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
+                issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
+            } else if let Err(e) = syntax_error(mapping) {
+                let message = format!("`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`");
+                issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
+            }
+        }
+        if let Some(rate) = self.rate_limit_per_minute {
+            if rate == 0 || rate > MAX_RATE_PER_MINUTE {
+                let message = format!("`rate_limit_per_minute` must be between 1 and {MAX_RATE_PER_MINUTE}; leave it out for no limit");
+                issues.push(Issue::new("invalid_rate_limit", message).path("rate_limit_per_minute"));
+            }
+        }
+        issues
+    }
+}
+
+/// Compiles `mapping` the way deliveries will evaluate it. Evaluating against an empty
+/// delivery is how the shared evaluator compiles; only syntax errors count here, since a
+/// reference to a field of the body can only be checked against a real body.
+fn syntax_error(mapping: &str) -> Result<(), String> {
+    let empty = serde_json::json!({"body": {}, "headers": {}});
+    match Expressions::default().eval(mapping, &empty) {
+        Err(e) if e.starts_with("invalid expression") => Err(e),
+        _ => Ok(()),
+    }
+}
