@@ -1,6 +1,9 @@
 //! The root component: the router and the pages it shows.
 
-use crate::components::{login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage};
+use crate::components::designer::designer_page::DesignerPage;
+use crate::components::{
+    instance_page::InstancePage, login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
+};
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
@@ -12,6 +15,8 @@ pub fn App() -> impl IntoView {
             <Routes fallback=NotFound>
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/") view=WorkflowsPage />
+                <Route path=path!("/workflows/:id") view=DesignerPage />
+                <Route path=path!("/instances/:id") view=InstancePage />
             </Routes>
         </Router>
     }

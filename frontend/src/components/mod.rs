@@ -1,7 +1,9 @@
 //! One component per file, named for what it shows.
 
 pub mod app_header;
+pub mod designer;
 pub mod error_alert;
+pub mod instance_page;
 pub mod login_page;
 pub mod new_workflow_form;
 pub mod not_found;

@@ -1,6 +1,7 @@
 //! The table of workflows. Names are user input and render as text nodes, never as markup.
 
 use crate::format;
+use crate::urls;
 use leptos::prelude::*;
 use trellis_model::api::WorkflowSummary;
 
@@ -28,7 +29,7 @@ pub fn WorkflowTable(
                         let exact = format::rfc3339(&w.updated_at);
                         view! {
                             <tr>
-                                <td class="name">{w.name}</td>
+                                <td class="name"><a href=urls::designer_page(&w.id)>{w.name}</a></td>
                                 <td class="version">{format::version_label(w.latest_version)}</td>
                                 <td class="updated">
                                     <time datetime=exact.clone() title=exact>

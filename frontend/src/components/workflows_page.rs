@@ -41,7 +41,7 @@ pub fn WorkflowsPage() -> impl IntoView {
     let load = move |term: String, cursor: Option<String>| {
         let ticket = list.try_update(|l| l.begin(cursor.is_some())).expect("list signal lives with the page");
         spawn_local(async move {
-            let result = api::list_workflows(Some(&term), cursor.as_deref()).await;
+            let result = api::list_workflows(Some(&term), cursor.as_deref(), false).await;
             if result.as_ref().is_err_and(ApiError::is_unauthorized) {
                 signed_out.set(true);
             }

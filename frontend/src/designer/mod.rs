@@ -3,6 +3,7 @@
 //!
 //! * [`geometry`]: world/screen coordinates, viewport pan and zoom, ports, hit testing, fit.
 //! * [`history`]: the undo/redo stack (snapshots, coalescing typing and drags).
+//! * [`keys`]: keyboard shortcuts.
 //! * [`editor`]: the draft, the selection and every [`editor::Edit`] applied to them.
 //! * [`board`]: pointer gestures on the canvas (move, connect, pan, rubber band, palette drop).
 //! * [`connect`]: whether an edge may be drawn, naming the cycle it would close.
@@ -11,6 +12,7 @@
 //! * [`forms`]: the side panel's fields per node type and how their text maps to JSON.
 //! * [`issues`]: validation problems placed on nodes, edges and fields.
 //! * [`preview`]: expression preview with the engine's evaluator settings.
+//! * [`scene`]: the shapes the canvas draws, for editing and for a version diff.
 
 pub mod board;
 pub mod connect;
@@ -19,6 +21,8 @@ pub mod editor;
 pub mod forms;
 pub mod geometry;
 pub mod history;
+pub mod keys;
 pub mod issues;
 pub mod layout;
 pub mod preview;
+pub mod scene;
