@@ -54,10 +54,10 @@ impl Scene {
 pub fn icon(kind: &str) -> &'static str {
     match NodeKind::parse(kind) {
         Some(NodeKind::Noop) => "○",
-        Some(NodeKind::Delay) => "⏱",
+        Some(NodeKind::Delay) => "◷",
         Some(NodeKind::Http) => "⇄",
         Some(NodeKind::Transform) => "ƒ",
-        Some(NodeKind::Branch) => "⑂",
+        Some(NodeKind::Branch) => "◇",
         Some(NodeKind::Fail) => "✕",
         Some(NodeKind::WaitSignal) => "⚑",
         Some(NodeKind::Task) => "⚙",
@@ -176,7 +176,7 @@ mod tests {
         let report = trellis_model::validate(&b.editor.doc, &Default::default());
         let scene = editing(&b, &Placed::from_issues(&report.errors));
         let branch = scene.node("branch_1").unwrap();
-        assert_eq!(branch.icon, "⑂");
+        assert_eq!(branch.icon, "◇");
         assert!(branch.class.contains("invalid"), "a branch needs a condition");
         assert!(branch.problems.as_deref().unwrap().contains("condition"));
         let edge = scene.edge("branch_1", "noop_1").unwrap();
