@@ -1,4 +1,5 @@
 import { test, expect, Page, Locator } from '@playwright/test';
+import * as fs from 'node:fs';
 import { adminPassword, baseUrl } from './env';
 
 // The designer driven with the real mouse and keyboard: palette drops, port-to-port connects,
@@ -43,7 +44,7 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
 
   await page.getByLabel('New workflow name').fill('Designer e2e');
   await page.getByRole('button', { name: 'New workflow' }).click();
-  await page.getByRole('link', { name: 'Designer e2e' }).click();
+  await page.getByRole('link', { name: 'Designer e2e', exact: true }).click();
   await expect(page).toHaveURL(/\/workflows\/[0-9a-f-]+$/);
   await expect(page.getByTestId('workflow-name')).toHaveText('Designer e2e');
 
@@ -181,11 +182,50 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   // Run the latest version and watch it finish.
   await page.getByRole('tab', { name: 'Run' }).click();
   await page.getByTestId('run-input').fill('{"n": 7}');
-  await page.getByRole('button', { name: 'Start' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
   await expect(page).toHaveURL(/\/instances\/[0-9a-f-]+$/);
   await expect(page.getByTestId('instance-status')).toHaveText('succeeded', { timeout: 20_000 });
-  await expect(page.getByTestId('instance-output')).toContainText('21');
+  await expect(page.getByTestId('instance-node-transform_1')).toContainText('{"tripled":21}');
   await shot('instance');
 
+  expect(errors).toEqual([]);
+});
+
+test('the workflow list renames, exports, imports and archives workflows', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name, exact: true }) });
+  await expect(row('Designer e2e')).toHaveCount(1);
+
+  page.once('dialog', (dialog) => dialog.accept('Designer e2e renamed'));
+  await page.getByRole('button', { name: 'Rename Designer e2e', exact: true }).click();
+  await expect(row('Designer e2e renamed')).toHaveCount(1);
+
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export Designer e2e renamed' }).click();
+  const file = testInfo.outputPath('export.json');
+  await (await download).saveAs(file);
+  const exported = JSON.parse(fs.readFileSync(file, 'utf8'));
+  expect(exported.name).toBe('Designer e2e renamed');
+  expect(exported.definition.nodes.map((n: { id: string }) => n.id).sort()).toEqual(['noop_1', 'noop_2', 'transform_1']);
+
+  exported.name = 'Imported copy';
+  await page.getByTestId('import-file').setInputFiles({
+    name: 'copy.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(exported)),
+  });
+  await expect(row('Imported copy')).toHaveCount(1);
+  await page.screenshot({ path: testInfo.outputPath('list.png'), fullPage: true });
+
+  // Archived workflows leave the list (and the later tests' empty list) until asked for.
+  for (const name of ['Imported copy', 'Designer e2e renamed']) {
+    await page.getByRole('button', { name: `Archive ${name}`, exact: true }).click();
+    await expect(row(name)).toHaveCount(0);
+  }
+  await page.getByLabel('Show archived').check();
+  await expect(row('Imported copy')).toContainText('(archived)');
+  await page.getByLabel('Show archived').uncheck();
+  await expect(page.getByText('No workflows yet')).toBeVisible();
   expect(errors).toEqual([]);
 });

@@ -32,7 +32,7 @@ pub async fn list_workflows(
     cursor: Option<&str>,
     archived: bool,
 ) -> Result<Page<WorkflowSummary>, ApiError> {
-    let url = urls::workflow_list_with(search, cursor, urls::PAGE_SIZE, archived);
+    let url = urls::workflow_list(search, cursor, urls::PAGE_SIZE, archived);
     decode(send(Request::get(&url).build()).await?).await
 }
 

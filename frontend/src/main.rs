@@ -8,6 +8,7 @@ mod designer;
 mod error;
 mod format;
 mod list;
+mod transfer;
 mod urls;
 
 #[cfg(target_arch = "wasm32")]

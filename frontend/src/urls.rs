@@ -60,12 +60,8 @@ pub fn instance_page(id: &str) -> String {
 }
 
 /// `GET /workflows` with an optional search and the cursor of the page to continue from.
-pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32) -> String {
-    workflow_list_with(search, cursor, limit, false)
-}
-
-/// Like [`workflow_list`], listing archived workflows too when `archived`.
-pub fn workflow_list_with(search: Option<&str>, cursor: Option<&str>, limit: u32, archived: bool) -> String {
+/// Archived workflows are listed too when `archived`.
+pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32, archived: bool) -> String {
     let mut url = format!("{API}/workflows?limit={limit}");
     if archived {
         url.push_str("&archived=true");
@@ -108,14 +104,14 @@ mod tests {
 
     #[test]
     fn the_first_page_has_only_a_limit() {
-        assert_eq!(workflow_list(None, None, 50), "/api/v1/workflows?limit=50");
-        assert_eq!(workflow_list(Some("  "), None, 50), "/api/v1/workflows?limit=50");
+        assert_eq!(workflow_list(None, None, 50, false), "/api/v1/workflows?limit=50");
+        assert_eq!(workflow_list(Some("  "), None, 50, false), "/api/v1/workflows?limit=50");
     }
 
     #[test]
     fn search_and_cursor_are_escaped() {
         assert_eq!(
-            workflow_list(Some("a&b c"), Some("x+y/="), 10),
+            workflow_list(Some("a&b c"), Some("x+y/="), 10, false),
             "/api/v1/workflows?limit=10&q=a%26b%20c&cursor=x%2By%2F%3D"
         );
     }
@@ -127,7 +123,7 @@ mod tests {
         assert_eq!(archive("w", false), "/api/v1/workflows/w/unarchive");
         assert_eq!(designer_page("w 1"), "/workflows/w%201");
         assert_eq!(instance_page("i"), "/instances/i");
-        assert_eq!(workflow_list_with(None, None, 5, true), "/api/v1/workflows?limit=5&archived=true");
+        assert_eq!(workflow_list(None, None, 5, true), "/api/v1/workflows?limit=5&archived=true");
     }
 
     #[test]

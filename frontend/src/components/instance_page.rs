@@ -71,14 +71,14 @@ pub fn InstancePage() -> impl IntoView {
                 }
             })}
             <table class="workflows">
-                <thead><tr><th scope="col">"Node"</th><th scope="col">"Status"</th><th scope="col">"Attempts"</th><th scope="col">"Error"</th></tr></thead>
+                <thead><tr><th scope="col">"Node"</th><th scope="col">"Status"</th><th scope="col">"Attempts"</th><th scope="col">"Output or error"</th></tr></thead>
                 <tbody>
                     {move || nodes().into_iter().map(|n| view! {
                         <tr data-testid=format!("instance-node-{}", n.id)>
                             <td>{n.id.clone()}</td>
                             <td class=format!("status {}", n.status)>{n.status.to_string()}</td>
                             <td>{n.attempts}</td>
-                            <td>{n.error.clone().unwrap_or_default()}</td>
+                            <td class="output">{n.error.clone().or_else(|| n.output.as_ref().map(|o| o.to_string())).unwrap_or_default()}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>

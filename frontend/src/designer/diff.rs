@@ -60,6 +60,7 @@ impl Diff {
     }
 
     /// True when the two definitions behave the same.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.settings.is_empty()
             && self.nodes.values().all(|(c, _)| *c == Change::Same)

@@ -117,6 +117,7 @@ impl Viewport {
         Point::new((screen.x - self.pan.x) / self.zoom, (screen.y - self.pan.y) / self.zoom)
     }
 
+    #[cfg(test)]
     pub fn to_screen(&self, world: Point) -> Point {
         Point::new(world.x * self.zoom + self.pan.x, world.y * self.zoom + self.pan.y)
     }
