@@ -67,6 +67,7 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   // Drawing the way back is refused while drawing, and says why.
   await drag(page, await centre(page.getByTestId('port-out-transform_1')), await centre(noop), { release: false });
   await expect(noop).toHaveClass(/refused/);
+  await expect(page.getByTestId('notice')).toHaveText('That would make a cycle: transform_1 → noop_1 → transform_1.');
   await shot('designer-cycle-refused');
   await page.mouse.up();
   await expect(page.getByTestId('notice')).toHaveText('That would make a cycle: transform_1 → noop_1 → transform_1.');
@@ -120,10 +121,14 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await page.keyboard.press('Enter');
   const added = page.getByTestId('node-noop_2');
   await expect(added).toBeVisible();
-  await page.getByRole('button', { name: 'Auto-layout' }).click();
-  await page.getByRole('button', { name: 'Fit to view' }).click();
   await drag(page, await centre(page.getByTestId('port-out-transform_1')), await centre(page.getByTestId('port-in-noop_2')));
   await expect(page.getByTestId('edge-transform_1-noop_2')).toHaveCount(1);
+  // Auto-layout puts each node one column right of what leads to it.
+  await page.getByRole('button', { name: 'Auto-layout' }).click();
+  await page.getByRole('button', { name: 'Fit to view' }).click();
+  const x = async (id: string) => (await page.getByTestId(`node-${id}`).boundingBox())!.x;
+  expect(await x('noop_1')).toBeLessThan(await x('transform_1'));
+  expect(await x('transform_1')).toBeLessThan(await x('noop_2'));
   await page.getByRole('button', { name: 'Publish' }).click();
   await expect(page.getByTestId('notice')).toHaveText('Published version 2.');
   await expect(page.getByTestId('save-status')).toHaveText('All changes saved');

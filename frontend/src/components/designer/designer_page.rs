@@ -84,12 +84,14 @@ pub fn DesignerPage() -> impl IntoView {
     });
 
     let username = Signal::derive(|| None::<String>);
+    // Why the edge being drawn would be refused, while it is drawn; otherwise the last message.
+    let notice = move || d.board.with(|b| b.refusal.as_ref().map(|r| r.message())).or_else(|| d.notice.get());
     view! {
         <AppHeader username=username />
         <main class="designer">
             <Toolbar svg=svg />
             <ErrorAlert message=d.error />
-            <p class="notice" role="status" data-testid="notice">{move || d.notice.get()}</p>
+            <p class="notice" role="status" data-testid="notice">{notice}</p>
             <div class="designer-body">
                 <Palette svg=svg />
                 <div class="canvas-wrap">
