@@ -129,6 +129,13 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   const x = async (id: string) => (await page.getByTestId(`node-${id}`).boundingBox())!.x;
   expect(await x('noop_1')).toBeLessThan(await x('transform_1'));
   expect(await x('transform_1')).toBeLessThan(await x('noop_2'));
+  // Workflow settings, typed key by key: the field keeps focus and what was typed.
+  await page.getByRole('tab', { name: 'Workflow' }).click();
+  const parallel = page.getByTestId('field-max_parallel_nodes');
+  await parallel.click();
+  await parallel.pressSequentially('12');
+  await expect(parallel).toHaveValue('12');
+  await expect(parallel).toBeFocused();
   await page.getByRole('button', { name: 'Publish' }).click();
   await expect(page.getByTestId('notice')).toHaveText('Published version 2.');
   await expect(page.getByTestId('save-status')).toHaveText('All changes saved');
@@ -147,6 +154,7 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await expect(diff.getByTestId('node-noop_1')).toHaveClass(/same/);
   await expect(diff.getByTestId('edge-transform_1-noop_2')).toHaveClass(/added/);
   await expect(page.getByTestId('diff-panel')).toContainText('node transform_1: config.expression');
+  await expect(page.getByTestId('diff-panel')).toContainText('settings: settings.max_parallel_nodes: (none) → 12');
   await shot('designer-diff');
   await page.getByRole('button', { name: 'Back to the draft' }).click();
   await expect(page.getByTestId('canvas')).toBeVisible();

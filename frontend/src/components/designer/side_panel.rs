@@ -64,9 +64,10 @@ pub fn SidePanel() -> impl IntoView {
         Selection::Many(n) => view! { <p class="hint">{format!("{n} nodes selected. Delete removes them; Ctrl+C copies them.")}</p> }.into_any(),
         Selection::None => view! { <p class="hint">"Select a node or an edge to configure it."</p> }.into_any(),
     };
-    // Settings reload when the draft is replaced underneath (undo, restore).
+    // Settings reload when the draft is replaced underneath (undo, restore), not while typed into.
+    let epoch = Memo::new(move |_| d.board.with(|b| b.editor.form_epoch));
     let settings = move || {
-        let _ = d.board.with(|b| b.editor.form_epoch);
+        epoch.track();
         view! { <SettingsForm /> }
     };
     view! {
