@@ -84,6 +84,13 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await expect(page.getByTestId('save-status')).toHaveText('Unsaved changes');
   await shot('designer-configured');
 
+  // Leaving by a link with unsaved changes asks first; staying keeps everything.
+  const asked = new Promise<string>((resolve) => page.once('dialog', (d) => { resolve(d.message()); void d.dismiss(); }));
+  await page.getByRole('link', { name: '← Workflows' }).click();
+  expect(await asked).toBe('Leave without saving your changes?');
+  await expect(page).toHaveURL(/\/workflows\/[0-9a-f-]+$/);
+  await expect(page.getByTestId('node-transform_1')).toBeVisible();
+
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByTestId('save-status')).toHaveText('All changes saved');
   await page.getByRole('button', { name: 'Publish' }).click();
@@ -171,6 +178,18 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await expect(page.getByTestId('node-noop_2')).toHaveCount(0);
   await page.keyboard.press('Control+z');
   await expect(page.getByTestId('node-noop_2')).toHaveCount(1);
+  await expect(page.getByTestId('save-status')).toHaveText('All changes saved');
+
+  // Copy and paste, undone; connecting from the keyboard is refused for a cycle too.
+  await page.getByTestId('node-noop_2').click();
+  await page.keyboard.press('Control+c');
+  await page.keyboard.press('Control+v');
+  await expect(page.getByTestId('node-noop_3')).toHaveCount(1);
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId('node-noop_3')).toHaveCount(0);
+  await page.getByTestId('node-noop_2').click();
+  await page.getByTestId('connect-to').selectOption('noop_1');
+  await expect(page.getByTestId('notice')).toHaveText('That would make a cycle: noop_2 → noop_1 → transform_1 → noop_2.');
   await expect(page.getByTestId('save-status')).toHaveText('All changes saved');
 
   // Someone else saves meanwhile: our save is refused, and we choose to overwrite.

@@ -1,10 +1,11 @@
 //! `/workflows/:id`: the designer. Loads the workflow, provides the shared state to its parts,
-//! handles keyboard shortcuts and guards unsaved changes when the tab closes.
+//! handles keyboard shortcuts and guards unsaved changes (closing the tab, following a link).
 
 use crate::components::app_header::AppHeader;
 use crate::components::designer::canvas::Canvas;
 use crate::components::designer::conflict_dialog::ConflictDialog;
 use crate::components::designer::diff_canvas::DiffCanvas;
+use crate::components::designer::leave_guard;
 use crate::components::designer::palette::Palette;
 use crate::components::designer::side_panel::SidePanel;
 use crate::components::designer::state::Designer;
@@ -78,9 +79,11 @@ pub fn DesignerPage() -> impl IntoView {
             ev.set_return_value("You have unsaved changes.");
         }
     });
+    leave_guard::install(move || d.board.try_with_untracked(|b| b.editor.is_dirty()).unwrap_or(false));
     on_cleanup(move || {
         keys.remove();
         unload.remove();
+        leave_guard::remove();
     });
 
     let username = Signal::derive(|| None::<String>);

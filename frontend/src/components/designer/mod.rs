@@ -9,6 +9,7 @@ pub mod edge_form;
 pub mod edge_line;
 pub mod expression_preview;
 pub mod field_input;
+pub mod leave_guard;
 pub mod node_box;
 pub mod node_form;
 pub mod palette;

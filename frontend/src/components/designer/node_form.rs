@@ -44,6 +44,16 @@ pub fn NodeForm(id: String) -> impl IntoView {
         d.issues.with(|p| p.nodes.get(&node_id.get_value()).cloned().unwrap_or_default())
     };
     let description = kind.map(NodeKind::description).unwrap_or("Unknown node type.");
+    // Connecting from the keyboard: choose the node this one leads to.
+    let targets = d.board.with_untracked(|b| {
+        b.editor.doc.nodes.iter().map(|n| n.id.clone()).filter(|t| *t != id).collect::<Vec<_>>()
+    });
+    let connect = move |ev: leptos::ev::Event| {
+        let to = event_target_value(&ev);
+        if !to.is_empty() {
+            d.edit(Edit::Connect { from: node_id.get_value(), to });
+        }
+    };
     let delete = move |_| {
         d.board.update(|b| b.editor.select_only(&node_id.get_value()));
         d.edit(Edit::DeleteSelection);
@@ -63,6 +73,13 @@ pub fn NodeForm(id: String) -> impl IntoView {
                 <summary>"Name, timeout and retry"</summary>
                 {common}
             </details>
+            <label class="field">
+                <span class="field-label">"Connect to"</span>
+                <select data-testid="connect-to" on:change=connect>
+                    <option value="" selected=true>"(choose a node)"</option>
+                    {targets.into_iter().map(|t| view! { <option value=t.clone()>{t.clone()}</option> }).collect_view()}
+                </select>
+            </label>
             <ul class="problems" aria-label="Problems with this node">
                 {move || node_problems().into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}
             </ul>

@@ -39,11 +39,7 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     };
     view! {
         <div class="designer-toolbar" role="toolbar" aria-label="Designer">
-            <a class="back" href="/" on:click=move |ev| {
-                if dirty.get_untracked() && !window().confirm_with_message("Leave without saving your changes?").unwrap_or(true) {
-                    ev.prevent_default();
-                }
-            }>"← Workflows"</a>
+            <a class="back" href="/">"← Workflows"</a>
             <h1 data-testid="workflow-name">{move || d.name.get()}</h1>
             <span class="status" data-testid="save-status" class:dirty=move || dirty.get()>{status}</span>
             <span class="spacer"></span>
