@@ -113,17 +113,17 @@ impl Default for Viewport {
 }
 
 impl Viewport {
-    pub fn to_world(&self, screen: Point) -> Point {
+    pub fn to_world(self, screen: Point) -> Point {
         Point::new((screen.x - self.pan.x) / self.zoom, (screen.y - self.pan.y) / self.zoom)
     }
 
     #[cfg(test)]
-    pub fn to_screen(&self, world: Point) -> Point {
+    pub fn to_screen(self, world: Point) -> Point {
         Point::new(world.x * self.zoom + self.pan.x, world.y * self.zoom + self.pan.y)
     }
 
     /// Zooms by `factor` keeping the world point under `screen` where it is (zoom at the cursor).
-    pub fn zoom_at(&self, screen: Point, factor: f64) -> Viewport {
+    pub fn zoom_at(self, screen: Point, factor: f64) -> Viewport {
         let zoom = (self.zoom * factor).clamp(MIN_ZOOM, MAX_ZOOM);
         let anchor = self.to_world(screen);
         Viewport { zoom, pan: Point::new(screen.x - anchor.x * zoom, screen.y - anchor.y * zoom) }
@@ -135,7 +135,7 @@ impl Viewport {
     }
 
     /// The SVG `transform` attribute of the world layer.
-    pub fn transform(&self) -> String {
+    pub fn transform(self) -> String {
         format!("translate({:.2} {:.2}) scale({:.4})", self.pan.x, self.pan.y, self.zoom)
     }
 

@@ -7,13 +7,15 @@ use leptos::wasm_bindgen::closure::Closure;
 use leptos::wasm_bindgen::JsCast;
 use std::cell::RefCell;
 
+type Listener = Closure<dyn Fn(web_sys::MouseEvent)>;
+
 thread_local! {
-    static GUARD: RefCell<Option<Closure<dyn Fn(web_sys::MouseEvent)>>> = const { RefCell::new(None) };
+    static GUARD: RefCell<Option<Listener>> = const { RefCell::new(None) };
 }
 
 /// Installs the guard; `dirty` says whether there is anything to lose. Removed with [`remove`].
 pub fn install(dirty: impl Fn() -> bool + 'static) {
-    let listener = Closure::<dyn Fn(web_sys::MouseEvent)>::new(move |ev: web_sys::MouseEvent| {
+    let listener = Listener::new(move |ev: web_sys::MouseEvent| {
         let on_link = ev
             .target()
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
