@@ -166,6 +166,15 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await page.getByRole('button', { name: 'Back to the draft' }).click();
   await expect(page.getByTestId('canvas')).toBeVisible();
 
+  // Restoring v1 into the draft is one undoable edit.
+  await page.getByRole('button', { name: 'Restore v1' }).click();
+  await expect(page.getByTestId('notice')).toHaveText('Version 1 restored into the draft; save to keep it.');
+  await expect(page.getByTestId('node-noop_2')).toHaveCount(0);
+  await expect(page.getByTestId('save-status')).toHaveText('Unsaved changes');
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId('node-noop_2')).toHaveCount(1);
+  await expect(page.getByTestId('save-status')).toHaveText('All changes saved');
+
   // Delete, undo, redo, undo with the keyboard.
   await page.getByTestId('node-noop_2').click();
   await page.keyboard.press('Delete');

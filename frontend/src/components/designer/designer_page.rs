@@ -2,7 +2,7 @@
 //! handles keyboard shortcuts and guards unsaved changes (closing the tab, following a link).
 
 use crate::components::app_header::AppHeader;
-use crate::components::designer::canvas::Canvas;
+use crate::components::designer::canvas::{canvas_size, Canvas};
 use crate::components::designer::conflict_dialog::ConflictDialog;
 use crate::components::designer::diff_canvas::DiffCanvas;
 use crate::components::designer::leave_guard;
@@ -28,6 +28,16 @@ pub fn DesignerPage() -> impl IntoView {
     provide_context(d);
     d.load();
     let svg = NodeRef::<leptos::svg::Svg>::new();
+
+    // Once the draft is there, show all of it.
+    Effect::new(move |_| {
+        if d.loaded.get() {
+            request_animation_frame(move || {
+                let (w, h) = canvas_size(&svg);
+                d.board.update(|b| b.fit(w, h));
+            });
+        }
+    });
 
     let navigate = use_navigate();
     Effect::new(move |_| {
