@@ -7,7 +7,8 @@ use crate::format;
 use crate::urls;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_navigate, use_params_map};
+use leptos_router::NavigateOptions;
 use std::time::Duration;
 use trellis_model::api::InstanceDetail;
 
@@ -21,6 +22,7 @@ pub fn InstancePage() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let done = RwSignal::new(false);
     let in_flight = RwSignal::new(false);
+    let signed_out = RwSignal::new(false);
 
     let fetch_id = id.clone();
     let tick = move || {
@@ -36,7 +38,10 @@ pub fn InstancePage() -> impl IntoView {
                     detail.set(Some(d));
                     error.set(None);
                 }
-                Err(err) => error.set(Some(err.message())),
+                Err(err) => {
+                    signed_out.set(err.is_unauthorized());
+                    error.set(Some(err.message()));
+                }
             }
             in_flight.set(false);
         });
@@ -49,9 +54,18 @@ pub fn InstancePage() -> impl IntoView {
         }
     });
 
+    let me = LocalResource::new(api::me);
+    let username = Signal::derive(move || me.get().and_then(Result::ok).map(|me| me.username));
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if signed_out.get() {
+            navigate("/login", NavigateOptions { replace: true, ..Default::default() });
+        }
+    });
+
     let nodes = move || detail.with(|d| d.as_ref().map(|d| d.nodes.clone()).unwrap_or_default());
     view! {
-        <AppHeader username=Signal::derive(|| None::<String>) />
+        <AppHeader username=username />
         <main class="page">
             <h1>"Instance " <code>{id.clone()}</code></h1>
             <ErrorAlert message=error />

@@ -62,6 +62,17 @@ impl Placed {
     }
 }
 
+/// The validator's problems plus those the server listed when it refused a save, each once.
+pub fn merge(local: &[Issue], server: &[Issue]) -> Vec<Issue> {
+    let mut all = local.to_vec();
+    for issue in server {
+        if !all.iter().any(|i| i.message == issue.message && i.node == issue.node && i.edge == issue.edge) {
+            all.push(issue.clone());
+        }
+    }
+    all
+}
+
 /// `nodes[3].config.url` → `config.url`.
 fn node_field(path: &str) -> Option<&str> {
     let rest = path.strip_prefix("nodes[")?;
@@ -94,6 +105,14 @@ mod tests {
         assert!(placed.nodes.contains_key("b") && placed.nodes.contains_key("c"), "cycle members");
         assert!(placed.settings.contains_key("max_parallel_nodes"));
         assert_eq!(placed.count(), placed.nodes.values().map(Vec::len).sum::<usize>() + 2);
+    }
+
+    #[test]
+    fn server_problems_are_added_once() {
+        let a = Issue::new("invalid_config", "url is required").node("a");
+        let b = Issue::new("cycle", "the graph has a cycle").node("b");
+        let merged = merge(std::slice::from_ref(&a), &[a.clone(), b.clone()]);
+        assert_eq!(merged, vec![a, b]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `/workflows/:id`: the designer. Loads the workflow, provides the shared state to its parts,
 //! handles keyboard shortcuts and guards unsaved changes (closing the tab, following a link).
 
+use crate::api;
 use crate::components::app_header::AppHeader;
 use crate::components::designer::canvas::{canvas_size, Canvas};
 use crate::components::designer::conflict_dialog::ConflictDialog;
@@ -96,7 +97,8 @@ pub fn DesignerPage() -> impl IntoView {
         leave_guard::remove();
     });
 
-    let username = Signal::derive(|| None::<String>);
+    let me = LocalResource::new(api::me);
+    let username = Signal::derive(move || me.get().and_then(Result::ok).map(|me| me.username));
     // Why the edge being drawn would be refused, while it is drawn; otherwise the last message.
     let notice = move || d.board.with(|b| b.refusal.as_ref().map(|r| r.message())).or_else(|| d.notice.get());
     view! {

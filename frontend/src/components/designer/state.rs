@@ -5,7 +5,7 @@
 use crate::api;
 use crate::designer::board::Board;
 use crate::designer::editor::{Clip, Edit, Editor};
-use crate::designer::issues::Placed;
+use crate::designer::issues::{self, Placed};
 use crate::error::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -61,16 +61,7 @@ impl Designer {
         let server_issues = RwSignal::new(Vec::<Issue>::new());
         let report = Memo::new(move |_| board.with(|b| validate(&b.editor.doc, &Limits::default())));
         let issues = Memo::new(move |_| {
-            let local = report.with(|r| r.errors.clone());
-            server_issues.with(|server| {
-                let mut all = local;
-                for issue in server {
-                    if !all.iter().any(|i| i.message == issue.message && i.node == issue.node) {
-                        all.push(issue.clone());
-                    }
-                }
-                Placed::from_issues(&all)
-            })
+            report.with(|r| server_issues.with(|server| Placed::from_issues(&issues::merge(&r.errors, server))))
         });
         let warnings = Memo::new(move |_| report.with(|r| r.warnings.clone()));
         Designer {
