@@ -171,6 +171,11 @@ impl Board {
         self.view = self.view.zoom_at(screen, Viewport::wheel_factor(delta_y));
     }
 
+    /// Zooms by `factor` around the middle of a `width`×`height` canvas (from the keyboard).
+    pub fn zoom_centre(&mut self, factor: f64, width: f64, height: f64) {
+        self.view = self.view.zoom_at(Point::new(width / 2.0, height / 2.0), factor);
+    }
+
     /// Shows every node in a `width`×`height` canvas.
     pub fn fit(&mut self, width: f64, height: f64) {
         if let Some(b) = geometry::bounds(self.editor.placed().into_iter().map(|(_, p)| p)) {
@@ -323,6 +328,9 @@ mod tests {
         let p3 = b.editor.position("noop_3").unwrap();
         let p4 = b.editor.position("noop_4").unwrap();
         assert_ne!(p3, p4);
+        let middle = b.view.to_world(Point::new(500.0, 300.0));
+        b.zoom_centre(1.25, 1000.0, 600.0);
+        assert!(b.view.to_world(Point::new(500.0, 300.0)).distance(middle) < 1e-9);
         b.nudge(10.0, 0.0);
         assert_eq!(b.editor.position("noop_4").unwrap().x, p4.x + 10.0);
     }

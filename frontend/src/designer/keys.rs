@@ -11,6 +11,9 @@ pub enum Shortcut {
     Save,
     Deselect,
     Nudge(f64, f64),
+    /// Zoom by this factor around the middle of the canvas.
+    Zoom(f64),
+    Fit,
 }
 
 /// The action for `key` (as `KeyboardEvent.key` names it) with Ctrl (or Cmd) and Shift.
@@ -26,6 +29,9 @@ pub fn shortcut(key: &str, ctrl: bool, shift: bool) -> Option<Shortcut> {
         ("a", true) => Shortcut::SelectAll,
         ("s", true) => Shortcut::Save,
         ("escape", _) => Shortcut::Deselect,
+        ("+" | "=", false) => Shortcut::Zoom(1.25),
+        ("-", false) => Shortcut::Zoom(0.8),
+        ("0", false) => Shortcut::Fit,
         ("arrowleft", false) => Shortcut::Nudge(-step, 0.0),
         ("arrowright", false) => Shortcut::Nudge(step, 0.0),
         ("arrowup", false) => Shortcut::Nudge(0.0, -step),
@@ -48,6 +54,9 @@ mod tests {
         assert_eq!(shortcut("v", true, false), Some(Shortcut::Paste));
         assert_eq!(shortcut("ArrowLeft", false, true), Some(Shortcut::Nudge(-50.0, 0.0)));
         assert_eq!(shortcut("z", false, false), None);
+        assert_eq!(shortcut("+", false, true), Some(Shortcut::Zoom(1.25)));
+        assert_eq!(shortcut("-", false, false), Some(Shortcut::Zoom(0.8)));
+        assert_eq!(shortcut("0", false, false), Some(Shortcut::Fit));
         assert_eq!(shortcut("Delete", true, false), None);
     }
 }

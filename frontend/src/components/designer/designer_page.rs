@@ -82,6 +82,14 @@ pub fn DesignerPage() -> impl IntoView {
             }),
             Shortcut::Deselect => d.board.update(|b| b.editor.clear_selection()),
             Shortcut::Nudge(dx, dy) => d.board.update(|b| b.nudge(dx, dy)),
+            Shortcut::Zoom(factor) => {
+                let (w, h) = canvas_size(&svg);
+                d.board.update(|b| b.zoom_centre(factor, w, h));
+            }
+            Shortcut::Fit => {
+                let (w, h) = canvas_size(&svg);
+                d.board.update(|b| b.fit(w, h));
+            }
         }
     });
     let unload = window_event_listener(ev::beforeunload, move |ev| {

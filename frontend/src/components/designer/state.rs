@@ -39,8 +39,8 @@ pub struct Designer {
     /// Problems the validator finds in the draft, recomputed as it changes.
     pub issues: Memo<Placed>,
     pub warnings: Memo<Vec<Issue>>,
-    /// Problems the server listed when it refused the last save.
-    pub server_issues: RwSignal<Vec<Issue>>,
+    /// Problems the server listed when it refused the last save, with the draft it refused.
+    pub server_issues: RwSignal<Option<(Definition, Vec<Issue>)>>,
     /// A passing message (saved, published, refused connection).
     pub notice: RwSignal<Option<String>>,
     pub error: RwSignal<Option<String>>,
@@ -58,10 +58,17 @@ pub struct Designer {
 impl Designer {
     pub fn new(id: String) -> Self {
         let board = RwSignal::new(Board::default());
-        let server_issues = RwSignal::new(Vec::<Issue>::new());
+        let server_issues = RwSignal::new(None::<(Definition, Vec<Issue>)>);
         let report = Memo::new(move |_| board.with(|b| validate(&b.editor.doc, &Limits::default())));
+        // The server's verdict holds for the draft it judged; after an edit the validator speaks.
         let issues = Memo::new(move |_| {
-            report.with(|r| server_issues.with(|server| Placed::from_issues(&issues::merge(&r.errors, server))))
+            report.with(|r| {
+                server_issues.with(|server| {
+                    let judged = server.as_ref().filter(|(doc, _)| board.with(|b| &b.editor.doc == doc));
+                    let server = judged.map(|(_, list)| list.as_slice()).unwrap_or_default();
+                    Placed::from_issues(&issues::merge(&r.errors, server))
+                })
+            })
         });
         let warnings = Memo::new(move |_| report.with(|r| r.warnings.clone()));
         Designer {
@@ -121,7 +128,7 @@ impl Designer {
                         *b = Board::new(Editor::new(wf.draft.clone()));
                         b.view = view;
                     });
-                    self.server_issues.set(Vec::new());
+                    self.server_issues.set(None);
                     self.conflict.set(false);
                     self.error.set(None);
                     self.loaded.set(true);
@@ -154,7 +161,7 @@ impl Designer {
             Ok(wf) => {
                 self.etag.set(Some(wf.etag));
                 self.board.update(|b| b.editor.mark_saved(&draft));
-                self.server_issues.set(Vec::new());
+                self.server_issues.set(None);
                 self.conflict.set(false);
                 self.error.set(None);
                 self.notice.set(Some("Saved.".into()));
@@ -166,7 +173,7 @@ impl Designer {
             }
             Err(ApiError::Problem(p)) if p.status == 422 => {
                 self.error.set(Some(format!("Not saved: {}", p.detail.clone().unwrap_or(p.title.clone()))));
-                self.server_issues.set(p.errors);
+                self.server_issues.set(Some((draft, p.errors)));
                 false
             }
             Err(err) => {
@@ -193,7 +200,8 @@ impl Designer {
                 }
                 Err(ApiError::Problem(p)) if p.status == 422 => {
                     self.error.set(Some(format!("Not published: {}", p.detail.clone().unwrap_or(p.title.clone()))));
-                    self.server_issues.set(p.errors);
+                    let draft = self.board.with_untracked(|b| b.editor.doc.clone());
+                    self.server_issues.set(Some((draft, p.errors)));
                 }
                 Err(err) => self.fail(err),
             }
