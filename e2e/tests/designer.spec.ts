@@ -201,7 +201,20 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await expect(page.getByTestId('node-noop_3')).toHaveCount(1);
   await page.keyboard.press('Control+z');
   await expect(page.getByTestId('node-noop_3')).toHaveCount(0);
-  await page.getByTestId('node-noop_2').click();
+  // An edge is selected by clicking it and deleted with the Delete key.
+  const edge = page.getByTestId('edge-noop_1-transform_1');
+  const [out, into] = [await centre(page.getByTestId('port-out-noop_1')), await centre(page.getByTestId('port-in-transform_1'))];
+  await page.mouse.click((out.x + into.x) / 2, (out.y + into.y) / 2);
+  await expect(edge).toHaveClass(/selected/);
+  await expect(page.getByTestId('field-when')).toHaveValue('success');
+  await page.keyboard.press('Delete');
+  await expect(edge).toHaveCount(0);
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId('edge-noop_1-transform_1')).toHaveCount(1);
+  // A node is chosen from the keyboard by focusing it and pressing Enter.
+  await page.getByTestId('node-noop_2').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('node-noop_2')).toHaveClass(/selected/);
   await page.getByTestId('connect-to').selectOption('noop_1');
   await expect(page.getByTestId('notice')).toHaveText('That would make a cycle: noop_2 → noop_1 → transform_1 → noop_2.');
   await expect(page.getByTestId('save-status')).toHaveText('All changes saved');
