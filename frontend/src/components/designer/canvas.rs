@@ -136,6 +136,7 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
             on:pointerdown=on_pointerdown
             on:pointermove=on_pointermove
             on:pointerup=on_pointerup
+            on:pointercancel=on_pointerup
             on:wheel=on_wheel
         >
             <defs>
