@@ -168,6 +168,12 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   await expect(page.getByTestId('diff-panel')).toContainText('node transform_1: config.expression');
   await expect(page.getByTestId('diff-panel')).toContainText('settings: settings.max_parallel_nodes: (none) → 12');
   await shot('designer-diff');
+  // The draft compared with the version just published: nothing changed.
+  await page.getByTestId('diff-from').selectOption('2');
+  await page.getByTestId('diff-to').selectOption({ label: 'the draft' });
+  await page.getByRole('button', { name: 'Compare' }).click();
+  await expect(page.getByTestId('diff-panel')).toContainText('Changes from v2 to the draft');
+  await expect(page.getByTestId('diff-panel')).toContainText('No changes.');
   await page.getByRole('button', { name: 'Back to the draft' }).click();
   await expect(page.getByTestId('canvas')).toBeVisible();
 

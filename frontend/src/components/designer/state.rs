@@ -7,6 +7,7 @@ use crate::designer::board::Board;
 use crate::designer::editor::{Clip, Edit, Editor};
 use crate::designer::issues::{self, Placed};
 use crate::error::ApiError;
+use crate::format::DRAFT;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::VersionSummary;
@@ -208,15 +209,19 @@ impl Designer {
         });
     }
 
-    /// Shows the changes from version `from` to version `to` on the canvas.
+    /// The definition of version `n`, or of the draft on screen for [`DRAFT`].
+    async fn definition(self, n: i64) -> Result<Definition, ApiError> {
+        if n == DRAFT {
+            return Ok(self.board.with_untracked(|b| b.editor.doc.clone()));
+        }
+        api::get_version(&self.id(), n).await.map(|v| v.definition)
+    }
+
+    /// Shows the changes from version `from` to version `to` (either may be [`DRAFT`]) on the canvas.
     pub fn compare(self, from: i64, to: i64) {
-        let id = self.id();
         spawn_local(async move {
-            let (a, b) = (api::get_version(&id, from).await, api::get_version(&id, to).await);
-            match (a, b) {
-                (Ok(a), Ok(b)) => {
-                    self.diff.set(Some(DiffData { from, to, before: a.definition, after: b.definition }))
-                }
+            match (self.definition(from).await, self.definition(to).await) {
+                (Ok(before), Ok(after)) => self.diff.set(Some(DiffData { from, to, before, after })),
                 (Err(err), _) | (_, Err(err)) => self.fail(err),
             }
         });

@@ -1,7 +1,8 @@
-//! Published versions: the history, comparing any two on the canvas, and restoring one into
-//! the draft.
+//! Published versions: the history, comparing any two (or one with the draft) on the canvas, and
+//! restoring one into the draft.
 
 use crate::components::designer::state::Designer;
+use crate::format::{version_name, DRAFT};
 use crate::format;
 use leptos::prelude::*;
 
@@ -30,7 +31,9 @@ pub fn VersionsPanel() -> impl IntoView {
                         d.versions
                             .get()
                             .into_iter()
-                            .map(|v| view! { <option value=v.version.to_string()>{format!("v{}", v.version)}</option> })
+                            .map(|v| v.version)
+                            .chain([DRAFT])
+                            .map(|n| view! { <option value=n.to_string()>{version_name(n)}</option> })
                             .collect_view()
                     }}
                 </select>
