@@ -60,12 +60,14 @@ impl Designer {
     pub fn new(id: String) -> Self {
         let board = RwSignal::new(Board::default());
         let server_issues = RwSignal::new(None::<(Definition, Vec<Issue>)>);
-        let report = Memo::new(move |_| board.with(|b| validate(&b.editor.doc, &Limits::default())));
+        // Pans, zooms and gestures change the board but not the draft: validate only when it changes.
+        let doc = Memo::new(move |_| board.with(|b| b.editor.doc.clone()));
+        let report = Memo::new(move |_| doc.with(|d| validate(d, &Limits::default())));
         // The server's verdict holds for the draft it judged; after an edit the validator speaks.
         let issues = Memo::new(move |_| {
             report.with(|r| {
                 server_issues.with(|server| {
-                    let judged = server.as_ref().filter(|(doc, _)| board.with(|b| &b.editor.doc == doc));
+                    let judged = server.as_ref().filter(|(judged, _)| doc.with(|d| d == judged));
                     let server = judged.map(|(_, list)| list.as_slice()).unwrap_or_default();
                     Placed::from_issues(&issues::merge(&r.errors, server))
                 })
