@@ -50,8 +50,8 @@ pub struct Editor {
     history: History<Definition>,
     /// The draft as last loaded or saved, to tell whether there are unsaved changes.
     saved: Definition,
-    /// Bumped when the draft changes other than by typing in the side panel, so the panel's
-    /// inputs (which keep their own text while typed into) reload their values.
+    /// Bumped when the draft changes in a way the side panel shows, other than by typing in it,
+    /// so the panel's inputs (which keep their own text while typed into) reload their values.
     pub form_epoch: u64,
     pastes: u32,
 }
@@ -210,11 +210,15 @@ impl Editor {
             Edit::UpdateSettings { field, .. } => Some(format!("settings:{field}")),
             _ => None,
         };
-        let from_form = matches!(edit, Edit::UpdateNode { .. } | Edit::UpdateSettings { .. });
+        // Edits from the panel itself, and moves (positions are not in any form), leave it alone.
+        let keeps_form = matches!(
+            edit,
+            Edit::UpdateNode { .. } | Edit::UpdateSettings { .. } | Edit::MoveTo { .. } | Edit::AutoLayout
+        );
         self.perform(edit)?;
         if self.doc != before {
             self.history.record(before, key.as_deref());
-            if !from_form {
+            if !keeps_form {
                 self.form_epoch += 1;
             }
         }

@@ -50,6 +50,9 @@ fn a_drag_is_one_undo_step() {
     assert_eq!(e.position("noop_1"), Some(Point::new(30.0, 0.0)));
     e.undo();
     assert_eq!(e.position("noop_1"), Some(Point::new(0.0, 0.0)));
+    let epoch = e.form_epoch;
+    e.apply(Edit::AutoLayout).unwrap();
+    assert_eq!(e.form_epoch, epoch, "moving nodes does not reload the side panel");
 }
 
 #[test]
