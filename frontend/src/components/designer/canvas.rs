@@ -140,7 +140,7 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
             on:wheel=on_wheel
         >
             <defs>
-                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse">
                     <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
                 </marker>
             </defs>

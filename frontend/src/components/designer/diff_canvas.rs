@@ -19,7 +19,7 @@ pub fn DiffCanvas() -> impl IntoView {
     view! {
         <svg class="canvas diff" data-testid="diff-canvas" viewBox="0 0 900 600" aria-label="Version diff">
             <defs>
-                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse">
                     <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
                 </marker>
             </defs>
