@@ -37,6 +37,19 @@ async function drag(page: Page, from: { x: number; y: number }, to: { x: number;
   if (options.shift) await page.keyboard.up('Shift');
 }
 
+// The tests share one server with the smoke test, which expects an empty list: whatever happens
+// here, archive every workflow these tests left behind.
+test.afterAll(async ({ playwright }) => {
+  const api = await playwright.request.newContext({ baseURL: baseUrl() });
+  const login = await api.post('/api/v1/auth/login', { data: { username: 'admin', password: adminPassword() } });
+  const headers = { authorization: `Bearer ${(await login.json()).access_token}` };
+  const list = await (await api.get('/api/v1/workflows?limit=200', { headers })).json();
+  for (const w of list.items) {
+    await api.post(`/api/v1/workflows/${w.id}/archive`, { headers });
+  }
+  await api.dispose();
+});
+
 test('a workflow is drawn by mouse, configured, saved, published twice, compared, undone and run', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   const shot = (name: string) => page.screenshot({ path: testInfo.outputPath(`${name}.png`) });
