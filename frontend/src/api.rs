@@ -7,7 +7,12 @@ use crate::error::ApiError;
 use crate::urls;
 use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
-use trellis_model::api::{CreateWorkflow, LoginRequest, Me, Page, TokenResponse, Workflow, WorkflowSummary};
+use serde::Deserialize;
+use trellis_model::api::{
+    CreateWorkflow, InstanceDetail, LoginRequest, Me, Page, PublishRequest, StartInstance, TokenResponse,
+    UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
+};
+use trellis_model::Definition;
 
 pub async fn login(credentials: &LoginRequest) -> Result<TokenResponse, ApiError> {
     let response = send(Request::post(&urls::login()).json(credentials)).await?;
@@ -22,13 +27,71 @@ pub async fn me() -> Result<Me, ApiError> {
     decode(send(Request::get(&urls::me()).build()).await?).await
 }
 
-pub async fn list_workflows(search: Option<&str>, cursor: Option<&str>) -> Result<Page<WorkflowSummary>, ApiError> {
-    let url = urls::workflow_list(search, cursor, urls::PAGE_SIZE);
+pub async fn list_workflows(
+    search: Option<&str>,
+    cursor: Option<&str>,
+    archived: bool,
+) -> Result<Page<WorkflowSummary>, ApiError> {
+    let url = urls::workflow_list(search, cursor, urls::PAGE_SIZE, archived);
     decode(send(Request::get(&url).build()).await?).await
 }
 
 pub async fn create_workflow(body: &CreateWorkflow) -> Result<Workflow, ApiError> {
     decode(send(Request::post(&urls::workflows()).json(body)).await?).await
+}
+
+pub async fn get_workflow(id: &str) -> Result<Workflow, ApiError> {
+    decode(send(Request::get(&urls::workflow(id)).build()).await?).await
+}
+
+pub async fn update_workflow(id: &str, body: &UpdateWorkflow) -> Result<Workflow, ApiError> {
+    decode(send(Request::patch(&urls::workflow(id)).json(body)).await?).await
+}
+
+pub async fn set_archived(id: &str, archived: bool) -> Result<Workflow, ApiError> {
+    decode(send(Request::post(&urls::archive(id, archived)).build()).await?).await
+}
+
+/// Saves the draft if the server still holds revision `etag`; `None` overwrites whatever is there.
+pub async fn save_draft(id: &str, etag: Option<&str>, draft: &Definition) -> Result<Workflow, ApiError> {
+    let request = Request::put(&urls::draft(id)).header("If-Match", etag.unwrap_or("*")).json(draft);
+    decode(send(request).await?).await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Published {
+    pub version: i64,
+}
+
+pub async fn publish(id: &str, note: Option<String>) -> Result<Published, ApiError> {
+    decode(send(Request::post(&urls::versions(id)).json(&PublishRequest { note })).await?).await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Items<T> {
+    items: Vec<T>,
+}
+
+pub async fn list_versions(id: &str) -> Result<Vec<VersionSummary>, ApiError> {
+    let page: Items<VersionSummary> = decode(send(Request::get(&urls::versions(id)).build()).await?).await?;
+    Ok(page.items)
+}
+
+pub async fn get_version(id: &str, n: i64) -> Result<Version, ApiError> {
+    decode(send(Request::get(&urls::version(id, n)).build()).await?).await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Started {
+    pub id: String,
+}
+
+pub async fn start_instance(workflow: &str, body: &StartInstance) -> Result<Started, ApiError> {
+    decode(send(Request::post(&urls::start_instance(workflow)).json(body)).await?).await
+}
+
+pub async fn get_instance(id: &str) -> Result<InstanceDetail, ApiError> {
+    decode(send(Request::get(&urls::instance(id)).build()).await?).await
 }
 
 /// Sends a request and turns any non-2xx answer into the server's problem.

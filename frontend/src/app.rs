@@ -1,8 +1,12 @@
 //! The root component: the router and the pages it shows.
 
-use crate::components::{login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage};
+use crate::components::designer::designer_page::DesignerPage;
+use crate::components::{
+    instance_page::InstancePage, login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
+};
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
+use leptos_router::hooks::use_params_map;
 use leptos_router::path;
 
 #[component]
@@ -12,7 +16,20 @@ pub fn App() -> impl IntoView {
             <Routes fallback=NotFound>
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/") view=WorkflowsPage />
+                <Route path=path!("/workflows/:id") view=|| per_id(|| view! { <DesignerPage /> }) />
+                <Route path=path!("/instances/:id") view=|| per_id(|| view! { <InstancePage /> }) />
             </Routes>
         </Router>
+    }
+}
+
+/// Builds the page afresh whenever the `:id` in the address changes, so a page for one workflow
+/// or instance never shows another's state when the router keeps the same route.
+fn per_id<V: IntoView + 'static>(page: impl Fn() -> V + Send + Sync + 'static) -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.with(|p| p.get("id")));
+    move || {
+        id.track();
+        page()
     }
 }

@@ -10,6 +10,18 @@ pub fn version_label(latest: Option<i64>) -> String {
     }
 }
 
+/// Stands for the draft on screen where a version number is expected (versions start at 1).
+pub const DRAFT: i64 = 0;
+
+/// How a version, or the draft, is named in the designer: `v3`, `the draft`.
+pub fn version_name(n: i64) -> String {
+    if n == DRAFT {
+        "the draft".to_owned()
+    } else {
+        format!("v{n}")
+    }
+}
+
 /// A timestamp people can scan in a table: minutes precision, always UTC so every operator reading
 /// the same screen (or a screenshot of it) sees the same value.
 pub fn timestamp(at: &DateTime<Utc>) -> String {
@@ -39,6 +51,12 @@ mod tests {
     fn unpublished_workflows_show_a_dash() {
         assert_eq!(version_label(None), "—");
         assert_eq!(version_label(Some(3)), "v3");
+    }
+
+    #[test]
+    fn versions_and_the_draft_have_names() {
+        assert_eq!(version_name(2), "v2");
+        assert_eq!(version_name(DRAFT), "the draft");
     }
 
     #[test]

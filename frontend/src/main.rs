@@ -4,9 +4,11 @@
 // The pure modules are used only by the browser components, so natively they look dead.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+mod designer;
 mod error;
 mod format;
 mod list;
+mod transfer;
 mod urls;
 
 #[cfg(target_arch = "wasm32")]

@@ -21,9 +21,51 @@ pub fn workflows() -> String {
     format!("{API}/workflows")
 }
 
+pub fn workflow(id: &str) -> String {
+    format!("{API}/workflows/{}", encode_component(id))
+}
+
+pub fn draft(id: &str) -> String {
+    format!("{}/draft", workflow(id))
+}
+
+pub fn archive(id: &str, archived: bool) -> String {
+    format!("{}/{}", workflow(id), if archived { "archive" } else { "unarchive" })
+}
+
+pub fn versions(id: &str) -> String {
+    format!("{}/versions", workflow(id))
+}
+
+pub fn version(id: &str, n: i64) -> String {
+    format!("{}/versions/{n}", workflow(id))
+}
+
+pub fn start_instance(id: &str) -> String {
+    format!("{}/instances", workflow(id))
+}
+
+pub fn instance(id: &str) -> String {
+    format!("{API}/instances/{}", encode_component(id))
+}
+
+/// The designer of a workflow, in the app.
+pub fn designer_page(id: &str) -> String {
+    format!("/workflows/{}", encode_component(id))
+}
+
+/// An instance's page, in the app.
+pub fn instance_page(id: &str) -> String {
+    format!("/instances/{}", encode_component(id))
+}
+
 /// `GET /workflows` with an optional search and the cursor of the page to continue from.
-pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32) -> String {
+/// Archived workflows are listed too when `archived`.
+pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32, archived: bool) -> String {
     let mut url = format!("{API}/workflows?limit={limit}");
+    if archived {
+        url.push_str("&archived=true");
+    }
     if let Some(q) = search.map(str::trim).filter(|q| !q.is_empty()) {
         url.push_str("&q=");
         url.push_str(&encode_component(q));
@@ -62,16 +104,26 @@ mod tests {
 
     #[test]
     fn the_first_page_has_only_a_limit() {
-        assert_eq!(workflow_list(None, None, 50), "/api/v1/workflows?limit=50");
-        assert_eq!(workflow_list(Some("  "), None, 50), "/api/v1/workflows?limit=50");
+        assert_eq!(workflow_list(None, None, 50, false), "/api/v1/workflows?limit=50");
+        assert_eq!(workflow_list(Some("  "), None, 50, false), "/api/v1/workflows?limit=50");
     }
 
     #[test]
     fn search_and_cursor_are_escaped() {
         assert_eq!(
-            workflow_list(Some("a&b c"), Some("x+y/="), 10),
+            workflow_list(Some("a&b c"), Some("x+y/="), 10, false),
             "/api/v1/workflows?limit=10&q=a%26b%20c&cursor=x%2By%2F%3D"
         );
+    }
+
+    #[test]
+    fn resource_urls_escape_ids() {
+        assert_eq!(draft("a/b"), "/api/v1/workflows/a%2Fb/draft");
+        assert_eq!(version("w", 3), "/api/v1/workflows/w/versions/3");
+        assert_eq!(archive("w", false), "/api/v1/workflows/w/unarchive");
+        assert_eq!(designer_page("w 1"), "/workflows/w%201");
+        assert_eq!(instance_page("i"), "/instances/i");
+        assert_eq!(workflow_list(None, None, 5, true), "/api/v1/workflows?limit=5&archived=true");
     }
 
     #[test]

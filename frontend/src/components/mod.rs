@@ -1,10 +1,14 @@
 //! One component per file, named for what it shows.
 
 pub mod app_header;
+pub mod designer;
 pub mod error_alert;
+pub mod import_button;
+pub mod instance_page;
 pub mod login_page;
 pub mod new_workflow_form;
 pub mod not_found;
 pub mod search_box;
+pub mod workflow_actions;
 pub mod workflow_table;
 pub mod workflows_page;

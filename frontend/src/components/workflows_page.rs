@@ -2,8 +2,8 @@
 
 use crate::api;
 use crate::components::{
-    app_header::AppHeader, error_alert::ErrorAlert, new_workflow_form::NewWorkflowForm, search_box::SearchBox,
-    workflow_table::WorkflowTable,
+    app_header::AppHeader, error_alert::ErrorAlert, import_button::ImportButton, new_workflow_form::NewWorkflowForm,
+    search_box::SearchBox, workflow_table::WorkflowTable,
 };
 use crate::error::ApiError;
 use crate::list::{empty_message, WorkflowList};
@@ -18,6 +18,8 @@ pub fn WorkflowsPage() -> impl IntoView {
     let query = use_query_map();
     let search = Memo::new(move |_| query.with(|q| q.get("q").unwrap_or_default()));
     let list = RwSignal::new(WorkflowList::default());
+    let show_archived = RwSignal::new(false);
+    let action_error = RwSignal::new(None::<String>);
     // Set by any call answered 401; one effect turns it into the redirect.
     let signed_out = RwSignal::new(false);
 
@@ -41,7 +43,7 @@ pub fn WorkflowsPage() -> impl IntoView {
     let load = move |term: String, cursor: Option<String>| {
         let ticket = list.try_update(|l| l.begin(cursor.is_some())).expect("list signal lives with the page");
         spawn_local(async move {
-            let result = api::list_workflows(Some(&term), cursor.as_deref()).await;
+            let result = api::list_workflows(Some(&term), cursor.as_deref(), show_archived.get_untracked()).await;
             if result.as_ref().is_err_and(ApiError::is_unauthorized) {
                 signed_out.set(true);
             }
@@ -52,9 +54,17 @@ pub fn WorkflowsPage() -> impl IntoView {
     };
 
     // Runs on arrival and whenever the search in the address changes.
-    Effect::new(move |_| load(search.get(), None));
+    Effect::new(move |_| {
+        show_archived.track();
+        load(search.get(), None)
+    });
 
     let on_created = Callback::new(move |_: Workflow| load(search.get_untracked(), None));
+    let on_changed = Callback::new(move |_: ()| {
+        action_error.set(None);
+        load(search.get_untracked(), None)
+    });
+    let on_error = Callback::new(move |message: String| action_error.set(Some(message)));
     let load_more = move |_| {
         if let Some(cursor) = list.with_untracked(WorkflowList::more_cursor) {
             load(search.get_untracked(), Some(cursor));
@@ -78,10 +88,20 @@ pub fn WorkflowsPage() -> impl IntoView {
                 <h1>"Workflows"</h1>
                 <SearchBox search=search />
                 <NewWorkflowForm on_created=on_created />
+                <ImportButton on_imported=on_created on_error=on_error />
+                <label class="show-archived">
+                    <input
+                        type="checkbox"
+                        prop:checked=move || show_archived.get()
+                        on:change=move |ev| show_archived.set(event_target_checked(&ev))
+                    />
+                    " Show archived"
+                </label>
             </div>
+            <ErrorAlert message=action_error />
             <ErrorAlert message=me_error />
             <ErrorAlert message=list_error />
-            <WorkflowTable items=items empty_message=empty />
+            <WorkflowTable items=items empty_message=empty on_changed=on_changed on_error=on_error />
             <Show when=has_more>
                 <button
                     type="button"

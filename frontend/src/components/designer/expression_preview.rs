@@ -1,0 +1,33 @@
+//! The value of an expression for the sample input, updated as either is typed. Uses the same
+//! evaluator settings as the engine (see `crate::designer::preview`).
+
+use crate::components::designer::state::Designer;
+use crate::designer::preview;
+use leptos::prelude::*;
+
+#[component]
+pub fn ExpressionPreview(#[prop(into)] expression: Signal<String>) -> impl IntoView {
+    let d = expect_context::<Designer>();
+    let sample = d.sample;
+    let result = move || sample.with(|s| preview::evaluate(&expression.get(), s));
+    view! {
+        <div class="preview">
+            <label class="field">
+                <span class="field-label">"Sample input (JSON)"</span>
+                <textarea
+                    rows="2"
+                    spellcheck="false"
+                    data-testid="sample-input"
+                    prop:value=move || sample.get_untracked()
+                    on:input=move |ev| sample.set(event_target_value(&ev))
+                ></textarea>
+            </label>
+            <output data-testid="expression-preview" class=move || if result().is_ok() { "ok" } else { "error" }>
+                {move || match result() {
+                    Ok(v) => format!("= {v}"),
+                    Err(e) => e,
+                }}
+            </output>
+        </div>
+    }
+}

@@ -1,0 +1,74 @@
+//! One form field of the side panel. It keeps the text as typed (so a half-typed number or JSON
+//! is not lost), hands each change to `on_change`, and shows either why the text cannot be used
+//! or what the validator says about the stored value.
+
+use crate::components::designer::expression_preview::ExpressionPreview;
+use crate::designer::forms::{Field, FieldKind};
+use leptos::prelude::*;
+
+#[component]
+pub fn FieldInput(
+    field: Field,
+    initial: String,
+    /// Stores the text; `Err` says why it cannot be stored.
+    on_change: Callback<String, Result<(), String>>,
+    /// The validator's verdict on the stored value.
+    #[prop(into)]
+    problem: Signal<Option<String>>,
+) -> impl IntoView {
+    let text = RwSignal::new(initial.clone());
+    let parse_error = RwSignal::new(None::<String>);
+    let change = move |value: String| {
+        text.set(value.clone());
+        parse_error.set(on_change.run(value).err());
+    };
+    let message = move || parse_error.get().or_else(|| problem.get());
+    let testid = format!("field-{}", field.path);
+    let control = match field.kind {
+        FieldKind::Select(options) => {
+            let options = options
+                .iter()
+                .map(|o| {
+                    let selected = *o == initial;
+                    view! { <option value=*o selected=selected>{*o}</option> }
+                })
+                .collect_view();
+            view! {
+                <select data-testid=testid on:change=move |ev| change(event_target_value(&ev))>
+                    <option value="" selected=initial.is_empty()>"(default)"</option>
+                    {options}
+                </select>
+            }
+            .into_any()
+        }
+        FieldKind::Json | FieldKind::Expression => view! {
+            <textarea
+                data-testid=testid
+                rows="3"
+                spellcheck="false"
+                prop:value=initial.clone()
+                on:input=move |ev| change(event_target_value(&ev))
+            ></textarea>
+        }
+        .into_any(),
+        FieldKind::Text | FieldKind::Number | FieldKind::List => view! {
+            <input
+                data-testid=testid
+                inputmode=if field.kind == FieldKind::Number { "numeric" } else { "text" }
+                prop:value=initial.clone()
+                on:input=move |ev| change(event_target_value(&ev))
+            />
+        }
+        .into_any(),
+    };
+    let preview = (field.kind == FieldKind::Expression).then(|| view! { <ExpressionPreview expression=text /> });
+    view! {
+        <label class="field" class:has-problem=move || message().is_some()>
+            <span class="field-label">{field.label}</span>
+            {control}
+            {(!field.hint.is_empty()).then(|| view! { <span class="hint">{field.hint}</span> })}
+            {move || message().map(|m| view! { <span class="field-problem" role="alert">{m}</span> })}
+        </label>
+        {preview}
+    }
+}

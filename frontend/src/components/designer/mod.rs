@@ -1,0 +1,22 @@
+//! The designer's components, one per file; their logic lives in `crate::designer`.
+
+pub mod canvas;
+pub mod conflict_dialog;
+pub mod designer_page;
+pub mod diff_canvas;
+pub mod diff_panel;
+pub mod edge_form;
+pub mod edge_line;
+pub mod expression_preview;
+pub mod field_input;
+pub mod leave_guard;
+pub mod node_box;
+pub mod node_form;
+pub mod palette;
+pub mod run_panel;
+pub mod scene_view;
+pub mod settings_form;
+pub mod side_panel;
+pub mod state;
+pub mod toolbar;
+pub mod versions_panel;

@@ -1,0 +1,282 @@
+//! The side panel's forms as data: which fields each node type has, how a field's text is read
+//! from and written into the node's JSON, and what is wrong with text that cannot be stored.
+
+use serde_json::{Map, Value};
+use trellis_model::config::{NodeKind, HTTP_METHODS};
+use trellis_model::{Node, Settings};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    Text,
+    /// A whole number of at least 0.
+    Number,
+    Select(&'static [&'static str]),
+    /// Any JSON value, typed as JSON.
+    Json,
+    /// A minijinja expression, with a preview against sample input.
+    Expression,
+    /// Comma-separated labels.
+    List,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// Dotted path inside the node (or the settings), e.g. `config.url`.
+    pub path: &'static str,
+    pub label: &'static str,
+    pub kind: FieldKind,
+    pub hint: &'static str,
+}
+
+const fn field(path: &'static str, label: &'static str, kind: FieldKind, hint: &'static str) -> Field {
+    Field { path, label, kind, hint }
+}
+
+/// The configuration fields of a node type, in display order.
+pub fn config_fields(kind: NodeKind) -> Vec<Field> {
+    use FieldKind::*;
+    match kind {
+        NodeKind::Noop | NodeKind::WaitSignal => vec![],
+        NodeKind::Delay => vec![
+            field("config.duration_ms", "Duration (ms)", Number, "How long to wait."),
+            field("config.until", "Until", Text, "Or an RFC 3339 time, e.g. 2026-01-31T09:00:00Z."),
+        ],
+        NodeKind::Http => vec![
+            field("config.method", "Method", Select(&HTTP_METHODS), ""),
+            field("config.url", "URL", Text, "May use {{ input.x }} templates."),
+            field("config.headers", "Headers (JSON object)", Json, "e.g. {\"accept\": \"application/json\"}"),
+            field("config.body", "Body (JSON)", Json, "Strings inside may use templates."),
+        ],
+        NodeKind::Transform => {
+            vec![field("config.expression", "Expression", Expression, "e.g. {'total': input.a + input.b}")]
+        }
+        NodeKind::Branch => vec![
+            field("config.condition", "Condition", Expression, "true/false, or an outcome label."),
+            field("config.outcomes", "Outcomes", List, "Comma-separated labels; default true, false."),
+        ],
+        NodeKind::Fail => vec![
+            field("config.message", "Message", Text, ""),
+            field("config.fail_attempts", "Fail the first N attempts", Number, "Empty: always fail."),
+        ],
+        NodeKind::Task => vec![
+            field("config.queue", "Queue", Text, "Workers poll this queue."),
+            field("config.input", "Task input (JSON)", Json, "Strings inside may use templates."),
+        ],
+    }
+}
+
+/// Fields every node has besides its id.
+pub fn common_fields() -> Vec<Field> {
+    use FieldKind::*;
+    vec![
+        field("name", "Name", Text, "Shown on the canvas."),
+        field("timeout_ms", "Timeout (ms)", Number, "Empty: no timeout."),
+        field("retry.max_attempts", "Max attempts", Number, "Including the first; empty: no retry."),
+        field("retry.backoff_ms", "Backoff (ms)", Number, "First retry delay, doubling."),
+        field("retry.max_backoff_ms", "Max backoff (ms)", Number, ""),
+    ]
+}
+
+pub const ON_LIMIT: [&str; 2] = ["queue", "reject"];
+
+/// The workflow settings form; paths are relative to `settings`.
+pub fn settings_fields() -> Vec<Field> {
+    use FieldKind::*;
+    vec![
+        field("max_concurrent_instances", "Max concurrent instances", Number, "Empty: no limit."),
+        field("on_limit", "At the limit", Select(&ON_LIMIT), "Queue new starts, or reject them."),
+        field("max_parallel_nodes", "Max parallel nodes", Number, "Per instance; empty: no limit."),
+        field("timeout_ms", "Instance timeout (ms)", Number, "Empty: no timeout."),
+    ]
+}
+
+/// The text a field shows for `value` at `path`.
+pub fn read(value: &Value, path: &str) -> String {
+    let mut at = value;
+    for key in path.split('.') {
+        match at.get(key) {
+            Some(v) => at = v,
+            None => return String::new(),
+        }
+    }
+    match at {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.iter().all(Value::is_string) => {
+            items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Parses a field's text: `Ok(None)` clears the field.
+pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    match kind {
+        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) => Ok(Some(Value::String(text.to_owned()))),
+        FieldKind::Number => trimmed
+            .parse::<u64>()
+            .map(|n| Some(Value::from(n)))
+            .map_err(|_| "Enter a whole number, 0 or more.".to_owned()),
+        FieldKind::Json => serde_json::from_str(trimmed).map(Some).map_err(|e| format!("Not valid JSON: {e}")),
+        FieldKind::List => Ok(Some(Value::Array(
+            trimmed.split(',').map(|s| Value::String(s.trim().to_owned())).collect(),
+        ))),
+    }
+}
+
+/// Sets (or with `None` removes) the value at a dotted path, creating objects on the way and
+/// dropping objects that become empty.
+pub fn write(root: &mut Value, path: &str, new: Option<Value>) {
+    let keys: Vec<&str> = path.split('.').collect();
+    write_at(root, &keys, new);
+}
+
+fn write_at(at: &mut Value, keys: &[&str], new: Option<Value>) {
+    if !at.is_object() {
+        *at = Value::Object(Map::new());
+    }
+    let map = at.as_object_mut().expect("made an object above");
+    let (first, rest) = keys.split_first().expect("paths are not empty");
+    if rest.is_empty() {
+        match new {
+            Some(v) => {
+                map.insert((*first).to_owned(), v);
+            }
+            None => {
+                map.remove(*first);
+            }
+        }
+        return;
+    }
+    let child = map.entry((*first).to_owned()).or_insert_with(|| Value::Object(Map::new()));
+    write_at(child, rest, new);
+    if child.as_object().is_some_and(Map::is_empty) {
+        map.remove(*first);
+    }
+}
+
+/// The node with one field changed from the panel's text.
+pub fn edit_node(node: &Node, field: &Field, text: &str) -> Result<Node, String> {
+    let new = parse(field.kind, text)?;
+    let mut json = serde_json::to_value(node).map_err(|e| e.to_string())?;
+    write(&mut json, field.path, new);
+    if let Some(retry) = json.get_mut("retry").and_then(Value::as_object_mut) {
+        if !retry.contains_key("max_attempts") {
+            if field.path == "retry.max_attempts" {
+                // Clearing the attempts turns retrying off altogether.
+                json.as_object_mut().expect("a node is an object").remove("retry");
+            } else {
+                return Err("Set “Max attempts” first.".to_owned());
+            }
+        }
+    }
+    if json.get("config").is_none() {
+        json["config"] = Value::Object(Map::new());
+    }
+    serde_json::from_value(json).map_err(|e| format!("Not accepted: {e}"))
+}
+
+/// The settings with one field changed from the panel's text.
+pub fn edit_settings(settings: &Settings, field: &Field, text: &str) -> Result<Settings, String> {
+    let new = parse(field.kind, text)?;
+    let mut json = serde_json::to_value(settings).map_err(|e| e.to_string())?;
+    write(&mut json, field.path, new);
+    serde_json::from_value(json).map_err(|e| format!("Not accepted: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn http() -> Node {
+        Node::new("fetch", "http").with_config(json!({"method": "GET", "url": "https://x"}))
+    }
+
+    fn find(fields: &[Field], path: &str) -> Field {
+        *fields.iter().find(|f| f.path == path).unwrap()
+    }
+
+    #[test]
+    fn every_type_has_its_form() {
+        assert!(config_fields(NodeKind::Noop).is_empty());
+        assert_eq!(config_fields(NodeKind::Http).len(), 4);
+        assert_eq!(config_fields(NodeKind::Transform)[0].kind, FieldKind::Expression);
+        for kind in NodeKind::ALL {
+            for f in config_fields(kind) {
+                assert!(f.path.starts_with("config."));
+            }
+        }
+    }
+
+    #[test]
+    fn fields_read_as_text() {
+        let json = serde_json::to_value(http()).unwrap();
+        assert_eq!(read(&json, "config.url"), "https://x");
+        assert_eq!(read(&json, "config.body"), "");
+        assert_eq!(read(&json!({"config": {"outcomes": ["a", "b"]}}), "config.outcomes"), "a, b");
+        assert_eq!(read(&json!({"timeout_ms": 30}), "timeout_ms"), "30");
+        assert_eq!(read(&json!({"config": {"headers": {"a": "b"}}}), "config.headers"), r#"{"a":"b"}"#);
+    }
+
+    #[test]
+    fn text_parses_per_kind_and_empty_clears() {
+        assert_eq!(parse(FieldKind::Number, " 42 "), Ok(Some(json!(42))));
+        assert!(parse(FieldKind::Number, "-1").is_err());
+        assert!(parse(FieldKind::Number, "1.5").is_err());
+        assert_eq!(parse(FieldKind::Number, "  "), Ok(None));
+        assert_eq!(parse(FieldKind::Json, r#"{"a":1}"#), Ok(Some(json!({"a": 1}))));
+        assert!(parse(FieldKind::Json, "{a").unwrap_err().starts_with("Not valid JSON"));
+        assert_eq!(parse(FieldKind::List, "yes, no"), Ok(Some(json!(["yes", "no"]))));
+    }
+
+    #[test]
+    fn editing_config_fields_changes_only_that_field() {
+        let fields = config_fields(NodeKind::Http);
+        let node = edit_node(&http(), &find(&fields, "config.url"), "https://y/{{ input.id }}").unwrap();
+        assert_eq!(node.config, json!({"method": "GET", "url": "https://y/{{ input.id }}"}));
+        let node = edit_node(&node, &find(&fields, "config.headers"), r#"{"a":"b"}"#).unwrap();
+        assert_eq!(node.config["headers"], json!({"a": "b"}));
+        let node = edit_node(&node, &find(&fields, "config.headers"), "").unwrap();
+        assert!(node.config.get("headers").is_none());
+    }
+
+    #[test]
+    fn retry_and_timeout_fields() {
+        let common = common_fields();
+        assert!(edit_node(&http(), &find(&common, "retry.backoff_ms"), "100").is_err());
+        let node = edit_node(&http(), &find(&common, "retry.max_attempts"), "3").unwrap();
+        assert_eq!(node.retry.as_ref().unwrap().max_attempts, 3);
+        let node = edit_node(&node, &find(&common, "retry.backoff_ms"), "250").unwrap();
+        assert_eq!(node.retry.as_ref().unwrap().backoff_ms, 250);
+        let node = edit_node(&node, &find(&common, "retry.max_attempts"), "").unwrap();
+        assert_eq!(node.retry, None);
+        let node = edit_node(&node, &find(&common, "timeout_ms"), "5000").unwrap();
+        assert_eq!(node.timeout_ms, Some(5000));
+        let node = edit_node(&node, &find(&common, "name"), "Fetch user").unwrap();
+        assert_eq!(node.name.as_deref(), Some("Fetch user"));
+    }
+
+    #[test]
+    fn clearing_the_last_config_field_leaves_an_empty_config() {
+        let node = Node::new("t", "transform").with_config(json!({"expression": "1"}));
+        let f = config_fields(NodeKind::Transform)[0];
+        assert_eq!(edit_node(&node, &f, "").unwrap().config, json!({}));
+    }
+
+    #[test]
+    fn settings_fields_edit_the_settings() {
+        let fields = settings_fields();
+        let s = edit_settings(&Settings::default(), &find(&fields, "max_concurrent_instances"), "5").unwrap();
+        assert_eq!(s.max_concurrent_instances, Some(5));
+        let s = edit_settings(&s, &find(&fields, "on_limit"), "reject").unwrap();
+        assert_eq!(s.on_limit, trellis_model::OnLimit::Reject);
+        assert!(edit_settings(&s, &find(&fields, "on_limit"), "explode").is_err());
+        let s = edit_settings(&s, &find(&fields, "max_concurrent_instances"), "").unwrap();
+        assert_eq!(s.max_concurrent_instances, None);
+    }
+}

@@ -1,0 +1,125 @@
+//! Validation problems placed where they belong: on nodes, on edges, on a node's fields, or on
+//! the workflow as a whole. Works the same for the validator run in the browser and for the
+//! `errors` of a 422 from the server.
+
+use std::collections::BTreeMap;
+use trellis_model::Issue;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placed {
+    pub nodes: BTreeMap<String, Vec<String>>,
+    pub edges: BTreeMap<(String, String), Vec<String>>,
+    /// By node id, then the field path inside the node (`config.url`).
+    pub fields: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    /// By the settings field (`max_parallel_nodes`).
+    pub settings: BTreeMap<String, Vec<String>>,
+    /// What names no node or edge.
+    pub general: Vec<String>,
+}
+
+impl Placed {
+    pub fn from_issues<'a>(issues: impl IntoIterator<Item = &'a Issue>) -> Self {
+        let mut out = Placed::default();
+        for issue in issues {
+            let mut placed = false;
+            if let Some(cycle) = &issue.cycle {
+                for id in cycle {
+                    out.nodes.entry(id.clone()).or_default().push(issue.message.clone());
+                }
+                placed = true;
+            } else if let Some(id) = &issue.node {
+                out.nodes.entry(id.clone()).or_default().push(issue.message.clone());
+                if let Some(field) = issue.path.as_deref().and_then(node_field) {
+                    out.fields.entry(id.clone()).or_default().entry(field.to_owned()).or_default().push(issue.message.clone());
+                }
+                placed = true;
+            }
+            if let Some((from, to)) = issue.edge.as_deref().and_then(|l| l.split_once("->")) {
+                out.edges.entry((from.to_owned(), to.to_owned())).or_default().push(issue.message.clone());
+                placed = true;
+            }
+            if let Some(field) = issue.path.as_deref().and_then(|p| p.strip_prefix("settings.")) {
+                out.settings.entry(field.to_owned()).or_default().push(issue.message.clone());
+                placed = true;
+            }
+            if !placed {
+                out.general.push(issue.message.clone());
+            }
+        }
+        out
+    }
+
+    pub fn field(&self, node: &str, path: &str) -> Option<String> {
+        let messages = self.fields.get(node)?.get(path)?;
+        Some(messages.join(" "))
+    }
+
+    pub fn count(&self) -> usize {
+        self.nodes.values().map(Vec::len).sum::<usize>()
+            + self.edges.values().map(Vec::len).sum::<usize>()
+            + self.settings.values().map(Vec::len).sum::<usize>()
+            + self.general.len()
+    }
+}
+
+/// The validator's problems plus those the server listed when it refused a save, each once.
+pub fn merge(local: &[Issue], server: &[Issue]) -> Vec<Issue> {
+    let mut all = local.to_vec();
+    for issue in server {
+        if !all.iter().any(|i| i.message == issue.message && i.node == issue.node && i.edge == issue.edge) {
+            all.push(issue.clone());
+        }
+    }
+    all
+}
+
+/// `nodes[3].config.url` → `config.url`.
+fn node_field(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("nodes[")?;
+    let (_, field) = rest.split_once("].")?;
+    Some(field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use trellis_model::{validate, Definition, Limits};
+
+    #[test]
+    fn validator_problems_land_on_their_nodes_fields_and_edges() {
+        let def: Definition = serde_json::from_value(json!({
+            "nodes": [
+                {"id": "a", "type": "http", "config": {"url": "ftp://x"}},
+                {"id": "b", "type": "noop"},
+                {"id": "c", "type": "noop"}
+            ],
+            "edges": [{"from": "a", "to": "b", "when": "yes"}, {"from": "b", "to": "c"}, {"from": "c", "to": "b"}],
+            "settings": {"max_parallel_nodes": 0}
+        }))
+        .unwrap();
+        let report = validate(&def, &Limits::default());
+        let placed = Placed::from_issues(&report.errors);
+        assert!(placed.field("a", "config.url").unwrap().contains("http://"));
+        assert!(placed.edges.contains_key(&("a".to_owned(), "b".to_owned())));
+        assert!(placed.nodes.contains_key("b") && placed.nodes.contains_key("c"), "cycle members");
+        assert!(placed.settings.contains_key("max_parallel_nodes"));
+        assert_eq!(placed.count(), placed.nodes.values().map(Vec::len).sum::<usize>() + 2);
+    }
+
+    #[test]
+    fn server_problems_are_added_once() {
+        let a = Issue::new("invalid_config", "url is required").node("a");
+        let b = Issue::new("cycle", "the graph has a cycle").node("b");
+        let merged = merge(std::slice::from_ref(&a), &[a.clone(), b.clone()]);
+        assert_eq!(merged, vec![a, b]);
+    }
+
+    #[test]
+    fn problems_naming_nothing_are_general() {
+        let report = validate(&Definition::default(), &Limits::default());
+        let placed = Placed::from_issues(&report.errors);
+        assert_eq!(placed.general.len(), 1);
+        assert!(placed.nodes.is_empty());
+    }
+}

@@ -1,0 +1,28 @@
+//! The designer's logic as plain Rust, native-tested; the components in `components/designer/`
+//! only turn browser events into calls here and draw what these modules compute.
+//!
+//! * [`geometry`]: world/screen coordinates, viewport pan and zoom, ports, hit testing, fit.
+//! * [`history`]: the undo/redo stack (snapshots, coalescing typing and drags).
+//! * [`keys`]: keyboard shortcuts.
+//! * [`editor`]: the draft, the selection and every [`editor::Edit`] applied to them.
+//! * [`board`]: pointer gestures on the canvas (move, connect, pan, rubber band, palette drop).
+//! * [`connect`]: whether an edge may be drawn, naming the cycle it would close.
+//! * [`layout`]: layered left-to-right auto-layout.
+//! * [`diff`]: what changed between two versions, node by node and field by field.
+//! * [`forms`]: the side panel's fields per node type and how their text maps to JSON.
+//! * [`issues`]: validation problems placed on nodes, edges and fields.
+//! * [`preview`]: expression preview with the engine's evaluator settings.
+//! * [`scene`]: the shapes the canvas draws, for editing and for a version diff.
+
+pub mod board;
+pub mod connect;
+pub mod diff;
+pub mod editor;
+pub mod forms;
+pub mod geometry;
+pub mod history;
+pub mod keys;
+pub mod issues;
+pub mod layout;
+pub mod preview;
+pub mod scene;
