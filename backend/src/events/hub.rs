@@ -25,6 +25,8 @@ pub struct Published {
     pub kind: String,
     /// The `data:` JSON.
     pub json: String,
+    /// The whole server-sent event (`id:`, `event:`, `data:`), shared by every client.
+    pub frame: bytes::Bytes,
     /// The instance reached a terminal status with this entry.
     pub terminal: bool,
 }
@@ -173,7 +175,7 @@ mod tests {
     use super::*;
 
     fn entry(seq: i64) -> Arc<Published> {
-        Arc::new(Published { seq, kind: "node".into(), json: String::new(), terminal: false })
+        Arc::new(Published { seq, kind: "node".into(), json: String::new(), frame: bytes::Bytes::new(), terminal: false })
     }
 
     fn seqs(entries: Option<Vec<Arc<Published>>>) -> Option<Vec<i64>> {

@@ -143,7 +143,11 @@ pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, dat
             .ok()
             .and_then(|c| InstanceStatus::parse(&c.status))
             .is_some_and(InstanceStatus::is_terminal);
-    Published { seq, kind: entry_kind.to_owned(), json: Value::Object(object).to_string(), terminal }
+    let json = Value::Object(object).to_string();
+    // Rendered once here rather than per client: compact JSON has no line breaks, so one
+    // `data:` line carries it.
+    let frame = bytes::Bytes::from(format!("id: {seq}\nevent: {entry_kind}\ndata: {json}\n\n"));
+    Published { seq, kind: entry_kind.to_owned(), json, frame, terminal }
 }
 
 /// A stored entry, rendered.

@@ -15,7 +15,9 @@ use crate::events::hub::{Channel, ClientGuard, FeedItem, Published};
 use crate::events::render_stored;
 use crate::store::{DynStore, InstanceQuery};
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderMap};
+use axum::response::Response;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -25,7 +27,7 @@ use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 use trellis_model::trace::kind;
 use trellis_model::InstanceStatus;
@@ -56,7 +58,7 @@ async fn instance_events(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(params): ApiQuery<ResumeParams>,
     headers: HeaderMap,
-) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+) -> ApiResult<Response> {
     let after = match last_event_id(&headers)? {
         Some(seq) => seq,
         None => params.after.unwrap_or(0).max(0),
@@ -75,10 +77,20 @@ async fn instance_events(
         read_store: true,
         finished,
         resync_every: Duration::from_millis(state.serve.sse_resync_ms.max(100)),
+        last_write: Instant::now(),
         _client: state.engine.bus.hub.client(),
     };
-    let stream = stream::unfold(follower, |mut f| async move { f.next().await.map(|event| (Ok(event), f)) });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    // Entries go out as the frames rendered once for every client (see `events::render`),
+    // so a stream costs no formatting per client.
+    let frames = stream::unfold(follower, |mut f| async move { f.next().await.map(|frame| (Ok::<_, Infallible>(frame), f)) });
+    let response = Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        // Reverse proxies (nginx) must not buffer a live stream.
+        .header("x-accel-buffering", "no")
+        .body(Body::from_stream(frames))
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(response)
 }
 
 /// `Last-Event-ID`: the `seq` the client last received.
@@ -111,12 +123,14 @@ struct Follower {
     /// Reread the store this often even without news: the backstop for an announcement
     /// from another process that never arrived.
     resync_every: Duration,
+    /// When something (an entry or a keep-alive) was last sent.
+    last_write: Instant,
     _client: ClientGuard,
 }
 
 impl Follower {
-    /// The next event to send; `None` ends the stream.
-    async fn next(&mut self) -> Option<Event> {
+    /// The next frame to send; `None` ends the stream.
+    async fn next(&mut self) -> Option<Bytes> {
         loop {
             if let Some(entry) = self.pending.pop_front() {
                 if entry.seq <= self.sent {
@@ -130,15 +144,22 @@ impl Follower {
                 }
                 self.sent = entry.seq;
                 self.finished = entry.terminal;
-                return Some(Event::default().id(entry.seq.to_string()).event(&entry.kind).data(&entry.json));
+                self.last_write = Instant::now();
+                return Some(entry.frame.clone());
             }
             match self.fetch().await {
                 Ok(batch) if !batch.is_empty() => self.pending.extend(batch),
                 Ok(_) if self.finished => return None,
                 Ok(_) => {
+                    let keep_alive_due = KEEP_ALIVE.saturating_sub(self.last_write.elapsed());
+                    if keep_alive_due.is_zero() {
+                        // A comment line keeps idle connections (and proxies) open.
+                        self.last_write = Instant::now();
+                        return Some(Bytes::from_static(b":\n\n"));
+                    }
                     tokio::select! {
                         changed = self.changed.changed() => if changed.is_err() { return None },
-                        _ = tokio::time::sleep(self.resync_every) => self.read_store = true,
+                        _ = tokio::time::sleep(self.resync_every.min(keep_alive_due)) => self.read_store = true,
                     }
                 }
                 Err(e) => {
