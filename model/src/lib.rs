@@ -2,6 +2,7 @@
 //!
 //! * [`definition`]: the workflow definition format of the HTTP contract.
 //! * [`config`]: the typed configuration of each node type.
+//! * [`expr`]: the expression evaluator of node configs (minijinja), shared with the designer.
 //! * [`validate`]: structural and per-type validation, reporting every problem at once.
 //! * [`api`]: request and response bodies of the HTTP API.
 //! * [`trace`]: execution history entries, spans and W3C trace context.
@@ -12,6 +13,7 @@
 pub mod api;
 pub mod config;
 pub mod definition;
+pub mod expr;
 pub mod status;
 pub mod trace;
 pub mod validate;

@@ -1,9 +1,9 @@
 //! Expression preview: evaluates a `transform` or `branch` expression against sample input in
-//! the browser, configured as the engine's evaluator is (minijinja, strict undefined, no
-//! auto-escaping, bounded fuel), so what the preview shows is what a run computes. Earlier
+//! the browser with the engine's own evaluator (`trellis_model::expr`), so what the preview
+//! shows is what a run computes. Earlier
 //! nodes' outputs are unknown at design time; the sample may supply them under `nodes`.
 
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use trellis_model::expr::Expressions;
 use serde_json::{json, Value};
 
 /// The context an expression sees: `input`, `nodes` and `instance`. A sample shaped like
@@ -31,22 +31,7 @@ pub fn evaluate(expression: &str, sample_json: &str) -> Result<Value, String> {
     } else {
         serde_json::from_str(sample_json).map_err(|e| format!("The sample input is not valid JSON: {e}"))?
     };
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
-    env.set_fuel(Some(200_000));
-    let compiled = env.compile_expression(expression).map_err(|e| describe("invalid expression", &e))?;
-    let value = compiled
-        .eval(minijinja::Value::from_serialize(context(&sample)))
-        .map_err(|e| describe("expression failed", &e))?;
-    serde_json::to_value(&value).map_err(|e| format!("the result is not JSON: {e}"))
-}
-
-fn describe(what: &str, e: &minijinja::Error) -> String {
-    match e.detail() {
-        Some(detail) => format!("{what}: {} ({detail})", e.kind()),
-        None => format!("{what}: {}", e.kind()),
-    }
+    Expressions::default().eval(expression, &context(&sample))
 }
 
 #[cfg(test)]

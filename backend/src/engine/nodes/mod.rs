@@ -3,10 +3,9 @@
 //! that must wait returns [`NodeResult::Suspend`] and the engine records a durable timer,
 //! a task or a signal wait instead of holding a thread.
 
-mod expr;
 pub mod http;
 
-pub use expr::Expressions;
+pub use trellis_model::expr::Expressions;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};

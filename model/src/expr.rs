@@ -3,6 +3,9 @@
 //!
 //! Evaluation is bounded (fuel) and strict: a reference to something that does not exist
 //! is an error naming it, so a typo fails the node instead of sending `""` somewhere.
+//!
+//! It lives in the model so the engine and the designer's preview (in wasm) evaluate with
+//! one configuration: what the preview shows is what a run computes.
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::Value;
