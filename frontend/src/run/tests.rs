@@ -17,7 +17,7 @@ fn entry(seq: i64, ms: i64, event: &str, data: Value) -> HistoryEvent {
 
 fn span(id: &str, parent: Option<&str>, name: &str, kind: &str, start: i64, end: Option<i64>, attrs: Value) -> Value {
     let mut s = json!({"trace_id": "0".repeat(31) + "1", "span_id": id, "parent_span_id": parent, "name": name,
-        "kind": kind, "status": if end.is_some() { "ok" } else { "unset" }, "start": at(start), "attributes": attrs});
+        "kind": kind, "status": (if end.is_some() { "ok" } else { "unset" }), "start": at(start), "attributes": attrs});
     if let Some(e) = end {
         s["end"] = json!(at(e));
     }

@@ -52,12 +52,12 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
     view! {
         <div class="run-actions" role="group" aria-label="Actions">
             {move || live().then(|| view! {
-                <button type="button" class="danger" data-testid="cancel-instance" disabled=busy on:click=cancel>"Cancel instance"</button>
+                <button type="button" class="danger" data-testid="cancel-instance" disabled=move || busy.get() on:click=cancel>"Cancel instance"</button>
             })}
             {move || (!awaiting.with(Vec::is_empty)).then(|| view! {
                 <label class="signal-payload">
                     "Signal payload (JSON, optional) "
-                    <input type="text" placeholder="{}" prop:value=payload on:input=move |ev| payload.set(event_target_value(&ev)) />
+                    <input type="text" placeholder="{}" prop:value=move || payload.get() on:input=move |ev| payload.set(event_target_value(&ev)) />
                 </label>
             })}
             <For each=move || awaiting.get() key=|n| n.clone() let:node>
@@ -65,7 +65,7 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                     type="button"
                     class="primary"
                     data-testid=format!("signal-{node}")
-                    disabled=busy
+                    disabled=move || busy.get()
                     on:click={
                         let node = node.clone();
                         move |_| signal(node.clone())

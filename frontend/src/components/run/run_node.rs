@@ -1,5 +1,5 @@
 //! One node of the run graph: the designer's box with the node's status and attempt count in
-//! place of its type. Focusable, and named with its status for screen readers.
+//! place of its type. Focusable, and named with its status (and error) for screen readers.
 
 use crate::components::run::state::RunView;
 use crate::designer::geometry::{NODE_H, NODE_W};
@@ -28,12 +28,14 @@ pub fn RunNode(scene: Signal<Scene>, id: String) -> impl IntoView {
             transform=move || get(|s| format!("translate({} {})", s.at.x, s.at.y))
             data-testid=format!("run-node-{id}")
             data-status=status
-            data-attempt=move || run.with(|(_, n)| n.as_ref().map_or(0, |(a, _)| *a))
+            data-attempt=move || run.with(|(_, n)| n.as_ref().map_or(0, |(a, _)| *a).to_string())
             tabindex="0"
             role="img"
-            aria-label=move || format!("{}: {}", get(|s| s.title.clone()), label())
+            aria-label=move || match tooltip() {
+                Some(error) => format!("{}: {}, {error}", get(|s| s.title.clone()), label()),
+                None => format!("{}: {}", get(|s| s.title.clone()), label()),
+            }
         >
-            <title>{move || tooltip().unwrap_or_else(|| get(|s| s.kind.clone()))}</title>
             <rect class="node-box" width=NODE_W height=NODE_H rx="8" />
             <text class="node-icon" x="16" y="35">{move || shape.with(|s| s.as_ref().map(|s| s.icon))}</text>
             <text class="node-title" x="42" y="24">{move || get(|s| s.title.clone())}</text>

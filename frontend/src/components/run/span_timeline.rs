@@ -35,10 +35,8 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
     let key = id.clone();
     let row = Memo::new(move |_| rows.with(|r| r.iter().find(|r| r.span_id == key).cloned()));
     let get = move |f: fn(&Row) -> String| row.with(|r| r.as_ref().map(f).unwrap_or_default());
-    let selected = {
-        let id = id.clone();
-        move || v.selected.with(|s| s.as_deref() == Some(id.as_str()))
-    };
+    let key = id.clone();
+    let selected = Memo::new(move |_| v.selected.with(|s| s.as_deref() == Some(key.as_str())));
     let choose = move |_| v.selected.update(|s| *s = if s.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) });
     let tooltip = move || {
         get(|row| {
@@ -50,7 +48,7 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
     };
     let class = move || {
         let base = get(|r| format!("span-row kind-{} status-{}{}", r.kind, r.status, if r.open { " open" } else { "" }));
-        if selected() { format!("{base} selected") } else { base }
+        if selected.get() { format!("{base} selected") } else { base }
     };
     view! {
         <li>
@@ -60,7 +58,7 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
                 data-testid=move || get(|r| format!("span-{}", r.name.replace(' ', "-")))
                 data-kind=move || get(|r| r.kind.clone())
                 data-open=move || get(|r| r.open.to_string())
-                aria-expanded=move || selected().to_string()
+                aria-expanded=move || selected.get().to_string()
                 title=tooltip
                 on:click=choose
             >

@@ -38,7 +38,7 @@ impl Stream {
             listeners.push(listener);
         }
         let watched = source.clone();
-        let on_error = Listener::new(move |_| {
+        let on_error = Listener::new(move |_: Event| {
             if watched.ready_state() == EventSource::CLOSED {
                 on_broken();
             }
