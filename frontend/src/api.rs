@@ -9,7 +9,7 @@ use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use trellis_model::api::{
-    CreateWorkflow, InstanceDetail, LoginRequest, Me, Page, PublishRequest, StartInstance, TokenResponse,
+    CreateWorkflow, InstanceDetail, LoginRequest, Me, Page, PublishRequest, SignalRequest, StartInstance, TokenResponse,
     UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
 };
 use trellis_model::Definition;
@@ -92,6 +92,14 @@ pub async fn start_instance(workflow: &str, body: &StartInstance) -> Result<Star
 
 pub async fn get_instance(id: &str) -> Result<InstanceDetail, ApiError> {
     decode(send(Request::get(&urls::instance(id)).build()).await?).await
+}
+
+pub async fn cancel_instance(id: &str) -> Result<(), ApiError> {
+    send(Request::post(&urls::instance_action(id, "cancel")).build()).await.map(drop)
+}
+
+pub async fn signal_instance(id: &str, body: &SignalRequest) -> Result<(), ApiError> {
+    send(Request::post(&urls::instance_action(id, "signal")).json(body)).await.map(drop)
 }
 
 /// Sends a request and turns any non-2xx answer into the server's problem.

@@ -8,6 +8,7 @@ mod designer;
 mod error;
 mod format;
 mod list;
+mod run;
 mod transfer;
 mod urls;
 

@@ -49,6 +49,16 @@ pub fn instance(id: &str) -> String {
     format!("{API}/instances/{}", encode_component(id))
 }
 
+/// `POST /instances/{id}/{action}`: `cancel`, `pause`, `resume`, `signal`, `retry`.
+pub fn instance_action(id: &str, action: &str) -> String {
+    format!("{}/{action}", instance(id))
+}
+
+/// The instance's history as server-sent events (replayed, then live).
+pub fn instance_events(id: &str) -> String {
+    format!("{}/events", instance(id))
+}
+
 /// The designer of a workflow, in the app.
 pub fn designer_page(id: &str) -> String {
     format!("/workflows/{}", encode_component(id))

@@ -8,6 +8,7 @@ pub mod instance_page;
 pub mod login_page;
 pub mod new_workflow_form;
 pub mod not_found;
+pub mod run;
 pub mod search_box;
 pub mod workflow_actions;
 pub mod workflow_table;

@@ -150,6 +150,11 @@ pub fn diff(before: &Definition, after: &Definition) -> Scene {
     shapes(&union, |id| d.node(id).class().to_owned(), |from, to| d.edge(from, to).class().to_owned(), &Placed::default())
 }
 
+/// A read-only scene (the run view): `node_class` gives each node's classes.
+pub fn read_only(def: &Definition, node_class: impl Fn(&str) -> String) -> Scene {
+    shapes(def, node_class, |_, _| String::new(), &Placed::default())
+}
+
 /// The loose edge being drawn: from the source's output port to the pointer.
 pub fn pending_edge(board: &Board) -> Option<(String, bool)> {
     match &board.gesture {

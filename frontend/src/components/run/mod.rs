@@ -1,0 +1,12 @@
+//! The live run view's parts (`/instances/:id`): the shared state and event stream, the graph,
+//! the span timeline, the header with its actions, and the node table.
+
+pub mod instance_header;
+pub mod node_table;
+pub mod run_actions;
+pub mod run_graph;
+pub mod run_node;
+pub mod span_details;
+pub mod span_timeline;
+pub mod state;
+pub mod stream;

@@ -1,0 +1,73 @@
+//! The span timeline: a waterfall with one row per span, indented under its parent, the bar
+//! placed from the instance's start; open spans grow with the clock. A row is a button: choosing
+//! it shows the span's attributes and error below.
+
+use crate::components::run::span_details::SpanDetails;
+use crate::components::run::state::RunView;
+use crate::run::waterfall::{self, Row};
+use leptos::prelude::*;
+
+#[component]
+pub fn SpanTimeline() -> impl IntoView {
+    let v = expect_context::<RunView>();
+    let rows = Memo::new(move |_| v.run.with(|r| waterfall::rows(r, v.now.get())));
+    let total = move || rows.with(|r| r.iter().map(|r| r.offset_ms + r.duration_ms).max().unwrap_or(0));
+    view! {
+        <section class="span-timeline" aria-labelledby="timeline-title">
+            <h2 id="timeline-title">
+                "Timeline "
+                <span class="muted">{move || waterfall::duration(total())}</span>
+            </h2>
+            <ol class="spans" data-testid="span-timeline">
+                <For each=move || rows.with(|r| r.iter().map(|r| r.span_id.clone()).collect::<Vec<_>>()) key=|id| id.clone() let:id>
+                    <SpanRow rows=rows.into() id=id />
+                </For>
+            </ol>
+            {move || rows.with(|r| r.is_empty()).then(|| view! { <p class="muted">"No spans yet."</p> })}
+            <SpanDetails rows=rows.into() />
+        </section>
+    }
+}
+
+#[component]
+fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
+    let v = expect_context::<RunView>();
+    let key = id.clone();
+    let row = Memo::new(move |_| rows.with(|r| r.iter().find(|r| r.span_id == key).cloned()));
+    let get = move |f: fn(&Row) -> String| row.with(|r| r.as_ref().map(f).unwrap_or_default());
+    let key = id.clone();
+    let selected = Memo::new(move |_| v.selected.with(|s| s.as_deref() == Some(key.as_str())));
+    let choose = move |_| v.selected.update(|s| *s = if s.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) });
+    let tooltip = move || {
+        get(|row| {
+            let mut lines = vec![format!("{} · {}", row.name, waterfall::duration(row.duration_ms))];
+            lines.extend(row.error.iter().map(|e| format!("error: {e}")));
+            lines.extend(row.attributes.iter().map(|(k, v)| format!("{k}: {v}")));
+            lines.join("\n")
+        })
+    };
+    let class = move || {
+        let base = get(|r| format!("span-row kind-{} status-{}{}", r.kind, r.status, if r.open { " open" } else { "" }));
+        if selected.get() { format!("{base} selected") } else { base }
+    };
+    view! {
+        <li>
+            <button
+                type="button"
+                class=class
+                data-testid=move || get(|r| format!("span-{}", r.name.replace(' ', "-")))
+                data-kind=move || get(|r| r.kind.clone())
+                data-open=move || get(|r| r.open.to_string())
+                aria-expanded=move || selected.get().to_string()
+                title=tooltip
+                on:click=choose
+            >
+                <span class="span-name" style=move || get(|r| format!("padding-left: {}rem", r.depth as f64 * 0.9))>{move || get(|r| r.name.clone())}</span>
+                <span class="span-track">
+                    <span class="span-bar" style=move || get(|r| format!("left: {:.3}%; width: {:.3}%", r.left, r.width))></span>
+                </span>
+                <span class="span-duration">{move || get(|r| waterfall::duration(r.duration_ms))}</span>
+            </button>
+        </li>
+    }
+}

@@ -1,0 +1,136 @@
+//! The run view's state, shared by its parts through context: the folded history, the instance
+//! as `GET /instances/{id}` has it (timestamps, input, output, node outputs), the version's
+//! graph, and the clock that makes open spans grow.
+
+use crate::api;
+use crate::components::run::stream::Stream;
+use crate::run::{graph, RunState};
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use trellis_model::api::InstanceDetail;
+use trellis_model::trace::kind;
+use trellis_model::Definition;
+
+#[derive(Clone, Copy)]
+pub struct RunView {
+    pub id: StoredValue<String>,
+    pub run: RwSignal<RunState>,
+    pub detail: RwSignal<Option<InstanceDetail>>,
+    /// The instance's version of the workflow, every node placed.
+    pub definition: RwSignal<Option<Definition>>,
+    pub now: RwSignal<DateTime<Utc>>,
+    pub error: RwSignal<Option<String>>,
+    pub signed_out: RwSignal<bool>,
+    /// The span whose details are shown.
+    pub selected: RwSignal<Option<String>>,
+    fetching: RwSignal<bool>,
+    again: RwSignal<bool>,
+    stream: StoredValue<Option<Stream>, LocalStorage>,
+}
+
+/// The browser's clock (chrono's clock does not reach the browser's on wasm32).
+pub fn browser_now() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(js_sys::Date::now() as i64).unwrap_or_default()
+}
+
+impl RunView {
+    pub fn new(id: String) -> Self {
+        RunView {
+            id: StoredValue::new(id),
+            run: RwSignal::new(RunState::default()),
+            detail: RwSignal::new(None),
+            definition: RwSignal::new(None),
+            now: RwSignal::new(browser_now()),
+            error: RwSignal::new(None),
+            signed_out: RwSignal::new(false),
+            selected: RwSignal::new(None),
+            fetching: RwSignal::new(false),
+            again: RwSignal::new(false),
+            stream: StoredValue::new_local(None),
+        }
+    }
+
+    /// Loads the instance, then its version's graph, and follows its history.
+    pub fn start(self) {
+        self.refresh();
+        self.follow();
+    }
+
+    /// Rereads `GET /instances/{id}`; a call while one is in flight reads once more after it.
+    pub fn refresh(self) {
+        if self.fetching.get_untracked() {
+            self.again.set(true);
+            return;
+        }
+        self.fetching.set(true);
+        let id = self.id.get_value();
+        spawn_local(async move {
+            match api::get_instance(&id).await {
+                Ok(d) => {
+                    if self.definition.with_untracked(Option::is_none) {
+                        self.load_definition(d.summary.workflow_id.clone(), d.summary.version);
+                    }
+                    self.detail.set(Some(d));
+                }
+                Err(err) => {
+                    self.signed_out.set(err.is_unauthorized());
+                    self.error.set(Some(err.message()));
+                }
+            }
+            self.fetching.set(false);
+            if self.again.get_untracked() {
+                self.again.set(false);
+                self.refresh();
+            }
+        });
+    }
+
+    fn load_definition(self, workflow: String, version: i64) {
+        spawn_local(async move {
+            match api::get_version(&workflow, version).await {
+                Ok(v) => self.definition.set(Some(graph::placed(&v.definition))),
+                Err(err) => self.error.set(Some(err.message())),
+            }
+        });
+    }
+
+    fn follow(self) {
+        let id = self.id.get_value();
+        let on_entry = move |entry: trellis_model::trace::HistoryEvent| {
+            let is_status = entry.event == kind::INSTANCE || entry.event == kind::NODE;
+            let mut terminal = false;
+            self.run.update(|r| {
+                r.apply(&entry);
+                terminal = r.is_terminal();
+            });
+            if terminal {
+                self.close();
+            }
+            // Node outputs, timestamps and the instance's output come from the instance itself.
+            if is_status {
+                self.refresh();
+            }
+        };
+        let on_broken = move || {
+            if !self.run.with_untracked(RunState::is_terminal) {
+                self.error.set(Some("Live updates stopped; reload the page to follow the run again.".into()));
+                self.refresh();
+            }
+        };
+        match Stream::open(&crate::urls::instance_events(&id), on_entry, on_broken) {
+            Ok(stream) => self.stream.set_value(Some(stream)),
+            Err(message) => self.error.set(Some(message)),
+        }
+    }
+
+    /// Stops following. The stream (and its listeners, one of which may be running this) stays
+    /// stored until the page goes.
+    pub fn close(self) {
+        self.stream.with_value(|s| {
+            if let Some(s) = s {
+                s.close();
+            }
+        });
+    }
+}

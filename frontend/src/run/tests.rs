@@ -1,0 +1,162 @@
+use super::waterfall::{self, duration};
+use super::*;
+use serde_json::{json, Value};
+use trellis_model::Definition;
+
+const T0: &str = "2026-01-01T00:00:00Z";
+
+fn at(ms: i64) -> DateTime<Utc> {
+    T0.parse::<DateTime<Utc>>().unwrap() + chrono::Duration::milliseconds(ms)
+}
+
+fn entry(seq: i64, ms: i64, event: &str, data: Value) -> HistoryEvent {
+    let mut full = json!({"seq": seq, "instance_id": "i1", "at": at(ms), "event": event});
+    full.as_object_mut().unwrap().extend(data.as_object().unwrap().clone());
+    serde_json::from_value(full).unwrap()
+}
+
+fn span(id: &str, parent: Option<&str>, name: &str, kind: &str, start: i64, end: Option<i64>, attrs: Value) -> Value {
+    let mut s = json!({"trace_id": "0".repeat(31) + "1", "span_id": id, "parent_span_id": parent, "name": name,
+        "kind": kind, "status": (if end.is_some() { "ok" } else { "unset" }), "start": at(start), "attributes": attrs});
+    if let Some(e) = end {
+        s["end"] = json!(at(e));
+    }
+    s
+}
+
+/// A gate (wait_signal) then a noop: the history up to the gate waiting.
+pub(crate) fn gate_waiting() -> Vec<HistoryEvent> {
+    vec![
+        entry(1, 0, "span_start", span("root", None, "instance", "instance", 0, None, json!({}))),
+        entry(2, 0, "instance", json!({"status": "running", "previous": null, "workflow_id": "w"})),
+        entry(3, 10, "node", json!({"node": "gate", "status": "running", "previous": "pending", "attempt": 1})),
+        entry(4, 10, "span_start", span("a1", Some("root"), "wait_signal gate", "node", 10, None, json!({"trellis.node": "gate"}))),
+        entry(5, 20, "node", json!({"node": "gate", "status": "waiting", "previous": "running", "attempt": 1})),
+        entry(6, 20, "span_start", span("w1", Some("a1"), "signal wait gate", "signal", 20, None, json!({"trellis.node": "gate"}))),
+    ]
+}
+
+fn run(entries: &[HistoryEvent]) -> RunState {
+    let mut s = RunState::default();
+    for e in entries {
+        s.apply(e);
+    }
+    s
+}
+
+#[test]
+fn entries_fold_into_statuses_attempts_and_open_spans() {
+    let s = run(&gate_waiting());
+    assert_eq!(s.status.as_deref(), Some("running"));
+    assert_eq!(s.node_status("gate"), "waiting");
+    assert_eq!(s.nodes["gate"].attempt, 1);
+    assert_eq!(s.node_status("after"), "pending", "nodes not mentioned yet are pending");
+    assert_eq!(s.spans.len(), 3);
+    assert_eq!(s.awaiting_signal(), vec!["gate".to_owned()]);
+    assert!(!s.is_terminal());
+    assert_eq!(s.last_seq, 6);
+}
+
+#[test]
+fn duplicates_and_unparsable_entries_change_nothing() {
+    let mut s = run(&gate_waiting());
+    let before = s.clone();
+    assert!(!s.apply(&gate_waiting()[2]), "a seq already applied is a duplicate");
+    assert!(!s.apply(&entry(7, 30, "node", json!({"status": "failed"}))), "a node entry without its node");
+    assert_eq!(s, before);
+    assert!(s.apply(&entry(7, 30, "something_new", json!({}))), "unknown kinds are skipped but counted");
+    assert_eq!(s.last_seq, 7);
+}
+
+#[test]
+fn closing_entries_end_spans_and_the_terminal_status_ends_the_run() {
+    let mut entries = gate_waiting();
+    entries.extend([
+        entry(7, 500, "span_end", span("w1", Some("a1"), "signal wait gate", "signal", 20, Some(500), json!({"trellis.node": "gate"}))),
+        entry(8, 510, "node", json!({"node": "gate", "status": "succeeded", "previous": "waiting", "attempt": 1})),
+        entry(9, 510, "span_end", span("a1", Some("root"), "wait_signal gate", "node", 10, Some(510), json!({"trellis.node_type": "wait_signal"}))),
+        entry(10, 520, "node", json!({"node": "after", "status": "succeeded", "previous": "pending", "attempt": 1})),
+        entry(11, 600, "span_end", span("root", None, "instance", "instance", 0, Some(600), json!({"trellis.status": "succeeded"}))),
+        entry(12, 600, "instance", json!({"status": "succeeded", "previous": "running", "workflow_id": "w"})),
+    ]);
+    let s = run(&entries);
+    assert!(s.is_terminal());
+    assert_eq!(s.node_status("gate"), "succeeded");
+    assert!(s.awaiting_signal().is_empty());
+    let a1 = &s.spans["a1"].span;
+    assert_eq!(a1.end, Some(at(510)));
+    assert_eq!(a1.attributes["trellis.node"], "gate", "attributes from the opening entry are kept");
+    assert_eq!(a1.attributes["trellis.node_type"], "wait_signal");
+}
+
+#[test]
+fn a_failed_instance_keeps_its_error() {
+    let mut s = RunState::default();
+    s.apply(&entry(1, 0, "instance", json!({"status": "failed", "previous": "running", "workflow_id": "w", "error": "boom"})));
+    assert!(s.is_terminal());
+    assert_eq!(s.error.as_deref(), Some("boom"));
+}
+
+#[test]
+fn the_waterfall_nests_by_parent_and_places_bars_relative_to_the_start() {
+    let mut entries = gate_waiting();
+    entries.push(entry(7, 40, "span_start", span("q", Some("root"), "queue wait", "queue", 5, Some(8), json!({"error": "x"}))));
+    let s = run(&entries);
+    let rows = waterfall::rows(&s, at(100));
+    let order: Vec<(&str, usize)> = rows.iter().map(|r| (r.span_id.as_str(), r.depth)).collect();
+    assert_eq!(order, [("root", 0), ("q", 1), ("a1", 1), ("w1", 2)], "children by start time, depth-first");
+    let root = &rows[0];
+    assert!(root.open);
+    assert_eq!((root.offset_ms, root.duration_ms), (0, 100));
+    assert_eq!((root.left, root.width), (0.0, 100.0));
+    let w1 = &rows[3];
+    assert_eq!((w1.offset_ms, w1.duration_ms), (20, 80), "open spans run to now");
+    assert!((w1.left - 20.0).abs() < 1e-9 && (w1.width - 80.0).abs() < 1e-9);
+    let q = &rows[1];
+    assert!(!q.open);
+    assert_eq!(q.error.as_deref(), Some("x"));
+    assert!(q.width >= waterfall::MIN_WIDTH, "short spans stay visible");
+}
+
+#[test]
+fn open_spans_grow_and_a_lagging_clock_never_shrinks_them() {
+    let s = run(&gate_waiting());
+    let later = waterfall::rows(&s, at(1000));
+    assert_eq!(later[0].duration_ms, 1000);
+    let behind = waterfall::rows(&s, at(-5000));
+    assert_eq!(behind[0].duration_ms, 20, "now is at least the latest entry's time");
+    assert!(behind.iter().all(|r| r.width >= 0.0 && r.left + r.width <= 100.0 + 1e-9));
+}
+
+#[test]
+fn a_parent_outside_the_history_makes_a_root() {
+    let mut s = RunState::default();
+    s.apply(&entry(1, 0, "span_start", span("root", Some("caller"), "instance", "instance", 0, None, json!({}))));
+    let rows = waterfall::rows(&s, at(10));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].depth, 0);
+    assert!(waterfall::rows(&RunState::default(), at(0)).is_empty());
+}
+
+#[test]
+fn durations_read_well() {
+    assert_eq!(duration(850), "850 ms");
+    assert_eq!(duration(2_400), "2.4 s");
+    assert_eq!(duration(185_000), "3 min 05 s");
+}
+
+#[test]
+fn the_graph_is_laid_out_when_positions_are_missing_and_classed_by_status() {
+    let def: Definition = serde_json::from_value(json!({
+        "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
+        "edges": [{"from": "gate", "to": "after"}]
+    }))
+    .unwrap();
+    let placed = graph::placed(&def);
+    let x = |id: &str| placed.nodes.iter().find(|n| n.id == id).unwrap().position.unwrap().x;
+    assert!(x("after") > x("gate"), "laid out left to right");
+    let scene = graph::scene(&placed, &run(&gate_waiting()));
+    assert_eq!(scene.node("gate").unwrap().class, "run run-waiting");
+    assert_eq!(scene.node("after").unwrap().class, "run run-pending");
+    assert!(scene.edge("gate", "after").is_some());
+}
