@@ -53,7 +53,7 @@ impl<S: Send + Sync> FromRequestParts<S> for AuditSlot {
 /// The middleware: runs the handler, then queues one audit row for a mutating request.
 pub async fn record(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let mutating = matches!(*request.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
-    // Unmatched paths (the 404 fallback) have no route template and change nothing.
+    // Unmatched paths have no route template and change nothing.
     let Some(route) = request.extensions().get::<MatchedPath>().map(|m| m.as_str().to_owned()) else {
         return next.run(request).await;
     };
@@ -71,6 +71,11 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     let response = next.run(Request::from_parts(parts, body)).await;
 
     let status = response.status();
+    // A method the route does not have, or the catch-all 404 of unknown API paths (which
+    // axum matches as a wildcard route): no handler ran, nothing changed.
+    if status == StatusCode::METHOD_NOT_ALLOWED || route.contains("{*") {
+        return response;
+    }
     let (response, found) = inspect(response, status, target.is_none()).await;
     let actor = slot.actor().unwrap_or_else(Actor::anonymous);
     state.audit.record(AuditRow {

@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(signal))
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/instances", tag = "instances", request_body(content = Option<StartInstance>, description = "Optional: input, version, business key"), params(("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key return the first start")), responses((status = 201, description = "Started: `{id, status, version}`, status `queued` or `running`", content_type = "application/json"), (status = 409, description = "No version is published", body = Problem, content_type = "application/problem+json"), (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(post, path = "/workflows/{id}/instances", tag = "instances", request_body(content = StartInstance, description = "Optional: input, version, business key"), params(("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key return the first start")), responses((status = 201, description = "Started: `{id, status, version}`, status `queued` or `running`", content_type = "application/json"), (status = 409, description = "No version is published", body = Problem, content_type = "application/problem+json"), (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem, content_type = "application/problem+json")))]
 async fn start(
     State(state): State<AppState>,
     _: Authed<AsOperator>,

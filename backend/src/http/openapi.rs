@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
 use trellis_model::api::Problem;
 use utoipa::openapi::OpenApi;
-use utoipa::ToSchema;
+use utoipa::{PartialSchema, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -43,6 +43,7 @@ pub fn build() -> Value {
     let mut doc = serde_json::to_value(super::documented_routes().into_openapi()).expect("the document serializes");
     info(&mut doc);
     components(&mut doc);
+    spell_out_any(&mut doc);
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
             for method in METHODS {
@@ -53,6 +54,35 @@ pub fn build() -> Value {
         }
     }
     doc
+}
+
+/// Writes "any JSON value" schemas (`{}`, which utoipa emits for `serde_json::Value`) as the
+/// explicit list of every JSON type: the same meaning in JSON Schema 2020-12, but one that
+/// typed OpenAPI models (utoipa's own included) can read back.
+fn spell_out_any(value: &mut Value) {
+    let any = || json!({"type": ["object", "array", "string", "number", "integer", "boolean", "null"]});
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                let holds_schema = matches!(key.as_str(), "schema" | "items" | "additionalProperties");
+                if holds_schema && child.as_object().is_some_and(Map::is_empty) {
+                    *child = any();
+                } else if key == "properties" {
+                    for property in child.as_object_mut().into_iter().flat_map(|p| p.values_mut()) {
+                        if property.as_object().is_some_and(Map::is_empty) {
+                            *property = any();
+                        } else {
+                            spell_out_any(property);
+                        }
+                    }
+                } else {
+                    spell_out_any(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(spell_out_any),
+        _ => {}
+    }
 }
 
 /// The typed form, for callers (and tests) that want it.
@@ -98,19 +128,16 @@ fn problem_response(description: &str) -> Value {
 /// Adds to one operation what it shares with the others.
 fn complete(path: &str, operation: &mut Map<String, Value>) {
     path_parameters(path, operation);
-    let responses = operation.entry("responses").or_insert_with(|| json!({}));
-    let responses = responses.as_object_mut().expect("an object");
     let secured = path.starts_with("/api/v1/") && !PUBLIC.contains(&path);
     if secured {
         operation.insert("security".into(), json!([{"bearer": []}, {"cookie": []}]));
-        let responses = operation.get_mut("responses").and_then(Value::as_object_mut).expect("an object");
+    }
+    let responses = operation.entry("responses").or_insert_with(|| json!({}));
+    let Some(responses) = responses.as_object_mut() else { return };
+    if secured {
         responses.entry("401").or_insert_with(|| problem_response("No valid credentials"));
         responses.entry("403").or_insert_with(|| problem_response("The caller's role is below this route's minimum"));
-    } else {
-        responses.entry("default").or_insert_with(|| problem_response("An error"));
-        return;
     }
-    let responses = operation.get_mut("responses").and_then(Value::as_object_mut).expect("an object");
     responses.entry("default").or_insert_with(|| {
         problem_response("Any other error: 400 malformed input, 404 unknown resource, 409 conflict, 413 too large, 422 invalid, 503 database unavailable")
     });

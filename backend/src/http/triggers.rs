@@ -38,7 +38,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(preview))
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/triggers", tag = "triggers", request_body(content = Object, description = "`{kind: \"webhook\" | \"cron\", name?, paused?, ...the kind's settings}`"), responses((status = 201, description = "Created; a webhook's `url` and `secret` (shown this once), a cron's `next_fire_times`", content_type = "application/json")))]
+#[utoipa::path(post, path = "/workflows/{id}/triggers", tag = "triggers", request_body(content = Value, description = "`{kind: \"webhook\" | \"cron\", name?, paused?, ...the kind's settings}`"), responses((status = 201, description = "Created; a webhook's `url` and `secret` (shown this once), a cron's `next_fire_times`", content_type = "application/json")))]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -95,7 +95,7 @@ async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): A
 
 /// A merge of the given fields into the trigger: `name`, `paused`, and the kind's settings.
 /// A new schedule, a pause or a resume recomputes the next tick from now (no catch-up).
-#[utoipa::path(patch, path = "/triggers/{id}", tag = "triggers", request_body(content = Object, description = "The fields to change: `name`, `paused`, the kind's settings"), responses((status = 200, description = "Changed", content_type = "application/json")))]
+#[utoipa::path(patch, path = "/triggers/{id}", tag = "triggers", request_body(content = Value, description = "The fields to change: `name`, `paused`, the kind's settings"), responses((status = 200, description = "Changed", content_type = "application/json")))]
 async fn update(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -144,7 +144,7 @@ struct RotateRequest {
     grace_ms: Option<u64>,
 }
 
-#[utoipa::path(post, path = "/triggers/{id}/rotate-secret", tag = "triggers", request_body(content = Option<Object>, description = "Optional: `{grace_ms}`, how long the old secret stays valid"), responses((status = 200, description = "The new secret, shown this once", content_type = "application/json")))]
+#[utoipa::path(post, path = "/triggers/{id}/rotate-secret", tag = "triggers", request_body(content = Value, description = "Optional: `{grace_ms}`, how long the old secret stays valid"), responses((status = 200, description = "The new secret, shown this once", content_type = "application/json")))]
 async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>, body: Bytes) -> ApiResult<Json<Value>> {
     let request: RotateRequest = optional_json(&body, "rotation request")?;
     let grace_ms = request.grace_ms.unwrap_or(DEFAULT_GRACE_MS);
@@ -206,7 +206,7 @@ async fn preview(
 }
 
 /// Checks a schedule before it is saved: its next fire times, or what to fix.
-#[utoipa::path(post, path = "/triggers/preview", tag = "triggers", request_body(content = Object, description = "A cron trigger's settings"), responses((status = 200, description = "The next fire times of those settings", content_type = "application/json")))]
+#[utoipa::path(post, path = "/triggers/preview", tag = "triggers", request_body(content = Value, description = "A cron trigger's settings"), responses((status = 200, description = "The next fire times of those settings", content_type = "application/json")))]
 async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<Value>> {
     let mut fields = object(body)?;
     let count = match fields.remove("count") {

@@ -40,7 +40,7 @@ struct VersionList {
     items: Vec<VersionSummary>,
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/versions", tag = "versions", request_body(content = Option<PublishRequest>, description = "Optional: a note for the version"), responses((status = 201, description = "Published as version `version` (1, 2, ...); `Location` names it", body = PublishedVersion), (status = 422, description = "The draft is invalid; `errors` lists every problem", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(post, path = "/workflows/{id}/versions", tag = "versions", request_body(content = PublishRequest, description = "Optional: a note for the version"), responses((status = 201, description = "Published as version `version` (1, 2, ...); `Location` names it", body = PublishedVersion), (status = 422, description = "The draft is invalid; `errors` lists every problem", body = Problem, content_type = "application/problem+json")))]
 async fn publish(
     State(state): State<AppState>,
     auth: Authed<AsEditor>,
