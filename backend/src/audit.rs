@@ -20,6 +20,10 @@ const QUEUE: usize = 10_000;
 /// Rows per INSERT.
 const BATCH: usize = 200;
 const WRITE_ATTEMPTS: u32 = 3;
+/// How long the writer lets a burst gather before inserting it: one statement (and on
+/// SQLite one fsync under the single writer lock) for many rows, instead of one per
+/// request competing with the engine's own writes.
+const LINGER: Duration = Duration::from_millis(200);
 
 /// Who acted, as the audit log records it.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +101,13 @@ impl AuditLog {
 async fn write_loop(store: DynStore, mut rows: mpsc::Receiver<AuditRow>) {
     let mut batch = Vec::with_capacity(BATCH);
     while rows.recv_many(&mut batch, BATCH).await > 0 {
+        tokio::time::sleep(LINGER).await;
+        while batch.len() < BATCH {
+            match rows.try_recv() {
+                Ok(row) => batch.push(row),
+                Err(_) => break,
+            }
+        }
         write_batch(&store, &batch).await;
         batch.clear();
     }
