@@ -38,10 +38,19 @@ impl Actor {
         Actor { id: None, name: "anonymous".into(), role: None }
     }
 
-    /// A sign-in attempt: only the username tried is known (never the password).
+    /// A sign-in attempt: only the username tried is known (never the password). Cut to a
+    /// sane length, since anyone can send any text here.
     pub fn signing_in(username: &str) -> Actor {
-        Actor { id: None, name: username.into(), role: None }
+        Actor { id: None, name: clip(username), role: None }
     }
+}
+
+/// Caller-chosen text in an audit row (usernames tried, request ids) is kept to this many
+/// characters.
+pub const MAX_TEXT_CHARS: usize = 200;
+
+pub fn clip(text: &str) -> String {
+    text.chars().take(MAX_TEXT_CHARS).collect()
 }
 
 impl From<&Principal> for Actor {

@@ -62,7 +62,7 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     }
     let at = Utc::now();
     let action = format!("{} {route}", request.method());
-    let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let request_id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(crate::audit::clip);
     let (mut parts, body) = request.into_parts();
     let target = path_target(&mut parts).await;
     let slot = AuditSlot::default();
