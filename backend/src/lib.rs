@@ -7,6 +7,7 @@
 //! * [`http`]: the axum routers, one module per resource, and problem+json errors.
 //! * [`server`]: wiring it together and serving until shutdown.
 
+pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod config;

@@ -32,6 +32,7 @@ pub struct Server {
     engine: Arc<Engine>,
     fires: FireLoop,
     drain: std::time::Duration,
+    audit_writer: JoinHandle<()>,
 }
 
 impl Server {
@@ -54,8 +55,9 @@ impl Server {
         tokio::spawn(engine.bus.clone().relay(store.clone()));
         let fires = FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
-        let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default() };
-        Ok(Server { addr, listener, app: http::router(state), engine, fires, drain })
+        let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
+        let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default(), audit };
+        Ok(Server { addr, listener, app: http::router(state), engine, fires, drain, audit_writer })
     }
 
     /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
@@ -79,6 +81,10 @@ impl Server {
         let _ = stop.send(true);
         scheduler.await?;
         fires.await?;
+        // The router (and with it the audit queue's sender) is gone: write out what is queued.
+        if tokio::time::timeout(std::time::Duration::from_secs(5), self.audit_writer).await.is_err() {
+            tracing::warn!("gave up writing the last audit rows");
+        }
         served?;
         Ok(())
     }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// An RFC 9457 problem, as every error response carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Problem {
     #[serde(rename = "type")]
     pub kind: String,
@@ -19,6 +20,7 @@ pub struct Problem {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     pub username: String,
@@ -26,6 +28,7 @@ pub struct LoginRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TokenResponse {
     pub access_token: String,
     pub token_type: String,
@@ -33,6 +36,7 @@ pub struct TokenResponse {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Me {
     pub id: String,
     pub username: String,
@@ -40,6 +44,7 @@ pub struct Me {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateWorkflow {
     pub name: String,
@@ -51,6 +56,7 @@ pub struct CreateWorkflow {
 
 /// `PATCH /workflows/{id}`: only the fields present change.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateWorkflow {
     #[serde(default)]
@@ -61,6 +67,7 @@ pub struct UpdateWorkflow {
 
 /// A workflow in lists: no draft, so a page of them stays small.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WorkflowSummary {
     pub id: String,
     pub name: String,
@@ -72,6 +79,7 @@ pub struct WorkflowSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Workflow {
     #[serde(flatten)]
     pub summary: WorkflowSummary,
@@ -80,12 +88,14 @@ pub struct Workflow {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Page<T> {
     pub items: Vec<T>,
     pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PublishRequest {
     #[serde(default)]
@@ -93,6 +103,7 @@ pub struct PublishRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VersionSummary {
     pub version: i64,
     pub note: Option<String>,
@@ -101,6 +112,7 @@ pub struct VersionSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Version {
     pub workflow_id: String,
     #[serde(flatten)]
@@ -109,6 +121,7 @@ pub struct Version {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKey {
     pub name: String,
@@ -116,6 +129,7 @@ pub struct CreateApiKey {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreatedApiKey {
     pub id: String,
     pub name: String,
@@ -125,6 +139,7 @@ pub struct CreatedApiKey {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StartInstance {
     #[serde(default)]
@@ -137,6 +152,7 @@ pub struct StartInstance {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InstanceSummary {
     pub id: String,
     pub workflow_id: String,
@@ -150,6 +166,7 @@ pub struct InstanceSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeView {
     pub id: String,
     pub status: crate::NodeStatus,
@@ -161,6 +178,7 @@ pub struct NodeView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InstanceDetail {
     #[serde(flatten)]
     pub summary: InstanceSummary,
@@ -170,6 +188,7 @@ pub struct InstanceDetail {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SignalRequest {
     pub node: String,
@@ -178,6 +197,7 @@ pub struct SignalRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskPoll {
     pub queue: String,
@@ -187,6 +207,7 @@ pub struct TaskPoll {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskView {
     pub id: String,
     pub lease_token: String,
@@ -199,12 +220,14 @@ pub struct TaskView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskHeartbeat {
     pub lease_token: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskComplete {
     pub lease_token: String,
@@ -213,6 +236,7 @@ pub struct TaskComplete {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskFail {
     pub lease_token: String,
@@ -223,4 +247,32 @@ pub struct TaskFail {
 
 fn yes() -> bool {
     true
+}
+
+/// Who did an audited action: a user, an API key (`key:<name>`), `anonymous`, or for a
+/// sign-in the username tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditActor {
+    pub id: Option<String>,
+    pub name: String,
+    pub role: Option<String>,
+}
+
+/// One entry of `GET /api/v1/audit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditEntry {
+    pub id: String,
+    pub at: DateTime<Utc>,
+    pub actor: AuditActor,
+    /// Method and route template, e.g. `POST /api/v1/workflows/{id}/versions`.
+    pub action: String,
+    /// The resource id from the path, or the id a create returned.
+    pub target: Option<String>,
+    /// The HTTP status of the answer.
+    pub status: u16,
+    /// For failures, the problem's `detail`.
+    pub detail: Option<String>,
+    pub request_id: Option<String>,
 }

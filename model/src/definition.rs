@@ -8,6 +8,7 @@ use serde_json::Value;
 
 /// A workflow as drawn: nodes, the edges between them and instance-level settings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Definition {
     #[serde(default)]
@@ -19,6 +20,7 @@ pub struct Definition {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Node {
     pub id: String,
@@ -67,6 +69,7 @@ fn is_empty_object(v: &Value) -> bool {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Position {
     pub x: f64,
@@ -74,6 +77,7 @@ pub struct Position {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RetryPolicy {
     /// Total attempts including the first; 1 means "no retry".
@@ -93,11 +97,14 @@ fn default_max_backoff_ms() -> u64 {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Edge {
     pub from: String,
     pub to: String,
+    /// `success` (default), `failure`, `always`, or a `branch` outcome label.
     #[serde(default, skip_serializing_if = "EdgeWhen::is_default")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub when: EdgeWhen,
 }
 
@@ -162,6 +169,7 @@ impl<'de> Deserialize<'de> for EdgeWhen {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// At most this many instances of the workflow run at once, across all processes.
@@ -179,6 +187,7 @@ pub struct Settings {
 
 /// What a start does when `max_concurrent_instances` is reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OnLimit {
     /// Wait in FIFO order for a slot.

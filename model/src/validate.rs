@@ -33,6 +33,7 @@ pub const MAX_DURATION_MS: u64 = 10 * 365 * 24 * 3600 * 1000;
 
 /// One problem, in the shape of the contract's `errors` items.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Issue {
     pub code: String,
     pub message: String,
@@ -72,6 +73,7 @@ impl Issue {
 
 /// The outcome of [`validate`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Report {
     pub valid: bool,
     pub errors: Vec<Issue>,

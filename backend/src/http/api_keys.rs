@@ -8,18 +8,19 @@ use crate::auth::{api_key, Role};
 use crate::store::ApiKeyRecord;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get};
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::{json, Value};
 use trellis_model::api::{CreateApiKey, CreatedApiKey};
 use uuid::Uuid;
 
 const MAX_KEY_NAME_LEN: usize = 100;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api-keys", get(list).post(create)).route("/api-keys/{id}", delete(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
 }
 
+#[utoipa::path(post, path = "/api-keys", tag = "api-keys", request_body = CreateApiKey, responses((status = 201, description = "Created; `key` is shown this once", body = CreatedApiKey)))]
 async fn create(
     State(state): State<AppState>,
     auth: Authed<AsAdmin>,
@@ -45,6 +46,7 @@ async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
+#[utoipa::path(get, path = "/api-keys", tag = "api-keys", responses((status = 200, description = "Live keys, without their secrets", content_type = "application/json")))]
 async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Value>> {
     let items: Vec<Value> = state
         .store
@@ -59,6 +61,7 @@ async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Js
     Ok(Json(json!({ "items": items })))
 }
 
+#[utoipa::path(delete, path = "/api-keys/{id}", tag = "api-keys", responses((status = 204, description = "Revoked")))]
 async fn revoke(State(state): State<AppState>, _: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
     if state.store.revoke_api_key(id).await? {
         Ok(StatusCode::NO_CONTENT)

@@ -3,34 +3,36 @@
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiJson;
 use super::AppState;
+use crate::audit::{Actor, AuditSlot};
 use crate::auth::{api_key, password, Principal, Role};
 use axum::extract::{FromRequestParts, State};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use std::marker::PhantomData;
-use trellis_model::api::{LoginRequest, Me, TokenResponse};
+use trellis_model::api::{LoginRequest, Me, Problem, TokenResponse};
 
 pub const SESSION_COOKIE: &str = "trellis_session";
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/login", post(login))
-        .route("/auth/logout", post(logout))
-        .route("/auth/me", get(me))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
 }
 
+#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest, security(()), responses((status = 200, description = "Signed in; the same token is also set as the HttpOnly session cookie", body = TokenResponse), (status = 401, description = "Wrong username or password", body = Problem, content_type = "application/problem+json")))]
 async fn login(
     State(state): State<AppState>,
+    audit: AuditSlot,
     jar: CookieJar,
     ApiJson(body): ApiJson<LoginRequest>,
 ) -> ApiResult<impl IntoResponse> {
     // Usernames never contain NUL, and Postgres would refuse it as a parameter.
     let username = body.username.replace('\0', "");
+    // Audited as the username tried; the password is never recorded.
+    audit.set(Actor::signing_in(&username));
     let user = state.store.user_by_name(&username).await?;
     let matches = password::verify(body.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
     let Some(user) = user.filter(|_| matches) else {
@@ -38,6 +40,7 @@ async fn login(
         return Err(ApiError::Unauthorized("wrong username or password".into()));
     };
     let principal = Principal { id: user.id.to_string(), name: user.username.clone(), role: user.role() };
+    audit.set(Actor::from(&principal));
     let token = state.tokens.issue(&principal, chrono::Utc::now().timestamp() as u64);
     let cookie = Cookie::build((SESSION_COOKIE, token.clone()))
         .http_only(true)
@@ -55,10 +58,12 @@ fn time_secs(secs: u64) -> cookie::time::Duration {
 
 /// Clears the session cookie. Tokens are stateless, so a copied token stays valid until
 /// it expires; keep the lifetime short where that matters.
+#[utoipa::path(post, path = "/auth/logout", tag = "auth", security(()), responses((status = 204, description = "The session cookie is cleared")))]
 async fn logout(jar: CookieJar) -> impl IntoResponse {
     (jar.remove(Cookie::build(SESSION_COOKIE).path("/")), StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(get, path = "/auth/me", tag = "auth", responses((status = 200, description = "The caller", body = Me)))]
 async fn me(auth: Authed<AsViewer>) -> Json<Me> {
     let p = auth.principal;
     Json(Me { id: p.id, username: p.name, role: p.role.to_string() })
@@ -93,6 +98,10 @@ impl<R: MinRole> FromRequestParts<AppState> for Authed<R> {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> ApiResult<Self> {
         let principal = authenticate(parts, state).await?;
+        // The audit middleware reads the caller from here after the handler (403s included).
+        if let Some(slot) = parts.extensions.get::<AuditSlot>() {
+            slot.set(Actor::from(&principal));
+        }
         if principal.role < R::ROLE {
             return Err(ApiError::Forbidden(format!(
                 "this needs the {} role; you are {}",

@@ -19,8 +19,8 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use futures_util::stream::{self, Stream};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -38,20 +38,19 @@ const PAGE: i64 = 256;
 /// Comment lines that keep idle connections (and the proxies in between) open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/instances/{id}/events", get(instance_events))
-        .route("/instances/{id}/history", get(history))
-        .route("/events", get(feed))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(instance_events)).routes(routes!(history)).routes(routes!(feed))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ResumeParams {
     /// For clients that cannot set `Last-Event-ID`: resume after this `seq`.
     after: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/instances/{id}/events", tag = "events", params(ResumeParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this `seq`")), responses((status = 200, description = "Server-sent events: the whole history, then live entries; `id` is the entry's `seq`", content_type = "text/event-stream")))]
 async fn instance_events(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -185,14 +184,16 @@ impl Follower {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct HistoryParams {
     after: Option<i64>,
     limit: Option<i64>,
 }
 
 /// The history as JSON: `{"items": [...], "next_after"}`.
+#[utoipa::path(get, path = "/instances/{id}/history", tag = "events", params(HistoryParams), responses((status = 200, description = "`{items, next_after}`: history entries in `seq` order", content_type = "application/json")))]
 async fn history(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -211,12 +212,14 @@ async fn history(
     Ok(Json(json!({"items": items, "next_after": next})))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct FeedParams {
     workflow: Option<Uuid>,
 }
 
+#[utoipa::path(get, path = "/events", tag = "events", params(FeedParams), responses((status = 200, description = "Server-sent events for dashboards: status changes and counts", content_type = "text/event-stream")))]
 async fn feed(
     State(state): State<AppState>,
     _: Authed<AsViewer>,

@@ -9,8 +9,9 @@ use crate::store::{InstanceQuery, InstanceRow, Snapshot};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -22,15 +23,16 @@ use uuid::Uuid;
 const DEFAULT_PAGE: i64 = 50;
 const MAX_PAGE: i64 = 500;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/workflows/{id}/instances", post(start))
-        .route("/instances", get(list))
-        .route("/instances/{id}", get(show))
-        .route("/instances/{id}/cancel", post(cancel))
-        .route("/instances/{id}/signal", post(signal))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(start))
+        .routes(routes!(list))
+        .routes(routes!(show))
+        .routes(routes!(cancel))
+        .routes(routes!(signal))
 }
 
+#[utoipa::path(post, path = "/workflows/{id}/instances", tag = "instances", request_body(content = StartInstance, description = "Optional: input, version, business key"), params(("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key return the first start")), responses((status = 201, description = "Started: `{id, status, version}`, status `queued` or `running`", content_type = "application/json"), (status = 409, description = "No version is published", body = Problem, content_type = "application/problem+json"), (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem, content_type = "application/problem+json")))]
 async fn start(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -51,8 +53,9 @@ async fn start(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListParams {
     workflow: Option<Uuid>,
     status: Option<String>,
@@ -64,6 +67,7 @@ struct ListParams {
     limit: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/instances", tag = "instances", params(ListParams), responses((status = 200, description = "`{items, next_cursor, counts}`: a page of instances, newest first, and the count per status", content_type = "application/json")))]
 async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): ApiQuery<ListParams>) -> ApiResult<Json<Value>> {
     let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     if let Some(status) = &p.status {
@@ -86,15 +90,18 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
     Ok(Json(json!({"items": items, "next_cursor": next_cursor, "counts": counts})))
 }
 
+#[utoipa::path(get, path = "/instances/{id}", tag = "instances", responses((status = 200, description = "The instance with its nodes", body = InstanceDetail)))]
 async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
+#[utoipa::path(post, path = "/instances/{id}/cancel", tag = "instances", responses((status = 200, description = "Canceled", body = InstanceDetail), (status = 409, description = "The instance has finished", body = Problem, content_type = "application/problem+json")))]
 async fn cancel(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
     state.engine.cancel(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
+#[utoipa::path(post, path = "/instances/{id}/signal", tag = "instances", request_body = SignalRequest, responses((status = 200, description = "Delivered to the waiting node", body = InstanceDetail), (status = 409, description = "The node is not waiting for a signal", body = Problem, content_type = "application/problem+json")))]
 async fn signal(
     State(state): State<AppState>,
     _: Authed<AsOperator>,

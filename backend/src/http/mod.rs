@@ -2,12 +2,14 @@
 //! `/api/v1`, plus health probes and the single-page app.
 
 pub mod api_keys;
+pub mod audit;
 pub mod auth;
 pub mod error;
 pub mod events;
 pub mod extract;
 pub mod hooks;
 pub mod instances;
+pub mod openapi;
 pub mod ops;
 pub mod spa;
 pub mod tasks;
@@ -26,6 +28,7 @@ use axum::response::Response;
 use axum::Router;
 use error::{problem, problem_response};
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -41,10 +44,15 @@ pub struct AppState {
     pub tokens: Arc<TokenKeys>,
     pub serve: Arc<ServeConfig>,
     pub limits: Limits,
+    /// Queues audit rows for the background writer (see `crate::audit`).
+    pub audit: Arc<crate::audit::AuditLog>,
 }
 
-pub fn router(state: AppState) -> Router {
-    let api = Router::new()
+/// Every `/api/v1` route, with its OpenAPI operation. This is the one place routes are
+/// registered: each module's `router()` adds its handlers with `routes!(handler)` (never
+/// axum's `.route`), so what is served is what `openapi.json` documents.
+fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .merge(auth::router())
         .merge(workflows::router())
         .merge(versions::router())
@@ -54,12 +62,31 @@ pub fn router(state: AppState) -> Router {
         .merge(events::router())
         .merge(tasks::router())
         .merge(triggers::router())
+        .merge(audit::router())
+        .merge(openapi::router())
+}
+
+/// The routes outside `/api/v1`: probes, metrics and webhook deliveries.
+fn root_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().merge(ops::router()).merge(hooks::router())
+}
+
+/// Everything served, as one document (before `openapi::build` completes it).
+pub fn documented_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().nest("/api/v1", api_routes()).merge(root_routes())
+}
+
+pub fn router(state: AppState) -> Router {
+    let (api, _) = api_routes().split_for_parts();
+    let api = api
         .fallback(|| async { not_found() })
-        .method_not_allowed_fallback(|| async { method_not_allowed() });
+        .method_not_allowed_fallback(|| async { method_not_allowed() })
+        // Last, so it wraps every route above, including ones merged in later.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), audit::record));
+    let (root, _) = root_routes().split_for_parts();
     Router::new()
         .nest("/api/v1", api)
-        .merge(ops::router())
-        .merge(hooks::router())
+        .merge(root)
         .fallback(spa::serve)
         .layer(DefaultBodyLimit::max(state.serve.max_body_bytes))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))

@@ -6,24 +6,28 @@ use super::AppState;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::{json, Value};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).route("/metrics", get(metrics))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(healthz)).routes(routes!(readyz)).routes(routes!(metrics))
 }
 
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "The process answers", content_type = "application/json")))]
 async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
+#[utoipa::path(get, path = "/readyz", tag = "operations", responses((status = 200, description = "The database answers too", content_type = "application/json"), (status = 503, description = "The database is unreachable", body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     state.store.ping().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     Ok(Json(json!({"status": "ready", "database": state.store.backend()})))
 }
 
 /// OpenMetrics text, which Prometheus scrapes natively.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus/OpenMetrics text", content_type = "application/openmetrics-text")))]
 async fn metrics(State(state): State<AppState>) -> ApiResult<impl IntoResponse> {
     let gauges = state.store.engine_gauges().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     let bus = &state.engine.bus;

@@ -8,21 +8,23 @@ use super::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::json;
 use std::time::Duration;
 use trellis_model::api::{TaskComplete, TaskFail, TaskHeartbeat, TaskPoll, TaskView};
 use uuid::Uuid;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/tasks/poll", post(poll))
-        .route("/tasks/{id}/heartbeat", post(heartbeat))
-        .route("/tasks/{id}/complete", post(complete))
-        .route("/tasks/{id}/fail", post(fail))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(poll))
+        .routes(routes!(heartbeat))
+        .routes(routes!(complete))
+        .routes(routes!(fail))
 }
 
+#[utoipa::path(post, path = "/tasks/poll", tag = "tasks", request_body = TaskPoll, responses((status = 200, description = "A task, leased to the caller", body = TaskView), (status = 204, description = "Nothing arrived within `wait_ms`")))]
 async fn poll(State(state): State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<TaskPoll>) -> ApiResult<Response> {
     let wait = Duration::from_millis(body.wait_ms.unwrap_or(0));
     let Some(task) = state.engine.poll_task(&body.queue, wait).await? else {
@@ -42,6 +44,7 @@ async fn poll(State(state): State<AppState>, auth: Authed<AsOperator>, ApiJson(b
     Ok(Json(view).into_response())
 }
 
+#[utoipa::path(post, path = "/tasks/{id}/heartbeat", tag = "tasks", request_body = TaskHeartbeat, responses((status = 200, description = "`{lease_expires_at}`: the lease, extended", content_type = "application/json"), (status = 409, description = "The lease token is stale or unknown", body = Problem, content_type = "application/problem+json")))]
 async fn heartbeat(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -52,6 +55,7 @@ async fn heartbeat(
     Ok(Json(json!({"lease_expires_at": until})))
 }
 
+#[utoipa::path(post, path = "/tasks/{id}/complete", tag = "tasks", request_body = TaskComplete, responses((status = 204, description = "Recorded"), (status = 409, description = "The lease token is stale or unknown", body = Problem, content_type = "application/problem+json")))]
 async fn complete(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -62,6 +66,7 @@ async fn complete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(post, path = "/tasks/{id}/fail", tag = "tasks", request_body = TaskFail, responses((status = 204, description = "Recorded"), (status = 409, description = "The lease token is stale or unknown", body = Problem, content_type = "application/problem+json")))]
 async fn fail(
     State(state): State<AppState>,
     _: Authed<AsOperator>,

@@ -13,8 +13,8 @@ use crate::triggers::{CronSpec, TriggerSpec};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use chrono::{Duration, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -28,16 +28,17 @@ const MAX_PAGE: i64 = 500;
 const DEFAULT_GRACE_MS: u64 = 24 * 3600 * 1000;
 const MAX_GRACE_MS: u64 = 30 * 24 * 3600 * 1000;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/workflows/{id}/triggers", get(list).post(create))
-        .route("/triggers/preview", post(preview_spec))
-        .route("/triggers/{id}", get(show).patch(update).delete(remove))
-        .route("/triggers/{id}/rotate-secret", post(rotate))
-        .route("/triggers/{id}/deliveries", get(deliveries))
-        .route("/triggers/{id}/preview", get(preview))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(preview_spec))
+        .routes(routes!(show, update, remove))
+        .routes(routes!(rotate))
+        .routes(routes!(deliveries))
+        .routes(routes!(preview))
 }
 
+#[utoipa::path(post, path = "/workflows/{id}/triggers", tag = "triggers", request_body(content = Value, description = "`{kind: \"webhook\" | \"cron\", name?, paused?, ...the kind's settings}`"), responses((status = 201, description = "Created; a webhook's `url` and `secret` (shown this once), a cron's `next_fire_times`", content_type = "application/json")))]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -74,6 +75,7 @@ async fn create(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
+#[utoipa::path(get, path = "/workflows/{id}/triggers", tag = "triggers", responses((status = 200, description = "The workflow's triggers", content_type = "application/json")))]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -86,12 +88,14 @@ async fn list(
     Ok(Json(json!({"items": items})))
 }
 
+#[utoipa::path(get, path = "/triggers/{id}", tag = "triggers", responses((status = 200, description = "The trigger (without its secret)", content_type = "application/json")))]
 async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>, headers: HeaderMap) -> ApiResult<Json<Value>> {
     Ok(Json(view(&state, &headers, &find(&state, id).await?)))
 }
 
 /// A merge of the given fields into the trigger: `name`, `paused`, and the kind's settings.
 /// A new schedule, a pause or a resume recomputes the next tick from now (no catch-up).
+#[utoipa::path(patch, path = "/triggers/{id}", tag = "triggers", request_body(content = Value, description = "The fields to change: `name`, `paused`, the kind's settings"), responses((status = 200, description = "Changed", content_type = "application/json")))]
 async fn update(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -124,6 +128,7 @@ async fn update(
     Ok(Json(view(&state, &headers, &row)))
 }
 
+#[utoipa::path(delete, path = "/triggers/{id}", tag = "triggers", responses((status = 204, description = "Deleted")))]
 async fn remove(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
     if state.store.delete_trigger(id).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -139,6 +144,7 @@ struct RotateRequest {
     grace_ms: Option<u64>,
 }
 
+#[utoipa::path(post, path = "/triggers/{id}/rotate-secret", tag = "triggers", request_body(content = Value, description = "Optional: `{grace_ms}`, how long the old secret stays valid"), responses((status = 200, description = "The new secret, shown this once", content_type = "application/json")))]
 async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>, body: Bytes) -> ApiResult<Json<Value>> {
     let request: RotateRequest = optional_json(&body, "rotation request")?;
     let grace_ms = request.grace_ms.unwrap_or(DEFAULT_GRACE_MS);
@@ -154,13 +160,15 @@ async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id):
     Ok(Json(json!({"id": id, "secret": rotation.secret, "previous_secret_valid_until": rotation.previous_until})))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct PageParams {
     cursor: Option<Uuid>,
     limit: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/triggers/{id}/deliveries", tag = "triggers", params(PageParams), responses((status = 200, description = "The delivery log, newest first", content_type = "application/json")))]
 async fn deliveries(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -175,12 +183,14 @@ async fn deliveries(
     Ok(Json(json!({"items": items, "next_cursor": next_cursor})))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct PreviewParams {
     count: Option<usize>,
 }
 
+#[utoipa::path(get, path = "/triggers/{id}/preview", tag = "triggers", params(PreviewParams), responses((status = 200, description = "A cron trigger's next fire times", content_type = "application/json")))]
 async fn preview(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -196,6 +206,7 @@ async fn preview(
 }
 
 /// Checks a schedule before it is saved: its next fire times, or what to fix.
+#[utoipa::path(post, path = "/triggers/preview", tag = "triggers", request_body(content = Value, description = "A cron trigger's settings"), responses((status = 200, description = "The next fire times of those settings", content_type = "application/json")))]
 async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<Value>> {
     let mut fields = object(body)?;
     let count = match fields.remove("count") {

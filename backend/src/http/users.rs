@@ -9,16 +9,18 @@ use crate::auth::{check_username, password, Role};
 use crate::store::NewUser;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
-use axum::{Json, Router};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Deserialize;
 use trellis_model::api::Me;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/users", post(create))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(create))
 }
 
-#[derive(Debug, Deserialize)]
+/// `role` is `viewer`, `operator`, `editor` or `admin`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateUser {
     username: String,
@@ -26,6 +28,7 @@ struct CreateUser {
     role: String,
 }
 
+#[utoipa::path(post, path = "/users", tag = "users", request_body = CreateUser, responses((status = 201, description = "Created", body = Me), (status = 409, description = "The username is taken", body = Problem, content_type = "application/problem+json")))]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,

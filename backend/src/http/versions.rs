@@ -11,8 +11,9 @@ use axum::extract::State;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::json;
 use trellis_model::api::{PublishRequest, Version, VersionSummary};
 use trellis_model::validate;
@@ -21,12 +22,25 @@ use uuid::Uuid;
 /// A publish that keeps losing to concurrent draft saves gives up after this many tries.
 const PUBLISH_ATTEMPTS: usize = 3;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/workflows/{id}/versions", get(list).post(publish))
-        .route("/workflows/{id}/versions/{version}", get(show))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, publish)).routes(routes!(show))
 }
 
+/// The body of a successful publish.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct PublishedVersion {
+    version: i64,
+}
+
+/// The body of the version list.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct VersionList {
+    items: Vec<VersionSummary>,
+}
+
+#[utoipa::path(post, path = "/workflows/{id}/versions", tag = "versions", request_body(content = PublishRequest, description = "Optional: a note for the version"), responses((status = 201, description = "Published as version `version` (1, 2, ...); `Location` names it", body = PublishedVersion), (status = 422, description = "The draft is invalid; `errors` lists every problem", body = Problem, content_type = "application/problem+json")))]
 async fn publish(
     State(state): State<AppState>,
     auth: Authed<AsEditor>,
@@ -69,6 +83,7 @@ fn created(id: Uuid, version: i64) -> Response {
     response
 }
 
+#[utoipa::path(get, path = "/workflows/{id}/versions", tag = "versions", responses((status = 200, description = "Every published version, oldest first", body = VersionList)))]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -79,6 +94,7 @@ async fn list(
     Ok(Json(json!({ "items": items })))
 }
 
+#[utoipa::path(get, path = "/workflows/{id}/versions/{version}", tag = "versions", responses((status = 200, description = "The frozen definition of one version", body = Version)))]
 async fn show(
     State(state): State<AppState>,
     _: Authed<AsViewer>,

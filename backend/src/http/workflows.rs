@@ -9,8 +9,9 @@ use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH, LOCATION};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
-use axum::{Json, Router};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Deserialize;
 use trellis_model::api::{CreateWorkflow, Page, UpdateWorkflow, Workflow, WorkflowSummary};
 use trellis_model::{validate, Definition, Report};
@@ -21,16 +22,17 @@ pub const MAX_DESCRIPTION_LEN: usize = 4_000;
 const DEFAULT_PAGE: i64 = 50;
 const MAX_PAGE: i64 = 200;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/workflows", get(list).post(create))
-        .route("/workflows/{id}", get(show).patch(update))
-        .route("/workflows/{id}/archive", post(archive))
-        .route("/workflows/{id}/unarchive", post(unarchive))
-        .route("/workflows/{id}/draft", put(save_draft))
-        .route("/workflows/{id}/validate", post(validate_definition))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(show, update))
+        .routes(routes!(archive))
+        .routes(routes!(unarchive))
+        .routes(routes!(save_draft))
+        .routes(routes!(validate_definition))
 }
 
+#[utoipa::path(post, path = "/workflows", tag = "workflows", request_body = CreateWorkflow, responses((status = 201, description = "Created; `Location` names it, `ETag` is the draft's", body = Workflow)))]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -52,8 +54,9 @@ async fn create(
     Ok(response)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListParams {
     cursor: Option<String>,
     limit: Option<i64>,
@@ -63,6 +66,7 @@ struct ListParams {
     archived: bool,
 }
 
+#[utoipa::path(get, path = "/workflows", tag = "workflows", params(ListParams), responses((status = 200, description = "A page of workflows, newest first", body = Page<WorkflowSummary>)))]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -84,6 +88,7 @@ async fn list(
     Ok(Json(Page { items: rows.iter().map(summary).collect(), next_cursor }))
 }
 
+#[utoipa::path(get, path = "/workflows/{id}", tag = "workflows", responses((status = 200, description = "The workflow with its draft; `ETag` names the draft revision", body = Workflow)))]
 async fn show(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -92,6 +97,7 @@ async fn show(
     Ok(with_etag(&find(&state, id).await?))
 }
 
+#[utoipa::path(patch, path = "/workflows/{id}", tag = "workflows", request_body = UpdateWorkflow, responses((status = 200, description = "Renamed or redescribed", body = Workflow)))]
 async fn update(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -106,16 +112,19 @@ async fn update(
     changed(state.store.update_workflow(id, &change).await?)
 }
 
+#[utoipa::path(post, path = "/workflows/{id}/archive", tag = "workflows", responses((status = 200, description = "Archived: hidden from the list, no new versions", body = Workflow)))]
 async fn archive(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     let change = WorkflowChange { archived: Some(true), ..Default::default() };
     changed(state.store.update_workflow(id, &change).await?)
 }
 
+#[utoipa::path(post, path = "/workflows/{id}/unarchive", tag = "workflows", responses((status = 200, description = "Unarchived", body = Workflow)))]
 async fn unarchive(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     let change = WorkflowChange { archived: Some(false), ..Default::default() };
     changed(state.store.update_workflow(id, &change).await?)
 }
 
+#[utoipa::path(put, path = "/workflows/{id}/draft", tag = "workflows", request_body = Definition, params(("If-Match" = String, Header, description = "The ETag the draft was loaded with, or `*`")), responses((status = 200, description = "Saved; the new `ETag` is in the header and body", body = Workflow), (status = 412, description = "The draft changed since it was loaded", body = Problem, content_type = "application/problem+json"), (status = 428, description = "`If-Match` is missing", body = Problem, content_type = "application/problem+json")))]
 async fn save_draft(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -135,6 +144,7 @@ async fn save_draft(
     }
 }
 
+#[utoipa::path(post, path = "/workflows/{id}/validate", tag = "workflows", request_body = Definition, responses((status = 200, description = "Every error and warning of the definition", body = Report)))]
 async fn validate_definition(
     State(state): State<AppState>,
     _: Authed<AsViewer>,

@@ -4,6 +4,7 @@
 //! from Rust (never the database clock, so every process agrees on the format), and
 //! definitions are JSON. Only connection setup and migrations differ per backend.
 
+mod audit_sql;
 mod engine_records;
 mod engine_sql;
 pub mod notice;
@@ -14,6 +15,7 @@ mod sqlite;
 mod trigger_records;
 mod trigger_sql;
 
+pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
 pub use records::*;
 pub use trigger_records::*;
@@ -87,7 +89,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore + TriggerStore {
+pub trait Store: InstanceStore + TriggerStore + AuditStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

@@ -3,6 +3,7 @@
 use super::engine_records::*;
 use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
+use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::Decide;
@@ -39,6 +40,7 @@ impl PgStore {
 
 impl_store!(PgStore, "postgres");
 impl_trigger_store!(PgStore);
+impl_audit_store!(PgStore);
 impl_instance_store!(PgStore, sqlx::Postgres);
 
 const LOCK_ROW: &str = " FOR UPDATE";

@@ -157,6 +157,7 @@ both_backends! {
             ("POST", format!("/api/v1/tasks/{id}/heartbeat")),
             ("POST", format!("/api/v1/tasks/{id}/complete")),
             ("POST", format!("/api/v1/tasks/{id}/fail")),
+            ("GET", "/api/v1/audit".to_owned()),
         ];
         for (method, path) in routes {
             let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

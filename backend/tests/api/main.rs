@@ -3,6 +3,7 @@
 
 mod common;
 
+mod audit;
 mod auth;
 mod bad_input;
 mod cli;
@@ -13,6 +14,7 @@ mod engine;
 mod ledger;
 mod live;
 mod observability;
+mod openapi;
 mod process;
 mod sse;
 mod starts;

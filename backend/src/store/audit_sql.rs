@@ -1,0 +1,108 @@
+//! The audit log's SQL, shared by both backends like `sql.rs` and stamped onto each store
+//! by `impl_audit_store!`. Rows are only ever inserted (in batches, by the background writer
+//! in `http::audit`) and read newest first.
+
+use super::Result;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+pub(super) const AUDIT_COLUMNS: &str = "id, at, actor_id, actor_name, actor_role, action, target, status, detail, request_id";
+const AUDIT_COLUMN_COUNT: usize = 10;
+
+/// One recorded action.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct AuditRow {
+    pub id: Uuid,
+    pub at: DateTime<Utc>,
+    pub actor_id: Option<String>,
+    pub actor_name: String,
+    pub actor_role: Option<String>,
+    pub action: String,
+    pub target: Option<String>,
+    pub status: i32,
+    pub detail: Option<String>,
+    pub request_id: Option<String>,
+}
+
+/// Filters of `GET /audit`; `None` matches everything.
+#[derive(Debug, Clone, Default)]
+pub struct AuditQuery {
+    /// A principal's name (`alice`, `key:ci`, `anonymous`) or id.
+    pub actor: Option<String>,
+    /// Part of the action, case-insensitive (`versions`, `DELETE `).
+    pub action_contains: Option<String>,
+    pub target: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    /// Rows older than this id (the cursor).
+    pub before: Option<Uuid>,
+    pub limit: i64,
+}
+
+#[async_trait]
+pub trait AuditStore: Send + Sync + 'static {
+    /// Appends `rows` in one statement.
+    async fn insert_audit(&self, rows: &[AuditRow]) -> Result<()>;
+    /// Newest first.
+    async fn list_audit(&self, query: &AuditQuery) -> Result<Vec<AuditRow>>;
+}
+
+/// `INSERT ... VALUES ($1, ..., $10), ($11, ...)` for `rows` rows.
+pub(super) fn insert_statement(rows: usize) -> String {
+    let groups: Vec<String> = (0..rows)
+        .map(|r| {
+            let params: Vec<String> = (1..=AUDIT_COLUMN_COUNT).map(|c| format!("${}", r * AUDIT_COLUMN_COUNT + c)).collect();
+            format!("({})", params.join(", "))
+        })
+        .collect();
+    format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES {}", groups.join(", "))
+}
+
+macro_rules! impl_audit_store {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::store::AuditStore for $store {
+            async fn insert_audit(&self, rows: &[$crate::store::AuditRow]) -> Result<()> {
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                let _guard = self.write_guard().await;
+                let sql = super::audit_sql::insert_statement(rows.len());
+                let mut query = sqlx::query(&sql);
+                for r in rows {
+                    query = query
+                        .bind(r.id).bind(r.at).bind(&r.actor_id).bind(&r.actor_name).bind(&r.actor_role)
+                        .bind(&r.action).bind(&r.target).bind(r.status).bind(&r.detail).bind(&r.request_id);
+                }
+                query.execute(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn list_audit(&self, q: &$crate::store::AuditQuery) -> Result<Vec<$crate::store::AuditRow>> {
+                let sql = format!(
+                    "SELECT {} FROM audit_log \
+                     WHERE ($1 IS NULL OR actor_name = $1 OR actor_id = $1) \
+                       AND ($2 IS NULL OR LOWER(action) LIKE $2 ESCAPE '\\') \
+                       AND ($3 IS NULL OR target = $3) \
+                       AND ($4 IS NULL OR at >= $4) \
+                       AND ($5 IS NULL OR at < $5) \
+                       AND ($6 IS NULL OR id < $6) \
+                     ORDER BY id DESC LIMIT $7",
+                    super::audit_sql::AUDIT_COLUMNS
+                );
+                Ok(sqlx::query_as(&sql)
+                    .bind(&q.actor)
+                    .bind(q.action_contains.as_deref().map(like_pattern))
+                    .bind(&q.target)
+                    .bind(q.since)
+                    .bind(q.until)
+                    .bind(q.before)
+                    .bind(q.limit)
+                    .fetch_all(&self.pool)
+                    .await?)
+            }
+        }
+    };
+}
+pub(super) use impl_audit_store;
