@@ -1,4 +1,4 @@
-//! Instances: start, find, inspect, cancel, signal.
+//! Instances: start, find, inspect, cancel, signal, pause, resume.
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
@@ -29,6 +29,8 @@ pub fn router() -> Router<AppState> {
         .route("/instances/{id}", get(show))
         .route("/instances/{id}/cancel", post(cancel))
         .route("/instances/{id}/signal", post(signal))
+        .route("/instances/{id}/pause", post(pause))
+        .route("/instances/{id}/resume", post(resume))
 }
 
 async fn start(
@@ -92,6 +94,16 @@ async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): A
 
 async fn cancel(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
     state.engine.cancel(id).await?;
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+async fn pause(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+    state.engine.pause(id).await?;
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+async fn resume(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+    state.engine.resume(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
 }
 

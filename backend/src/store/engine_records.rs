@@ -162,6 +162,8 @@ pub struct NewInstance {
     /// `max_concurrent_instances` of the version, and whether to reject beyond it.
     pub limit: Option<u32>,
     pub reject_over_limit: bool,
+    /// The workflow's business-key policy (checked only when the row has a key).
+    pub key_reuse: trellis_model::KeyReuse,
     /// What starting it writes, applied if it is admitted at once.
     pub on_admit: Writes,
     /// The request's `Idempotency-Key` and a hash of the request, if it had one.
@@ -190,6 +192,11 @@ pub enum StartOutcome {
     Rejected,
     /// A start with the same Idempotency-Key was made before; nothing new was created.
     Repeated(StoredStart),
+    /// Another instance with the business key is live (`None`: it ended just after
+    /// refusing this one); nothing was created.
+    KeyLive(Option<Uuid>),
+    /// The key-reuse policy refuses the key because of this earlier instance.
+    KeyUsed { id: Uuid, status: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -100,6 +100,33 @@ macro_rules! impl_instance_store {
                 Ok(n)
             }
 
+            /// Whether the key-reuse policy refuses `key` because of an earlier instance.
+            /// It holds the workflow lock, so two starts cannot both find no earlier one.
+            async fn key_refusal(
+                tx: &mut sqlx::Transaction<'_, $db>,
+                workflow: Uuid,
+                key: &str,
+                policy: trellis_model::KeyReuse,
+            ) -> Result<Option<StartOutcome>> {
+                use trellis_model::KeyReuse;
+                let only = match policy {
+                    KeyReuse::AllowDuplicate | KeyReuse::TerminateIfRunning => return Ok(None),
+                    KeyReuse::RejectDuplicate => "",
+                    KeyReuse::AllowDuplicateFailedOnly => " AND status = 'succeeded'",
+                };
+                Self::lock_workflow(tx, workflow).await?;
+                let sql = format!("SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER BY id DESC LIMIT 1");
+                let earlier: Option<(Uuid, String)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+                Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
+            }
+
+            /// The live instance holding `key`, if there still is one.
+            async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
+                let sql = "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN ('queued', 'running', 'paused')";
+                let live: Option<(Uuid,)> = sqlx::query_as(sql).bind(workflow).bind(key).fetch_optional(&self.pool).await?;
+                Ok(live.map(|(id,)| id))
+            }
+
             async fn lock_workflow(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid) -> Result<()> {
                 let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
                 sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
@@ -130,6 +157,11 @@ macro_rules! impl_instance_store {
                         return Ok(StartOutcome::Repeated(first));
                     }
                 }
+                if let Some(key) = &row.business_key {
+                    if let Some(refused) = Self::key_refusal(&mut tx, row.workflow_id, key, new.key_reuse).await? {
+                        return Ok(refused);
+                    }
+                }
                 let mut outcome = StartOutcome::Running;
                 if let Some(limit) = new.limit {
                     Self::lock_workflow(&mut tx, row.workflow_id).await?;
@@ -144,10 +176,21 @@ macro_rules! impl_instance_store {
                     return Ok(outcome);
                 }
                 let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8)");
-                sqlx::query(&sql)
+                let inserted = sqlx::query(&sql)
                     .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
                     .bind(&row.trace_id).bind(&row.parent_span_id)
-                    .execute(&mut *tx).await.map_err(StoreError::from_sqlx)?;
+                    .execute(&mut *tx).await;
+                match inserted.map_err(StoreError::from_sqlx) {
+                    // The id is fresh, so the only unique rule this can break is one live
+                    // instance per key (`instances_one_live_per_key`).
+                    Err(StoreError::Conflict(_)) if row.business_key.is_some() => {
+                        drop(tx);
+                        return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
+                    }
+                    other => {
+                        other?;
+                    }
+                }
                 // One statement for all nodes (at most 1,000, well under both bind limits).
                 let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
                 insert.push_values(&new.nodes, |mut values, n| {

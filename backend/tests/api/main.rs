@@ -3,6 +3,7 @@
 
 mod common;
 
+mod actions;
 mod auth;
 mod bad_input;
 mod cli;
@@ -10,6 +11,7 @@ mod crash;
 mod cron;
 mod drafts;
 mod engine;
+mod keys;
 mod ledger;
 mod live;
 mod observability;

@@ -66,6 +66,11 @@ impl Sim {
     /// Handles one work item (or, with none left, a waiting signal) as the runner would.
     fn advance(&mut self, choice: u8) {
         let waiting_signal = self.snapshot.nodes.iter().position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
+        // Now and then an operator pauses or resumes.
+        if choice % 11 == 1 {
+            let paused = self.snapshot.instance.status == "paused";
+            return self.step(if paused { Event::Resume } else { Event::Pause }, Detail::default());
+        }
         if choice.is_multiple_of(23) {
             return self.step(if choice.is_multiple_of(2) { Event::Cancel } else { Event::TimedOut }, Detail::default());
         }
@@ -124,6 +129,7 @@ fn check(sim: &Sim) {
     let mut open: HashMap<String, Span> = HashMap::new();
     let mut closed: HashSet<String> = HashSet::new();
     let mut node_status: HashMap<String, String> = HashMap::new();
+    let mut instance_status: Option<String> = None;
     for (i, event) in sim.events.iter().enumerate() {
         match event.kind {
             kind::SPAN_START => {
@@ -147,6 +153,10 @@ fn check(sim: &Sim) {
             }
             kind::INSTANCE => {
                 let change: InstanceChange = serde_json::from_value(event.data.clone()).unwrap();
+                if let Some(previous) = &change.previous {
+                    assert_eq!(Some(previous), instance_status.as_ref(), "instance changes chain up");
+                }
+                instance_status = Some(change.status.clone());
                 let terminal = InstanceStatus::parse(&change.status).unwrap().is_terminal();
                 assert_eq!(terminal, i + 1 == sim.events.len(), "the terminal status is the last entry, and only it");
             }

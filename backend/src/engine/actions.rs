@@ -1,0 +1,81 @@
+//! Operator actions on one instance: pause and resume. Each is a machine event committed
+//! like any other, so the instance row lock in `transition` orders it against completions,
+//! and a refusal names the status that made the action not apply.
+
+use super::effects::Detail;
+use super::machine::Event;
+use super::ops::EngineError;
+use super::Engine;
+use crate::store::{NewInstance, StartOutcome, TransitionOutcome};
+use trellis_model::KeyReuse;
+use std::sync::Arc;
+use trellis_model::InstanceStatus;
+use uuid::Uuid;
+
+impl Engine {
+    /// Stops dispatching new nodes; running attempts finish and timers keep firing. A paused
+    /// instance keeps its `max_concurrent_instances` slot (it is still active).
+    pub async fn pause(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
+        self.operator_event(id, Event::Pause, |status| match status {
+            InstanceStatus::Paused => "the instance is already paused".to_owned(),
+            InstanceStatus::Queued => "the instance is queued and has not started; cancel it instead, or pause it once it runs".to_owned(),
+            s => format!("the instance has finished ({}); only a running instance can be paused", s.as_str()),
+        })
+        .await
+    }
+
+    /// Dispatches what became ready while the instance was paused.
+    pub async fn resume(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
+        self.operator_event(id, Event::Resume, |status| match status {
+            InstanceStatus::Running => "the instance is running, not paused; there is nothing to resume".to_owned(),
+            InstanceStatus::Queued => "the instance is queued, not paused; it starts when a slot frees".to_owned(),
+            s => format!("the instance has finished ({}); only a paused instance can be resumed", s.as_str()),
+        })
+        .await
+    }
+
+    /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
+    /// canceled first. The database's one-live-instance-per-key index decides races: a
+    /// start that loses to a concurrent one cancels that one in turn, a bounded number of
+    /// times, so the last start wins and no two instances with the key ever run together.
+    pub(super) async fn start_keyed(self: &Arc<Self>, new: &NewInstance) -> Result<StartOutcome, EngineError> {
+        const TERMINATE_TRIES: u32 = 10;
+        let mut tries = 0;
+        loop {
+            let outcome = self.store.start_instance(new).await?;
+            match outcome {
+                StartOutcome::KeyLive(live) if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES => {
+                    tries += 1;
+                    if let Some(live) = live {
+                        // Already finished (or canceled by a concurrent start) is just as good.
+                        match self.cancel(live).await {
+                            Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                outcome => return Ok(outcome),
+            }
+        }
+    }
+
+    /// Commits `event`; when it does not apply, explains why from the status it found.
+    async fn operator_event(
+        self: &Arc<Self>,
+        id: Uuid,
+        event: Event,
+        refused: impl Fn(InstanceStatus) -> String,
+    ) -> Result<(), EngineError> {
+        let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
+        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        match self.commit(&plan, id, None, event, Detail::default()).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => {
+                // Read again: the status may have changed since the first read.
+                let now = self.store.get_instance(id).await?.map(|s| s.instance.status);
+                let status = now.as_deref().and_then(InstanceStatus::parse).unwrap_or(InstanceStatus::Failed);
+                Err(EngineError::Conflict(refused(status)))
+            }
+        }
+    }
+}
