@@ -1,12 +1,13 @@
-//! Operator actions on one instance: pause and resume. Each is a machine event committed
+//! Operator actions on one instance: pause, resume and retry. Each is a machine event committed
 //! like any other, so the instance row lock in `transition` orders it against completions,
 //! and a refusal names the status that made the action not apply.
 
-use super::effects::Detail;
-use super::machine::Event;
+use super::effects::{decide, state_of, Detail};
+use super::machine::{retry_set, Event, RetryFrom};
 use super::ops::EngineError;
 use super::Engine;
-use crate::store::{NewInstance, StartOutcome, TransitionOutcome};
+use crate::store::{NewInstance, Snapshot, StartOutcome, StoreError, TransitionOutcome};
+use chrono::Utc;
 use trellis_model::KeyReuse;
 use std::sync::Arc;
 use trellis_model::InstanceStatus;
@@ -76,6 +77,65 @@ impl Engine {
                 let status = now.as_deref().and_then(InstanceStatus::parse).unwrap_or(InstanceStatus::Failed);
                 Err(EngineError::Conflict(refused(status)))
             }
+        }
+    }
+}
+
+impl Engine {
+    /// Runs a finished instance again, as the same instance (a "reset"): `from` is
+    /// `failed`, `start` or a node id. Succeeded nodes outside the re-run keep their
+    /// outputs; attempt numbers continue. Takes a concurrency slot like a start (it queues,
+    /// or is refused, when there is none). Returns the status it is in now.
+    pub async fn retry(self: &Arc<Self>, id: Uuid, from: &str) -> Result<InstanceStatus, EngineError> {
+        let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
+        let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
+        if !status.is_terminal() {
+            return Err(EngineError::Conflict(format!(
+                "the instance is {}; only a finished instance can be retried: wait for it to finish, or cancel it first",
+                status.as_str()
+            )));
+        }
+        let (workflow, version) = (snapshot.instance.workflow_id, snapshot.instance.version);
+        let plan = self.plan(workflow, version).await?;
+        let from = match from {
+            "failed" => RetryFrom::Failed,
+            "start" => RetryFrom::Start,
+            node => RetryFrom::Node(plan.index_of(node).ok_or_else(|| {
+                EngineError::Invalid(format!("version {version} of the workflow has no node `{node}`; `from` is \"failed\", \"start\" or a node id"))
+            })?),
+        };
+        if retry_set(&plan, &state_of(&plan, &snapshot), &from).is_empty() {
+            return Err(EngineError::Conflict(format!(
+                "nothing failed, timed out or was canceled in this {} instance; retry from \"start\" or from a node id",
+                status.as_str()
+            )));
+        }
+        let latest = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
+        let limits = self.plan(workflow, latest).await?;
+        let reservation = self.reserve();
+        let decide_fn = |s: &Snapshot, admit: bool| {
+            // Decided again on the locked row: it may have changed since it was read.
+            let reset = retry_set(&plan, &state_of(&plan, s), &from);
+            let mut writes = decide(&plan, s, Event::Retry { reset, admit }, &Detail::default(), Utc::now(), 0.0);
+            reservation.lease_runs(&mut writes, &self.owner);
+            writes
+        };
+        let outcome = self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, &decide_fn).await;
+        match outcome {
+            Ok(Some(TransitionOutcome::Applied(writes))) => {
+                let now = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).unwrap_or(InstanceStatus::Running);
+                self.after_commit(&plan, id, &writes, reservation).await;
+                Ok(now)
+            }
+            Ok(None) => Err(EngineError::LimitReached(format!(
+                "the workflow already runs its limit of {} instances; retry later",
+                limits.instance_limit.unwrap_or_default()
+            ))),
+            Ok(Some(_)) => Err(EngineError::Conflict("the instance changed while it was being retried; look at it and try again".into())),
+            Err(StoreError::Conflict(_)) => Err(EngineError::Conflict(
+                "another instance with this instance's business key is live; wait for it to finish or cancel it, then retry".into(),
+            )),
+            Err(e) => Err(e.into()),
         }
     }
 }

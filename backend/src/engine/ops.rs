@@ -99,7 +99,7 @@ impl Engine {
             id: Uuid::now_v7(), workflow_id: workflow, version, status: InstanceStatus::Queued.as_str().into(),
             input: Json(input), output: None, error: None, business_key: key, created_at: now, started_at: None, ended_at: None,
             trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
-            parent_span_id: trace_parent.map(|p| p.span_id),
+            parent_span_id: trace_parent.map(|p| p.span_id), run: 1,
         };
         let pending = NodeStatus::Pending.as_str();
         let nodes: Vec<NodeRow> = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, pending)).collect();

@@ -1,4 +1,4 @@
-//! Instances: start, find, inspect, cancel, signal, pause, resume.
+//! Instances: start, find, inspect, cancel, signal, pause, resume, retry.
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
@@ -31,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .route("/instances/{id}/signal", post(signal))
         .route("/instances/{id}/pause", post(pause))
         .route("/instances/{id}/resume", post(resume))
+        .route("/instances/{id}/retry", post(retry))
 }
 
 async fn start(
@@ -105,6 +106,44 @@ async fn pause(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id)
 async fn resume(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
     state.engine.resume(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetryRequest {
+    /// `failed`, `start` or a node id.
+    from: String,
+    #[serde(default)]
+    latest_version: bool,
+}
+
+/// 200 with the instance running again, or 202 when it waits in the queue for a slot.
+async fn retry(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<RetryRequest>,
+) -> ApiResult<(StatusCode, Json<InstanceDetail>)> {
+    let from = no_nul(body.from)?;
+    if body.latest_version {
+        let current = find(&state, id).await?;
+        let workflow = state.store.get_workflow(current.instance.workflow_id).await?;
+        let latest = workflow.and_then(|w| w.latest_version).unwrap_or(current.instance.version);
+        if latest != current.instance.version {
+            // Moving a run onto another version's nodes is not supported yet: say so
+            // rather than silently retrying on the old version.
+            return Err(ApiError::invalid(
+                format!(
+                    "the instance runs version {} and the latest is {latest}; retrying on a newer version is not supported yet:                      retry without `latest_version`, or start a new instance",
+                    current.instance.version
+                ),
+                vec![],
+            ));
+        }
+    }
+    let status = state.engine.retry(id, &from).await?;
+    let code = if status == InstanceStatus::Queued { StatusCode::ACCEPTED } else { StatusCode::OK };
+    Ok((code, Json(detail(&find(&state, id).await?))))
 }
 
 async fn signal(

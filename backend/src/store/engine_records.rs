@@ -22,6 +22,8 @@ pub struct InstanceRow {
     pub trace_id: Option<String>,
     /// The caller's span the instance span hangs under (from `traceparent`).
     pub parent_span_id: Option<String>,
+    /// 1, then one more per retry (`POST /instances/{id}/retry`).
+    pub run: i32,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -128,6 +130,9 @@ pub struct InstanceUpdate {
     pub error: Option<String>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
+    /// A retry: the next run begins, so the last run's end, output and error are cleared
+    /// and `started_at` is replaced rather than kept.
+    pub restart: bool,
 }
 
 /// Everything one transition writes, committed together.

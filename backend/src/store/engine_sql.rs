@@ -5,7 +5,7 @@
 //! whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
-    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id";
+    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id, run";
 pub(super) const NODE_COLUMNS: &str =
     "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, wait_started_at";
 /// History rows per INSERT: 5 binds each keeps a statement far below both backends' limits.
@@ -53,6 +53,10 @@ macro_rules! impl_instance_store {
             }
 
             async fn apply_writes(&self, tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, workflow: Uuid, w: &mut Writes) -> Result<()> {
+                if w.instance.as_ref().is_some_and(|u| u.restart) {
+                    sqlx::query("UPDATE instances SET run = run + 1, output = NULL, error = NULL, started_at = NULL, ended_at = NULL WHERE id = $1")
+                        .bind(id).execute(&mut **tx).await?;
+                }
                 if let Some(u) = &w.instance {
                     sqlx::query(
                         "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
@@ -175,7 +179,7 @@ macro_rules! impl_instance_store {
                 if outcome == StartOutcome::Rejected {
                     return Ok(outcome);
                 }
-                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8)");
+                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
                 let inserted = sqlx::query(&sql)
                     .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
                     .bind(&row.trace_id).bind(&row.parent_span_id)
@@ -234,6 +238,39 @@ macro_rules! impl_instance_store {
                 self.apply_writes(&mut tx, id, snapshot.instance.workflow_id, &mut writes).await?;
                 tx.commit().await?;
                 Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(Box::new(writes)) })
+            }
+
+            async fn retry_instance(&self, id: Uuid, limit: Option<u32>, reject_over_limit: bool, decide: RetryDecide<'_>) -> Result<Option<TransitionOutcome>> {
+                let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
+                let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
+                    return Ok(Some(TransitionOutcome::NotFound));
+                };
+                let workflow = peek.instance.workflow_id;
+                let mut admit = true;
+                if let Some(limit) = limit {
+                    // Workflow lock, then instance lock: the order admission takes them in.
+                    Self::lock_workflow(&mut tx, workflow).await?;
+                    let queued: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
+                        .bind(workflow).fetch_one(&mut *tx).await?;
+                    admit = queued.0 == 0 && Self::active_count(&mut tx, workflow).await? < i64::from(limit);
+                    if !admit && reject_over_limit {
+                        return Ok(None);
+                    }
+                }
+                let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+                    return Ok(Some(TransitionOutcome::NotFound));
+                };
+                let mut writes = decide(&snapshot, admit);
+                if writes.is_empty() {
+                    return Ok(Some(TransitionOutcome::Unchanged));
+                }
+                self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
+                    StoreError::Database(e) => StoreError::from_sqlx(e),
+                    e => e,
+                })?;
+                tx.commit().await?;
+                Ok(Some(TransitionOutcome::Applied(Box::new(writes))))
             }
 
             async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {

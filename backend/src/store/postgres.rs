@@ -5,7 +5,7 @@ use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::trigger_sql::impl_trigger_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
-use super::Decide;
+use super::{Decide, RetryDecide};
 use super::{Result, StoreError};
 use chrono::{DateTime, Utc};
 use super::notice::{self, Appended, Notice};

@@ -16,6 +16,7 @@ mod ledger;
 mod live;
 mod observability;
 mod process;
+mod retry;
 mod sse;
 mod starts;
 mod store;
