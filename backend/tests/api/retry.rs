@@ -141,4 +141,16 @@ both_backends! {
             }
         }
     }
+
+    async fn a_retry_never_makes_a_second_live_instance_with_one_key(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
+        let start = |key: &'static str| app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"key": key})).send();
+        let first: Value = start("k").await.unwrap().json().await.unwrap();
+        let first = first["id"].as_str().unwrap().to_owned();
+        app.post(&format!("/api/v1/instances/{first}/cancel")).send().await.unwrap();
+        assert_eq!(start("k").await.unwrap().status(), 201);
+        let refused = problem(retry(&app, &first, json!({"from": "failed"})).await, 409).await;
+        assert!(refused["detail"].as_str().unwrap().contains("business key"), "{refused}");
+        assert_eq!(app.instance(&first).await["status"], "canceled");
+    }
 }
