@@ -79,7 +79,7 @@ impl Sim {
             _ => RetryFrom::Node(usize::from(choice) % self.plan.nodes.len()),
         };
         let reset = retry_set(&self.plan, &state, &from);
-        let admit = choice % 4 != 0;
+        let admit = !choice.is_multiple_of(4);
         self.step(Event::Retry { reset, admit }, Detail::default());
         if self.snapshot.instance.status == "queued" {
             self.step(Event::Start, Detail { from_queue: true, ..Detail::default() });
