@@ -6,7 +6,7 @@ use super::effects::{decide, state_of, Detail};
 use super::machine::{retry_set, Event, RetryFrom};
 use super::ops::EngineError;
 use super::Engine;
-use crate::store::{NewInstance, Snapshot, StartOutcome, StoreError, TransitionOutcome};
+use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
 use chrono::Utc;
 use trellis_model::KeyReuse;
 use std::sync::Arc;
@@ -86,7 +86,9 @@ impl Engine {
     /// `failed`, `start` or a node id. Succeeded nodes outside the re-run keep their
     /// outputs; attempt numbers continue. Takes a concurrency slot like a start (it queues,
     /// or is refused, when there is none). Returns the status it is in now.
-    pub async fn retry(self: &Arc<Self>, id: Uuid, from: &str) -> Result<InstanceStatus, EngineError> {
+    /// With `latest_version`, the instance moves to the latest published version first:
+    /// nodes are matched by id (kept results stay, new nodes run, removed ones are dropped).
+    pub async fn retry(self: &Arc<Self>, id: Uuid, from: &str, latest_version: bool) -> Result<InstanceStatus, EngineError> {
         let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
         let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
         if !status.is_terminal() {
@@ -95,7 +97,21 @@ impl Engine {
                 status.as_str()
             )));
         }
-        let (workflow, version) = (snapshot.instance.workflow_id, snapshot.instance.version);
+        let (workflow, mut version) = (snapshot.instance.workflow_id, snapshot.instance.version);
+        let latest = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
+        let mut snapshot = snapshot;
+        let mut migrate = None;
+        if latest_version && latest != version {
+            let target = self.plan(workflow, latest).await?;
+            let rows: Vec<NodeRow> = target.nodes.iter().enumerate().map(|(i, n)| {
+                let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
+                old.map(|r| NodeRow { position: i as i32, ..r.clone() }).unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, "pending"))
+            }).collect();
+            snapshot.nodes = rows.clone();
+            snapshot.instance.version = latest;
+            migrate = Some((latest, rows));
+            version = latest;
+        }
         let plan = self.plan(workflow, version).await?;
         let from = match from {
             "failed" => RetryFrom::Failed,
@@ -110,7 +126,6 @@ impl Engine {
                 status.as_str()
             )));
         }
-        let latest = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
         let limits = self.plan(workflow, latest).await?;
         let reservation = self.reserve();
         let decide_fn = |s: &Snapshot, admit: bool| {
@@ -120,7 +135,8 @@ impl Engine {
             reservation.lease_runs(&mut writes, &self.owner);
             writes
         };
-        let outcome = self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, &decide_fn).await;
+        let migrate = migrate.as_ref().map(|(v, rows)| (*v, rows.as_slice()));
+        let outcome = self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, migrate, &decide_fn).await;
         match outcome {
             Ok(Some(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).unwrap_or(InstanceStatus::Running);

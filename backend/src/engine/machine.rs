@@ -78,7 +78,8 @@ pub enum RetryFrom {
 /// The nodes a retry from `from` runs again, in plan order: its roots and everything
 /// downstream of them (empty: there is nothing to re-run).
 pub fn retry_set(plan: &Plan, state: &InstanceState, from: &RetryFrom) -> Vec<usize> {
-    let unfinished = |n: &NodeState| matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut | NodeStatus::Canceled);
+    // Pending in a finished instance: a node new in the version the retry moves it to.
+    let unfinished = |n: &NodeState| matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut | NodeStatus::Canceled | NodeStatus::Pending);
     let roots: Vec<bool> = state
         .nodes
         .iter()

@@ -125,23 +125,7 @@ async fn retry(
     ApiJson(body): ApiJson<RetryRequest>,
 ) -> ApiResult<(StatusCode, Json<InstanceDetail>)> {
     let from = no_nul(body.from)?;
-    if body.latest_version {
-        let current = find(&state, id).await?;
-        let workflow = state.store.get_workflow(current.instance.workflow_id).await?;
-        let latest = workflow.and_then(|w| w.latest_version).unwrap_or(current.instance.version);
-        if latest != current.instance.version {
-            // Moving a run onto another version's nodes is not supported yet: say so
-            // rather than silently retrying on the old version.
-            return Err(ApiError::invalid(
-                format!(
-                    "the instance runs version {} and the latest is {latest}; retrying on a newer version is not supported yet:                      retry without `latest_version`, or start a new instance",
-                    current.instance.version
-                ),
-                vec![],
-            ));
-        }
-    }
-    let status = state.engine.retry(id, &from).await?;
+    let status = state.engine.retry(id, &from, body.latest_version).await?;
     let code = if status == InstanceStatus::Queued { StatusCode::ACCEPTED } else { StatusCode::OK };
     Ok((code, Json(detail(&find(&state, id).await?))))
 }

@@ -240,7 +240,14 @@ macro_rules! impl_instance_store {
                 Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(Box::new(writes)) })
             }
 
-            async fn retry_instance(&self, id: Uuid, limit: Option<u32>, reject_over_limit: bool, decide: RetryDecide<'_>) -> Result<Option<TransitionOutcome>> {
+            async fn retry_instance(
+                &self,
+                id: Uuid,
+                limit: Option<u32>,
+                reject_over_limit: bool,
+                migrate: Option<(i64, &[NodeRow])>,
+                decide: RetryDecide<'_>,
+            ) -> Result<Option<TransitionOutcome>> {
                 let _guard = self.write_guard().await;
                 let mut tx = self.pool.begin().await?;
                 let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
@@ -258,9 +265,22 @@ macro_rules! impl_instance_store {
                         return Ok(None);
                     }
                 }
-                let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+                let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
                     return Ok(Some(TransitionOutcome::NotFound));
                 };
+                if let Some((version, nodes)) = migrate {
+                    // Rolled back with the rest if `decide` finds the retry does not apply.
+                    sqlx::query("UPDATE instances SET version = $1 WHERE id = $2").bind(version).bind(id).execute(&mut *tx).await?;
+                    sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
+                    let mut insert = sqlx::QueryBuilder::<$db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+                    insert.push_values(nodes, |mut v, n| {
+                        v.push_bind(id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(n.attempts)
+                            .push_bind(&n.outcome).push_bind(&n.output).push_bind(&n.error).push_bind(n.started_at).push_bind(n.ended_at)
+                            .push_bind(n.dispatched_at).push_bind(&n.wait_kind).push_bind(n.wait_started_at);
+                    });
+                    insert.build().execute(&mut *tx).await?;
+                    snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
+                }
                 let mut writes = decide(&snapshot, admit);
                 if writes.is_empty() {
                     return Ok(Some(TransitionOutcome::Unchanged));

@@ -70,7 +70,15 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// the workflow's lock (like a start) and tells `decide` whether a slot is free; `None`
     /// when there is none and the workflow refuses rather than queues. A retry that would
     /// make a second live instance with the same business key is a `Conflict`.
-    async fn retry_instance(&self, id: Uuid, limit: Option<u32>, reject_over_limit: bool, decide: RetryDecide<'_>) -> Result<Option<TransitionOutcome>>;
+    /// `migrate`: first move the instance to this version with these node rows (all of them).
+    async fn retry_instance(
+        &self,
+        id: Uuid,
+        limit: Option<u32>,
+        reject_over_limit: bool,
+        migrate: Option<(i64, &[NodeRow])>,
+        decide: RetryDecide<'_>,
+    ) -> Result<Option<TransitionOutcome>>;
     async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.

@@ -82,14 +82,24 @@ both_backends! {
         assert_eq!(app.instance(&id).await["status"], "failed", "nothing changed");
     }
 
-    async fn retrying_on_a_newer_version_is_refused_saying_so(app: TestApp) {
+    async fn a_retry_on_the_latest_version_keeps_matching_results_and_runs_new_nodes(app: TestApp) {
         let id = failed_instance(&app).await;
         let wf = app.instance(&id).await["workflow_id"].as_str().unwrap().to_owned();
-        let published = app.post(&format!("/api/v1/workflows/{wf}/versions")).send().await.unwrap();
-        assert!(published.status().is_success(), "{}", published.status());
-        let refused = problem(retry(&app, &id, json!({"from": "failed", "latest_version": true})).await, 422).await;
-        assert!(refused["detail"].as_str().unwrap().contains("version 1"), "{refused}");
-        assert_eq!(retry(&app, &id, json!({"from": "failed"})).await.status(), 200);
+        let mut v2 = flaky_chain();
+        v2["nodes"].as_array_mut().unwrap().push(json!({"id": "extra", "type": "noop"}));
+        v2["edges"].as_array_mut().unwrap().push(json!({"from": "down", "to": "extra"}));
+        let saved = app.put(&format!("/api/v1/workflows/{wf}/draft")).header("if-match", "*").json(&v2).send().await.unwrap();
+        assert!(saved.status().is_success(), "{}", saved.status());
+        assert!(app.post(&format!("/api/v1/workflows/{wf}/versions")).send().await.unwrap().status().is_success());
+        let unknown = problem(retry(&app, &id, json!({"from": "ghost", "latest_version": true})).await, 422).await;
+        assert!(unknown["detail"].as_str().unwrap().contains("version 2"), "{unknown}");
+        assert_eq!(retry(&app, &id, json!({"from": "failed", "latest_version": true})).await.status(), 200);
+        let done = app.wait_finished(&id).await;
+        assert_eq!(done["status"], "succeeded", "{done}");
+        assert_eq!(done["version"], 2);
+        assert_eq!(attempts(&done), [1, 2, 1], "up kept its result");
+        assert_eq!(node(&done, "extra")["attempts"], 1);
+        assert_eq!(node(&done, "up")["output"], json!({"n": 1}));
     }
 
     async fn a_retried_instance_keeps_a_contiguous_well_formed_history(app: TestApp) {

@@ -161,7 +161,6 @@ fn a_retry_from_failed_keeps_succeeded_nodes_and_reruns_the_failed_branch() {
     assert_eq!(commands, [Command::Dispatch { node: b, attempt: 2 }, Command::Dispatch { node: d, attempt: 2 }], "d ran before it was canceled");
     assert_eq!(s.nodes[0].status, NodeStatus::Succeeded, "a is not run again");
     assert_eq!(s.nodes[c].status, NodeStatus::Pending, "downstream of b");
-    assert!(retry_set(&p, &s, &RetryFrom::Failed).is_empty() || s.status.is_terminal());
     assert!(apply(&p, &mut s, Event::Retry { reset: vec![0], admit: true }).is_empty(), "not while it runs");
 }
 
