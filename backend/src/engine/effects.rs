@@ -121,7 +121,13 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
                 let mut u = InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
                 u.output = Some(final_output(plan, snapshot, &writes, &after));
                 u.error = finish_error(plan, status, failed_node, detail);
-                let from = retried.unwrap_or(before.status);
+                // What this step already recorded: a retry's new status, or an admission
+                // (which closed the queue wait) when a retried run finishes on admission.
+                let from = match (retried, started) {
+                    (Some(status), _) => status,
+                    (None, true) => InstanceStatus::Running,
+                    (None, false) => before.status,
+                };
                 writes.events.extend(tracer.finished(from, status, u.error.clone()));
                 writes.instance = Some(u);
                 writes.clear_work = true;
