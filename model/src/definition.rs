@@ -183,6 +183,42 @@ pub struct Settings {
     /// The whole instance times out after this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// What a start with a business `key` does about earlier instances with that key.
+    /// Left out when it is the default, so existing definitions keep their normal form.
+    #[serde(default, skip_serializing_if = "KeyReuse::is_default")]
+    pub key_reuse: KeyReuse,
+}
+
+/// The business-key reuse policy. Whatever the policy, at most one instance per
+/// (workflow, key) is queued, running or paused at a time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum KeyReuse {
+    /// A new start is refused only while an instance with the key is live.
+    #[default]
+    AllowDuplicate,
+    /// Also refused once an instance with the key succeeded: only failures are re-run.
+    AllowDuplicateFailedOnly,
+    /// Refused if any instance ever had the key.
+    RejectDuplicate,
+    /// A live instance with the key is canceled and the new one starts.
+    TerminateIfRunning,
+}
+
+impl KeyReuse {
+    pub fn is_default(&self) -> bool {
+        *self == KeyReuse::AllowDuplicate
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyReuse::AllowDuplicate => "allow_duplicate",
+            KeyReuse::AllowDuplicateFailedOnly => "allow_duplicate_failed_only",
+            KeyReuse::RejectDuplicate => "reject_duplicate",
+            KeyReuse::TerminateIfRunning => "terminate_if_running",
+        }
+    }
 }
 
 /// What a start does when `max_concurrent_instances` is reached.

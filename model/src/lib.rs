@@ -18,6 +18,6 @@ pub mod status;
 pub mod trace;
 pub mod validate;
 
-pub use definition::{Definition, Edge, EdgeWhen, Node, OnLimit, Position, RetryPolicy, Settings};
+pub use definition::{Definition, Edge, EdgeWhen, KeyReuse, Node, OnLimit, Position, RetryPolicy, Settings};
 pub use status::{InstanceStatus, NodeStatus};
 pub use validate::{validate, Issue, Limits, Report};

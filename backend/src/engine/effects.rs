@@ -4,7 +4,7 @@
 use super::machine::{apply, Command, Event, InstanceState, NodeState};
 use super::plan::Plan;
 use super::trace::{NodeStep, Tracer};
-use crate::store::{InstanceUpdate, NewWork, NodeRow, Snapshot, Writes};
+use crate::store::{InstanceRow, InstanceUpdate, NewWork, NodeRow, Snapshot, Writes};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 use sqlx::types::Json;
@@ -64,14 +64,34 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
         _ => None,
     };
     let started = matches!(event, Event::Start);
+    // The status a retry puts the instance in (it may also finish in the same step).
+    let retried = match &event {
+        Event::Retry { admit, .. } => Some(if *admit { InstanceStatus::Running } else { InstanceStatus::Queued }),
+        _ => None,
+    };
     let commands = apply(plan, &mut after, event.clone());
     // A suspended node that fails into a retry keeps its state (waiting, same attempt);
     // only the scheduled retry tells the event applied.
     if after == before && commands.is_empty() {
         return Writes::default();
     }
-    let tracer = Tracer { plan, instance: &snapshot.instance, now };
+    // A retry begins the next run: everything it records belongs to that run's span.
+    let next_run;
+    let instance = if retried.is_some() {
+        next_run = InstanceRow { run: snapshot.instance.run + 1, started_at: Some(now), ..snapshot.instance.clone() };
+        &next_run
+    } else {
+        &snapshot.instance
+    };
+    let tracer = Tracer { plan, instance, now };
     let mut writes = Writes { ended_attempts: ended_attempt.into_iter().collect(), ..Writes::default() };
+    if let Some(status) = retried {
+        writes.instance = Some(InstanceUpdate { restart: true, ..update(status, Some(now), None) });
+        writes.events.extend(tracer.retried(before.status, status));
+        if let (Some(ms), InstanceStatus::Running) = (plan.timeout_ms, status) {
+            writes.new_work.push(work(kind::INSTANCE_TIMEOUT, None, None, now + ms_duration(ms)));
+        }
+    }
     if started {
         writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
         writes.events.extend(tracer.admitted(detail.from_queue));
@@ -96,10 +116,19 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
                 writes.new_work.push(work(kind::RETRY, Some(&plan.nodes[node].id), Some(attempt), now + ms_duration(delay)));
             }
             Command::Finish { status, failed_node } => {
-                let mut u = update(status, None, Some(now));
+                // A retry whose re-run nodes are all skipped at once still begins a run.
+                let restart = retried.is_some();
+                let mut u = InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
                 u.output = Some(final_output(plan, snapshot, &writes, &after));
                 u.error = finish_error(plan, status, failed_node, detail);
-                writes.events.extend(tracer.finished(before.status, status, u.error.clone()));
+                // What this step already recorded: a retry's new status, or an admission
+                // (which closed the queue wait) when a retried run finishes on admission.
+                let from = match (retried, started) {
+                    (Some(status), _) => status,
+                    (None, true) => InstanceStatus::Running,
+                    (None, false) => before.status,
+                };
+                writes.events.extend(tracer.finished(from, status, u.error.clone()));
                 writes.instance = Some(u);
                 writes.clear_work = true;
                 writes.new_work.clear();
@@ -136,6 +165,10 @@ fn node_rows(
         if new.attempts != old.attempts {
             row.started_at = Some(now);
             row.error = None;
+        }
+        if new.status == NodeStatus::Pending && old.status != NodeStatus::Pending {
+            // Reset by a retry: the last run's result no longer stands.
+            (row.output, row.error, row.started_at, row.ended_at) = (None, None, None, None);
         }
         let is_event_node = Some(i) == event_node;
         if is_event_node {
@@ -178,7 +211,7 @@ fn event_node(event: &Event) -> Option<usize> {
 }
 
 fn update(status: InstanceStatus, started_at: Option<DateTime<Utc>>, ended_at: Option<DateTime<Utc>>) -> InstanceUpdate {
-    InstanceUpdate { status: status.as_str().to_owned(), output: None, error: None, started_at, ended_at }
+    InstanceUpdate { status: status.as_str().to_owned(), output: None, error: None, started_at, ended_at, restart: false }
 }
 
 pub fn work(kind: &str, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {

@@ -51,6 +51,58 @@ pub enum Event {
     RetryDue { node: usize, attempt: u32 },
     Cancel,
     TimedOut,
+    /// An operator paused the instance: nothing new is dispatched until `Resume`, while
+    /// running attempts finish and timers keep firing (their results are recorded).
+    Pause,
+    /// Dispatches whatever became ready while paused, or finishes an instance whose last
+    /// node ended while paused.
+    Resume,
+    /// An operator re-runs a finished instance: the nodes in `reset` (closed downstream
+    /// here, whatever the caller passed) go back to pending, keeping their attempt counts
+    /// so attempt numbers stay unique; the others keep their results. `admit`: whether a
+    /// `max_concurrent_instances` slot is free (else it queues and waits for `Start`).
+    Retry { reset: Vec<usize>, admit: bool },
+}
+
+/// Where a retry starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryFrom {
+    /// The nodes that failed, timed out or were canceled.
+    Failed,
+    /// Every node.
+    Start,
+    /// This node, and whatever did not succeed.
+    Node(usize),
+}
+
+/// The nodes a retry from `from` runs again, in plan order: its roots and everything
+/// downstream of them (empty: there is nothing to re-run).
+pub fn retry_set(plan: &Plan, state: &InstanceState, from: &RetryFrom) -> Vec<usize> {
+    // Pending in a finished instance: a node new in the version the retry moves it to.
+    let unfinished = |n: &NodeState| matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut | NodeStatus::Canceled | NodeStatus::Pending);
+    let roots: Vec<bool> = state
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match from {
+            RetryFrom::Start => true,
+            RetryFrom::Failed => unfinished(n),
+            RetryFrom::Node(x) => *x == i || unfinished(n),
+        })
+        .collect();
+    downstream(plan, roots)
+}
+
+/// `roots` and every node reachable from them, as indexes in plan order.
+fn downstream(plan: &Plan, mut marked: Vec<bool>) -> Vec<usize> {
+    marked.resize(plan.nodes.len(), false);
+    // Topological order: a node's predecessors are decided before it.
+    for i in 0..plan.nodes.len() {
+        if !marked[i] && plan.incoming[i].iter().any(|e| marked[e.from]) {
+            marked[i] = true;
+        }
+    }
+    marked.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,11 +151,38 @@ pub fn apply(plan: &Plan, state: &mut InstanceState, event: Event) -> Vec<Comman
             state.nodes[node].status = NodeStatus::Ready;
             dispatch_ready(plan, state, &mut commands);
         }
+        Event::Pause if state.status == InstanceStatus::Running => state.status = InstanceStatus::Paused,
+        Event::Resume if state.status == InstanceStatus::Paused => {
+            state.status = InstanceStatus::Running;
+            advance(plan, state, &mut commands);
+        }
+        Event::Retry { reset, admit } if state.status.is_terminal() => retry(plan, state, &reset, admit, &mut commands),
         Event::Cancel if !state.status.is_terminal() => finish(state, InstanceStatus::Canceled, None, &mut commands),
         Event::TimedOut if !state.status.is_terminal() => finish(state, InstanceStatus::TimedOut, None, &mut commands),
         _ => {}
     }
     commands
+}
+
+fn retry(plan: &Plan, state: &mut InstanceState, reset: &[usize], admit: bool, commands: &mut Vec<Command>) {
+    let mut roots = vec![false; plan.nodes.len()];
+    for &i in reset.iter().filter(|i| **i < plan.nodes.len()) {
+        roots[i] = true;
+    }
+    let reset = downstream(plan, roots);
+    if reset.is_empty() {
+        return;
+    }
+    for i in reset {
+        state.nodes[i].status = NodeStatus::Pending;
+        state.nodes[i].outcome = None;
+    }
+    if admit {
+        state.status = InstanceStatus::Running;
+        advance(plan, state, commands);
+    } else {
+        state.status = InstanceStatus::Queued;
+    }
 }
 
 /// Ends a failed attempt: retries it while `attempt < budget`, else the node fails, which

@@ -2,6 +2,7 @@
 //! shell that persists its decisions and runs nodes around it (`runner`), and the
 //! operations the API calls (`ops`).
 
+mod actions;
 mod commit;
 pub mod effects;
 pub mod json;

@@ -99,7 +99,7 @@ impl Engine {
             id: Uuid::now_v7(), workflow_id: workflow, version, status: InstanceStatus::Queued.as_str().into(),
             input: Json(input), output: None, error: None, business_key: key, created_at: now, started_at: None, ended_at: None,
             trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
-            parent_span_id: trace_parent.map(|p| p.span_id),
+            parent_span_id: trace_parent.map(|p| p.span_id), run: 1,
         };
         let pending = NodeStatus::Pending.as_str();
         let nodes: Vec<NodeRow> = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, pending)).collect();
@@ -114,9 +114,9 @@ impl Engine {
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
         let new = NewInstance {
             row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone(), idempotency,
-            created_events: created_events.clone(), queued_events: queued_events.clone(),
+            created_events: created_events.clone(), queued_events: queued_events.clone(), key_reuse: limits.key_reuse,
         };
-        let status = match self.store.start_instance(&new).await? {
+        let status = match self.start_keyed(&new).await? {
             StartOutcome::Running => {
                 // The history starts with creation, then admission (see `start_instance`).
                 let after = created_events.len() as i64;
@@ -139,6 +139,9 @@ impl Engine {
             }
             StartOutcome::Repeated(_) => {
                 return Err(EngineError::Invalid("this Idempotency-Key was already used with a different request".into()));
+            }
+            refused @ (StartOutcome::KeyLive(_) | StartOutcome::KeyUsed { .. }) => {
+                return Err(key_refused(&refused, new.row.business_key.as_deref().unwrap_or_default(), limits.key_reuse));
             }
         };
         Ok(Started { id, status, version })
@@ -304,6 +307,19 @@ fn request_hash(version: i64, input: &Value, key: Option<&str>) -> String {
     use sha2::{Digest, Sha256};
     let canonical = serde_json::json!({"version": version, "input": input, "key": key}).to_string();
     Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn key_refused(outcome: &StartOutcome, key: &str, policy: trellis_model::KeyReuse) -> EngineError {
+    let policy = policy.as_str();
+    EngineError::Conflict(match outcome {
+        StartOutcome::KeyLive(Some(id)) => format!(
+            "instance {id} with key `{key}` has not finished; wait for it, cancel it, or set the workflow's key_reuse to terminate_if_running"
+        ),
+        StartOutcome::KeyUsed { id, status } => format!(
+            "the workflow's key_reuse policy is {policy} and instance {id} already used key `{key}` ({status}); start with a new key"
+        ),
+        _ => format!("another instance with key `{key}` was live a moment ago; try again"),
+    })
 }
 
 fn refuse_nul(value: &Value, what: &str) -> Result<(), EngineError> {

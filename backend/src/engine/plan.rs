@@ -28,6 +28,8 @@ pub struct Plan {
     /// `max_concurrent_instances`, and whether starts beyond it are refused.
     pub instance_limit: Option<u32>,
     pub reject_over_limit: bool,
+    /// What a start with a business key does about earlier instances with it.
+    pub key_reuse: trellis_model::KeyReuse,
     index: HashMap<String, usize>,
 }
 
@@ -57,6 +59,7 @@ impl Plan {
             timeout_ms: settings.timeout_ms,
             instance_limit: settings.max_concurrent_instances,
             reject_over_limit: settings.on_limit == trellis_model::OnLimit::Reject,
+            key_reuse: settings.key_reuse,
             index,
         })
     }

@@ -55,8 +55,17 @@ impl Tracer<'_> {
         self.instance.trace_id.clone().unwrap_or_else(|| self.instance.id.simple().to_string())
     }
 
+    /// The instance span of the current run: a retried instance's later runs each get
+    /// their own (ids are never reused, and the first run's closed when it finished).
     pub fn root_id(&self) -> String {
-        span_id(self.instance.id, &["instance"])
+        self.run_span_id("instance")
+    }
+
+    fn run_span_id(&self, what: &str) -> String {
+        match self.instance.run {
+            ..=1 => span_id(self.instance.id, &[what]),
+            run => span_id(self.instance.id, &[what, &run.to_string()]),
+        }
     }
 
     pub fn attempt_id(&self, node: &str, attempt: i32) -> String {
@@ -79,7 +88,9 @@ impl Tracer<'_> {
 
     fn root(&self) -> Span {
         let name = if self.plan.name.is_empty() { "instance".to_owned() } else { self.plan.name.clone() };
-        let mut span = self.span(self.root_id(), self.instance.parent_span_id.clone(), name, span_kind::INSTANCE, self.instance.created_at);
+        // A retried run starts when it was retried.
+        let start = if self.instance.run > 1 { self.instance.started_at.unwrap_or(self.instance.created_at) } else { self.instance.created_at };
+        let mut span = self.span(self.root_id(), self.instance.parent_span_id.clone(), name, span_kind::INSTANCE, start);
         let attributes = &mut span.attributes;
         attributes.insert("trellis.instance_id".into(), json!(self.instance.id));
         attributes.insert("trellis.workflow_id".into(), json!(self.instance.workflow_id));
@@ -87,12 +98,15 @@ impl Tracer<'_> {
         if let Some(key) = &self.instance.business_key {
             attributes.insert("trellis.key".into(), json!(key));
         }
+        if self.instance.run > 1 {
+            attributes.insert("trellis.run".into(), json!(self.instance.run));
+        }
         span
     }
 
     fn queue(&self) -> Span {
         let name = "queue wait: max_concurrent_instances".to_owned();
-        let mut span = self.span(span_id(self.instance.id, &["queue"]), Some(self.root_id()), name, span_kind::QUEUE, self.instance.created_at);
+        let mut span = self.span(self.run_span_id("queue"), Some(self.root_id()), name, span_kind::QUEUE, self.root().start);
         span.attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
         span.attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
         span
@@ -127,6 +141,17 @@ impl Tracer<'_> {
             error,
         };
         self.event(kind::INSTANCE, &change)
+    }
+
+    /// A retry began run `instance.run`: its span opens, the status changes from the last
+    /// run's end, and a retry without a free slot starts waiting for one.
+    pub fn retried(&self, previous: InstanceStatus, status: InstanceStatus) -> Vec<NewEvent> {
+        let mut events = vec![self.event(kind::SPAN_START, &self.root())];
+        events.push(self.instance_change(status, Some(previous), None));
+        if status == InstanceStatus::Queued {
+            events.push(self.event(kind::SPAN_START, &self.queue()));
+        }
+        events
     }
 
     /// The instance was admitted (`from_queue`: after waiting for a slot).
@@ -275,7 +300,10 @@ impl Tracer<'_> {
 
     fn wait_span(&self, row: &NodeRow, wait_kind: &str) -> Span {
         let attempt = row.attempts.to_string();
-        let id = span_id(self.instance.id, &["wait", &row.node_id, &attempt, wait_kind]);
+        // A node a retry reset waits for a slot with the attempt count of the last run.
+        let run = self.instance.run.to_string();
+        let parts: &[&str] = if self.instance.run > 1 { &["wait", &row.node_id, &attempt, wait_kind, &run] } else { &["wait", &row.node_id, &attempt, wait_kind] };
+        let id = span_id(self.instance.id, parts);
         let attempt_span = Some(self.attempt_id(&row.node_id, row.attempts));
         let (name, span_kind, parent) = match wait_kind {
             wait::TIMER => ("timer", span_kind::TIMER, attempt_span),

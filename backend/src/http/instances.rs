@@ -1,4 +1,4 @@
-//! Instances: start, find, inspect, cancel, signal.
+//! Instances: start, find, inspect, cancel, signal, pause, resume, retry.
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
@@ -30,6 +30,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(show))
         .routes(routes!(cancel))
         .routes(routes!(signal))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
+        .routes(routes!(retry))
 }
 
 #[utoipa::path(post, path = "/workflows/{id}/instances", tag = "instances", request_body(content = StartInstance, description = "Optional: input, version, business key"), params(("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key return the first start")), responses((status = 201, description = "Started: `{id, status, version}`, status `queued` or `running`", content_type = "application/json"), (status = 409, description = "No version is published", body = Problem, content_type = "application/problem+json"), (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem, content_type = "application/problem+json")))]
@@ -99,6 +102,41 @@ async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): A
 async fn cancel(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
     state.engine.cancel(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
+}
+
+#[utoipa::path(post, path = "/instances/{id}/pause", tag = "instances", responses((status = 200, description = "Paused: no new nodes start; running ones finish", body = InstanceDetail), (status = 409, description = "The instance is not running", body = Problem, content_type = "application/problem+json")))]
+async fn pause(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+    state.engine.pause(id).await?;
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+#[utoipa::path(post, path = "/instances/{id}/resume", tag = "instances", responses((status = 200, description = "Running again; what became ready starts", body = InstanceDetail), (status = 409, description = "The instance is not paused", body = Problem, content_type = "application/problem+json")))]
+async fn resume(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+    state.engine.resume(id).await?;
+    Ok(Json(detail(&find(&state, id).await?)))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct RetryRequest {
+    /// `failed`, `start` or a node id.
+    from: String,
+    #[serde(default)]
+    latest_version: bool,
+}
+
+/// 200 with the instance running again, or 202 when it waits in the queue for a slot.
+#[utoipa::path(post, path = "/instances/{id}/retry", tag = "instances", request_body = RetryRequest, responses((status = 200, description = "Running again", body = InstanceDetail), (status = 202, description = "Waiting in the queue for a slot", body = InstanceDetail), (status = 409, description = "The instance cannot be retried in its state", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Unknown node", body = Problem, content_type = "application/problem+json"), (status = 429, description = "The workflow is at its limit and rejects", body = Problem, content_type = "application/problem+json")))]
+async fn retry(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<RetryRequest>,
+) -> ApiResult<(StatusCode, Json<InstanceDetail>)> {
+    let from = no_nul(body.from)?;
+    let status = state.engine.retry(id, &from, body.latest_version).await?;
+    let code = if status == InstanceStatus::Queued { StatusCode::ACCEPTED } else { StatusCode::OK };
+    Ok((code, Json(detail(&find(&state, id).await?))))
 }
 
 #[utoipa::path(post, path = "/instances/{id}/signal", tag = "instances", request_body = SignalRequest, responses((status = 200, description = "Delivered to the waiting node", body = InstanceDetail), (status = 409, description = "The node is not waiting for a signal", body = Problem, content_type = "application/problem+json")))]

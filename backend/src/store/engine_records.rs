@@ -22,6 +22,8 @@ pub struct InstanceRow {
     pub trace_id: Option<String>,
     /// The caller's span the instance span hangs under (from `traceparent`).
     pub parent_span_id: Option<String>,
+    /// 1, then one more per retry (`POST /instances/{id}/retry`).
+    pub run: i32,
 }
 
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -128,6 +130,9 @@ pub struct InstanceUpdate {
     pub error: Option<String>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
+    /// A retry: the next run begins, so the last run's end, output and error are cleared
+    /// and `started_at` is replaced rather than kept.
+    pub restart: bool,
 }
 
 /// Everything one transition writes, committed together.
@@ -162,6 +167,8 @@ pub struct NewInstance {
     /// `max_concurrent_instances` of the version, and whether to reject beyond it.
     pub limit: Option<u32>,
     pub reject_over_limit: bool,
+    /// The workflow's business-key policy (checked only when the row has a key).
+    pub key_reuse: trellis_model::KeyReuse,
     /// What starting it writes, applied if it is admitted at once.
     pub on_admit: Writes,
     /// The request's `Idempotency-Key` and a hash of the request, if it had one.
@@ -190,6 +197,11 @@ pub enum StartOutcome {
     Rejected,
     /// A start with the same Idempotency-Key was made before; nothing new was created.
     Repeated(StoredStart),
+    /// Another instance with the business key is live (`None`: it ended just after
+    /// refusing this one); nothing was created.
+    KeyLive(Option<Uuid>),
+    /// The key-reuse policy refuses the key because of this earlier instance.
+    KeyUsed { id: Uuid, status: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]

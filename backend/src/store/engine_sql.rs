@@ -5,7 +5,7 @@
 //! whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
-    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id";
+    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id, run";
 pub(super) const NODE_COLUMNS: &str =
     "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, wait_started_at";
 /// History rows per INSERT: 5 binds each keeps a statement far below both backends' limits.
@@ -53,6 +53,10 @@ macro_rules! impl_instance_store {
             }
 
             async fn apply_writes(&self, tx: &mut sqlx::Transaction<'_, $db>, id: Uuid, workflow: Uuid, w: &mut Writes) -> Result<()> {
+                if w.instance.as_ref().is_some_and(|u| u.restart) {
+                    sqlx::query("UPDATE instances SET run = run + 1, output = NULL, error = NULL, started_at = NULL, ended_at = NULL WHERE id = $1")
+                        .bind(id).execute(&mut **tx).await?;
+                }
                 if let Some(u) = &w.instance {
                     sqlx::query(
                         "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
@@ -100,6 +104,33 @@ macro_rules! impl_instance_store {
                 Ok(n)
             }
 
+            /// Whether the key-reuse policy refuses `key` because of an earlier instance.
+            /// It holds the workflow lock, so two starts cannot both find no earlier one.
+            async fn key_refusal(
+                tx: &mut sqlx::Transaction<'_, $db>,
+                workflow: Uuid,
+                key: &str,
+                policy: trellis_model::KeyReuse,
+            ) -> Result<Option<StartOutcome>> {
+                use trellis_model::KeyReuse;
+                let only = match policy {
+                    KeyReuse::AllowDuplicate | KeyReuse::TerminateIfRunning => return Ok(None),
+                    KeyReuse::RejectDuplicate => "",
+                    KeyReuse::AllowDuplicateFailedOnly => " AND status = 'succeeded'",
+                };
+                Self::lock_workflow(tx, workflow).await?;
+                let sql = format!("SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER BY id DESC LIMIT 1");
+                let earlier: Option<(Uuid, String)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+                Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
+            }
+
+            /// The live instance holding `key`, if there still is one.
+            async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
+                let sql = "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN ('queued', 'running', 'paused')";
+                let live: Option<(Uuid,)> = sqlx::query_as(sql).bind(workflow).bind(key).fetch_optional(&self.pool).await?;
+                Ok(live.map(|(id,)| id))
+            }
+
             async fn lock_workflow(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid) -> Result<()> {
                 let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
                 sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
@@ -130,6 +161,11 @@ macro_rules! impl_instance_store {
                         return Ok(StartOutcome::Repeated(first));
                     }
                 }
+                if let Some(key) = &row.business_key {
+                    if let Some(refused) = Self::key_refusal(&mut tx, row.workflow_id, key, new.key_reuse).await? {
+                        return Ok(refused);
+                    }
+                }
                 let mut outcome = StartOutcome::Running;
                 if let Some(limit) = new.limit {
                     Self::lock_workflow(&mut tx, row.workflow_id).await?;
@@ -143,11 +179,22 @@ macro_rules! impl_instance_store {
                 if outcome == StartOutcome::Rejected {
                     return Ok(outcome);
                 }
-                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8)");
-                sqlx::query(&sql)
+                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
+                let inserted = sqlx::query(&sql)
                     .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
                     .bind(&row.trace_id).bind(&row.parent_span_id)
-                    .execute(&mut *tx).await.map_err(StoreError::from_sqlx)?;
+                    .execute(&mut *tx).await;
+                match inserted.map_err(StoreError::from_sqlx) {
+                    // The id is fresh, so the only unique rule this can break is one live
+                    // instance per key (`instances_one_live_per_key`).
+                    Err(StoreError::Conflict(_)) if row.business_key.is_some() => {
+                        drop(tx);
+                        return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
+                    }
+                    other => {
+                        other?;
+                    }
+                }
                 // One statement for all nodes (at most 1,000, well under both bind limits).
                 let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
                 insert.push_values(&new.nodes, |mut values, n| {
@@ -191,6 +238,59 @@ macro_rules! impl_instance_store {
                 self.apply_writes(&mut tx, id, snapshot.instance.workflow_id, &mut writes).await?;
                 tx.commit().await?;
                 Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(Box::new(writes)) })
+            }
+
+            async fn retry_instance(
+                &self,
+                id: Uuid,
+                limit: Option<u32>,
+                reject_over_limit: bool,
+                migrate: Option<(i64, &[NodeRow])>,
+                decide: RetryDecide<'_>,
+            ) -> Result<Option<TransitionOutcome>> {
+                let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
+                let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
+                    return Ok(Some(TransitionOutcome::NotFound));
+                };
+                let workflow = peek.instance.workflow_id;
+                let mut admit = true;
+                if let Some(limit) = limit {
+                    // Workflow lock, then instance lock: the order admission takes them in.
+                    Self::lock_workflow(&mut tx, workflow).await?;
+                    let queued: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
+                        .bind(workflow).fetch_one(&mut *tx).await?;
+                    admit = queued.0 == 0 && Self::active_count(&mut tx, workflow).await? < i64::from(limit);
+                    if !admit && reject_over_limit {
+                        return Ok(None);
+                    }
+                }
+                let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+                    return Ok(Some(TransitionOutcome::NotFound));
+                };
+                if let Some((version, nodes)) = migrate {
+                    // Rolled back with the rest if `decide` finds the retry does not apply.
+                    sqlx::query("UPDATE instances SET version = $1 WHERE id = $2").bind(version).bind(id).execute(&mut *tx).await?;
+                    sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
+                    let mut insert = sqlx::QueryBuilder::<$db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+                    insert.push_values(nodes, |mut v, n| {
+                        v.push_bind(id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(n.attempts)
+                            .push_bind(&n.outcome).push_bind(&n.output).push_bind(&n.error).push_bind(n.started_at).push_bind(n.ended_at)
+                            .push_bind(n.dispatched_at).push_bind(&n.wait_kind).push_bind(n.wait_started_at);
+                    });
+                    insert.build().execute(&mut *tx).await?;
+                    snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
+                }
+                let mut writes = decide(&snapshot, admit);
+                if writes.is_empty() {
+                    return Ok(Some(TransitionOutcome::Unchanged));
+                }
+                self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
+                    StoreError::Database(e) => StoreError::from_sqlx(e),
+                    e => e,
+                })?;
+                tx.commit().await?;
+                Ok(Some(TransitionOutcome::Applied(Box::new(writes))))
             }
 
             async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {

@@ -54,6 +54,9 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// Decides, inside a transition's transaction, what to write given the locked snapshot.
 pub type Decide<'a> = &'a (dyn Fn(&Snapshot) -> Writes + Send + Sync);
 
+/// Decides a retry given the locked snapshot and whether a concurrency slot is free.
+pub type RetryDecide<'a> = &'a (dyn Fn(&Snapshot, bool) -> Writes + Send + Sync);
+
 /// The engine's persistence: instances, their nodes and the durable work queue.
 #[async_trait]
 pub trait InstanceStore: Send + Sync + 'static {
@@ -65,6 +68,19 @@ pub trait InstanceStore: Send + Sync + 'static {
     async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;
     /// Admits the oldest queued instances of `workflow` into its free slots; returns each
     /// with what admitting it wrote.
+    /// A retry of a finished instance as one transition: under a concurrency limit it holds
+    /// the workflow's lock (like a start) and tells `decide` whether a slot is free; `None`
+    /// when there is none and the workflow refuses rather than queues. A retry that would
+    /// make a second live instance with the same business key is a `Conflict`.
+    /// `migrate`: first move the instance to this version with these node rows (all of them).
+    async fn retry_instance(
+        &self,
+        id: Uuid,
+        limit: Option<u32>,
+        reject_over_limit: bool,
+        migrate: Option<(i64, &[NodeRow])>,
+        decide: RetryDecide<'_>,
+    ) -> Result<Option<TransitionOutcome>>;
     async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.

@@ -6,7 +6,7 @@ use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INS
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
-use super::Decide;
+use super::{Decide, RetryDecide};
 use super::{Result, StoreError};
 use chrono::{DateTime, Utc};
 use super::notice::{self, Appended, Notice};

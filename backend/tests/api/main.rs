@@ -3,6 +3,7 @@
 
 mod common;
 
+mod actions;
 mod audit;
 mod auth;
 mod bad_input;
@@ -11,11 +12,13 @@ mod crash;
 mod cron;
 mod drafts;
 mod engine;
+mod keys;
 mod ledger;
 mod live;
 mod observability;
 mod openapi;
 mod process;
+mod retry;
 mod sse;
 mod starts;
 mod store;

@@ -147,6 +147,66 @@ fn cancel_and_timeout_end_every_unfinished_node() {
     assert_eq!(timed_out.nodes[1].status, NodeStatus::Canceled);
 }
 
+#[test]
+fn a_retry_from_failed_keeps_succeeded_nodes_and_reruns_the_failed_branch() {
+    let p = plan(&["a", "b", "c", "d"], &[("a", "b", "success"), ("b", "c", "success"), ("a", "d", "success")]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    apply(&p, &mut s, ok(0, 1));
+    let (b, c, d) = (p.index_of("b").unwrap(), p.index_of("c").unwrap(), p.index_of("d").unwrap());
+    apply(&p, &mut s, Event::Failed { node: b, attempt: 1, retryable: false, timed_out: false });
+    assert_eq!(s.status, InstanceStatus::Failed);
+    assert_eq!(retry_set(&p, &s, &RetryFrom::Failed), [b, c, d], "d was canceled when the instance failed");
+    let commands = apply(&p, &mut s, Event::Retry { reset: vec![b, d], admit: true });
+    assert_eq!(commands, [Command::Dispatch { node: b, attempt: 2 }, Command::Dispatch { node: d, attempt: 2 }], "d ran before it was canceled");
+    assert_eq!(s.nodes[0].status, NodeStatus::Succeeded, "a is not run again");
+    assert_eq!(s.nodes[c].status, NodeStatus::Pending, "downstream of b");
+    assert!(apply(&p, &mut s, Event::Retry { reset: vec![0], admit: true }).is_empty(), "not while it runs");
+}
+
+#[test]
+fn a_retry_from_start_or_a_node_and_a_queued_retry() {
+    let p = plan(&["a", "b"], &[("a", "b", "success")]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    apply(&p, &mut s, ok(0, 1));
+    apply(&p, &mut s, ok(1, 1));
+    assert!(retry_set(&p, &s, &RetryFrom::Failed).is_empty(), "nothing failed");
+    assert_eq!(retry_set(&p, &s, &RetryFrom::Node(1)), [1]);
+    assert_eq!(retry_set(&p, &s, &RetryFrom::Start), [0, 1]);
+    assert!(apply(&p, &mut s, Event::Retry { reset: vec![0, 1], admit: false }).is_empty());
+    assert_eq!(s.status, InstanceStatus::Queued);
+    assert_eq!(apply(&p, &mut s, Event::Start), [Command::Dispatch { node: 0, attempt: 2 }]);
+}
+
+#[test]
+fn a_paused_instance_records_results_but_dispatches_only_on_resume() {
+    let p = plan(&["a", "b", "c"], &[("a", "b", "success")]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    assert!(apply(&p, &mut s, Event::Pause).is_empty());
+    assert_eq!(s.status, InstanceStatus::Paused);
+    assert!(apply(&p, &mut s, ok(0, 1)).is_empty(), "the result is recorded, nothing dispatched");
+    assert_eq!((s.nodes[0].status, s.nodes[1].status), (NodeStatus::Succeeded, NodeStatus::Ready));
+    assert!(apply(&p, &mut s, Event::Pause).is_empty(), "pausing twice changes nothing");
+    apply(&p, &mut s, ok(2, 1));
+    assert_eq!(s.status, InstanceStatus::Paused, "a paused instance does not finish by itself");
+    assert_eq!(apply(&p, &mut s, Event::Resume), [Command::Dispatch { node: 1, attempt: 1 }]);
+    assert!(apply(&p, &mut s, Event::Resume).is_empty(), "resuming a running instance changes nothing");
+    assert_eq!(apply(&p, &mut s, ok(1, 1)), [Command::Finish { status: InstanceStatus::Succeeded, failed_node: None }]);
+}
+
+#[test]
+fn an_instance_whose_last_node_ended_while_paused_finishes_on_resume() {
+    let p = plan(&["a"], &[]);
+    let mut s = InstanceState::new(&p);
+    apply(&p, &mut s, Event::Start);
+    apply(&p, &mut s, Event::Pause);
+    apply(&p, &mut s, ok(0, 1));
+    assert_eq!(apply(&p, &mut s, Event::Resume), [Command::Finish { status: InstanceStatus::Succeeded, failed_node: None }]);
+    assert!(apply(&p, &mut s, Event::Pause).is_empty() && apply(&p, &mut s, Event::Resume).is_empty(), "not after it finished");
+}
+
 /// The edge rules, written independently of the machine: a node runs when no incoming edge
 /// from a node that finished (not skipped or canceled) refuses it, and at least one fires
 /// (or it has no incoming edges). Outcome edges that do not fire only mean "not this way".
@@ -220,6 +280,10 @@ proptest! {
         let mut delivered: Vec<Event> = Vec::new();
         let mut succeeded = vec![0u32; p.nodes.len()];
         let mut finishes = 0;
+        let mut toggles = 0u32;
+        let (mut retries, mut runs) = (0u32, 1u32);
+        // Attempts made before the last retry: the final checks judge the last run.
+        let mut base = vec![0u32; p.nodes.len()];
         let mut commands = apply(p, &mut s, Event::Start);
         for _step in 0..10_000 {
             for c in commands.drain(..) {
@@ -242,6 +306,49 @@ proptest! {
                 }
             }
             prop_assert!(s.running() <= p.max_parallel);
+            // An operator pauses and resumes at random; a paused instance with nothing left
+            // in flight is resumed, as an operator eventually would.
+            let toggle = (pending.is_empty() && s.status == InstanceStatus::Paused) || next(6) == 0;
+            if toggle && !s.status.is_terminal() {
+                let event = if s.status == InstanceStatus::Paused { Event::Resume } else { Event::Pause };
+                commands = apply(p, &mut s, event);
+                toggles += 1;
+                continue;
+            }
+            // A finished run is now and then retried, from a random point.
+            if pending.is_empty() && s.status.is_terminal() && retries < 2 && next(2) == 0 {
+                retries += 1;
+                let from = match next(3) {
+                    0 => RetryFrom::Failed,
+                    1 => RetryFrom::Start,
+                    _ => RetryFrom::Node(next(p.nodes.len())),
+                };
+                let reset = retry_set(p, &s, &from);
+                let before = s.clone();
+                commands = apply(p, &mut s, Event::Retry { reset: reset.clone(), admit: next(2) == 0 });
+                if reset.is_empty() {
+                    prop_assert_eq!(&s, &before, "a retry with nothing to re-run changes nothing");
+                    continue;
+                }
+                runs += 1;
+                base = before.nodes.iter().map(|n| n.attempts).collect();
+                for (i, (old, new)) in before.nodes.iter().zip(&s.nodes).enumerate() {
+                    prop_assert!(new.attempts >= old.attempts, "attempt numbers never go back");
+                    if reset.contains(&i) {
+                        succeeded[i] = 0;
+                    } else {
+                        prop_assert_eq!(old, new, "a node outside the retry keeps its result");
+                    }
+                    if from == RetryFrom::Failed && old.status == NodeStatus::Succeeded {
+                        prop_assert!(!reset.contains(&i) || p.incoming[i].iter().any(|e| reset.contains(&e.from)));
+                    }
+                }
+                if s.status == InstanceStatus::Queued {
+                    prop_assert!(commands.is_empty());
+                    commands = apply(p, &mut s, Event::Start);
+                }
+                continue;
+            }
             if pending.is_empty() {
                 break;
             }
@@ -252,7 +359,12 @@ proptest! {
                 pending.swap_remove(next(pending.len()))
             };
             let before: Vec<NodeStatus> = s.nodes.iter().map(|n| n.status).collect();
+            let was_paused = s.status == InstanceStatus::Paused;
             commands = apply(p, &mut s, event.clone());
+            if was_paused {
+                prop_assert!(!commands.iter().any(|c| matches!(c, Command::Dispatch { .. })), "dispatched while paused");
+                prop_assert!(s.status != InstanceStatus::Running && s.status != InstanceStatus::Succeeded, "only Resume leaves a pause alive");
+            }
             for (i, n) in s.nodes.iter().enumerate() {
                 if n.status == NodeStatus::Succeeded && before[i] != NodeStatus::Succeeded {
                     succeeded[i] += 1;
@@ -260,18 +372,19 @@ proptest! {
             }
             delivered.push(event);
         }
-        prop_assert!(pending.is_empty(), "did not terminate");
+        prop_assert!(pending.is_empty(), "did not terminate (after {} pauses and resumes)", toggles);
         prop_assert!(s.status.is_terminal(), "instance ended {:?}", s.status);
         prop_assert!(s.nodes.iter().all(|n| n.status.is_terminal()));
-        prop_assert_eq!(finishes, 1);
+        prop_assert_eq!(finishes, runs, "one finish per run");
         prop_assert!(succeeded.iter().all(|&c| c <= 1), "a node completed twice");
         for (i, n) in s.nodes.iter().enumerate() {
+            let ran = n.attempts > base[i];
             if n.status == NodeStatus::Skipped {
-                prop_assert_eq!(n.attempts, 0, "a skipped node ran");
+                prop_assert!(!ran, "a skipped node ran");
             }
             // Whatever ran or was skipped agrees with the edge rules, judged on the final states.
-            if n.status == NodeStatus::Skipped || n.attempts > 0 {
-                prop_assert_eq!(should_run(p, &s, i), n.attempts > 0, "node {} {:?}", i, n.status);
+            if n.status == NodeStatus::Skipped || ran {
+                prop_assert_eq!(should_run(p, &s, i), ran, "node {} {:?}", i, n.status);
             }
         }
     }

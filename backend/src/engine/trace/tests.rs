@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::engine::effects::{decide, kind as work_kind, Detail};
+use crate::engine::machine::{retry_set, RetryFrom};
 use crate::store::{NewWork, Snapshot, Writes};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -25,7 +26,7 @@ impl Sim {
         let instance = InstanceRow {
             id: uuid::Uuid::now_v7(), workflow_id: uuid::Uuid::now_v7(), version: 1, status: "queued".into(), input: Json(Value::Null),
             output: None, error: None, business_key: None, created_at: now, started_at: None, ended_at: None,
-            trace_id: None, parent_span_id: None,
+            trace_id: None, parent_span_id: None, run: 1,
         };
         let nodes = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, "pending")).collect();
         let events = Tracer { plan: &plan, instance: &instance, now }.created(false);
@@ -48,6 +49,11 @@ impl Sim {
             self.snapshot.nodes[i] = row;
         }
         if let Some(u) = w.instance {
+            if u.restart {
+                self.snapshot.instance.run += 1;
+                self.snapshot.instance.started_at = None;
+            }
+            self.snapshot.instance.started_at = self.snapshot.instance.started_at.or(u.started_at);
             self.snapshot.instance.status = u.status;
         }
         for (node, attempt) in &w.ended_attempts {
@@ -63,9 +69,31 @@ impl Sim {
         InstanceStatus::parse(&self.snapshot.instance.status).is_some_and(InstanceStatus::is_terminal)
     }
 
+    /// An operator retries the finished instance (a retry with nothing to re-run, or
+    /// without a free slot, is what the engine would refuse or queue).
+    fn retry(&mut self, choice: u8) {
+        let state = crate::engine::effects::state_of(&self.plan, &self.snapshot);
+        let from = match choice % 3 {
+            0 => RetryFrom::Failed,
+            1 => RetryFrom::Start,
+            _ => RetryFrom::Node(usize::from(choice) % self.plan.nodes.len()),
+        };
+        let reset = retry_set(&self.plan, &state, &from);
+        let admit = !choice.is_multiple_of(4);
+        self.step(Event::Retry { reset, admit }, Detail::default());
+        if self.snapshot.instance.status == "queued" {
+            self.step(Event::Start, Detail { from_queue: true, ..Detail::default() });
+        }
+    }
+
     /// Handles one work item (or, with none left, a waiting signal) as the runner would.
     fn advance(&mut self, choice: u8) {
         let waiting_signal = self.snapshot.nodes.iter().position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
+        // Now and then an operator pauses or resumes.
+        if choice % 11 == 1 {
+            let paused = self.snapshot.instance.status == "paused";
+            return self.step(if paused { Event::Resume } else { Event::Pause }, Detail::default());
+        }
         if choice.is_multiple_of(23) {
             return self.step(if choice.is_multiple_of(2) { Event::Cancel } else { Event::TimedOut }, Detail::default());
         }
@@ -124,6 +152,7 @@ fn check(sim: &Sim) {
     let mut open: HashMap<String, Span> = HashMap::new();
     let mut closed: HashSet<String> = HashSet::new();
     let mut node_status: HashMap<String, String> = HashMap::new();
+    let mut instance_status: Option<String> = None;
     for (i, event) in sim.events.iter().enumerate() {
         match event.kind {
             kind::SPAN_START => {
@@ -147,8 +176,20 @@ fn check(sim: &Sim) {
             }
             kind::INSTANCE => {
                 let change: InstanceChange = serde_json::from_value(event.data.clone()).unwrap();
+                if let Some(previous) = &change.previous {
+                    assert_eq!(Some(previous), instance_status.as_ref(), "instance changes chain up");
+                }
+                instance_status = Some(change.status.clone());
                 let terminal = InstanceStatus::parse(&change.status).unwrap().is_terminal();
-                assert_eq!(terminal, i + 1 == sim.events.len(), "the terminal status is the last entry, and only it");
+                // The terminal status is the last entry, unless a retry begins a new run
+                // (its instance span opens right after).
+                let last = i + 1 == sim.events.len();
+                if !terminal {
+                    assert!(!last, "the history ends with a terminal status");
+                } else if !last {
+                    let next = &sim.events[i + 1];
+                    assert!(next.kind == kind::SPAN_START && next.data["kind"] == span_kind::INSTANCE, "only a retry follows the end: {:?}", sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())].iter().map(|e| (e.kind, e.data.get("status").or(e.data.get("name")).cloned())).collect::<Vec<_>>());
+                }
             }
             other => panic!("unknown entry kind {other}"),
         }
@@ -164,9 +205,15 @@ proptest! {
     #[test]
     fn every_run_records_a_well_formed_trace(plan in arb_plan(), choices in prop::collection::vec(any::<u8>(), 400)) {
         let mut sim = Sim::new(plan);
+        let mut retries = 0;
         for choice in choices {
             if sim.finished() {
-                break;
+                if retries == 2 || choice % 2 == 0 {
+                    break;
+                }
+                retries += 1;
+                sim.retry(choice / 2);
+                continue;
             }
             sim.advance(choice);
         }

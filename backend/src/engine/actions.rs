@@ -1,0 +1,157 @@
+//! Operator actions on one instance: pause, resume and retry. Each is a machine event committed
+//! like any other, so the instance row lock in `transition` orders it against completions,
+//! and a refusal names the status that made the action not apply.
+
+use super::effects::{decide, state_of, Detail};
+use super::machine::{retry_set, Event, RetryFrom};
+use super::ops::EngineError;
+use super::Engine;
+use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
+use chrono::Utc;
+use trellis_model::KeyReuse;
+use std::sync::Arc;
+use trellis_model::InstanceStatus;
+use uuid::Uuid;
+
+impl Engine {
+    /// Stops dispatching new nodes; running attempts finish and timers keep firing. A paused
+    /// instance keeps its `max_concurrent_instances` slot (it is still active).
+    pub async fn pause(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
+        self.operator_event(id, Event::Pause, |status| match status {
+            InstanceStatus::Paused => "the instance is already paused".to_owned(),
+            InstanceStatus::Queued => "the instance is queued and has not started; cancel it instead, or pause it once it runs".to_owned(),
+            s => format!("the instance has finished ({}); only a running instance can be paused", s.as_str()),
+        })
+        .await
+    }
+
+    /// Dispatches what became ready while the instance was paused.
+    pub async fn resume(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
+        self.operator_event(id, Event::Resume, |status| match status {
+            InstanceStatus::Running => "the instance is running, not paused; there is nothing to resume".to_owned(),
+            InstanceStatus::Queued => "the instance is queued, not paused; it starts when a slot frees".to_owned(),
+            s => format!("the instance has finished ({}); only a paused instance can be resumed", s.as_str()),
+        })
+        .await
+    }
+
+    /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
+    /// canceled first. The database's one-live-instance-per-key index decides races: a
+    /// start that loses to a concurrent one cancels that one in turn, a bounded number of
+    /// times, so the last start wins and no two instances with the key ever run together.
+    pub(super) async fn start_keyed(self: &Arc<Self>, new: &NewInstance) -> Result<StartOutcome, EngineError> {
+        const TERMINATE_TRIES: u32 = 10;
+        let mut tries = 0;
+        loop {
+            let outcome = self.store.start_instance(new).await?;
+            match outcome {
+                StartOutcome::KeyLive(live) if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES => {
+                    tries += 1;
+                    if let Some(live) = live {
+                        // Already finished (or canceled by a concurrent start) is just as good.
+                        match self.cancel(live).await {
+                            Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                outcome => return Ok(outcome),
+            }
+        }
+    }
+
+    /// Commits `event`; when it does not apply, explains why from the status it found.
+    async fn operator_event(
+        self: &Arc<Self>,
+        id: Uuid,
+        event: Event,
+        refused: impl Fn(InstanceStatus) -> String,
+    ) -> Result<(), EngineError> {
+        let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
+        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        match self.commit(&plan, id, None, event, Detail::default()).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => {
+                // Read again: the status may have changed since the first read.
+                let now = self.store.get_instance(id).await?.map(|s| s.instance.status);
+                let status = now.as_deref().and_then(InstanceStatus::parse).unwrap_or(InstanceStatus::Failed);
+                Err(EngineError::Conflict(refused(status)))
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Runs a finished instance again, as the same instance (a "reset"): `from` is
+    /// `failed`, `start` or a node id. Succeeded nodes outside the re-run keep their
+    /// outputs; attempt numbers continue. Takes a concurrency slot like a start (it queues,
+    /// or is refused, when there is none). Returns the status it is in now.
+    /// With `latest_version`, the instance moves to the latest published version first:
+    /// nodes are matched by id (kept results stay, new nodes run, removed ones are dropped).
+    pub async fn retry(self: &Arc<Self>, id: Uuid, from: &str, latest_version: bool) -> Result<InstanceStatus, EngineError> {
+        let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
+        let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
+        if !status.is_terminal() {
+            return Err(EngineError::Conflict(format!(
+                "the instance is {}; only a finished instance can be retried: wait for it to finish, or cancel it first",
+                status.as_str()
+            )));
+        }
+        let (workflow, mut version) = (snapshot.instance.workflow_id, snapshot.instance.version);
+        let latest = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
+        let mut snapshot = snapshot;
+        let mut migrate = None;
+        if latest_version && latest != version {
+            let target = self.plan(workflow, latest).await?;
+            let rows: Vec<NodeRow> = target.nodes.iter().enumerate().map(|(i, n)| {
+                let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
+                old.map(|r| NodeRow { position: i as i32, ..r.clone() }).unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, "pending"))
+            }).collect();
+            snapshot.nodes = rows.clone();
+            snapshot.instance.version = latest;
+            migrate = Some((latest, rows));
+            version = latest;
+        }
+        let plan = self.plan(workflow, version).await?;
+        let from = match from {
+            "failed" => RetryFrom::Failed,
+            "start" => RetryFrom::Start,
+            node => RetryFrom::Node(plan.index_of(node).ok_or_else(|| {
+                EngineError::Invalid(format!("version {version} of the workflow has no node `{node}`; `from` is \"failed\", \"start\" or a node id"))
+            })?),
+        };
+        if retry_set(&plan, &state_of(&plan, &snapshot), &from).is_empty() {
+            return Err(EngineError::Conflict(format!(
+                "nothing failed, timed out or was canceled in this {} instance; retry from \"start\" or from a node id",
+                status.as_str()
+            )));
+        }
+        let limits = self.plan(workflow, latest).await?;
+        let reservation = self.reserve();
+        let decide_fn = |s: &Snapshot, admit: bool| {
+            // Decided again on the locked row: it may have changed since it was read.
+            let reset = retry_set(&plan, &state_of(&plan, s), &from);
+            let mut writes = decide(&plan, s, Event::Retry { reset, admit }, &Detail::default(), Utc::now(), 0.0);
+            reservation.lease_runs(&mut writes, &self.owner);
+            writes
+        };
+        let migrate = migrate.as_ref().map(|(v, rows)| (*v, rows.as_slice()));
+        let outcome = self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, migrate, &decide_fn).await;
+        match outcome {
+            Ok(Some(TransitionOutcome::Applied(writes))) => {
+                let now = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).unwrap_or(InstanceStatus::Running);
+                self.after_commit(&plan, id, &writes, reservation).await;
+                Ok(now)
+            }
+            Ok(None) => Err(EngineError::LimitReached(format!(
+                "the workflow already runs its limit of {} instances; retry later",
+                limits.instance_limit.unwrap_or_default()
+            ))),
+            Ok(Some(_)) => Err(EngineError::Conflict("the instance changed while it was being retried; look at it and try again".into())),
+            Err(StoreError::Conflict(_)) => Err(EngineError::Conflict(
+                "another instance with this instance's business key is live; wait for it to finish or cancel it, then retry".into(),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
