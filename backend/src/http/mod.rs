@@ -3,12 +3,15 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod cleanup;
 pub mod error;
 pub mod events;
 pub mod extract;
 pub mod hooks;
 pub mod instances;
+pub mod jobs;
 pub mod ops;
+pub mod retention;
 pub mod spa;
 pub mod tasks;
 pub mod triggers;
@@ -54,6 +57,9 @@ pub fn router(state: AppState) -> Router {
         .merge(events::router())
         .merge(tasks::router())
         .merge(triggers::router())
+        .merge(cleanup::router())
+        .merge(jobs::router())
+        .merge(retention::router())
         .fallback(|| async { not_found() })
         .method_not_allowed_fallback(|| async { method_not_allowed() });
     Router::new()

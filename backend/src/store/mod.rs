@@ -7,6 +7,8 @@
 mod engine_records;
 mod engine_sql;
 pub mod notice;
+mod ops_records;
+pub mod ops_sql;
 mod postgres;
 mod records;
 mod sql;
@@ -15,6 +17,8 @@ mod trigger_records;
 mod trigger_sql;
 
 pub use engine_records::*;
+pub use ops_records::*;
+pub use ops_sql::OpsStore;
 pub use records::*;
 pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
@@ -87,7 +91,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore + TriggerStore {
+pub trait Store: InstanceStore + TriggerStore + OpsStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

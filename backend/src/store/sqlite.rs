@@ -4,6 +4,7 @@ use super::engine_records::*;
 use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::trigger_sql::impl_trigger_store;
+use super::ops_sql::impl_ops_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::Decide;
 use super::{Result, StoreError};
@@ -52,6 +53,7 @@ impl SqliteStore {
 impl_store!(SqliteStore, "sqlite");
 impl_trigger_store!(SqliteStore);
 impl_instance_store!(SqliteStore, sqlx::Sqlite);
+impl_ops_store!(SqliteStore, sqlx::Sqlite);
 
 const LOCK_ROW: &str = "";
 const SKIP_LOCKED: &str = "";

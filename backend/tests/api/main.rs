@@ -5,6 +5,7 @@ mod common;
 
 mod auth;
 mod bad_input;
+mod cleanup;
 mod cli;
 mod crash;
 mod cron;
@@ -14,6 +15,7 @@ mod ledger;
 mod live;
 mod observability;
 mod process;
+mod retention;
 mod sse;
 mod starts;
 mod store;
