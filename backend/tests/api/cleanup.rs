@@ -206,4 +206,54 @@ both_backends! {
         assert_eq!(nodes.iter().map(|n| n["position"].as_i64().unwrap()).collect::<Vec<_>>(), [1, 2], "{q}");
         assert_eq!(app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap().status(), 200);
     }
+
+    async fn a_job_left_by_a_dead_process_is_taken_over_where_it_stopped(app: TestApp) {
+        let wf = app.publish(crate::common::chain()).await;
+        insert_finished(&app, &wf, &vec![("succeeded", Utc::now()); 1_200]).await;
+        let store = app.store().await;
+        let filter = trellis::jobs::JobFilter { workflow: Some(wf.parse().unwrap()), ..Default::default() };
+        let all = store.matching_ids(&filter.query(), trellis::store::ops_sql::TERMINAL, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
+        assert_eq!(all.len(), 1_200);
+        // A process claimed the job, recorded its first 500 and died: its lease has expired.
+        let mut job = trellis::jobs::new_job(trellis::jobs::JobKind::Purge, &filter, 1_200, "test");
+        job.status = "running".into();
+        job.last_id = Some(all[499]);
+        job.processed = 500;
+        job.lease_owner = Some("dead-process".into());
+        job.lease_expires_at = Some(Utc::now() - chrono::Duration::seconds(1));
+        store.insert_job(&job).await.unwrap();
+        let done = wait_job(&app, &job.id.to_string()).await;
+        assert_eq!((done["status"].clone(), done["processed"].clone()), (json!("succeeded"), json!(1_200)), "{done}");
+        // The dead process, were it only slow, could record nothing more: its lease is gone.
+        let stale = trellis::store::JobLease { job: job.id, owner: "dead-process".into(), until: Utc::now() };
+        assert!(!store.purge_batch(&stale, &all[..10], &Default::default()).await.unwrap(), "a stale lease records nothing");
+        // What the dead process "did" was left alone: the rest went.
+        assert_eq!(counts(&app, &wf).await["succeeded"], 500);
+        let left = store.matching_ids(&filter.query(), trellis::store::ops_sql::TERMINAL, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
+        assert_eq!(left, all[..500].to_vec());
+    }
+
+    async fn canceling_a_job_stops_it_and_a_finished_job_cannot_be_canceled(app: TestApp) {
+        let (answer, job) = start_job(&app, "purge", json!({"filter": {}})).await;
+        assert_eq!(job["status"], "succeeded");
+        let id = answer["job_id"].as_str().unwrap();
+        problem(app.post(&format!("/api/v1/jobs/{id}/cancel")).send().await.unwrap(), 409).await;
+        problem(app.post(&format!("/api/v1/jobs/{}/cancel", uuid::Uuid::now_v7())).send().await.unwrap(), 404).await;
+        // A queued job canceled before any process ran it does nothing.
+        let wf = app.publish(crate::common::chain()).await;
+        insert_finished(&app, &wf, &[("failed", Utc::now())]).await;
+        let store = app.store().await;
+        let filter = trellis::jobs::JobFilter { workflow: Some(wf.parse().unwrap()), ..Default::default() };
+        let mut queued = trellis::jobs::new_job(trellis::jobs::JobKind::Purge, &filter, 1, "test");
+        queued.lease_owner = Some("elsewhere".into());
+        queued.lease_expires_at = Some(Utc::now() + chrono::Duration::hours(1));
+        store.insert_job(&queued).await.unwrap();
+        let canceled = app.post(&format!("/api/v1/jobs/{}/cancel", queued.id)).send().await.unwrap();
+        assert_eq!(canceled.status(), 200);
+        assert_eq!(canceled.json::<Value>().await.unwrap()["status"], "canceled");
+        let lease = trellis::store::JobLease { job: queued.id, owner: "elsewhere".into(), until: Utc::now() };
+        let ids = store.matching_ids(&filter.query(), trellis::store::ops_sql::TERMINAL, None, uuid::Uuid::now_v7(), 10).await.unwrap();
+        assert!(!store.purge_batch(&lease, &ids, &Default::default()).await.unwrap());
+        assert_eq!(counts(&app, &wf).await["failed"], 1);
+    }
 }
