@@ -130,10 +130,13 @@ macro_rules! impl_ops_store {
             async fn matching_ids(
                 &self, q: &$crate::store::InstanceQuery, statuses: &'static str, after: Option<Uuid>, until: Uuid, limit: i64,
             ) -> Result<Vec<Uuid>> {
+                // A plain range on the primary key (no `$7 IS NULL OR ...`), so each batch is an
+                // index range scan from where the last one ended, not a scan from the start.
                 let sql = format!(
-                    "SELECT id FROM instances WHERE {FILTER} AND status IN {statuses} AND ($7 IS NULL OR id > $7) \
+                    "SELECT id FROM instances WHERE {FILTER} AND status IN {statuses} AND id > $7 \
                      AND id <= $8 ORDER BY id LIMIT $9"
                 );
+                let after = after.unwrap_or(Uuid::nil());
                 let rows: Vec<(Uuid,)> = bind_filter!(sqlx::query_as(&sql), q).bind(after).bind(until).bind(limit)
                     .fetch_all(&self.pool).await?;
                 Ok(rows.into_iter().map(|(id,)| id).collect())
