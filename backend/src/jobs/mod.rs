@@ -124,7 +124,7 @@ pub struct JobLoop {
 enum Stop {
     /// The lease was lost (another process took over) or the job was canceled.
     Lost,
-    /// The process is shutting down; the lease expires and another process resumes.
+    /// The process is shutting down; it releases the lease and another process resumes.
     Shutdown,
 }
 
@@ -165,6 +165,7 @@ impl JobLoop {
         let mut errors = 0;
         loop {
             if *shutdown.borrow() {
+                self.release(&lease).await;
                 return;
             }
             lease.until = Utc::now() + self.lease;
@@ -190,7 +191,11 @@ impl JobLoop {
                     errors = 0;
                     after = Some(last);
                 }
-                Ok(Err(Stop::Lost | Stop::Shutdown)) => return,
+                Ok(Err(Stop::Lost)) => return,
+                Ok(Err(Stop::Shutdown)) => {
+                    self.release(&lease).await;
+                    return;
+                }
                 Err(e) => {
                     errors += 1;
                     tracing::warn!(job = %job.id, error = %e, "a job's batch failed");
@@ -212,8 +217,12 @@ impl JobLoop {
             JobKind::Purge => self.store.purge_batch(lease, ids, &BatchDone { last_id, ..Default::default() }).await?,
             JobKind::Cancel => {
                 let mut done = BatchDone { last_id, ..Default::default() };
-                for &id in ids {
+                for (k, &id) in ids.iter().enumerate() {
                     if *shutdown.borrow() {
+                        // Record the part done, so whoever resumes neither repeats nor
+                        // under-counts it.
+                        done.last_id = k.checked_sub(1).map(|k| ids[k]);
+                        self.store.record_batch(lease, &done).await?;
                         return Ok(Err(Stop::Shutdown));
                     }
                     // Through the engine, so each instance's history records the cancel.
@@ -231,6 +240,14 @@ impl JobLoop {
             }
         };
         Ok(if recorded { Ok(()) } else { Err(Stop::Lost) })
+    }
+
+    /// On shutdown: the job's position is recorded up to the last batch; another process
+    /// picks it up from there without waiting for the lease to run out.
+    async fn release(&self, lease: &JobLease) {
+        if let Err(e) = self.store.release_job(lease).await {
+            tracing::warn!(job = %lease.job, error = %e, "releasing a job failed; its lease will expire");
+        }
     }
 
     async fn finish(&self, lease: &JobLease, status: &str, error: Option<&str>) {

@@ -46,6 +46,8 @@ pub trait OpsStore: Send + Sync + 'static {
     async fn record_batch(&self, lease: &JobLease, done: &BatchDone) -> Result<bool>;
     /// Ends a running job with `status`; `false` if the lease was lost or it was canceled.
     async fn finish_job(&self, lease: &JobLease, status: &str, error: Option<&str>) -> Result<bool>;
+    /// Gives up a job's lease (a draining process), so another process resumes it at once.
+    async fn release_job(&self, lease: &JobLease) -> Result<()>;
 
     /// The policy of `workflow`, or the default one (`None`).
     async fn retention(&self, workflow: Option<Uuid>) -> Result<Option<RetentionPolicy>>;
@@ -224,6 +226,13 @@ macro_rules! impl_ops_store {
                 .bind(status).bind(error).bind(Utc::now()).bind(lease.job).bind(&lease.owner)
                 .execute(&self.pool).await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            async fn release_job(&self, lease: &$crate::store::JobLease) -> Result<()> {
+                let _guard = self.write_guard().await;
+                sqlx::query("UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2")
+                    .bind(lease.job).bind(&lease.owner).execute(&self.pool).await?;
+                Ok(())
             }
 
             async fn retention(&self, workflow: Option<Uuid>) -> Result<Option<$crate::store::RetentionPolicy>> {
