@@ -77,6 +77,7 @@ async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: Job
     }
     let job = new_job(kind, &filter, matched, &auth.principal.name);
     state.store.insert_job(&job).await?;
+    crate::jobs::wake();
     answer["job_id"] = json!(job.id.to_string());
     answer["status"] = json!(job.status);
     let location = format!("/api/v1/jobs/{}", job.id);

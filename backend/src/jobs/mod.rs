@@ -23,8 +23,17 @@ pub const PURGE_BATCH: i64 = 500;
 /// Instances canceled per recorded batch: each cancel is a transition of its own, so a
 /// smaller batch keeps the lease renewed often.
 pub const CANCEL_BATCH: i64 = 100;
-/// How often an idle process looks for a job.
-const IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+/// How often an idle process looks for a job (jobs created elsewhere, or left by a dead
+/// process); one created by this process wakes its loop at once.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(2);
+/// Wakes the idle job loops of this process. Process-wide rather than per server: waking a
+/// loop with nothing to do costs one claim attempt.
+static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Tells this process's job loops a job was just queued.
+pub fn wake() {
+    WAKE.notify_waiters();
+}
 /// Database errors in a row before a job is given up as failed.
 const MAX_ERRORS: u32 = 3;
 
@@ -148,6 +157,7 @@ impl JobLoop {
             }
             tokio::select! {
                 _ = tokio::time::sleep(IDLE) => {}
+                _ = WAKE.notified() => {}
                 _ = shutdown.changed() => {}
             }
         }
