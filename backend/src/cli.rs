@@ -20,7 +20,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the API, the web app and the scheduler.
-    Serve(ServeConfig),
+    Serve(Box<ServeConfig>),
     /// Apply database migrations and exit.
     Migrate,
     /// Manage users.
@@ -55,7 +55,7 @@ pub fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Serve(serve) => crate::server::serve(cli.db, serve).await,
+        Command::Serve(serve) => crate::server::serve(cli.db, *serve).await,
         Command::Migrate => {
             store::connect(&cli.db).await?;
             println!("migrations applied to {}", store::redact_url(&cli.db.database_url));

@@ -72,6 +72,9 @@ pub struct ServeConfig {
     /// for the `url` of webhook triggers; unset, the request's `Host` is used.
     #[arg(long, env = "TRELLIS_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// How often the retention sweeper deletes expired finished instances, in seconds.
+    #[arg(long, env = "TRELLIS_RETENTION_SWEEP_SECS", default_value_t = 60)]
+    pub retention_sweep_secs: u64,
 }
 
 impl ServeConfig {
@@ -94,6 +97,7 @@ impl ServeConfig {
             sse_resync_ms: 5_000,
             webhook_max_body_bytes: 256 * 1024,
             public_url: None,
+            retention_sweep_secs: 60,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod events;
 pub mod http;
+pub mod jobs;
 pub mod server;
 pub mod store;
 pub mod triggers;

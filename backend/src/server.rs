@@ -6,6 +6,7 @@ use crate::config::{DatabaseConfig, ServeConfig};
 use crate::engine::nodes::http::OutboundPolicy;
 use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
+use crate::jobs::{retention::Sweeper, JobLoop};
 use crate::store;
 use crate::triggers::fire::FireLoop;
 use anyhow::{Context, Result};
@@ -31,6 +32,8 @@ pub struct Server {
     app: axum::Router,
     engine: Arc<Engine>,
     fires: FireLoop,
+    jobs: JobLoop,
+    sweeper: Sweeper,
     drain: std::time::Duration,
     audit_writer: JoinHandle<()>,
 }
@@ -54,10 +57,12 @@ impl Server {
         }
         tokio::spawn(engine.bus.clone().relay(store.clone()));
         let fires = FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
+        let jobs = JobLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
+        let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
         let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default(), audit };
-        Ok(Server { addr, listener, app: http::router(state), engine, fires, drain, audit_writer })
+        Ok(Server { addr, listener, app: http::router(state), engine, fires, jobs, sweeper, drain, audit_writer })
     }
 
     /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
@@ -65,6 +70,8 @@ impl Server {
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let fires = tokio::spawn(self.fires.run(stopped.clone()));
+        let jobs = tokio::spawn(self.jobs.run(stopped.clone()));
+        let sweeper = tokio::spawn(self.sweeper.run(stopped.clone()));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
@@ -81,6 +88,8 @@ impl Server {
         let _ = stop.send(true);
         scheduler.await?;
         fires.await?;
+        jobs.await?;
+        sweeper.await?;
         // The router (and with it the audit queue's sender) is gone: write out what is queued.
         if tokio::time::timeout(std::time::Duration::from_secs(5), self.audit_writer).await.is_err() {
             tracing::warn!("gave up writing the last audit rows");

@@ -4,13 +4,16 @@
 pub mod api_keys;
 pub mod audit;
 pub mod auth;
+pub mod cleanup;
 pub mod error;
 pub mod events;
 pub mod extract;
 pub mod hooks;
 pub mod instances;
+pub mod jobs;
 pub mod openapi;
 pub mod ops;
+pub mod retention;
 pub mod spa;
 pub mod tasks;
 pub mod triggers;
@@ -63,6 +66,9 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(tasks::router())
         .merge(triggers::router())
         .merge(audit::router())
+        .merge(cleanup::router())
+        .merge(jobs::router())
+        .merge(retention::router())
         .merge(openapi::router())
 }
 

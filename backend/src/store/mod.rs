@@ -8,6 +8,8 @@ mod audit_sql;
 mod engine_records;
 mod engine_sql;
 pub mod notice;
+mod ops_records;
+pub mod ops_sql;
 mod postgres;
 mod records;
 mod sql;
@@ -17,6 +19,8 @@ mod trigger_sql;
 
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
+pub use ops_records::*;
+pub use ops_sql::OpsStore;
 pub use records::*;
 pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
@@ -105,7 +109,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore + TriggerStore + AuditStore {
+pub trait Store: InstanceStore + TriggerStore + AuditStore + OpsStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

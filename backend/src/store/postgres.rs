@@ -5,6 +5,7 @@ use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
+use super::ops_sql::impl_ops_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::{Decide, RetryDecide};
 use super::{Result, StoreError};
@@ -42,6 +43,7 @@ impl_store!(PgStore, "postgres");
 impl_trigger_store!(PgStore);
 impl_audit_store!(PgStore);
 impl_instance_store!(PgStore, sqlx::Postgres);
+impl_ops_store!(PgStore, sqlx::Postgres);
 
 const LOCK_ROW: &str = " FOR UPDATE";
 const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";

@@ -5,6 +5,7 @@ use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
+use super::ops_sql::impl_ops_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::{Decide, RetryDecide};
 use super::{Result, StoreError};
@@ -54,6 +55,7 @@ impl_store!(SqliteStore, "sqlite");
 impl_trigger_store!(SqliteStore);
 impl_audit_store!(SqliteStore);
 impl_instance_store!(SqliteStore, sqlx::Sqlite);
+impl_ops_store!(SqliteStore, sqlx::Sqlite);
 
 const LOCK_ROW: &str = "";
 const SKIP_LOCKED: &str = "";

@@ -161,6 +161,17 @@ both_backends! {
             ("POST", format!("/api/v1/tasks/{id}/complete")),
             ("POST", format!("/api/v1/tasks/{id}/fail")),
             ("GET", "/api/v1/audit".to_owned()),
+            ("DELETE", format!("/api/v1/instances/{id}")),
+            ("POST", "/api/v1/instances/purge".to_owned()),
+            ("POST", "/api/v1/instances/cancel".to_owned()),
+            ("GET", format!("/api/v1/instances/{id}/queue")),
+            ("GET", "/api/v1/jobs".to_owned()),
+            ("GET", format!("/api/v1/jobs/{id}")),
+            ("POST", format!("/api/v1/jobs/{id}/cancel")),
+            ("GET", "/api/v1/retention".to_owned()),
+            ("PUT", "/api/v1/retention".to_owned()),
+            ("GET", format!("/api/v1/workflows/{id}/retention")),
+            ("PUT", format!("/api/v1/workflows/{id}/retention")),
         ];
         for (method, path) in routes {
             let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

@@ -1,0 +1,161 @@
+//! Cleaning up instances: purge one, purge or cancel many (as background jobs, see
+//! `jobs/`), and the queue inspector that says why an instance is waiting.
+
+use super::auth::{AsOperator, AsViewer, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath};
+use super::AppState;
+use crate::jobs::{new_job, JobFilter, JobKind};
+use crate::store::PurgeOutcome;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use trellis_model::{InstanceStatus, Issue};
+use uuid::Uuid;
+
+/// Ids shown by a dry run.
+const SAMPLE: i64 = 10;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(purge_one))
+        .routes(routes!(bulk_purge))
+        .routes(routes!(bulk_cancel))
+        .routes(routes!(queue))
+}
+
+#[utoipa::path(delete, path = "/instances/{id}", tag = "instances", responses((status = 204, description = "Purged with its whole history"), (status = 409, description = "The instance has not finished", body = Problem, content_type = "application/problem+json")))]
+async fn purge_one(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+    // One statement deletes only if finished, so a concurrent retry elsewhere cannot have
+    // its instance deleted under it.
+    match state.store.purge_instance(id).await? {
+        PurgeOutcome::Purged => Ok(StatusCode::NO_CONTENT),
+        PurgeOutcome::NotTerminal(status) => Err(ApiError::Conflict(format!(
+            "instance {id} is {status}; only finished instances can be purged: cancel it first (POST /api/v1/instances/{id}/cancel)"
+        ))),
+        PurgeOutcome::NotFound => Err(ApiError::NotFound(format!("no instance with id {id}"))),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct BulkRequest {
+    #[serde(default)]
+    filter: JobFilter,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[utoipa::path(post, path = "/instances/purge", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be purged", content_type = "application/json"), (status = 202, description = "A purge job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
+async fn bulk_purge(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
+    bulk(state, auth, JobKind::Purge, body).await
+}
+
+#[utoipa::path(post, path = "/instances/cancel", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be canceled", content_type = "application/json"), (status = 202, description = "A cancel job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
+async fn bulk_cancel(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
+    bulk(state, auth, JobKind::Cancel, body).await
+}
+
+/// Counts what the filter matches; unless it is a dry run, queues a job to act on it.
+async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: JobKind, body: BulkRequest) -> ApiResult<Response> {
+    let filter = check_filter(kind, body.filter)?;
+    let mut by_status: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
+    let (mut matched, mut skipped) = (0i64, 0i64);
+    for (status, n) in state.store.count_instances(&filter.query()).await? {
+        if kind.applies_to(&status) { matched += n } else { skipped += n }
+        by_status.insert(status, json!(n));
+    }
+    let mut answer = json!({
+        "action": kind.as_str(), "dry_run": body.dry_run, "filter": filter, "matched": matched,
+        "skipped": skipped, "by_status": by_status,
+    });
+    if body.dry_run {
+        let sample = state.store.matching_ids(&filter.query(), kind.statuses(), None, Uuid::from_u128(u128::MAX), SAMPLE).await?;
+        answer["sample"] = json!(sample.iter().map(Uuid::to_string).collect::<Vec<_>>());
+        return Ok(Json(answer).into_response());
+    }
+    let job = new_job(kind, &filter, matched, &auth.principal.name);
+    state.store.insert_job(&job).await?;
+    crate::jobs::wake();
+    answer["job_id"] = json!(job.id.to_string());
+    answer["status"] = json!(job.status);
+    let location = format!("/api/v1/jobs/{}", job.id);
+    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(answer)).into_response())
+}
+
+/// Rejects what no instance could match (422) and a status the action never applies to (409).
+fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
+    if filter.key.as_deref().is_some_and(|k| k.contains('\0')) {
+        return Err(ApiError::invalid("`filter.key` must not contain NUL", vec![Issue::new("invalid_filter", "NUL in key").path("filter.key")]));
+    }
+    let Some(status) = filter.status.as_deref() else { return Ok(filter) };
+    if InstanceStatus::parse(status).is_none() {
+        let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
+        let message = format!("unknown status `{status}`; use one of {}", known.join(", "));
+        return Err(ApiError::invalid(message.clone(), vec![Issue::new("unknown_status", message).path("filter.status")]));
+    }
+    if !kind.applies_to(status) {
+        let hint = match kind {
+            JobKind::Purge => "only finished instances (succeeded, failed, canceled, timed_out) can be purged; cancel them first",
+            JobKind::Cancel => "only unfinished instances (queued, running, paused) can be canceled",
+        };
+        return Err(ApiError::Conflict(format!("`filter.status` is `{status}`: {hint}")));
+    }
+    Ok(filter)
+}
+
+/// Why an instance waits: the limit that holds it and its place in line.
+#[utoipa::path(get, path = "/instances/{id}/queue", tag = "instances", responses((status = 200, description = "Which limit holds the instance or its nodes, and their positions", content_type = "application/json")))]
+async fn queue(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<Value>> {
+    let snapshot = state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let i = &snapshot.instance;
+    match i.status.as_str() {
+        "queued" => {
+            // Admission follows the latest published version's limit, as the engine does.
+            let latest = state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
+            let plan = state.engine.plan(i.workflow_id, latest).await?;
+            let place = state.store.queue_place(i.workflow_id, id).await?;
+            Ok(Json(json!({
+                "instance_id": id.to_string(), "status": "queued",
+                "held_by": {"limit": "max_concurrent_instances", "value": plan.instance_limit, "running": place.active},
+                "position": place.ahead + 1, "ahead": place.ahead,
+            })))
+        }
+        "running" => {
+            let plan = state.engine.plan(i.workflow_id, i.version).await?;
+            let running = snapshot.nodes.iter().filter(|n| n.status == "running").count();
+            // The machine dispatches ready nodes in plan order as slots free up.
+            let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
+            ready.sort_by_key(|n| n.position);
+            let nodes: Vec<Value> = ready.iter().enumerate().map(|(k, n)| json!({"node": n.node_id, "position": k + 1})).collect();
+            let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel);
+            Ok(Json(json!({
+                "instance_id": id.to_string(), "status": "running",
+                "held_by": if nodes.is_empty() { Value::Null } else { json!({"limit": "max_parallel_nodes", "value": limit, "running": running}) },
+                "nodes": nodes,
+            })))
+        }
+        other => Ok(Json(json!({"instance_id": id.to_string(), "status": other, "held_by": null, "nodes": []}))),
+    }
+}
+
+/// Kept next to the SQL's status lists so the two cannot drift apart unnoticed.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ops_sql;
+
+    #[test]
+    fn actions_apply_to_exactly_their_statuses() {
+        for s in InstanceStatus::ALL {
+            assert_eq!(JobKind::Purge.applies_to(s.as_str()), s.is_terminal(), "{s:?}");
+            assert_eq!(JobKind::Cancel.applies_to(s.as_str()), !s.is_terminal(), "{s:?}");
+        }
+        assert!(ops_sql::TERMINAL.contains("'timed_out'"));
+    }
+}

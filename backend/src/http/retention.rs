@@ -1,0 +1,83 @@
+//! Retention policies (admin): the default, and per workflow. The sweeper in
+//! `jobs/retention.rs` applies them.
+
+use super::auth::{AsAdmin, Authed};
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath};
+use super::AppState;
+use crate::jobs::retention::validate;
+use crate::store::RetentionPolicy;
+use axum::extract::State;
+use axum::Json;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(show_default, put_default)).routes(routes!(show_workflow, put_workflow))
+}
+
+#[utoipa::path(get, path = "/retention", tag = "retention", responses((status = 200, description = "The default retention policy", content_type = "application/json")))]
+async fn show_default(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Value>> {
+    // No policy yet: everything is kept forever.
+    let policy = state.store.retention(None).await?.unwrap_or_default();
+    Ok(Json(view(None, &policy, true)))
+}
+
+#[utoipa::path(put, path = "/retention", tag = "retention", request_body = RetentionPolicy, responses((status = 200, description = "Saved", content_type = "application/json"), (status = 422, description = "Invalid policy", body = Problem, content_type = "application/problem+json")))]
+async fn put_default(State(state): State<AppState>, _: Authed<AsAdmin>, ApiJson(policy): ApiJson<RetentionPolicy>) -> ApiResult<Json<Value>> {
+    check(&policy)?;
+    state.store.put_retention(None, &policy).await?;
+    Ok(Json(view(None, &policy, true)))
+}
+
+#[utoipa::path(get, path = "/workflows/{id}/retention", tag = "retention", responses((status = 200, description = "The workflow's policy, or the default it follows", content_type = "application/json")))]
+async fn show_workflow(State(state): State<AppState>, _: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<Value>> {
+    workflow_exists(&state, id).await?;
+    // A workflow without a policy of its own follows the default.
+    let (policy, own) = match state.store.retention(Some(id)).await? {
+        Some(p) => (p, true),
+        None => (state.store.retention(None).await?.unwrap_or_default(), false),
+    };
+    Ok(Json(view(Some(id), &policy, own)))
+}
+
+#[utoipa::path(put, path = "/workflows/{id}/retention", tag = "retention", request_body = RetentionPolicy, responses((status = 200, description = "Saved", content_type = "application/json"), (status = 422, description = "Invalid policy", body = Problem, content_type = "application/problem+json")))]
+async fn put_workflow(
+    State(state): State<AppState>,
+    _: Authed<AsAdmin>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(policy): ApiJson<RetentionPolicy>,
+) -> ApiResult<Json<Value>> {
+    check(&policy)?;
+    workflow_exists(&state, id).await?;
+    state.store.put_retention(Some(id), &policy).await?;
+    Ok(Json(view(Some(id), &policy, true)))
+}
+
+fn check(policy: &RetentionPolicy) -> ApiResult<()> {
+    let errors = validate(policy);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("the retention policy is invalid; see `errors`", errors))
+    }
+}
+
+async fn workflow_exists(state: &AppState, id: Uuid) -> ApiResult<()> {
+    match state.store.get_workflow(id).await? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::NotFound(format!("no workflow with id {id}"))),
+    }
+}
+
+/// The policy with where it comes from: `own` is false when a workflow inherits the default.
+fn view(workflow: Option<Uuid>, p: &RetentionPolicy, own: bool) -> Value {
+    json!({
+        "scope": workflow.map_or_else(|| "default".to_owned(), |w| w.to_string()),
+        "inherited": !own,
+        "succeeded_days": p.succeeded_days, "failed_days": p.failed_days,
+        "canceled_days": p.canceled_days, "timed_out_days": p.timed_out_days,
+    })
+}

@@ -1,0 +1,88 @@
+//! Retention: how long finished instances are kept, and the sweeper that deletes the
+//! expired ones. Every process runs a sweeper; their batches skip rows another is deleting
+//! (`SKIP_LOCKED`), and deleting what is already gone is harmless.
+
+use crate::store::{DynStore, RetentionPolicy};
+use chrono::{Duration, Utc};
+use tokio::sync::watch;
+use trellis_model::Issue;
+use uuid::Uuid;
+
+/// Instances deleted per transaction: short transactions keep the API responsive (and, on
+/// SQLite, let other writers in between batches).
+pub const SWEEP_BATCH: i64 = 500;
+/// The longest age a policy may set: 100 years.
+pub const MAX_DAYS: i32 = 36_500;
+
+/// Every problem with a policy: each age is null (keep forever) or 1..=`MAX_DAYS` days.
+pub fn validate(policy: &RetentionPolicy) -> Vec<Issue> {
+    [
+        ("succeeded_days", policy.succeeded_days),
+        ("failed_days", policy.failed_days),
+        ("canceled_days", policy.canceled_days),
+        ("timed_out_days", policy.timed_out_days),
+    ]
+    .into_iter()
+    .filter_map(|(field, days)| match days {
+        Some(d) if !(1..=MAX_DAYS).contains(&d) => Some(
+            Issue::new("invalid_age", format!("`{field}` must be null (keep forever) or whole days from 1 to {MAX_DAYS}; got {d}"))
+                .path(field),
+        ),
+        _ => None,
+    })
+    .collect()
+}
+
+pub struct Sweeper {
+    store: DynStore,
+    every: std::time::Duration,
+}
+
+impl Sweeper {
+    pub fn new(store: DynStore, every: std::time::Duration) -> Sweeper {
+        Sweeper { store, every: every.max(std::time::Duration::from_secs(1)) }
+    }
+
+    /// Sweeps every `every` until `shutdown` turns true.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        while !*shutdown.borrow() {
+            tokio::select! {
+                _ = tokio::time::sleep(self.every) => {}
+                _ = shutdown.changed() => continue,
+            }
+            match self.sweep(&shutdown).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "retention sweep deleted expired instances"),
+                Err(e) => tracing::warn!(error = %e, "retention sweep failed; trying again next round"),
+            }
+        }
+    }
+
+    /// One pass over every policy; returns how many instances it deleted.
+    pub async fn sweep(&self, shutdown: &watch::Receiver<bool>) -> crate::store::Result<u64> {
+        let mut scopes: Vec<(Option<Uuid>, RetentionPolicy)> = self.store.workflow_retentions().await?
+            .into_iter().map(|(w, p)| (Some(w), p)).collect();
+        if let Some(default) = self.store.retention(None).await? {
+            scopes.push((None, default));
+        }
+        let mut deleted = 0;
+        for (workflow, policy) in scopes {
+            for (status, days) in policy.ages() {
+                let before = Utc::now() - Duration::days(i64::from(days));
+                loop {
+                    if *shutdown.borrow() {
+                        return Ok(deleted);
+                    }
+                    let n = self.store.sweep_expired(workflow, status, before, SWEEP_BATCH).await?;
+                    deleted += n;
+                    if n < SWEEP_BATCH as u64 {
+                        break;
+                    }
+                    // Let waiting requests and transitions through between batches.
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+        Ok(deleted)
+    }
+}

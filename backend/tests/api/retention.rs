@@ -1,0 +1,88 @@
+//! Retention policies and the sweeper that applies them.
+
+use crate::cleanup::{counts, insert_finished};
+use crate::common::{both_backends, problem, Backend, TestApp};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{json, Value};
+
+both_backends! {
+    async fn retention_policies_are_validated_and_admin_only(app: TestApp) {
+        let empty: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
+        assert_eq!(empty["succeeded_days"], Value::Null, "keep forever until a policy is set");
+        let bad = app.put("/api/v1/retention").json(&json!({"succeeded_days": 0, "failed_days": -3})).send().await.unwrap();
+        let body = problem(bad, 422).await;
+        let paths: Vec<&str> = body["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, ["succeeded_days", "failed_days"], "{body}");
+        problem(app.put("/api/v1/retention").json(&json!({"succeeded": 7})).send().await.unwrap(), 422).await;
+        problem(app.put("/api/v1/retention").json(&json!({"succeeded_days": "7"})).send().await.unwrap(), 422).await;
+        let operator = app.token_for("operator").await;
+        let denied = app.client.put(app.url("/api/v1/retention")).bearer_auth(operator).json(&json!({})).send().await.unwrap();
+        problem(denied, 403).await;
+
+        let set = app.put("/api/v1/retention").json(&json!({"succeeded_days": 7, "failed_days": 30})).send().await.unwrap();
+        assert_eq!(set.status(), 200);
+        let wf = app.publish(crate::common::chain()).await;
+        let inherited: Value = app.get(&format!("/api/v1/workflows/{wf}/retention")).send().await.unwrap().json().await.unwrap();
+        assert_eq!((inherited["inherited"].clone(), inherited["succeeded_days"].clone()), (json!(true), json!(7)));
+        let own = app.put(&format!("/api/v1/workflows/{wf}/retention")).json(&json!({"canceled_days": 1})).send().await.unwrap();
+        assert_eq!(own.status(), 200);
+        let own: Value = app.get(&format!("/api/v1/workflows/{wf}/retention")).send().await.unwrap().json().await.unwrap();
+        assert_eq!((own["inherited"].clone(), own["succeeded_days"].clone(), own["canceled_days"].clone()), (json!(false), Value::Null, json!(1)));
+        let missing = uuid::Uuid::now_v7();
+        problem(app.put(&format!("/api/v1/workflows/{missing}/retention")).json(&json!({})).send().await.unwrap(), 404).await;
+    }
+}
+
+/// 10,000 finished instances; the sweeper deletes exactly the expired ones while the list
+/// keeps answering.
+async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |s| s.retention_sweep_secs = 1).await;
+    let (a, b) = (app.publish(crate::common::chain()).await, app.publish(crate::common::chain()).await);
+    let now = Utc::now();
+    let ago = |days: i64| now - Duration::days(days);
+    let mut rows_a: Vec<(&str, DateTime<Utc>)> = Vec::new();
+    rows_a.extend(std::iter::repeat_n(("succeeded", ago(10)), 4_000)); // expired (7 days)
+    rows_a.extend(std::iter::repeat_n(("succeeded", ago(1)), 2_000)); // too young
+    rows_a.extend(std::iter::repeat_n(("failed", ago(10)), 2_000)); // too young (30 days)
+    rows_a.extend(std::iter::repeat_n(("canceled", ago(40)), 1_000)); // expired
+    insert_finished(&app, &a, &rows_a).await;
+    let mut rows_b: Vec<(&str, DateTime<Utc>)> = Vec::new();
+    rows_b.extend(std::iter::repeat_n(("succeeded", ago(10)), 500)); // kept: b's own policy keeps them forever
+    rows_b.extend(std::iter::repeat_n(("failed", ago(2)), 500)); // expired under b's policy (1 day)
+    insert_finished(&app, &b, &rows_b).await;
+
+    let own = app.put(&format!("/api/v1/workflows/{b}/retention")).json(&json!({"failed_days": 1})).send().await.unwrap();
+    assert_eq!(own.status(), 200);
+    let default = json!({"succeeded_days": 7, "failed_days": 30, "canceled_days": 30, "timed_out_days": 30});
+    assert_eq!(app.put("/api/v1/retention").json(&default).send().await.unwrap().status(), 200);
+
+    let expected_a = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 2_000, "failed": 2_000, "canceled": 0, "timed_out": 0});
+    let expected_b = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 500, "failed": 0, "canceled": 0, "timed_out": 0});
+    let mut seen = (Value::Null, Value::Null);
+    for _ in 0..600 {
+        // `counts` asserts each list request succeeds, sweep or not.
+        seen = (counts(&app, &a).await, counts(&app, &b).await);
+        if seen == (expected_a.clone(), expected_b.clone()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen, (expected_a.clone(), expected_b.clone()));
+    // Another round deletes nothing more.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    assert_eq!((counts(&app, &a).await, counts(&app, &b).await), (expected_a, expected_b));
+}
+
+mod the_sweeper_deletes_exactly_the_expired_ones {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        the_sweeper_deletes_exactly_the_expired_instances(Backend::Sqlite).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        the_sweeper_deletes_exactly_the_expired_instances(Backend::Postgres).await
+    }
+}
