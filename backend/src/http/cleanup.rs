@@ -26,6 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(purge_one))
         .routes(routes!(bulk_purge))
         .routes(routes!(bulk_cancel))
+        .routes(routes!(bulk_retry))
         .routes(routes!(queue))
 }
 
@@ -59,6 +60,11 @@ async fn bulk_purge(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(bo
 #[utoipa::path(post, path = "/instances/cancel", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be canceled", content_type = "application/json"), (status = 202, description = "A cancel job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
 async fn bulk_cancel(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
     bulk(state, auth, JobKind::Cancel, body).await
+}
+
+#[utoipa::path(post, path = "/instances/retry", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be retried", content_type = "application/json"), (status = 202, description = "A retry job was started: each instance re-runs its failed nodes", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
+async fn bulk_retry(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
+    bulk(state, auth, JobKind::Retry, body).await
 }
 
 /// Counts what the filter matches; unless it is a dry run, queues a job to act on it.
@@ -103,6 +109,7 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
         let hint = match kind {
             JobKind::Purge => "only finished instances (succeeded, failed, canceled, timed_out) can be purged; cancel them first",
             JobKind::Cancel => "only unfinished instances (queued, running, paused) can be canceled",
+            JobKind::Retry => "only instances that failed, were canceled or timed out can be retried",
         };
         return Err(ApiError::Conflict(format!("`filter.status` is `{status}`: {hint}")));
     }

@@ -10,7 +10,7 @@
 pub mod retention;
 
 use crate::engine::{Engine, EngineError};
-use crate::store::ops_sql::{TERMINAL, UNFINISHED};
+use crate::store::ops_sql::{RETRYABLE, TERMINAL, UNFINISHED};
 use crate::store::{BatchDone, DynStore, InstanceQuery, JobLease, JobRow};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -64,12 +64,13 @@ impl JobFilter {
     }
 }
 
-/// What a bulk job does to each instance. (A bulk `retry` belongs here once the engine can
-/// retry an instance: a variant, the statuses it applies to, and its arm in `JobLoop::batch`.)
+/// What a bulk job does to each instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobKind {
     Purge,
     Cancel,
+    /// Re-runs the failed, canceled or timed-out nodes (`"from": "failed"`) of each instance.
+    Retry,
 }
 
 impl JobKind {
@@ -77,6 +78,7 @@ impl JobKind {
         match kind {
             "purge" => Some(JobKind::Purge),
             "cancel" => Some(JobKind::Cancel),
+            "retry" => Some(JobKind::Retry),
             _ => None,
         }
     }
@@ -85,6 +87,7 @@ impl JobKind {
         match self {
             JobKind::Purge => "purge",
             JobKind::Cancel => "cancel",
+            JobKind::Retry => "retry",
         }
     }
 
@@ -93,6 +96,7 @@ impl JobKind {
         match self {
             JobKind::Purge => TERMINAL,
             JobKind::Cancel => UNFINISHED,
+            JobKind::Retry => RETRYABLE,
         }
     }
 
@@ -103,7 +107,7 @@ impl JobKind {
     fn batch_size(self) -> i64 {
         match self {
             JobKind::Purge => PURGE_BATCH,
-            JobKind::Cancel => CANCEL_BATCH,
+            JobKind::Cancel | JobKind::Retry => CANCEL_BATCH,
         }
     }
 }
@@ -225,7 +229,7 @@ impl JobLoop {
         let recorded = match kind {
             // Deletes and the progress commit together, and only finished instances go.
             JobKind::Purge => self.store.purge_batch(lease, ids, &BatchDone { last_id, ..Default::default() }).await?,
-            JobKind::Cancel => {
+            JobKind::Cancel | JobKind::Retry => {
                 let mut done = BatchDone { last_id, ..Default::default() };
                 for (k, &id) in ids.iter().enumerate() {
                     if *shutdown.borrow() {
@@ -235,13 +239,17 @@ impl JobLoop {
                         self.store.record_batch(lease, &done).await?;
                         return Ok(Err(Stop::Shutdown));
                     }
-                    // Through the engine, so each instance's history records the cancel.
-                    match self.engine.cancel(id).await {
+                    // Through the engine, so each instance's history records the action.
+                    let applied = match kind {
+                        JobKind::Retry => self.engine.retry(id, "failed", false).await.map(|_| ()),
+                        _ => self.engine.cancel(id).await,
+                    };
+                    match applied {
                         Ok(()) => done.processed += 1,
                         // Finished or purged since it was listed: nothing left to do.
                         Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
                         Err(e) => {
-                            tracing::warn!(instance = %id, error = %e, "bulk cancel of an instance failed");
+                            tracing::warn!(instance = %id, error = %e, action = kind.as_str(), "a bulk action on an instance failed");
                             done.failed += 1;
                         }
                     }

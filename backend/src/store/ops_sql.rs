@@ -19,6 +19,8 @@ pub(super) const JOB_COLUMNS: &str = "id, kind, filter, status, matched, process
 pub const TERMINAL: &str = "('succeeded', 'failed', 'canceled', 'timed_out')";
 /// Unfinished instances: the ones a cancel applies to.
 pub const UNFINISHED: &str = "('queued', 'running', 'paused')";
+/// What a retry re-runs: instances that finished without succeeding.
+pub const RETRYABLE: &str = "('failed', 'canceled', 'timed_out')";
 
 #[async_trait]
 pub trait OpsStore: Send + Sync + 'static {

@@ -164,6 +164,7 @@ both_backends! {
             ("DELETE", format!("/api/v1/instances/{id}")),
             ("POST", "/api/v1/instances/purge".to_owned()),
             ("POST", "/api/v1/instances/cancel".to_owned()),
+            ("POST", "/api/v1/instances/retry".to_owned()),
             ("GET", format!("/api/v1/instances/{id}/queue")),
             ("GET", "/api/v1/jobs".to_owned()),
             ("GET", format!("/api/v1/jobs/{id}")),

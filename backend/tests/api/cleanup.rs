@@ -163,6 +163,25 @@ both_backends! {
         }
     }
 
+    async fn a_bulk_retry_reruns_each_failed_instance(app: TestApp) {
+        // Fails its first attempt and has no retry policy: the instance fails; a retry succeeds.
+        let wf = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
+        let mut ids = Vec::new();
+        for _ in 0..3 {
+            let id = app.start(&wf, json!({})).await;
+            assert_eq!(app.wait_finished(&id).await["status"], "failed");
+            ids.push(id);
+        }
+        problem(app.post("/api/v1/instances/retry").json(&json!({"filter": {"status": "running"}})).send().await.unwrap(), 409).await;
+        let (answer, job) = start_job(&app, "retry", json!({"filter": {"workflow": wf}})).await;
+        assert_eq!(answer["matched"], 3);
+        assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(3)), "{job}");
+        for id in &ids {
+            let instance = app.wait_finished(id).await;
+            assert_eq!((instance["status"].as_str(), instance["nodes"][0]["attempts"].as_i64()), (Some("succeeded"), Some(2)));
+        }
+    }
+
     async fn a_purge_job_works_through_a_hundred_thousand_instances_in_batches(app: TestApp) {
         let wf = app.publish(crate::common::chain()).await;
         let ended = Utc::now();
