@@ -33,41 +33,45 @@ both_backends! {
     }
 }
 
-/// 10,000 finished instances; the sweeper deletes exactly the expired ones while the list
-/// keeps answering.
+/// 100,000 finished instances; the sweeper deletes exactly the expired ones in bounded batches,
+/// and the list keeps answering while it works: it is seen mid-sweep, not only before and after.
 async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     let app = TestApp::spawn_with(backend, |s| s.retention_sweep_secs = 1).await;
     let (a, b) = (app.publish(crate::common::chain()).await, app.publish(crate::common::chain()).await);
     let now = Utc::now();
     let ago = |days: i64| now - Duration::days(days);
     let mut rows_a: Vec<(&str, DateTime<Utc>)> = Vec::new();
-    rows_a.extend(std::iter::repeat_n(("succeeded", ago(10)), 4_000)); // expired (7 days)
-    rows_a.extend(std::iter::repeat_n(("succeeded", ago(1)), 2_000)); // too young
-    rows_a.extend(std::iter::repeat_n(("failed", ago(10)), 2_000)); // too young (30 days)
-    rows_a.extend(std::iter::repeat_n(("canceled", ago(40)), 1_000)); // expired
+    rows_a.extend(std::iter::repeat_n(("succeeded", ago(10)), 40_000)); // expired (7 days)
+    rows_a.extend(std::iter::repeat_n(("succeeded", ago(1)), 20_000)); // too young
+    rows_a.extend(std::iter::repeat_n(("failed", ago(10)), 20_000)); // too young (30 days)
+    rows_a.extend(std::iter::repeat_n(("canceled", ago(40)), 10_000)); // expired
     insert_finished(&app, &a, &rows_a).await;
     let mut rows_b: Vec<(&str, DateTime<Utc>)> = Vec::new();
-    rows_b.extend(std::iter::repeat_n(("succeeded", ago(10)), 500)); // kept: b's own policy keeps them forever
-    rows_b.extend(std::iter::repeat_n(("failed", ago(2)), 500)); // expired under b's policy (1 day)
+    rows_b.extend(std::iter::repeat_n(("succeeded", ago(10)), 5_000)); // kept: b's own policy keeps them forever
+    rows_b.extend(std::iter::repeat_n(("failed", ago(2)), 5_000)); // expired under b's policy (1 day)
     insert_finished(&app, &b, &rows_b).await;
 
     let own = app.put(&format!("/api/v1/workflows/{b}/retention")).json(&json!({"failed_days": 1})).send().await.unwrap();
     assert_eq!(own.status(), 200);
+    let before_a = counts(&app, &a).await;
     let default = json!({"succeeded_days": 7, "failed_days": 30, "canceled_days": 30, "timed_out_days": 30});
     assert_eq!(app.put("/api/v1/retention").json(&default).send().await.unwrap().status(), 200);
 
-    let expected_a = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 2_000, "failed": 2_000, "canceled": 0, "timed_out": 0});
-    let expected_b = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 500, "failed": 0, "canceled": 0, "timed_out": 0});
+    let expected_a = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 20_000, "failed": 20_000, "canceled": 0, "timed_out": 0});
+    let expected_b = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 5_000, "failed": 0, "canceled": 0, "timed_out": 0});
     let mut seen = (Value::Null, Value::Null);
-    for _ in 0..600 {
+    let mut seen_mid_sweep = false;
+    for _ in 0..6_000 {
         // `counts` asserts each list request succeeds, sweep or not.
         seen = (counts(&app, &a).await, counts(&app, &b).await);
+        seen_mid_sweep |= seen.0 != before_a && seen.0 != expected_a;
         if seen == (expected_a.clone(), expected_b.clone()) {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert_eq!(seen, (expected_a.clone(), expected_b.clone()));
+    assert!(seen_mid_sweep, "the list never answered between two sweep batches");
     // Another round deletes nothing more.
     tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
     assert_eq!((counts(&app, &a).await, counts(&app, &b).await), (expected_a, expected_b));
