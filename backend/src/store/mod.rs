@@ -16,6 +16,7 @@ mod sql;
 mod sqlite;
 mod trigger_records;
 mod trigger_sql;
+mod work_sql;
 
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
@@ -24,10 +25,10 @@ pub use ops_sql::OpsStore;
 pub use records::*;
 pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
+pub use work_sql::WorkQueue;
 
 use crate::config::DatabaseConfig;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use trellis_model::Definition;
 use uuid::Uuid;
@@ -61,7 +62,7 @@ pub type Decide<'a> = &'a (dyn Fn(&Snapshot) -> Writes + Send + Sync);
 /// Decides a retry given the locked snapshot and whether a concurrency slot is free.
 pub type RetryDecide<'a> = &'a (dyn Fn(&Snapshot, bool) -> Writes + Send + Sync);
 
-/// The engine's persistence: instances, their nodes and the durable work queue.
+/// The engine's persistence: instances, their nodes and their history.
 #[async_trait]
 pub trait InstanceStore: Send + Sync + 'static {
     /// Inserts an instance; under a concurrency limit (checked holding the workflow's lock)
@@ -70,8 +71,6 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// One state change of one instance, holding its lock: consumes the fenced work item
     /// (if any; a stale fence changes nothing), then writes what `decide` returns.
     async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;
-    /// Admits the oldest queued instances of `workflow` into its free slots; returns each
-    /// with what admitting it wrote.
     /// A retry of a finished instance as one transition: under a concurrency limit it holds
     /// the workflow's lock (like a start) and tells `decide` whether a slot is free; `None`
     /// when there is none and the workflow refuses rather than queues. A retry that would
@@ -85,17 +84,10 @@ pub trait InstanceStore: Send + Sync + 'static {
         migrate: Option<(i64, &[NodeRow])>,
         decide: RetryDecide<'_>,
     ) -> Result<Option<TransitionOutcome>>;
+    /// Admits the oldest queued instances of `workflow` into its free slots; returns each
+    /// with what admitting it wrote.
     async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
-    /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.
-    async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>>;
-    /// When the next work item becomes claimable.
-    async fn next_due(&self) -> Result<Option<DateTime<Utc>>>;
-    async fn claim_task(&self, queue: &str, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<WorkItem>>;
-    async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool>;
-    async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>>;
-    /// Gives up every lease `owner` holds (a draining process), so others claim at once.
-    async fn release_leases(&self, owner: &str) -> Result<u64>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
     async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(String, i64)>>;
@@ -109,7 +101,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore + TriggerStore + AuditStore + OpsStore {
+pub trait Store: InstanceStore + WorkQueue + TriggerStore + AuditStore + OpsStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

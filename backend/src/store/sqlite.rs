@@ -6,6 +6,7 @@ use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INS
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
 use super::ops_sql::impl_ops_store;
+use super::work_sql::impl_work_queue;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
 use super::{Decide, RetryDecide};
 use super::{Result, StoreError};
@@ -55,6 +56,7 @@ impl_store!(SqliteStore, "sqlite");
 impl_trigger_store!(SqliteStore);
 impl_audit_store!(SqliteStore);
 impl_instance_store!(SqliteStore, sqlx::Sqlite);
+impl_work_queue!(SqliteStore);
 impl_ops_store!(SqliteStore, sqlx::Sqlite);
 
 const LOCK_ROW: &str = "";
