@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use tokio::sync::{broadcast, watch};
 use uuid::Uuid;
 
@@ -39,13 +39,14 @@ pub struct FeedItem {
 }
 
 pub struct Channel {
-    ring: Mutex<VecDeque<Arc<Published>>>,
+    /// Read by every follower on every change, written by one publisher: readers share it.
+    ring: RwLock<VecDeque<Arc<Published>>>,
     changed: watch::Sender<u64>,
 }
 
 impl Channel {
     fn new() -> Channel {
-        Channel { ring: Mutex::new(VecDeque::new()), changed: watch::Sender::new(0) }
+        Channel { ring: RwLock::new(VecDeque::new()), changed: watch::Sender::new(0) }
     }
 
     pub fn watch(&self) -> watch::Receiver<u64> {
@@ -55,7 +56,7 @@ impl Channel {
     /// The entries after `seq`, if this channel holds every one of them; `None` when the
     /// caller must read the history instead.
     pub fn after(&self, seq: i64) -> Option<Vec<Arc<Published>>> {
-        let ring = self.ring.lock().expect("hub ring");
+        let ring = self.ring.read().expect("hub ring");
         let first = ring.front()?.seq;
         if first > seq + 1 {
             return None;
@@ -68,7 +69,7 @@ impl Channel {
     /// ring, so followers read the gap from the history.
     fn push(&self, entries: &[Arc<Published>]) {
         {
-            let mut ring = self.ring.lock().expect("hub ring");
+            let mut ring = self.ring.write().expect("hub ring");
             for entry in entries {
                 match ring.back() {
                     Some(last) if entry.seq <= last.seq => continue,
@@ -85,7 +86,7 @@ impl Channel {
     }
 
     fn forget(&self) {
-        self.ring.lock().expect("hub ring").clear();
+        self.ring.write().expect("hub ring").clear();
         self.changed.send_modify(|n| *n += 1);
     }
 }

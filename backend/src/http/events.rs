@@ -16,6 +16,7 @@ use crate::events::render_stored;
 use crate::store::{DynStore, InstanceQuery};
 use axum::extract::State;
 use axum::body::{Body, Bytes};
+use bytes::BytesMut;
 use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -35,6 +36,8 @@ use uuid::Uuid;
 
 /// History entries read from the store at a time.
 const PAGE: i64 = 256;
+/// Frames joined into one write at most (a replay sends pages of history).
+const MAX_CHUNK: usize = 64 * 1024;
 /// Comment lines that keep idle connections (and the proxies in between) open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -128,23 +131,13 @@ struct Follower {
 }
 
 impl Follower {
-    /// The next frame to send; `None` ends the stream.
+    /// The next chunk to send: every entry ready to go, in order, in one write; `None` ends
+    /// the stream.
     async fn next(&mut self) -> Option<Bytes> {
         loop {
-            if let Some(entry) = self.pending.pop_front() {
-                if entry.seq <= self.sent {
-                    continue; // already sent
-                }
-                if entry.seq > self.sent + 1 {
-                    // Never expected (both sources are contiguous), but never skip entries.
-                    self.pending.clear();
-                    self.read_store = true;
-                    continue;
-                }
-                self.sent = entry.seq;
-                self.finished = entry.terminal;
+            if let Some(chunk) = self.take_ready() {
                 self.last_write = Instant::now();
-                return Some(entry.frame.clone());
+                return Some(chunk);
             }
             match self.fetch().await {
                 Ok(batch) if !batch.is_empty() => self.pending.extend(batch),
@@ -168,6 +161,39 @@ impl Follower {
                 }
             }
         }
+    }
+
+    /// The pending entries that follow `sent` without a gap, as one chunk: a single entry's
+    /// shared frame as it is, several concatenated, so a burst costs one write, not one each.
+    fn take_ready(&mut self) -> Option<Bytes> {
+        let mut first: Option<Bytes> = None;
+        let mut joined = BytesMut::new();
+        while let Some(entry) = self.pending.pop_front() {
+            if entry.seq <= self.sent {
+                continue; // already sent
+            }
+            if entry.seq > self.sent + 1 {
+                // Never expected (both sources are contiguous), but never skip entries.
+                self.pending.clear();
+                self.read_store = true;
+                break;
+            }
+            self.sent = entry.seq;
+            self.finished = entry.terminal;
+            match first.take() {
+                None if joined.is_empty() => first = Some(entry.frame.clone()),
+                earlier => {
+                    if let Some(earlier) = earlier {
+                        joined.extend_from_slice(&earlier);
+                    }
+                    joined.extend_from_slice(&entry.frame);
+                }
+            }
+            if joined.len() >= MAX_CHUNK {
+                break;
+            }
+        }
+        first.or_else(|| (!joined.is_empty()).then(|| joined.freeze()))
     }
 
     /// The entries after `sent`, from the hub when it has all of them, else from the store.
