@@ -5,6 +5,7 @@
 //! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--out DIR]
 
 mod db;
+mod floor;
 mod scenarios;
 mod server;
 mod sse;

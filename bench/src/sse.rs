@@ -1,6 +1,8 @@
 //! Live event streams: start request to first event, delivery latency with many clients
-//! following one instance, and server memory per idle stream. Nothing here asserts a timing.
+//! following one instance (beside the same clients on the bare broadcaster of `floor.rs`),
+//! and server memory per idle stream. Nothing here asserts a timing.
 
+use crate::floor::Floor;
 use crate::scenarios::Figures;
 use crate::server::{Api, Server};
 use crate::stats::percentile;
@@ -34,8 +36,11 @@ struct Reader {
 
 impl Reader {
     async fn open(api: &Api, path: &str) -> Result<Reader> {
-        let response = api.stream(path).await?;
-        Ok(Reader { response, buffer: String::new() })
+        Ok(Reader::new(api.stream(path).await?))
+    }
+
+    fn new(response: reqwest::Response) -> Reader {
+        Reader { response, buffer: String::new() }
     }
 
     /// The next entry; `None` at the end of the stream.
@@ -86,11 +91,37 @@ pub async fn first_event(api: &Api, runs: usize, out: &mut Figures) -> Result<()
 /// receipt time minus its commit-time stamp, over every client; plus the server's RSS
 /// growth per connected, idle stream.
 pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figures) -> Result<()> {
+    let (floor_p50, floor_p99) = floor_delivery(clients).await?;
     let figures = follow_signals(api, api, server, clients).await?;
     out.insert(format!("sse_delivery_{clients}_clients_p50_ms"), figures.0);
     out.insert(format!("sse_delivery_{clients}_clients_p99_ms"), figures.1);
+    out.insert(format!("sse_floor_delivery_{clients}_clients_p50_ms"), floor_p50);
+    out.insert(format!("sse_floor_delivery_{clients}_clients_p99_ms"), floor_p99);
+    out.insert(format!("ratio_sse_delivery_{clients}_clients_p99_to_floor"), figures.1 / floor_p99);
     out.insert(format!("sse_rss_per_idle_connection_{clients}_bytes"), figures.2);
     Ok(())
+}
+
+/// The same audience on the bare broadcaster: delivery p50 and p99 (ms).
+async fn floor_delivery(clients: usize) -> Result<(f64, f64)> {
+    let mut floor = Floor::start()?;
+    let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
+    let url = format!("{}/stream", floor.base);
+    let followers = connect(clients, |caught_up, connecting| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let open = async { Ok(Reader::new(http.get(&url).send().await?.error_for_status()?)) };
+            follow(open, |entry| entry.event == "ready", caught_up, connecting).await
+        }
+    })
+    .await?;
+    for step in 0..GATES {
+        floor.step(step);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    floor.finish();
+    let mut samples = collect(followers).await?;
+    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 99.0)))
 }
 
 /// Like [`delivery`], with the entries written by another process (`producer`) than the one
@@ -109,23 +140,48 @@ async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usi
     let id = api.start(&workflow).await?;
     wait_gate(api, &id, "g0").await?;
     let rss_before = server.rss_kib()?;
-    let (caught_up, mut ready) = mpsc::channel::<()>(clients);
-    let connecting = Arc::new(Semaphore::new(CONNECTING));
-    let mut followers = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        let (api, id, caught_up, connecting) = (api.clone(), id.clone(), caught_up.clone(), connecting.clone());
-        followers.push(tokio::spawn(async move { follow(&api, &id, caught_up, connecting).await }));
-    }
-    drop(caught_up);
-    for _ in 0..clients {
-        ready.recv().await.context("a client failed before catching up")?;
-    }
+    let path = format!("/api/v1/instances/{id}/events");
+    let followers = connect(clients, |caught_up, connecting| {
+        let (api, path) = (api.clone(), path.clone());
+        async move { follow(Reader::open(&api, &path), waiting_at_the_first_gate, caught_up, connecting).await }
+    })
+    .await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = server.rss_kib()?;
     for gate in 0..GATES {
         signaler.post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}})).await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    let mut samples = collect(followers).await?;
+    let per_connection = (rss_idle.saturating_sub(rss_before) * 1024) as f64 / clients as f64;
+    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 99.0), per_connection))
+}
+
+fn waiting_at_the_first_gate(entry: &Entry) -> bool {
+    entry.event == "node" && entry.node.as_deref() == Some("g0") && entry.status.as_deref() == Some("waiting")
+}
+
+type Follower = tokio::task::JoinHandle<Result<Vec<f64>>>;
+
+/// Spawns `clients` followers (`follower(caught_up, connecting)`) and returns once every one
+/// has caught up with the stream.
+async fn connect<F, Fut>(clients: usize, follower: F) -> Result<Vec<Follower>>
+where
+    F: Fn(mpsc::Sender<()>, Arc<Semaphore>) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<f64>>> + Send + 'static,
+{
+    let (caught_up, mut ready) = mpsc::channel::<()>(clients);
+    let connecting = Arc::new(Semaphore::new(CONNECTING));
+    let followers: Vec<Follower> = (0..clients).map(|_| tokio::spawn(follower(caught_up.clone(), connecting.clone()))).collect();
+    drop(caught_up);
+    for _ in 0..clients {
+        ready.recv().await.context("a client failed before catching up")?;
+    }
+    Ok(followers)
+}
+
+/// Every live entry's delivery latency, over every follower.
+async fn collect(followers: Vec<Follower>) -> Result<Vec<f64>> {
     let mut samples = Vec::new();
     for follower in followers {
         samples.extend(follower.await??);
@@ -133,19 +189,24 @@ async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usi
     if samples.is_empty() {
         bail!("no live entries were received");
     }
-    let per_connection = (rss_idle.saturating_sub(rss_before) * 1024) as f64 / clients as f64;
-    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 99.0), per_connection))
+    Ok(samples)
 }
 
-/// One client: replays up to the first gate's wait, reports in, then times every live entry.
-async fn follow(api: &Api, id: &str, caught_up: mpsc::Sender<()>, connecting: Arc<Semaphore>) -> Result<Vec<f64>> {
+/// One client: reads until `is_caught_up`, reports in, then times every live entry: its
+/// receipt minus the `at` stamped when it was written.
+async fn follow(
+    open: impl std::future::Future<Output = Result<Reader>>,
+    is_caught_up: fn(&Entry) -> bool,
+    caught_up: mpsc::Sender<()>,
+    connecting: Arc<Semaphore>,
+) -> Result<Vec<f64>> {
     let mut reader = {
         let _turn = connecting.acquire().await?;
-        Reader::open(api, &format!("/api/v1/instances/{id}/events")).await?
+        open.await?
     };
     loop {
-        let entry = reader.next().await?.context("the stream ended before the first gate")?;
-        if entry.event == "node" && entry.node.as_deref() == Some("g0") && entry.status.as_deref() == Some("waiting") {
+        let entry = reader.next().await?.context("the stream ended before it caught up")?;
+        if is_caught_up(&entry) {
             break;
         }
     }
