@@ -1,24 +1,11 @@
 import { test, expect, Page, Locator } from '@playwright/test';
 import * as fs from 'node:fs';
-import { adminPassword, baseUrl } from './env';
+import { baseUrl } from './env';
+import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
 
 // The designer driven with the real mouse and keyboard: palette drops, port-to-port connects,
 // a refused cycle, configuration with expression preview, save, publish, reload, a second
 // version, the diff of the two, undo/redo, a save conflict, and a run.
-
-function collectPageErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return errors;
-}
-
-async function signIn(page: Page) {
-  await page.goto(`${baseUrl()}/login`);
-  await page.getByLabel('Username').fill('admin');
-  await page.getByLabel('Password').fill(adminPassword());
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('username')).toHaveText('admin');
-}
 
 async function centre(locator: Locator): Promise<{ x: number; y: number }> {
   const box = await locator.boundingBox();
@@ -37,18 +24,7 @@ async function drag(page: Page, from: { x: number; y: number }, to: { x: number;
   if (options.shift) await page.keyboard.up('Shift');
 }
 
-// The tests share one server with the smoke test, which expects an empty list: whatever happens
-// here, archive every workflow these tests left behind.
-test.afterAll(async ({ playwright }) => {
-  const api = await playwright.request.newContext({ baseURL: baseUrl() });
-  const login = await api.post('/api/v1/auth/login', { data: { username: 'admin', password: adminPassword() } });
-  const headers = { authorization: `Bearer ${(await login.json()).access_token}` };
-  const list = await (await api.get('/api/v1/workflows?limit=200', { headers })).json();
-  for (const w of list.items) {
-    await api.post(`/api/v1/workflows/${w.id}/archive`, { headers });
-  }
-  await api.dispose();
-});
+test.afterAll(archiveEveryWorkflow);
 
 test('a workflow is drawn by mouse, configured, saved, published twice, compared, undone and run', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);

@@ -10,3 +10,4 @@ export function adminPassword(): string {
   if (!password) throw new Error('TRELLIS_E2E_ADMIN_PASSWORD is not set: global-setup.ts did not start the server');
   return password;
 }
+

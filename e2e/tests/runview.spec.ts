@@ -1,24 +1,11 @@
-import { test, expect, Page, APIRequestContext } from '@playwright/test';
-import { adminPassword, baseUrl } from './env';
+import { test, expect, APIRequestContext } from '@playwright/test';
+import { baseUrl } from './env';
+import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
 
 // The live run view: a workflow made through the API (a wait_signal gate, then a noop) is
 // started and watched on its page. The gate shows as waiting with an open signal span; a signal
 // sent through the API turns the nodes and the instance succeeded without a reload. A second
 // run is canceled from the page.
-
-function collectPageErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return errors;
-}
-
-async function signIn(page: Page) {
-  await page.goto(`${baseUrl()}/login`);
-  await page.getByLabel('Username').fill('admin');
-  await page.getByLabel('Password').fill(adminPassword());
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('username')).toHaveText('admin');
-}
 
 /** Creates and publishes gate → after; returns the workflow id. */
 async function gatedWorkflow(api: APIRequestContext, name: string): Promise<string> {
@@ -47,17 +34,7 @@ async function start(api: APIRequestContext, workflow: string): Promise<string> 
   return (await started.json()).id;
 }
 
-// The tests share one server with the smoke test, which expects an empty list.
-test.afterAll(async ({ playwright }) => {
-  const api = await playwright.request.newContext({ baseURL: baseUrl() });
-  const login = await api.post('/api/v1/auth/login', { data: { username: 'admin', password: adminPassword() } });
-  const headers = { authorization: `Bearer ${(await login.json()).access_token}` };
-  const list = await (await api.get('/api/v1/workflows?limit=200', { headers })).json();
-  for (const w of list.items) {
-    await api.post(`/api/v1/workflows/${w.id}/archive`, { headers });
-  }
-  await api.dispose();
-});
+test.afterAll(archiveEveryWorkflow);
 
 test('a run is followed live: waiting gate, spans, signal, succeeded without a reload', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);

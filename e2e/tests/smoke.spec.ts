@@ -1,15 +1,9 @@
 import { test, expect, Page } from '@playwright/test';
 import { adminPassword, baseUrl } from './env';
+import { collectPageErrors } from './support';
 
 // HTML and SQL metacharacters: must reach the database intact and show as literal text.
 const HOSTILE_NAME = `<b>Orders</b> '; DROP TABLE workflows;--`;
-
-// A panic in the wasm app surfaces as an uncaught page error; any of those fails the test.
-function collectPageErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  return errors;
-}
 
 async function signIn(page: Page, password: string) {
   await page.getByLabel('Username').fill('admin');

@@ -13,7 +13,7 @@ pub mod plan;
 mod runner;
 pub mod trace;
 
-pub use ops::{EngineError, Started, TaskLease};
+pub use ops::{EngineError, StartRequest, Started, TaskLease};
 pub use runner::context;
 
 use crate::events::EventBus;

@@ -35,6 +35,30 @@ pub enum EngineError {
     Internal(#[from] anyhow::Error),
 }
 
+/// What a start asks for: build it with [`StartRequest::new`] and set what applies.
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    pub workflow: Uuid,
+    /// `None`: the latest published version.
+    pub version: Option<i64>,
+    pub input: Value,
+    /// The business key (the workflow's `key_reuse` policy applies to it).
+    pub key: Option<String>,
+    pub idempotency_key: Option<String>,
+    /// The caller's W3C trace context: the instance span becomes a child of it.
+    pub trace_parent: Option<TraceParent>,
+}
+
+impl StartRequest {
+    pub fn new(workflow: Uuid, input: Value) -> StartRequest {
+        StartRequest { workflow, version: None, input, key: None, idempotency_key: None, trace_parent: None }
+    }
+
+    pub fn idempotency_key(self, idempotency_key: String) -> StartRequest {
+        StartRequest { idempotency_key: Some(idempotency_key), ..self }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Started {
     pub id: Uuid,
@@ -57,29 +81,10 @@ pub struct TaskLease {
 const MAX_POLL: Duration = Duration::from_secs(30);
 
 impl Engine {
-    /// Starts an instance of `version` (default: the latest published one). With an `idempotency_key`, repeating the same request returns the
+    /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
     /// first answer and creates nothing; the same key with a different request is refused.
-    pub async fn start(
-        self: &Arc<Self>,
-        workflow: Uuid,
-        version: Option<i64>,
-        input: Value,
-        key: Option<String>,
-        idempotency_key: Option<String>,
-    ) -> Result<Started, EngineError> {
-        self.start_traced(workflow, version, input, key, idempotency_key, None).await
-    }
-
-    /// [`Engine::start`], with the instance span a child of the caller's `traceparent`.
-    pub async fn start_traced(
-        self: &Arc<Self>,
-        workflow: Uuid,
-        version: Option<i64>,
-        input: Value,
-        key: Option<String>,
-        idempotency_key: Option<String>,
-        trace_parent: Option<TraceParent>,
-    ) -> Result<Started, EngineError> {
+    pub async fn start(self: &Arc<Self>, request: StartRequest) -> Result<Started, EngineError> {
+        let StartRequest { workflow, version, input, key, idempotency_key, trace_parent } = request;
         refuse_nul(&input, "the input")?;
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {

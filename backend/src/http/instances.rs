@@ -4,7 +4,7 @@ use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
 use super::extract::{next_cursor, no_nul, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
-use crate::engine::EngineError;
+use crate::engine::{EngineError, StartRequest};
 use crate::store::{InstanceQuery, InstanceRow, Snapshot};
 use axum::body::Bytes;
 use axum::extract::State;
@@ -51,7 +51,8 @@ async fn start(
     // A caller's W3C trace context makes the instance span part of its trace; a malformed
     // one is ignored, as the spec asks.
     let parent = headers.get("traceparent").and_then(|v| v.to_str().ok()).and_then(TraceParent::parse);
-    let started = state.engine.start_traced(workflow, request.version, input, key, idempotency_key, parent).await?;
+    let start = StartRequest { version: request.version, key, idempotency_key, trace_parent: parent, ..StartRequest::new(workflow, input) };
+    let started = state.engine.start(start).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
     Ok((StatusCode::CREATED, Json(body)))
 }

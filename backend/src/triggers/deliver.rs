@@ -8,7 +8,7 @@
 use super::signature;
 use super::spec::WebhookSpec;
 use crate::engine::nodes::Expressions;
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, StartRequest};
 use crate::store::{DeliveryRow, DynStore, TriggerRow};
 use chrono::{DateTime, Duration, Utc};
 use http::{HeaderMap, StatusCode};
@@ -90,8 +90,9 @@ async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Ste
         rate_limit(store, d.trigger.id, limit, d.received_at).await.map_err(fail)?;
     }
     let input = input(d).map_err(fail)?;
-    let idempotency = key.as_ref().map(|k| format!("webhook:{}:{k}", d.trigger.id));
-    match engine.start(d.trigger.workflow_id, None, input, None, idempotency).await {
+    let mut start = StartRequest::new(d.trigger.workflow_id, input);
+    start.idempotency_key = key.as_ref().map(|k| format!("webhook:{}:{k}", d.trigger.id));
+    match engine.start(start).await {
         Ok(started) => Ok((Answer::Started(started.id), Some(key))),
         Err(e) => Err(fail(start_refused(e))),
     }

@@ -8,7 +8,7 @@
 
 use super::schedule::{plan, Schedule};
 use super::spec::{CronSpec, Overlap, TriggerSpec};
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, StartRequest};
 use crate::store::{DeliveryRow, DynStore, FireDone, TriggerRow};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
@@ -164,7 +164,7 @@ impl FireLoop {
     async fn start(&self, t: &TriggerRow, tick: DateTime<Utc>) -> Result<(), Retry> {
         let input = json!({"trigger_id": t.id, "scheduled_at": tick});
         let key = format!("cron:{}:{}", t.id, tick.to_rfc3339());
-        match self.engine.start(t.workflow_id, None, input, None, Some(key)).await {
+        match self.engine.start(StartRequest::new(t.workflow_id, input).idempotency_key(key)).await {
             Ok(started) => self.log(t.id, Some(tick), "started", None, Some(started.id)).await,
             Err(EngineError::Store(e)) => return Err(Retry(e.to_string())),
             Err(EngineError::Internal(e)) => return Err(Retry(format!("{e:#}"))),

@@ -89,15 +89,7 @@ fn path(def: &Definition, start: &str, goal: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trellis_model::{Edge, Node};
-
-    fn def(ids: &[&str], edges: &[(&str, &str)]) -> Definition {
-        Definition {
-            nodes: ids.iter().map(|id| Node::new(*id, "noop")).collect(),
-            edges: edges.iter().map(|(a, b)| Edge::new(*a, *b)).collect(),
-            ..Default::default()
-        }
-    }
+    use crate::designer::noop_graph as def;
 
     #[test]
     fn a_forward_edge_is_allowed() {

@@ -119,15 +119,7 @@ fn order_columns(columns: &mut [Vec<usize>], preds: &[Vec<usize>], succs: &[Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trellis_model::{Edge, Node};
-
-    fn def(ids: &[&str], edges: &[(&str, &str)]) -> Definition {
-        Definition {
-            nodes: ids.iter().map(|id| Node::new(*id, "noop")).collect(),
-            edges: edges.iter().map(|(a, b)| Edge::new(*a, *b)).collect(),
-            ..Default::default()
-        }
-    }
+    use crate::designer::noop_graph as def;
 
     fn column(p: Point) -> i64 {
         (p.x / (NODE_W + COLUMN_GAP)).round() as i64

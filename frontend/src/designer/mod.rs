@@ -26,3 +26,14 @@ pub mod issues;
 pub mod layout;
 pub mod preview;
 pub mod scene;
+
+/// A graph of `noop` nodes, for the modules' tests.
+#[cfg(test)]
+pub(crate) fn noop_graph(ids: &[&str], edges: &[(&str, &str)]) -> trellis_model::Definition {
+    use trellis_model::{Definition, Edge, Node};
+    Definition {
+        nodes: ids.iter().map(|id| Node::new(*id, "noop")).collect(),
+        edges: edges.iter().map(|(a, b)| Edge::new(*a, *b)).collect(),
+        ..Default::default()
+    }
+}
