@@ -14,14 +14,21 @@ use chrono::Utc;
 use std::net::SocketAddr;
 use tokio::sync::{broadcast, oneshot};
 
-/// Frames per step: what one signal to a `wait_signal` chain writes to its history (the gate
-/// succeeds, the next one starts, then waits).
-pub const FRAMES_PER_STEP: usize = 3;
+/// Frames per step: what one signal to a `wait_signal` chain writes to its history (two spans
+/// end, the gate succeeds, the next one runs, its span starts, it waits, its wait span starts).
+pub const FRAMES_PER_STEP: usize = 7;
+/// Filler that brings a frame to the size of a typical history entry (about 400 bytes).
+const PAD: &str = concat!(
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+);
 
-/// A running floor server; dropping it ends every stream and stops the server.
+/// A running floor server; dropping it stops the server.
 pub struct Floor {
     pub base: String,
-    steps: Option<broadcast::Sender<Bytes>>,
+    steps: broadcast::Sender<Bytes>,
     _stop: oneshot::Sender<()>,
 }
 
@@ -46,7 +53,7 @@ impl Floor {
             });
         });
         let address = address.recv().context("the floor server thread died")??;
-        Ok(Floor { base: format!("http://{address}"), steps: Some(steps), _stop: stop })
+        Ok(Floor { base: format!("http://{address}"), steps, _stop: stop })
     }
 
     /// Sends one step's frames, stamped now, to every connected stream in one write each.
@@ -55,16 +62,15 @@ impl Floor {
         let mut chunk = String::new();
         for k in 0..FRAMES_PER_STEP {
             let id = seq * FRAMES_PER_STEP + k + 1;
-            chunk.push_str(&format!("id: {id}\nevent: node\ndata: {{\"at\":\"{at}\",\"event\":\"node\"}}\n\n"));
+            chunk.push_str(&format!("id: {id}\nevent: node\ndata: {{\"at\":\"{at}\",\"event\":\"node\",\"pad\":\"{PAD}\"}}\n\n"));
         }
-        if let Some(steps) = &self.steps {
-            let _ = steps.send(Bytes::from(chunk));
-        }
+        let _ = self.steps.send(Bytes::from(chunk));
     }
 
-    /// Ends every stream after what was sent.
-    pub fn finish(&mut self) {
-        self.steps = None;
+    /// Ends every stream after what was sent. (An empty chunk marks the end: the router's
+    /// state holds a sender too, so the channel itself never closes while the server runs.)
+    pub fn finish(&self) {
+        let _ = self.steps.send(Bytes::new());
     }
 }
 
@@ -78,6 +84,7 @@ async fn stream(State(steps): State<broadcast::Sender<Bytes>>) -> Response {
         }
         loop {
             match receiver.recv().await {
+                Ok(chunk) if chunk.is_empty() => return None,
                 Ok(chunk) => return Some((Ok(chunk), (None, receiver))),
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => return None,

@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse] [--out DIR]
 
 mod db;
 mod floor;
@@ -20,6 +20,8 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
+    /// One group of scenarios (`engine` or `sse`), or all of them.
+    only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
 }
@@ -48,6 +50,7 @@ fn parse() -> Result<Options> {
         binary: String::new(),
         quick: false,
         backends: vec!["sqlite", "postgres"],
+        only: None,
         out: "bench-results".into(),
         postgres: std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
     };
@@ -56,6 +59,13 @@ fn parse() -> Result<Options> {
         match arg.as_str() {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
+            "--only" => {
+                let group = args.next().context("--only engine|sse")?;
+                if !["engine", "sse"].contains(&group.as_str()) {
+                    bail!("--only engine|sse, not `{group}`");
+                }
+                options.only = Some(group);
+            }
             "--out" => options.out = args.next().context("--out DIR")?.into(),
             "--backend" => {
                 options.backends = match args.next().as_deref() {
@@ -87,29 +97,48 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     let (latency_runs, sizes, fanout_runs, timers) =
         if options.quick { (10, vec![200, 1_000], 3, 1_000) } else { (50, vec![1_000, 10_000], 5, 10_000) };
     let mut figures = Figures::new();
+    let runs = |group: &str| options.only.as_deref().is_none_or(|only| only == group);
+    progress(backend, "baseline commit rate");
     figures.insert("baseline_commits_per_s".into(), db.commit_rate(if options.quick { 300 } else { 1_000 }).await?);
-    scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
-    for size in sizes {
-        scenarios::throughput(&api, size, &mut figures).await?;
+    if runs("engine") {
+        progress(backend, "transition latency");
+        scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
+        for size in sizes {
+            progress(backend, &format!("throughput, {size} instances"));
+            scenarios::throughput(&api, size, &mut figures).await?;
+        }
+        progress(backend, "fan-out");
+        scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
+        progress(backend, &format!("{timers} timers due at once"));
+        scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
     }
-    scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
-    scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
-    let (first_event_runs, audiences) = if options.quick { (20, vec![200, 1_000]) } else { (100, vec![1_000, 5_000]) };
-    sse::first_event(&api, first_event_runs, &mut figures).await?;
-    for clients in audiences {
-        sse::delivery(&api, &server, clients, &mut figures).await?;
+    if runs("sse") {
+        let (first_event_runs, audiences) = if options.quick { (20, vec![200, 1_000]) } else { (100, vec![1_000, 5_000]) };
+        progress(backend, "start to first event");
+        sse::first_event(&api, first_event_runs, &mut figures).await?;
+        for clients in audiences {
+            progress(backend, &format!("delivery to {clients} clients (and the floor)"));
+            sse::delivery(&api, &server, clients, &mut figures).await?;
+        }
+        if backend == "postgres" {
+            // A second process on the same database writes; clients of the first one read.
+            progress(backend, "cross-process delivery");
+            let producer = server::Server::start(&options.binary, &url).await?;
+            let producer_api = server::Api::connect(&producer).await?;
+            sse::delivery_across(&api, &producer_api, &server, 100, &mut figures).await?;
+        }
     }
-    if backend == "postgres" {
-        // A second process on the same database writes; clients of the first one read.
-        let producer = server::Server::start(&options.binary, &url).await?;
-        let producer_api = server::Api::connect(&producer).await?;
-        sse::delivery_across(&api, &producer_api, &server, 100, &mut figures).await?;
+    if let Some(transitions) = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v) {
+        figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
     }
-    let transitions = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v).unwrap_or(f64::NAN);
-    figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(figures)
+}
+
+/// A line on stderr per scenario, so a long run shows where it is.
+fn progress(backend: &str, scenario: &str) {
+    eprintln!("bench: {backend}: {scenario}");
 }
 
 async fn fresh_postgres(admin_url: &str) -> Result<String> {

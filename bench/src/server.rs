@@ -83,6 +83,14 @@ impl Api {
         Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?)
     }
 
+    /// A counter from `/metrics` (OpenMetrics text): its `_total` sample.
+    pub async fn counter(&self, name: &str) -> Result<f64> {
+        let page = self.http.get(format!("{}/metrics", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.text().await?;
+        let sample = format!("{name}_total ");
+        let line = page.lines().find(|l| l.starts_with(&sample)).with_context(|| format!("no {name} on /metrics"))?;
+        Ok(line[sample.len()..].trim().parse()?)
+    }
+
     pub async fn get(&self, path: &str) -> Result<Value> {
         Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.json().await?)
     }

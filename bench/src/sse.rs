@@ -22,10 +22,9 @@ const GATES: usize = 5;
 struct Entry {
     at: DateTime<Utc>,
     event: String,
+    /// The history `seq` (none on the floor's entries).
     #[serde(default)]
-    node: Option<String>,
-    #[serde(default)]
-    status: Option<String>,
+    seq: i64,
 }
 
 /// Reads `data:` lines of a server-sent event stream.
@@ -99,12 +98,13 @@ pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figu
     out.insert(format!("sse_floor_delivery_{clients}_clients_p99_ms"), floor_p99);
     out.insert(format!("ratio_sse_delivery_{clients}_clients_p99_to_floor"), figures.1 / floor_p99);
     out.insert(format!("sse_rss_per_idle_connection_{clients}_bytes"), figures.2);
+    out.insert(format!("sse_history_reads_per_client_live_{clients}"), figures.3);
     Ok(())
 }
 
 /// The same audience on the bare broadcaster: delivery p50 and p99 (ms).
 async fn floor_delivery(clients: usize) -> Result<(f64, f64)> {
-    let mut floor = Floor::start()?;
+    let floor = Floor::start()?;
     let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
     let url = format!("{}/stream", floor.base);
     let followers = connect(clients, |caught_up, connecting| {
@@ -127,38 +127,45 @@ async fn floor_delivery(clients: usize) -> Result<(f64, f64)> {
 /// Like [`delivery`], with the entries written by another process (`producer`) than the one
 /// the clients are connected to: the cross-process path (Postgres LISTEN/NOTIFY).
 pub async fn delivery_across(api: &Api, producer: &Api, server: &Server, clients: usize, out: &mut Figures) -> Result<()> {
-    let (p50, p99, _) = follow_signals(api, producer, server, clients).await?;
+    let (p50, p99, _, _) = follow_signals(api, producer, server, clients).await?;
     out.insert("sse_cross_process_delivery_p50_ms".into(), p50);
     out.insert("sse_cross_process_delivery_p99_ms".into(), p99);
     Ok(())
 }
 
 /// Connects `clients` followers through `api`, advances the instance by signals through
-/// `signaler`; returns delivery p50 and p99 (ms) and RSS bytes per idle stream on `server`.
-async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usize) -> Result<(f64, f64, f64)> {
+/// `signaler`; returns delivery p50 and p99 (ms), RSS bytes per idle stream on `server`, and
+/// how often per client a live stream had to read the stored history instead of the hub.
+async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usize) -> Result<(f64, f64, f64, f64)> {
     let workflow = api.publish(&format!("bench sse x{clients}"), gates()).await?;
     let id = api.start(&workflow).await?;
     wait_gate(api, &id, "g0").await?;
+    // Everything up to here is replayed to each client on connect; only what follows is live.
+    let replayed = last_seq(api, &id).await?;
     let rss_before = server.rss_kib()?;
     let path = format!("/api/v1/instances/{id}/events");
     let followers = connect(clients, |caught_up, connecting| {
         let (api, path) = (api.clone(), path.clone());
-        async move { follow(Reader::open(&api, &path), waiting_at_the_first_gate, caught_up, connecting).await }
+        async move { follow(Reader::open(&api, &path), move |entry| entry.seq >= replayed, caught_up, connecting).await }
     })
     .await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = server.rss_kib()?;
+    let reads_before = api.counter("trellis_sse_history_reads").await?;
     for gate in 0..GATES {
         signaler.post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}})).await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let mut samples = collect(followers).await?;
+    let reads = api.counter("trellis_sse_history_reads").await? - reads_before;
     let per_connection = (rss_idle.saturating_sub(rss_before) * 1024) as f64 / clients as f64;
-    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 99.0), per_connection))
+    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 99.0), per_connection, reads / clients as f64))
 }
 
-fn waiting_at_the_first_gate(entry: &Entry) -> bool {
-    entry.event == "node" && entry.node.as_deref() == Some("g0") && entry.status.as_deref() == Some("waiting")
+/// The `seq` of the instance's last history entry.
+async fn last_seq(api: &Api, id: &str) -> Result<i64> {
+    let history = api.get(&format!("/api/v1/instances/{id}/history?limit=5000")).await?;
+    history["items"].as_array().and_then(|items| items.last()).and_then(|e| e["seq"].as_i64()).context("an empty history")
 }
 
 type Follower = tokio::task::JoinHandle<Result<Vec<f64>>>;
@@ -192,11 +199,11 @@ async fn collect(followers: Vec<Follower>) -> Result<Vec<f64>> {
     Ok(samples)
 }
 
-/// One client: reads until `is_caught_up`, reports in, then times every live entry: its
-/// receipt minus the `at` stamped when it was written.
+/// One client: reads until `is_caught_up` (the last replayed entry), reports in, then times
+/// every live entry: its receipt minus the `at` stamped when it was written.
 async fn follow(
     open: impl std::future::Future<Output = Result<Reader>>,
-    is_caught_up: fn(&Entry) -> bool,
+    is_caught_up: impl Fn(&Entry) -> bool,
     caught_up: mpsc::Sender<()>,
     connecting: Arc<Semaphore>,
 ) -> Result<Vec<f64>> {

@@ -132,10 +132,13 @@ impl Engine {
     }
 
     pub(super) async fn after_commit(self: &Arc<Self>, plan: &Arc<Plan>, instance: uuid::Uuid, writes: &Writes, reservation: Reservation) {
-        self.launch(plan, instance, writes, reservation);
+        // Publish before launching: the launched attempt's own transition must not reach the
+        // hub ahead of this one's entries, or followers would find a gap in the hub's ring and
+        // all reread the history at once.
         if let Some(first) = writes.first_seq {
             self.bus.committed(instance, plan.workflow, first, &writes.events);
         }
+        self.launch(plan, instance, writes, reservation);
         if writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
             self.wake.notify_one();
         }

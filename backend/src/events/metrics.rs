@@ -26,6 +26,9 @@ pub struct Metrics {
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
+    /// Event-stream reads served from the stored history rather than the hub: replays,
+    /// resyncs, and streams that fell behind the hub's recent entries.
+    pub sse_history_reads: Counter<u64, AtomicU64>,
 }
 
 impl Default for Metrics {
@@ -45,6 +48,7 @@ impl Default for Metrics {
             pool: Family::default(),
             pool_max: Gauge::default(),
             spans_dropped: Counter::default(),
+            sse_history_reads: Counter::default(),
         };
         metrics.register();
         metrics
@@ -63,6 +67,11 @@ impl Metrics {
         r.register("trellis_db_pool_connections", "Database connections of this process, by state", self.pool.clone());
         r.register("trellis_db_pool_max_connections", "The database pool's size limit", self.pool_max.clone());
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
+        r.register(
+            "trellis_sse_history_reads",
+            "Event-stream reads served from the stored history instead of the in-memory recent entries",
+            self.sse_history_reads.clone(),
+        );
     }
 
     pub fn instance_started(&self) {

@@ -27,6 +27,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use prometheus_client::metrics::counter::Counter;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
@@ -80,6 +82,7 @@ async fn instance_events(
         finished,
         resync_every: Duration::from_millis(state.serve.sse_resync_ms.max(100)),
         last_write: Instant::now(),
+        history_reads: state.engine.bus.metrics.sse_history_reads.clone(),
         _client: state.engine.bus.hub.client(),
     };
     // Entries go out as the frames rendered once for every client (see `events::render`),
@@ -127,6 +130,7 @@ struct Follower {
     resync_every: Duration,
     /// When something (an entry or a keep-alive) was last sent.
     last_write: Instant,
+    history_reads: Counter<u64, AtomicU64>,
     _client: ClientGuard,
 }
 
@@ -203,6 +207,7 @@ impl Follower {
                 return Ok(batch);
             }
         }
+        self.history_reads.inc();
         let stored = self.store.events_after(self.instance, self.sent, PAGE).await?;
         // A full page may have more behind it: keep reading the store until it runs dry.
         self.read_store = stored.len() as i64 == PAGE;
