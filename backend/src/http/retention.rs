@@ -10,6 +10,7 @@ use crate::store::RetentionPolicy;
 use axum::extract::State;
 use axum::Json;
 use trellis_model::api::Problem;
+use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -51,6 +52,11 @@ async fn put_workflow(
     ApiJson(policy): ApiJson<RetentionPolicy>,
 ) -> ApiResult<Json<Value>> {
     check(&policy)?;
+    if policy.audit_days.is_some() {
+        let issue = Issue::new("default_only", "the audit log is not per workflow: set `audit_days` on the default policy (PUT /api/v1/retention)")
+            .path("audit_days");
+        return Err(ApiError::invalid("the retention policy is invalid; see `errors`", vec![issue]));
+    }
     workflow_exists(&state, id).await?;
     state.store.put_retention(Some(id), &policy).await?;
     Ok(Json(view(Some(id), &policy, true)))
@@ -73,11 +79,16 @@ async fn workflow_exists(state: &AppState, id: Uuid) -> ApiResult<()> {
 }
 
 /// The policy with where it comes from: `own` is false when a workflow inherits the default.
+/// `audit_days` belongs to the default alone.
 fn view(workflow: Option<Uuid>, p: &RetentionPolicy, own: bool) -> Value {
-    json!({
+    let mut view = json!({
         "scope": workflow.map_or_else(|| "default".to_owned(), |w| w.to_string()),
         "inherited": !own,
         "succeeded_days": p.succeeded_days, "failed_days": p.failed_days,
         "canceled_days": p.canceled_days, "timed_out_days": p.timed_out_days,
-    })
+    });
+    if workflow.is_none() {
+        view["audit_days"] = json!(p.audit_days);
+    }
+    view
 }

@@ -1,6 +1,6 @@
-//! Retention: how long finished instances are kept, and the sweeper that deletes the
-//! expired ones. Every process runs a sweeper; their batches skip rows another is deleting
-//! (`SKIP_LOCKED`), and deleting what is already gone is harmless.
+//! Retention: how long finished instances and the audit log are kept, and the sweeper that
+//! deletes what expired. Every process runs a sweeper; their batches skip rows another is
+//! deleting (`SKIP_LOCKED`), and deleting what is already gone is harmless.
 
 use crate::store::{DynStore, RetentionPolicy};
 use chrono::{Duration, Utc};
@@ -21,6 +21,7 @@ pub fn validate(policy: &RetentionPolicy) -> Vec<Issue> {
         ("failed_days", policy.failed_days),
         ("canceled_days", policy.canceled_days),
         ("timed_out_days", policy.timed_out_days),
+        ("audit_days", policy.audit_days),
     ]
     .into_iter()
     .filter_map(|(field, days)| match days {
@@ -55,6 +56,11 @@ impl Sweeper {
                 Ok(n) => tracing::info!(deleted = n, "retention sweep deleted expired instances"),
                 Err(e) => tracing::warn!(error = %e, "retention sweep failed; trying again next round"),
             }
+            match self.sweep_audit(&shutdown).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "retention sweep deleted expired audit log rows"),
+                Err(e) => tracing::warn!(error = %e, "audit log sweep failed; trying again next round"),
+            }
         }
     }
 
@@ -82,6 +88,24 @@ impl Sweeper {
                     tokio::task::yield_now().await;
                 }
             }
+        }
+        Ok(deleted)
+    }
+
+    /// Deletes audit log rows older than the default policy's `audit_days`, in batches.
+    pub async fn sweep_audit(&self, shutdown: &watch::Receiver<bool>) -> crate::store::Result<u64> {
+        let Some(days) = self.store.retention(None).await?.and_then(|p| p.audit_days) else {
+            return Ok(0);
+        };
+        let before = Utc::now() - Duration::days(i64::from(days));
+        let mut deleted = 0;
+        while !*shutdown.borrow() {
+            let n = self.store.sweep_audit(before, SWEEP_BATCH).await?;
+            deleted += n;
+            if n < SWEEP_BATCH as u64 {
+                break;
+            }
+            tokio::task::yield_now().await;
         }
         Ok(deleted)
     }

@@ -1,6 +1,6 @@
 //! The audit log's SQL, shared by both backends like `sql.rs` and stamped onto each store
-//! by `impl_audit_store!`. Rows are only ever inserted (in batches, by the background writer
-//! in `http::audit`) and read newest first.
+//! by `impl_audit_store!`. Rows are inserted (in batches, by the background writer in
+//! `http::audit`), read newest first, and deleted by age by the retention sweeper.
 
 use super::Result;
 use async_trait::async_trait;
@@ -46,6 +46,8 @@ pub trait AuditStore: Send + Sync + 'static {
     async fn insert_audit(&self, rows: &[AuditRow]) -> Result<()>;
     /// Newest first.
     async fn list_audit(&self, query: &AuditQuery) -> Result<Vec<AuditRow>>;
+    /// Deletes up to `limit` of the oldest rows from before `before`; returns how many.
+    async fn sweep_audit(&self, before: DateTime<Utc>, limit: i64) -> Result<u64>;
 }
 
 /// `INSERT ... VALUES ($1, ..., $10), ($11, ...)` for `rows` rows.
@@ -101,6 +103,15 @@ macro_rules! impl_audit_store {
                     .bind(q.limit)
                     .fetch_all(&self.pool)
                     .await?)
+            }
+
+            async fn sweep_audit(&self, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+                let _guard = self.write_guard().await;
+                // Rows are never updated, so two processes sweeping at once at worst both
+                // delete nothing for the rows the other took first.
+                let done = sqlx::query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)")
+                    .bind(before).bind(limit).execute(&self.pool).await?;
+                Ok(done.rows_affected())
             }
         }
     };

@@ -49,7 +49,8 @@ pub struct BatchDone {
     pub failed: i64,
 }
 
-/// Days terminal instances are kept, per status; `None` keeps them forever.
+/// Days terminal instances are kept, per status, and (on the default policy only) days the
+/// audit log is kept; `None` keeps them forever.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetentionPolicy {
@@ -61,6 +62,9 @@ pub struct RetentionPolicy {
     pub canceled_days: Option<i32>,
     #[serde(default)]
     pub timed_out_days: Option<i32>,
+    /// The audit log's rows, by their time. Only the default policy sets it.
+    #[serde(default)]
+    pub audit_days: Option<i32>,
 }
 
 impl RetentionPolicy {

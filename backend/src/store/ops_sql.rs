@@ -239,7 +239,7 @@ macro_rules! impl_ops_store {
 
             async fn retention(&self, workflow: Option<Uuid>) -> Result<Option<$crate::store::RetentionPolicy>> {
                 Ok(sqlx::query_as(
-                    "SELECT succeeded_days, failed_days, canceled_days, timed_out_days FROM retention_policies WHERE scope = $1",
+                    "SELECT succeeded_days, failed_days, canceled_days, timed_out_days, audit_days FROM retention_policies WHERE scope = $1",
                 )
                 .bind($crate::store::ops_sql::scope(workflow)).fetch_optional(&self.pool).await?)
             }
@@ -247,12 +247,12 @@ macro_rules! impl_ops_store {
             async fn put_retention(&self, workflow: Option<Uuid>, p: &$crate::store::RetentionPolicy) -> Result<()> {
                 let _guard = self.write_guard().await;
                 sqlx::query(
-                    "INSERT INTO retention_policies (scope, workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scope) DO UPDATE SET succeeded_days = $3, \
-                     failed_days = $4, canceled_days = $5, timed_out_days = $6, updated_at = $7",
+                    "INSERT INTO retention_policies (scope, workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days, \
+                     audit_days, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (scope) DO UPDATE SET \
+                     succeeded_days = $3, failed_days = $4, canceled_days = $5, timed_out_days = $6, audit_days = $7, updated_at = $8",
                 )
                 .bind($crate::store::ops_sql::scope(workflow)).bind(workflow).bind(p.succeeded_days).bind(p.failed_days)
-                .bind(p.canceled_days).bind(p.timed_out_days).bind(Utc::now())
+                .bind(p.canceled_days).bind(p.timed_out_days).bind(p.audit_days).bind(Utc::now())
                 .execute(&self.pool).await.map_err(StoreError::from_sqlx)?;
                 Ok(())
             }
@@ -264,7 +264,7 @@ macro_rules! impl_ops_store {
                 )
                 .fetch_all(&self.pool).await?;
                 Ok(rows.into_iter().map(|(w, s, f, c, t)| {
-                    (w, $crate::store::RetentionPolicy { succeeded_days: s, failed_days: f, canceled_days: c, timed_out_days: t })
+                    (w, $crate::store::RetentionPolicy { succeeded_days: s, failed_days: f, canceled_days: c, timed_out_days: t, audit_days: None })
                 }).collect())
             }
 

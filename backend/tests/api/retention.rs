@@ -90,3 +90,75 @@ mod the_sweeper_deletes_exactly_the_expired_ones {
         the_sweeper_deletes_exactly_the_expired_instances(Backend::Postgres).await
     }
 }
+
+/// Inserts `count` audit rows by `actor` at `at`, as if written long ago.
+async fn insert_audit(app: &TestApp, actor: &str, at: DateTime<Utc>, count: usize) {
+    macro_rules! insert {
+        ($pool:expr, $db:ty) => {{
+            let pool = $pool;
+            let rows: Vec<usize> = (0..count).collect();
+            for chunk in rows.chunks(500) {
+                let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO audit_log (id, at, actor_name, action, status) ");
+                insert.push_values(chunk, |mut v, _| {
+                    v.push_bind(uuid::Uuid::now_v7()).push_bind(at).push_bind(actor.to_owned())
+                        .push_bind("POST /api/v1/workflows".to_owned()).push_bind(201i32);
+                });
+                insert.build().execute(&pool).await.unwrap();
+            }
+        }};
+    }
+    if app.database_url.starts_with("sqlite") {
+        insert!(sqlx::SqlitePool::connect(&app.database_url).await.unwrap(), sqlx::Sqlite);
+    } else {
+        insert!(sqlx::PgPool::connect(&app.database_url).await.unwrap(), sqlx::Postgres);
+    }
+}
+
+async fn audit_rows_of(app: &TestApp, actor: &str) -> usize {
+    let page: Value = app.get(&format!("/api/v1/audit?limit=500&actor={actor}")).send().await.unwrap().json().await.unwrap();
+    page["items"].as_array().map_or(0, Vec::len)
+}
+
+/// The default policy's `audit_days` bounds the audit log: older rows go in batches, newer
+/// ones stay; a workflow's policy cannot set it.
+async fn the_sweeper_deletes_audit_rows_older_than_audit_days(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |s| s.retention_sweep_secs = 1).await;
+    let now = Utc::now();
+    insert_audit(&app, "old-actor", now - Duration::days(40), 1_200).await;
+    insert_audit(&app, "recent-actor", now - Duration::days(20), 3).await;
+    let wf = app.publish(crate::common::chain()).await;
+
+    let per_workflow = app.put(&format!("/api/v1/workflows/{wf}/retention")).json(&json!({"audit_days": 30})).send().await.unwrap();
+    let body = problem(per_workflow, 422).await;
+    assert_eq!(body["errors"][0]["path"], "audit_days", "{body}");
+    problem(app.put("/api/v1/retention").json(&json!({"audit_days": 0})).send().await.unwrap(), 422).await;
+    let set = app.put("/api/v1/retention").json(&json!({"audit_days": 30})).send().await.unwrap();
+    assert_eq!(set.status(), 200);
+    let shown: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["audit_days"], 30);
+
+    let mut left = usize::MAX;
+    for _ in 0..300 {
+        left = audit_rows_of(&app, "old-actor").await;
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(left, 0, "rows older than 30 days are deleted");
+    assert_eq!(audit_rows_of(&app, "recent-actor").await, 3, "younger rows stay");
+}
+
+mod the_sweeper_deletes_old_audit_rows {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        the_sweeper_deletes_audit_rows_older_than_audit_days(Backend::Sqlite).await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        the_sweeper_deletes_audit_rows_older_than_audit_days(Backend::Postgres).await
+    }
+}
