@@ -36,6 +36,10 @@ const MAX_PAGE: i64 = 500;
 const MAX_INSPECTED_BODY: u64 = 64 * 1024;
 /// A `detail` longer than this is cut, so a huge message cannot bloat the log.
 const MAX_DETAIL_CHARS: usize = 1_000;
+/// The external workers' polling and lease keeping: machine traffic every few seconds per
+/// worker, changing no definition and no instance's course. Recorded only when refused;
+/// what a worker does to an instance (complete, fail) is always recorded.
+const WORKER_UPKEEP: [&str; 2] = ["POST /api/v1/tasks/poll", "POST /api/v1/tasks/{id}/heartbeat"];
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list))
@@ -74,6 +78,9 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     // A method the route does not have, or the catch-all 404 of unknown API paths (which
     // axum matches as a wildcard route): no handler ran, nothing changed.
     if status == StatusCode::METHOD_NOT_ALLOWED || route.contains("{*") {
+        return response;
+    }
+    if status.is_success() && WORKER_UPKEEP.contains(&action.as_str()) {
         return response;
     }
     let (response, found) = inspect(response, status, target.is_none()).await;

@@ -121,6 +121,23 @@ both_backends! {
         assert!(!everything.contains(crate::common::ADMIN_PASSWORD), "a password reached the audit log");
     }
 
+    async fn worker_polls_and_heartbeats_are_not_recorded_but_what_they_do_to_instances_is(app: TestApp) {
+        let wf = app.publish(json!({"nodes": [{"id": "work", "type": "task", "config": {"queue": "audited"}}]})).await;
+        app.start(&wf, json!({})).await;
+        let task: Value = app.post("/api/v1/tasks/poll").json(&json!({"queue": "audited", "worker": "w1", "wait_ms": 5000}))
+            .send().await.unwrap().json().await.unwrap();
+        let task_id = task["id"].as_str().unwrap();
+        let beat = app.post(&format!("/api/v1/tasks/{task_id}/heartbeat")).json(&json!({"lease_token": task["lease_token"]})).send().await.unwrap();
+        assert_eq!(beat.status(), 200);
+        let forged = app.post(&format!("/api/v1/tasks/{task_id}/heartbeat")).json(&json!({"lease_token": "forged"})).send().await.unwrap();
+        problem(forged, 409).await;
+        let done = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task["lease_token"], "output": {}})).send().await.unwrap();
+        assert_eq!(done.status(), 204);
+        let rows = audit_until(&app, "action=tasks", |rows| rows.iter().any(|r| r["action"].as_str().unwrap().ends_with("/complete"))).await;
+        let actions: Vec<(&str, i64)> = rows.iter().map(|r| (r["action"].as_str().unwrap(), r["status"].as_i64().unwrap())).collect();
+        assert_eq!(actions, [("POST /api/v1/tasks/{id}/complete", 204), ("POST /api/v1/tasks/{id}/heartbeat", 409)], "{rows:?}");
+    }
+
     async fn only_admins_read_the_audit_log_and_it_filters_and_pages(app: TestApp) {
         let viewer = app.token_for("viewer").await;
         let operator = app.token_for("operator").await;
