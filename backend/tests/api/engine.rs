@@ -250,8 +250,9 @@ both_backends! {
         let (addr, ledger) = ledger::start().await;
         let slow = json!({"nodes": [{"id": "s", "type": "http", "config": {"url": format!("http://{addr}/slow/flood")}}]});
         let flood = app.publish(slow).await;
-        // Started 15 at a time, so the flood is in before much of it can drain (300 ms each).
-        for _ in 0..10 {
+        // 300 instances of 300 ms on 16 workers take over 5 s to drain; started 15 at a time,
+        // the flood is in long before that.
+        for _ in 0..20 {
             futures_util::future::join_all((0..15).map(|_| app.start(&flood, json!({})))).await;
         }
         let succeeded = || async {
@@ -264,8 +265,8 @@ both_backends! {
         app.wait_finished(&id).await;
         let overtaken_by = succeeded().await - before;
         // In arrival order the quick instance would wait for every flood instance still waiting.
-        let waiting = 150 - before;
-        assert!(waiting >= 60, "the flood drained ({before} of 150 done) before the quick start: nothing to starve");
+        let waiting = 300 - before;
+        assert!(waiting >= 100, "the flood drained ({before} of 300 done) before the quick start: nothing to starve");
         assert!(overtaken_by < waiting / 2, "the quick workflow waited behind {overtaken_by} of {waiting} flood instances");
         assert!(ledger.calls.lock().unwrap().iter().any(|c| c.path == "quick"));
     }
