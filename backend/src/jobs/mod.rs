@@ -200,7 +200,7 @@ impl JobLoop {
                 self.finish(&lease, "succeeded", None).await;
                 return;
             };
-            match self.batch(kind, &lease, &ids, shutdown).await {
+            match self.batch(kind, &lease, &ids, job.created_at, shutdown).await {
                 Ok(Ok(())) => {
                     errors = 0;
                     after = Some(last);
@@ -224,7 +224,14 @@ impl JobLoop {
     }
 
     /// Applies the job's action to one batch and records it.
-    async fn batch(&self, kind: JobKind, lease: &JobLease, ids: &[Uuid], shutdown: &watch::Receiver<bool>) -> crate::store::Result<Result<(), Stop>> {
+    async fn batch(
+        &self,
+        kind: JobKind,
+        lease: &JobLease,
+        ids: &[Uuid],
+        job_created: DateTime<Utc>,
+        shutdown: &watch::Receiver<bool>,
+    ) -> crate::store::Result<Result<(), Stop>> {
         let last_id = ids.last().copied();
         let recorded = match kind {
             // Deletes and the progress commit together, and only finished instances go.
@@ -239,12 +246,7 @@ impl JobLoop {
                         self.store.record_batch(lease, &done).await?;
                         return Ok(Err(Stop::Shutdown));
                     }
-                    // Through the engine, so each instance's history records the action.
-                    let applied = match kind {
-                        JobKind::Retry => self.engine.retry(id, "failed", false).await.map(|_| ()),
-                        _ => self.engine.cancel(id).await,
-                    };
-                    match applied {
+                    match self.act(kind, id, job_created).await {
                         Ok(()) => done.processed += 1,
                         // Finished or purged since it was listed: nothing left to do.
                         Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
@@ -258,6 +260,24 @@ impl JobLoop {
             }
         };
         Ok(if recorded { Ok(()) } else { Err(Stop::Lost) })
+    }
+
+    /// One instance's action, through the engine so that its history records it.
+    async fn act(&self, kind: JobKind, id: Uuid, job_created: DateTime<Utc>) -> Result<(), EngineError> {
+        match kind {
+            JobKind::Retry => {
+                // Ended after the job began: retried since (by this job before a takeover, or
+                // by someone else) and finished again. Retrying it once more is not what was asked.
+                let ended = self.store.get_instance(id).await?.and_then(|s| s.instance.ended_at);
+                if ended.is_none_or(|at| at >= job_created) {
+                    return Err(EngineError::Conflict("retried since the job began".into()));
+                }
+                self.engine.retry(id, "failed", false).await.map(|_| ())
+            }
+            JobKind::Cancel => self.engine.cancel(id).await,
+            // Purges go a whole batch per transaction (`purge_batch`), never one by one.
+            JobKind::Purge => Err(EngineError::Internal(anyhow::anyhow!("a purge is not applied per instance"))),
+        }
     }
 
     /// On shutdown: the job's position is recorded up to the last batch; another process
