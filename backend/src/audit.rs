@@ -110,11 +110,15 @@ impl AuditLog {
 async fn write_loop(store: DynStore, mut rows: mpsc::Receiver<AuditRow>) {
     let mut batch = Vec::with_capacity(BATCH);
     while rows.recv_many(&mut batch, BATCH).await > 0 {
-        tokio::time::sleep(LINGER).await;
-        while batch.len() < BATCH {
-            match rows.try_recv() {
-                Ok(row) => batch.push(row),
-                Err(_) => break,
+        // A full batch goes at once; lingering only gathers a short one (a fixed wait per
+        // batch would cap the writer at BATCH rows per LINGER).
+        if batch.len() < BATCH {
+            tokio::time::sleep(LINGER).await;
+            while batch.len() < BATCH {
+                match rows.try_recv() {
+                    Ok(row) => batch.push(row),
+                    Err(_) => break,
+                }
             }
         }
         write_batch(&store, &batch).await;
