@@ -14,7 +14,7 @@ use hub::{FeedItem, Hub, Published};
 use metrics::Metrics;
 use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
-use trellis_model::trace::{kind, span_kind, InstanceChange, Span};
+use trellis_model::trace::{kind, span_kind, Span};
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
@@ -35,15 +35,28 @@ impl EventBus {
 
     /// Entries this process committed for `instance`, numbered from `first_seq`.
     pub fn committed(&self, instance: Uuid, workflow: Uuid, first_seq: i64, events: &[NewEvent]) {
-        let published: Vec<Arc<Published>> = events
-            .iter()
+        self.fan_out(instance, workflow, first_seq, events.iter().map(|e| (e.kind, e.at, &e.data)));
+        for event in events {
+            self.observe(event.kind, &event.data);
+        }
+    }
+
+    /// Renders entries for the followers of `instance` and the dashboard feed, if this
+    /// process has any: nobody watching, nothing rendered. (A follower that arrives later
+    /// reads these committed entries from the store.)
+    fn fan_out<'a>(&self, instance: Uuid, workflow: Uuid, first: i64, entries: impl Iterator<Item = (&'a str, DateTime<Utc>, &'a Value)>) {
+        if !self.hub.is_followed(instance) && !self.hub.has_feed_subscribers() {
+            return;
+        }
+        let published: Vec<Arc<Published>> = entries
             .enumerate()
-            .map(|(k, e)| Arc::new(render(instance, first_seq + k as i64, e.kind, e.at, &e.data)))
+            .map(|(k, (entry_kind, at, data))| Arc::new(render(instance, first + k as i64, entry_kind, at, data)))
             .collect();
         self.hub.publish(instance, &published);
-        for (event, rendered) in events.iter().zip(&published) {
-            self.feed(workflow, event.kind, rendered);
-            self.observe(event.kind, &event.data);
+        for rendered in &published {
+            if rendered.kind == kind::INSTANCE {
+                self.hub.publish_feed(FeedItem { workflow, json: rendered.json.clone() });
+            }
         }
     }
 
@@ -51,14 +64,14 @@ impl EventBus {
     fn observe(&self, entry_kind: &str, data: &Value) {
         match entry_kind {
             kind::INSTANCE => {
-                if let Some(status) = data.get("status").and_then(Value::as_str).and_then(InstanceStatus::parse) {
-                    if status.is_terminal() {
-                        self.metrics.instance_finished(status.as_str());
-                    }
+                // An instance's first status change has no `previous`; a retry's does (and
+                // opens a new instance span, so spans would count retries as starts).
+                if data.get("previous").is_none_or(Value::is_null) {
+                    self.metrics.instance_started();
                 }
-            }
-            kind::SPAN_START if data.get("kind").and_then(Value::as_str) == Some(span_kind::INSTANCE) => {
-                self.metrics.instance_started();
+                if let Some(status) = entry_status(data).filter(|s| s.is_terminal()) {
+                    self.metrics.instance_finished(status.as_str());
+                }
             }
             kind::SPAN_END => {
                 let Ok(span) = serde_json::from_value::<Span>(data.clone()) else { return };
@@ -70,12 +83,6 @@ impl EventBus {
                 }
             }
             _ => {}
-        }
-    }
-
-    fn feed(&self, workflow: Uuid, entry_kind: &str, rendered: &Published) {
-        if entry_kind == kind::INSTANCE {
-            self.hub.publish_feed(FeedItem { workflow, json: rendered.json.clone() });
         }
     }
 
@@ -97,15 +104,7 @@ impl EventBus {
             }
             None => return,
         };
-        let published: Vec<Arc<Published>> = entries
-            .iter()
-            .enumerate()
-            .map(|(k, (entry_kind, at, data))| Arc::new(render(instance, first + k as i64, entry_kind, *at, data)))
-            .collect();
-        self.hub.publish(instance, &published);
-        for ((entry_kind, _, _), rendered) in entries.iter().zip(&published) {
-            self.feed(workflow, entry_kind, rendered);
-        }
+        self.fan_out(instance, workflow, first, entries.iter().map(|(entry_kind, at, data)| (entry_kind.as_str(), *at, data)));
     }
 
     /// Relays other processes' announcements until the store's listener ends.
@@ -138,16 +137,17 @@ pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, dat
     object.insert("instance_id".into(), json!(instance));
     object.insert("event".into(), json!(entry_kind));
     object.insert("at".into(), json!(at));
-    let terminal = entry_kind == kind::INSTANCE
-        && serde_json::from_value::<InstanceChange>(data.clone())
-            .ok()
-            .and_then(|c| InstanceStatus::parse(&c.status))
-            .is_some_and(InstanceStatus::is_terminal);
+    let terminal = entry_kind == kind::INSTANCE && entry_status(data).is_some_and(InstanceStatus::is_terminal);
     let json = Value::Object(object).to_string();
     // Rendered once here rather than per client: compact JSON has no line breaks, so one
     // `data:` line carries it.
     let frame = bytes::Bytes::from(format!("id: {seq}\nevent: {entry_kind}\ndata: {json}\n\n"));
     Published { seq, kind: entry_kind.to_owned(), json, frame, terminal }
+}
+
+/// The status an `instance` entry records.
+fn entry_status(data: &Value) -> Option<InstanceStatus> {
+    data.get("status").and_then(Value::as_str).and_then(InstanceStatus::parse)
 }
 
 /// A stored entry, rendered.

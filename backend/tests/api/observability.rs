@@ -122,4 +122,18 @@ both_backends! {
         assert!(scrape.samples.iter().any(|s| s.metric.starts_with("trellis_node_duration_seconds")
             && s.labels.get("type") == Some("noop")), "{text}");
     }
+
+    async fn a_retried_instance_counts_as_started_once(app: TestApp) {
+        let workflow = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
+        let id = app.start(&workflow, json!({})).await;
+        assert_eq!(app.wait_finished(&id).await["status"], "failed");
+        let retried = app.post(&format!("/api/v1/instances/{id}/retry")).json(&json!({"from": "failed"})).send().await.unwrap();
+        assert!(retried.status().is_success(), "{}", retried.status());
+        assert_eq!(app.wait_finished(&id).await["status"], "succeeded");
+        let text = reqwest::get(app.url("/metrics")).await.unwrap().text().await.unwrap();
+        let sample = |line: &str| text.lines().find(|l| l.starts_with(line)).map(|l| l[line.len()..].trim().to_owned());
+        assert_eq!(sample("trellis_instances_started_total "), Some("1".into()), "{text}");
+        assert_eq!(sample("trellis_instances_finished_total{status=\"failed\"} "), Some("1".into()), "{text}");
+        assert_eq!(sample("trellis_instances_finished_total{status=\"succeeded\"} "), Some("1".into()), "{text}");
+    }
 }
