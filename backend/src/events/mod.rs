@@ -126,9 +126,21 @@ impl EventBus {
     }
 }
 
-/// One entry as its `data:` JSON: the kind's payload with `seq`, `instance_id`, `event`
-/// (the entry kind, also the SSE `event:`) and `at` beside its fields.
+/// One entry rendered once for every client: its [`entry_json`] as text and its whole
+/// server-sent event.
 pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, data: &Value) -> Published {
+    let terminal = entry_kind == kind::INSTANCE && entry_status(data).is_some_and(InstanceStatus::is_terminal);
+    let json = entry_json(instance, seq, entry_kind, at, data).to_string();
+    // Rendered once here rather than per client: compact JSON has no line breaks, so one
+    // `data:` line carries it.
+    let frame = bytes::Bytes::from(format!("id: {seq}\nevent: {entry_kind}\ndata: {json}\n\n"));
+    Published { seq, kind: entry_kind.to_owned(), json, frame, terminal }
+}
+
+/// An entry as clients get it (the `data:` of its event, an item of the history): the kind's
+/// payload with `seq`, `instance_id`, `event` (the entry kind, also the SSE `event:`) and
+/// `at` beside its fields.
+pub fn entry_json(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, data: &Value) -> Value {
     let mut object = match data {
         Value::Object(map) => map.clone(),
         other => [("value".to_owned(), other.clone())].into_iter().collect(),
@@ -137,12 +149,7 @@ pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, dat
     object.insert("instance_id".into(), json!(instance));
     object.insert("event".into(), json!(entry_kind));
     object.insert("at".into(), json!(at));
-    let terminal = entry_kind == kind::INSTANCE && entry_status(data).is_some_and(InstanceStatus::is_terminal);
-    let json = Value::Object(object).to_string();
-    // Rendered once here rather than per client: compact JSON has no line breaks, so one
-    // `data:` line carries it.
-    let frame = bytes::Bytes::from(format!("id: {seq}\nevent: {entry_kind}\ndata: {json}\n\n"));
-    Published { seq, kind: entry_kind.to_owned(), json, frame, terminal }
+    Value::Object(object)
 }
 
 /// The status an `instance` entry records.

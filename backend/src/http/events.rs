@@ -12,7 +12,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{page_limit, ApiPath, ApiQuery};
 use super::AppState;
 use crate::events::hub::{Channel, ClientGuard, FeedItem, Published};
-use crate::events::render_stored;
+use crate::events::{entry_json, render_stored};
 use crate::store::{DynStore, InstanceQuery};
 use axum::extract::State;
 use axum::body::{Body, Bytes};
@@ -236,10 +236,7 @@ async fn history(
     let after = p.after.unwrap_or(0).max(0);
     let entries = state.store.events_after(id, after, limit).await?;
     let next = (entries.len() as i64 == limit).then(|| entries.last().map(|e| e.seq)).flatten();
-    let items: Vec<Value> = entries
-        .iter()
-        .map(|e| serde_json::from_str(&render_stored(id, e).json).unwrap_or(Value::Null))
-        .collect();
+    let items: Vec<Value> = entries.iter().map(|e| entry_json(id, e.seq, &e.kind, e.at, &e.data.0)).collect();
     Ok(Json(json!({"items": items, "next_after": next})))
 }
 
