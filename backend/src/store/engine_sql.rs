@@ -126,8 +126,11 @@ macro_rules! impl_instance_store {
 
             /// The live instance holding `key`, if there still is one.
             async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
-                let sql = "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN ('queued', 'running', 'paused')";
-                let live: Option<(Uuid,)> = sqlx::query_as(sql).bind(workflow).bind(key).fetch_optional(&self.pool).await?;
+                let sql = format!(
+                    "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
+                    $crate::store::ops_sql::UNFINISHED
+                );
+                let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&self.pool).await?;
                 Ok(live.map(|(id,)| id))
             }
 

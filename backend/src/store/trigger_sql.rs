@@ -150,10 +150,12 @@ macro_rules! impl_trigger_store {
             async fn active_trigger_instances(&self, trigger: Uuid, workflow: Uuid) -> Result<i64> {
                 // Through the workflow's unfinished instances (few, and indexed), not the
                 // trigger's whole log.
-                let (n,): (i64,) = sqlx::query_as(
-                    "SELECT COUNT(*) FROM instances i WHERE i.workflow_id = $1 AND i.status IN ('queued', 'running', 'paused') \
+                let sql = format!(
+                    "SELECT COUNT(*) FROM instances i WHERE i.workflow_id = $1 AND i.status IN {} \
                      AND EXISTS (SELECT 1 FROM trigger_deliveries d WHERE d.instance_id = i.id AND d.trigger_id = $2)",
-                )
+                    $crate::store::ops_sql::UNFINISHED
+                );
+                let (n,): (i64,) = sqlx::query_as(&sql)
                 .bind(workflow).bind(trigger).fetch_one(&self.pool).await?;
                 Ok(n)
             }
