@@ -81,7 +81,7 @@ async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: Job
         "skipped": skipped, "by_status": by_status,
     });
     if body.dry_run {
-        let sample = state.store.matching_ids(&filter.query(), kind.statuses(), None, Uuid::from_u128(u128::MAX), SAMPLE).await?;
+        let sample = state.store.matching_ids(&filter.query(), kind.statuses(), None, None, Uuid::from_u128(u128::MAX), SAMPLE).await?;
         answer["sample"] = json!(sample.iter().map(Uuid::to_string).collect::<Vec<_>>());
         return Ok(Json(answer).into_response());
     }

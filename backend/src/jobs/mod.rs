@@ -100,6 +100,13 @@ impl JobKind {
         }
     }
 
+    /// Only instances that had ended before this moment (a job's creation), if the action
+    /// asks it: a retry leaves alone what was retried since (by this job before a takeover,
+    /// or by someone else) and finished again.
+    fn ended_before(self, job_created: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        (self == JobKind::Retry).then_some(job_created)
+    }
+
     pub fn applies_to(self, status: &str) -> bool {
         self.statuses().contains(&format!("'{status}'"))
     }
@@ -183,7 +190,8 @@ impl JobLoop {
                 return;
             }
             lease.until = Utc::now() + self.lease;
-            let ids = match self.store.matching_ids(&query, kind.statuses(), after, job.until_id, kind.batch_size()).await {
+            let ended_before = kind.ended_before(job.created_at);
+            let ids = match self.store.matching_ids(&query, kind.statuses(), ended_before, after, job.until_id, kind.batch_size()).await {
                 Ok(ids) => ids,
                 Err(e) => {
                     errors += 1;
@@ -200,7 +208,7 @@ impl JobLoop {
                 self.finish(&lease, "succeeded", None).await;
                 return;
             };
-            match self.batch(kind, &lease, &ids, job.created_at, shutdown).await {
+            match self.batch(kind, &lease, &ids, shutdown).await {
                 Ok(Ok(())) => {
                     errors = 0;
                     after = Some(last);
@@ -224,14 +232,7 @@ impl JobLoop {
     }
 
     /// Applies the job's action to one batch and records it.
-    async fn batch(
-        &self,
-        kind: JobKind,
-        lease: &JobLease,
-        ids: &[Uuid],
-        job_created: DateTime<Utc>,
-        shutdown: &watch::Receiver<bool>,
-    ) -> crate::store::Result<Result<(), Stop>> {
+    async fn batch(&self, kind: JobKind, lease: &JobLease, ids: &[Uuid], shutdown: &watch::Receiver<bool>) -> crate::store::Result<Result<(), Stop>> {
         let last_id = ids.last().copied();
         let recorded = match kind {
             // Deletes and the progress commit together, and only finished instances go.
@@ -246,7 +247,7 @@ impl JobLoop {
                         self.store.record_batch(lease, &done).await?;
                         return Ok(Err(Stop::Shutdown));
                     }
-                    match self.act(kind, id, job_created).await {
+                    match self.act(kind, id).await {
                         Ok(()) => done.processed += 1,
                         // Finished or purged since it was listed: nothing left to do.
                         Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
@@ -263,17 +264,9 @@ impl JobLoop {
     }
 
     /// One instance's action, through the engine so that its history records it.
-    async fn act(&self, kind: JobKind, id: Uuid, job_created: DateTime<Utc>) -> Result<(), EngineError> {
+    async fn act(&self, kind: JobKind, id: Uuid) -> Result<(), EngineError> {
         match kind {
-            JobKind::Retry => {
-                // Ended after the job began: retried since (by this job before a takeover, or
-                // by someone else) and finished again. Retrying it once more is not what was asked.
-                let ended = self.store.get_instance(id).await?.and_then(|s| s.instance.ended_at);
-                if ended.is_none_or(|at| at >= job_created) {
-                    return Err(EngineError::Conflict("retried since the job began".into()));
-                }
-                self.engine.retry(id, "failed", false).await.map(|_| ())
-            }
+            JobKind::Retry => self.engine.retry(id, "failed", false).await.map(|_| ()),
             JobKind::Cancel => self.engine.cancel(id).await,
             // Purges go a whole batch per transaction (`purge_batch`), never one by one.
             JobKind::Purge => Err(EngineError::Internal(anyhow::anyhow!("a purge is not applied per instance"))),

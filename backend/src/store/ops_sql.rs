@@ -31,7 +31,15 @@ pub trait OpsStore: Send + Sync + 'static {
 
     /// Up to `limit` ids of instances matching `query` whose status is in `statuses` (one
     /// of [`TERMINAL`], [`UNFINISHED`]), after `after` and at most `until`, ascending.
-    async fn matching_ids(&self, query: &InstanceQuery, statuses: &'static str, after: Option<Uuid>, until: Uuid, limit: i64) -> Result<Vec<Uuid>>;
+    async fn matching_ids(
+        &self,
+        query: &InstanceQuery,
+        statuses: &'static str,
+        ended_before: Option<DateTime<Utc>>,
+        after: Option<Uuid>,
+        until: Uuid,
+        limit: i64,
+    ) -> Result<Vec<Uuid>>;
 
     async fn insert_job(&self, job: &JobRow) -> Result<()>;
     async fn get_job(&self, id: Uuid) -> Result<Option<JobRow>>;
@@ -132,17 +140,18 @@ macro_rules! impl_ops_store {
             }
 
             async fn matching_ids(
-                &self, q: &$crate::store::InstanceQuery, statuses: &'static str, after: Option<Uuid>, until: Uuid, limit: i64,
+                &self, q: &$crate::store::InstanceQuery, statuses: &'static str, ended_before: Option<DateTime<Utc>>,
+                after: Option<Uuid>, until: Uuid, limit: i64,
             ) -> Result<Vec<Uuid>> {
                 // A plain range on the primary key (no `$7 IS NULL OR ...`), so each batch is an
                 // index range scan from where the last one ended, not a scan from the start.
                 let sql = format!(
                     "SELECT id FROM instances WHERE {FILTER} AND status IN {statuses} AND id > $7 \
-                     AND id <= $8 ORDER BY id LIMIT $9"
+                     AND id <= $8 AND ($10 IS NULL OR ended_at < $10) ORDER BY id LIMIT $9"
                 );
                 let after = after.unwrap_or(Uuid::nil());
                 let rows: Vec<(Uuid,)> = bind_filter!(sqlx::query_as(&sql), q).bind(after).bind(until).bind(limit)
-                    .fetch_all(&self.pool).await?;
+                    .bind(ended_before).fetch_all(&self.pool).await?;
                 Ok(rows.into_iter().map(|(id,)| id).collect())
             }
 
