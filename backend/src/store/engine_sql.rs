@@ -104,6 +104,16 @@ macro_rules! impl_instance_store {
                 Ok(n)
             }
 
+            /// Whether `workflow` has a concurrency slot for one more instance, holding its lock:
+            /// nothing queued (FIFO: a start or retry never overtakes instances already waiting)
+            /// and fewer than `limit` active.
+            async fn slot_free(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid, limit: u32) -> Result<bool> {
+                Self::lock_workflow(tx, workflow).await?;
+                let (queued,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
+                    .bind(workflow).fetch_one(&mut **tx).await?;
+                Ok(queued == 0 && Self::active_count(tx, workflow).await? < i64::from(limit))
+            }
+
             /// Whether the key-reuse policy refuses `key` because of an earlier instance.
             /// It holds the workflow lock, so two starts cannot both find no earlier one.
             async fn key_refusal(
@@ -171,11 +181,7 @@ macro_rules! impl_instance_store {
                 }
                 let mut outcome = StartOutcome::Running;
                 if let Some(limit) = new.limit {
-                    Self::lock_workflow(&mut tx, row.workflow_id).await?;
-                    let queued: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
-                        .bind(row.workflow_id).fetch_one(&mut *tx).await?;
-                    // FIFO: a new start never overtakes instances already waiting for a slot.
-                    if queued.0 > 0 || Self::active_count(&mut tx, row.workflow_id).await? >= i64::from(limit) {
+                    if !Self::slot_free(&mut tx, row.workflow_id, limit).await? {
                         outcome = if new.reject_over_limit { StartOutcome::Rejected } else { StartOutcome::Queued };
                     }
                 }
@@ -260,10 +266,7 @@ macro_rules! impl_instance_store {
                 let mut admit = true;
                 if let Some(limit) = limit {
                     // Workflow lock, then instance lock: the order admission takes them in.
-                    Self::lock_workflow(&mut tx, workflow).await?;
-                    let queued: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
-                        .bind(workflow).fetch_one(&mut *tx).await?;
-                    admit = queued.0 == 0 && Self::active_count(&mut tx, workflow).await? < i64::from(limit);
+                    admit = Self::slot_free(&mut tx, workflow, limit).await?;
                     if !admit && reject_over_limit {
                         return Ok(None);
                     }
