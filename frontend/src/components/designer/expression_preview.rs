@@ -9,7 +9,8 @@ use leptos::prelude::*;
 pub fn ExpressionPreview(#[prop(into)] expression: Signal<String>) -> impl IntoView {
     let d = expect_context::<Designer>();
     let sample = d.sample;
-    let result = move || sample.with(|s| preview::evaluate(&expression.get(), s));
+    // Evaluated once per change, though both the class and the text read it.
+    let result = Memo::new(move |_| sample.with(|s| preview::evaluate(&expression.get(), s)));
     view! {
         <div class="preview">
             <label class="field">
@@ -22,8 +23,8 @@ pub fn ExpressionPreview(#[prop(into)] expression: Signal<String>) -> impl IntoV
                     on:input=move |ev| sample.set(event_target_value(&ev))
                 ></textarea>
             </label>
-            <output data-testid="expression-preview" class=move || if result().is_ok() { "ok" } else { "error" }>
-                {move || match result() {
+            <output data-testid="expression-preview" class=move || if result.with(Result::is_ok) { "ok" } else { "error" }>
+                {move || match result.get() {
                     Ok(v) => format!("= {v}"),
                     Err(e) => e,
                 }}

@@ -68,10 +68,12 @@ impl RunView {
         spawn_local(async move {
             match api::get_instance(&id).await {
                 Ok(d) => {
-                    if self.definition.with_untracked(Option::is_none) {
-                        self.load_definition(d.summary.workflow_id.clone(), d.summary.version);
-                    }
+                    let graph = self.definition.with_untracked(Option::is_none).then(|| (d.summary.workflow_id.clone(), d.summary.version));
                     self.detail.set(Some(d));
+                    // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
+                    if let Some((workflow, version)) = graph {
+                        self.load_definition(workflow, version).await;
+                    }
                 }
                 Err(err) => {
                     self.signed_out.set(err.is_unauthorized());
@@ -86,13 +88,11 @@ impl RunView {
         });
     }
 
-    fn load_definition(self, workflow: String, version: i64) {
-        spawn_local(async move {
-            match api::get_version(&workflow, version).await {
-                Ok(v) => self.definition.set(Some(graph::placed(&v.definition))),
-                Err(err) => self.error.set(Some(err.message())),
-            }
-        });
+    async fn load_definition(self, workflow: String, version: i64) {
+        match api::get_version(&workflow, version).await {
+            Ok(v) => self.definition.set(Some(graph::placed(&v.definition))),
+            Err(err) => self.error.set(Some(err.message())),
+        }
     }
 
     fn follow(self) {
