@@ -60,14 +60,15 @@ impl Engine {
         }
     }
 
-    /// Commits `event`; when it does not apply, explains why from the status it found.
-    async fn operator_event(
+    /// Commits an operator's `event` (cancel, pause, resume); when it does not apply,
+    /// explains why from the status it found.
+    pub(super) async fn operator_event(
         self: &Arc<Self>,
         id: Uuid,
         event: Event,
         refused: impl Fn(InstanceStatus) -> String,
     ) -> Result<(), EngineError> {
-        let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
+        let snapshot = self.snapshot(id).await?;
         let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         match self.commit(&plan, id, None, event, Detail::default()).await? {
             TransitionOutcome::Applied(_) => Ok(()),
@@ -89,7 +90,7 @@ impl Engine {
     /// With `latest_version`, the instance moves to the latest published version first:
     /// nodes are matched by id (kept results stay, new nodes run, removed ones are dropped).
     pub async fn retry(self: &Arc<Self>, id: Uuid, from: &str, latest_version: bool) -> Result<InstanceStatus, EngineError> {
-        let snapshot = self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))?;
+        let snapshot = self.snapshot(id).await?;
         let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
         if !status.is_terminal() {
             return Err(EngineError::Conflict(format!(

@@ -153,7 +153,7 @@ impl Engine {
     }
 
     pub async fn cancel(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
-        self.instance_event(id, Event::Cancel, "the instance has already finished").await
+        self.operator_event(id, Event::Cancel, |_| "the instance has already finished".into()).await
     }
 
     /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
@@ -174,16 +174,7 @@ impl Engine {
         }
     }
 
-    async fn instance_event(self: &Arc<Self>, id: Uuid, event: Event, refused: &str) -> Result<(), EngineError> {
-        let snapshot = self.snapshot(id).await?;
-        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        match self.commit(&plan, id, None, event, Detail::default()).await? {
-            TransitionOutcome::Applied(_) => Ok(()),
-            _ => Err(EngineError::Conflict(refused.to_owned())),
-        }
-    }
-
-    async fn snapshot(&self, id: Uuid) -> Result<Snapshot, EngineError> {
+    pub(super) async fn snapshot(&self, id: Uuid) -> Result<Snapshot, EngineError> {
         self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))
     }
 
