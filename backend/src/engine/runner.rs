@@ -241,6 +241,5 @@ pub fn context(snapshot: &Snapshot) -> Value {
         nodes.insert(row.node_id.clone(), json!({"output": output, "status": row.status}));
     }
     let instance = &snapshot.instance;
-    let trace_id = instance.trace_id.clone().unwrap_or_else(|| instance.id.simple().to_string());
-    json!({"input": instance.input.0, "nodes": nodes, "instance": {"id": instance.id, "trace_id": trace_id}})
+    json!({"input": instance.input.0, "nodes": nodes, "instance": {"id": instance.id, "trace_id": instance.trace_id()}})
 }

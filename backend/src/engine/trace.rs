@@ -52,7 +52,7 @@ pub fn attempt_span_id(instance: uuid::Uuid, node: &str, attempt: i64) -> String
 
 impl Tracer<'_> {
     pub fn trace_id(&self) -> String {
-        self.instance.trace_id.clone().unwrap_or_else(|| self.instance.id.simple().to_string())
+        self.instance.trace_id()
     }
 
     /// The instance span of the current run: a retried instance's later runs each get

@@ -26,6 +26,14 @@ pub struct InstanceRow {
     pub run: i32,
 }
 
+impl InstanceRow {
+    /// The W3C trace id of the instance's spans: the caller's (from `traceparent` on the
+    /// start), else one derived from the instance id.
+    pub fn trace_id(&self) -> String {
+        self.trace_id.clone().unwrap_or_else(|| self.id.simple().to_string())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct NodeRow {
     pub node_id: String,
