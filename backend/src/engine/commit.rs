@@ -14,6 +14,8 @@ use trellis_model::InstanceStatus;
 
 /// Tries at committing one event before its work item is left to its lease.
 const COMMIT_TRIES: u32 = 5;
+/// The longest wait between two tries at a commit while the database is away.
+const OUTAGE_POLL: Duration = Duration::from_millis(250);
 /// Attempts one transition may hand straight to this process's workers.
 const PRELEASE_MAX: usize = 16;
 
@@ -31,6 +33,10 @@ impl Reservation {
     }
 }
 
+fn is_outage(e: &crate::store::StoreError) -> bool {
+    e.trouble() == Some(crate::store::Trouble::Unavailable)
+}
+
 impl Engine {
     /// Commits one event as one transition and reacts to what it wrote. It runs detached, so
     /// a caller that goes away (an HTTP client hanging up) cannot strand what it dispatched,
@@ -46,19 +52,23 @@ impl Engine {
     ) -> anyhow::Result<TransitionOutcome> {
         let (engine, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
         tokio::spawn(async move {
+            // While the database is away the commit keeps trying, every `OUTAGE_POLL` at most,
+            // until its lease would have ended (another process may take the work over then):
+            // the result lands as soon as the database is back, not a lease later.
+            let outage_deadline = std::time::Instant::now() + Duration::from_millis(engine.config.lease_ms);
             let mut delay = Duration::from_millis(50);
-            for attempt in 1..=COMMIT_TRIES {
+            for attempt in 1.. {
                 match engine.try_commit(&plan, instance, fence.as_ref(), &event, &detail).await {
                     Ok(outcome) => return Ok(outcome),
-                    Err(e) if attempt < COMMIT_TRIES => {
+                    Err(e) if attempt < COMMIT_TRIES || (is_outage(&e) && std::time::Instant::now() < outage_deadline) => {
                         tracing::warn!(error = %e, attempt, "commit failed; retrying");
                         tokio::time::sleep(delay).await;
-                        delay *= 2;
+                        delay = (delay * 2).min(OUTAGE_POLL);
                     }
                     Err(e) => return Err(e.into()),
                 }
             }
-            unreachable!("the last try returns")
+            unreachable!("the loop returns")
         })
         .await?
     }

@@ -7,7 +7,8 @@ use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
 use super::plan::Plan;
 use super::Engine;
-use crate::store::{Fence, NewWork, Snapshot, WorkItem, Writes};
+use crate::store::transient::trouble_of;
+use crate::store::{Fence, NewWork, Snapshot, Trouble, WorkItem, Writes};
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -21,6 +22,9 @@ const CLAIM_BATCH: usize = 64;
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
 const ADMIT_EVERY: Duration = Duration::from_secs(1);
+/// How often a work item that failed because the database was away is tried again.
+const OUTAGE_POLL: Duration = Duration::from_millis(250);
+const OUTAGE_POLL_CHRONO: chrono::Duration = chrono::Duration::milliseconds(250);
 impl Engine {
     /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
     /// for running attempts and gives up every lease still held so others take over at once.
@@ -103,9 +107,18 @@ impl Engine {
 
     /// Handles one claimed item. `plan` is known when this process dispatched the item itself.
     pub(super) async fn handle(self: &Arc<Self>, item: WorkItem, plan: Option<Arc<Plan>>) {
-        if let Err(e) = self.handle_item(&item, plan).await {
+        loop {
+            let Err(e) = self.handle_item(&item, plan.clone()).await else { return };
+            // The database was away (reading the instance, say): try again as soon as it is
+            // back, while the lease is still ours, rather than leave the item to the lease.
+            let leased = item.lease_expires_at.is_some_and(|until| Utc::now() + OUTAGE_POLL_CHRONO < until);
+            if leased && trouble_of(&e) == Some(Trouble::Unavailable) && !self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(OUTAGE_POLL).await;
+                continue;
+            }
             // The lease runs out and the item is claimed again: nothing is lost.
             tracing::warn!(error = %e, work = %item.id, kind = %item.kind, "work item failed; it will be retried");
+            return;
         }
     }
 

@@ -71,7 +71,7 @@ impl ApiError {
         let status = self.status();
         let detail = match self {
             ApiError::Internal(_) => "an unexpected error occurred; it has been logged".to_owned(),
-            ApiError::Unavailable(_) => "the database is unavailable; try again shortly".to_owned(),
+            ApiError::Unavailable(_) => "the database cannot take this request right now (away or busy); try again shortly".to_owned(),
             other => other.to_string(),
         };
         let errors = match self {
@@ -105,8 +105,23 @@ pub fn problem_response(problem: &Problem) -> Response {
     response
 }
 
+/// Seconds a client is told to wait before trying again while the database is away.
+const RETRY_AFTER_SECS: &str = "1";
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let this = match self {
+            // The engine wraps store errors in `anyhow`: a database that is away (or a deadlock
+            // that outlived its retries) is still a 503 when it comes back through it.
+            ApiError::Internal(e) if crate::store::transient::trouble_of(&e).is_some() => ApiError::Unavailable(format!("{e:#}")),
+            other => other,
+        };
+        this.render()
+    }
+}
+
+impl ApiError {
+    fn render(self) -> Response {
         match &self {
             ApiError::Internal(e) => tracing::error!(error = format!("{e:#}"), "request failed"),
             ApiError::Unavailable(e) => tracing::warn!(error = %e, "database unavailable"),
@@ -116,6 +131,9 @@ impl IntoResponse for ApiError {
         if matches!(self, ApiError::Unauthorized(_)) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if matches!(self, ApiError::Unavailable(_)) {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+        }
         response
     }
 }
@@ -124,9 +142,8 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Conflict(what) => ApiError::Conflict(format!("already exists ({what})")),
-            StoreError::Database(sqlx::Error::PoolTimedOut | sqlx::Error::Io(_)) => {
-                ApiError::Unavailable(e.to_string())
-            }
+            // A deadlock that outlived the store's retries, or a database that is away.
+            e if e.trouble().is_some() => ApiError::Unavailable(e.to_string()),
             StoreError::Database(db) => ApiError::Internal(db.into()),
         }
     }

@@ -20,9 +20,17 @@ async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
+/// How long `/readyz` waits for the database before answering 503.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(400);
+
 #[utoipa::path(get, path = "/readyz", tag = "operations", responses((status = 200, description = "The database answers too", content_type = "application/json"), (status = 503, description = "The database is unreachable", body = Problem, content_type = "application/problem+json")))]
 async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    state.store.ping().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    // Bounded: a load balancer asks because it wants an answer now, and a database that is
+    // away makes the pool wait for its whole acquire timeout.
+    match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
+        Ok(answer) => answer.map_err(|e| ApiError::Unavailable(e.to_string()))?,
+        Err(_) => return Err(ApiError::Unavailable(format!("the database did not answer within {READY_WITHIN:?}"))),
+    }
     Ok(Json(json!({"status": "ready", "database": state.store.backend()})))
 }
 

@@ -4,6 +4,7 @@
 //! from Rust (never the database clock, so every process agrees on the format), and
 //! definitions are JSON. Only connection setup and migrations differ per backend.
 
+mod admission_sql;
 mod audit_sql;
 mod engine_records;
 mod engine_sql;
@@ -15,6 +16,7 @@ mod records;
 mod sql;
 mod sqlite;
 mod trigger_records;
+pub(crate) mod transient;
 mod trigger_sql;
 mod work_sql;
 
@@ -24,6 +26,7 @@ pub use ops_records::*;
 pub use ops_sql::OpsStore;
 pub use records::*;
 pub use trigger_records::*;
+pub use transient::{retry_transient, Trouble};
 pub use trigger_sql::TriggerStore;
 pub use work_sql::WorkQueue;
 

@@ -3,6 +3,7 @@
 use super::engine_records::*;
 use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
+use super::admission_sql::impl_admission;
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
 use super::ops_sql::impl_ops_store;
@@ -30,7 +31,9 @@ impl PgStore {
         let options = PgConnectOptions::from_str(url)?.application_name("trellis");
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(10))
+            // While the database is away a request waits this long for a connection, then
+            // is answered 503 with `Retry-After`; busy pools hand connections over in ms.
+            .acquire_timeout(Duration::from_secs(5))
             .connect_with(options)
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", super::redact_url(url)))?;
@@ -44,10 +47,17 @@ impl_store!(PgStore, "postgres");
 impl_trigger_store!(PgStore);
 impl_audit_store!(PgStore);
 impl_instance_store!(PgStore, sqlx::Postgres);
+impl_admission!(PgStore, sqlx::Postgres);
 impl_work_queue!(PgStore);
 impl_ops_store!(PgStore, sqlx::Postgres);
 
-const LOCK_ROW: &str = " FOR UPDATE";
+/// `NO KEY UPDATE`, not `UPDATE`: rows that reference a workflow or an instance (idempotency
+/// records, nodes, history, work) take a key-share lock on it through their foreign key, which
+/// `FOR UPDATE` conflicts with and `FOR NO KEY UPDATE` does not. With `FOR UPDATE`, two keyed
+/// starts that had each inserted their idempotency record deadlocked asking for the workflow's
+/// admission lock. Two `FOR NO KEY UPDATE`s still exclude each other, which is all admission
+/// and transitions need; keys are never updated.
+const LOCK_ROW: &str = " FOR NO KEY UPDATE";
 const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
 const NOTIFY_EVENTS: Option<&str> = Some("SELECT pg_notify('trellis_events', $1)");
 

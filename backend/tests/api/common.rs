@@ -34,6 +34,16 @@ impl TestApp {
     /// A server whose settings `configure` adjusts first.
     pub async fn spawn_with(backend: Backend, configure: impl FnOnce(&mut ServeConfig)) -> TestApp {
         let (database_url, dir) = fresh_database(backend).await;
+        Self::spawn_on(database_url, dir, configure).await
+    }
+
+    /// Another server on this app's database, as a second process sharing one Postgres would be.
+    pub async fn spawn_peer(&self) -> TestApp {
+        Self::spawn_on(self.database_url.clone(), tempfile::tempdir().unwrap(), |_| {}).await
+    }
+
+    /// A server on the database at `database_url`; `dir` lives as long as the app.
+    pub async fn spawn_on(database_url: String, dir: tempfile::TempDir, configure: impl FnOnce(&mut ServeConfig)) -> TestApp {
         let mut serve = ServeConfig::local();
         serve.admin_password = Some(ADMIN_PASSWORD.into());
         serve.jwt_secret = Some(JWT_SECRET.into());
@@ -166,7 +176,7 @@ pub async fn fresh_database(backend: Backend) -> (String, tempfile::TempDir) {
 
 /// Creates an empty database on the test Postgres server and returns its URL.
 /// `cargo xtask test` drops the `trellis_test_*` databases left by earlier runs.
-async fn fresh_postgres_database() -> String {
+pub async fn fresh_postgres_database() -> String {
     use sqlx::Connection;
     let admin_url = std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_POSTGRES.to_owned());
     let mut conn = sqlx::PgConnection::connect(&admin_url).await.unwrap_or_else(|e| {
