@@ -129,3 +129,48 @@ async fn a_database_outage_is_answered_503_and_the_run_goes_on_when_it_returns()
     let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
 }
+
+/// Connections killed under the server (as a Postgres restart or a failover does) while
+/// requests and runs are in flight: answers are 2xx or 503, never 500, and every run ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn connections_killed_under_load_never_make_a_500() {
+    use sqlx::Connection;
+    let direct = fresh_postgres_database().await;
+    let database = reqwest::Url::parse(&direct).unwrap().path().trim_start_matches('/').to_owned();
+    let app = TestApp::spawn_on(direct.clone(), tempfile::tempdir().unwrap(), |_| {}).await;
+    let wf = app.publish(crate::common::chain()).await;
+    let mut killer = sqlx::PgConnection::connect(&direct).await.unwrap();
+    let mut statuses = Vec::new();
+    let mut started = Vec::new();
+    for _ in 0..10 {
+        let requests = (0..8).map(|n| {
+            let request = if n % 2 == 0 {
+                app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({}))
+            } else {
+                app.get("/api/v1/instances?limit=5")
+            };
+            async move {
+                let response = request.send().await.unwrap();
+                let status = response.status();
+                (status, response.json::<serde_json::Value>().await.unwrap_or_default())
+            }
+        });
+        let kill = sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()")
+            .bind(&database)
+            .execute(&mut killer);
+        let (answers, killed) = tokio::join!(crate::drafts::futures_join_all(requests), kill);
+        killed.unwrap();
+        for (status, body) in answers {
+            if status == StatusCode::CREATED {
+                started.push(body["id"].as_str().unwrap().to_owned());
+            }
+            statuses.push(status);
+        }
+    }
+    let errors: Vec<_> = statuses.iter().filter(|s| s.is_server_error() && **s != StatusCode::SERVICE_UNAVAILABLE).collect();
+    assert!(errors.is_empty(), "only 503s may come from killed connections: {errors:?}");
+    assert!(!started.is_empty());
+    for id in started {
+        assert_eq!(app.wait_finished(&id).await["status"], "succeeded");
+    }
+}
