@@ -4,6 +4,7 @@
 //!
 //! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse] [--out DIR]
 
+mod auth;
 mod db;
 mod floor;
 mod scenarios;
@@ -20,7 +21,7 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine` or `sse`), or all of them.
+    /// One group of scenarios (`engine`, `sse` or `auth`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -60,9 +61,9 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args.next().context("--only engine|sse")?;
-                if !["engine", "sse"].contains(&group.as_str()) {
-                    bail!("--only engine|sse, not `{group}`");
+                let group = args.next().context("--only engine|sse|auth")?;
+                if !["engine", "sse", "auth"].contains(&group.as_str()) {
+                    bail!("--only engine|sse|auth, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -100,6 +101,10 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     let runs = |group: &str| options.only.as_deref().is_none_or(|only| only == group);
     progress(backend, "baseline commit rate");
     figures.insert("baseline_commits_per_s".into(), db.commit_rate(if options.quick { 300 } else { 1_000 }).await?);
+    if runs("auth") {
+        progress(backend, "authentication cost per request");
+        auth::request_cost(&api, if options.quick { 300 } else { 2_000 }, &mut figures).await?;
+    }
     if runs("engine") {
         progress(backend, "transition latency");
         scenarios::transition_latency(&api, latency_runs, &mut figures).await?;

@@ -91,6 +91,23 @@ impl Api {
         Ok(line[sample.len()..].trim().parse()?)
     }
 
+    /// How long one GET of `path` takes to answer 200, with `credential` as the bearer (or none).
+    pub async fn time_get(&self, path: &str, credential: Option<&str>) -> Result<Duration> {
+        let request = self.http.get(format!("{}{path}", self.base));
+        let request = match credential {
+            Some(credential) => request.bearer_auth(credential),
+            None => request,
+        };
+        let started = std::time::Instant::now();
+        request.send().await?.error_for_status()?.bytes().await?;
+        Ok(started.elapsed())
+    }
+
+    /// The signed-in session's access token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     pub async fn get(&self, path: &str) -> Result<Value> {
         Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.json().await?)
     }
