@@ -103,11 +103,17 @@ pub(super) fn install(env: &mut Environment<'static>) {
     }
 }
 
+/// Builtins that look at most at the top of their arguments (a length, one item): charged
+/// for that, not for walking the whole value, so `{{ input.items | length }}` in a loop stays
+/// cheap. Their arguments' top-level sizes are still checked against the caps.
+const SHALLOW: &[&str] = &["length", "count", "first", "last", "default", "d", "attr", "bool", "safe", "int", "float", "abs", "round", "namespace"];
+
 /// `original` behind the meter: arguments measured and checked for blow-up, the result
 /// measured and materialized.
 fn metered(name: &'static str, original: Value) -> impl Fn(&State, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
+    let measure = if SHALLOW.contains(&name) { meter::measure_top } else { meter::measure };
     move |state: &State, args: Rest<Value>| {
-        let sizes = args.iter().map(meter::measure).collect::<Result<Vec<_>, _>>()?;
+        let sizes = args.iter().map(measure).collect::<Result<Vec<_>, _>>()?;
         refuse_blow_up(name, &args, &sizes)?;
         let result = original.call(state, &args)?;
         let result = materialized(result)?;

@@ -127,6 +127,32 @@ pub(super) fn measure(value: &Value) -> Result<Size, Error> {
     Ok(size)
 }
 
+/// Like [`measure`], but only the value's own size: one step, and the caps checked on its
+/// length, without walking what it holds.
+pub(super) fn measure_top(value: &Value) -> Result<Size, Error> {
+    charge(1)?;
+    let limits = limits();
+    let mut size = Size { depth: 1, ..Size::default() };
+    match value.kind() {
+        ValueKind::String | ValueKind::Bytes => {
+            let n = value.as_str().map(str::len).or_else(|| value.as_bytes().map(<[u8]>::len)).unwrap_or(0) as u64;
+            if n > limits.max_string_bytes as u64 {
+                return Err(too_long(n, limits.max_string_bytes));
+            }
+            size.bytes = n;
+        }
+        ValueKind::Seq | ValueKind::Iterable | ValueKind::Map => {
+            let n = value.len().unwrap_or(0);
+            if n > limits.max_items {
+                return Err(too_many(n as u64, limits.max_items));
+            }
+            size.items = n as u64;
+        }
+        _ => size.bytes = 8,
+    }
+    Ok(size)
+}
+
 fn walk(value: &Value, limits: &Limits, depth: u64, size: &mut Size) -> Result<(), Error> {
     charge(1)?;
     size.depth = size.depth.max(depth);

@@ -103,3 +103,14 @@ fn ordinary_work_fits_well_inside_the_budget() {
     assert!(x.check("input.(").unwrap_err().starts_with("invalid expression"));
     assert!(x.check("(range(100000) * 100000) | sum").is_ok());
 }
+
+#[test]
+fn looking_at_the_top_of_a_big_value_in_a_loop_is_cheap() {
+    let x = Expressions::default();
+    let items: Vec<_> = (0..5_000).map(|i| json!({"id": i, "tags": ["a", "b", "c"]})).collect();
+    let ctx = json!({"input": {"items": items}});
+    let template = "{% for i in input['items'] %}{% if loop.index == input['items'] | length %}{{ input['items'] | first | attr('id') }}{% endif %}{% endfor %}";
+    assert_eq!(x.render(template, &ctx).unwrap(), "0");
+    let lazy = x.eval("([0] * 1000000000000) | last", &ctx).unwrap_err();
+    assert!(lazy.contains("over the cap of 100000 items"), "{lazy}");
+}
