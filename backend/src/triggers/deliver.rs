@@ -136,7 +136,14 @@ async fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
     let Some(mapping) = &d.spec.input_mapping else { return Ok(body) };
     let context = serde_json::json!({"body": body, "headers": header_map(d.headers)});
     let mapping = mapping.clone();
-    eval::shared().run(move |x| x.eval(&mapping, &context)).await.map_err(internal)?.map_err(|e| {
+    let evaluated = eval::shared().run(move |x| x.eval(&mapping, &context));
+    // A bounded evaluation takes well under a second; this only answers a sender whose
+    // delivery waits behind a pool that is full.
+    let Ok(evaluated) = tokio::time::timeout(std::time::Duration::from_secs(10), evaluated).await else {
+        let reason = "the server is too busy to evaluate the trigger's input mapping; retry later";
+        return Err(Answer::Refused { status: StatusCode::SERVICE_UNAVAILABLE, reason: reason.into(), retry_after: Some(5) });
+    };
+    evaluated.map_err(internal)?.map_err(|e| {
         Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, format!("the trigger's input mapping failed on this body: {e}"))
     })
 }
