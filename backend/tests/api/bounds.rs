@@ -77,6 +77,7 @@ both_backends! {
             assert!(error_of(&finished).contains(expected), "{finished}");
         }
         let slowest = slowest_probe(probes).await;
+        eprintln!("slowest probe: {slowest:?}");
         assert!(slowest < Duration::from_secs(2), "a probe took {slowest:?}");
     }
 
@@ -89,6 +90,7 @@ both_backends! {
         assert_eq!(finished["status"], "failed");
         assert!(error_of(&finished).contains("over the cap of 1048576 bytes per string"), "{finished}");
         let grown = rss_bytes().saturating_sub(before);
+        eprintln!("RSS grew by {} KB", grown >> 10);
         assert!(grown < 200 << 20, "RSS grew by {} MB", grown >> 20);
     }
 
@@ -116,6 +118,7 @@ both_backends! {
             assert!(detail.contains("input mapping") && (detail.contains("over the cap") || detail.contains("budget of")), "{detail}");
         }
         let slowest = slowest_probe(probes).await;
+        eprintln!("slowest probe: {slowest:?}");
         assert!(slowest < Duration::from_secs(2), "a probe took {slowest:?}");
     }
 
