@@ -51,6 +51,14 @@ pub struct ServeConfig {
     /// Largest instance input, in bytes.
     #[arg(long, env = "TRELLIS_MAX_INPUT_BYTES", default_value_t = 256 * 1024)]
     pub max_input_bytes: usize,
+    /// Largest output one node may store, in bytes (JSON); a larger one fails the node.
+    /// 2 MiB holds the largest response an `http` node reads (1 MiB) with its headers.
+    #[arg(long, env = "TRELLIS_MAX_NODE_OUTPUT_BYTES", default_value_t = 2 * 1024 * 1024)]
+    pub max_node_output_bytes: usize,
+    /// Largest total of one instance's node outputs, in bytes (JSON); the node that would
+    /// pass it fails. Bounds what `GET /instances/{id}` returns.
+    #[arg(long, env = "TRELLIS_MAX_INSTANCE_OUTPUT_BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_instance_output_bytes: usize,
     /// How long a claim on work lasts before another process may take it over, in ms.
     #[arg(long, env = "TRELLIS_LEASE_MS", default_value_t = 30_000)]
     pub lease_ms: u64,
@@ -91,6 +99,8 @@ impl ServeConfig {
             workers: 16,
             http_allow: String::new(),
             max_input_bytes: 256 * 1024,
+            max_node_output_bytes: 2 * 1024 * 1024,
+            max_instance_output_bytes: 8 * 1024 * 1024,
             lease_ms: 30_000,
             drain_secs: 5,
             otel_endpoint: None,

@@ -4,6 +4,7 @@ use crate::auth::bootstrap;
 use crate::auth::jwt::TokenKeys;
 use crate::config::{DatabaseConfig, ServeConfig};
 use crate::engine::nodes::http::OutboundPolicy;
+use crate::engine::outputs::OutputCaps;
 use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
 use crate::jobs::{retention::Sweeper, JobLoop};
@@ -113,7 +114,14 @@ pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
 
 fn engine_config(serve: &ServeConfig) -> Result<EngineConfig> {
     let http_allow = OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
-    Ok(EngineConfig { workers: serve.workers.max(1), lease_ms: serve.lease_ms.max(1_000), http_allow, max_input_bytes: serve.max_input_bytes })
+    let output_caps = OutputCaps { node_bytes: serve.max_node_output_bytes, instance_bytes: serve.max_instance_output_bytes };
+    Ok(EngineConfig {
+        workers: serve.workers.max(1),
+        lease_ms: serve.lease_ms.max(1_000),
+        http_allow,
+        max_input_bytes: serve.max_input_bytes,
+        output_caps,
+    })
 }
 
 /// Every event-stream client holds a socket: take the hard limit on open files rather

@@ -8,6 +8,7 @@ pub mod effects;
 pub mod json;
 pub mod machine;
 pub mod nodes;
+pub mod outputs;
 mod ops;
 pub mod plan;
 mod runner;
@@ -20,7 +21,7 @@ use crate::events::EventBus;
 use crate::store::DynStore;
 use anyhow::Context;
 use nodes::http::{HttpRunner, OutboundPolicy};
-use nodes::{Expressions, Runtime};
+use nodes::Runtime;
 use plan::Plan;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -36,6 +37,8 @@ pub struct EngineConfig {
     pub http_allow: OutboundPolicy,
     /// Largest instance input, serialized.
     pub max_input_bytes: usize,
+    /// Largest node output and instance total of node outputs, serialized.
+    pub output_caps: outputs::OutputCaps,
 }
 
 pub struct Engine {
@@ -56,7 +59,7 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(store: DynStore, config: EngineConfig) -> Arc<Engine> {
-        let runtime = Runtime { expressions: Expressions::default(), http: HttpRunner::new(config.http_allow.clone()) };
+        let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()) };
         Arc::new(Engine {
             store,
             runtime,

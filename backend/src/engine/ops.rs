@@ -165,6 +165,7 @@ impl Engine {
         if plan.nodes[index].kind != "wait_signal" {
             return Err(EngineError::Conflict(format!("node `{node}` is a {} node, not wait_signal", plan.nodes[index].kind)));
         }
+        self.refuse_oversized(&snapshot, node, &payload)?;
         let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
         let event = Event::Succeeded { node: index, attempt, outcome: None };
         let detail = Detail { output: Some(payload), ..Default::default() };
@@ -279,11 +280,22 @@ impl Engine {
         let snapshot = self.snapshot(item.instance_id).await?;
         let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
+        if let Some(output) = &detail.output {
+            self.refuse_oversized(&snapshot, &plan.nodes[node].id, output)?;
+        }
         let attempt = item.attempt.unwrap_or(0).max(0) as u32;
         match self.commit(&plan, item.instance_id, Some(&fence), event(node, attempt), detail).await? {
             TransitionOutcome::Fenced => Err(stale_lease()),
             _ => Ok(()),
         }
+    }
+
+    /// A node output handed in from outside (a signal's payload, a task's result) that is
+    /// over the caps is refused (413) rather than stored or turned into a failed node: the
+    /// caller can still send one that fits.
+    fn refuse_oversized(&self, snapshot: &Snapshot, node: &str, output: &Value) -> Result<(), EngineError> {
+        let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref().map(|o| &o.0));
+        self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
     }
 
     /// The task's work item and the fence its live lease gives `token`.

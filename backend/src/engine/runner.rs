@@ -5,6 +5,7 @@
 use super::effects::{self, kind, Detail};
 use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
+use super::outputs;
 use super::plan::Plan;
 use super::Engine;
 use crate::store::transient::trouble_of;
@@ -193,7 +194,8 @@ impl Engine {
                 }
             }
         };
-        let (event, mut detail) = match sanitized(result) {
+        let result = self.capped(sanitized(result), &spec.id, &run.context);
+        let (event, mut detail) = match result {
             NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
             NodeResult::Failed { error, retryable } => {
                 (Event::Failed { node, attempt, retryable, timed_out: false }, Detail { error: Some(error), ..Default::default() })
@@ -204,6 +206,24 @@ impl Engine {
         (event, detail)
     }
 
+}
+
+impl Engine {
+    /// Fails an attempt whose output (or task input) is over the caps on what an instance
+    /// stores. `context` carries the instance's other outputs for the node types that can
+    /// produce large ones (it is empty for the rest, whose outputs are small and fixed).
+    fn capped(&self, result: NodeResult, node: &str, context: &Value) -> NodeResult {
+        let caps = self.config.output_caps;
+        let checked = match &result {
+            NodeResult::Done { output, .. } => caps.check(node, output, outputs::other_outputs(context, node)),
+            NodeResult::Suspend(Suspend::Task { input, .. }) => caps.check(node, input, []).map_err(|e| format!("the task's input: {e}")),
+            _ => Ok(()),
+        };
+        match checked {
+            Ok(()) => result,
+            Err(error) => NodeResult::Failed { error, retryable: false },
+        }
+    }
 }
 
 /// Keeps U+0000 out of what is stored (see `json.rs`).

@@ -7,7 +7,7 @@
 
 use super::signature;
 use super::spec::WebhookSpec;
-use crate::engine::nodes::Expressions;
+use crate::engine::nodes::eval;
 use crate::engine::{Engine, EngineError, StartRequest};
 use crate::store::{DeliveryRow, DynStore, TriggerRow};
 use chrono::{DateTime, Duration, Utc};
@@ -89,7 +89,7 @@ async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Ste
     if let Some(limit) = d.spec.rate_limit_per_minute {
         rate_limit(store, d.trigger.id, limit, d.received_at).await.map_err(fail)?;
     }
-    let input = input(d).map_err(fail)?;
+    let input = input(d).await.map_err(fail)?;
     let mut start = StartRequest::new(d.trigger.workflow_id, input);
     start.idempotency_key = key.as_ref().map(|k| format!("webhook:{}:{k}", d.trigger.id));
     match engine.start(start).await {
@@ -124,8 +124,9 @@ async fn rate_limit(store: &DynStore, trigger: Uuid, per_minute: u32, now: DateT
 }
 
 /// The instance's input: the JSON body (an empty body is `null`), or the value of the
-/// trigger's input mapping over `{body, headers}`.
-fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
+/// trigger's input mapping over `{body, headers}`, evaluated on the evaluator's pool (never
+/// on the async worker answering the request).
+async fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
     let body: Value = if d.body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
@@ -134,7 +135,15 @@ fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
     };
     let Some(mapping) = &d.spec.input_mapping else { return Ok(body) };
     let context = serde_json::json!({"body": body, "headers": header_map(d.headers)});
-    Expressions::default().eval(mapping, &context).map_err(|e| {
+    let mapping = mapping.clone();
+    let evaluated = eval::shared().run(move |x| x.eval(&mapping, &context));
+    // A bounded evaluation takes well under a second; this only answers a sender whose
+    // delivery waits behind a pool that is full.
+    let Ok(evaluated) = tokio::time::timeout(std::time::Duration::from_secs(10), evaluated).await else {
+        let reason = "the server is too busy to evaluate the trigger's input mapping; retry later";
+        return Err(Answer::Refused { status: StatusCode::SERVICE_UNAVAILABLE, reason: reason.into(), retry_after: Some(5) });
+    };
+    evaluated.map_err(internal)?.map_err(|e| {
         Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, format!("the trigger's input mapping failed on this body: {e}"))
     })
 }

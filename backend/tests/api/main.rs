@@ -6,6 +6,7 @@ mod common;
 mod actions;
 mod audit;
 mod auth;
+mod bounds;
 mod bad_input;
 mod cleanup;
 mod cli;

@@ -2,7 +2,7 @@
 //! refused unless listed in `TRELLIS_HTTP_ALLOW`. The policy is checked on the addresses
 //! the connection will actually use (a resolver wrapper), so DNS cannot rebind around it.
 
-use super::{permanent, Attempt, Expressions, NodeResult};
+use super::{evaluate, permanent, Attempt, Expressions, NodeResult};
 use ipnet::IpNet;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::{json, Map, Value};
@@ -110,12 +110,17 @@ impl HttpRunner {
         HttpRunner { client, policy }
     }
 
-    pub async fn run(&self, a: &Attempt<'_>, x: &Expressions) -> NodeResult {
+    pub async fn run(&self, a: &Attempt<'_>) -> NodeResult {
         let c: HttpConfig = match serde_json::from_value(a.node.config.clone()) {
             Ok(c) => c,
             Err(e) => return permanent(format!("invalid config: {e}")),
         };
-        let request = match self.build(&c, a, x) {
+        let rendered = match evaluate(a, move |x, context| Rendered::new(c, x, context)).await {
+            Ok(Ok(rendered)) => rendered,
+            Ok(Err(e)) => return permanent(e),
+            Err(stopped) => return stopped,
+        };
+        let request = match self.build(rendered, a) {
             Ok(r) => r,
             Err(e) => return permanent(e),
         };
@@ -126,8 +131,8 @@ impl HttpRunner {
         read_response(response).await
     }
 
-    fn build(&self, c: &HttpConfig, a: &Attempt<'_>, x: &Expressions) -> Result<reqwest::RequestBuilder, String> {
-        let url = x.render(&c.url, &a.context)?;
+    fn build(&self, c: Rendered, a: &Attempt<'_>) -> Result<reqwest::RequestBuilder, String> {
+        let url = c.url;
         let url = reqwest::Url::parse(&url).map_err(|e| format!("invalid url `{url}`: {e}"))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(format!("unsupported scheme `{}`", url.scheme()));
@@ -149,10 +154,10 @@ impl HttpRunner {
             request = request.header("traceparent", traceparent);
         }
         for (name, value) in &c.headers {
-            request = request.header(name.as_str(), x.render(value, &a.context)?);
+            request = request.header(name.as_str(), value);
         }
         if let Some(body) = &c.body {
-            request = request.json(&x.render_value(body, &a.context)?);
+            request = request.json(body);
         }
         Ok(request)
     }
@@ -163,6 +168,23 @@ impl HttpRunner {
         } else {
             Err(format!("{ip} is outside the outbound policy; allow it with TRELLIS_HTTP_ALLOW"))
         }
+    }
+}
+
+/// The node's config with its templates rendered (on the evaluator's pool).
+struct Rendered {
+    method: String,
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Option<Value>,
+}
+
+impl Rendered {
+    fn new(c: HttpConfig, x: &Expressions, context: &Value) -> Result<Rendered, String> {
+        let url = x.render(&c.url, context)?;
+        let headers = c.headers.iter().map(|(name, value)| Ok((name.clone(), x.render(value, context)?))).collect::<Result<_, String>>()?;
+        let body = c.body.as_ref().map(|body| x.render_value(body, context)).transpose()?;
+        Ok(Rendered { method: c.method, url, headers, body })
     }
 }
 

@@ -3,6 +3,7 @@
 //! that must wait returns [`NodeResult::Suspend`] and the engine records a durable timer,
 //! a task or a signal wait instead of holding a thread.
 
+pub mod eval;
 pub mod http;
 
 pub use trellis_model::expr::Expressions;
@@ -40,7 +41,6 @@ pub struct Attempt<'a> {
 }
 
 pub struct Runtime {
-    pub expressions: Expressions,
     pub http: http::HttpRunner,
 }
 
@@ -52,48 +52,81 @@ impl Runtime {
         match kind {
             NodeKind::Noop => done(json!({})),
             NodeKind::Delay => config(a).map_or_else(|e| e, |c: DelayConfig| delay(c, a.now)),
-            NodeKind::Http => self.http.run(a, &self.expressions).await,
-            NodeKind::Transform => config(a).map_or_else(|e| e, |c: TransformConfig| self.transform(c, a)),
-            NodeKind::Branch => config(a).map_or_else(|e| e, |c: BranchConfig| self.branch(c, a)),
+            NodeKind::Http => self.http.run(a).await,
+            NodeKind::Transform => match config(a) {
+                Ok(c) => evaluate(a, move |x, context| transform(c, x, context)).await.unwrap_or_else(|e| e),
+                Err(e) => e,
+            },
+            NodeKind::Branch => match config(a) {
+                Ok(c) => evaluate(a, move |x, context| branch(c, x, context)).await.unwrap_or_else(|e| e),
+                Err(e) => e,
+            },
             NodeKind::Fail => config(a).map_or_else(|e| e, |c: FailConfig| fail(c, a.attempt)),
             NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
-            NodeKind::Task => config(a).map_or_else(|e| e, |c: TaskConfig| self.task(c, a)),
+            NodeKind::Task => match config(a) {
+                Ok(c) => evaluate(a, move |x, context| task(c, x, context)).await.unwrap_or_else(|e| e),
+                Err(e) => e,
+            },
         }
     }
+}
 
-    fn transform(&self, c: TransformConfig, a: &Attempt<'_>) -> NodeResult {
-        match self.expressions.eval(&c.expression, &a.context) {
-            Ok(output) => done(output),
-            Err(e) => permanent(e),
-        }
+/// Runs `work` over the attempt's context on the evaluator's pool, within the node's
+/// `timeout_ms`. The engine's durable timer is what ends a timed-out attempt (as
+/// `timed_out`); this deadline, just past it, only stops the attempt waiting.
+async fn evaluate<T: Send + 'static>(
+    a: &Attempt<'_>,
+    work: impl FnOnce(&Expressions, &Value) -> T + Send + 'static,
+) -> Result<T, NodeResult> {
+    let context = a.context.clone();
+    let run = eval::shared().run(move |x| work(x, &context));
+    let result = match a.node.timeout_ms {
+        Some(ms) => match tokio::time::timeout(backstop(ms), run).await {
+            Ok(result) => result,
+            Err(_) => return Err(NodeResult::Failed { error: format!("timed out after {ms} ms"), retryable: true }),
+        },
+        None => run.await,
+    };
+    result.map_err(|error| NodeResult::Failed { error, retryable: true })
+}
+
+/// A deadline just past a node's timeout, for work the durable timer ends.
+pub fn backstop(timeout_ms: u64) -> std::time::Duration {
+    std::time::Duration::from_millis(timeout_ms) + std::time::Duration::from_secs(1)
+}
+
+fn transform(c: TransformConfig, x: &Expressions, context: &Value) -> NodeResult {
+    match x.eval(&c.expression, context) {
+        Ok(output) => done(output),
+        Err(e) => permanent(e),
     }
+}
 
-    fn branch(&self, c: BranchConfig, a: &Attempt<'_>) -> NodeResult {
-        let value = match self.expressions.eval(&c.condition, &a.context) {
+fn branch(c: BranchConfig, x: &Expressions, context: &Value) -> NodeResult {
+    let value = match x.eval(&c.condition, context) {
+        Ok(v) => v,
+        Err(e) => return permanent(e),
+    };
+    let label = match &value {
+        Value::Bool(b) => b.to_string(),
+        Value::String(s) => s.clone(),
+        other => return permanent(format!("the condition gave {other}; it must give true, false or an outcome label")),
+    };
+    if !c.outcome_labels().contains(&label) {
+        return permanent(format!("the condition chose `{label}`, which is not one of the outcomes {:?}", c.outcome_labels()));
+    }
+    NodeResult::Done { output: json!({"outcome": label}), outcome: Some(label) }
+}
+
+fn task(c: TaskConfig, x: &Expressions, context: &Value) -> NodeResult {
+    let input = match &c.input {
+        Some(template) => match x.render_value(template, context) {
             Ok(v) => v,
             Err(e) => return permanent(e),
-        };
-        let label = match &value {
-            Value::Bool(b) => b.to_string(),
-            Value::String(s) => s.clone(),
-            other => return permanent(format!("the condition gave {other}; it must give true, false or an outcome label")),
-        };
-        if !c.outcome_labels().contains(&label) {
-            return permanent(format!("the condition chose `{label}`, which is not one of the outcomes {:?}", c.outcome_labels()));
-        }
-        NodeResult::Done { output: json!({"outcome": label}), outcome: Some(label) }
-    }
-
-    fn task(&self, c: TaskConfig, a: &Attempt<'_>) -> NodeResult {
-        let input = match &c.input {
-            Some(template) => match self.expressions.render_value(template, &a.context) {
-                Ok(v) => v,
-                Err(e) => return permanent(e),
-            },
-            None => a.context.get("input").cloned().unwrap_or(Value::Null),
-        };
-        NodeResult::Suspend(Suspend::Task { queue: c.queue, input })
-    }
+        },
+        None => context.get("input").cloned().unwrap_or(Value::Null),
+    };
+    NodeResult::Suspend(Suspend::Task { queue: c.queue, input })
 }
 
 fn config<T: serde::de::DeserializeOwned>(a: &Attempt<'_>) -> Result<T, NodeResult> {

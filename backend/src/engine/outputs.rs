@@ -1,0 +1,79 @@
+//! Caps on what an instance stores: each node's output, and the total of an instance's node
+//! outputs. The instance's own output is a subset of its nodes' outputs (the leaves'), so
+//! with these two caps `GET /instances/{id}` is bounded by the input cap plus twice the
+//! instance cap, and an expression or an external worker cannot make the database, the
+//! detail view or the runner's context (which carries every output) grow without bound.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputCaps {
+    /// The largest output one node may store, serialized.
+    pub node_bytes: usize,
+    /// The largest total of one instance's stored node outputs, serialized.
+    pub instance_bytes: usize,
+}
+
+impl OutputCaps {
+    /// Why `output` of node `node` cannot be stored next to `others` (the instance's other
+    /// nodes' stored outputs), if it cannot.
+    pub fn check<'a>(&self, node: &str, output: &Value, others: impl IntoIterator<Item = &'a Value>) -> Result<(), String> {
+        let size = serialized_len(output);
+        if size > self.node_bytes {
+            return Err(format!(
+                "the output of node `{node}` is {size} bytes, over the cap of {} bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)",
+                self.node_bytes
+            ));
+        }
+        let total = others.into_iter().map(serialized_len).fold(size, usize::saturating_add);
+        if total > self.instance_bytes {
+            return Err(format!(
+                "with the output of node `{node}` ({size} bytes) the instance's outputs would total {total} bytes, \
+                 over the cap of {} bytes per instance (TRELLIS_MAX_INSTANCE_OUTPUT_BYTES)",
+                self.instance_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The stored outputs of an expression context's nodes other than `node`.
+pub fn other_outputs<'a>(context: &'a Value, node: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    context.get("nodes").and_then(Value::as_object).into_iter().flatten().filter(move |(id, _)| *id != node).filter_map(|(_, n)| n.get("output"))
+}
+
+/// Bytes `value` takes as JSON, counted without building the text.
+pub fn serialized_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn outputs_over_either_cap_are_refused_naming_it() {
+        let caps = OutputCaps { node_bytes: 10, instance_bytes: 20 };
+        assert!(caps.check("a", &json!("12345678"), []).is_ok());
+        let node = caps.check("a", &json!("123456789012"), []).unwrap_err();
+        assert!(node.contains("14 bytes, over the cap of 10 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"), "{node}");
+        let others = [json!("12345678"), json!("12345678")];
+        let total = caps.check("a", &json!("12"), &others).unwrap_err();
+        assert!(total.contains("would total 24 bytes, over the cap of 20 bytes per instance"), "{total}");
+        let context = json!({"nodes": {"a": {"output": "xxxxxxxx"}, "b": {"output": [1]}}});
+        assert_eq!(other_outputs(&context, "a").collect::<Vec<_>>(), [&json!([1])]);
+    }
+}

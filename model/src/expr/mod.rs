@@ -1,0 +1,120 @@
+//! Expressions and templates in node configs, with minijinja: `input.user.id`,
+//! `nodes.fetch.output.body.items | length`, and `{{ ... }}` inside strings.
+//!
+//! Evaluation is strict: a reference to something that does not exist is an error naming
+//! it, so a typo fails the node instead of sending `""` somewhere. It is bounded: fuel caps
+//! the instructions run, the meter (`meter.rs`) caps the items and bytes the builtins walk
+//! and the size of every string and sequence they build, and a rendered template and an
+//! expression's result are capped the same way.
+//!
+//! It lives in the model so the engine and the designer's preview (in wasm) evaluate with
+//! one configuration: what the preview shows is what a run computes.
+
+mod builtins;
+mod meter;
+
+pub use meter::Limits;
+
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde_json::Value;
+
+/// Instructions one evaluation may run (loop iterations, operators, lookups).
+const FUEL: u64 = 200_000;
+
+pub struct Expressions {
+    env: Environment<'static>,
+    limits: Limits,
+}
+
+impl Default for Expressions {
+    fn default() -> Self {
+        Expressions::new(Limits::DEFAULT)
+    }
+}
+
+impl Expressions {
+    pub fn new(limits: Limits) -> Self {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.set_fuel(Some(FUEL));
+        builtins::install(&mut env);
+        Expressions { env, limits }
+    }
+
+    /// Compiles an expression without evaluating it: only syntax errors.
+    pub fn check(&self, expression: &str) -> Result<(), String> {
+        self.env.compile_expression(expression).map(drop).map_err(|e| describe("invalid expression", &e))
+    }
+
+    /// Evaluates an expression (no braces) to a JSON value.
+    pub fn eval(&self, expression: &str, context: &Value) -> Result<Value, String> {
+        let _metered = meter::Session::enter(self.limits);
+        let compiled = self.env.compile_expression(expression).map_err(|e| describe("invalid expression", &e))?;
+        let value = compiled.eval(minijinja::Value::from_serialize(context)).map_err(|e| describe("expression failed", &e))?;
+        // Measured before it is serialized: a lazily repeated sequence must not be walked
+        // to the end to find out it is too large.
+        meter::measure(&value).map_err(|e| describe("expression failed", &e))?;
+        serde_json::to_value(&value).map_err(|e| format!("expression result is not JSON: {e}"))
+    }
+
+    /// Renders `{{ ... }}` in a string; strings without template syntax are returned as they are.
+    pub fn render(&self, template: &str, context: &Value) -> Result<String, String> {
+        if !template.contains("{{") && !template.contains("{%") {
+            return Ok(template.to_owned());
+        }
+        let _metered = meter::Session::enter(self.limits);
+        let compiled = self.env.template_from_str(template).map_err(|e| describe("template failed", &e))?;
+        let mut out = Capped { bytes: Vec::new(), cap: self.limits.max_string_bytes, overflowed: false };
+        compiled.render_captured_to(context, &mut out).map(drop).map_err(|e| match out.overflowed {
+            true => format!("template failed: the output {}", meter::too_long_detail(out.cap)),
+            false => describe("template failed", &e),
+        })?;
+        String::from_utf8(out.bytes).map_err(|e| format!("template failed: the output is not UTF-8: {e}"))
+    }
+
+    /// Renders every string inside a JSON value, on one budget.
+    pub fn render_value(&self, value: &Value, context: &Value) -> Result<Value, String> {
+        let _metered = meter::Session::enter(self.limits);
+        Ok(match value {
+            Value::String(s) => Value::String(self.render(s, context)?),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.render_value(v, context)).collect::<Result<_, _>>()?),
+            Value::Object(map) => Value::Object(
+                map.iter().map(|(k, v)| Ok((k.clone(), self.render_value(v, context)?))).collect::<Result<_, String>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+}
+
+/// A rendered template's output, refused past the string cap instead of growing.
+struct Capped {
+    bytes: Vec<u8>,
+    cap: usize,
+    overflowed: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.cap {
+            self.overflowed = true;
+            return Err(std::io::Error::other("over the cap"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn describe(what: &str, e: &minijinja::Error) -> String {
+    match e.detail() {
+        Some(detail) => format!("{what}: {} ({detail})", e.kind()),
+        None => format!("{what}: {}", e.kind()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
