@@ -12,6 +12,7 @@ mod cli;
 mod crash;
 mod cron;
 mod drafts;
+mod edge;
 mod engine;
 mod keys;
 mod ledger;
