@@ -50,6 +50,7 @@ fn check_uri(path: &str, query: Option<&str>) -> Result<(), (StatusCode, String)
 }
 
 pub async fn problem_errors(request: Request, next: Next) -> Response {
+    let uri = request.uri().clone();
     let response = next.run(request).await;
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
@@ -61,6 +62,11 @@ pub async fn problem_errors(request: Request, next: Next) -> Response {
     let plain = content_type.starts_with("text/plain");
     if !(plain || content_type.is_empty()) {
         return response;
+    }
+    if status.is_server_error() {
+        // Handlers log their own failures as problems; a bare 5xx came from elsewhere (the
+        // file server) and would otherwise go unexplained.
+        tracing::error!(status = status.as_u16(), path = %uri.path(), "an error answer without a problem body");
     }
     let (parts, body) = response.into_parts();
     let text = match plain {
