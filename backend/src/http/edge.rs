@@ -2,16 +2,18 @@
 //! none) handles it.
 //!
 //! [`guard_uri`] refuses a NUL (`%00`) anywhere in the path or query (Postgres refuses NUL in
-//! text, so it must not reach a handler that stores or looks up what it names) and paths too
+//! text, so it must not reach a handler that stores or looks up what it names), paths too
 //! long for any route or file (the web-app host would otherwise hand the file system a name
-//! over its 255-byte limit and answer 500).
+//! over its 255-byte limit and answer 500), and a declared body length over the limit (413
+//! at once, instead of waiting for a body that would be refused anyway).
 //!
 //! [`problem_errors`] turns a plain-text or bodiless error answer — axum's extractor
 //! rejections (`text/plain`), the file server's bare 4xx/5xx — into problem+json, keeping its status
 //! and, when it had one, its text as the `detail`.
 
 use super::error::{problem, problem_response};
-use axum::extract::Request;
+use super::AppState;
+use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -24,10 +26,24 @@ pub const MAX_PATH_BYTES: usize = 2048;
 /// Error texts longer than this are not copied into the problem's `detail`.
 const MAX_DETAIL_BYTES: usize = 4096;
 
-pub async fn guard_uri(request: Request, next: Next) -> Response {
-    match check_uri(request.uri().path(), request.uri().query()) {
+pub async fn guard_uri(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let checked = check_uri(request.uri().path(), request.uri().query()).and_then(|()| check_length(&state, &request));
+    match checked {
         Ok(()) => next.run(request).await,
         Err((status, detail)) => problem_response(&problem(status, detail, vec![])),
+    }
+}
+
+/// Webhook deliveries have their own limit, checked (and logged) by their handler.
+fn check_length(state: &AppState, request: &Request) -> Result<(), (StatusCode, String)> {
+    let limit = state.serve.max_body_bytes;
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(length) if length > limit as u64 && !request.uri().path().starts_with("/hooks/") => Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than this server accepts ({limit} bytes)"),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -97,7 +97,7 @@ pub fn router(state: AppState) -> Router {
         .merge(root)
         .fallback(spa::serve)
         .layer(axum::middleware::from_fn(edge::problem_errors))
-        .layer(axum::middleware::from_fn(edge::guard_uri))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), edge::guard_uri))
         .layer(DefaultBodyLimit::max(state.serve.max_body_bytes))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))
         .layer(CatchPanicLayer::custom(|_| internal_error()))

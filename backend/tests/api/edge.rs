@@ -103,6 +103,22 @@ both_backends! {
         problem(app.get("/api/v1/instances?since=yesterday").send().await.unwrap(), 400).await;
     }
 
+    async fn a_declared_body_length_over_the_limit_is_413_without_waiting_for_the_body(app: TestApp) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+        let head = format!(
+            "POST /api/v1/workflows HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: 99999999\r\n\r\n",
+            app.addr, app.admin_token
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        // No body follows: a server waiting for it would never answer.
+        let mut answer = vec![0u8; 4096];
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut answer)).await;
+        let text = String::from_utf8_lossy(&answer[..read.expect("answered without the body").unwrap()]).into_owned();
+        assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+        assert!(text.contains("application/problem+json"), "{text}");
+    }
+
     async fn a_nul_in_a_path_a_query_a_json_value_or_key_is_a_4xx_and_the_server_keeps_working(app: TestApp) {
         let workflow = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
         let instance = app.start(&workflow, json!({})).await;
