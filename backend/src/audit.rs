@@ -8,7 +8,7 @@
 //! beyond the queue's capacity drops rows, counted and logged. See ARCHITECTURE.md.
 
 use crate::auth::Principal;
-use crate::store::{AuditRow, DynStore};
+use crate::store::{AuditRow, DynStore, StoreError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -127,16 +127,43 @@ async fn write_loop(store: DynStore, mut rows: mpsc::Receiver<AuditRow>) {
 }
 
 /// Retries transient failures briefly, then gives the batch up with a warning: the audit
-/// log must not grow a backlog that holds memory while the database is down.
+/// log must not grow a backlog that holds memory while the database is down. A batch the
+/// database refuses because of its content is written again row by row, so one bad row
+/// (whoever sent it) costs only itself, never the other callers' rows.
 async fn write_batch(store: &DynStore, batch: &[AuditRow]) {
-    for attempt in 1..=WRITE_ATTEMPTS {
-        match store.insert_audit(batch).await {
-            Ok(()) => return,
-            Err(e) if attempt < WRITE_ATTEMPTS => {
-                tracing::debug!(error = %e, attempt, "audit write failed; retrying");
-                tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
-            }
-            Err(e) => tracing::warn!(error = %e, rows = batch.len(), "could not write audit rows; they are lost"),
+    let error = match insert(store, batch).await {
+        Ok(()) => return,
+        Err(e) => e,
+    };
+    if !refused_for_content(&error) || batch.len() == 1 {
+        tracing::warn!(error = %error, rows = batch.len(), "could not write audit rows; they are lost");
+        return;
+    }
+    tracing::warn!(error = %error, rows = batch.len(), "the database refused an audit batch; writing its rows one by one");
+    for row in batch {
+        if let Err(e) = insert(store, std::slice::from_ref(row)).await {
+            tracing::warn!(error = %e, id = %row.id, action = %row.action, "could not write an audit row; it is lost");
         }
     }
+}
+
+/// One insert, retried while the failure looks transient (the database away or busy).
+async fn insert(store: &DynStore, rows: &[AuditRow]) -> Result<(), StoreError> {
+    let mut attempt = 1;
+    loop {
+        match store.insert_audit(rows).await {
+            Err(e) if attempt < WRITE_ATTEMPTS && !refused_for_content(&e) => {
+                tracing::debug!(error = %e, attempt, "audit write failed; retrying");
+                tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// The database answered and refused the statement (a constraint, a value it cannot take):
+/// retrying the same rows cannot help, but the other rows of the batch can still be written.
+fn refused_for_content(e: &StoreError) -> bool {
+    matches!(e, StoreError::Conflict(_) | StoreError::Database(sqlx::Error::Database(_) | sqlx::Error::Encode(_)))
 }

@@ -50,6 +50,10 @@ struct BulkRequest {
     filter: JobFilter,
     #[serde(default)]
     dry_run: bool,
+    /// Required (`true`) to act on every instance with an empty filter: one request must not
+    /// sweep everything by leaving the filter out.
+    #[serde(default)]
+    all: bool,
 }
 
 #[utoipa::path(post, path = "/instances/purge", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be purged", content_type = "application/json"), (status = 202, description = "A purge job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
@@ -69,6 +73,11 @@ async fn bulk_retry(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(bo
 
 /// Counts what the filter matches; unless it is a dry run, queues a job to act on it.
 async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: JobKind, body: BulkRequest) -> ApiResult<Response> {
+    if body.filter.is_empty() && !body.all {
+        let message = "the filter is empty, which matches every instance; give at least one of `workflow`, `status`, \
+                       `version`, `since`, `until`, `key`, or send `\"all\": true` to mean every instance";
+        return Err(ApiError::invalid(message, vec![Issue::new("empty_filter", message).path("filter")]));
+    }
     let filter = check_filter(kind, body.filter)?;
     let mut by_status: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
     let (mut matched, mut skipped) = (0i64, 0i64);

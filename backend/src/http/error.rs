@@ -4,7 +4,7 @@
 //! their cause and answered with a generic 500 (or 503 when the database is unreachable):
 //! database text is never echoed to clients.
 
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use trellis_model::api::Problem;
@@ -161,6 +161,15 @@ impl From<JsonRejection> for ApiError {
             _ => rejection.body_text(),
         };
         ApiError::Rejected { status: rejection.status(), detail }
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(rejection: BytesRejection) -> Self {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return ApiError::PayloadTooLarge("the request body is larger than this server accepts".to_owned());
+        }
+        ApiError::Rejected { status: rejection.status(), detail: rejection.body_text() }
     }
 }
 

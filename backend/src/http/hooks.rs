@@ -7,7 +7,8 @@ use super::AppState;
 use crate::triggers::deliver::{self, Answer, Delivery};
 use crate::triggers::TriggerSpec;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use super::extract::ApiPath;
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -22,8 +23,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(receive).map(|method_router| method_router.fallback(post_only)))
 }
 
-#[utoipa::path(post, path = "/hooks/{trigger_id}", tag = "triggers", request_body(content = serde_json::Value, description = "Any body; the signature covers its exact bytes"), params(("webhook-id" = String, Header, description = "Standard Webhooks message id (dedupe key)"), ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of the server's clock"), ("webhook-signature" = String, Header, description = "`v1,<base64 HMAC-SHA256 of {id}.{timestamp}.{body}>`")), responses((status = 202, description = "`{instance_id}`: an instance was started", content_type = "application/json"), (status = 200, description = "A repeated `webhook-id`: `{instance_id, duplicate: true}`", content_type = "application/json"), (status = 401, description = "Bad or missing signature, or a stale timestamp", body = Problem, content_type = "application/problem+json")))]
-async fn receive(State(state): State<AppState>, Path(id): Path<String>, headers: HeaderMap, body: Body) -> Response {
+#[utoipa::path(post, path = "/hooks/{trigger_id}", tag = "triggers", request_body(content = serde_json::Value, description = "Any body; the signature covers its exact bytes"), params(("webhook-id" = String, Header, description = "Standard Webhooks message id (dedupe key)"), ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of the server's clock"), ("webhook-signature" = String, Header, description = "`v1,<base64 HMAC-SHA256 of {id}.{timestamp}.{body}>`")), responses((status = 202, description = "`{instance_id}`: an instance was started", content_type = "application/json"), (status = 200, description = "A repeated `webhook-id` (GitHub preset: a repeated delivery id or body): `{instance_id, duplicate: true}`", content_type = "application/json"), (status = 401, description = "Bad or missing signature, a stale timestamp, or (GitHub preset) no `X-GitHub-Delivery`; checked before any other answer", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Correctly signed, but the trigger is paused or the workflow has no published version", body = Problem, content_type = "application/problem+json")))]
+async fn receive(State(state): State<AppState>, ApiPath(id): ApiPath<String>, headers: HeaderMap, body: Body) -> Response {
     let received_at = Utc::now();
     let Some(trigger) = (match Uuid::parse_str(&id) {
         Ok(id) => match state.store.get_trigger(id).await {

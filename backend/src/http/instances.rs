@@ -2,11 +2,10 @@
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, no_nul, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, no_nul, optional_json, page_limit, ApiJson, ApiPath, ApiQuery, RawBody};
 use super::AppState;
 use crate::engine::{EngineError, StartRequest};
 use crate::store::{InstanceQuery, InstanceRow, Snapshot};
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
@@ -41,7 +40,7 @@ async fn start(
     _: Authed<AsOperator>,
     ApiPath(workflow): ApiPath<Uuid>,
     headers: HeaderMap,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let idempotency_key = idempotency_key(&headers)?;
     // An empty body starts with no input.

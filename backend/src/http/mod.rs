@@ -5,6 +5,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod cleanup;
+pub mod edge;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -15,6 +16,7 @@ pub mod openapi;
 pub mod ops;
 pub mod retention;
 pub mod spa;
+pub mod strict;
 pub mod tasks;
 pub mod triggers;
 pub mod users;
@@ -94,6 +96,8 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .merge(root)
         .fallback(spa::serve)
+        .layer(axum::middleware::from_fn(edge::problem_errors))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), edge::guard_uri))
         .layer(DefaultBodyLimit::max(state.serve.max_body_bytes))
         .layer(SetSensitiveRequestHeadersLayer::new([header::AUTHORIZATION, header::COOKIE]))
         .layer(CatchPanicLayer::custom(|_| internal_error()))

@@ -4,13 +4,12 @@
 
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery, RawBody};
 use super::AppState;
 use crate::store::{DeliveryRow, SecretRotation, TriggerChange, TriggerRow};
 use crate::triggers::schedule::{Schedule, MAX_PREVIEW};
 use crate::triggers::signature::new_secret;
 use crate::triggers::{CronSpec, TriggerSpec};
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
@@ -145,7 +144,7 @@ struct RotateRequest {
 }
 
 #[utoipa::path(post, path = "/triggers/{id}/rotate-secret", tag = "triggers", request_body(content = Value, description = "Optional: `{grace_ms}`, how long the old secret stays valid"), responses((status = 200, description = "The new secret, shown this once", content_type = "application/json")))]
-async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>, body: Bytes) -> ApiResult<Json<Value>> {
+async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>, RawBody(body): RawBody) -> ApiResult<Json<Value>> {
     let request: RotateRequest = optional_json(&body, "rotation request")?;
     let grace_ms = request.grace_ms.unwrap_or(DEFAULT_GRACE_MS);
     if grace_ms > MAX_GRACE_MS {
@@ -268,7 +267,7 @@ fn parse_spec(fields: Value) -> ApiResult<TriggerSpec> {
     if serde_json::to_string(&fields).is_ok_and(|s| s.contains("\\u0000")) {
         return Err(ApiError::invalid("trigger settings must not contain NUL characters", vec![]));
     }
-    let spec: TriggerSpec = serde_json::from_value(fields).map_err(|e| {
+    let spec = TriggerSpec::deserialize(super::strict::Strict(fields)).map_err(|e: serde_json::Error| {
         let issue = Issue::new("invalid_trigger", e.to_string());
         ApiError::invalid(format!("invalid trigger: {e}; `kind` is `webhook` or `cron`"), vec![issue])
     })?;

@@ -2,11 +2,10 @@
 
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{optional_json, ApiPath};
+use super::extract::{optional_json, ApiPath, RawBody};
 use super::workflows::{archived_error, find, workflow_not_found};
 use super::AppState;
 use crate::store::{NewVersion, VersionInfo, WriteOutcome};
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
@@ -45,7 +44,7 @@ async fn publish(
     State(state): State<AppState>,
     auth: Authed<AsEditor>,
     ApiPath(id): ApiPath<Uuid>,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> ApiResult<Response> {
     let request: PublishRequest = optional_json(&body, "publish request")?;
     for _ in 0..PUBLISH_ATTEMPTS {

@@ -56,6 +56,13 @@ pub struct JobFilter {
 }
 
 impl JobFilter {
+    /// No criterion given: matches every instance.
+    pub fn is_empty(&self) -> bool {
+        // Destructured so a criterion added later cannot be forgotten here.
+        let JobFilter { workflow, status, version, since, until, key } = self;
+        workflow.is_none() && status.is_none() && version.is_none() && since.is_none() && until.is_none() && key.is_none()
+    }
+
     pub fn query(&self) -> InstanceQuery {
         InstanceQuery {
             workflow: self.workflow, status: self.status.clone(), version: self.version, key: self.key.clone(),

@@ -25,6 +25,33 @@ pub struct AuditRow {
     pub request_id: Option<String>,
 }
 
+/// The longest text kept in each caller-influenced column; longer text is cut.
+const MAX_NAME_CHARS: usize = 200;
+const MAX_ACTION_CHARS: usize = 300;
+const MAX_DETAIL_CHARS: usize = 1_000;
+
+impl AuditRow {
+    /// The row as it can always be stored: NUL (which Postgres refuses in text, failing the
+    /// whole statement) replaced by U+FFFD, and every text cut to its column's bound. Much of
+    /// a row comes from the caller (the path's id, a username tried, a problem's detail).
+    pub fn sanitized(&self) -> AuditRow {
+        let text = |s: &str, max: usize| s.chars().take(max).map(|c| if c == '\0' { '\u{FFFD}' } else { c }).collect::<String>();
+        let opt = |s: &Option<String>, max: usize| s.as_deref().map(|s| text(s, max));
+        AuditRow {
+            id: self.id,
+            at: self.at,
+            actor_id: opt(&self.actor_id, MAX_NAME_CHARS),
+            actor_name: text(&self.actor_name, MAX_NAME_CHARS),
+            actor_role: opt(&self.actor_role, MAX_NAME_CHARS),
+            action: text(&self.action, MAX_ACTION_CHARS),
+            target: opt(&self.target, MAX_NAME_CHARS),
+            status: self.status,
+            detail: opt(&self.detail, MAX_DETAIL_CHARS),
+            request_id: opt(&self.request_id, MAX_NAME_CHARS),
+        }
+    }
+}
+
 /// Filters of `GET /audit`; `None` matches everything.
 #[derive(Debug, Clone, Default)]
 pub struct AuditQuery {
@@ -42,7 +69,7 @@ pub struct AuditQuery {
 
 #[async_trait]
 pub trait AuditStore: Send + Sync + 'static {
-    /// Appends `rows` in one statement.
+    /// Appends `rows` in one statement, each [`AuditRow::sanitized`] first.
     async fn insert_audit(&self, rows: &[AuditRow]) -> Result<()>;
     /// Newest first.
     async fn list_audit(&self, query: &AuditQuery) -> Result<Vec<AuditRow>>;
@@ -72,7 +99,8 @@ macro_rules! impl_audit_store {
                 let _guard = self.write_guard().await;
                 let sql = super::audit_sql::insert_statement(rows.len());
                 let mut query = sqlx::query(&sql);
-                for r in rows {
+                let rows: Vec<$crate::store::AuditRow> = rows.iter().map($crate::store::AuditRow::sanitized).collect();
+                for r in &rows {
                     query = query
                         .bind(r.id).bind(r.at).bind(&r.actor_id).bind(&r.actor_name).bind(&r.actor_role)
                         .bind(&r.action).bind(&r.target).bind(r.status).bind(&r.detail).bind(&r.request_id);

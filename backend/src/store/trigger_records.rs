@@ -53,6 +53,8 @@ pub struct DeliveryRow {
     pub status: Option<i32>,
     pub reason: Option<String>,
     pub instance_id: Option<Uuid>,
+    /// The SHA-256 (hex) of the signed body, when it is a dedupe key (the GitHub preset).
+    pub body_digest: Option<String>,
 }
 
 /// A claimed cron tick's end: where the schedule goes next. Written only if the claim is

@@ -11,7 +11,7 @@ use uuid::Uuid;
 pub(super) const TRIGGER_COLUMNS: &str = "id, workflow_id, kind, name, paused, spec, secret, previous_secret, \
      previous_secret_until, next_fire_at, pending_fire_at, created_at, updated_at";
 pub(super) const DELIVERY_COLUMNS: &str =
-    "id, trigger_id, received_at, verified, delivery_key, scheduled_at, outcome, status, reason, instance_id";
+    "id, trigger_id, received_at, verified, delivery_key, scheduled_at, outcome, status, reason, instance_id, body_digest";
 
 /// Webhook and cron triggers, and the log of what each delivery or tick did.
 #[async_trait]
@@ -27,8 +27,9 @@ pub trait TriggerStore: Send + Sync + 'static {
     async fn insert_delivery(&self, row: &DeliveryRow) -> Result<()>;
     /// Newest first, before the cursor `before`.
     async fn list_deliveries(&self, trigger: Uuid, before: Option<Uuid>, limit: i64) -> Result<Vec<DeliveryRow>>;
-    /// The instance an earlier delivery with this key (received after `since`) started.
-    async fn delivered_instance(&self, trigger: Uuid, key: &str, since: DateTime<Utc>) -> Result<Option<Uuid>>;
+    /// The instance an earlier delivery with this key, or with this body digest when one is
+    /// given, (received after `since`) started.
+    async fn delivered_instance(&self, trigger: Uuid, key: &str, digest: Option<&str>, since: DateTime<Utc>) -> Result<Option<Uuid>>;
     /// How many deliveries started an instance after `since`, and the oldest of them.
     async fn started_since(&self, trigger: Uuid, since: DateTime<Utc>) -> Result<(i64, Option<DateTime<Utc>>)>;
     /// Instances this trigger started that have not finished (queued, running or paused).
@@ -112,12 +113,12 @@ macro_rules! impl_trigger_store {
             async fn insert_delivery(&self, d: &$crate::store::DeliveryRow) -> Result<()> {
                 let _guard = self.write_guard().await;
                 let sql = format!(
-                    "INSERT INTO trigger_deliveries ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    "INSERT INTO trigger_deliveries ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                     super::trigger_sql::DELIVERY_COLUMNS
                 );
                 sqlx::query(&sql)
                     .bind(d.id).bind(d.trigger_id).bind(d.received_at).bind(d.verified).bind(&d.delivery_key).bind(d.scheduled_at)
-                    .bind(&d.outcome).bind(d.status).bind(&d.reason).bind(d.instance_id)
+                    .bind(&d.outcome).bind(d.status).bind(&d.reason).bind(d.instance_id).bind(&d.body_digest)
                     .execute(&self.pool).await.map_err(StoreError::from_sqlx)?;
                 Ok(())
             }
@@ -130,12 +131,13 @@ macro_rules! impl_trigger_store {
                 Ok(sqlx::query_as(&sql).bind(trigger).bind(before).bind(limit).fetch_all(&self.pool).await?)
             }
 
-            async fn delivered_instance(&self, trigger: Uuid, key: &str, since: DateTime<Utc>) -> Result<Option<Uuid>> {
+            async fn delivered_instance(&self, trigger: Uuid, key: &str, digest: Option<&str>, since: DateTime<Utc>) -> Result<Option<Uuid>> {
+                // `body_digest = NULL` is never true: without a digest only the key matches.
                 let row: Option<(Uuid,)> = sqlx::query_as(
-                    "SELECT instance_id FROM trigger_deliveries WHERE trigger_id = $1 AND delivery_key = $2 \
-                     AND instance_id IS NOT NULL AND received_at > $3 ORDER BY id LIMIT 1",
+                    "SELECT instance_id FROM trigger_deliveries WHERE trigger_id = $1 AND (delivery_key = $2 OR body_digest = $3) \
+                     AND instance_id IS NOT NULL AND received_at > $4 ORDER BY id LIMIT 1",
                 )
-                .bind(trigger).bind(key).bind(since).fetch_optional(&self.pool).await?;
+                .bind(trigger).bind(key).bind(digest).bind(since).fetch_optional(&self.pool).await?;
                 Ok(row.map(|(id,)| id))
             }
 

@@ -1,9 +1,14 @@
-//! What a webhook delivery does once its body is read: check the trigger is live, verify the
-//! signature, answer a repeated delivery id with the first instance, apply the rate limit,
-//! map the body to the input, start the instance, and log the delivery whatever happened.
+//! What a webhook delivery does once its body is read: verify the signature (before any
+//! other answer, so an unsigned caller learns nothing, not even that the trigger is paused),
+//! check the trigger is live, answer a repeated delivery with the first instance, apply the
+//! rate limit, map the body to the input, start the instance, and log the delivery whatever
+//! happened.
 //!
-//! Starts carry the idempotency key `webhook:{trigger}:{delivery id}`, so two copies of one
-//! delivery racing past the dedupe lookup still start one instance.
+//! A delivery is repeated when its id was seen within the window or, for the GitHub preset
+//! (whose signature covers neither the id nor a time), when its body's digest was: a captured
+//! delivery replayed under a new id starts nothing. Starts carry the idempotency key
+//! `webhook:{trigger}:{digest or delivery id}`, so two copies of one delivery racing past the
+//! dedupe lookup still start one instance.
 
 use super::signature;
 use super::spec::WebhookSpec;
@@ -66,34 +71,43 @@ pub async fn deliver(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -
     answer
 }
 
-/// What the log keeps of a delivery's signature: `None` if it was not verified, else the
-/// verified delivery id (GitHub's is optional).
-pub type Verified = Option<Option<String>>;
+/// What the log keeps of a delivery's signature: `None` if it was not verified, else its
+/// dedupe keys.
+pub type Verified = Option<Keys>;
+
+/// A verified delivery's dedupe keys.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    pub id: String,
+    /// The signed body's SHA-256, for presets that sign only the body.
+    pub digest: Option<String>,
+}
 
 type Step<T> = Result<T, (Answer, Verified)>;
 
 async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Step<(Answer, Verified)> {
+    let id = signature::verify(d.spec.preset, d.headers, d.body, &secrets(d.trigger, d.received_at), d.received_at)
+        .map_err(|reason| (Answer::refused(StatusCode::UNAUTHORIZED, reason), None))?;
+    let keys = Keys { id, digest: signature::body_digest(d.spec.preset, d.body) };
+    let fail = |answer: Answer| (answer, Some(keys.clone()));
     if d.trigger.paused {
         let reason = "this trigger is paused; resume it (PATCH /api/v1/triggers/{id} with {\"paused\": false}) to accept deliveries";
-        return Err((Answer::refused(StatusCode::CONFLICT, reason), None));
+        return Err(fail(Answer::refused(StatusCode::CONFLICT, reason)));
     }
-    let key = signature::verify(d.spec.preset, d.headers, d.body, &secrets(d.trigger, d.received_at), d.received_at)
-        .map_err(|reason| (Answer::refused(StatusCode::UNAUTHORIZED, reason), None))?;
-    let fail = |answer: Answer| (answer, Some(key.clone()));
-    if let Some(k) = &key {
-        let first = store.delivered_instance(d.trigger.id, k, d.received_at - dedupe_window()).await.map_err(|e| fail(internal(e)))?;
-        if let Some(instance) = first {
-            return Ok((Answer::Duplicate(instance), Some(key)));
-        }
+    let since = d.received_at - dedupe_window();
+    let first = store.delivered_instance(d.trigger.id, &keys.id, keys.digest.as_deref(), since).await.map_err(|e| fail(internal(e)))?;
+    if let Some(instance) = first {
+        return Ok((Answer::Duplicate(instance), Some(keys)));
     }
     if let Some(limit) = d.spec.rate_limit_per_minute {
         rate_limit(store, d.trigger.id, limit, d.received_at).await.map_err(fail)?;
     }
     let input = input(d).await.map_err(fail)?;
     let mut start = StartRequest::new(d.trigger.workflow_id, input);
-    start.idempotency_key = key.as_ref().map(|k| format!("webhook:{}:{k}", d.trigger.id));
+    let dedupe_key = keys.digest.as_ref().map_or_else(|| keys.id.clone(), |digest| format!("sha256:{digest}"));
+    start.idempotency_key = Some(format!("webhook:{}:{dedupe_key}", d.trigger.id));
     match engine.start(start).await {
-        Ok(started) => Ok((Answer::Started(started.id), Some(key))),
+        Ok(started) => Ok((Answer::Started(started.id), Some(keys))),
         Err(e) => Err(fail(start_refused(e))),
     }
 }
@@ -185,17 +199,20 @@ fn internal(e: impl std::fmt::Display) -> Answer {
 /// Logs a delivery (best effort: a failed log write must not change the answer).
 pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>, verified: Verified, answer: &Answer) {
     let (outcome, instance_id, status, reason) = answer.outcome();
+    // A reason may quote the sender's text; Postgres refuses NUL in it.
+    let reason = reason.map(|r| r.replace('\0', "\u{FFFD}"));
     let row = DeliveryRow {
         id: Uuid::now_v7(),
         trigger_id: trigger,
         received_at,
         verified: Some(verified.is_some()),
-        delivery_key: verified.flatten(),
+        delivery_key: verified.as_ref().map(|k| k.id.clone()),
         scheduled_at: None,
         outcome: outcome.to_owned(),
         status: Some(i32::from(status)),
         reason,
         instance_id,
+        body_digest: verified.and_then(|k| k.digest),
     };
     if let Err(e) = store.insert_delivery(&row).await {
         tracing::warn!(error = %e, %trigger, "could not log a webhook delivery");

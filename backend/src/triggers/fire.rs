@@ -185,7 +185,7 @@ impl FireLoop {
     async fn log(&self, trigger: Uuid, scheduled_at: Option<DateTime<Utc>>, outcome: &str, reason: Option<String>, instance_id: Option<Uuid>) {
         let row = DeliveryRow {
             id: Uuid::now_v7(), trigger_id: trigger, received_at: Utc::now(), verified: None, delivery_key: None, scheduled_at,
-            outcome: outcome.to_owned(), status: None, reason, instance_id,
+            outcome: outcome.to_owned(), status: None, reason, instance_id, body_digest: None,
         };
         if let Err(e) = self.store.insert_delivery(&row).await {
             tracing::warn!(error = %e, %trigger, "could not log a cron tick");

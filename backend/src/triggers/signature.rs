@@ -1,7 +1,9 @@
 //! Webhook signatures. Standard Webhooks: HMAC-SHA256 over `{id}.{timestamp}.{body}` keyed
 //! with the base64 part of a `whsec_` secret, sent as `v1,<base64>` (several may be listed,
 //! space-separated), with the timestamp within ±5 minutes. GitHub: HMAC-SHA256 of the body
-//! keyed with the secret's text, sent as `X-Hub-Signature-256: sha256=<hex>`.
+//! keyed with the secret's text, sent as `X-Hub-Signature-256: sha256=<hex>`, with the
+//! (unsigned) `X-GitHub-Delivery` id required; since neither the id nor a time is signed,
+//! such deliveries are also deduplicated by a digest of the body ([`body_digest`]).
 //!
 //! Comparisons go through `Mac::verify_slice`, which is constant-time. Secrets never reach
 //! logs or error messages.
@@ -13,7 +15,7 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use http::HeaderMap;
 use rand::RngCore;
-use sha2::Sha256;
+use sha2::{Digest, Sha256};
 
 pub const SECRET_PREFIX: &str = "whsec_";
 /// Random bytes in a new secret (the issue asks for at least 24).
@@ -33,12 +35,21 @@ pub fn new_secret() -> String {
 }
 
 /// Checks a delivery against each of `secrets` (the current one and, during a rotation's
-/// grace period, the previous one). Returns the delivery's id for deduplication (GitHub's is
-/// optional), or why it was refused, saying what the sender must fix.
-pub fn verify(preset: Preset, headers: &HeaderMap, body: &[u8], secrets: &[&str], now: DateTime<Utc>) -> Result<Option<String>, String> {
+/// grace period, the previous one). Returns the delivery's id for deduplication, or why it
+/// was refused, saying what the sender must fix.
+pub fn verify(preset: Preset, headers: &HeaderMap, body: &[u8], secrets: &[&str], now: DateTime<Utc>) -> Result<String, String> {
     match preset {
-        Preset::Standard => verify_standard(headers, body, secrets, now).map(Some),
+        Preset::Standard => verify_standard(headers, body, secrets, now),
         Preset::Github => verify_github(headers, body, secrets),
+    }
+}
+
+/// The SHA-256 (hex) of a body, for presets whose signature covers only the body (GitHub):
+/// there, a replay under a new delivery id is recognised by this instead.
+pub fn body_digest(preset: Preset, body: &[u8]) -> Option<String> {
+    match preset {
+        Preset::Standard => None,
+        Preset::Github => Some(Sha256::digest(body).iter().map(|b| format!("{b:02x}")).collect()),
     }
 }
 
@@ -88,17 +99,19 @@ fn verify_standard(headers: &HeaderMap, body: &[u8], secrets: &[&str], now: Date
         .to_owned())
 }
 
-fn verify_github(headers: &HeaderMap, body: &[u8], secrets: &[&str]) -> Result<Option<String>, String> {
+fn verify_github(headers: &HeaderMap, body: &[u8], secrets: &[&str]) -> Result<String, String> {
     let signature = header(headers, "x-hub-signature-256")
         .ok_or_else(|| "missing `X-Hub-Signature-256` header; set the webhook's secret in GitHub".to_owned())?;
     let hex = signature.strip_prefix("sha256=").ok_or_else(|| "`X-Hub-Signature-256` must look like `sha256=<hex>`".to_owned())?;
     let expected = decode_hex(hex).ok_or_else(|| "`X-Hub-Signature-256` must look like `sha256=<hex>`".to_owned())?;
-    let id = header(headers, "x-github-delivery").map(|v| delivery_id(v, "X-GitHub-Delivery")).transpose()?;
     for secret in secrets {
         let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
         mac.update(body);
         if mac.verify_slice(&expected).is_ok() {
-            return Ok(id);
+            // Checked after the signature, so an unsigned probe learns nothing more.
+            let id = header(headers, "x-github-delivery")
+                .ok_or_else(|| "missing `X-GitHub-Delivery` header; GitHub sends one with every delivery".to_owned())?;
+            return delivery_id(id, "X-GitHub-Delivery");
         }
     }
     Err("`X-Hub-Signature-256` does not match; the webhook's secret in GitHub must be this trigger's secret, as shown".to_owned())
@@ -151,7 +164,7 @@ mod tests {
         let body = br#"{"a":1}"#;
         let h = headers(&[("webhook-id", "msg_1".into()), ("webhook-timestamp", ts.to_string()),
             ("webhook-signature", format!("v1,bm9wZQ== {}", sign(&old, "msg_1", ts, body)))]);
-        assert_eq!(verify(Preset::Standard, &h, body, &[&new, &old], now).unwrap().as_deref(), Some("msg_1"));
+        assert_eq!(verify(Preset::Standard, &h, body, &[&new, &old], now).unwrap(), "msg_1");
         assert!(verify(Preset::Standard, &h, body, &[&new], now).is_err());
         assert!(verify(Preset::Standard, &h, b"{}", &[&old], now).is_err(), "the body is signed");
         let skewed = now + chrono::Duration::seconds(TOLERANCE_SECS + 1);
@@ -166,7 +179,11 @@ mod tests {
         mac.update(body);
         let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
         let h = headers(&[("x-hub-signature-256", format!("sha256={hex}")), ("x-github-delivery", "d-1".into())]);
-        assert_eq!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).unwrap().as_deref(), Some("d-1"));
+        assert_eq!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).unwrap(), "d-1");
+        let without_id = headers(&[("x-hub-signature-256", format!("sha256={hex}"))]);
+        assert!(verify(Preset::Github, &without_id, body, &[&secret], Utc::now()).unwrap_err().contains("X-GitHub-Delivery"));
+        assert_eq!(body_digest(Preset::Github, b"abc").unwrap(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(body_digest(Preset::Standard, b"abc"), None);
         for bad in ["sha256=00", "sha256=0", "sha256=zz", "sha256=é"] {
             let h = headers(&[("x-hub-signature-256", bad.into())]);
             assert!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).is_err(), "{bad}");

@@ -167,3 +167,52 @@ both_backends! {
         assert_eq!(second["items"][0]["id"], all[2]["id"]);
     }
 }
+
+both_backends! {
+    async fn an_anonymous_nul_in_a_path_cannot_erase_other_callers_rows(app: TestApp) {
+        // All within one batch of the writer (it gathers rows for a moment before inserting).
+        let first = app.create_workflow(json!({"name": "before"})).await;
+        for _ in 0..5 {
+            let response = app.client.post(app.url("/api/v1/instances/a%00b/cancel")).send().await.unwrap();
+            assert!(response.status().as_u16() < 500);
+            let response = app.client.post(app.url("/api/v1/auth/login")).json(&json!({"username": "x\u{0}", "password": "p"})).send().await.unwrap();
+            assert!(response.status().as_u16() < 500);
+        }
+        let second = app.create_workflow(json!({"name": "after"})).await;
+        let items = audit_until(&app, "action=POST%20/api/v1/workflows", |items| items.len() >= 2).await;
+        for created in [&first, &second] {
+            assert!(items.iter().any(|e| e["target"] == created["id"]), "the create of {} was lost: {items:?}", created["id"]);
+        }
+    }
+
+    async fn the_audit_writer_loses_only_the_row_the_database_refuses(app: TestApp) {
+        use trellis::store::{AuditQuery, AuditRow};
+        let store = app.store().await;
+        let row = |action: &str, target: &str| AuditRow {
+            id: uuid::Uuid::now_v7(), at: chrono::Utc::now(), actor_id: None, actor_name: "anonymous".into(), actor_role: None,
+            action: action.into(), target: Some(target.into()), status: 401, detail: Some(format!("detail of {target}")), request_id: None,
+        };
+        let existing = row("POST /existing", "existing");
+        store.insert_audit(std::slice::from_ref(&existing)).await.unwrap();
+        let mut duplicate = row("POST /duplicate", "duplicate");
+        duplicate.id = existing.id;
+        let mut nul = row("POST /nul\u{0}", "a\u{0}b");
+        nul.actor_name = format!("{}\u{0}", "n".repeat(5_000));
+        let batch = [row("POST /first", "first"), duplicate, nul, row("POST /last", "last")];
+
+        let (log, writer) = trellis::audit::AuditLog::start(store.clone());
+        for r in batch {
+            log.record(r);
+        }
+        drop(log);
+        writer.await.unwrap();
+
+        let rows = store.list_audit(&AuditQuery { limit: 100, ..Default::default() }).await.unwrap();
+        let targets: Vec<&str> = rows.iter().filter_map(|r| r.target.as_deref()).collect();
+        assert_eq!(targets, ["last", "first", "a\u{FFFD}b", "existing"], "only the duplicate is lost: {rows:?}");
+        let cleaned = rows.iter().find(|r| r.action.starts_with("POST /nul")).unwrap();
+        assert_eq!(cleaned.action, "POST /nul\u{FFFD}");
+        assert_eq!(cleaned.actor_name.chars().count(), 200, "caller text is bounded");
+        assert_eq!(rows.iter().find(|r| r.id == existing.id).unwrap().action, "POST /existing");
+    }
+}

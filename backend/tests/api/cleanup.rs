@@ -119,7 +119,7 @@ both_backends! {
         // Unfinished instances of another workflow are untouched by a filter-less purge.
         let hold_wf = app.publish(hold()).await;
         let waiting = app.start(&hold_wf, json!({})).await;
-        let (answer, job) = start_job(&app, "purge", json!({"filter": {}})).await;
+        let (answer, job) = start_job(&app, "purge", json!({"filter": {}, "all": true})).await;
         assert_eq!((answer["matched"].clone(), answer["skipped"].clone()), (json!(4), json!(1)), "{answer}");
         assert_eq!(job["status"], "succeeded", "{job}");
         assert_eq!((job["processed"].clone(), job["failed"].clone(), job["kind"].clone()), (json!(4), json!(0), json!("purge")));
@@ -127,6 +127,29 @@ both_backends! {
         assert_eq!(app.instance(&waiting).await["status"], "running");
         let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
         assert_eq!(jobs["items"][0]["id"], answer["job_id"]);
+    }
+
+    async fn a_bulk_action_with_an_empty_filter_is_refused_unless_it_says_all(app: TestApp) {
+        let wf = app.publish(crate::common::chain()).await;
+        let id = app.start(&wf, json!({})).await;
+        app.wait_finished(&id).await;
+        for action in ["purge", "cancel", "retry"] {
+            for body in [json!({}), json!({"filter": {}}), json!({"filter": {}, "all": false}), json!({"dry_run": false})] {
+                let refused = app.post(&format!("/api/v1/instances/{action}")).json(&body).send().await.unwrap();
+                let problem = problem(refused, 422).await;
+                assert_eq!(problem["errors"][0]["code"], "empty_filter", "{action} {body}: {problem}");
+                assert!(problem["detail"].as_str().unwrap().contains("\"all\": true"), "{problem}");
+            }
+            // `[]` would deserialize to an empty request: refused as not an object.
+            let array = app.post(&format!("/api/v1/instances/{action}")).json(&json!([])).send().await.unwrap();
+            problem(array, 422).await;
+        }
+        let dry = app.post("/api/v1/instances/purge").json(&json!({"filter": {}, "all": true, "dry_run": true})).send().await.unwrap();
+        assert_eq!(dry.status(), 200);
+        assert_eq!(dry.json::<Value>().await.unwrap()["matched"], 1);
+        let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
+        assert_eq!(jobs["items"].as_array().unwrap().len(), 0, "no refused request started a job");
+        assert_eq!(app.instance(&id).await["status"], "succeeded");
     }
 
     async fn bulk_requests_with_bad_filters_say_what_to_fix(app: TestApp) {
@@ -260,7 +283,7 @@ both_backends! {
     }
 
     async fn canceling_a_job_stops_it_and_a_finished_job_cannot_be_canceled(app: TestApp) {
-        let (answer, job) = start_job(&app, "purge", json!({"filter": {}})).await;
+        let (answer, job) = start_job(&app, "purge", json!({"filter": {}, "all": true})).await;
         assert_eq!(job["status"], "succeeded");
         let id = answer["job_id"].as_str().unwrap();
         problem(app.post(&format!("/api/v1/jobs/{id}/cancel")).send().await.unwrap(), 409).await;

@@ -14,6 +14,7 @@ mod contention;
 mod crash;
 mod cron;
 mod drafts;
+mod edge;
 mod engine;
 mod keys;
 mod ledger;

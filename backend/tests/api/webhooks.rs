@@ -277,3 +277,79 @@ both_backends! {
         }
     }
 }
+
+/// `sha256=<hex HMAC-SHA256 of the body>` keyed by the secret's text, as GitHub signs.
+fn github_signature(secret: &str, body: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body.as_bytes());
+    let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256={hex}")
+}
+
+both_backends! {
+    async fn a_paused_trigger_answers_409_only_to_a_correctly_signed_delivery(app: TestApp) {
+        let wf = app.publish(noop()).await;
+        let (trigger, secret) = create_webhook(&app, &wf, json!({"paused": true})).await;
+        let ts = chrono::Utc::now().timestamp();
+        let unsigned = raw(&app, &trigger, &[("webhook-id", "p1".into()), ("webhook-timestamp", ts.to_string())], "{}").await;
+        problem(unsigned, 401).await;
+        let forged = raw(&app, &trigger, &[("webhook-id", "p2".into()), ("webhook-timestamp", ts.to_string()),
+            ("webhook-signature", signature("whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "p2", ts, "{}"))], "{}").await;
+        problem(forged, 401).await;
+        let signed = problem(signed(&app, &trigger, &secret, "p3", "{}").send().await.unwrap(), 409).await;
+        assert!(signed["detail"].as_str().unwrap().contains("paused"));
+        assert_eq!(instance_count(&app, &wf).await, 0);
+    }
+
+    async fn the_github_preset_requires_a_delivery_id_and_a_replay_under_a_new_id_starts_nothing(app: TestApp) {
+        let wf = app.publish(noop()).await;
+        let (trigger, secret) = create_webhook(&app, &wf, json!({"preset": "github"})).await;
+        let body = r#"{"action":"opened","number":7}"#;
+        let send = |delivery: Option<String>, body: &str| {
+            let mut request = app.client.post(app.url(&format!("/hooks/{trigger}")))
+                .header("x-hub-signature-256", github_signature(&secret, body)).header("x-github-event", "issues")
+                .body(body.to_owned());
+            if let Some(id) = delivery {
+                request = request.header("x-github-delivery", id);
+            }
+            request.send()
+        };
+        let missing = problem(send(None, body).await.unwrap(), 401).await;
+        assert!(missing["detail"].as_str().unwrap().contains("X-GitHub-Delivery"), "{missing}");
+        assert_eq!(instance_count(&app, &wf).await, 0);
+
+        let first = started(send(Some("gh-1".into()), body).await.unwrap()).await;
+        for replayed_as in ["gh-2", "gh-3"] {
+            let replay = send(Some(replayed_as.into()), body).await.unwrap();
+            assert_eq!(replay.status(), 200, "a replay under {replayed_as}");
+            let answer: Value = replay.json().await.unwrap();
+            assert_eq!((answer["instance_id"].as_str(), answer["duplicate"].as_bool()), (Some(first.as_str()), Some(true)));
+        }
+        // Concurrent replays under fresh ids race past the lookup; the start's key still holds.
+        let racing: Vec<_> = (0..6).map(|i| send(Some(format!("gh-race-{i}")), body)).collect();
+        for response in futures_util::future::join_all(racing).await {
+            assert!(matches!(response.unwrap().status().as_u16(), 200 | 202));
+        }
+        assert_eq!(instance_count(&app, &wf).await, 1, "a captured delivery starts nothing new");
+        // Another body is another event.
+        started(send(Some("gh-4".into()), r#"{"action":"closed","number":7}"#).await.unwrap()).await;
+        assert_eq!(instance_count(&app, &wf).await, 2);
+    }
+
+    async fn a_nul_in_a_signed_webhook_body_is_a_4xx_and_the_log_keeps_it(app: TestApp) {
+        let wf = app.publish(noop()).await;
+        let (trigger, secret) = create_webhook(&app, &wf, json!({})).await;
+        let body = r#"{"text": "a\u0000b", "k\u0000": 1}"#;
+        let response = signed(&app, &trigger, &secret, "n1", body).send().await.unwrap();
+        let status = response.status().as_u16();
+        assert!((400..500).contains(&status), "{status}");
+        problem(response, status).await;
+        let mapped = create_webhook(&app, &wf, json!({"input_mapping": "body.text"})).await;
+        let response = signed(&app, &mapped.0, &mapped.1, "n2", body).send().await.unwrap();
+        let status = response.status().as_u16();
+        assert!((400..500).contains(&status), "{status}");
+        assert_eq!(instance_count(&app, &wf).await, 0);
+        assert_eq!(deliveries(&app, &trigger).await.len(), 1, "the refused delivery is logged");
+        started(signed(&app, &trigger, &secret, "n3", r#"{"text": "fine"}"#).send().await.unwrap()).await;
+    }
+}

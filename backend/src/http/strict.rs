@@ -1,0 +1,356 @@
+//! Strict JSON request bodies: the body must be the JSON type the route documents.
+//!
+//! serde's derived `Deserialize` for a struct also accepts a JSON array, matching fields by
+//! position: `[]` is then a struct of defaults. Sent where an object is required, that
+//! empties a draft, resets a retention policy or starts a bulk job over every instance.
+//! [`from_slice`] deserializes through [`Strict`], a deserializer wrapper that refuses an
+//! array wherever a struct is asked for, at any depth, and everything else as serde_json
+//! would. (Values serde buffers first — internally tagged and untagged enums, `flatten` —
+//! are rebuilt by serde's own deserializer and escape the wrapper; flattened structs ask for
+//! a map, which refuses arrays anyway.)
+//!
+//! A NUL (U+0000) anywhere in a string or key is refused too, naming where it is: Postgres
+//! stores neither in `text` nor in `jsonb`, so it must never get past the edge.
+
+use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use serde_json::Value;
+use std::fmt;
+
+/// Why a body was refused.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Not JSON at all (400).
+    Syntax(String),
+    /// JSON, but not the shape the route takes (422), optionally naming where.
+    Shape { detail: String, path: Option<String> },
+}
+
+/// Parses `body` as `T`: a JSON object (the only top-level type this API takes), without NUL,
+/// with no array standing in for a struct.
+pub fn from_slice<T: de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, BodyError> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
+            return Err(BodyError::Shape { detail: format!("the {what} must be a JSON object (`{{...}}`)"), path: None });
+        }
+        _ => return Err(BodyError::Syntax(format!("the {what} is not JSON; send a JSON object"))),
+    }
+    refuse_nul(body)?;
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let parsed = T::deserialize(Strict(&mut json)).and_then(|value| json.end().map(|()| value));
+    parsed.map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => BodyError::Shape { detail: format!("invalid {what}: {e}"), path: None },
+        _ => BodyError::Syntax(format!("the {what} is not valid JSON: {e}")),
+    })
+}
+
+/// Refuses a body with a NUL in any string or key, naming the first one's JSON path.
+/// Only a `\u0000` escape can put a NUL in JSON (raw control characters are not allowed in
+/// strings), so the body is walked only when that text occurs.
+pub fn refuse_nul(body: &[u8]) -> Result<(), BodyError> {
+    const ESCAPE: &[u8] = b"\\u0000";
+    if !body.windows(ESCAPE.len()).any(|w| w == ESCAPE) {
+        return Ok(());
+    }
+    // Unparseable bodies are reported by the caller's own parse.
+    let Ok(value) = serde_json::from_slice::<Value>(body) else { return Ok(()) };
+    match nul_path(&value) {
+        Some(path) => Err(BodyError::Shape {
+            detail: format!("`{path}` contains U+0000 (a NUL character), which Trellis does not accept; remove it"),
+            path: Some(path),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The JSON path (`input.items[2].name`, `$` for the root) of the first string or key
+/// holding a NUL.
+pub fn nul_path(value: &Value) -> Option<String> {
+    fn walk(value: &Value, path: &mut String) -> bool {
+        match value {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = walk(item, path);
+                if !found {
+                    path.truncate(len);
+                }
+                found
+            }),
+            Value::Object(map) => map.iter().any(|(key, item)| {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key.replace('\0', "\\u0000"));
+                let found = key.contains('\0') || walk(item, path);
+                if !found {
+                    path.truncate(len);
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let mut path = String::new();
+    walk(value, &mut path).then(|| if path.is_empty() { "$".to_owned() } else { path })
+}
+
+/// A deserializer that asks its inner one for the same things, but refuses a sequence
+/// where a struct is wanted; everything it hands out is wrapped the same way.
+pub struct Strict<D>(pub D);
+
+macro_rules! forward {
+    ($($method:ident),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            self.0.$method(Wrap { inner: visitor, is_struct: false })
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
+    type Error = D::Error;
+
+    forward!(
+        deserialize_any, deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
+        deserialize_i128, deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
+        deserialize_f32, deserialize_f64, deserialize_char, deserialize_str, deserialize_string, deserialize_bytes,
+        deserialize_byte_buf, deserialize_option, deserialize_unit, deserialize_seq, deserialize_map,
+        deserialize_identifier, deserialize_ignored_any,
+    );
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_unit_struct(name, Wrap { inner: visitor, is_struct: false })
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_newtype_struct(name, Wrap { inner: visitor, is_struct: false })
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_tuple(len, Wrap { inner: visitor, is_struct: false })
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(self, name: &'static str, len: usize, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_tuple_struct(name, len, Wrap { inner: visitor, is_struct: false })
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_struct(name, fields, Wrap { inner: visitor, is_struct: true })
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_enum(name, variants, Wrap { inner: visitor, is_struct: false })
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+/// The visitor wrapper: hands the inner visitor wrapped accessors.
+struct Wrap<V> {
+    inner: V,
+    /// A struct was asked for: an array is refused.
+    is_struct: bool,
+}
+
+macro_rules! visit {
+    ($($method:ident($ty:ty)),* $(,)?) => {$(
+        fn $method<E: de::Error>(self, v: $ty) -> Result<Self::Value, E> {
+            self.inner.$method(v)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.expecting(f)
+    }
+
+    visit!(
+        visit_bool(bool), visit_i8(i8), visit_i16(i16), visit_i32(i32), visit_i64(i64), visit_i128(i128),
+        visit_u8(u8), visit_u16(u16), visit_u32(u32), visit_u64(u64), visit_u128(u128), visit_f32(f32),
+        visit_f64(f64), visit_char(char), visit_str(&str), visit_borrowed_str(&'de str), visit_string(String),
+        visit_bytes(&[u8]), visit_borrowed_bytes(&'de [u8]), visit_byte_buf(Vec<u8>),
+    );
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.inner.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.inner.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.inner.visit_some(Strict(d))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.inner.visit_newtype_struct(Strict(d))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        if self.is_struct {
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &"a JSON object"));
+        }
+        self.inner.visit_seq(Strict(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.inner.visit_map(Strict(map))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+        self.inner.visit_enum(Strict(data))
+    }
+}
+
+/// A seed whose value is deserialized strictly.
+struct Seed<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        self.0.deserialize(Strict(d))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Seed(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(Seed(seed))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.0.next_value_seed(Seed(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Strict<A> {
+    type Error = A::Error;
+    type Variant = Strict<A::Variant>;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self::Variant), A::Error> {
+        let (value, variant) = self.0.variant_seed(Seed(seed))?;
+        Ok((value, Strict(variant)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.newtype_variant_seed(Seed(seed))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Wrap { inner: visitor, is_struct: false })
+    }
+
+    fn struct_variant<V: Visitor<'de>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, A::Error> {
+        self.0.struct_variant(fields, Wrap { inner: visitor, is_struct: true })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Default, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Inner {
+        #[serde(default)]
+        n: i64,
+    }
+
+    #[derive(Debug, Default, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Outer {
+        #[serde(default)]
+        inner: Inner,
+        #[serde(default)]
+        list: Vec<Inner>,
+        #[serde(default)]
+        maybe: Option<Inner>,
+    }
+
+    fn shape(body: &str) -> String {
+        match from_slice::<Outer>(body.as_bytes(), "body") {
+            Err(BodyError::Shape { detail, .. }) => detail,
+            other => panic!("{body}: expected a shape error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn objects_parse_as_serde_json_would() {
+        let parsed: Outer = from_slice(br#"{"inner": {"n": 2}, "list": [{"n": 3}], "maybe": {"n": 4}}"#, "body").unwrap();
+        assert_eq!(parsed.list, vec![Inner { n: 3 }]);
+        assert_eq!(parsed.maybe, Some(Inner { n: 4 }));
+        assert_eq!(from_slice::<Outer>(b" {} ", "body").unwrap(), Outer::default());
+    }
+
+    #[test]
+    fn an_array_or_a_scalar_is_refused_where_an_object_is_required_at_any_depth() {
+        for body in ["[]", "[1]", "\"x\"", "1", "-1", "null", "true"] {
+            assert!(shape(body).contains("must be a JSON object"), "{body}");
+        }
+        for body in [r#"{"inner": []}"#, r#"{"list": [[]]}"#, r#"{"maybe": []}"#, r#"{"inner": [5]}"#] {
+            assert!(shape(body).contains("expected a JSON object"), "{body}: {}", shape(body));
+        }
+        assert!(matches!(from_slice::<Outer>(b"{", "body"), Err(BodyError::Syntax(_))));
+        assert!(matches!(from_slice::<Outer>(b"", "body"), Err(BodyError::Syntax(_))));
+        assert!(matches!(from_slice::<Outer>(b"{} x", "body"), Err(BodyError::Syntax(_))));
+    }
+
+    #[test]
+    fn a_nul_is_refused_naming_its_path_and_an_escaped_backslash_is_not_a_nul() {
+        let v: Value = serde_json::from_str(r#"{"a": [{"b": "x\u0000"}]}"#).unwrap();
+        assert_eq!(nul_path(&v).as_deref(), Some("a[0].b"));
+        let v: Value = serde_json::from_str(r#"{"ok": 1, "k\u0000": 1}"#).unwrap();
+        assert_eq!(nul_path(&v).as_deref(), Some("k\\u0000"));
+        assert_eq!(nul_path(&Value::String("\0".into())).as_deref(), Some("$"));
+        assert!(refuse_nul(br#"{"text": "\\u0000"}"#).is_ok(), "a literal backslash-u is no NUL");
+        match from_slice::<serde_json::Map<String, Value>>(br#"{"deep": {"list": ["\u0000"]}}"#, "body") {
+            Err(BodyError::Shape { path, .. }) => assert_eq!(path.as_deref(), Some("deep.list[0]")),
+            other => panic!("{other:?}"),
+        }
+    }
+}
