@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod openapi;
 pub mod ops;
 pub mod retention;
+pub mod sign_in;
 pub mod spa;
 pub mod tasks;
 pub mod triggers;
@@ -49,6 +50,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Queues audit rows for the background writer (see `crate::audit`).
     pub audit: Arc<crate::audit::AuditLog>,
+    /// Failed sign-ins per username and per address (see `crate::auth::throttle`).
+    pub sign_in: Arc<crate::auth::throttle::SignInThrottle>,
 }
 
 /// Every `/api/v1` route, with its OpenAPI operation. This is the one place routes are

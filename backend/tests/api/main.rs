@@ -21,6 +21,8 @@ mod openapi;
 mod process;
 mod retention;
 mod retry;
+mod sessions;
+mod sign_in;
 mod sse;
 mod starts;
 mod store;
