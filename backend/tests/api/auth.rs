@@ -143,6 +143,8 @@ both_backends! {
             ("POST", "/api/v1/api-keys".to_owned()),
             ("DELETE", format!("/api/v1/api-keys/{id}")),
             ("POST", "/api/v1/users".to_owned()),
+            ("PATCH", format!("/api/v1/users/{id}")),
+            ("DELETE", format!("/api/v1/users/{id}")),
             ("POST", format!("/api/v1/workflows/{id}/instances")),
             ("GET", "/api/v1/instances".to_owned()),
             ("GET", format!("/api/v1/instances/{id}")),
