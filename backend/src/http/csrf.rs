@@ -28,15 +28,18 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         return next.run(request).await;
     }
     let has_body = request.body().size_hint().exact() != Some(0);
-    if let Err(refusal) = check(request.headers(), has_body, &state) {
-        return refusal;
+    match check(request.headers(), has_body, &state) {
+        Ok(()) => next.run(request).await,
+        Err((status, detail)) => problem_response(&problem(status, detail, vec![])),
     }
-    next.run(request).await
 }
 
-fn check(headers: &HeaderMap, has_body: bool, state: &AppState) -> Result<(), Response> {
+/// Why a request is refused: its status and a detail saying what to do instead.
+type Refusal = (StatusCode, String);
+
+fn check(headers: &HeaderMap, has_body: bool, state: &AppState) -> Result<(), Refusal> {
     if has_body && !is_json(headers) {
-        return Err(refuse(
+        return Err((
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "send the body as JSON with `Content-Type: application/json`".into(),
         ));
@@ -46,13 +49,13 @@ fn check(headers: &HeaderMap, has_body: bool, state: &AppState) -> Result<(), Re
     }
     match headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null")) {
         Some(origin) if same_origin(origin, headers, state) => Ok(()),
-        Some(origin) => Err(refuse(
+        Some(origin) => Err((
             StatusCode::FORBIDDEN,
             format!("cross-origin request refused: `{origin}` is not this server's origin; use this server's own pages, or send `Authorization: Bearer <token>`"),
         )),
         None if CookieJar::from_headers(headers).get(SESSION_COOKIE).is_none() => Ok(()),
         None if fetch_site(headers) == Some("same-origin") => Ok(()),
-        None => Err(refuse(
+        None => Err((
             StatusCode::FORBIDDEN,
             "a change signed in by the session cookie must come from this server's pages (send `Origin`), or authenticate with `Authorization: Bearer <token>` instead".into(),
         )),
@@ -106,10 +109,6 @@ fn without_default_port(scheme: &str, authority: &str) -> String {
         Some(bare) if !default.is_empty() => bare.to_owned(),
         _ => authority,
     }
-}
-
-fn refuse(status: StatusCode, detail: String) -> Response {
-    problem_response(&problem(status, detail, vec![]))
 }
 
 #[cfg(test)]

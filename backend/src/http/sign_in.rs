@@ -33,7 +33,7 @@ impl FromRequestParts<AppState> for ClientAddr {
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
             .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-            .last();
+            .next_back();
         Ok(ClientAddr(forwarded.or(peer)))
     }
 }
