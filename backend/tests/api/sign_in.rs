@@ -79,3 +79,19 @@ both_backends! {
         assert!(body["detail"].as_str().unwrap().contains("your address"), "{body}");
     }
 }
+
+/// Behind a proxy every caller shares the proxy's address: the one it forwards counts instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_proxy_the_forwarded_address_is_throttled() {
+    let app = TestApp::spawn_with(crate::common::Backend::Sqlite, |s| s.behind_proxy = true).await;
+    let from = |client: &str, username: &str, password: &str| {
+        app.client.post(app.url("/api/v1/auth/login"))
+            .header("x-forwarded-for", format!("198.51.100.1, {client}"))
+            .json(&json!({"username": username, "password": password})).send()
+    };
+    for i in 0..20 {
+        problem(from("203.0.113.5", &format!("guess-{i}"), "not-the-password").await.unwrap(), 401).await;
+    }
+    throttled(from("203.0.113.5", "admin", ADMIN_PASSWORD).await.unwrap()).await;
+    assert_eq!(from("203.0.113.6", "admin", ADMIN_PASSWORD).await.unwrap().status(), 200, "another client behind the same proxy");
+}
