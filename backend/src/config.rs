@@ -83,6 +83,26 @@ pub struct ServeConfig {
     /// How often the retention sweeper deletes expired finished instances, in seconds.
     #[arg(long, env = "TRELLIS_RETENTION_SWEEP_SECS", default_value_t = 60)]
     pub retention_sweep_secs: u64,
+    /// Who may read `/metrics`: `public` (anyone), `token` (a bearer credential: any API
+    /// key or sign-in token, or `TRELLIS_METRICS_TOKEN`), or `off` (404).
+    #[arg(long, env = "TRELLIS_METRICS", value_enum, default_value_t = MetricsAccess::Token)]
+    pub metrics: MetricsAccess,
+    /// A bearer token only for scraping `/metrics` (with `TRELLIS_METRICS=token`).
+    #[arg(long, env = "TRELLIS_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+    /// The server runs behind a reverse proxy that appends the client's address to
+    /// `X-Forwarded-For`: sign-in throttling then counts per that address (the rightmost),
+    /// not per the proxy's.
+    #[arg(long, env = "TRELLIS_BEHIND_PROXY", default_value_t = false)]
+    pub behind_proxy: bool,
+}
+
+/// Who may read `/metrics` (it names workflows and shows load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MetricsAccess {
+    Public,
+    Token,
+    Off,
 }
 
 impl ServeConfig {
@@ -108,6 +128,9 @@ impl ServeConfig {
             webhook_max_body_bytes: 256 * 1024,
             public_url: None,
             retention_sweep_secs: 60,
+            metrics: MetricsAccess::Token,
+            metrics_token: None,
+            behind_proxy: false,
         }
     }
 }

@@ -62,7 +62,8 @@ impl Server {
         let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
-        let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default(), audit };
+        let sign_in = Arc::default();
+        let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default(), audit, sign_in };
         Ok(Server { addr, listener, app: http::router(state), engine, fires, jobs, sweeper, drain, audit_writer })
     }
 
@@ -83,9 +84,11 @@ impl Server {
                 tracing::debug!(error = %e, "could not set TCP_NODELAY");
             }
         });
-        // `into_make_service` prepares the routes once; serving the Router itself rebuilds its
-        // route table for every connection (about 50 KB each, held as long as it is open).
-        let served = axum::serve(listener, self.app.into_make_service()).with_graceful_shutdown(shutdown).await;
+        // `into_make_service_with_connect_info` prepares the routes once (serving the Router
+        // itself rebuilds its route table for every connection, about 50 KB each, held as
+        // long as it is open) and gives handlers the peer address sign-in throttling counts.
+        let app = self.app.into_make_service_with_connect_info::<SocketAddr>();
+        let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
         let _ = stop.send(true);
         scheduler.await?;
         fires.await?;

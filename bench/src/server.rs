@@ -83,7 +83,8 @@ impl Api {
         Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?)
     }
 
-    /// A counter from `/metrics` (OpenMetrics text): its `_total` sample.
+    /// A counter from `/metrics` (OpenMetrics text): its `_total` sample. The sign-in token
+    /// is enough under the default `TRELLIS_METRICS=token`.
     pub async fn counter(&self, name: &str) -> Result<f64> {
         let page = self.http.get(format!("{}/metrics", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.text().await?;
         let sample = format!("{name}_total ");

@@ -219,7 +219,8 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   const current = await page.request.get(`${baseUrl()}/api/v1/workflows/${id}`);
   const theirs = await current.json();
   const put = await page.request.put(`${baseUrl()}/api/v1/workflows/${id}/draft`, {
-    headers: { 'If-Match': theirs.etag },
+    // On the page's session cookie: a change must name its origin, as the app's own do.
+    headers: { 'If-Match': theirs.etag, origin: baseUrl() },
     data: theirs.draft,
   });
   expect(put.status()).toBe(200);

@@ -7,9 +7,14 @@ import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
 // sent through the API turns the nodes and the instance succeeded without a reload. A second
 // run is canceled from the page.
 
+// These calls ride on the page's session cookie, so like the app's own requests they must
+// say they come from its origin (the server refuses cookie changes from anywhere else).
+const sameOrigin = () => ({ origin: baseUrl() });
+
 /** Creates and publishes gate → after; returns the workflow id. */
 async function gatedWorkflow(api: APIRequestContext, name: string): Promise<string> {
   const created = await api.post(`${baseUrl()}/api/v1/workflows`, {
+    headers: sameOrigin(),
     data: {
       name,
       definition: {
@@ -23,13 +28,16 @@ async function gatedWorkflow(api: APIRequestContext, name: string): Promise<stri
   });
   expect(created.status()).toBe(201);
   const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { data: {} });
+  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
   expect(published.status()).toBe(201);
   return id;
 }
 
 async function start(api: APIRequestContext, workflow: string): Promise<string> {
-  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { data: { input: { order: 42 } } });
+  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, {
+    headers: sameOrigin(),
+    data: { input: { order: 42 } },
+  });
   expect(started.status()).toBe(201);
   return (await started.json()).id;
 }
@@ -79,6 +87,7 @@ test('a run is followed live: waiting gate, spans, signal, succeeded without a r
   // Signalled behind the page's back: the page follows without reloading.
   await page.evaluate(() => ((window as unknown as { stillHere: boolean }).stillHere = true));
   const signalled = await page.request.post(`${baseUrl()}/api/v1/instances/${instance}/signal`, {
+    headers: sameOrigin(),
     data: { node: 'gate', payload: { approved: true } },
   });
   expect(signalled.ok()).toBeTruthy();

@@ -3,12 +3,17 @@
 //! Pinning the algorithm in [`Validation`] is what rejects `alg: none` and algorithm
 //! confusion; requiring `exp`, `iat`, `sub`, `iss` and `aud` rejects tokens minted for
 //! another service or without an expiry.
+//!
+//! A valid signature only says which session a token belongs to (`sid`): the caller's
+//! current name and role come from that session's row (see `store::AccountStore`), so a
+//! token stops working when its session or user is gone and never outlives a role change.
 
 use super::{Principal, Role};
 use base64::Engine;
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 pub const ISSUER: &str = "trellis";
 pub const AUDIENCE: &str = "trellis-api";
@@ -23,6 +28,15 @@ pub struct Claims {
     pub aud: String,
     pub iat: u64,
     pub exp: u64,
+    /// The session this token belongs to; without one a token is refused.
+    pub sid: Uuid,
+}
+
+/// What a valid token claims: whose it is and which session it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenSession {
+    pub user_id: Uuid,
+    pub session_id: Uuid,
 }
 
 pub struct TokenKeys {
@@ -47,8 +61,9 @@ impl TokenKeys {
         }
     }
 
-    /// A token for `principal`, valid from `now` (Unix seconds) for the configured lifetime.
-    pub fn issue(&self, principal: &Principal, now: u64) -> String {
+    /// A token for `principal`'s session `sid`, valid from `now` (Unix seconds) for the
+    /// configured lifetime.
+    pub fn issue(&self, principal: &Principal, sid: Uuid, now: u64) -> String {
         let claims = Claims {
             sub: principal.id.clone(),
             name: principal.name.clone(),
@@ -57,14 +72,17 @@ impl TokenKeys {
             aud: AUDIENCE.to_owned(),
             iat: now,
             exp: now + self.ttl_secs,
+            sid,
         };
         encode(&Header::new(ALGORITHM), &claims, &self.encoding).expect("HS256 signing cannot fail")
     }
 
-    /// The principal a valid token speaks for, or why it is not valid.
-    pub fn verify(&self, token: &str) -> Result<Principal, jsonwebtoken::errors::Error> {
+    /// The session a valid token belongs to, or why it is not valid.
+    pub fn verify(&self, token: &str) -> Result<TokenSession, jsonwebtoken::errors::Error> {
         let data = decode::<Claims>(token, &self.decoding, &self.validation)?;
-        Ok(Principal { id: data.claims.sub, name: data.claims.name, role: data.claims.role })
+        let user_id = Uuid::parse_str(&data.claims.sub)
+            .map_err(|_| jsonwebtoken::errors::Error::from(jsonwebtoken::errors::ErrorKind::InvalidSubject))?;
+        Ok(TokenSession { user_id, session_id: data.claims.sid })
     }
 }
 
@@ -84,8 +102,11 @@ mod tests {
         TokenKeys::new(b"0123456789abcdef0123456789abcdef", 60)
     }
 
+    const ADA: Uuid = Uuid::from_u128(1);
+    const SID: Uuid = Uuid::from_u128(2);
+
     fn ada() -> Principal {
-        Principal { id: "u1".into(), name: "ada".into(), role: Role::Editor }
+        Principal { id: ADA.to_string(), name: "ada".into(), role: Role::Editor }
     }
 
     fn now() -> u64 {
@@ -93,16 +114,25 @@ mod tests {
     }
 
     #[test]
-    fn an_issued_token_verifies_to_its_principal() {
+    fn an_issued_token_verifies_to_its_session() {
         let k = keys();
-        assert_eq!(k.verify(&k.issue(&ada(), now())).unwrap(), ada());
+        assert_eq!(k.verify(&k.issue(&ada(), SID, now())).unwrap(), TokenSession { user_id: ADA, session_id: SID });
+    }
+
+    #[test]
+    fn a_token_without_a_session_is_rejected() {
+        let k = keys();
+        let claims = serde_json::json!({"sub": ADA.to_string(), "name": "ada", "role": "admin", "iss": ISSUER,
+                                        "aud": AUDIENCE, "iat": now(), "exp": now() + 60});
+        let token = encode(&Header::new(ALGORITHM), &claims, &EncodingKey::from_secret(b"0123456789abcdef0123456789abcdef")).unwrap();
+        assert!(k.verify(&token).is_err());
     }
 
     #[test]
     fn expired_tampered_and_foreign_tokens_are_rejected() {
         let k = keys();
-        assert!(k.verify(&k.issue(&ada(), now() - 3600)).is_err(), "expired");
-        let token = k.issue(&ada(), now());
+        assert!(k.verify(&k.issue(&ada(), SID, now() - 3600)).is_err(), "expired");
+        let token = k.issue(&ada(), SID, now());
         let (head, rest) = token.split_once('.').unwrap();
         let (_, sig) = rest.split_once('.').unwrap();
         let admin = serde_json::json!({"sub": "u1", "name": "ada", "role": "admin", "iss": ISSUER, "aud": AUDIENCE,
@@ -110,7 +140,7 @@ mod tests {
         let forged = format!("{head}.{}.{sig}", URL_SAFE_NO_PAD.encode(admin.to_string()));
         assert!(k.verify(&forged).is_err(), "tampered payload");
         let other = TokenKeys::new(b"another secret, another server!!", 60);
-        assert!(k.verify(&other.issue(&ada(), now())).is_err(), "foreign key");
+        assert!(k.verify(&other.issue(&ada(), SID, now())).is_err(), "foreign key");
     }
 
     #[test]

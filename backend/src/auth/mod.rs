@@ -9,6 +9,7 @@ pub mod api_key;
 pub mod bootstrap;
 pub mod jwt;
 pub mod password;
+pub mod throttle;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

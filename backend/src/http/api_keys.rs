@@ -25,7 +25,7 @@ async fn create(
     State(state): State<AppState>,
     auth: Authed<AsAdmin>,
     ApiJson(body): ApiJson<CreateApiKey>,
-) -> ApiResult<(StatusCode, Json<CreatedApiKey>)> {
+) -> ApiResult<impl axum::response::IntoResponse> {
     let role: Role = body.role.parse().map_err(|e: String| bad_field("role", e))?;
     let name = body.name.trim();
     if name.is_empty() || name.chars().count() > MAX_KEY_NAME_LEN || name.chars().any(char::is_control) {
@@ -43,7 +43,8 @@ async fn create(
     };
     state.store.insert_api_key(&record).await?;
     let created = CreatedApiKey { id: record.id.to_string(), name: record.name, role: record.role, key: key.secret };
-    Ok((StatusCode::CREATED, Json(created)))
+    // The secret is in this answer only: no cache may keep it.
+    Ok((StatusCode::CREATED, super::auth::NO_STORE, Json(created)))
 }
 
 #[utoipa::path(get, path = "/api-keys", tag = "api-keys", responses((status = 200, description = "Live keys, without their secrets", content_type = "application/json")))]

@@ -2,19 +2,22 @@
 
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiJson;
+use super::sign_in::{Attempt, ClientAddr, Refusal};
 use super::AppState;
 use crate::audit::{Actor, AuditSlot};
+use crate::auth::jwt::TokenSession;
 use crate::auth::{api_key, password, Principal, Role};
 use axum::extract::{FromRequestParts, State};
-use axum::http::header::AUTHORIZATION;
+use axum::http::header::{self, HeaderName, AUTHORIZATION};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use std::marker::PhantomData;
 use trellis_model::api::{LoginRequest, Me, Problem, TokenResponse};
+use uuid::Uuid;
 
 pub const SESSION_COOKIE: &str = "trellis_session";
 
@@ -22,26 +25,38 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
 }
 
-#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest, security(()), responses((status = 200, description = "Signed in; the same token is also set as the HttpOnly session cookie", body = TokenResponse), (status = 401, description = "Wrong username or password", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest, security(()), responses((status = 200, description = "Signed in; the same token is also set as the HttpOnly session cookie", body = TokenResponse), (status = 401, description = "Wrong username or password", body = Problem, content_type = "application/problem+json"), (status = 429, description = "Too many failed sign-ins for this username or address; `Retry-After` says when to try again", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Too many sign-ins at once; retry after `Retry-After` seconds", body = Problem, content_type = "application/problem+json")))]
 async fn login(
     State(state): State<AppState>,
     audit: AuditSlot,
+    ClientAddr(addr): ClientAddr,
     jar: CookieJar,
     ApiJson(body): ApiJson<LoginRequest>,
-) -> ApiResult<impl IntoResponse> {
+) -> Result<impl IntoResponse, Refusal> {
     // Usernames never contain NUL, and Postgres would refuse it as a parameter.
     let username = body.username.replace('\0', "");
-    // Audited as the username tried; the password is never recorded.
+    // Audited as the username tried (throttled attempts too); the password is never recorded.
     audit.set(Actor::signing_in(&username));
+    let attempt = Attempt::new(&username, addr);
+    attempt.check(&state.sign_in)?;
+    let turn = password::turn().await?;
+    // Checked again: while this attempt waited for its turn, others may have locked the key.
+    attempt.check(&state.sign_in)?;
     let user = state.store.user_by_name(&username).await?;
-    let matches = password::verify(body.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
+    let matches = password::verify(turn, body.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
     let Some(user) = user.filter(|_| matches) else {
         tracing::info!(username = %body.username, "sign-in refused");
-        return Err(ApiError::Unauthorized("wrong username or password".into()));
+        attempt.failed(&state.sign_in);
+        return Err(ApiError::Unauthorized("wrong username or password".into()).into());
     };
+    attempt.succeeded(&state.sign_in);
     let principal = Principal { id: user.id.to_string(), name: user.username.clone(), role: user.role() };
     audit.set(Actor::from(&principal));
-    let token = state.tokens.issue(&principal, chrono::Utc::now().timestamp() as u64);
+    let now = chrono::Utc::now();
+    let sid = Uuid::new_v4();
+    let ttl = chrono::Duration::seconds(i64::try_from(state.tokens.ttl_secs).unwrap_or(i64::MAX / 1000));
+    state.store.insert_session(sid, user.id, now, now + ttl).await?;
+    let token = state.tokens.issue(&principal, sid, now.timestamp() as u64);
     let cookie = Cookie::build((SESSION_COOKIE, token.clone()))
         .http_only(true)
         .same_site(SameSite::Strict)
@@ -49,24 +64,32 @@ async fn login(
         .path("/")
         .max_age(time_secs(state.tokens.ttl_secs));
     let body = TokenResponse { access_token: token, token_type: "Bearer".into(), expires_in: state.tokens.ttl_secs };
-    Ok((jar.add(cookie), Json(body)))
+    Ok((NO_STORE, jar.add(cookie), Json(body)))
 }
+
+/// Auth answers carry credentials or who the caller is: never kept by any cache.
+pub const NO_STORE: [(HeaderName, &str); 1] = [(header::CACHE_CONTROL, "no-store")];
 
 fn time_secs(secs: u64) -> cookie::time::Duration {
     cookie::time::Duration::seconds(secs as i64)
 }
 
-/// Clears the session cookie. Tokens are stateless, so a copied token stays valid until
-/// it expires; keep the lifetime short where that matters.
-#[utoipa::path(post, path = "/auth/logout", tag = "auth", security(()), responses((status = 204, description = "The session cookie is cleared")))]
-async fn logout(jar: CookieJar) -> impl IntoResponse {
-    (jar.remove(Cookie::build(SESSION_COOKIE).path("/")), StatusCode::NO_CONTENT)
+/// Ends the caller's session server-side (the token stops working everywhere, not only in
+/// this browser) and clears the session cookie. Without a valid session it only clears the
+/// cookie.
+#[utoipa::path(post, path = "/auth/logout", tag = "auth", security(()), responses((status = 204, description = "The session is ended and the session cookie cleared")))]
+async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
+    let token = bearer(&headers).ok().flatten().or_else(|| jar.get(SESSION_COOKIE).map(|c| c.value().to_owned()));
+    if let Some(session) = token.and_then(|t| state.tokens.verify(&t).ok()) {
+        state.store.delete_session(session.session_id).await?;
+    }
+    Ok((NO_STORE, jar.remove(Cookie::build(SESSION_COOKIE).path("/")), StatusCode::NO_CONTENT))
 }
 
 #[utoipa::path(get, path = "/auth/me", tag = "auth", responses((status = 200, description = "The caller", body = Me)))]
-async fn me(auth: Authed<AsViewer>) -> Json<Me> {
+async fn me(auth: Authed<AsViewer>) -> impl IntoResponse {
     let p = auth.principal;
-    Json(Me { id: p.id, username: p.name, role: p.role.to_string() })
+    (NO_STORE, Json(Me { id: p.id, username: p.name, role: p.role.to_string() }))
 }
 
 /// A minimum role, as a type, so each handler states what it needs in its signature.
@@ -114,33 +137,52 @@ impl<R: MinRole> FromRequestParts<AppState> for Authed<R> {
 }
 
 async fn authenticate(parts: &Parts, state: &AppState) -> ApiResult<Principal> {
-    let token = match parts.headers.get(AUTHORIZATION) {
-        Some(value) => {
-            let value = value.to_str().unwrap_or_default();
-            let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "));
-            token.map(str::trim).filter(|t| !t.is_empty()).ok_or_else(|| {
-                ApiError::Unauthorized("the Authorization header must be `Bearer <token or API key>`".into())
-            })?
-        }
-        None => {
-            let jar = CookieJar::from_headers(&parts.headers);
-            let Some(cookie) = jar.get(SESSION_COOKIE) else {
-                return Err(ApiError::Unauthorized("sign in, or send `Authorization: Bearer <token>`".into()));
-            };
-            return verify_jwt(state, cookie.value());
-        }
+    let Some(token) = bearer(&parts.headers)? else {
+        let jar = CookieJar::from_headers(&parts.headers);
+        let Some(cookie) = jar.get(SESSION_COOKIE) else {
+            return Err(ApiError::Unauthorized("sign in, or send `Authorization: Bearer <token>`".into()));
+        };
+        return session_principal(state, cookie.value()).await;
     };
-    if api_key::looks_like_key(token) {
-        let key = state.store.api_key_by_hash(&api_key::hash(token)).await?;
+    if api_key::looks_like_key(&token) {
+        let key = state.store.api_key_by_hash(&api_key::hash(&token)).await?;
         let key = key.ok_or_else(|| ApiError::Unauthorized("unknown or revoked API key".into()))?;
         let role = key.role.parse().map_err(|e: String| ApiError::Internal(anyhow::anyhow!(e)))?;
         Ok(Principal { id: key.id.to_string(), name: format!("key:{}", key.name), role })
     } else {
-        verify_jwt(state, token)
+        session_principal(state, &token).await
     }
 }
 
-fn verify_jwt(state: &AppState, token: &str) -> ApiResult<Principal> {
+/// The bearer credential, if the request has an `Authorization` header.
+pub fn bearer(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    let Some(value) = headers.get(AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let value = value.to_str().unwrap_or_default();
+    let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "));
+    let token = token.map(str::trim).filter(|t| !t.is_empty()).ok_or_else(|| {
+        ApiError::Unauthorized("the Authorization header must be `Bearer <token or API key>`".into())
+    })?;
+    Ok(Some(token.to_owned()))
+}
+
+/// The caller a token speaks for, as the users table has it now: the signature names a
+/// session, and the session must still exist (not signed out, no password change since,
+/// user not deleted). The role is the user's current one, never the one signed into the token.
+async fn session_principal(state: &AppState, token: &str) -> ApiResult<Principal> {
+    let claimed = verify_jwt(state, token)?;
+    let user = state.store.session_user(claimed.session_id, chrono::Utc::now()).await?;
+    let Some(user) = user.filter(|u| u.user_id == claimed.user_id) else {
+        return Err(ApiError::Unauthorized(
+            "this session has ended (signed out, password changed, or the user was removed); sign in again".into(),
+        ));
+    };
+    let role = user.role.parse().map_err(|e: String| ApiError::Internal(anyhow::anyhow!(e)))?;
+    Ok(Principal { id: user.user_id.to_string(), name: user.username, role })
+}
+
+fn verify_jwt(state: &AppState, token: &str) -> ApiResult<TokenSession> {
     state.tokens.verify(token).map_err(|e| {
         use jsonwebtoken::errors::ErrorKind;
         let why = match e.kind() {

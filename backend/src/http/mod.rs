@@ -5,16 +5,19 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod cleanup;
+pub mod csrf;
 pub mod edge;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod headers;
 pub mod hooks;
 pub mod instances;
 pub mod jobs;
 pub mod openapi;
 pub mod ops;
 pub mod retention;
+pub mod sign_in;
 pub mod spa;
 pub mod strict;
 pub mod tasks;
@@ -51,6 +54,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Queues audit rows for the background writer (see `crate::audit`).
     pub audit: Arc<crate::audit::AuditLog>,
+    /// Failed sign-ins per username and per address (see `crate::auth::throttle`).
+    pub sign_in: Arc<crate::auth::throttle::SignInThrottle>,
 }
 
 /// Every `/api/v1` route, with its OpenAPI operation. This is the one place routes are
@@ -89,6 +94,8 @@ pub fn router(state: AppState) -> Router {
     let api = api
         .fallback(|| async { not_found() })
         .method_not_allowed_fallback(|| async { method_not_allowed() })
+        // Inside the audit layer, so refused cross-site requests are recorded too.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), csrf::guard))
         // Last, so it wraps every route above, including ones merged in later.
         .layer(axum::middleware::from_fn_with_state(state.clone(), audit::record));
     let (root, _) = root_routes().split_for_parts();
@@ -104,6 +111,8 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http().make_span_with(request_span).on_response(log_response))
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // Outermost, so every answer has them, a panic's 500 included.
+        .layer(axum::middleware::from_fn(headers::secure))
         .with_state(state)
 }
 

@@ -1,9 +1,12 @@
 //! Probes for orchestrators: liveness says the process answers, readiness that the
-//! database does too; and `/metrics` for Prometheus.
+//! database does too; and `/metrics` for Prometheus, behind `TRELLIS_METRICS` (it names
+//! workflows and shows load, so by default only a bearer credential reads it).
 
+use super::auth::{bearer, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
 use super::AppState;
-use axum::extract::State;
+use crate::config::MetricsAccess;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
@@ -35,10 +38,40 @@ async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Value>> {
 }
 
 /// OpenMetrics text, which Prometheus scrapes natively.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus/OpenMetrics text", content_type = "application/openmetrics-text")))]
-async fn metrics(State(state): State<AppState>) -> ApiResult<impl IntoResponse> {
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus/OpenMetrics text", content_type = "application/openmetrics-text"), (status = 401, description = "With `TRELLIS_METRICS=token` (the default): no `TRELLIS_METRICS_TOKEN`, API key or sign-in token sent", body = Problem, content_type = "application/problem+json"), (status = 404, description = "`TRELLIS_METRICS=off`", body = Problem, content_type = "application/problem+json")))]
+async fn metrics(State(state): State<AppState>, request: Request) -> ApiResult<impl IntoResponse> {
+    allowed(&state, request).await?;
     let gauges = state.store.engine_gauges().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     let bus = &state.engine.bus;
     let page = bus.metrics.render(&gauges, bus.hub.clients());
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], page))
+}
+
+/// Whether `TRELLIS_METRICS` lets this caller read the metrics.
+async fn allowed(state: &AppState, request: Request) -> ApiResult<()> {
+    match state.serve.metrics {
+        MetricsAccess::Public => Ok(()),
+        MetricsAccess::Off => Err(ApiError::NotFound("metrics are turned off here (TRELLIS_METRICS=off)".into())),
+        MetricsAccess::Token => {
+            let (mut parts, _) = request.into_parts();
+            let sent = bearer(&parts.headers)?;
+            if let (Some(sent), Some(expected)) = (sent.as_deref(), state.serve.metrics_token.as_deref()) {
+                if digest(sent) == digest(expected) {
+                    return Ok(());
+                }
+            }
+            Authed::<AsViewer>::from_request_parts(&mut parts, state).await.map(drop).map_err(|e| match e {
+                ApiError::Unauthorized(_) => ApiError::Unauthorized(
+                    "metrics need `Authorization: Bearer` with TRELLIS_METRICS_TOKEN, an API key, or a sign-in token".into(),
+                ),
+                other => other,
+            })
+        }
+    }
+}
+
+/// Compared as digests, so the comparison's time says nothing about the token.
+fn digest(token: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(token.as_bytes()).into()
 }

@@ -1,22 +1,26 @@
 //! User accounts, managed by admins (the CLI's `trellis user add` does the same offline).
+//!
+//! Changing a user takes effect on their next request: a token's role is read fresh from
+//! the users table, a new password ends every session, a deleted user's sessions go with it.
 
 use super::api_keys::bad_field;
 use super::auth::{AsAdmin, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::ApiJson;
+use super::extract::{ApiJson, ApiPath};
 use super::AppState;
 use crate::auth::{check_username, password, Role};
 use crate::store::NewUser;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use trellis_model::api::Problem;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Deserialize;
 use trellis_model::api::Me;
+use trellis_model::api::Problem;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(create))
+    OpenApiRouter::new().routes(routes!(create)).routes(routes!(update, delete))
 }
 
 /// `role` is `viewer`, `operator`, `editor` or `admin`.
@@ -26,6 +30,14 @@ struct CreateUser {
     username: String,
     password: String,
     role: String,
+}
+
+/// Either or both: a new `role`, a new `password` (which ends the user's sessions).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdateUser {
+    role: Option<String>,
+    password: Option<String>,
 }
 
 #[utoipa::path(post, path = "/users", tag = "users", request_body = CreateUser, responses((status = 201, description = "Created", body = Me), (status = 409, description = "The username is taken", body = Problem, content_type = "application/problem+json")))]
@@ -42,4 +54,49 @@ async fn create(
         return Err(ApiError::Conflict(format!("a user named `{}` already exists", body.username)));
     }
     Ok((StatusCode::CREATED, Json(Me { id: user.id.to_string(), username: user.username, role: role.to_string() })))
+}
+
+#[utoipa::path(patch, path = "/users/{id}", tag = "users", request_body = UpdateUser, responses((status = 200, description = "Changed; a new password has ended the user's sessions", body = Me), (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Admins cannot lower their own role", body = Problem, content_type = "application/problem+json")))]
+async fn update(
+    State(state): State<AppState>,
+    auth: Authed<AsAdmin>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<UpdateUser>,
+) -> ApiResult<Json<Me>> {
+    let role = body.role.as_deref().map(str::parse::<Role>).transpose().map_err(|e| bad_field("role", e))?;
+    if let Some(p) = &body.password {
+        password::check_strength(p).map_err(|e| bad_field("password", e))?;
+    }
+    if role.is_none() && body.password.is_none() {
+        return Err(bad_field("role", "send a new `role`, a new `password`, or both".into()));
+    }
+    let user = state.store.user_by_id(id).await?.ok_or_else(|| no_such_user(id))?;
+    // So that at least one admin always remains: the caller stays one.
+    if role.is_some_and(|r| r < Role::Admin) && auth.principal.id == id.to_string() {
+        return Err(ApiError::Conflict("you cannot lower your own role; another admin can".into()));
+    }
+    if let Some(role) = role {
+        state.store.set_role(id, role.as_str()).await?;
+    }
+    if let Some(p) = body.password {
+        state.store.set_password(&user.username, &password::hash(p).await?).await?;
+    }
+    let role = role.unwrap_or_else(|| user.role());
+    Ok(Json(Me { id: id.to_string(), username: user.username, role: role.to_string() }))
+}
+
+#[utoipa::path(delete, path = "/users/{id}", tag = "users", responses((status = 204, description = "Deleted, and with it every session of the user"), (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Admins cannot delete themselves", body = Problem, content_type = "application/problem+json")))]
+async fn delete(State(state): State<AppState>, auth: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+    if auth.principal.id == id.to_string() {
+        return Err(ApiError::Conflict("you cannot delete your own account; another admin can".into()));
+    }
+    if state.store.delete_user(id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(no_such_user(id))
+    }
+}
+
+fn no_such_user(id: Uuid) -> ApiError {
+    ApiError::NotFound(format!("no user with id {id}"))
 }

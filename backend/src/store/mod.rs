@@ -5,6 +5,7 @@
 //! definitions are JSON. Only connection setup and migrations differ per backend.
 
 mod admission_sql;
+mod account_sql;
 mod audit_sql;
 mod engine_records;
 mod engine_sql;
@@ -20,6 +21,7 @@ pub(crate) mod transient;
 mod trigger_sql;
 mod work_sql;
 
+pub use account_sql::{AccountStore, SessionUser};
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
 pub use ops_records::*;
@@ -104,7 +106,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore + WorkQueue + TriggerStore + AuditStore + OpsStore {
+pub trait Store: InstanceStore + WorkQueue + TriggerStore + AuditStore + OpsStore + AccountStore {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;
@@ -118,7 +120,7 @@ pub trait Store: InstanceStore + WorkQueue + TriggerStore + AuditStore + OpsStor
     async fn insert_user(&self, user: &NewUser) -> Result<bool>;
     async fn user_by_name(&self, username: &str) -> Result<Option<UserRecord>>;
     async fn user_by_id(&self, id: Uuid) -> Result<Option<UserRecord>>;
-    /// `false` if there is no such user.
+    /// `false` if there is no such user. Ends every session of the user.
     async fn set_password(&self, username: &str, hash: &str) -> Result<bool>;
 
     async fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<()>;

@@ -4,6 +4,7 @@ use super::engine_records::*;
 use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::admission_sql::impl_admission;
+use super::account_sql::impl_account_store;
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
 use super::ops_sql::impl_ops_store;
@@ -46,6 +47,7 @@ impl PgStore {
 impl_store!(PgStore, "postgres");
 impl_trigger_store!(PgStore);
 impl_audit_store!(PgStore);
+impl_account_store!(PgStore);
 impl_instance_store!(PgStore, sqlx::Postgres);
 impl_admission!(PgStore, sqlx::Postgres);
 impl_work_queue!(PgStore);

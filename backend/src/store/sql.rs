@@ -85,12 +85,19 @@ macro_rules! impl_store {
 
             async fn set_password(&self, username: &str, hash: &str) -> Result<bool> {
                 let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
                 let done = sqlx::query("UPDATE users SET password_hash = $1, updated_at = $2 WHERE username = $3")
                     .bind(hash)
                     .bind(Utc::now())
                     .bind(username)
-                    .execute(&self.pool)
+                    .execute(&mut *tx)
                     .await?;
+                // A new password ends the sessions signed in with the old one.
+                sqlx::query("DELETE FROM sessions WHERE user_id IN (SELECT id FROM users WHERE username = $1)")
+                    .bind(username)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
                 Ok(done.rows_affected() == 1)
             }
 

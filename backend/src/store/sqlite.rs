@@ -4,6 +4,7 @@ use super::engine_records::*;
 use super::records::*;
 use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
 use super::admission_sql::impl_admission;
+use super::account_sql::impl_account_store;
 use super::audit_sql::impl_audit_store;
 use super::trigger_sql::impl_trigger_store;
 use super::ops_sql::impl_ops_store;
@@ -56,6 +57,7 @@ impl SqliteStore {
 impl_store!(SqliteStore, "sqlite");
 impl_trigger_store!(SqliteStore);
 impl_audit_store!(SqliteStore);
+impl_account_store!(SqliteStore);
 impl_instance_store!(SqliteStore, sqlx::Sqlite);
 impl_admission!(SqliteStore, sqlx::Sqlite);
 impl_work_queue!(SqliteStore);

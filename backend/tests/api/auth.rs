@@ -9,8 +9,8 @@ fn now() -> i64 {
 }
 
 fn claims(role: &str, iat: i64, exp: i64) -> Value {
-    json!({"sub": "someone", "name": "mallory", "role": role, "iss": "trellis", "aud": "trellis-api",
-           "iat": iat, "exp": exp})
+    json!({"sub": uuid::Uuid::new_v4().to_string(), "sid": uuid::Uuid::new_v4().to_string(), "name": "mallory",
+           "role": role, "iss": "trellis", "aud": "trellis-api", "iat": iat, "exp": exp})
 }
 
 fn signed(claims: &Value) -> String {
@@ -73,8 +73,15 @@ both_backends! {
         let garbage = app.client.get(app.url(path)).header("authorization", "Basic YWRtaW46YWRtaW4=").send().await.unwrap();
         problem(garbage, 401).await;
 
-        let valid = signed(&claims("viewer", now(), now() + 600));
-        assert_eq!(app.client.get(app.url(path)).bearer_auth(valid).send().await.unwrap().status(), 200);
+        // Well signed, but naming no session this server started, or no session at all: refused.
+        let unknown_session = signed(&claims("admin", now(), now() + 600));
+        let body = problem(app.client.get(app.url(path)).bearer_auth(unknown_session).send().await.unwrap(), 401).await;
+        assert!(body["detail"].as_str().unwrap().contains("session has ended"), "{body}");
+        let mut sessionless = claims("admin", now(), now() + 600);
+        sessionless.as_object_mut().unwrap().remove("sid");
+        problem(app.client.get(app.url(path)).bearer_auth(signed(&sessionless)).send().await.unwrap(), 401).await;
+
+        assert_eq!(app.client.get(app.url(path)).bearer_auth(&app.admin_token).send().await.unwrap().status(), 200);
     }
 
     async fn roles_below_the_route_minimum_get_403(app: TestApp) {
@@ -136,6 +143,8 @@ both_backends! {
             ("POST", "/api/v1/api-keys".to_owned()),
             ("DELETE", format!("/api/v1/api-keys/{id}")),
             ("POST", "/api/v1/users".to_owned()),
+            ("PATCH", format!("/api/v1/users/{id}")),
+            ("DELETE", format!("/api/v1/users/{id}")),
             ("POST", format!("/api/v1/workflows/{id}/instances")),
             ("GET", "/api/v1/instances".to_owned()),
             ("GET", format!("/api/v1/instances/{id}")),

@@ -104,7 +104,7 @@ both_backends! {
         let workflow = app.publish(chain()).await;
         let id = app.start(&workflow, json!({})).await;
         app.wait_finished(&id).await;
-        let response = reqwest::get(app.url("/metrics")).await.unwrap();
+        let response = app.get("/metrics").send().await.unwrap();
         assert_eq!(response.status(), 200);
         let text = response.text().await.unwrap();
         let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text");
@@ -130,7 +130,7 @@ both_backends! {
         let retried = app.post(&format!("/api/v1/instances/{id}/retry")).json(&json!({"from": "failed"})).send().await.unwrap();
         assert!(retried.status().is_success(), "{}", retried.status());
         assert_eq!(app.wait_finished(&id).await["status"], "succeeded");
-        let text = reqwest::get(app.url("/metrics")).await.unwrap().text().await.unwrap();
+        let text = app.get("/metrics").send().await.unwrap().text().await.unwrap();
         let sample = |line: &str| text.lines().find(|l| l.starts_with(line)).map(|l| l[line.len()..].trim().to_owned());
         assert_eq!(sample("trellis_instances_started_total "), Some("1".into()), "{text}");
         assert_eq!(sample("trellis_instances_finished_total{status=\"failed\"} "), Some("1".into()), "{text}");

@@ -1,0 +1,91 @@
+//! Sign-in sessions and account changes, shared by both backends like `sql.rs` and stamped
+//! onto each store by `impl_account_store!`.
+//!
+//! A session is a row named by the `sid` of the token its sign-in issued. Reading a token's
+//! caller joins its session to its user: a deleted session (sign-out, password change) or
+//! user (the cascade) ends it, and the role is the user's current one, never the token's.
+
+use super::Result;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// A session's user as it is now.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct SessionUser {
+    pub user_id: Uuid,
+    pub username: String,
+    pub role: String,
+}
+
+#[async_trait]
+pub trait AccountStore: Send + Sync + 'static {
+    /// Records a new session of `user` until `expires_at`, first deleting expired sessions
+    /// (of every user), so the table holds only sessions that could still be used.
+    async fn insert_session(&self, id: Uuid, user: Uuid, now: DateTime<Utc>, expires_at: DateTime<Utc>) -> Result<()>;
+    /// The user of an unexpired session, or `None` if it ended (or never existed).
+    async fn session_user(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<SessionUser>>;
+    /// Ends one session; `false` if it had already ended.
+    async fn delete_session(&self, id: Uuid) -> Result<bool>;
+    /// `false` if there is no such user. Sessions carry on with the new role.
+    async fn set_role(&self, user: Uuid, role: &str) -> Result<bool>;
+    /// Deletes a user and (by the cascade) their sessions; `false` if there is no such user.
+    async fn delete_user(&self, user: Uuid) -> Result<bool>;
+}
+
+macro_rules! impl_account_store {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl $crate::store::AccountStore for $store {
+            async fn insert_session(&self, id: Uuid, user: Uuid, now: DateTime<Utc>, expires_at: DateTime<Utc>) -> Result<()> {
+                let _guard = self.write_guard().await;
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(&mut *tx).await?;
+                sqlx::query("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+                    .bind(id)
+                    .bind(user)
+                    .bind(now)
+                    .bind(expires_at)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn session_user(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<$crate::store::SessionUser>> {
+                Ok(sqlx::query_as(
+                    "SELECT u.id AS user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id \
+                     WHERE s.id = $1 AND s.expires_at > $2",
+                )
+                .bind(id)
+                .bind(now)
+                .fetch_optional(&self.pool)
+                .await?)
+            }
+
+            async fn delete_session(&self, id: Uuid) -> Result<bool> {
+                let _guard = self.write_guard().await;
+                let done = sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&self.pool).await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn set_role(&self, user: Uuid, role: &str) -> Result<bool> {
+                let _guard = self.write_guard().await;
+                let done = sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
+                    .bind(role)
+                    .bind(Utc::now())
+                    .bind(user)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn delete_user(&self, user: Uuid) -> Result<bool> {
+                let _guard = self.write_guard().await;
+                let done = sqlx::query("DELETE FROM users WHERE id = $1").bind(user).execute(&self.pool).await?;
+                Ok(done.rows_affected() == 1)
+            }
+        }
+    };
+}
+pub(super) use impl_account_store;
