@@ -73,6 +73,10 @@ pub struct ServeConfig {
     /// for a missed cross-process announcement.
     #[arg(long, env = "TRELLIS_SSE_RESYNC_MS", default_value_t = 5_000)]
     pub sse_resync_ms: u64,
+    /// How often an open event stream checks that its credential still holds, in ms: a
+    /// signed-out, demoted or deleted user's streams end within this.
+    #[arg(long, env = "TRELLIS_SSE_REAUTH_MS", default_value_t = 30_000)]
+    pub sse_reauth_ms: u64,
     /// Largest webhook body accepted at `/hooks/{id}`, in bytes (413 beyond).
     #[arg(long, env = "TRELLIS_WEBHOOK_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
     pub webhook_max_body_bytes: usize,
@@ -125,6 +129,7 @@ impl ServeConfig {
             drain_secs: 5,
             otel_endpoint: None,
             sse_resync_ms: 5_000,
+            sse_reauth_ms: 30_000,
             webhook_max_body_bytes: 256 * 1024,
             public_url: None,
             retention_sweep_secs: 60,

@@ -43,7 +43,7 @@ impl Entry {
 
 pub struct Throttle {
     policy: Policy,
-    entries: Mutex<HashMap<String, Entry>>,
+    entries: Mutex<HashMap<Key, Entry>>,
 }
 
 impl Throttle {
@@ -53,16 +53,17 @@ impl Throttle {
 
     /// How long `key` stays locked, if it is.
     pub fn locked(&self, key: &str, now: Instant) -> Option<Duration> {
-        self.lock().get(key).and_then(|e| e.locked_at(now))
+        self.lock().get(&key_of(key)).and_then(|e| e.locked_at(now))
     }
 
     /// Counts a failure of `key`; returns how long it is now locked, if it is.
     pub fn fail(&self, key: &str, now: Instant) -> Option<Duration> {
+        let key = key_of(key);
         let mut entries = self.lock();
-        if !entries.contains_key(key) && entries.len() >= self.policy.max_keys {
-            make_room(&mut entries, now, self.policy.max_keys);
+        if !entries.contains_key(&key) && entries.len() >= self.policy.max_keys {
+            make_room(&mut entries, now, &self.policy);
         }
-        let entry = entries.entry(key.to_owned()).or_insert(Entry { failures: 0, last_failure: now, locked_until: None });
+        let entry = entries.entry(key).or_insert(Entry { failures: 0, last_failure: now, locked_until: None });
         if entry.stale(now, self.policy.forget_after) {
             entry.failures = 0;
         }
@@ -78,14 +79,14 @@ impl Throttle {
 
     /// Forgets `key`'s failures (after a successful sign-in).
     pub fn clear(&self, key: &str) {
-        self.lock().remove(key);
+        self.lock().remove(&key_of(key));
     }
 
     pub fn tracked(&self) -> usize {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -96,17 +97,33 @@ fn backoff(policy: &Policy, extra: u32) -> Duration {
     policy.base.saturating_mul(factor).min(policy.max)
 }
 
-/// Drops every unlocked key (their counts restart); if every key is locked, the one whose
-/// lock ends first. Locked keys go last so that spraying new keys cannot flush a lock.
-fn make_room(entries: &mut HashMap<String, Entry>, now: Instant, max_keys: usize) {
-    entries.retain(|_, e| e.locked_at(now).is_some());
-    if entries.len() < max_keys {
+/// Drops the keys already forgotten; if none were, one key: the unlocked one with the fewest
+/// failures (the oldest of those), or if every key is locked, the one whose lock ends first.
+/// Spraying new keys (one failure each) therefore evicts other spray before it touches a
+/// key with a real count or a lock: it cannot reset a guessed-at account.
+fn make_room(entries: &mut HashMap<Key, Entry>, now: Instant, policy: &Policy) {
+    entries.retain(|_, e| !e.stale(now, policy.forget_after));
+    if entries.len() < policy.max_keys {
         return;
     }
-    let first_free = entries.iter().min_by_key(|(_, e)| e.locked_until).map(|(k, _)| k.clone());
-    if let Some(key) = first_free {
+    let unlocked = entries
+        .iter()
+        .filter(|(_, e)| e.locked_at(now).is_none())
+        .min_by_key(|(_, e)| (e.failures, e.last_failure))
+        .map(|(k, _)| *k);
+    let victim = unlocked.or_else(|| entries.iter().min_by_key(|(_, e)| e.locked_until).map(|(k, _)| *k));
+    if let Some(key) = victim {
         entries.remove(&key);
     }
+}
+
+/// A key as stored: its SHA-256, so what a caller sends (a username of any length) costs
+/// the same few bytes to track.
+type Key = [u8; 32];
+
+fn key_of(key: &str) -> Key {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(key.as_bytes()).into()
 }
 
 /// Sign-in's two throttles. A username locks after a few failures; an address after more
@@ -116,7 +133,7 @@ pub struct SignInThrottle {
     pub addresses: Throttle,
 }
 
-/// Tracked keys per throttle: about 100 bytes each, so ~2 MB at most.
+/// Tracked keys per throttle: about 80 bytes each (a digest and its counts), ~2 MB at most.
 const MAX_KEYS: usize = 20_000;
 
 impl Default for SignInThrottle {
@@ -190,5 +207,26 @@ mod tests {
         }
         assert!(t.tracked() <= 4);
         assert!(t.locked("locked", now).is_some(), "spraying other keys does not unlock a key");
+    }
+
+    #[test]
+    fn spraying_new_keys_does_not_reset_a_key_short_of_its_lock() {
+        let t = Throttle::new(policy());
+        let now = Instant::now();
+        t.fail("admin", now);
+        t.fail("admin", now);
+        for i in 0..1_000 {
+            t.fail(&format!("spray-{i}"), now + Duration::from_millis(i));
+        }
+        assert_eq!(t.fail("admin", now), Some(Duration::from_secs(10)), "admin's two failures were kept");
+    }
+
+    #[test]
+    fn a_key_of_any_length_is_tracked_by_its_digest() {
+        let t = Throttle::new(policy());
+        let long = "x".repeat(1 << 20);
+        t.fail(&long, Instant::now());
+        assert_eq!(t.tracked(), 1);
+        assert_eq!(std::mem::size_of::<Key>(), 32);
     }
 }

@@ -15,7 +15,7 @@ use trellis_model::InstanceStatus;
 /// Tries at committing one event before its work item is left to its lease.
 const COMMIT_TRIES: u32 = 5;
 /// The longest wait between two tries at a commit while the database is away.
-const OUTAGE_POLL: Duration = Duration::from_millis(250);
+pub(super) const OUTAGE_POLL: Duration = Duration::from_millis(250);
 /// Attempts one transition may hand straight to this process's workers.
 const PRELEASE_MAX: usize = 16;
 

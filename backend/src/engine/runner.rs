@@ -7,6 +7,7 @@ use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
 use super::outputs;
 use super::plan::Plan;
+use super::commit::OUTAGE_POLL;
 use super::Engine;
 use crate::store::transient::trouble_of;
 use crate::store::{Fence, NewWork, Snapshot, Trouble, WorkItem, Writes};
@@ -23,9 +24,7 @@ const CLAIM_BATCH: usize = 64;
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
 const ADMIT_EVERY: Duration = Duration::from_secs(1);
-/// How often a work item that failed because the database was away is tried again.
-const OUTAGE_POLL: Duration = Duration::from_millis(250);
-const OUTAGE_POLL_CHRONO: chrono::Duration = chrono::Duration::milliseconds(250);
+
 impl Engine {
     /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
     /// for running attempts and gives up every lease still held so others take over at once.
@@ -112,7 +111,9 @@ impl Engine {
             let Err(e) = self.handle_item(&item, plan.clone()).await else { return };
             // The database was away (reading the instance, say): try again as soon as it is
             // back, while the lease is still ours, rather than leave the item to the lease.
-            let leased = item.lease_expires_at.is_some_and(|until| Utc::now() + OUTAGE_POLL_CHRONO < until);
+            // This cannot run an attempt twice: a commit gives up on an outage only after a
+            // whole lease (see `commit`), by when this item's lease has ended.
+            let leased = item.lease_expires_at.is_some_and(|until| Utc::now() + effects::ms_duration(OUTAGE_POLL.as_millis() as u64) < until);
             if leased && trouble_of(&e) == Some(Trouble::Unavailable) && !self.draining.load(std::sync::atomic::Ordering::SeqCst) {
                 tokio::time::sleep(OUTAGE_POLL).await;
                 continue;

@@ -39,13 +39,18 @@ async fn login(
     audit.set(Actor::signing_in(&username));
     let attempt = Attempt::new(&username, addr);
     attempt.check(&state.sign_in)?;
+    if !attempt.names_possible_account() {
+        // No account can have this name: refused without a hash (its length is the caller's).
+        attempt.failed(&state.sign_in);
+        return Err(ApiError::Unauthorized("wrong username or password".into()).into());
+    }
     let turn = password::turn().await?;
     // Checked again: while this attempt waited for its turn, others may have locked the key.
     attempt.check(&state.sign_in)?;
     let user = state.store.user_by_name(&username).await?;
     let matches = password::verify(turn, body.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
     let Some(user) = user.filter(|_| matches) else {
-        tracing::info!(username = %body.username, "sign-in refused");
+        tracing::info!(%username, "sign-in refused");
         attempt.failed(&state.sign_in);
         return Err(ApiError::Unauthorized("wrong username or password".into()).into());
     };
@@ -79,7 +84,11 @@ fn time_secs(secs: u64) -> cookie::time::Duration {
 /// cookie.
 #[utoipa::path(post, path = "/auth/logout", tag = "auth", security(()), responses((status = 204, description = "The session is ended and the session cookie cleared")))]
 async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
-    let token = bearer(&headers).ok().flatten().or_else(|| jar.get(SESSION_COOKIE).map(|c| c.value().to_owned()));
+    // With an `Authorization` header, only it counts: never the cookie behind it.
+    let token = match headers.contains_key(AUTHORIZATION) {
+        true => bearer(&headers).ok().flatten(),
+        false => jar.get(SESSION_COOKIE).map(|c| c.value().to_owned()),
+    };
     if let Some(session) = token.and_then(|t| state.tokens.verify(&t).ok()) {
         state.store.delete_session(session.session_id).await?;
     }
@@ -137,8 +146,12 @@ impl<R: MinRole> FromRequestParts<AppState> for Authed<R> {
 }
 
 async fn authenticate(parts: &Parts, state: &AppState) -> ApiResult<Principal> {
-    let Some(token) = bearer(&parts.headers)? else {
-        let jar = CookieJar::from_headers(&parts.headers);
+    authenticate_headers(&parts.headers, state).await
+}
+
+async fn authenticate_headers(headers: &HeaderMap, state: &AppState) -> ApiResult<Principal> {
+    let Some(token) = bearer(headers)? else {
+        let jar = CookieJar::from_headers(headers);
         let Some(cookie) = jar.get(SESSION_COOKIE) else {
             return Err(ApiError::Unauthorized("sign in, or send `Authorization: Bearer <token>`".into()));
         };
@@ -191,4 +204,47 @@ fn verify_jwt(state: &AppState, token: &str) -> ApiResult<TokenSession> {
         };
         ApiError::Unauthorized(why.into())
     })
+}
+
+/// For answers that outlive their request (event streams): rechecks, at most every
+/// `TRELLIS_SSE_REAUTH_MS`, that the credential the stream was opened with still speaks for
+/// someone with the role, so a signed-out, demoted or deleted user's streams end too.
+pub struct StillAuthed {
+    state: AppState,
+    credential: HeaderMap,
+    role: Role,
+    every: std::time::Duration,
+    checked: std::time::Instant,
+}
+
+impl StillAuthed {
+    pub fn new<R: MinRole>(state: &AppState, headers: &HeaderMap) -> StillAuthed {
+        let mut credential = HeaderMap::new();
+        for name in [AUTHORIZATION, header::COOKIE] {
+            for value in headers.get_all(&name) {
+                credential.append(name.clone(), value.clone());
+            }
+        }
+        let every = std::time::Duration::from_millis(state.serve.sse_reauth_ms.max(100));
+        StillAuthed { state: state.clone(), credential, role: R::ROLE, every, checked: std::time::Instant::now() }
+    }
+
+    /// When the next check is due.
+    pub fn due(&self) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.checked + self.every)
+    }
+
+    /// Whether the credential still holds; checks the store only when a check is due. A
+    /// database that is away is not a revocation: the stream goes on.
+    pub async fn holds(&mut self) -> bool {
+        if self.checked.elapsed() < self.every {
+            return true;
+        }
+        self.checked = std::time::Instant::now();
+        match authenticate_headers(&self.credential, &self.state).await {
+            Ok(principal) => principal.role >= self.role,
+            Err(ApiError::Unauthorized(_)) => false,
+            Err(_) => true,
+        }
+    }
 }

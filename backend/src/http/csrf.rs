@@ -6,7 +6,7 @@
 //!   (`text/plain`, form encodings) without asking first; JSON needs a CORS preflight,
 //!   which this server never grants.
 //! - A foreign `Origin` is refused (403), sign-in included (login CSRF), unless the request
-//!   authenticates with `Authorization` (a browser cannot attach that cross-site).
+//!   authenticates with `Authorization: Bearer` (a browser cannot attach that cross-site).
 //! - A request carrying the session cookie (and no `Authorization`) must prove it comes
 //!   from this site: by its `Origin`, or without one by `Sec-Fetch-Site: same-origin`.
 //!
@@ -15,6 +15,7 @@
 
 use super::auth::SESSION_COOKIE;
 use super::error::{problem, problem_response};
+use super::extract::is_json;
 use super::AppState;
 use axum::body::HttpBody;
 use axum::extract::{Request, State};
@@ -44,7 +45,8 @@ fn check(headers: &HeaderMap, has_body: bool, state: &AppState) -> Result<(), Re
             "send the body as JSON with `Content-Type: application/json`".into(),
         ));
     }
-    if headers.contains_key(header::AUTHORIZATION) {
+    // Only `Bearer`: a browser attaches cached `Basic` credentials cross-site by itself.
+    if matches!(super::auth::bearer(headers), Ok(Some(_))) {
         return Ok(());
     }
     match headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null")) {
@@ -60,14 +62,6 @@ fn check(headers: &HeaderMap, has_body: bool, state: &AppState) -> Result<(), Re
             "a change signed in by the session cookie must come from this server's pages (send `Origin`), or authenticate with `Authorization: Bearer <token>` instead".into(),
         )),
     }
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 fn fetch_site(headers: &HeaderMap) -> Option<&str> {

@@ -131,7 +131,8 @@ impl ApiError {
         if matches!(self, ApiError::Unauthorized(_)) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
-        if matches!(self, ApiError::Unavailable(_)) {
+        // Every 503 says when to come back (the database away, every hashing slot busy, ...).
+        if self.status() == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
         }
         response

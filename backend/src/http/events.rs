@@ -7,7 +7,7 @@
 //! resumed stream has no gap and no duplicate whatever is being written meanwhile.
 //! `GET /events` is the dashboard feed: counts by status, then status changes as they happen.
 
-use super::auth::{AsViewer, Authed};
+use super::auth::{AsViewer, Authed, StillAuthed};
 use super::error::{ApiError, ApiResult};
 use super::extract::{page_limit, ApiPath, ApiQuery};
 use super::AppState;
@@ -83,6 +83,7 @@ async fn instance_events(
         resync_every: Duration::from_millis(state.serve.sse_resync_ms.max(100)),
         last_write: Instant::now(),
         history_reads: state.engine.bus.metrics.sse_history_reads.clone(),
+        auth: StillAuthed::new::<AsViewer>(&state, &headers),
         _client: state.engine.bus.hub.client(),
     };
     // Entries go out as the frames rendered once for every client (see `events::render`),
@@ -131,6 +132,8 @@ struct Follower {
     /// When something (an entry or a keep-alive) was last sent.
     last_write: Instant,
     history_reads: Counter<u64, AtomicU64>,
+    /// Ends the stream once its credential no longer holds.
+    auth: StillAuthed,
     _client: ClientGuard,
 }
 
@@ -139,6 +142,9 @@ impl Follower {
     /// the stream.
     async fn next(&mut self) -> Option<Bytes> {
         loop {
+            if !self.auth.holds().await {
+                return None;
+            }
             if let Some(chunk) = self.take_ready() {
                 self.last_write = Instant::now();
                 return Some(chunk);
@@ -156,6 +162,7 @@ impl Follower {
                     tokio::select! {
                         changed = self.changed.changed() => if changed.is_err() { return None },
                         _ = tokio::time::sleep(self.resync_every.min(keep_alive_due)) => self.read_store = true,
+                        _ = tokio::time::sleep_until(self.auth.due()) => {}
                     }
                 }
                 Err(e) => {
@@ -252,10 +259,12 @@ async fn feed(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiQuery(p): ApiQuery<FeedParams>,
+    headers: HeaderMap,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let receiver = state.engine.bus.hub.subscribe_feed();
     let counts = counts(&state.store, p.workflow, false).await?;
-    let feed = Feed { store: state.store.clone(), workflow: p.workflow, receiver, counts: Some(counts), _client: state.engine.bus.hub.client() };
+    let auth = StillAuthed::new::<AsViewer>(&state, &headers);
+    let feed = Feed { store: state.store.clone(), workflow: p.workflow, receiver, counts: Some(counts), auth, _client: state.engine.bus.hub.client() };
     let stream = stream::unfold(feed, |mut f| async move { f.next().await.map(|event| (Ok(event), f)) });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
@@ -266,6 +275,8 @@ struct Feed {
     receiver: broadcast::Receiver<Arc<FeedItem>>,
     /// A `counts` event to send first.
     counts: Option<Event>,
+    /// Ends the feed once its credential no longer holds.
+    auth: StillAuthed,
     _client: ClientGuard,
 }
 
@@ -275,7 +286,16 @@ impl Feed {
             return Some(counts);
         }
         loop {
-            match self.receiver.recv().await {
+            let received = tokio::select! {
+                received = self.receiver.recv() => received,
+                _ = tokio::time::sleep_until(self.auth.due()) => {
+                    if !self.auth.holds().await {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            match received {
                 Ok(item) if self.workflow.is_none_or(|w| w == item.workflow) => {
                     return Some(Event::default().event(kind::INSTANCE).data(&item.json));
                 }

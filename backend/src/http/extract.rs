@@ -29,7 +29,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
 }
 
 /// `application/json`, or any `application/...+json`, parameters aside.
-fn is_json(headers: &HeaderMap) -> bool {
+pub fn is_json(headers: &HeaderMap) -> bool {
     let Some(value) = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else { return false };
     let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))

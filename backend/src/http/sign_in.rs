@@ -40,19 +40,26 @@ impl FromRequestParts<AppState> for ClientAddr {
 
 /// One sign-in's throttle keys.
 pub struct Attempt {
-    user: String,
+    /// `None` for a name no account can have: it gets no key of its own.
+    user: Option<String>,
     addr: Option<String>,
 }
 
 impl Attempt {
     pub fn new(username: &str, addr: Option<IpAddr>) -> Attempt {
-        Attempt { user: username.to_owned(), addr: addr.map(|a| a.to_string()) }
+        let user = crate::auth::check_username(username).is_ok().then(|| username.to_owned());
+        Attempt { user, addr: addr.map(address_key) }
+    }
+
+    /// Whether the username is one an account could have (else: refuse without a hash).
+    pub fn names_possible_account(&self) -> bool {
+        self.user.is_some()
     }
 
     /// Refuses the attempt while its username or its address is locked.
     pub fn check(&self, throttle: &SignInThrottle) -> Result<(), Refusal> {
         let now = Instant::now();
-        let user = throttle.users.locked(&self.user, now);
+        let user = self.user.as_deref().and_then(|u| throttle.users.locked(u, now));
         let addr = self.addr.as_deref().and_then(|a| throttle.addresses.locked(a, now));
         match (user, addr) {
             (None, None) => Ok(()),
@@ -63,8 +70,10 @@ impl Attempt {
 
     pub fn failed(&self, throttle: &SignInThrottle) {
         let now = Instant::now();
-        if throttle.users.fail(&self.user, now).is_some() {
-            tracing::warn!(username = %self.user, "sign-in locked after repeated failures");
+        if let Some(user) = &self.user {
+            if throttle.users.fail(user, now).is_some() {
+                tracing::warn!(username = %user, "sign-in locked after repeated failures");
+            }
         }
         if let Some(addr) = &self.addr {
             if throttle.addresses.fail(addr, now).is_some() {
@@ -76,7 +85,24 @@ impl Attempt {
     /// The account's count starts again; the address's does not (one valid account must
     /// not let its owner keep guessing others' passwords).
     pub fn succeeded(&self, throttle: &SignInThrottle) {
-        throttle.users.clear(&self.user);
+        if let Some(user) = &self.user {
+            throttle.users.clear(user);
+        }
+    }
+}
+
+/// The throttle key of an address: IPv4 as is, IPv6 by its /64, the block one subscriber
+/// usually holds whole (one caller could otherwise rotate through 2^64 keys).
+fn address_key(addr: IpAddr) -> String {
+    match addr {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
     }
 }
 

@@ -31,6 +31,7 @@ mod sessions;
 mod sign_in;
 mod sse;
 mod starts;
+mod stream_sessions;
 mod store;
 mod traces;
 mod webhooks;
