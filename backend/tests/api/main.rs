@@ -27,6 +27,7 @@ mod outage;
 mod process;
 mod retention;
 mod retry;
+mod schema;
 mod sessions;
 mod sign_in;
 mod sse;
