@@ -144,26 +144,19 @@ impl From<crate::store::StoreError> for Refusal {
     }
 }
 
+/// Every hashing slot stayed busy: a 503 (with `Retry-After`, as every 503 has).
+const HASHING_BUSY: &str = "the server is checking too many passwords at once; try again in a second";
+
 impl From<HashError> for Refusal {
     fn from(e: HashError) -> Self {
-        match e {
-            HashError::Busy => Refusal::Later {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                detail: "the server is checking too many passwords at once; try again in a second".into(),
-                retry_after: Duration::from_secs(1),
-            },
-            failed => Refusal::Api(failed.into()),
-        }
+        Refusal::Api(e.into())
     }
 }
 
 impl From<HashError> for ApiError {
     fn from(e: HashError) -> Self {
         match e {
-            HashError::Busy => ApiError::Rejected {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                detail: "the server is checking too many passwords at once; try again in a second".into(),
-            },
+            HashError::Busy => ApiError::Rejected { status: StatusCode::SERVICE_UNAVAILABLE, detail: HASHING_BUSY.into() },
             HashError::Failed(why) => ApiError::Internal(anyhow::anyhow!(why)),
         }
     }
