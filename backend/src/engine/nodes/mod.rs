@@ -53,20 +53,11 @@ impl Runtime {
             NodeKind::Noop => done(json!({})),
             NodeKind::Delay => config(a).map_or_else(|e| e, |c: DelayConfig| delay(c, a.now)),
             NodeKind::Http => self.http.run(a).await,
-            NodeKind::Transform => match config(a) {
-                Ok(c) => evaluate(a, move |x, context| transform(c, x, context)).await.unwrap_or_else(|e| e),
-                Err(e) => e,
-            },
-            NodeKind::Branch => match config(a) {
-                Ok(c) => evaluate(a, move |x, context| branch(c, x, context)).await.unwrap_or_else(|e| e),
-                Err(e) => e,
-            },
+            NodeKind::Transform => evaluated(a, transform).await,
+            NodeKind::Branch => evaluated(a, branch).await,
             NodeKind::Fail => config(a).map_or_else(|e| e, |c: FailConfig| fail(c, a.attempt)),
             NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
-            NodeKind::Task => match config(a) {
-                Ok(c) => evaluate(a, move |x, context| task(c, x, context)).await.unwrap_or_else(|e| e),
-                Err(e) => e,
-            },
+            NodeKind::Task => evaluated(a, task).await,
         }
     }
 }
@@ -88,6 +79,18 @@ async fn evaluate<T: Send + 'static>(
         None => run.await,
     };
     result.map_err(|error| NodeResult::Failed { error, retryable: true })
+}
+
+/// Runs a node type whose config holds expressions: its config is read, then `run` works
+/// on it over the attempt's context on the evaluator's pool (see [`evaluate`]).
+async fn evaluated<C>(a: &Attempt<'_>, run: fn(C, &Expressions, &Value) -> NodeResult) -> NodeResult
+where
+    C: serde::de::DeserializeOwned + Send + 'static,
+{
+    match config(a) {
+        Ok(c) => evaluate(a, move |x, context| run(c, x, context)).await.unwrap_or_else(|stopped| stopped),
+        Err(invalid) => invalid,
+    }
 }
 
 /// A deadline just past a node's timeout, for work the durable timer ends.
