@@ -1,6 +1,7 @@
 //! The Trellis server as a library, so integration tests can run it in-process on port 0.
 //!
 //! * [`config`]: settings from flags and environment.
+//! * [`digest`]: SHA-256, for what is named or compared without being kept.
 //! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
 //! * [`auth`]: roles, passwords, JWTs and API keys.
 //! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
@@ -11,6 +12,7 @@ pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod digest;
 pub mod engine;
 pub mod events;
 pub mod http;

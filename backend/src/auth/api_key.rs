@@ -4,7 +4,6 @@
 
 use base64::Engine;
 use rand::RngCore;
-use sha2::{Digest, Sha256};
 
 pub const PREFIX: &str = "trk_";
 
@@ -24,8 +23,7 @@ pub fn generate() -> NewKey {
 }
 
 pub fn hash(secret: &str) -> String {
-    let digest = Sha256::digest(secret.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(secret.as_bytes())
 }
 
 pub fn looks_like_key(token: &str) -> bool {

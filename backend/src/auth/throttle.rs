@@ -122,8 +122,7 @@ fn make_room(entries: &mut HashMap<Key, Entry>, now: Instant, policy: &Policy) {
 type Key = [u8; 32];
 
 fn key_of(key: &str) -> Key {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(key.as_bytes()).into()
+    crate::digest::sha256(key.as_bytes())
 }
 
 /// Sign-in's two throttles. A username locks after a few failures; an address after more

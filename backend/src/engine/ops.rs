@@ -312,9 +312,8 @@ impl Engine {
 /// Identifies a start request for Idempotency-Key checks: the resolved version, the input and
 /// the business key, hashed from their canonical JSON.
 fn request_hash(version: i64, input: &Value, key: Option<&str>) -> String {
-    use sha2::{Digest, Sha256};
     let canonical = serde_json::json!({"version": version, "input": input, "key": key}).to_string();
-    Sha256::digest(canonical.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(canonical.as_bytes())
 }
 
 fn key_refused(outcome: &StartOutcome, key: &str, policy: trellis_model::KeyReuse) -> EngineError {

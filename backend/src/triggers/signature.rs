@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use http::HeaderMap;
 use rand::RngCore;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 pub const SECRET_PREFIX: &str = "whsec_";
 /// Random bytes in a new secret (the issue asks for at least 24).
@@ -49,7 +49,7 @@ pub fn verify(preset: Preset, headers: &HeaderMap, body: &[u8], secrets: &[&str]
 pub fn body_digest(preset: Preset, body: &[u8]) -> Option<String> {
     match preset {
         Preset::Standard => None,
-        Preset::Github => Some(Sha256::digest(body).iter().map(|b| format!("{b:02x}")).collect()),
+        Preset::Github => Some(crate::digest::sha256_hex(body)),
     }
 }
 
