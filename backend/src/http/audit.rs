@@ -9,7 +9,7 @@
 
 use super::auth::{AsAdmin, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, no_nul, page_limit, ApiQuery};
+use super::extract::{next_cursor, page_limit, ApiQuery};
 use super::AppState;
 use crate::audit::{Actor, AuditSlot};
 use crate::store::{AuditQuery, AuditRow};
@@ -171,11 +171,11 @@ async fn list(State(state): State<AppState>, _: Authed<AsAdmin>, ApiQuery(p): Ap
         .cursor
         .map(|c| Uuid::parse_str(&c).map_err(|_| ApiError::BadRequest("`cursor` is not one this API returned".into())))
         .transpose()?;
-    let text = |v: Option<String>| v.filter(|s| !s.is_empty()).map(no_nul).transpose();
+    let text = |v: Option<String>| v.filter(|s| !s.is_empty());
     let query = AuditQuery {
-        actor: text(p.actor)?,
-        action_contains: text(p.action)?,
-        target: text(p.target)?,
+        actor: text(p.actor),
+        action_contains: text(p.action),
+        target: text(p.target),
         since: p.since,
         until: p.until,
         before,

@@ -96,11 +96,3 @@ pub fn next_cursor<T>(rows: &mut Vec<T>, limit: i64, id_of: impl Fn(&T) -> Strin
     }
 }
 
-/// Query and header text goes into SQL parameters, where Postgres refuses NUL.
-pub fn no_nul(text: String) -> Result<String, ApiError> {
-    if text.contains('\0') {
-        Err(ApiError::BadRequest("query parameters must not contain NUL".into()))
-    } else {
-        Ok(text)
-    }
-}

@@ -2,7 +2,7 @@
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, no_nul, optional_json, page_limit, ApiJson, ApiPath, ApiQuery, RawBody};
+use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery, RawBody};
 use super::AppState;
 use crate::engine::{EngineError, StartRequest};
 use crate::store::{InstanceQuery, InstanceRow, Snapshot};
@@ -46,7 +46,7 @@ async fn start(
     // An empty body starts with no input.
     let request: StartInstance = optional_json(&body, "start request")?;
     let input = request.input.unwrap_or(Value::Null);
-    let key = request.key.map(no_nul).transpose()?;
+    let key = request.key;
     // A caller's W3C trace context makes the instance span part of its trace; a malformed
     // one is ignored, as the spec asks.
     let parent = headers.get("traceparent").and_then(|v| v.to_str().ok()).and_then(TraceParent::parse);
@@ -79,7 +79,7 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
         }
     }
     let mut query = InstanceQuery {
-        workflow: p.workflow, status: p.status, version: p.version, key: p.key.map(no_nul).transpose()?, since: p.since, until: p.until,
+        workflow: p.workflow, status: p.status, version: p.version, key: p.key, since: p.since, until: p.until,
         before: p.cursor, limit: limit + 1,
     };
     let mut rows = state.store.list_instances(&query).await?;
@@ -133,8 +133,7 @@ async fn retry(
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<RetryRequest>,
 ) -> ApiResult<(StatusCode, Json<InstanceDetail>)> {
-    let from = no_nul(body.from)?;
-    let status = state.engine.retry(id, &from, body.latest_version).await?;
+    let status = state.engine.retry(id, &body.from, body.latest_version).await?;
     let code = if status == InstanceStatus::Queued { StatusCode::ACCEPTED } else { StatusCode::OK };
     Ok((code, Json(detail(&find(&state, id).await?))))
 }

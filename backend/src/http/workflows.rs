@@ -2,7 +2,7 @@
 
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, no_nul, page_limit, ApiJson, ApiPath, ApiQuery};
+use super::extract::{next_cursor, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
 use crate::store::{NewWorkflow, WorkflowChange, WorkflowQuery, WorkflowRecord, WriteOutcome};
 use axum::extract::State;
@@ -80,7 +80,7 @@ async fn list(
     let query = WorkflowQuery {
         before,
         limit: limit + 1,
-        name_contains: params.q.filter(|q| !q.trim().is_empty()).map(no_nul).transpose()?,
+        name_contains: params.q.filter(|q| !q.trim().is_empty()),
         include_archived: params.archived,
     };
     let mut rows = state.store.list_workflows(&query).await?;
@@ -158,9 +158,6 @@ async fn validate_definition(
 /// A draft may be saved while it is still empty (a new workflow starts that way), but
 /// otherwise only when it is valid, so what is stored is always publishable.
 fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
-    if serde_json::to_value(draft).is_ok_and(|v| crate::engine::json::contains_nul(&v)) {
-        return Err(ApiError::invalid("the definition contains U+0000 (a NUL character); remove it", vec![]));
-    }
     let report = validate(draft, &state.limits);
     if report.valid || (draft.nodes.is_empty() && report.only_empty_graph()) {
         return Ok(());

@@ -200,7 +200,7 @@ fn internal(e: impl std::fmt::Display) -> Answer {
 pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>, verified: Verified, answer: &Answer) {
     let (outcome, instance_id, status, reason) = answer.outcome();
     // A reason may quote the sender's text; Postgres refuses NUL in it.
-    let reason = reason.map(|r| r.replace('\0', "\u{FFFD}"));
+    let reason = reason.map(|r| crate::engine::json::replace_nul_str(&r));
     let row = DeliveryRow {
         id: Uuid::now_v7(),
         trigger_id: trigger,
