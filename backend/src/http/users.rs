@@ -75,11 +75,17 @@ async fn update(
     if role.is_some_and(|r| r < Role::Admin) && auth.principal.id == id.to_string() {
         return Err(ApiError::Conflict("you cannot lower your own role; another admin can".into()));
     }
+    // Hashed before anything is written: a hash refused under load (503) must not leave the
+    // role changed and the password not.
+    let new_hash = match body.password {
+        Some(p) => Some(password::hash(p).await?),
+        None => None,
+    };
     if let Some(role) = role {
         state.store.set_role(id, role.as_str()).await?;
     }
-    if let Some(p) = body.password {
-        state.store.set_password(&user.username, &password::hash(p).await?).await?;
+    if let Some(hash) = new_hash {
+        state.store.set_password(&user.username, &hash).await?;
     }
     let role = role.unwrap_or_else(|| user.role());
     Ok(Json(Me { id: id.to_string(), username: user.username, role: role.to_string() }))
