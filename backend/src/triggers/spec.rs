@@ -2,7 +2,7 @@
 //! `spec` column), and their validation: every problem listed with what to fix.
 
 use super::schedule::Schedule;
-use crate::engine::nodes::Expressions;
+use crate::engine::nodes::eval;
 use serde::{Deserialize, Serialize};
 use trellis_model::Issue;
 
@@ -133,5 +133,5 @@ impl WebhookSpec {
 /// syntax errors count here (a reference to a field of the body can only be checked against
 /// a real body), and an evaluation would run the editor's code inside this request.
 fn syntax_error(mapping: &str) -> Result<(), String> {
-    Expressions::default().check(mapping)
+    eval::shared().expressions().check(mapping)
 }

@@ -25,6 +25,12 @@ pub fn shared() -> &'static Evaluator {
 }
 
 impl Evaluator {
+    /// The evaluator's environment, for work that only compiles (checking a mapping's
+    /// syntax), which needs no slot.
+    pub fn expressions(&self) -> &Expressions {
+        &self.expressions
+    }
+
     /// Runs `work` on a blocking thread once a slot is free. The slot is held until `work`
     /// returns even if the caller stops waiting (a timed-out attempt), so abandoned
     /// evaluations still count against the cores.
