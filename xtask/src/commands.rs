@@ -11,7 +11,7 @@ use std::process::Command;
 pub fn run(root: &Path, serve_args: &[String]) -> Result<()> {
     let web_dir = spa::build(root)?;
     run_cmd(cargo().current_dir(root).args(["build", "--release", "-p", "trellis"]))?;
-    let server = root.join("target/release/trellis");
+    let server = spa::target_dir(root).join("release/trellis");
     eprintln!("xtask: starting Trellis (data in {}/data, Ctrl+C to stop)", root.display());
     let mut serve = Command::new(server);
     serve.current_dir(root).arg("serve").args(serve_args).env("TRELLIS_WEB_DIR", &web_dir);
@@ -34,7 +34,7 @@ pub fn test(root: &Path, _args: &[String]) -> Result<()> {
         rust_tests.args(["test", "--workspace", "--no-fail-fast"]);
     }
     let rust = run_cmd(&mut rust_tests);
-    let browser = e2e::run(root, &root.join("target/debug/trellis"), &web_dir);
+    let browser = e2e::run(root, &spa::target_dir(root).join("debug/trellis"), &web_dir);
     postgres::drop_test_databases(&database_url);
     rust?;
     browser
@@ -45,8 +45,9 @@ pub fn test(root: &Path, _args: &[String]) -> Result<()> {
 pub fn bench(root: &Path, args: &[String]) -> Result<()> {
     let database_url = postgres::ensure()?;
     run_cmd(cargo().current_dir(root).args(["build", "--release", "-p", "trellis", "-p", "trellis-bench"]))?;
-    let mut driver = Command::new(root.join("target/release/trellis-bench"));
-    driver.current_dir(root).arg("--bin").arg(root.join("target/release/trellis")).args(args).env("TEST_DATABASE_URL", &database_url);
+    let release = spa::target_dir(root).join("release");
+    let mut driver = Command::new(release.join("trellis-bench"));
+    driver.current_dir(root).arg("--bin").arg(release.join("trellis")).args(args).env("TEST_DATABASE_URL", &database_url);
     let result = run_cmd(&mut driver);
     postgres::drop_test_databases(&database_url);
     result

@@ -106,7 +106,7 @@ fn wasm_bindgen_with_version(version: &str) -> Option<PathBuf> {
 }
 
 /// Where cargo writes builds, honouring CARGO_TARGET_DIR like cargo does (relative to the workspace).
-fn target_dir(root: &Path) -> PathBuf {
+pub fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => root.join("target"),
