@@ -11,9 +11,9 @@ use crate::jobs::{retention::Sweeper, JobLoop};
 use crate::store;
 use crate::triggers::fire::FireLoop;
 use anyhow::{Context, Result};
+use axum::serve::ListenerExt;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use trellis_model::Limits;
@@ -47,9 +47,8 @@ impl Server {
             announce_admin(&password);
         }
         let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), serve.token_ttl_secs));
-        let listener = TcpListener::bind(serve.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", serve.listen))?;
+        let listener =
+            TcpListener::bind(serve.listen).await.with_context(|| format!("cannot listen on {}", serve.listen))?;
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         let engine = Engine::new(store.clone(), engine_config(&serve)?);
@@ -57,13 +56,23 @@ impl Server {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
         }
         tokio::spawn(engine.bus.clone().relay(store.clone()));
-        let fires = FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
-        let jobs = JobLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
+        let fires =
+            FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
+        let jobs =
+            JobLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs));
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
         let sign_in = Arc::default();
-        let state = AppState { store, engine: engine.clone(), tokens, serve: Arc::new(serve), limits: Limits::default(), audit, sign_in };
+        let state = AppState {
+            store,
+            engine: engine.clone(),
+            tokens,
+            serve: Arc::new(serve),
+            limits: Limits::default(),
+            audit,
+            sign_in,
+        };
         Ok(Server { addr, listener, app: http::router(state), engine, fires, jobs, sweeper, drain, audit_writer })
     }
 
@@ -116,8 +125,10 @@ pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
 }
 
 fn engine_config(serve: &ServeConfig) -> Result<EngineConfig> {
-    let http_allow = OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
-    let output_caps = OutputCaps { node_bytes: serve.max_node_output_bytes, instance_bytes: serve.max_instance_output_bytes };
+    let http_allow =
+        OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
+    let output_caps =
+        OutputCaps { node_bytes: serve.max_node_output_bytes, instance_bytes: serve.max_instance_output_bytes };
     Ok(EngineConfig {
         workers: serve.workers.max(1),
         lease_ms: serve.lease_ms.max(1_000),

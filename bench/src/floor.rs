@@ -39,7 +39,11 @@ impl Floor {
         let (bound, address) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
         let app = Router::new().route("/stream", get(stream)).with_state(steps.clone());
         std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("floor runtime");
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("floor runtime");
             runtime.block_on(async move {
                 let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
                     Ok(listener) => listener,
@@ -62,7 +66,9 @@ impl Floor {
         let mut chunk = String::new();
         for k in 0..FRAMES_PER_STEP {
             let id = seq * FRAMES_PER_STEP + k + 1;
-            chunk.push_str(&format!("id: {id}\nevent: node\ndata: {{\"at\":\"{at}\",\"event\":\"node\",\"pad\":\"{PAD}\"}}\n\n"));
+            chunk.push_str(&format!(
+                "id: {id}\nevent: node\ndata: {{\"at\":\"{at}\",\"event\":\"node\",\"pad\":\"{PAD}\"}}\n\n"
+            ));
         }
         let _ = self.steps.send(Bytes::from(chunk));
     }
@@ -76,7 +82,8 @@ impl Floor {
 
 /// A `ready` entry at once (the client's "caught up"), then every step until the end.
 async fn stream(State(steps): State<broadcast::Sender<Bytes>>) -> Response {
-    let ready = Bytes::from(format!("event: ready\ndata: {{\"at\":\"{}\",\"event\":\"ready\"}}\n\n", Utc::now().to_rfc3339()));
+    let ready =
+        Bytes::from(format!("event: ready\ndata: {{\"at\":\"{}\",\"event\":\"ready\"}}\n\n", Utc::now().to_rfc3339()));
     let receiver = steps.subscribe();
     let frames = futures_util::stream::unfold((Some(ready), receiver), |(first, mut receiver)| async move {
         if let Some(ready) = first {

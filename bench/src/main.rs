@@ -53,7 +53,8 @@ fn parse() -> Result<Options> {
         backends: vec!["sqlite", "postgres"],
         only: None,
         out: "bench-results".into(),
-        postgres: std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        postgres: std::env::var("TEST_DATABASE_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -118,7 +119,8 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
     }
     if runs("sse") {
-        let (first_event_runs, audiences) = if options.quick { (20, vec![200, 1_000]) } else { (100, vec![1_000, 5_000]) };
+        let (first_event_runs, audiences) =
+            if options.quick { (20, vec![200, 1_000]) } else { (100, vec![1_000, 5_000]) };
         progress(backend, "start to first event");
         sse::first_event(&api, first_event_runs, &mut figures).await?;
         for clients in audiences {
@@ -148,7 +150,8 @@ fn progress(backend: &str, scenario: &str) {
 
 async fn fresh_postgres(admin_url: &str) -> Result<String> {
     use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(admin_url).await.with_context(|| format!("connecting to {admin_url}"))?;
+    let mut conn =
+        sqlx::PgConnection::connect(admin_url).await.with_context(|| format!("connecting to {admin_url}"))?;
     let name = format!("trellis_test_bench_{}", uuid::Uuid::new_v4().simple());
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await?;
     let base = admin_url.rsplit_once('/').map_or(admin_url, |(b, _)| b);
@@ -163,7 +166,8 @@ fn print_table(results: &BTreeMap<&str, Figures>) {
     metrics.sort();
     metrics.dedup();
     for metric in metrics {
-        let cells: Vec<String> = backends.iter().map(|b| results[b].get(metric).map_or("—".into(), |v| format!("{v:.2}"))).collect();
+        let cells: Vec<String> =
+            backends.iter().map(|b| results[b].get(metric).map_or("—".into(), |v| format!("{v:.2}"))).collect();
         println!("| {metric} | {} |", cells.join(" | "));
     }
 }

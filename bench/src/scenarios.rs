@@ -67,7 +67,10 @@ pub async fn fan_out(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     for _ in 0..runs {
         let id = api.start(&workflow).await?;
         let detail = api.wait_succeeded(&id, Duration::from_millis(5)).await?;
-        samples.extend(millis(detail["created_at"].as_str().unwrap_or_default(), detail["ended_at"].as_str().unwrap_or_default()));
+        samples.extend(millis(
+            detail["created_at"].as_str().unwrap_or_default(),
+            detail["ended_at"].as_str().unwrap_or_default(),
+        ));
     }
     out.insert("fanout100_p50_ms".into(), percentile(&mut samples, 50.0));
     Ok(())
@@ -85,10 +88,18 @@ pub async fn timers(api: &Api, server: &Server, db: &Db, count: usize, out: &mut
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_idle = server.rss_kib()?;
     out.insert("idle_instances".into(), count as f64);
-    out.insert("rss_per_idle_instance_bytes".into(), (rss_idle.saturating_sub(rss_before) * 1024) as f64 / count as f64);
+    out.insert(
+        "rss_per_idle_instance_bytes".into(),
+        (rss_idle.saturating_sub(rss_before) * 1024) as f64 / count as f64,
+    );
     out.insert("timers_started_before_due".into(), f64::from(u8::from(all_started < due)));
     api.drain(&workflow, Duration::from_millis(200)).await?;
-    let mut lateness: Vec<f64> = db.node_ends("wait").await?.into_iter().map(|t| (t - due).num_microseconds().unwrap_or(0) as f64 / 1000.0).collect();
+    let mut lateness: Vec<f64> = db
+        .node_ends("wait")
+        .await?
+        .into_iter()
+        .map(|t| (t - due).num_microseconds().unwrap_or(0) as f64 / 1000.0)
+        .collect();
     out.insert("timer_lateness_p50_ms".into(), percentile(&mut lateness, 50.0));
     out.insert("timer_lateness_p99_ms".into(), percentile(&mut lateness, 99.0));
     Ok(())

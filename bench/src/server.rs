@@ -69,7 +69,8 @@ impl Api {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Result<Value> {
-        let response = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await?;
+        let response =
+            self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await?;
         let status = response.status();
         let body: Value = response.json().await.unwrap_or(Value::Null);
         if !status.is_success() {
@@ -86,7 +87,15 @@ impl Api {
     /// A counter from `/metrics` (OpenMetrics text): its `_total` sample. The sign-in token
     /// is enough under the default `TRELLIS_METRICS=token`.
     pub async fn counter(&self, name: &str) -> Result<f64> {
-        let page = self.http.get(format!("{}/metrics", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.text().await?;
+        let page = self
+            .http
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await?
+            .error_for_status()?
+            .text()
+            .await?;
         let sample = format!("{name}_total ");
         let line = page.lines().find(|l| l.starts_with(&sample)).with_context(|| format!("no {name} on /metrics"))?;
         Ok(line[sample.len()..].trim().parse()?)
@@ -110,7 +119,15 @@ impl Api {
     }
 
     pub async fn get(&self, path: &str) -> Result<Value> {
-        Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?.json().await?)
+        Ok(self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?)
     }
 
     /// Creates and publishes a workflow; returns its id.

@@ -63,10 +63,12 @@ impl Reader {
 fn gates() -> Value {
     let mut nodes: Vec<Value> = (0..GATES).map(|i| json!({"id": format!("g{i}"), "type": "wait_signal"})).collect();
     nodes.push(json!({"id": "end", "type": "noop"}));
-    let edges: Vec<Value> = (1..=GATES).map(|i| {
-        let to = if i == GATES { "end".to_owned() } else { format!("g{i}") };
-        json!({"from": format!("g{}", i - 1), "to": to})
-    }).collect();
+    let edges: Vec<Value> = (1..=GATES)
+        .map(|i| {
+            let to = if i == GATES { "end".to_owned() } else { format!("g{i}") };
+            json!({"from": format!("g{}", i - 1), "to": to})
+        })
+        .collect();
     json!({"nodes": nodes, "edges": edges})
 }
 
@@ -126,7 +128,13 @@ async fn floor_delivery(clients: usize) -> Result<(f64, f64)> {
 
 /// Like [`delivery`], with the entries written by another process (`producer`) than the one
 /// the clients are connected to: the cross-process path (Postgres LISTEN/NOTIFY).
-pub async fn delivery_across(api: &Api, producer: &Api, server: &Server, clients: usize, out: &mut Figures) -> Result<()> {
+pub async fn delivery_across(
+    api: &Api,
+    producer: &Api,
+    server: &Server,
+    clients: usize,
+    out: &mut Figures,
+) -> Result<()> {
     let (p50, p99, _, _) = follow_signals(api, producer, server, clients).await?;
     out.insert("sse_cross_process_delivery_p50_ms".into(), p50);
     out.insert("sse_cross_process_delivery_p99_ms".into(), p99);
@@ -153,7 +161,9 @@ async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usi
     let rss_idle = server.rss_kib()?;
     let reads_before = api.counter("trellis_sse_history_reads").await?;
     for gate in 0..GATES {
-        signaler.post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}})).await?;
+        signaler
+            .post(&format!("/api/v1/instances/{id}/signal"), json!({"node": format!("g{gate}"), "payload": {}}))
+            .await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let mut samples = collect(followers).await?;
@@ -165,7 +175,11 @@ async fn follow_signals(api: &Api, signaler: &Api, server: &Server, clients: usi
 /// The `seq` of the instance's last history entry.
 async fn last_seq(api: &Api, id: &str) -> Result<i64> {
     let history = api.get(&format!("/api/v1/instances/{id}/history?limit=5000")).await?;
-    history["items"].as_array().and_then(|items| items.last()).and_then(|e| e["seq"].as_i64()).context("an empty history")
+    history["items"]
+        .as_array()
+        .and_then(|items| items.last())
+        .and_then(|e| e["seq"].as_i64())
+        .context("an empty history")
 }
 
 type Follower = tokio::task::JoinHandle<Result<Vec<f64>>>;
@@ -179,7 +193,8 @@ where
 {
     let (caught_up, mut ready) = mpsc::channel::<()>(clients);
     let connecting = Arc::new(Semaphore::new(CONNECTING));
-    let followers: Vec<Follower> = (0..clients).map(|_| tokio::spawn(follower(caught_up.clone(), connecting.clone()))).collect();
+    let followers: Vec<Follower> =
+        (0..clients).map(|_| tokio::spawn(follower(caught_up.clone(), connecting.clone()))).collect();
     drop(caught_up);
     for _ in 0..clients {
         ready.recv().await.context("a client failed before catching up")?;
@@ -229,7 +244,8 @@ async fn follow(
 async fn wait_gate(api: &Api, id: &str, gate: &str) -> Result<()> {
     for _ in 0..1_000 {
         let instance = api.get(&format!("/api/v1/instances/{id}")).await?;
-        let waiting = instance["nodes"].as_array().into_iter().flatten().any(|n| n["id"] == gate && n["status"] == "waiting");
+        let waiting =
+            instance["nodes"].as_array().into_iter().flatten().any(|n| n["id"] == gate && n["status"] == "waiting");
         if waiting {
             return Ok(());
         }

@@ -9,8 +9,8 @@ use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use trellis_model::api::{
-    CreateWorkflow, InstanceDetail, LoginRequest, Me, Page, PublishRequest, SignalRequest, StartInstance, TokenResponse,
-    UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
+    CreateWorkflow, InstanceDetail, LoginRequest, Me, Page, PublishRequest, SignalRequest, StartInstance,
+    TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
 };
 use trellis_model::Definition;
 

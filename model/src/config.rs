@@ -164,24 +164,17 @@ impl ConfigProblem {
 /// Parses and checks the config of a node of `kind`, returning every problem found.
 pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
     match kind {
-        NodeKind::Noop | NodeKind::WaitSignal => {
-            parse::<EmptyConfig>(config).err().into_iter().collect()
-        }
+        NodeKind::Noop | NodeKind::WaitSignal => parse::<EmptyConfig>(config).err().into_iter().collect(),
         NodeKind::Delay => with_parsed(config, check_delay),
         NodeKind::Http => with_parsed(config, check_http),
-        NodeKind::Transform => with_parsed(config, |c: TransformConfig| {
-            required("expression", &c.expression)
-        }),
+        NodeKind::Transform => with_parsed(config, |c: TransformConfig| required("expression", &c.expression)),
         NodeKind::Branch => with_parsed(config, check_branch),
         NodeKind::Fail => with_parsed(config, |_: FailConfig| Vec::new()),
         NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
     }
 }
 
-fn with_parsed<T: DeserializeOwned>(
-    config: &Value,
-    check: impl FnOnce(T) -> Vec<ConfigProblem>,
-) -> Vec<ConfigProblem> {
+fn with_parsed<T: DeserializeOwned>(config: &Value, check: impl FnOnce(T) -> Vec<ConfigProblem>) -> Vec<ConfigProblem> {
     match parse::<T>(config) {
         Ok(parsed) => check(parsed),
         Err(problem) => vec![problem],
@@ -189,10 +182,8 @@ fn with_parsed<T: DeserializeOwned>(
 }
 
 fn parse<T: DeserializeOwned>(config: &Value) -> Result<T, ConfigProblem> {
-    T::deserialize(config).map_err(|e| ConfigProblem {
-        path: "config".to_owned(),
-        message: format!("invalid config: {e}"),
-    })
+    T::deserialize(config)
+        .map_err(|e| ConfigProblem { path: "config".to_owned(), message: format!("invalid config: {e}") })
 }
 
 fn required(field: &str, value: &str) -> Vec<ConfigProblem> {
@@ -205,23 +196,13 @@ fn required(field: &str, value: &str) -> Vec<ConfigProblem> {
 
 fn check_delay(c: DelayConfig) -> Vec<ConfigProblem> {
     match (&c.duration_ms, &c.until) {
-        (None, None) => vec![ConfigProblem::at(
-            "duration_ms",
-            "a delay needs `duration_ms` or `until`",
-        )],
-        (Some(_), Some(_)) => vec![ConfigProblem::at(
-            "until",
-            "give either `duration_ms` or `until`, not both",
-        )],
-        (Some(ms), None) if *ms > crate::validate::MAX_DURATION_MS => vec![ConfigProblem::at(
-            "duration_ms",
-            "`duration_ms` is at most 10 years",
-        )],
+        (None, None) => vec![ConfigProblem::at("duration_ms", "a delay needs `duration_ms` or `until`")],
+        (Some(_), Some(_)) => vec![ConfigProblem::at("until", "give either `duration_ms` or `until`, not both")],
+        (Some(ms), None) if *ms > crate::validate::MAX_DURATION_MS => {
+            vec![ConfigProblem::at("duration_ms", "`duration_ms` is at most 10 years")]
+        }
         (None, Some(until)) if chrono::DateTime::parse_from_rfc3339(until).is_err() => {
-            vec![ConfigProblem::at(
-                "until",
-                "`until` must be an RFC 3339 time such as 2026-01-31T09:00:00Z",
-            )]
+            vec![ConfigProblem::at("until", "`until` must be an RFC 3339 time such as 2026-01-31T09:00:00Z")]
         }
         _ => Vec::new(),
     }
@@ -238,8 +219,7 @@ fn check_http(c: HttpConfig) -> Vec<ConfigProblem> {
     let url = c.url.trim();
     if url.is_empty() {
         problems.push(ConfigProblem::at("url", "`url` is required"));
-    } else if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("{{"))
-    {
+    } else if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("{{")) {
         problems.push(ConfigProblem::at("url", "`url` must start with http:// or https://"));
     }
     problems

@@ -121,7 +121,8 @@ impl TraceParent {
     pub fn parse(value: &str) -> Option<TraceParent> {
         let mut parts = value.trim().split('-');
         let (version, trace_id, span_id, flags) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-        let valid = is_hex(version, 2) && version != "ff" && is_hex(trace_id, 32) && is_hex(span_id, 16) && is_hex(flags, 2);
+        let valid =
+            is_hex(version, 2) && version != "ff" && is_hex(trace_id, 32) && is_hex(span_id, 16) && is_hex(flags, 2);
         // Version 00 has exactly four fields; later versions may append more.
         if !valid || (version == "00" && parts.next().is_some()) || is_zero(trace_id) || is_zero(span_id) {
             return None;

@@ -112,29 +112,19 @@ pub fn validate(def: &Definition, limits: &Limits) -> Report {
 fn check_limits(def: &Definition, limits: &Limits) -> Option<Issue> {
     if def.nodes.len() > limits.max_nodes {
         return Some(
-            Issue::new(
-                "too_many_nodes",
-                format!("{} nodes exceed the limit of {}", def.nodes.len(), limits.max_nodes),
-            )
-            .path("nodes"),
+            Issue::new("too_many_nodes", format!("{} nodes exceed the limit of {}", def.nodes.len(), limits.max_nodes))
+                .path("nodes"),
         );
     }
     if def.edges.len() > limits.max_edges {
         return Some(
-            Issue::new(
-                "too_many_edges",
-                format!("{} edges exceed the limit of {}", def.edges.len(), limits.max_edges),
-            )
-            .path("edges"),
+            Issue::new("too_many_edges", format!("{} edges exceed the limit of {}", def.edges.len(), limits.max_edges))
+                .path("edges"),
         );
     }
     let bytes = serde_json::to_vec(def).map(|v| v.len()).unwrap_or(usize::MAX);
-    (bytes > limits.max_bytes).then(|| {
-        Issue::new(
-            "too_large",
-            format!("the definition is {bytes} bytes; the limit is {}", limits.max_bytes),
-        )
-    })
+    (bytes > limits.max_bytes)
+        .then(|| Issue::new("too_large", format!("the definition is {bytes} bytes; the limit is {}", limits.max_bytes)))
 }
 
 fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
@@ -166,10 +156,7 @@ fn check_nodes<'a>(nodes: &'a [Node], errors: &mut Vec<Issue>) -> HashMap<&'a st
             errors.push(
                 Issue::new(
                     "invalid_node_id",
-                    format!(
-                        "node id `{}` must be 1-{MAX_NODE_ID_LEN} letters, digits, `_` or `-`",
-                        node.id
-                    ),
+                    format!("node id `{}` must be 1-{MAX_NODE_ID_LEN} letters, digits, `_` or `-`", node.id),
                 )
                 .node(&node.id)
                 .path(at(".id")),
@@ -198,7 +185,8 @@ fn check_nodes<'a>(nodes: &'a [Node], errors: &mut Vec<Issue>) -> HashMap<&'a st
             ),
             Some(kind) => {
                 for p in check_config(kind, &node.config) {
-                    errors.push(Issue::new("invalid_config", p.message).node(&node.id).path(at(&format!(".{}", p.path))));
+                    errors
+                        .push(Issue::new("invalid_config", p.message).node(&node.id).path(at(&format!(".{}", p.path))));
                 }
             }
         }
@@ -251,7 +239,11 @@ fn check_edges(def: &Definition, known: &HashMap<&str, Option<NodeKind>>, errors
         };
         for (end, id) in [("from", &edge.from), ("to", &edge.to)] {
             if !known.contains_key(id.as_str()) {
-                errors.push(issue("unknown_node", format!("edge {end} `{id}`: no node has this id"), &format!(".{end}")));
+                errors.push(issue(
+                    "unknown_node",
+                    format!("edge {end} `{id}`: no node has this id"),
+                    &format!(".{end}"),
+                ));
             }
         }
         if edge.from == edge.to {
@@ -279,13 +271,10 @@ fn outcome_problem(
         Some(Some(NodeKind::Branch)) => {
             let config = &def.nodes.iter().find(|n| n.id == from)?.config;
             let outcomes = branch_outcomes(config)?;
-            (!outcomes.iter().any(|o| o == label)).then(|| {
-                format!("branch `{from}` has no outcome `{label}`; its outcomes are: {}", outcomes.join(", "))
-            })
+            (!outcomes.iter().any(|o| o == label))
+                .then(|| format!("branch `{from}` has no outcome `{label}`; its outcomes are: {}", outcomes.join(", ")))
         }
-        Some(Some(_)) => Some(format!(
-            "`when: {label}` needs a branch source; use success, failure or always"
-        )),
+        Some(Some(_)) => Some(format!("`when: {label}` needs a branch source; use success, failure or always")),
         _ => None,
     }
 }

@@ -47,7 +47,12 @@ pub fn bench(root: &Path, args: &[String]) -> Result<()> {
     run_cmd(cargo().current_dir(root).args(["build", "--release", "-p", "trellis", "-p", "trellis-bench"]))?;
     let release = spa::target_dir(root).join("release");
     let mut driver = Command::new(release.join("trellis-bench"));
-    driver.current_dir(root).arg("--bin").arg(release.join("trellis")).args(args).env("TEST_DATABASE_URL", &database_url);
+    driver
+        .current_dir(root)
+        .arg("--bin")
+        .arg(release.join("trellis"))
+        .args(args)
+        .env("TEST_DATABASE_URL", &database_url);
     let result = run_cmd(&mut driver);
     postgres::drop_test_databases(&database_url);
     result

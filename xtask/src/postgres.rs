@@ -98,7 +98,16 @@ fn start_throwaway() -> Result<Option<String>> {
     run(&mut initdb).context("initdb failed")?;
     let options = format!("-p {THROWAWAY_PORT} -k {} -c listen_addresses=127.0.0.1", dir.display());
     let mut start = server_command(&bin.join("pg_ctl"), as_postgres);
-    start.args(["-D", &data.to_string_lossy(), "-o", &options, "-l", &dir.join("log").to_string_lossy(), "-w", "start"]);
+    start.args([
+        "-D",
+        &data.to_string_lossy(),
+        "-o",
+        &options,
+        "-l",
+        &dir.join("log").to_string_lossy(),
+        "-w",
+        "start",
+    ]);
     run(&mut start).context("pg_ctl start failed")?;
     eprintln!("xtask: started a throwaway Postgres on 127.0.0.1:{THROWAWAY_PORT} in {}", dir.display());
     Ok(Some(format!("postgres://postgres@127.0.0.1:{THROWAWAY_PORT}/postgres")))
@@ -118,7 +127,8 @@ fn postgres_bin_dir() -> Option<PathBuf> {
     if let Some(path) = crate::tools::find_on_path("initdb") {
         return path.parent().map(Path::to_path_buf);
     }
-    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql").ok()?.flatten().map(|e| e.path()).collect();
+    let mut versions: Vec<PathBuf> =
+        std::fs::read_dir("/usr/lib/postgresql").ok()?.flatten().map(|e| e.path()).collect();
     versions.sort();
     versions.into_iter().rev().map(|v| v.join("bin")).find(|bin| bin.join("initdb").is_file())
 }

@@ -124,7 +124,9 @@ mod tests {
         let k = keys();
         let claims = serde_json::json!({"sub": ADA.to_string(), "name": "ada", "role": "admin", "iss": ISSUER,
                                         "aud": AUDIENCE, "iat": now(), "exp": now() + 60});
-        let token = encode(&Header::new(ALGORITHM), &claims, &EncodingKey::from_secret(b"0123456789abcdef0123456789abcdef")).unwrap();
+        let token =
+            encode(&Header::new(ALGORITHM), &claims, &EncodingKey::from_secret(b"0123456789abcdef0123456789abcdef"))
+                .unwrap();
         assert!(k.verify(&token).is_err());
     }
 

@@ -62,7 +62,8 @@ pub async fn verify(turn: Turn, password: String, phc: Option<String>) -> Result
     run(turn, move || {
         let known = phc.is_some();
         let phc = phc.unwrap_or_else(|| DUMMY_HASH.clone());
-        let parsed = PasswordHash::new(&phc).map_err(|e| HashError::Failed(format!("stored hash is unreadable: {e}")))?;
+        let parsed =
+            PasswordHash::new(&phc).map_err(|e| HashError::Failed(format!("stored hash is unreadable: {e}")))?;
         let matches = Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok();
         Ok(known && matches)
     })

@@ -8,9 +8,9 @@ use super::ops::EngineError;
 use super::Engine;
 use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
 use chrono::Utc;
-use trellis_model::KeyReuse;
 use std::sync::Arc;
 use trellis_model::InstanceStatus;
+use trellis_model::KeyReuse;
 use uuid::Uuid;
 
 impl Engine {
@@ -19,7 +19,9 @@ impl Engine {
     pub async fn pause(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
         self.operator_event(id, Event::Pause, |status| match status {
             InstanceStatus::Paused => "the instance is already paused".to_owned(),
-            InstanceStatus::Queued => "the instance is queued and has not started; cancel it instead, or pause it once it runs".to_owned(),
+            InstanceStatus::Queued => {
+                "the instance is queued and has not started; cancel it instead, or pause it once it runs".to_owned()
+            }
             s => format!("the instance has finished ({}); only a running instance can be paused", s.as_str()),
         })
         .await
@@ -45,7 +47,9 @@ impl Engine {
         loop {
             let outcome = self.store.start_instance(new).await?;
             match outcome {
-                StartOutcome::KeyLive(live) if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES => {
+                StartOutcome::KeyLive(live)
+                    if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES =>
+                {
                     tries += 1;
                     if let Some(live) = live {
                         // Already finished (or canceled by a concurrent start) is just as good.
@@ -89,7 +93,12 @@ impl Engine {
     /// or is refused, when there is none). Returns the status it is in now.
     /// With `latest_version`, the instance moves to the latest published version first:
     /// nodes are matched by id (kept results stay, new nodes run, removed ones are dropped).
-    pub async fn retry(self: &Arc<Self>, id: Uuid, from: &str, latest_version: bool) -> Result<InstanceStatus, EngineError> {
+    pub async fn retry(
+        self: &Arc<Self>,
+        id: Uuid,
+        from: &str,
+        latest_version: bool,
+    ) -> Result<InstanceStatus, EngineError> {
         let snapshot = self.snapshot(id).await?;
         let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
         if !status.is_terminal() {
@@ -104,10 +113,16 @@ impl Engine {
         let mut migrate = None;
         if latest_version && latest != version {
             let target = self.plan(workflow, latest).await?;
-            let rows: Vec<NodeRow> = target.nodes.iter().enumerate().map(|(i, n)| {
-                let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
-                old.map(|r| NodeRow { position: i as i32, ..r.clone() }).unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, "pending"))
-            }).collect();
+            let rows: Vec<NodeRow> = target
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
+                    old.map(|r| NodeRow { position: i as i32, ..r.clone() })
+                        .unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, "pending"))
+                })
+                .collect();
             snapshot.nodes = rows.clone();
             snapshot.instance.version = latest;
             migrate = Some((latest, rows));
@@ -137,7 +152,8 @@ impl Engine {
             writes
         };
         let migrate = migrate.as_ref().map(|(v, rows)| (*v, rows.as_slice()));
-        let outcome = self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, migrate, &decide_fn).await;
+        let outcome =
+            self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, migrate, &decide_fn).await;
         match outcome {
             Ok(Some(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).unwrap_or(InstanceStatus::Running);

@@ -60,7 +60,9 @@ impl Engine {
             for attempt in 1.. {
                 match engine.try_commit(&plan, instance, fence.as_ref(), &event, &detail).await {
                     Ok(outcome) => return Ok(outcome),
-                    Err(e) if attempt < COMMIT_TRIES || (is_outage(&e) && std::time::Instant::now() < outage_deadline) => {
+                    Err(e)
+                        if attempt < COMMIT_TRIES || (is_outage(&e) && std::time::Instant::now() < outage_deadline) =>
+                    {
                         tracing::warn!(error = %e, attempt, "commit failed; retrying");
                         tokio::time::sleep(delay).await;
                         delay = (delay * 2).min(OUTAGE_POLL);
@@ -141,7 +143,13 @@ impl Engine {
         }
     }
 
-    pub(super) async fn after_commit(self: &Arc<Self>, plan: &Arc<Plan>, instance: uuid::Uuid, writes: &Writes, reservation: Reservation) {
+    pub(super) async fn after_commit(
+        self: &Arc<Self>,
+        plan: &Arc<Plan>,
+        instance: uuid::Uuid,
+        writes: &Writes,
+        reservation: Reservation,
+    ) {
         // Publish before launching: the launched attempt's own transition must not reach the
         // hub ahead of this one's entries, or followers would find a gap in the hub's ring and
         // all reread the history at once.
@@ -155,7 +163,11 @@ impl Engine {
         if writes.new_work.iter().any(|w| w.queue.is_some()) {
             self.task_wake.notify_waiters();
         }
-        let finished = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).is_some_and(InstanceStatus::is_terminal);
+        let finished = writes
+            .instance
+            .as_ref()
+            .and_then(|u| InstanceStatus::parse(&u.status))
+            .is_some_and(InstanceStatus::is_terminal);
         if finished && plan.instance_limit.is_some() {
             self.admit(plan.workflow).await;
         }

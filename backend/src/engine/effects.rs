@@ -53,14 +53,21 @@ pub fn state_of(plan: &Plan, snapshot: &Snapshot) -> InstanceState {
 
 /// Applies `event` to the stored instance and returns the rows to write (empty if the
 /// event no longer applies). `jitter` in [0, 1) spreads retry delays.
-pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, now: DateTime<Utc>, jitter: f64) -> Writes {
+pub fn decide(
+    plan: &Plan,
+    snapshot: &Snapshot,
+    event: Event,
+    detail: &Detail,
+    now: DateTime<Utc>,
+    jitter: f64,
+) -> Writes {
     let before = state_of(plan, snapshot);
     let mut after = before.clone();
     let event_node = event_node(&event);
     let ended_attempt = match &event {
-        Event::Succeeded { node, attempt, .. } | Event::Failed { node, attempt, .. } | Event::Lost { node, attempt } => {
-            Some((plan.nodes[*node].id.clone(), *attempt as i32))
-        }
+        Event::Succeeded { node, attempt, .. }
+        | Event::Failed { node, attempt, .. }
+        | Event::Lost { node, attempt } => Some((plan.nodes[*node].id.clone(), *attempt as i32)),
         _ => None,
     };
     let started = matches!(event, Event::Start);
@@ -113,12 +120,18 @@ pub fn decide(plan: &Plan, snapshot: &Snapshot, event: Event, detail: &Detail, n
             Command::ScheduleRetry { node, attempt, delay_ms } => {
                 // "Equal jitter": between half and all of the computed backoff.
                 let delay = delay_ms / 2 + ((delay_ms / 2) as f64 * jitter) as u64;
-                writes.new_work.push(work(kind::RETRY, Some(&plan.nodes[node].id), Some(attempt), now + ms_duration(delay)));
+                writes.new_work.push(work(
+                    kind::RETRY,
+                    Some(&plan.nodes[node].id),
+                    Some(attempt),
+                    now + ms_duration(delay),
+                ));
             }
             Command::Finish { status, failed_node } => {
                 // A retry whose re-run nodes are all skipped at once still begins a run.
                 let restart = retried.is_some();
-                let mut u = InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
+                let mut u =
+                    InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
                 u.output = Some(final_output(plan, snapshot, &writes, &after));
                 u.error = finish_error(plan, status, failed_node, detail);
                 // What this step already recorded: a retry's new status, or an admission
@@ -210,8 +223,19 @@ fn event_node(event: &Event) -> Option<usize> {
     }
 }
 
-fn update(status: InstanceStatus, started_at: Option<DateTime<Utc>>, ended_at: Option<DateTime<Utc>>) -> InstanceUpdate {
-    InstanceUpdate { status: status.as_str().to_owned(), output: None, error: None, started_at, ended_at, restart: false }
+fn update(
+    status: InstanceStatus,
+    started_at: Option<DateTime<Utc>>,
+    ended_at: Option<DateTime<Utc>>,
+) -> InstanceUpdate {
+    InstanceUpdate {
+        status: status.as_str().to_owned(),
+        output: None,
+        error: None,
+        started_at,
+        ended_at,
+        restart: false,
+    }
 }
 
 pub fn work(kind: &str, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {

@@ -41,14 +41,32 @@ pub enum Event {
     /// The instance was admitted and may run.
     Start,
     /// The attempt is suspended on a timer, a signal or an external worker.
-    Suspended { node: usize, attempt: u32 },
-    Succeeded { node: usize, attempt: u32, outcome: Option<String> },
-    Failed { node: usize, attempt: u32, retryable: bool, timed_out: bool },
+    Suspended {
+        node: usize,
+        attempt: u32,
+    },
+    Succeeded {
+        node: usize,
+        attempt: u32,
+        outcome: Option<String>,
+    },
+    Failed {
+        node: usize,
+        attempt: u32,
+        retryable: bool,
+        timed_out: bool,
+    },
     /// The process running the attempt died (its lease expired): not the node's fault, so
     /// it is retried even beyond `max_attempts`, within [`LOST_ATTEMPT_ALLOWANCE`].
-    Lost { node: usize, attempt: u32 },
+    Lost {
+        node: usize,
+        attempt: u32,
+    },
     /// The backoff before attempt `attempt` is over.
-    RetryDue { node: usize, attempt: u32 },
+    RetryDue {
+        node: usize,
+        attempt: u32,
+    },
     Cancel,
     TimedOut,
     /// An operator paused the instance: nothing new is dispatched until `Resume`, while
@@ -61,7 +79,10 @@ pub enum Event {
     /// here, whatever the caller passed) go back to pending, keeping their attempt counts
     /// so attempt numbers stay unique; the others keep their results. `admit`: whether a
     /// `max_concurrent_instances` slot is free (else it queues and waits for `Start`).
-    Retry { reset: Vec<usize>, admit: bool },
+    Retry {
+        reset: Vec<usize>,
+        admit: bool,
+    },
 }
 
 /// Where a retry starts from.
@@ -79,7 +100,9 @@ pub enum RetryFrom {
 /// downstream of them (empty: there is nothing to re-run).
 pub fn retry_set(plan: &Plan, state: &InstanceState, from: &RetryFrom) -> Vec<usize> {
     // Pending in a finished instance: a node new in the version the retry moves it to.
-    let unfinished = |n: &NodeState| matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut | NodeStatus::Canceled | NodeStatus::Pending);
+    let unfinished = |n: &NodeState| {
+        matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut | NodeStatus::Canceled | NodeStatus::Pending)
+    };
     let roots: Vec<bool> = state
         .nodes
         .iter()
@@ -187,7 +210,15 @@ fn retry(plan: &Plan, state: &mut InstanceState, reset: &[usize], admit: bool, c
 
 /// Ends a failed attempt: retries it while `attempt < budget`, else the node fails, which
 /// fails the instance unless an edge handles the failure.
-fn end_attempt(plan: &Plan, state: &mut InstanceState, node: usize, attempt: u32, budget: u32, timed_out: bool, commands: &mut Vec<Command>) {
+fn end_attempt(
+    plan: &Plan,
+    state: &mut InstanceState,
+    node: usize,
+    attempt: u32,
+    budget: u32,
+    timed_out: bool,
+    commands: &mut Vec<Command>,
+) {
     if attempt < budget {
         state.nodes[node].status = NodeStatus::Waiting;
         let next = attempt + 1;
@@ -285,11 +316,8 @@ fn finish(state: &mut InstanceState, status: InstanceStatus, failed_node: Option
     state.status = status;
     for node in state.nodes.iter_mut().filter(|n| !n.status.is_terminal()) {
         let was_running = matches!(node.status, NodeStatus::Running | NodeStatus::Waiting);
-        node.status = if status == InstanceStatus::TimedOut && was_running {
-            NodeStatus::TimedOut
-        } else {
-            NodeStatus::Canceled
-        };
+        node.status =
+            if status == InstanceStatus::TimedOut && was_running { NodeStatus::TimedOut } else { NodeStatus::Canceled };
     }
     commands.push(Command::Finish { status, failed_node });
 }

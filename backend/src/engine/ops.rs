@@ -6,7 +6,9 @@ use super::machine::Event;
 use super::plan::Plan;
 use super::trace::Tracer;
 use super::Engine;
-use crate::store::{Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, WorkItem, Writes};
+use crate::store::{
+    Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, WorkItem, Writes,
+};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -88,10 +90,19 @@ impl Engine {
         refuse_nul(&input, "the input")?;
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
-            return Err(EngineError::TooLarge(format!("the input is {size} bytes; the limit is {}", self.config.max_input_bytes)));
+            return Err(EngineError::TooLarge(format!(
+                "the input is {size} bytes; the limit is {}",
+                self.config.max_input_bytes
+            )));
         }
-        let record = self.store.get_workflow(workflow).await?.ok_or_else(|| EngineError::NotFound(format!("no workflow with id {workflow}")))?;
-        let latest = record.latest_version.ok_or_else(|| EngineError::Conflict("the workflow has no published version; publish one first".into()))?;
+        let record = self
+            .store
+            .get_workflow(workflow)
+            .await?
+            .ok_or_else(|| EngineError::NotFound(format!("no workflow with id {workflow}")))?;
+        let latest = record
+            .latest_version
+            .ok_or_else(|| EngineError::Conflict("the workflow has no published version; publish one first".into()))?;
         let version = version.unwrap_or(latest);
         if version < 1 || version > latest {
             return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
@@ -101,13 +112,24 @@ impl Engine {
         let limits = self.plan(workflow, latest).await?;
         let now = Utc::now();
         let row = InstanceRow {
-            id: Uuid::now_v7(), workflow_id: workflow, version, status: InstanceStatus::Queued.as_str().into(),
-            input: Json(input), output: None, error: None, business_key: key, created_at: now, started_at: None, ended_at: None,
+            id: Uuid::now_v7(),
+            workflow_id: workflow,
+            version,
+            status: InstanceStatus::Queued.as_str().into(),
+            input: Json(input),
+            output: None,
+            error: None,
+            business_key: key,
+            created_at: now,
+            started_at: None,
+            ended_at: None,
             trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
-            parent_span_id: trace_parent.map(|p| p.span_id), run: 1,
+            parent_span_id: trace_parent.map(|p| p.span_id),
+            run: 1,
         };
         let pending = NodeStatus::Pending.as_str();
-        let nodes: Vec<NodeRow> = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, pending)).collect();
+        let nodes: Vec<NodeRow> =
+            plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, pending)).collect();
         let tracer = Tracer { plan: &plan, instance: &row, now };
         let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
@@ -118,8 +140,15 @@ impl Engine {
         let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
         let new = NewInstance {
-            row, nodes, limit: limits.instance_limit, reject_over_limit: limits.reject_over_limit, on_admit: on_admit.clone(), idempotency,
-            created_events: created_events.clone(), queued_events: queued_events.clone(), key_reuse: limits.key_reuse,
+            row,
+            nodes,
+            limit: limits.instance_limit,
+            reject_over_limit: limits.reject_over_limit,
+            on_admit: on_admit.clone(),
+            idempotency,
+            created_events: created_events.clone(),
+            queued_events: queued_events.clone(),
+            key_reuse: limits.key_reuse,
         };
         let status = match self.start_keyed(&new).await? {
             StartOutcome::Running => {
@@ -136,17 +165,25 @@ impl Engine {
             }
             StartOutcome::Rejected => {
                 let limit = limits.instance_limit.unwrap_or_default();
-                return Err(EngineError::LimitReached(format!("the workflow already runs its limit of {limit} instances")));
+                return Err(EngineError::LimitReached(format!(
+                    "the workflow already runs its limit of {limit} instances"
+                )));
             }
             StartOutcome::Repeated(first) if first.request_hash == request_hash => {
                 let status = InstanceStatus::parse(&first.status).unwrap_or(InstanceStatus::Queued);
                 return Ok(Started { id: first.instance_id, status, version: first.version });
             }
             StartOutcome::Repeated(_) => {
-                return Err(EngineError::Invalid("this Idempotency-Key was already used with a different request".into()));
+                return Err(EngineError::Invalid(
+                    "this Idempotency-Key was already used with a different request".into(),
+                ));
             }
             refused @ (StartOutcome::KeyLive(_) | StartOutcome::KeyUsed { .. }) => {
-                return Err(key_refused(&refused, new.row.business_key.as_deref().unwrap_or_default(), limits.key_reuse));
+                return Err(key_refused(
+                    &refused,
+                    new.row.business_key.as_deref().unwrap_or_default(),
+                    limits.key_reuse,
+                ));
             }
         };
         Ok(Started { id, status, version })
@@ -161,9 +198,13 @@ impl Engine {
         refuse_nul(&payload, "the payload")?;
         let snapshot = self.snapshot(id).await?;
         let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        let index = plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
+        let index =
+            plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
         if plan.nodes[index].kind != "wait_signal" {
-            return Err(EngineError::Conflict(format!("node `{node}` is a {} node, not wait_signal", plan.nodes[index].kind)));
+            return Err(EngineError::Conflict(format!(
+                "node `{node}` is a {} node, not wait_signal",
+                plan.nodes[index].kind
+            )));
         }
         self.refuse_oversized(&snapshot, node, &payload)?;
         let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
@@ -269,13 +310,31 @@ impl Engine {
         self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
     }
 
-    pub async fn fail_task(self: &Arc<Self>, id: Uuid, token: &str, error: String, retryable: bool) -> Result<(), EngineError> {
+    pub async fn fail_task(
+        self: &Arc<Self>,
+        id: Uuid,
+        token: &str,
+        error: String,
+        retryable: bool,
+    ) -> Result<(), EngineError> {
         refuse_nul(&Value::String(error.clone()), "the error")?;
         let detail = Detail { error: Some(error), ..Default::default() };
-        self.finish_task(id, token, detail, |node, attempt| Event::Failed { node, attempt, retryable, timed_out: false }).await
+        self.finish_task(id, token, detail, |node, attempt| Event::Failed {
+            node,
+            attempt,
+            retryable,
+            timed_out: false,
+        })
+        .await
     }
 
-    async fn finish_task(self: &Arc<Self>, id: Uuid, token: &str, detail: Detail, event: impl Fn(usize, u32) -> Event) -> Result<(), EngineError> {
+    async fn finish_task(
+        self: &Arc<Self>,
+        id: Uuid,
+        token: &str,
+        detail: Detail,
+        event: impl Fn(usize, u32) -> Event,
+    ) -> Result<(), EngineError> {
         let (fence, item) = self.task_fence(id, token).await?;
         let snapshot = self.snapshot(item.instance_id).await?;
         let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
@@ -294,7 +353,8 @@ impl Engine {
     /// over the caps is refused (413) rather than stored or turned into a failed node: the
     /// caller can still send one that fits.
     fn refuse_oversized(&self, snapshot: &Snapshot, node: &str, output: &Value) -> Result<(), EngineError> {
-        let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref().map(|o| &o.0));
+        let others =
+            snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref().map(|o| &o.0));
         self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
     }
 
@@ -331,11 +391,16 @@ fn key_refused(outcome: &StartOutcome, key: &str, policy: trellis_model::KeyReus
 
 fn refuse_nul(value: &Value, what: &str) -> Result<(), EngineError> {
     if super::json::contains_nul(value) {
-        return Err(EngineError::Invalid(format!("{what} contains U+0000 (a NUL character), which Trellis does not store")));
+        return Err(EngineError::Invalid(format!(
+            "{what} contains U+0000 (a NUL character), which Trellis does not store"
+        )));
     }
     Ok(())
 }
 
 fn stale_lease() -> EngineError {
-    EngineError::Conflict("the lease token is stale or unknown: the task was completed, or its lease expired and it was handed out again".into())
+    EngineError::Conflict(
+        "the lease token is stale or unknown: the task was completed, or its lease expired and it was handed out again"
+            .into(),
+    )
 }

@@ -17,7 +17,12 @@ pub struct OutputCaps {
 impl OutputCaps {
     /// Why `output` of node `node` cannot be stored next to `others` (the instance's other
     /// nodes' stored outputs), if it cannot.
-    pub fn check<'a>(&self, node: &str, output: &Value, others: impl IntoIterator<Item = &'a Value>) -> Result<(), String> {
+    pub fn check<'a>(
+        &self,
+        node: &str,
+        output: &Value,
+        others: impl IntoIterator<Item = &'a Value>,
+    ) -> Result<(), String> {
         let size = serialized_len(output);
         if size > self.node_bytes {
             return Err(format!(
@@ -39,7 +44,13 @@ impl OutputCaps {
 
 /// The stored outputs of an expression context's nodes other than `node`.
 pub fn other_outputs<'a>(context: &'a Value, node: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-    context.get("nodes").and_then(Value::as_object).into_iter().flatten().filter(move |(id, _)| *id != node).filter_map(|(_, n)| n.get("output"))
+    context
+        .get("nodes")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(move |(id, _)| *id != node)
+        .filter_map(|(_, n)| n.get("output"))
 }
 
 /// Bytes `value` takes as JSON, counted without building the text.
@@ -69,7 +80,10 @@ mod tests {
         let caps = OutputCaps { node_bytes: 10, instance_bytes: 20 };
         assert!(caps.check("a", &json!("12345678"), []).is_ok());
         let node = caps.check("a", &json!("123456789012"), []).unwrap_err();
-        assert!(node.contains("14 bytes, over the cap of 10 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"), "{node}");
+        assert!(
+            node.contains("14 bytes, over the cap of 10 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"),
+            "{node}"
+        );
         let others = [json!("12345678"), json!("12345678")];
         let total = caps.check("a", &json!("12"), &others).unwrap_err();
         assert!(total.contains("would total 24 bytes, over the cap of 20 bytes per instance"), "{total}");

@@ -2,12 +2,12 @@
 //! each outcome as one fenced transition. Every process runs one of these loops; they
 //! share the work through leases, so any number may serve one Postgres.
 
+use super::commit::OUTAGE_POLL;
 use super::effects::{self, kind, Detail};
 use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
 use super::outputs;
 use super::plan::Plan;
-use super::commit::OUTAGE_POLL;
 use super::Engine;
 use crate::store::transient::trouble_of;
 use crate::store::{Fence, NewWork, Snapshot, Trouble, WorkItem, Writes};
@@ -113,8 +113,13 @@ impl Engine {
             // back, while the lease is still ours, rather than leave the item to the lease.
             // This cannot run an attempt twice: a commit gives up on an outage only after a
             // whole lease (see `commit`), by when this item's lease has ended.
-            let leased = item.lease_expires_at.is_some_and(|until| Utc::now() + effects::ms_duration(OUTAGE_POLL.as_millis() as u64) < until);
-            if leased && trouble_of(&e) == Some(Trouble::Unavailable) && !self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            let leased = item
+                .lease_expires_at
+                .is_some_and(|until| Utc::now() + effects::ms_duration(OUTAGE_POLL.as_millis() as u64) < until);
+            if leased
+                && trouble_of(&e) == Some(Trouble::Unavailable)
+                && !self.draining.load(std::sync::atomic::Ordering::SeqCst)
+            {
                 tokio::time::sleep(OUTAGE_POLL).await;
                 continue;
             }
@@ -167,7 +172,15 @@ impl Engine {
     }
 
     /// Runs one attempt, keeping its lease alive while it runs.
-    async fn execute(&self, plan: &Plan, instance: uuid::Uuid, context: Value, node: usize, attempt: u32, fence: &Fence) -> (Event, Detail) {
+    async fn execute(
+        &self,
+        plan: &Plan,
+        instance: uuid::Uuid,
+        context: Value,
+        node: usize,
+        attempt: u32,
+        fence: &Fence,
+    ) -> (Event, Detail) {
         let spec = &plan.nodes[node];
         let traceparent = context.pointer("/instance/trace_id").and_then(Value::as_str).map(|trace_id| {
             let span = super::trace::attempt_span_id(instance, &spec.id, i64::from(attempt));
@@ -198,15 +211,17 @@ impl Engine {
         let result = self.capped(sanitized(result), &spec.id, &run.context);
         let (event, mut detail) = match result {
             NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
-            NodeResult::Failed { error, retryable } => {
-                (Event::Failed { node, attempt, retryable, timed_out: false }, Detail { error: Some(error), ..Default::default() })
+            NodeResult::Failed { error, retryable } => (
+                Event::Failed { node, attempt, retryable, timed_out: false },
+                Detail { error: Some(error), ..Default::default() },
+            ),
+            NodeResult::Suspend(suspend) => {
+                (Event::Suspended { node, attempt }, suspension(&spec.id, attempt, suspend))
             }
-            NodeResult::Suspend(suspend) => (Event::Suspended { node, attempt }, suspension(&spec.id, attempt, suspend)),
         };
         detail.started_at = Some(run.now);
         (event, detail)
     }
-
 }
 
 impl Engine {
@@ -217,7 +232,9 @@ impl Engine {
         let caps = self.config.output_caps;
         let checked = match &result {
             NodeResult::Done { output, .. } => caps.check(node, output, outputs::other_outputs(context, node)),
-            NodeResult::Suspend(Suspend::Task { input, .. }) => caps.check(node, input, []).map_err(|e| format!("the task's input: {e}")),
+            NodeResult::Suspend(Suspend::Task { input, .. }) => {
+                caps.check(node, input, []).map_err(|e| format!("the task's input: {e}"))
+            }
             _ => Ok(()),
         };
         match checked {
@@ -234,7 +251,9 @@ fn sanitized(result: NodeResult) -> NodeResult {
             super::json::replace_nul(&mut output);
             NodeResult::Done { output, outcome }
         }
-        NodeResult::Failed { error, retryable } => NodeResult::Failed { error: super::json::replace_nul_str(&error), retryable },
+        NodeResult::Failed { error, retryable } => {
+            NodeResult::Failed { error: super::json::replace_nul_str(&error), retryable }
+        }
         NodeResult::Suspend(Suspend::Task { queue, mut input }) => {
             super::json::replace_nul(&mut input);
             NodeResult::Suspend(Suspend::Task { queue, input })

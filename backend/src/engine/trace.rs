@@ -89,8 +89,13 @@ impl Tracer<'_> {
     fn root(&self) -> Span {
         let name = if self.plan.name.is_empty() { "instance".to_owned() } else { self.plan.name.clone() };
         // A retried run starts when it was retried.
-        let start = if self.instance.run > 1 { self.instance.started_at.unwrap_or(self.instance.created_at) } else { self.instance.created_at };
-        let mut span = self.span(self.root_id(), self.instance.parent_span_id.clone(), name, span_kind::INSTANCE, start);
+        let start = if self.instance.run > 1 {
+            self.instance.started_at.unwrap_or(self.instance.created_at)
+        } else {
+            self.instance.created_at
+        };
+        let mut span =
+            self.span(self.root_id(), self.instance.parent_span_id.clone(), name, span_kind::INSTANCE, start);
         let attributes = &mut span.attributes;
         attributes.insert("trellis.instance_id".into(), json!(self.instance.id));
         attributes.insert("trellis.workflow_id".into(), json!(self.instance.workflow_id));
@@ -106,7 +111,8 @@ impl Tracer<'_> {
 
     fn queue(&self) -> Span {
         let name = "queue wait: max_concurrent_instances".to_owned();
-        let mut span = self.span(self.run_span_id("queue"), Some(self.root_id()), name, span_kind::QUEUE, self.root().start);
+        let mut span =
+            self.span(self.run_span_id("queue"), Some(self.root_id()), name, span_kind::QUEUE, self.root().start);
         span.attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
         span.attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
         span
@@ -133,7 +139,12 @@ impl Tracer<'_> {
         self.event(kind::SPAN_END, &span)
     }
 
-    pub fn instance_change(&self, status: InstanceStatus, previous: Option<InstanceStatus>, error: Option<String>) -> NewEvent {
+    pub fn instance_change(
+        &self,
+        status: InstanceStatus,
+        previous: Option<InstanceStatus>,
+        error: Option<String>,
+    ) -> NewEvent {
         let change = InstanceChange {
             workflow_id: self.instance.workflow_id.to_string(),
             status: status.as_str().to_owned(),
@@ -242,14 +253,17 @@ impl Tracer<'_> {
 
     fn event_ends_attempt(&self, step: &NodeStep<'_>) -> bool {
         match step.event {
-            Event::Succeeded { node, .. } | Event::Failed { node, .. } | Event::Lost { node, .. } => *node == step.index,
+            Event::Succeeded { node, .. } | Event::Failed { node, .. } | Event::Lost { node, .. } => {
+                *node == step.index
+            }
             _ => false,
         }
     }
 
     /// The wait the node enters in this transition.
     fn new_wait(&self, step: &NodeStep<'_>, old: Option<NodeStatus>, new: Option<NodeStatus>) -> Option<&'static str> {
-        let retries = step.commands.iter().any(|c| matches!(c, Command::ScheduleRetry { node, .. } if *node == step.index));
+        let retries =
+            step.commands.iter().any(|c| matches!(c, Command::ScheduleRetry { node, .. } if *node == step.index));
         if retries {
             return Some(wait::BACKOFF);
         }
@@ -267,7 +281,8 @@ impl Tracer<'_> {
         let spec = &self.plan.nodes[row.position.max(0) as usize];
         let start = row.dispatched_at.unwrap_or(self.now);
         let name = format!("{} {}", spec.kind, spec.id);
-        let mut span = self.span(self.attempt_id(&row.node_id, row.attempts), Some(self.root_id()), name, span_kind::NODE, start);
+        let mut span =
+            self.span(self.attempt_id(&row.node_id, row.attempts), Some(self.root_id()), name, span_kind::NODE, start);
         span.attributes.insert("trellis.node".into(), json!(spec.id));
         span.attributes.insert("trellis.node_type".into(), json!(spec.kind));
         span.attributes.insert("trellis.attempt".into(), json!(row.attempts));
@@ -302,7 +317,11 @@ impl Tracer<'_> {
         let attempt = row.attempts.to_string();
         // A node a retry reset waits for a slot with the attempt count of the last run.
         let run = self.instance.run.to_string();
-        let parts: &[&str] = if self.instance.run > 1 { &["wait", &row.node_id, &attempt, wait_kind, &run] } else { &["wait", &row.node_id, &attempt, wait_kind] };
+        let parts: &[&str] = if self.instance.run > 1 {
+            &["wait", &row.node_id, &attempt, wait_kind, &run]
+        } else {
+            &["wait", &row.node_id, &attempt, wait_kind]
+        };
         let id = span_id(self.instance.id, parts);
         let attempt_span = Some(self.attempt_id(&row.node_id, row.attempts));
         let (name, span_kind, parent) = match wait_kind {

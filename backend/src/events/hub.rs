@@ -146,7 +146,8 @@ impl Hub {
 
     /// Announcements may have been missed: every follower rereads the history.
     pub fn forget_all(&self) {
-        let channels: Vec<Arc<Channel>> = self.channels.lock().expect("hub channels").values().filter_map(Weak::upgrade).collect();
+        let channels: Vec<Arc<Channel>> =
+            self.channels.lock().expect("hub channels").values().filter_map(Weak::upgrade).collect();
         for channel in channels {
             channel.forget();
         }
@@ -176,7 +177,13 @@ mod tests {
     use super::*;
 
     fn entry(seq: i64) -> Arc<Published> {
-        Arc::new(Published { seq, kind: "node".into(), json: String::new(), frame: bytes::Bytes::new(), terminal: false })
+        Arc::new(Published {
+            seq,
+            kind: "node".into(),
+            json: String::new(),
+            frame: bytes::Bytes::new(),
+            terminal: false,
+        })
     }
 
     fn seqs(entries: Option<Vec<Arc<Published>>>) -> Option<Vec<i64>> {

@@ -60,9 +60,21 @@ impl Metrics {
         let r = &mut self.registry;
         r.register("trellis_instances_started", "Instances created by this process", self.started.clone());
         r.register("trellis_instances_finished", "Instances that finished, by status", self.finished.clone());
-        r.register("trellis_node_duration_seconds", "Node attempts from dispatch to end, by node type and outcome", self.node_duration.clone());
-        r.register("trellis_queue_depth", "Instances waiting for a concurrency slot, by workflow", self.queue_depth.clone());
-        r.register("trellis_timers_pending", "Delays, retry backoffs and timeouts not yet fired", self.pending_timers.clone());
+        r.register(
+            "trellis_node_duration_seconds",
+            "Node attempts from dispatch to end, by node type and outcome",
+            self.node_duration.clone(),
+        );
+        r.register(
+            "trellis_queue_depth",
+            "Instances waiting for a concurrency slot, by workflow",
+            self.queue_depth.clone(),
+        );
+        r.register(
+            "trellis_timers_pending",
+            "Delays, retry backoffs and timeouts not yet fired",
+            self.pending_timers.clone(),
+        );
         r.register("trellis_sse_clients", "Server-sent event streams open on this process", self.sse_clients.clone());
         r.register("trellis_db_pool_connections", "Database connections of this process, by state", self.pool.clone());
         r.register("trellis_db_pool_max_connections", "The database pool's size limit", self.pool_max.clone());

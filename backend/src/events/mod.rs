@@ -44,7 +44,13 @@ impl EventBus {
     /// Renders entries for the followers of `instance` and the dashboard feed, if this
     /// process has any: nobody watching, nothing rendered. (A follower that arrives later
     /// reads these committed entries from the store.)
-    fn fan_out<'a>(&self, instance: Uuid, workflow: Uuid, first: i64, entries: impl Iterator<Item = (&'a str, DateTime<Utc>, &'a Value)>) {
+    fn fan_out<'a>(
+        &self,
+        instance: Uuid,
+        workflow: Uuid,
+        first: i64,
+        entries: impl Iterator<Item = (&'a str, DateTime<Utc>, &'a Value)>,
+    ) {
         if !self.hub.is_followed(instance) && !self.hub.has_feed_subscribers() {
             return;
         }
@@ -104,7 +110,12 @@ impl EventBus {
             }
             None => return,
         };
-        self.fan_out(instance, workflow, first, entries.iter().map(|(entry_kind, at, data)| (entry_kind.as_str(), *at, data)));
+        self.fan_out(
+            instance,
+            workflow,
+            first,
+            entries.iter().map(|(entry_kind, at, data)| (entry_kind.as_str(), *at, data)),
+        );
     }
 
     /// Relays other processes' announcements until the store's listener ends.

@@ -56,7 +56,11 @@ impl Exporter {
     }
 }
 
-async fn export_loop(exporter: opentelemetry_otlp::SpanExporter, mut spans: mpsc::Receiver<Span>, metrics: Arc<Metrics>) {
+async fn export_loop(
+    exporter: opentelemetry_otlp::SpanExporter,
+    mut spans: mpsc::Receiver<Span>,
+    metrics: Arc<Metrics>,
+) {
     let scope = InstrumentationScope::builder("trellis").with_version(env!("CARGO_PKG_VERSION")).build();
     let mut batch = Vec::with_capacity(BATCH);
     loop {

@@ -9,9 +9,9 @@ use crate::store::ApiKeyRecord;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::{json, Value};
 use trellis_model::api::{CreateApiKey, CreatedApiKey};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 const MAX_KEY_NAME_LEN: usize = 100;
@@ -63,7 +63,11 @@ async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Js
 }
 
 #[utoipa::path(delete, path = "/api-keys/{id}", tag = "api-keys", responses((status = 204, description = "Revoked")))]
-async fn revoke(State(state): State<AppState>, _: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+async fn revoke(
+    State(state): State<AppState>,
+    _: Authed<AsAdmin>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<StatusCode> {
     if state.store.revoke_api_key(id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -122,7 +122,8 @@ async fn inspect(response: Response, status: StatusCode, wants_id: bool) -> (Res
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/json") || t.starts_with("application/problem+json"));
     let small = response.body().size_hint().exact().is_some_and(|n| n <= MAX_INSPECTED_BODY);
-    let interesting = status.is_client_error() || status.is_server_error() || (status == StatusCode::CREATED && wants_id);
+    let interesting =
+        status.is_client_error() || status.is_server_error() || (status == StatusCode::CREATED && wants_id);
     if !(is_json && small && interesting) {
         return (response, Found::default());
     }
@@ -165,7 +166,11 @@ struct ListParams {
 #[utoipa::path(get, path = "/audit", tag = "audit", params(ListParams),
     responses((status = 200, description = "A page of audit entries, newest first", body = AuditPage)),
     security(("bearer" = []), ("cookie" = [])))]
-async fn list(State(state): State<AppState>, _: Authed<AsAdmin>, ApiQuery(p): ApiQuery<ListParams>) -> ApiResult<Json<Page<AuditEntry>>> {
+async fn list(
+    State(state): State<AppState>,
+    _: Authed<AsAdmin>,
+    ApiQuery(p): ApiQuery<ListParams>,
+) -> ApiResult<Json<Page<AuditEntry>>> {
     let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let before = p
         .cursor

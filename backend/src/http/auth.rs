@@ -13,10 +13,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
 use std::marker::PhantomData;
 use trellis_model::api::{LoginRequest, Me, Problem, TokenResponse};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 pub const SESSION_COOKIE: &str = "trellis_session";
@@ -135,11 +135,7 @@ impl<R: MinRole> FromRequestParts<AppState> for Authed<R> {
             slot.set(Actor::from(&principal));
         }
         if principal.role < R::ROLE {
-            return Err(ApiError::Forbidden(format!(
-                "this needs the {} role; you are {}",
-                R::ROLE,
-                principal.role
-            )));
+            return Err(ApiError::Forbidden(format!("this needs the {} role; you are {}", R::ROLE, principal.role)));
         }
         Ok(Authed { principal, _role: PhantomData })
     }
@@ -174,9 +170,10 @@ pub fn bearer(headers: &HeaderMap) -> ApiResult<Option<String>> {
     };
     let value = value.to_str().unwrap_or_default();
     let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "));
-    let token = token.map(str::trim).filter(|t| !t.is_empty()).ok_or_else(|| {
-        ApiError::Unauthorized("the Authorization header must be `Bearer <token or API key>`".into())
-    })?;
+    let token = token
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| ApiError::Unauthorized("the Authorization header must be `Bearer <token or API key>`".into()))?;
     Ok(Some(token.to_owned()))
 }
 

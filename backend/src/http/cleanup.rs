@@ -11,11 +11,11 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use trellis_model::api::Problem;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use trellis_model::api::Problem;
 use trellis_model::{InstanceStatus, Issue};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 /// Ids shown by a dry run.
@@ -31,7 +31,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 #[utoipa::path(delete, path = "/instances/{id}", tag = "instances", responses((status = 204, description = "Purged with its whole history"), (status = 409, description = "The instance has not finished", body = Problem, content_type = "application/problem+json")))]
-async fn purge_one(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+async fn purge_one(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<StatusCode> {
     // One statement deletes only if finished, so a concurrent retry elsewhere cannot have
     // its instance deleted under it.
     match state.store.purge_instance(id).await? {
@@ -57,32 +61,54 @@ struct BulkRequest {
 }
 
 #[utoipa::path(post, path = "/instances/purge", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be purged", content_type = "application/json"), (status = 202, description = "A purge job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
-async fn bulk_purge(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
+async fn bulk_purge(
+    state: State<AppState>,
+    auth: Authed<AsOperator>,
+    ApiJson(body): ApiJson<BulkRequest>,
+) -> ApiResult<Response> {
     bulk(state, auth, JobKind::Purge, body).await
 }
 
 #[utoipa::path(post, path = "/instances/cancel", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be canceled", content_type = "application/json"), (status = 202, description = "A cancel job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
-async fn bulk_cancel(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
+async fn bulk_cancel(
+    state: State<AppState>,
+    auth: Authed<AsOperator>,
+    ApiJson(body): ApiJson<BulkRequest>,
+) -> ApiResult<Response> {
     bulk(state, auth, JobKind::Cancel, body).await
 }
 
 #[utoipa::path(post, path = "/instances/retry", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be retried", content_type = "application/json"), (status = 202, description = "A retry job was started: each instance re-runs its failed nodes", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
-async fn bulk_retry(state: State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<BulkRequest>) -> ApiResult<Response> {
+async fn bulk_retry(
+    state: State<AppState>,
+    auth: Authed<AsOperator>,
+    ApiJson(body): ApiJson<BulkRequest>,
+) -> ApiResult<Response> {
     bulk(state, auth, JobKind::Retry, body).await
 }
 
 /// Counts what the filter matches; unless it is a dry run, queues a job to act on it.
-async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: JobKind, body: BulkRequest) -> ApiResult<Response> {
+async fn bulk(
+    State(state): State<AppState>,
+    auth: Authed<AsOperator>,
+    kind: JobKind,
+    body: BulkRequest,
+) -> ApiResult<Response> {
     if body.filter.is_empty() && !body.all {
         let message = "the filter is empty, which matches every instance; give at least one of `workflow`, `status`, \
                        `version`, `since`, `until`, `key`, or send `\"all\": true` to mean every instance";
         return Err(ApiError::invalid(message, vec![Issue::new("empty_filter", message).path("filter")]));
     }
     let filter = check_filter(kind, body.filter)?;
-    let mut by_status: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
+    let mut by_status: Map<String, Value> =
+        InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
     let (mut matched, mut skipped) = (0i64, 0i64);
     for (status, n) in state.store.count_instances(&filter.query()).await? {
-        if kind.applies_to(&status) { matched += n } else { skipped += n }
+        if kind.applies_to(&status) {
+            matched += n
+        } else {
+            skipped += n
+        }
         by_status.insert(status, json!(n));
     }
     let mut answer = json!({
@@ -90,7 +116,10 @@ async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: Job
         "skipped": skipped, "by_status": by_status,
     });
     if body.dry_run {
-        let sample = state.store.matching_ids(&filter.query(), kind.statuses(), None, None, Uuid::from_u128(u128::MAX), SAMPLE).await?;
+        let sample = state
+            .store
+            .matching_ids(&filter.query(), kind.statuses(), None, None, Uuid::from_u128(u128::MAX), SAMPLE)
+            .await?;
         answer["sample"] = json!(sample.iter().map(Uuid::to_string).collect::<Vec<_>>());
         return Ok(Json(answer).into_response());
     }
@@ -106,17 +135,25 @@ async fn bulk(State(state): State<AppState>, auth: Authed<AsOperator>, kind: Job
 /// Rejects what no instance could match (422) and a status the action never applies to (409).
 fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
     if filter.key.as_deref().is_some_and(|k| k.contains('\0')) {
-        return Err(ApiError::invalid("`filter.key` must not contain NUL", vec![Issue::new("invalid_filter", "NUL in key").path("filter.key")]));
+        return Err(ApiError::invalid(
+            "`filter.key` must not contain NUL",
+            vec![Issue::new("invalid_filter", "NUL in key").path("filter.key")],
+        ));
     }
     let Some(status) = filter.status.as_deref() else { return Ok(filter) };
     if InstanceStatus::parse(status).is_none() {
         let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
         let message = format!("unknown status `{status}`; use one of {}", known.join(", "));
-        return Err(ApiError::invalid(message.clone(), vec![Issue::new("unknown_status", message).path("filter.status")]));
+        return Err(ApiError::invalid(
+            message.clone(),
+            vec![Issue::new("unknown_status", message).path("filter.status")],
+        ));
     }
     if !kind.applies_to(status) {
         let hint = match kind {
-            JobKind::Purge => "only finished instances (succeeded, failed, canceled, timed_out) can be purged; cancel them first",
+            JobKind::Purge => {
+                "only finished instances (succeeded, failed, canceled, timed_out) can be purged; cancel them first"
+            }
             JobKind::Cancel => "only unfinished instances (queued, running, paused) can be canceled",
             JobKind::Retry => "only instances that failed, were canceled or timed out can be retried",
         };
@@ -127,13 +164,19 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
 
 /// Why an instance waits: the limit that holds it and its place in line.
 #[utoipa::path(get, path = "/instances/{id}/queue", tag = "instances", responses((status = 200, description = "Which limit holds the instance or its nodes, and their positions", content_type = "application/json")))]
-async fn queue(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<Value>> {
-    let snapshot = state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+async fn queue(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<Value>> {
+    let snapshot =
+        state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
     let i = &snapshot.instance;
     match i.status.as_str() {
         "queued" => {
             // Admission follows the latest published version's limit, as the engine does.
-            let latest = state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
+            let latest =
+                state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
             let plan = state.engine.plan(i.workflow_id, latest).await?;
             let place = state.store.queue_place(i.workflow_id, id).await?;
             Ok(Json(json!({
@@ -148,7 +191,8 @@ async fn queue(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): 
             // The machine dispatches ready nodes in plan order as slots free up.
             let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
             ready.sort_by_key(|n| n.position);
-            let nodes: Vec<Value> = ready.iter().enumerate().map(|(k, n)| json!({"node": n.node_id, "position": k + 1})).collect();
+            let nodes: Vec<Value> =
+                ready.iter().enumerate().map(|(k, n)| json!({"node": n.node_id, "position": k + 1})).collect();
             let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel);
             Ok(Json(json!({
                 "instance_id": id.to_string(), "status": "running",

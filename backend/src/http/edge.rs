@@ -37,7 +37,8 @@ pub async fn guard_uri(State(state): State<AppState>, request: Request, next: Ne
 /// Webhook deliveries have their own limit, checked (and logged) by their handler.
 fn check_length(state: &AppState, request: &Request) -> Result<(), (StatusCode, String)> {
     let limit = state.serve.max_body_bytes;
-    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared =
+        request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     match declared {
         Some(length) if length > limit as u64 && !request.uri().path().starts_with("/hooks/") => Err((
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -86,11 +87,16 @@ pub async fn problem_errors(request: Request, next: Next) -> Response {
     }
     let (parts, body) = response.into_parts();
     let text = match plain {
-        true => axum::body::to_bytes(body, MAX_DETAIL_BYTES).await.ok().map(|b| String::from_utf8_lossy(&b).trim().to_owned()),
+        true => axum::body::to_bytes(body, MAX_DETAIL_BYTES)
+            .await
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_owned()),
         false => None,
     };
     let detail = match text.filter(|t| !t.is_empty()) {
-        Some(_) if status == StatusCode::PAYLOAD_TOO_LARGE => "the request body is larger than this server accepts".to_owned(),
+        Some(_) if status == StatusCode::PAYLOAD_TOO_LARGE => {
+            "the request body is larger than this server accepts".to_owned()
+        }
         Some(text) => text,
         None => default_detail(status),
     };

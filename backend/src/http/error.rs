@@ -71,7 +71,9 @@ impl ApiError {
         let status = self.status();
         let detail = match self {
             ApiError::Internal(_) => "an unexpected error occurred; it has been logged".to_owned(),
-            ApiError::Unavailable(_) => "the database cannot take this request right now (away or busy); try again shortly".to_owned(),
+            ApiError::Unavailable(_) => {
+                "the database cannot take this request right now (away or busy); try again shortly".to_owned()
+            }
             other => other.to_string(),
         };
         let errors = match self {
@@ -99,9 +101,7 @@ pub fn problem_response(problem: &Problem) -> Response {
     let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = serde_json::to_vec(problem).expect("problems serialize");
     let mut response = (status, body).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
     response
 }
 
@@ -113,7 +113,9 @@ impl IntoResponse for ApiError {
         let this = match self {
             // The engine wraps store errors in `anyhow`: a database that is away (or a deadlock
             // that outlived its retries) is still a 503 when it comes back through it.
-            ApiError::Internal(e) if crate::store::transient::trouble_of(&e).is_some() => ApiError::Unavailable(format!("{e:#}")),
+            ApiError::Internal(e) if crate::store::transient::trouble_of(&e).is_some() => {
+                ApiError::Unavailable(format!("{e:#}"))
+            }
             other => other,
         };
         this.render()

@@ -14,26 +14,26 @@ use super::AppState;
 use crate::events::hub::{Channel, ClientGuard, FeedItem, Published};
 use crate::events::{entry_json, render_stored};
 use crate::store::{DynStore, InstanceQuery};
-use axum::extract::State;
 use axum::body::{Body, Bytes};
-use bytes::BytesMut;
+use axum::extract::State;
 use axum::http::{header, HeaderMap};
-use axum::response::Response;
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::Response;
 use axum::Json;
-use utoipa_axum::{router::OpenApiRouter, routes};
+use bytes::BytesMut;
 use futures_util::stream::{self, Stream};
+use prometheus_client::metrics::counter::Counter;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use prometheus_client::metrics::counter::Counter;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 use trellis_model::trace::kind;
 use trellis_model::InstanceStatus;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 /// History entries read from the store at a time.
@@ -69,7 +69,8 @@ async fn instance_events(
     };
     // Follow first, then look: nothing committed after this point can be missed.
     let channel = state.engine.bus.hub.follow(id);
-    let snapshot = state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let snapshot =
+        state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
     let finished = InstanceStatus::parse(&snapshot.instance.status).is_some_and(InstanceStatus::is_terminal);
     let follower = Follower {
         store: state.store.clone(),
@@ -88,7 +89,8 @@ async fn instance_events(
     };
     // Entries go out as the frames rendered once for every client (see `events::render`),
     // so a stream costs no formatting per client.
-    let frames = stream::unfold(follower, |mut f| async move { f.next().await.map(|frame| (Ok::<_, Infallible>(frame), f)) });
+    let frames =
+        stream::unfold(follower, |mut f| async move { f.next().await.map(|frame| (Ok::<_, Infallible>(frame), f)) });
     let response = Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
         .header(header::CACHE_CONTROL, "no-cache")
@@ -106,11 +108,9 @@ fn last_event_id(headers: &HeaderMap) -> ApiResult<Option<i64>> {
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse::<i64>()
-        .ok()
-        .filter(|n| *n >= 0)
-        .map(Some)
-        .ok_or_else(|| ApiError::BadRequest(format!("Last-Event-ID must be a history seq (a whole number ≥ 0), got `{text}`")))
+    text.parse::<i64>().ok().filter(|n| *n >= 0).map(Some).ok_or_else(|| {
+        ApiError::BadRequest(format!("Last-Event-ID must be a history seq (a whole number ≥ 0), got `{text}`"))
+    })
 }
 
 /// One client following one instance's history.
@@ -264,7 +264,14 @@ async fn feed(
     let receiver = state.engine.bus.hub.subscribe_feed();
     let counts = counts(&state.store, p.workflow, false).await?;
     let auth = StillAuthed::new::<AsViewer>(&state, &headers);
-    let feed = Feed { store: state.store.clone(), workflow: p.workflow, receiver, counts: Some(counts), auth, _client: state.engine.bus.hub.client() };
+    let feed = Feed {
+        store: state.store.clone(),
+        workflow: p.workflow,
+        receiver,
+        counts: Some(counts),
+        auth,
+        _client: state.engine.bus.hub.client(),
+    };
     let stream = stream::unfold(feed, |mut f| async move { f.next().await.map(|event| (Ok(event), f)) });
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
@@ -301,7 +308,9 @@ impl Feed {
                 }
                 Ok(_) => {}
                 // Too slow to keep up: skip ahead and send fresh counts instead.
-                Err(broadcast::error::RecvError::Lagged(_)) => return counts(&self.store, self.workflow, true).await.ok(),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    return counts(&self.store, self.workflow, true).await.ok()
+                }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
@@ -311,7 +320,8 @@ impl Feed {
 /// A `counts` event: instances by status (of one workflow, or all).
 async fn counts(store: &DynStore, workflow: Option<Uuid>, resync: bool) -> ApiResult<Event> {
     let query = InstanceQuery { workflow, ..InstanceQuery::default() };
-    let mut counts: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
+    let mut counts: Map<String, Value> =
+        InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
     for (status, n) in store.count_instances(&query).await? {
         counts.insert(status, json!(n));
     }

@@ -95,4 +95,3 @@ pub fn next_cursor<T>(rows: &mut Vec<T>, limit: i64, id_of: impl Fn(&T) -> Strin
         None
     }
 }
-

@@ -3,20 +3,20 @@
 //! up to `TRELLIS_WEBHOOK_MAX_BODY_BYTES`, because the signature covers its exact bytes.
 
 use super::error::{problem, problem_response};
+use super::extract::ApiPath;
 use super::AppState;
 use crate::triggers::deliver::{self, Answer, Delivery};
 use crate::triggers::TriggerSpec;
 use axum::body::Body;
-use super::extract::ApiPath;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use chrono::Utc;
+use serde_json::json;
 use trellis_model::api::Problem;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
-use chrono::Utc;
-use serde_json::json;
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -24,7 +24,12 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 #[utoipa::path(post, path = "/hooks/{trigger_id}", tag = "triggers", request_body(content = serde_json::Value, description = "Any body; the signature covers its exact bytes"), params(("webhook-id" = String, Header, description = "Standard Webhooks message id (dedupe key)"), ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of the server's clock"), ("webhook-signature" = String, Header, description = "`v1,<base64 HMAC-SHA256 of {id}.{timestamp}.{body}>`")), responses((status = 202, description = "`{instance_id}`: an instance was started", content_type = "application/json"), (status = 200, description = "A repeated `webhook-id` (GitHub preset: a repeated delivery id or body): `{instance_id, duplicate: true}`", content_type = "application/json"), (status = 401, description = "Bad or missing signature, a stale timestamp, or (GitHub preset) no `X-GitHub-Delivery`; checked before any other answer", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Correctly signed, but the trigger is paused or the workflow has no published version", body = Problem, content_type = "application/problem+json")))]
-async fn receive(State(state): State<AppState>, ApiPath(id): ApiPath<String>, headers: HeaderMap, body: Body) -> Response {
+async fn receive(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let received_at = Utc::now();
     let Some(trigger) = (match Uuid::parse_str(&id) {
         Ok(id) => match state.store.get_trigger(id).await {
@@ -33,14 +38,21 @@ async fn receive(State(state): State<AppState>, ApiPath(id): ApiPath<String>, he
         },
         Err(_) => None,
     }) else {
-        return answer(Answer::refused(StatusCode::NOT_FOUND, "no webhook trigger at this URL; check the trigger's `url`"));
+        return answer(Answer::refused(
+            StatusCode::NOT_FOUND,
+            "no webhook trigger at this URL; check the trigger's `url`",
+        ));
     };
     let Ok(TriggerSpec::Webhook(spec)) = TriggerSpec::from_stored(&trigger.spec.0) else {
-        return answer(Answer::refused(StatusCode::NOT_FOUND, "no webhook trigger at this URL; check the trigger's `url`"));
+        return answer(Answer::refused(
+            StatusCode::NOT_FOUND,
+            "no webhook trigger at this URL; check the trigger's `url`",
+        ));
     };
     let limit = state.serve.webhook_max_body_bytes;
     // A declared length over the limit is refused before reading anything.
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
     let read = match declared {
         Some(length) if length > limit => Err(()),
         _ => axum::body::to_bytes(body, limit).await.map_err(|_| ()),
@@ -49,7 +61,8 @@ async fn receive(State(state): State<AppState>, ApiPath(id): ApiPath<String>, he
         Ok(body) => body,
         Err(_) => {
             // Too large, or the sender stopped mid-body: either way nothing to verify.
-            let refused = Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, format!("webhook bodies are limited to {limit} bytes"));
+            let refused =
+                Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, format!("webhook bodies are limited to {limit} bytes"));
             deliver::record(&state.store, trigger.id, received_at, None, &refused).await;
             return answer(refused);
         }

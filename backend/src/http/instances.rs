@@ -9,14 +9,14 @@ use crate::store::{InstanceQuery, InstanceRow, Snapshot};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use trellis_model::api::Problem;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use trellis_model::api::Problem;
 use trellis_model::api::{InstanceDetail, InstanceSummary, NodeView, SignalRequest, StartInstance};
 use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, NodeStatus};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 const DEFAULT_PAGE: i64 = 50;
@@ -50,7 +50,13 @@ async fn start(
     // A caller's W3C trace context makes the instance span part of its trace; a malformed
     // one is ignored, as the spec asks.
     let parent = headers.get("traceparent").and_then(|v| v.to_str().ok()).and_then(TraceParent::parse);
-    let start = StartRequest { version: request.version, key, idempotency_key, trace_parent: parent, ..StartRequest::new(workflow, input) };
+    let start = StartRequest {
+        version: request.version,
+        key,
+        idempotency_key,
+        trace_parent: parent,
+        ..StartRequest::new(workflow, input)
+    };
     let started = state.engine.start(start).await?;
     let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
     Ok((StatusCode::CREATED, Json(body)))
@@ -71,7 +77,11 @@ struct ListParams {
 }
 
 #[utoipa::path(get, path = "/instances", tag = "instances", params(ListParams), responses((status = 200, description = "`{items, next_cursor, counts}`: a page of instances, newest first, and the count per status", content_type = "application/json")))]
-async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): ApiQuery<ListParams>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiQuery(p): ApiQuery<ListParams>,
+) -> ApiResult<Json<Value>> {
     let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     if let Some(status) = &p.status {
         if InstanceStatus::parse(status).is_none() {
@@ -79,13 +89,20 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
         }
     }
     let mut query = InstanceQuery {
-        workflow: p.workflow, status: p.status, version: p.version, key: p.key, since: p.since, until: p.until,
-        before: p.cursor, limit: limit + 1,
+        workflow: p.workflow,
+        status: p.status,
+        version: p.version,
+        key: p.key,
+        since: p.since,
+        until: p.until,
+        before: p.cursor,
+        limit: limit + 1,
     };
     let mut rows = state.store.list_instances(&query).await?;
     let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
     query.status = None;
-    let mut counts: Map<String, Value> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
+    let mut counts: Map<String, Value> =
+        InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
     for (status, n) in state.store.count_instances(&query).await? {
         counts.insert(status, json!(n));
     }
@@ -94,24 +111,40 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
 }
 
 #[utoipa::path(get, path = "/instances/{id}", tag = "instances", responses((status = 200, description = "The instance with its nodes", body = InstanceDetail)))]
-async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+async fn show(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<InstanceDetail>> {
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
 #[utoipa::path(post, path = "/instances/{id}/cancel", tag = "instances", responses((status = 200, description = "Canceled", body = InstanceDetail), (status = 409, description = "The instance has finished", body = Problem, content_type = "application/problem+json")))]
-async fn cancel(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+async fn cancel(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<InstanceDetail>> {
     state.engine.cancel(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
 #[utoipa::path(post, path = "/instances/{id}/pause", tag = "instances", responses((status = 200, description = "Paused: no new nodes start; running ones finish", body = InstanceDetail), (status = 409, description = "The instance is not running", body = Problem, content_type = "application/problem+json")))]
-async fn pause(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+async fn pause(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<InstanceDetail>> {
     state.engine.pause(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
 #[utoipa::path(post, path = "/instances/{id}/resume", tag = "instances", responses((status = 200, description = "Running again; what became ready starts", body = InstanceDetail), (status = 409, description = "The instance is not paused", body = Problem, content_type = "application/problem+json")))]
-async fn resume(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<InstanceDetail>> {
+async fn resume(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<InstanceDetail>> {
     state.engine.resume(id).await?;
     Ok(Json(detail(&find(&state, id).await?)))
 }
@@ -155,7 +188,9 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
     let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
     let key = value.to_str().unwrap_or_default().trim();
     if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY_LEN {
-        return Err(ApiError::BadRequest(format!("`Idempotency-Key` must be 1-{MAX_IDEMPOTENCY_KEY_LEN} visible ASCII characters")));
+        return Err(ApiError::BadRequest(format!(
+            "`Idempotency-Key` must be 1-{MAX_IDEMPOTENCY_KEY_LEN} visible ASCII characters"
+        )));
     }
     Ok(Some(key.to_owned()))
 }

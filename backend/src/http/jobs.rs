@@ -7,10 +7,10 @@ use super::AppState;
 use crate::store::JobRow;
 use axum::extract::State;
 use axum::Json;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -26,7 +26,11 @@ struct ListParams {
 }
 
 #[utoipa::path(get, path = "/jobs", tag = "jobs", params(ListParams), responses((status = 200, description = "Bulk jobs, newest first", content_type = "application/json")))]
-async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): ApiQuery<ListParams>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiQuery(p): ApiQuery<ListParams>,
+) -> ApiResult<Json<Value>> {
     let limit = page_limit(p.limit, 50, 500)?;
     let mut rows = state.store.list_jobs(p.cursor, limit + 1).await?;
     let next = next_cursor(&mut rows, limit, |j| j.id.to_string());
@@ -34,17 +38,32 @@ async fn list(State(state): State<AppState>, _: Authed<AsViewer>, ApiQuery(p): A
 }
 
 #[utoipa::path(get, path = "/jobs/{id}", tag = "jobs", responses((status = 200, description = "A job and its progress", content_type = "application/json")))]
-async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<Value>> {
+async fn show(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<Value>> {
     let job = state.store.get_job(id).await?.ok_or_else(|| ApiError::NotFound(format!("no job with id {id}")))?;
     Ok(Json(view(&job)))
 }
 
 /// Stops a queued or running job after its current batch; what it did so far stays done.
 #[utoipa::path(post, path = "/jobs/{id}/cancel", tag = "jobs", responses((status = 200, description = "The job stops after its current batch", content_type = "application/json")))]
-async fn cancel(State(state): State<AppState>, _: Authed<AsOperator>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<Value>> {
-    let job = state.store.cancel_job(id, Utc::now()).await?.ok_or_else(|| ApiError::NotFound(format!("no job with id {id}")))?;
+async fn cancel(
+    State(state): State<AppState>,
+    _: Authed<AsOperator>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<Value>> {
+    let job = state
+        .store
+        .cancel_job(id, Utc::now())
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no job with id {id}")))?;
     if job.status != "canceled" {
-        return Err(ApiError::Conflict(format!("job {id} has already {}; only queued or running jobs can be canceled", job.status)));
+        return Err(ApiError::Conflict(format!(
+            "job {id} has already {}; only queued or running jobs can be canceled",
+            job.status
+        )));
     }
     Ok(Json(view(&job)))
 }

@@ -36,13 +36,13 @@ use axum::response::Response;
 use axum::Router;
 use error::{problem, problem_response};
 use std::sync::Arc;
-use utoipa_axum::router::OpenApiRouter;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::TraceLayer;
 use trellis_model::Limits;
+use utoipa_axum::router::OpenApiRouter;
 
 /// What every handler can reach. Cheap to clone: everything is behind an `Arc`.
 #[derive(Clone)]
@@ -130,11 +130,7 @@ pub fn not_found() -> Response {
 }
 
 fn method_not_allowed() -> Response {
-    problem_response(&problem(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "this route does not support that method".into(),
-        vec![],
-    ))
+    problem_response(&problem(StatusCode::METHOD_NOT_ALLOWED, "this route does not support that method".into(), vec![]))
 }
 
 fn internal_error() -> Response {

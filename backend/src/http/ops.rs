@@ -11,9 +11,9 @@ use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
+use serde_json::{json, Value};
 use trellis_model::api::Problem;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use serde_json::{json, Value};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(healthz)).routes(routes!(readyz)).routes(routes!(metrics))
@@ -64,11 +64,11 @@ async fn allowed(state: &AppState, request: Request) -> ApiResult<()> {
             }
             Authed::<AsViewer>::from_request_parts(&mut parts, state).await.map(drop).map_err(|e| match e {
                 ApiError::Unauthorized(_) => ApiError::Unauthorized(
-                    "metrics need `Authorization: Bearer` with TRELLIS_METRICS_TOKEN, an API key, or a sign-in token".into(),
+                    "metrics need `Authorization: Bearer` with TRELLIS_METRICS_TOKEN, an API key, or a sign-in token"
+                        .into(),
                 ),
                 other => other,
             })
         }
     }
 }
-

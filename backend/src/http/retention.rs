@@ -9,10 +9,10 @@ use crate::jobs::retention::validate;
 use crate::store::RetentionPolicy;
 use axum::extract::State;
 use axum::Json;
+use serde_json::{json, Value};
 use trellis_model::api::Problem;
 use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
-use serde_json::{json, Value};
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -27,14 +27,22 @@ async fn show_default(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiR
 }
 
 #[utoipa::path(put, path = "/retention", tag = "retention", request_body = RetentionPolicy, responses((status = 200, description = "Saved", content_type = "application/json"), (status = 422, description = "Invalid policy", body = Problem, content_type = "application/problem+json")))]
-async fn put_default(State(state): State<AppState>, _: Authed<AsAdmin>, ApiJson(policy): ApiJson<RetentionPolicy>) -> ApiResult<Json<Value>> {
+async fn put_default(
+    State(state): State<AppState>,
+    _: Authed<AsAdmin>,
+    ApiJson(policy): ApiJson<RetentionPolicy>,
+) -> ApiResult<Json<Value>> {
     check(&policy)?;
     state.store.put_retention(None, &policy).await?;
     Ok(Json(view(None, &policy, true)))
 }
 
 #[utoipa::path(get, path = "/workflows/{id}/retention", tag = "retention", responses((status = 200, description = "The workflow's policy, or the default it follows", content_type = "application/json")))]
-async fn show_workflow(State(state): State<AppState>, _: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<Value>> {
+async fn show_workflow(
+    State(state): State<AppState>,
+    _: Authed<AsAdmin>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<Value>> {
     workflow_exists(&state, id).await?;
     // A workflow without a policy of its own follows the default.
     let (policy, own) = match state.store.retention(Some(id)).await? {
@@ -53,8 +61,11 @@ async fn put_workflow(
 ) -> ApiResult<Json<Value>> {
     check(&policy)?;
     if policy.audit_days.is_some() {
-        let issue = Issue::new("default_only", "the audit log is not per workflow: set `audit_days` on the default policy (PUT /api/v1/retention)")
-            .path("audit_days");
+        let issue = Issue::new(
+            "default_only",
+            "the audit log is not per workflow: set `audit_days` on the default policy (PUT /api/v1/retention)",
+        )
+        .path("audit_days");
         return Err(ApiError::invalid("the retention policy is invalid; see `errors`", vec![issue]));
     }
     workflow_exists(&state, id).await?;

@@ -110,7 +110,11 @@ fn address_key(addr: IpAddr) -> String {
 pub enum Refusal {
     Api(ApiError),
     /// Come back after `retry_after` (429 or 503).
-    Later { status: StatusCode, detail: String, retry_after: Duration },
+    Later {
+        status: StatusCode,
+        detail: String,
+        retry_after: Duration,
+    },
 }
 
 impl Refusal {
@@ -156,7 +160,9 @@ impl From<HashError> for Refusal {
 impl From<HashError> for ApiError {
     fn from(e: HashError) -> Self {
         match e {
-            HashError::Busy => ApiError::Rejected { status: StatusCode::SERVICE_UNAVAILABLE, detail: HASHING_BUSY.into() },
+            HashError::Busy => {
+                ApiError::Rejected { status: StatusCode::SERVICE_UNAVAILABLE, detail: HASHING_BUSY.into() }
+            }
             HashError::Failed(why) => ApiError::Internal(anyhow::anyhow!(why)),
         }
     }

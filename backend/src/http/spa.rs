@@ -24,10 +24,7 @@ pub async fn serve(State(state): State<AppState>, request: Request<Body>) -> Res
         Ok(response) => response.into_response(),
         Err(infallible) => match infallible {},
     };
-    let is_html = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
+    let is_html = response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/html"));
     if is_html {
         // The page names the current bundle; it must never be cached past a deploy.
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

@@ -31,7 +31,10 @@ pub fn from_slice<T: de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T,
     match body.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
         Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n') => {
-            return Err(BodyError::Shape { detail: format!("the {what} must be a JSON object (`{{...}}`)"), path: None });
+            return Err(BodyError::Shape {
+                detail: format!("the {what} must be a JSON object (`{{...}}`)"),
+                path: None,
+            });
         }
         _ => return Err(BodyError::Syntax(format!("the {what} is not JSON; send a JSON object"))),
     }
@@ -113,11 +116,31 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
     type Error = D::Error;
 
     forward!(
-        deserialize_any, deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
-        deserialize_i128, deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_u128,
-        deserialize_f32, deserialize_f64, deserialize_char, deserialize_str, deserialize_string, deserialize_bytes,
-        deserialize_byte_buf, deserialize_option, deserialize_unit, deserialize_seq, deserialize_map,
-        deserialize_identifier, deserialize_ignored_any,
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map,
+        deserialize_identifier,
+        deserialize_ignored_any,
     );
 
     fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
@@ -132,7 +155,12 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         self.0.deserialize_tuple(len, Wrap { inner: visitor, is_struct: false })
     }
 
-    fn deserialize_tuple_struct<V: Visitor<'de>>(self, name: &'static str, len: usize, visitor: V) -> Result<V::Value, D::Error> {
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
         self.0.deserialize_tuple_struct(name, len, Wrap { inner: visitor, is_struct: false })
     }
 
@@ -182,10 +210,26 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
     }
 
     visit!(
-        visit_bool(bool), visit_i8(i8), visit_i16(i16), visit_i32(i32), visit_i64(i64), visit_i128(i128),
-        visit_u8(u8), visit_u16(u16), visit_u32(u32), visit_u64(u64), visit_u128(u128), visit_f32(f32),
-        visit_f64(f64), visit_char(char), visit_str(&str), visit_borrowed_str(&'de str), visit_string(String),
-        visit_bytes(&[u8]), visit_borrowed_bytes(&'de [u8]), visit_byte_buf(Vec<u8>),
+        visit_bool(bool),
+        visit_i8(i8),
+        visit_i16(i16),
+        visit_i32(i32),
+        visit_i64(i64),
+        visit_i128(i128),
+        visit_u8(u8),
+        visit_u16(u16),
+        visit_u32(u32),
+        visit_u64(u64),
+        visit_u128(u128),
+        visit_f32(f32),
+        visit_f64(f64),
+        visit_char(char),
+        visit_str(&str),
+        visit_borrowed_str(&'de str),
+        visit_string(String),
+        visit_bytes(&[u8]),
+        visit_borrowed_bytes(&'de [u8]),
+        visit_byte_buf(Vec<u8>),
     );
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
@@ -284,7 +328,11 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
         self.0.tuple_variant(len, Wrap { inner: visitor, is_struct: false })
     }
 
-    fn struct_variant<V: Visitor<'de>>(self, fields: &'static [&'static str], visitor: V) -> Result<V::Value, A::Error> {
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
         self.0.struct_variant(fields, Wrap { inner: visitor, is_struct: true })
     }
 }
@@ -321,7 +369,8 @@ mod tests {
 
     #[test]
     fn objects_parse_as_serde_json_would() {
-        let parsed: Outer = from_slice(br#"{"inner": {"n": 2}, "list": [{"n": 3}], "maybe": {"n": 4}}"#, "body").unwrap();
+        let parsed: Outer =
+            from_slice(br#"{"inner": {"n": 2}, "list": [{"n": 3}], "maybe": {"n": 4}}"#, "body").unwrap();
         assert_eq!(parsed.list, vec![Inner { n: 3 }]);
         assert_eq!(parsed.maybe, Some(Inner { n: 4 }));
         assert_eq!(from_slice::<Outer>(b" {} ", "body").unwrap(), Outer::default());

@@ -9,11 +9,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use trellis_model::api::Problem;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::json;
 use std::time::Duration;
+use trellis_model::api::Problem;
 use trellis_model::api::{TaskComplete, TaskFail, TaskHeartbeat, TaskPoll, TaskView};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -25,7 +25,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 #[utoipa::path(post, path = "/tasks/poll", tag = "tasks", request_body = TaskPoll, responses((status = 200, description = "A task, leased to the caller", body = TaskView), (status = 204, description = "Nothing arrived within `wait_ms`")))]
-async fn poll(State(state): State<AppState>, auth: Authed<AsOperator>, ApiJson(body): ApiJson<TaskPoll>) -> ApiResult<Response> {
+async fn poll(
+    State(state): State<AppState>,
+    auth: Authed<AsOperator>,
+    ApiJson(body): ApiJson<TaskPoll>,
+) -> ApiResult<Response> {
     let wait = Duration::from_millis(body.wait_ms.unwrap_or(0));
     let Some(task) = state.engine.poll_task(&body.queue, wait).await? else {
         return Ok(StatusCode::NO_CONTENT.into_response());

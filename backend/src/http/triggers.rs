@@ -13,11 +13,11 @@ use crate::triggers::{CronSpec, TriggerSpec};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use chrono::{Duration, Utc};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use trellis_model::Issue;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 const MAX_NAME_LEN: usize = 200;
@@ -45,7 +45,11 @@ async fn create(
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    state.store.get_workflow(workflow).await?.ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
+    state
+        .store
+        .get_workflow(workflow)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
     let mut fields = object(body)?;
     let name = take_name(&mut fields)?.flatten();
     let paused = take_paused(&mut fields)?.unwrap_or(false);
@@ -57,10 +61,19 @@ async fn create(
     };
     let secret = matches!(spec, TriggerSpec::Webhook(_)).then(new_secret);
     let row = TriggerRow {
-        id: Uuid::now_v7(), workflow_id: workflow, kind: spec.kind().to_owned(), name, paused,
+        id: Uuid::now_v7(),
+        workflow_id: workflow,
+        kind: spec.kind().to_owned(),
+        name,
+        paused,
         spec: sqlx::types::Json(serde_json::to_value(&spec).map_err(|e| ApiError::Internal(e.into()))?),
-        secret: secret.clone(), previous_secret: None, previous_secret_until: None, next_fire_at, pending_fire_at: None,
-        created_at: now, updated_at: now,
+        secret: secret.clone(),
+        previous_secret: None,
+        previous_secret_until: None,
+        next_fire_at,
+        pending_fire_at: None,
+        created_at: now,
+        updated_at: now,
     };
     state.store.insert_trigger(&row).await?;
     let mut body = view(&state, &headers, &row);
@@ -81,14 +94,23 @@ async fn list(
     ApiPath(workflow): ApiPath<Uuid>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
-    state.store.get_workflow(workflow).await?.ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
+    state
+        .store
+        .get_workflow(workflow)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
     let rows = state.store.list_triggers(workflow).await?;
     let items: Vec<Value> = rows.iter().map(|t| view(&state, &headers, t)).collect();
     Ok(Json(json!({"items": items})))
 }
 
 #[utoipa::path(get, path = "/triggers/{id}", tag = "triggers", responses((status = 200, description = "The trigger (without its secret)", content_type = "application/json")))]
-async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>, headers: HeaderMap) -> ApiResult<Json<Value>> {
+async fn show(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ApiPath(id): ApiPath<Uuid>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
     Ok(Json(view(&state, &headers, &find(&state, id).await?)))
 }
 
@@ -104,7 +126,8 @@ async fn update(
 ) -> ApiResult<Json<Value>> {
     let current = find(&state, id).await?;
     let mut fields = object(body)?;
-    let mut change = TriggerChange { name: take_name(&mut fields)?, paused: take_paused(&mut fields)?, ..Default::default() };
+    let mut change =
+        TriggerChange { name: take_name(&mut fields)?, paused: take_paused(&mut fields)?, ..Default::default() };
     let mut merged = current.spec.0.clone();
     let respec = !fields.is_empty();
     if let (Value::Object(stored), true) = (&mut merged, respec) {
@@ -128,7 +151,11 @@ async fn update(
 }
 
 #[utoipa::path(delete, path = "/triggers/{id}", tag = "triggers", responses((status = 204, description = "Deleted")))]
-async fn remove(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+async fn remove(
+    State(state): State<AppState>,
+    _: Authed<AsEditor>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<StatusCode> {
     if state.store.delete_trigger(id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -144,7 +171,12 @@ struct RotateRequest {
 }
 
 #[utoipa::path(post, path = "/triggers/{id}/rotate-secret", tag = "triggers", request_body(content = Value, description = "Optional: `{grace_ms}`, how long the old secret stays valid"), responses((status = 200, description = "The new secret, shown this once", content_type = "application/json")))]
-async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>, RawBody(body): RawBody) -> ApiResult<Json<Value>> {
+async fn rotate(
+    State(state): State<AppState>,
+    _: Authed<AsEditor>,
+    ApiPath(id): ApiPath<Uuid>,
+    RawBody(body): RawBody,
+) -> ApiResult<Json<Value>> {
     let request: RotateRequest = optional_json(&body, "rotation request")?;
     let grace_ms = request.grace_ms.unwrap_or(DEFAULT_GRACE_MS);
     if grace_ms > MAX_GRACE_MS {
@@ -154,7 +186,8 @@ async fn rotate(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id):
     if trigger.secret.is_none() {
         return Err(ApiError::Conflict("only webhook triggers have a secret".into()));
     }
-    let rotation = SecretRotation { secret: new_secret(), previous_until: Utc::now() + Duration::milliseconds(grace_ms as i64) };
+    let rotation =
+        SecretRotation { secret: new_secret(), previous_until: Utc::now() + Duration::milliseconds(grace_ms as i64) };
     state.store.rotate_secret(id, &rotation).await?.ok_or_else(|| not_found(id))?;
     Ok(Json(json!({"id": id, "secret": rotation.secret, "previous_secret_valid_until": rotation.previous_until})))
 }
@@ -198,7 +231,9 @@ async fn preview(
 ) -> ApiResult<Json<Value>> {
     let count = preview_count(p.count)?;
     let trigger = find(&state, id).await?;
-    let TriggerSpec::Cron(cron) = TriggerSpec::from_stored(&trigger.spec.0).map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))? else {
+    let TriggerSpec::Cron(cron) =
+        TriggerSpec::from_stored(&trigger.spec.0).map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?
+    else {
         return Err(ApiError::Conflict("only cron triggers have fire times".into()));
     };
     Ok(Json(json!({"timezone": cron.timezone, "times": times(&schedule(&cron)?, count)})))
@@ -210,10 +245,13 @@ async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> Api
     let mut fields = object(body)?;
     let count = match fields.remove("count") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(v.as_u64().ok_or_else(|| ApiError::invalid("`count` must be a whole number", vec![]))? as usize),
+        Some(v) => {
+            Some(v.as_u64().ok_or_else(|| ApiError::invalid("`count` must be a whole number", vec![]))? as usize)
+        }
     };
     let count = preview_count(count)?;
-    let cron: CronSpec = serde_json::from_value(Value::Object(fields)).map_err(|e| ApiError::invalid(format!("invalid schedule: {e}"), vec![]))?;
+    let cron: CronSpec = serde_json::from_value(Value::Object(fields))
+        .map_err(|e| ApiError::invalid(format!("invalid schedule: {e}"), vec![]))?;
     Ok(Json(json!({"timezone": cron.timezone, "times": times(&schedule(&cron)?, count)})))
 }
 
@@ -227,7 +265,8 @@ fn preview_count(count: Option<usize>) -> ApiResult<usize> {
 }
 
 fn schedule(cron: &CronSpec) -> ApiResult<Schedule> {
-    Schedule::new(cron).map_err(|issues| ApiError::invalid("the schedule is not valid; see `errors` for what to fix", issues))
+    Schedule::new(cron)
+        .map_err(|issues| ApiError::invalid("the schedule is not valid; see `errors` for what to fix", issues))
 }
 
 /// The next `count` ticks as RFC 3339 in the schedule's zone (the offset shows DST).
@@ -250,7 +289,9 @@ fn take_name(fields: &mut Map<String, Value>) -> ApiResult<Option<Option<String>
         Some(Value::String(name)) if !name.trim().is_empty() && name.len() <= MAX_NAME_LEN && !name.contains('\0') => {
             Ok(Some(Some(name.trim().to_owned())))
         }
-        Some(_) => Err(ApiError::invalid(format!("`name` must be 1-{MAX_NAME_LEN} characters of text, or null"), vec![])),
+        Some(_) => {
+            Err(ApiError::invalid(format!("`name` must be 1-{MAX_NAME_LEN} characters of text, or null"), vec![]))
+        }
     }
 }
 

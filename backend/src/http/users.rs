@@ -92,7 +92,11 @@ async fn update(
 }
 
 #[utoipa::path(delete, path = "/users/{id}", tag = "users", responses((status = 204, description = "Deleted, and with it every session of the user"), (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Admins cannot delete themselves", body = Problem, content_type = "application/problem+json")))]
-async fn delete(State(state): State<AppState>, auth: Authed<AsAdmin>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<StatusCode> {
+async fn delete(
+    State(state): State<AppState>,
+    auth: Authed<AsAdmin>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<StatusCode> {
     if auth.principal.id == id.to_string() {
         return Err(ApiError::Conflict("you cannot delete your own account; another admin can".into()));
     }

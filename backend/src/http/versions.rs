@@ -11,11 +11,11 @@ use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use trellis_model::api::Problem;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde_json::json;
+use trellis_model::api::Problem;
 use trellis_model::api::{PublishRequest, Version, VersionSummary};
 use trellis_model::validate;
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 /// A publish that keeps losing to concurrent draft saves gives up after this many tries.

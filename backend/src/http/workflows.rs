@@ -10,11 +10,11 @@ use axum::http::header::{ETAG, IF_MATCH, LOCATION};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use trellis_model::api::Problem;
-use utoipa_axum::{router::OpenApiRouter, routes};
 use serde::Deserialize;
+use trellis_model::api::Problem;
 use trellis_model::api::{CreateWorkflow, Page, UpdateWorkflow, Workflow, WorkflowSummary};
 use trellis_model::{validate, Definition, Report};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 pub const MAX_NAME_LEN: usize = 200;
@@ -89,11 +89,7 @@ async fn list(
 }
 
 #[utoipa::path(get, path = "/workflows/{id}", tag = "workflows", responses((status = 200, description = "The workflow with its draft; `ETag` names the draft revision", body = Workflow)))]
-async fn show(
-    State(state): State<AppState>,
-    _: Authed<AsViewer>,
-    ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Response> {
+async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     Ok(with_etag(&find(&state, id).await?))
 }
 
@@ -113,13 +109,21 @@ async fn update(
 }
 
 #[utoipa::path(post, path = "/workflows/{id}/archive", tag = "workflows", responses((status = 200, description = "Archived: hidden from the list, no new versions", body = Workflow)))]
-async fn archive(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
+async fn archive(
+    State(state): State<AppState>,
+    _: Authed<AsEditor>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Response> {
     let change = WorkflowChange { archived: Some(true), ..Default::default() };
     changed(state.store.update_workflow(id, &change).await?)
 }
 
 #[utoipa::path(post, path = "/workflows/{id}/unarchive", tag = "workflows", responses((status = 200, description = "Unarchived", body = Workflow)))]
-async fn unarchive(State(state): State<AppState>, _: Authed<AsEditor>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
+async fn unarchive(
+    State(state): State<AppState>,
+    _: Authed<AsEditor>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Response> {
     let change = WorkflowChange { archived: Some(false), ..Default::default() };
     changed(state.store.update_workflow(id, &change).await?)
 }
@@ -137,7 +141,8 @@ async fn save_draft(
     match state.store.save_draft(id, expected, &draft).await? {
         WriteOutcome::Done(_) => Ok(with_etag(&find(&state, id).await?)),
         WriteOutcome::Stale => Err(ApiError::PreconditionFailed(
-            "the draft was changed by someone else since you loaded it; reload it, or save again with the new ETag".into(),
+            "the draft was changed by someone else since you loaded it; reload it, or save again with the new ETag"
+                .into(),
         )),
         WriteOutcome::Archived => Err(archived_error()),
         WriteOutcome::NotFound => Err(workflow_not_found(id)),

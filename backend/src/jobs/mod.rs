@@ -60,13 +60,24 @@ impl JobFilter {
     pub fn is_empty(&self) -> bool {
         // Destructured so a criterion added later cannot be forgotten here.
         let JobFilter { workflow, status, version, since, until, key } = self;
-        workflow.is_none() && status.is_none() && version.is_none() && since.is_none() && until.is_none() && key.is_none()
+        workflow.is_none()
+            && status.is_none()
+            && version.is_none()
+            && since.is_none()
+            && until.is_none()
+            && key.is_none()
     }
 
     pub fn query(&self) -> InstanceQuery {
         InstanceQuery {
-            workflow: self.workflow, status: self.status.clone(), version: self.version, key: self.key.clone(),
-            since: self.since, until: self.until, before: None, limit: 0,
+            workflow: self.workflow,
+            status: self.status.clone(),
+            version: self.version,
+            key: self.key.clone(),
+            since: self.since,
+            until: self.until,
+            before: None,
+            limit: 0,
         }
     }
 }
@@ -131,12 +142,23 @@ pub fn new_job(kind: JobKind, filter: &JobFilter, matched: i64, created_by: &str
     let now = Utc::now();
     let id = Uuid::now_v7();
     JobRow {
-        id, kind: kind.as_str().to_owned(), filter: sqlx::types::Json(serde_json::to_value(filter).unwrap_or_default()),
-        status: "queued".into(), matched, processed: 0, failed: 0, error: None, created_by: created_by.to_owned(),
-        created_at: now, updated_at: now, last_id: None,
+        id,
+        kind: kind.as_str().to_owned(),
+        filter: sqlx::types::Json(serde_json::to_value(filter).unwrap_or_default()),
+        status: "queued".into(),
+        matched,
+        processed: 0,
+        failed: 0,
+        error: None,
+        created_by: created_by.to_owned(),
+        created_at: now,
+        updated_at: now,
+        last_id: None,
         // Made after every instance that existed when the job was created (UUIDv7 is
         // time-ordered): later starts are not the job's business.
-        until_id: id, lease_owner: None, lease_expires_at: None,
+        until_id: id,
+        lease_owner: None,
+        lease_expires_at: None,
     }
 }
 
@@ -183,7 +205,9 @@ impl JobLoop {
 
     async fn run_job(&self, job: JobRow, shutdown: &watch::Receiver<bool>) {
         let mut lease = JobLease { job: job.id, owner: self.owner.clone(), until: Utc::now() + self.lease };
-        let (Some(kind), Ok(filter)) = (JobKind::parse(&job.kind), serde_json::from_value::<JobFilter>(job.filter.0.clone())) else {
+        let (Some(kind), Ok(filter)) =
+            (JobKind::parse(&job.kind), serde_json::from_value::<JobFilter>(job.filter.0.clone()))
+        else {
             self.finish(&lease, "failed", Some("the job's kind or filter is not understood by this server")).await;
             return;
         };
@@ -198,7 +222,11 @@ impl JobLoop {
             }
             lease.until = Utc::now() + self.lease;
             let ended_before = kind.ended_before(job.created_at);
-            let ids = match self.store.matching_ids(&query, kind.statuses(), ended_before, after, job.until_id, kind.batch_size()).await {
+            let ids = match self
+                .store
+                .matching_ids(&query, kind.statuses(), ended_before, after, job.until_id, kind.batch_size())
+                .await
+            {
                 Ok(ids) => ids,
                 Err(e) => {
                     errors += 1;
@@ -239,7 +267,13 @@ impl JobLoop {
     }
 
     /// Applies the job's action to one batch and records it.
-    async fn batch(&self, kind: JobKind, lease: &JobLease, ids: &[Uuid], shutdown: &watch::Receiver<bool>) -> crate::store::Result<Result<(), Stop>> {
+    async fn batch(
+        &self,
+        kind: JobKind,
+        lease: &JobLease,
+        ids: &[Uuid],
+        shutdown: &watch::Receiver<bool>,
+    ) -> crate::store::Result<Result<(), Stop>> {
         let last_id = ids.last().copied();
         let recorded = match kind {
             // Deletes and the progress commit together, and only finished instances go.
@@ -292,7 +326,9 @@ impl JobLoop {
         match self.store.finish_job(lease, status, error).await {
             Ok(true) => tracing::info!(job = %lease.job, status, "bulk job finished"),
             Ok(false) => {}
-            Err(e) => tracing::warn!(job = %lease.job, error = %e, "recording a job's end failed; its lease will expire"),
+            Err(e) => {
+                tracing::warn!(job = %lease.job, error = %e, "recording a job's end failed; its lease will expire")
+            }
         }
     }
 }

@@ -26,8 +26,11 @@ pub fn validate(policy: &RetentionPolicy) -> Vec<Issue> {
     .into_iter()
     .filter_map(|(field, days)| match days {
         Some(d) if !(1..=MAX_DAYS).contains(&d) => Some(
-            Issue::new("invalid_age", format!("`{field}` must be null (keep forever) or whole days from 1 to {MAX_DAYS}; got {d}"))
-                .path(field),
+            Issue::new(
+                "invalid_age",
+                format!("`{field}` must be null (keep forever) or whole days from 1 to {MAX_DAYS}; got {d}"),
+            )
+            .path(field),
         ),
         _ => None,
     })
@@ -66,8 +69,8 @@ impl Sweeper {
 
     /// One pass over every policy; returns how many instances it deleted.
     pub async fn sweep(&self, shutdown: &watch::Receiver<bool>) -> crate::store::Result<u64> {
-        let mut scopes: Vec<(Option<Uuid>, RetentionPolicy)> = self.store.workflow_retentions().await?
-            .into_iter().map(|(w, p)| (Some(w), p)).collect();
+        let mut scopes: Vec<(Option<Uuid>, RetentionPolicy)> =
+            self.store.workflow_retentions().await?.into_iter().map(|(w, p)| (Some(w), p)).collect();
         if let Some(default) = self.store.retention(None).await? {
             scopes.push((None, default));
         }

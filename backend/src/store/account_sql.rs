@@ -37,7 +37,13 @@ macro_rules! impl_account_store {
     ($store:ty) => {
         #[async_trait::async_trait]
         impl $crate::store::AccountStore for $store {
-            async fn insert_session(&self, id: Uuid, user: Uuid, now: DateTime<Utc>, expires_at: DateTime<Utc>) -> Result<()> {
+            async fn insert_session(
+                &self,
+                id: Uuid,
+                user: Uuid,
+                now: DateTime<Utc>,
+                expires_at: DateTime<Utc>,
+            ) -> Result<()> {
                 let _guard = self.write_guard().await;
                 let mut tx = self.pool.begin().await?;
                 sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(&mut *tx).await?;

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-pub(super) const AUDIT_COLUMNS: &str = "id, at, actor_id, actor_name, actor_role, action, target, status, detail, request_id";
+pub(super) const AUDIT_COLUMNS: &str =
+    "id, at, actor_id, actor_name, actor_role, action, target, status, detail, request_id";
 const AUDIT_COLUMN_COUNT: usize = 10;
 
 /// One recorded action.
@@ -35,7 +36,9 @@ impl AuditRow {
     /// whole statement) replaced by U+FFFD, and every text cut to its column's bound. Much of
     /// a row comes from the caller (the path's id, a username tried, a problem's detail).
     pub fn sanitized(&self) -> AuditRow {
-        let text = |s: &str, max: usize| s.chars().take(max).map(|c| if c == '\0' { '\u{FFFD}' } else { c }).collect::<String>();
+        let text = |s: &str, max: usize| {
+            s.chars().take(max).map(|c| if c == '\0' { '\u{FFFD}' } else { c }).collect::<String>()
+        };
         let opt = |s: &Option<String>, max: usize| s.as_deref().map(|s| text(s, max));
         AuditRow {
             id: self.id,
@@ -81,7 +84,8 @@ pub trait AuditStore: Send + Sync + 'static {
 pub(super) fn insert_statement(rows: usize) -> String {
     let groups: Vec<String> = (0..rows)
         .map(|r| {
-            let params: Vec<String> = (1..=AUDIT_COLUMN_COUNT).map(|c| format!("${}", r * AUDIT_COLUMN_COUNT + c)).collect();
+            let params: Vec<String> =
+                (1..=AUDIT_COLUMN_COUNT).map(|c| format!("${}", r * AUDIT_COLUMN_COUNT + c)).collect();
             format!("({})", params.join(", "))
         })
         .collect();
@@ -102,8 +106,16 @@ macro_rules! impl_audit_store {
                 let rows: Vec<$crate::store::AuditRow> = rows.iter().map($crate::store::AuditRow::sanitized).collect();
                 for r in &rows {
                     query = query
-                        .bind(r.id).bind(r.at).bind(&r.actor_id).bind(&r.actor_name).bind(&r.actor_role)
-                        .bind(&r.action).bind(&r.target).bind(r.status).bind(&r.detail).bind(&r.request_id);
+                        .bind(r.id)
+                        .bind(r.at)
+                        .bind(&r.actor_id)
+                        .bind(&r.actor_name)
+                        .bind(&r.actor_role)
+                        .bind(&r.action)
+                        .bind(&r.target)
+                        .bind(r.status)
+                        .bind(&r.detail)
+                        .bind(&r.request_id);
                 }
                 query.execute(&self.pool).await?;
                 Ok(())
@@ -137,8 +149,13 @@ macro_rules! impl_audit_store {
                 let _guard = self.write_guard().await;
                 // Rows are never updated, so two processes sweeping at once at worst both
                 // delete nothing for the rows the other took first.
-                let done = sqlx::query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)")
-                    .bind(before).bind(limit).execute(&self.pool).await?;
+                let done = sqlx::query(
+                    "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)",
+                )
+                .bind(before)
+                .bind(limit)
+                .execute(&self.pool)
+                .await?;
                 Ok(done.rows_affected())
             }
         }

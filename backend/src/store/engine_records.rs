@@ -57,8 +57,18 @@ impl NodeRow {
     /// A node of a new instance: pending, never attempted.
     pub fn fresh(node_id: String, position: i32, status: &str) -> NodeRow {
         NodeRow {
-            node_id, position, status: status.to_owned(), attempts: 0, outcome: None, output: None, error: None,
-            started_at: None, ended_at: None, dispatched_at: None, wait_kind: None, wait_started_at: None,
+            node_id,
+            position,
+            status: status.to_owned(),
+            attempts: 0,
+            outcome: None,
+            output: None,
+            error: None,
+            started_at: None,
+            ended_at: None,
+            dispatched_at: None,
+            wait_kind: None,
+            wait_started_at: None,
         }
     }
 }
@@ -164,7 +174,11 @@ pub struct Writes {
 
 impl Writes {
     pub fn is_empty(&self) -> bool {
-        self.instance.is_none() && self.nodes.is_empty() && self.new_work.is_empty() && !self.clear_work && self.ended_attempts.is_empty()
+        self.instance.is_none()
+            && self.nodes.is_empty()
+            && self.new_work.is_empty()
+            && !self.clear_work
+            && self.ended_attempts.is_empty()
     }
 }
 
@@ -209,7 +223,10 @@ pub enum StartOutcome {
     /// refusing this one); nothing was created.
     KeyLive(Option<Uuid>),
     /// The key-reuse policy refuses the key because of this earlier instance.
-    KeyUsed { id: Uuid, status: String },
+    KeyUsed {
+        id: Uuid,
+        status: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,8 @@
 //! from Rust (never the database clock, so every process agrees on the format), and
 //! definitions are JSON. Only connection setup and migrations differ per backend.
 
-mod admission_sql;
 mod account_sql;
+mod admission_sql;
 mod audit_sql;
 mod engine_records;
 mod engine_sql;
@@ -16,8 +16,8 @@ mod postgres;
 mod records;
 mod sql;
 mod sqlite;
-mod trigger_records;
 pub(crate) mod transient;
+mod trigger_records;
 mod trigger_sql;
 mod work_sql;
 
@@ -27,8 +27,8 @@ pub use engine_records::*;
 pub use ops_records::*;
 pub use ops_sql::OpsStore;
 pub use records::*;
-pub use trigger_records::*;
 pub use transient::{retry_transient, Trouble};
+pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
 pub use work_sql::WorkQueue;
 
@@ -91,7 +91,8 @@ pub trait InstanceStore: Send + Sync + 'static {
     ) -> Result<Option<TransitionOutcome>>;
     /// Admits the oldest queued instances of `workflow` into its free slots; returns each
     /// with what admitting it wrote.
-    async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>>;
+    async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>)
+        -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;

@@ -67,7 +67,13 @@ pub trait OpsStore: Send + Sync + 'static {
     /// Deletes up to `limit` instances with `status` that ended before `before`, of
     /// `workflow` or (for `None`) of every workflow without a policy of its own; returns
     /// how many.
-    async fn sweep_expired(&self, workflow: Option<Uuid>, status: &str, before: DateTime<Utc>, limit: i64) -> Result<u64>;
+    async fn sweep_expired(
+        &self,
+        workflow: Option<Uuid>,
+        status: &str,
+        before: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<u64>;
 }
 
 macro_rules! impl_ops_store {

@@ -1,19 +1,21 @@
 //! Postgres: the production backend, shared by any number of `trellis serve` processes.
 
-use super::engine_records::*;
-use super::records::*;
-use super::engine_sql::{bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS};
-use super::admission_sql::impl_admission;
 use super::account_sql::impl_account_store;
+use super::admission_sql::impl_admission;
 use super::audit_sql::impl_audit_store;
-use super::trigger_sql::impl_trigger_store;
+use super::engine_records::*;
+use super::engine_sql::{
+    bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
+};
+use super::notice::{self, Appended, Notice};
 use super::ops_sql::impl_ops_store;
-use super::work_sql::impl_work_queue;
+use super::records::*;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
+use super::trigger_sql::impl_trigger_store;
+use super::work_sql::impl_work_queue;
 use super::{Decide, RetryDecide};
 use super::{Result, StoreError};
 use chrono::{DateTime, Utc};
-use super::notice::{self, Appended, Notice};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 use sqlx::types::Json;
 use std::str::FromStr;

@@ -29,7 +29,13 @@ pub trait TriggerStore: Send + Sync + 'static {
     async fn list_deliveries(&self, trigger: Uuid, before: Option<Uuid>, limit: i64) -> Result<Vec<DeliveryRow>>;
     /// The instance an earlier delivery with this key, or with this body digest when one is
     /// given, (received after `since`) started.
-    async fn delivered_instance(&self, trigger: Uuid, key: &str, digest: Option<&str>, since: DateTime<Utc>) -> Result<Option<Uuid>>;
+    async fn delivered_instance(
+        &self,
+        trigger: Uuid,
+        key: &str,
+        digest: Option<&str>,
+        since: DateTime<Utc>,
+    ) -> Result<Option<Uuid>>;
     /// How many deliveries started an instance after `since`, and the oldest of them.
     async fn started_since(&self, trigger: Uuid, since: DateTime<Utc>) -> Result<(i64, Option<DateTime<Utc>>)>;
     /// Instances this trigger started that have not finished (queued, running or paused).
@@ -40,7 +46,13 @@ pub trait TriggerStore: Send + Sync + 'static {
     async fn purge_trigger_history(&self, before: DateTime<Utc>) -> Result<u64>;
 
     /// Leases up to `limit` unpaused schedules whose tick is due (or that hold a queued tick).
-    async fn claim_due_triggers(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<TriggerRow>>;
+    async fn claim_due_triggers(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<TriggerRow>>;
     /// Moves a claimed schedule on and gives up the lease; `false` if the schedule changed
     /// meanwhile (then only the lease is given up).
     async fn finish_fire(&self, done: &FireDone) -> Result<bool>;

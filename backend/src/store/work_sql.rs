@@ -12,11 +12,23 @@ use uuid::Uuid;
 #[async_trait]
 pub trait WorkQueue: Send + Sync + 'static {
     /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.
-    async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>>;
+    async fn claim_due(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<WorkItem>>;
     /// When the next work item becomes claimable.
     async fn next_due(&self) -> Result<Option<DateTime<Utc>>>;
     /// Leases the oldest due task of `queue` for an external worker.
-    async fn claim_task(&self, queue: &str, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<WorkItem>>;
+    async fn claim_task(
+        &self,
+        queue: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Option<WorkItem>>;
     /// Extends a lease while its holder still holds it; false once it was lost.
     async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool>;
     async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>>;

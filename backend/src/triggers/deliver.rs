@@ -46,7 +46,9 @@ impl Answer {
         match self {
             Answer::Started(id) => ("started", Some(*id), 202, None),
             Answer::Duplicate(id) => ("duplicate", Some(*id), 200, None),
-            Answer::Refused { status, reason, .. } if status.is_server_error() => ("failed", None, status.as_u16(), Some(reason.clone())),
+            Answer::Refused { status, reason, .. } if status.is_server_error() => {
+                ("failed", None, status.as_u16(), Some(reason.clone()))
+            }
             Answer::Refused { status, reason, .. } => ("rejected", None, status.as_u16(), Some(reason.clone())),
         }
     }
@@ -95,7 +97,10 @@ async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Ste
         return Err(fail(Answer::refused(StatusCode::CONFLICT, reason)));
     }
     let since = d.received_at - dedupe_window();
-    let first = store.delivered_instance(d.trigger.id, &keys.id, keys.digest.as_deref(), since).await.map_err(|e| fail(internal(e)))?;
+    let first = store
+        .delivered_instance(d.trigger.id, &keys.id, keys.digest.as_deref(), since)
+        .await
+        .map_err(|e| fail(internal(e)))?;
     if let Some(instance) = first {
         return Ok((Answer::Duplicate(instance), Some(keys)));
     }
@@ -155,10 +160,17 @@ async fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
     // delivery waits behind a pool that is full.
     let Ok(evaluated) = tokio::time::timeout(std::time::Duration::from_secs(10), evaluated).await else {
         let reason = "the server is too busy to evaluate the trigger's input mapping; retry later";
-        return Err(Answer::Refused { status: StatusCode::SERVICE_UNAVAILABLE, reason: reason.into(), retry_after: Some(5) });
+        return Err(Answer::Refused {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            reason: reason.into(),
+            retry_after: Some(5),
+        });
     };
     evaluated.map_err(internal)?.map_err(|e| {
-        Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, format!("the trigger's input mapping failed on this body: {e}"))
+        Answer::refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("the trigger's input mapping failed on this body: {e}"),
+        )
     })
 }
 
@@ -193,7 +205,10 @@ fn start_refused(e: EngineError) -> Answer {
 
 fn internal(e: impl std::fmt::Display) -> Answer {
     tracing::error!(error = %e, "webhook delivery failed");
-    Answer::refused(StatusCode::INTERNAL_SERVER_ERROR, "the delivery could not be processed; it has been logged, retry later")
+    Answer::refused(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the delivery could not be processed; it has been logged, retry later",
+    )
 }
 
 /// Logs a delivery (best effort: a failed log write must not change the answer).

@@ -86,7 +86,9 @@ impl FireLoop {
                         tracing::warn!(error = %e, trigger = %trigger.id, "could not move a schedule on; its lease will expire");
                     }
                 }
-                Err(Retry(why)) => tracing::warn!(trigger = %trigger.id, error = %why, "firing a schedule failed; it will be retried"),
+                Err(Retry(why)) => {
+                    tracing::warn!(trigger = %trigger.id, error = %why, "firing a schedule failed; it will be retried")
+                }
             }
         }
         n
@@ -112,11 +114,21 @@ impl FireLoop {
     /// it goes next. Planning from the claim's time, not the clock's, means a pause that
     /// lands mid-fire stops every tick after it.
     async fn fire(&self, t: &TriggerRow, now: DateTime<Utc>) -> Result<FireDone, Retry> {
-        let mut done = FireDone { trigger: t.id, owner: self.owner.clone(), claimed_next: t.next_fire_at, next: t.next_fire_at, pending: t.pending_fire_at };
+        let mut done = FireDone {
+            trigger: t.id,
+            owner: self.owner.clone(),
+            claimed_next: t.next_fire_at,
+            next: t.next_fire_at,
+            pending: t.pending_fire_at,
+        };
         let (spec, schedule) = match TriggerSpec::from_stored(&t.spec.0) {
             Ok(TriggerSpec::Cron(spec)) => match Schedule::new(&spec) {
                 Ok(schedule) => (spec, schedule),
-                Err(issues) => return Ok(self.stop(t, done, format!("the schedule no longer parses: {}", issues[0].message)).await),
+                Err(issues) => {
+                    return Ok(self
+                        .stop(t, done, format!("the schedule no longer parses: {}", issues[0].message))
+                        .await)
+                }
             },
             _ => return Ok(self.stop(t, done, "this trigger is not a cron schedule".into()).await),
         };
@@ -129,8 +141,12 @@ impl FireLoop {
         let Some(due) = t.next_fire_at.filter(|due| *due <= now) else { return Ok(done) };
         let plan = plan(&schedule, due, now, spec.catch_up);
         if plan.dropped {
-            let policy = serde_json::to_value(spec.catch_up).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-            let reason = format!("ticks from {due} on were missed while no process was running; `catch_up` is `{policy}`");
+            let policy = serde_json::to_value(spec.catch_up)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let reason =
+                format!("ticks from {due} on were missed while no process was running; `catch_up` is `{policy}`");
             self.log(t.id, Some(due), "missed", Some(reason), None).await;
         }
         for tick in plan.fire {
@@ -141,13 +157,26 @@ impl FireLoop {
     }
 
     /// One tick, under the overlap policy.
-    async fn tick(&self, t: &TriggerRow, spec: &CronSpec, tick: DateTime<Utc>, done: &mut FireDone) -> Result<(), Retry> {
+    async fn tick(
+        &self,
+        t: &TriggerRow,
+        spec: &CronSpec,
+        tick: DateTime<Utc>,
+        done: &mut FireDone,
+    ) -> Result<(), Retry> {
         if spec.overlap == Overlap::Allow || self.active(t).await? == 0 {
             return self.start(t, tick).await;
         }
         if spec.overlap == Overlap::QueueOne && done.pending.is_none() {
             done.pending = Some(tick);
-            self.log(t.id, Some(tick), "queued", Some("an earlier instance is still running; this tick starts when it finishes".into()), None).await;
+            self.log(
+                t.id,
+                Some(tick),
+                "queued",
+                Some("an earlier instance is still running; this tick starts when it finishes".into()),
+                None,
+            )
+            .await;
         } else {
             let reason = "an earlier instance of this schedule is still running (`overlap` policy)".to_owned();
             self.log(t.id, Some(tick), "skipped", Some(reason), None).await;
@@ -182,10 +211,26 @@ impl FireLoop {
         done
     }
 
-    async fn log(&self, trigger: Uuid, scheduled_at: Option<DateTime<Utc>>, outcome: &str, reason: Option<String>, instance_id: Option<Uuid>) {
+    async fn log(
+        &self,
+        trigger: Uuid,
+        scheduled_at: Option<DateTime<Utc>>,
+        outcome: &str,
+        reason: Option<String>,
+        instance_id: Option<Uuid>,
+    ) {
         let row = DeliveryRow {
-            id: Uuid::now_v7(), trigger_id: trigger, received_at: Utc::now(), verified: None, delivery_key: None, scheduled_at,
-            outcome: outcome.to_owned(), status: None, reason, instance_id, body_digest: None,
+            id: Uuid::now_v7(),
+            trigger_id: trigger,
+            received_at: Utc::now(),
+            verified: None,
+            delivery_key: None,
+            scheduled_at,
+            outcome: outcome.to_owned(),
+            status: None,
+            reason,
+            instance_id,
+            body_digest: None,
         };
         if let Err(e) = self.store.insert_delivery(&row).await {
             tracing::warn!(error = %e, %trigger, "could not log a cron tick");

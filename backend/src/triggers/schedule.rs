@@ -30,16 +30,22 @@ impl Schedule {
     /// Parses the expression and the zone; every problem is listed.
     pub fn new(spec: &CronSpec) -> Result<Schedule, Vec<Issue>> {
         let mut issues = Vec::new();
-        let cron = parse_expression(&spec.expression).map_err(|m| issues.push(Issue::new("invalid_cron", m).path("expression"))).ok();
+        let cron = parse_expression(&spec.expression)
+            .map_err(|m| issues.push(Issue::new("invalid_cron", m).path("expression")))
+            .ok();
         let tz = spec.timezone.parse::<Tz>().map_err(|_| {
-            let message = format!("unknown time zone `{}`; use an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`", spec.timezone);
+            let message = format!(
+                "unknown time zone `{}`; use an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`",
+                spec.timezone
+            );
             issues.push(Issue::new("invalid_timezone", message).path("timezone"));
         });
         match (cron, tz) {
             (Some(cron), Ok(tz)) => {
                 let schedule = Schedule { cron, tz };
                 if schedule.next_after(Utc::now()).is_none() {
-                    let message = format!("`{}` never matches a date (e.g. 30 February); pick days that exist", spec.expression);
+                    let message =
+                        format!("`{}` never matches a date (e.g. 30 February); pick days that exist", spec.expression);
                     return Err(vec![Issue::new("invalid_cron", message).path("expression")]);
                 }
                 Ok(schedule)
@@ -55,7 +61,10 @@ impl Schedule {
     /// The first tick strictly after `t`.
     pub fn next_after(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
         // Ticks are whole seconds: the first one after `t` is the first after `t`'s second.
-        self.cron.find_next_occurrence(&whole_second(t).with_timezone(&self.tz), false).ok().map(|d| whole_second(d.with_timezone(&Utc)))
+        self.cron
+            .find_next_occurrence(&whole_second(t).with_timezone(&self.tz), false)
+            .ok()
+            .map(|d| whole_second(d.with_timezone(&Utc)))
     }
 
     /// The first tick at or after `t`.
@@ -63,7 +72,10 @@ impl Schedule {
         if whole_second(t) != t {
             return self.next_after(t);
         }
-        self.cron.find_next_occurrence(&t.with_timezone(&self.tz), true).ok().map(|d| whole_second(d.with_timezone(&Utc)))
+        self.cron
+            .find_next_occurrence(&t.with_timezone(&self.tz), true)
+            .ok()
+            .map(|d| whole_second(d.with_timezone(&Utc)))
     }
 
     fn last_until(&self, t: DateTime<Utc>, inclusive: bool) -> Option<DateTime<Utc>> {
@@ -91,7 +103,9 @@ fn whole_second(t: DateTime<Utc>) -> DateTime<Utc> {
 
 fn parse_expression(expression: &str) -> Result<Cron, String> {
     if expression.len() > MAX_EXPRESSION_LEN {
-        return Err(format!("the expression is longer than {MAX_EXPRESSION_LEN} bytes; cron expressions are short, e.g. `0 9 * * 1-5`"));
+        return Err(format!(
+            "the expression is longer than {MAX_EXPRESSION_LEN} bytes; cron expressions are short, e.g. `0 9 * * 1-5`"
+        ));
     }
     let fields = expression.split_whitespace().count();
     let nickname = expression.trim_start().starts_with('@');
@@ -155,7 +169,12 @@ mod tests {
     use super::*;
 
     fn spec(expression: &str, timezone: &str) -> CronSpec {
-        CronSpec { expression: expression.into(), timezone: timezone.into(), overlap: Default::default(), catch_up: Default::default() }
+        CronSpec {
+            expression: expression.into(),
+            timezone: timezone.into(),
+            overlap: Default::default(),
+            catch_up: Default::default(),
+        }
     }
 
     fn at(s: &str) -> DateTime<Utc> {
@@ -175,8 +194,24 @@ mod tests {
 
     #[test]
     fn odd_expressions_are_refused_or_accepted_never_a_panic() {
-        let odd = ["*/0 * * * *", "5-1 * * * *", "L * * * *", "@reboot", "@yearly", "# * * * *", "1,,2 * * * *", "- * * * *",
-            "0 0 L * *", "0 0 * * 5L", "0 0 * * 1#6", "0 0 15W * *", "* * * * * * *", "ä * * * *", "99999999999999999999 * * * *", ""];
+        let odd = [
+            "*/0 * * * *",
+            "5-1 * * * *",
+            "L * * * *",
+            "@reboot",
+            "@yearly",
+            "# * * * *",
+            "1,,2 * * * *",
+            "- * * * *",
+            "0 0 L * *",
+            "0 0 * * 5L",
+            "0 0 * * 1#6",
+            "0 0 15W * *",
+            "* * * * * * *",
+            "ä * * * *",
+            "99999999999999999999 * * * *",
+            "",
+        ];
         for expression in odd {
             let _ = Schedule::new(&spec(expression, "UTC"));
         }
@@ -197,7 +232,10 @@ mod tests {
         let s = Schedule::new(&spec("30 2 * * *", "Europe/Berlin")).unwrap();
         let times = s.preview(at("2026-03-28T12:00:00Z"), 2);
         assert_eq!(times.len(), 2);
-        assert!(times[0].with_timezone(&Utc) < at("2026-03-29T12:00:00Z") && times[1].with_timezone(&Utc) > at("2026-03-30T00:00:00Z"));
+        assert!(
+            times[0].with_timezone(&Utc) < at("2026-03-29T12:00:00Z")
+                && times[1].with_timezone(&Utc) > at("2026-03-30T00:00:00Z")
+        );
     }
 
     #[test]

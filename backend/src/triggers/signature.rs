@@ -37,7 +37,13 @@ pub fn new_secret() -> String {
 /// Checks a delivery against each of `secrets` (the current one and, during a rotation's
 /// grace period, the previous one). Returns the delivery's id for deduplication, or why it
 /// was refused, saying what the sender must fix.
-pub fn verify(preset: Preset, headers: &HeaderMap, body: &[u8], secrets: &[&str], now: DateTime<Utc>) -> Result<String, String> {
+pub fn verify(
+    preset: Preset,
+    headers: &HeaderMap,
+    body: &[u8],
+    secrets: &[&str],
+    now: DateTime<Utc>,
+) -> Result<String, String> {
     match preset {
         Preset::Standard => verify_standard(headers, body, secrets, now),
         Preset::Github => verify_github(headers, body, secrets),
@@ -69,9 +75,8 @@ fn verify_standard(headers: &HeaderMap, body: &[u8], secrets: &[&str], now: Date
     let id = delivery_id(header(headers, "webhook-id").ok_or_else(|| missing("webhook-id"))?, "webhook-id")?;
     let timestamp = header(headers, "webhook-timestamp").ok_or_else(|| missing("webhook-timestamp"))?;
     let signatures = header(headers, "webhook-signature").ok_or_else(|| missing("webhook-signature"))?;
-    let seconds: i64 = timestamp
-        .parse()
-        .map_err(|_| "`webhook-timestamp` must be whole seconds since the Unix epoch".to_owned())?;
+    let seconds: i64 =
+        timestamp.parse().map_err(|_| "`webhook-timestamp` must be whole seconds since the Unix epoch".to_owned())?;
     let skew = now.timestamp().saturating_sub(seconds);
     if skew.abs() > TOLERANCE_SECS {
         return Err(format!(
@@ -83,7 +88,8 @@ fn verify_standard(headers: &HeaderMap, body: &[u8], secrets: &[&str], now: Date
         .filter_map(|s| s.strip_prefix("v1,"))
         .filter_map(|b64| STANDARD.decode(b64).ok())
         .collect();
-    for key in secrets.iter().filter_map(|s| s.strip_prefix(SECRET_PREFIX)).filter_map(|b64| STANDARD.decode(b64).ok()) {
+    for key in secrets.iter().filter_map(|s| s.strip_prefix(SECRET_PREFIX)).filter_map(|b64| STANDARD.decode(b64).ok())
+    {
         let mut mac = HmacSha256::new_from_slice(&key).expect("HMAC takes keys of any length");
         mac.update(id.as_bytes());
         mac.update(b".");
@@ -102,7 +108,9 @@ fn verify_standard(headers: &HeaderMap, body: &[u8], secrets: &[&str], now: Date
 fn verify_github(headers: &HeaderMap, body: &[u8], secrets: &[&str]) -> Result<String, String> {
     let signature = header(headers, "x-hub-signature-256")
         .ok_or_else(|| "missing `X-Hub-Signature-256` header; set the webhook's secret in GitHub".to_owned())?;
-    let hex = signature.strip_prefix("sha256=").ok_or_else(|| "`X-Hub-Signature-256` must look like `sha256=<hex>`".to_owned())?;
+    let hex = signature
+        .strip_prefix("sha256=")
+        .ok_or_else(|| "`X-Hub-Signature-256` must look like `sha256=<hex>`".to_owned())?;
     let expected = decode_hex(hex).ok_or_else(|| "`X-Hub-Signature-256` must look like `sha256=<hex>`".to_owned())?;
     for secret in secrets {
         let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
@@ -114,7 +122,8 @@ fn verify_github(headers: &HeaderMap, body: &[u8], secrets: &[&str]) -> Result<S
             return delivery_id(id, "X-GitHub-Delivery");
         }
     }
-    Err("`X-Hub-Signature-256` does not match; the webhook's secret in GitHub must be this trigger's secret, as shown".to_owned())
+    Err("`X-Hub-Signature-256` does not match; the webhook's secret in GitHub must be this trigger's secret, as shown"
+        .to_owned())
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
@@ -162,8 +171,11 @@ mod tests {
         let now = Utc::now();
         let ts = now.timestamp();
         let body = br#"{"a":1}"#;
-        let h = headers(&[("webhook-id", "msg_1".into()), ("webhook-timestamp", ts.to_string()),
-            ("webhook-signature", format!("v1,bm9wZQ== {}", sign(&old, "msg_1", ts, body)))]);
+        let h = headers(&[
+            ("webhook-id", "msg_1".into()),
+            ("webhook-timestamp", ts.to_string()),
+            ("webhook-signature", format!("v1,bm9wZQ== {}", sign(&old, "msg_1", ts, body))),
+        ]);
         assert_eq!(verify(Preset::Standard, &h, body, &[&new, &old], now).unwrap(), "msg_1");
         assert!(verify(Preset::Standard, &h, body, &[&new], now).is_err());
         assert!(verify(Preset::Standard, &h, b"{}", &[&old], now).is_err(), "the body is signed");
@@ -181,8 +193,13 @@ mod tests {
         let h = headers(&[("x-hub-signature-256", format!("sha256={hex}")), ("x-github-delivery", "d-1".into())]);
         assert_eq!(verify(Preset::Github, &h, body, &[&secret], Utc::now()).unwrap(), "d-1");
         let without_id = headers(&[("x-hub-signature-256", format!("sha256={hex}"))]);
-        assert!(verify(Preset::Github, &without_id, body, &[&secret], Utc::now()).unwrap_err().contains("X-GitHub-Delivery"));
-        assert_eq!(body_digest(Preset::Github, b"abc").unwrap(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert!(verify(Preset::Github, &without_id, body, &[&secret], Utc::now())
+            .unwrap_err()
+            .contains("X-GitHub-Delivery"));
+        assert_eq!(
+            body_digest(Preset::Github, b"abc").unwrap(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert_eq!(body_digest(Preset::Standard, b"abc"), None);
         for bad in ["sha256=00", "sha256=0", "sha256=zz", "sha256=é"] {
             let h = headers(&[("x-hub-signature-256", bad.into())]);

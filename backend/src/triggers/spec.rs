@@ -112,16 +112,21 @@ impl WebhookSpec {
         let mut issues = Vec::new();
         if let Some(mapping) = &self.input_mapping {
             if mapping.trim().is_empty() || mapping.len() > MAX_MAPPING_LEN {
-                let message = format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
+                let message =
+                    format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
                 issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
             } else if let Err(e) = syntax_error(mapping) {
-                let message = format!("`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`");
+                let message = format!(
+                    "`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`"
+                );
                 issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
             }
         }
         if let Some(rate) = self.rate_limit_per_minute {
             if rate == 0 || rate > MAX_RATE_PER_MINUTE {
-                let message = format!("`rate_limit_per_minute` must be between 1 and {MAX_RATE_PER_MINUTE}; leave it out for no limit");
+                let message = format!(
+                    "`rate_limit_per_minute` must be between 1 and {MAX_RATE_PER_MINUTE}; leave it out for no limit"
+                );
                 issues.push(Issue::new("invalid_rate_limit", message).path("rate_limit_per_minute"));
             }
         }

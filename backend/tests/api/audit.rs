@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 /// background writer just after each answer, so a test waits briefly for them.
 async fn audit_until(app: &TestApp, query: &str, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     for _ in 0..500 {
-        let page: Value = app.get(&format!("/api/v1/audit?limit=500&{query}")).send().await.unwrap().json().await.unwrap();
+        let page: Value =
+            app.get(&format!("/api/v1/audit?limit=500&{query}")).send().await.unwrap().json().await.unwrap();
         let items = page["items"].as_array().cloned().unwrap_or_default();
         if ready(&items) {
             return items;
@@ -24,7 +25,8 @@ fn find<'a>(items: &'a [Value], action: &str, actor: &str) -> Option<&'a Value> 
 }
 
 async fn id_of(app: &TestApp, token: &str) -> String {
-    let me: Value = app.client.get(app.url("/api/v1/auth/me")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+    let me: Value =
+        app.client.get(app.url("/api/v1/auth/me")).bearer_auth(token).send().await.unwrap().json().await.unwrap();
     me["id"].as_str().unwrap().to_owned()
 }
 

@@ -87,7 +87,12 @@ async fn assert_workflow_count(app: &crate::common::TestApp, expected: usize) {
 /// Sends a request over a raw connection and reads the response while the body is still
 /// being written: the server may answer (413) and close before taking the whole body, which
 /// an ordinary client reports as a broken pipe instead of the response.
-pub(crate) async fn send_while_reading(app: &crate::common::TestApp, method: &str, path: &str, body: Vec<u8>) -> (u16, String) {
+pub(crate) async fn send_while_reading(
+    app: &crate::common::TestApp,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let stream = tokio::net::TcpStream::connect(app.addr).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();

@@ -26,7 +26,8 @@ fn transform(expression: &str) -> Value {
 /// Probes `/healthz` and the API every 50 ms until stopped; returns the slowest answer.
 fn probe(app: &TestApp) -> (Arc<AtomicBool>, tokio::task::JoinHandle<Duration>) {
     let stop = Arc::new(AtomicBool::new(false));
-    let (client, health, api, token) = (app.client.clone(), app.url("/healthz"), app.url("/api/v1/instances"), app.admin_token.clone());
+    let (client, health, api, token) =
+        (app.client.clone(), app.url("/healthz"), app.url("/api/v1/instances"), app.admin_token.clone());
     let stopped = stop.clone();
     let handle = tokio::spawn(async move {
         let mut slowest = Duration::ZERO;
@@ -150,28 +151,45 @@ mod output_caps {
         let big = app.publish(transform("'x' * 20000")).await;
         let finished = app.wait_finished(&app.start(&big, json!({"input": {}})).await).await;
         assert_eq!(finished["status"], "failed");
-        assert!(error_of(&finished).contains("20002 bytes, over the cap of 10000 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"), "{finished}");
+        assert!(
+            error_of(&finished)
+                .contains("20002 bytes, over the cap of 10000 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"),
+            "{finished}"
+        );
 
         // Each node fits, but together they pass the instance's cap.
-        let two = app.publish(json!({
-            "nodes": [
-                {"id": "a", "type": "transform", "config": {"expression": "'x' * 8000"}},
-                {"id": "b", "type": "transform", "config": {"expression": "'y' * 8000"}}
-            ],
-            "edges": [{"from": "a", "to": "b"}]
-        })).await;
+        let two = app
+            .publish(json!({
+                "nodes": [
+                    {"id": "a", "type": "transform", "config": {"expression": "'x' * 8000"}},
+                    {"id": "b", "type": "transform", "config": {"expression": "'y' * 8000"}}
+                ],
+                "edges": [{"from": "a", "to": "b"}]
+            }))
+            .await;
         let finished = app.wait_finished(&app.start(&two, json!({"input": {}})).await).await;
         assert_eq!(finished["status"], "failed");
-        assert!(error_of(&finished).contains("over the cap of 15000 bytes per instance (TRELLIS_MAX_INSTANCE_OUTPUT_BYTES)"), "{finished}");
+        assert!(
+            error_of(&finished)
+                .contains("over the cap of 15000 bytes per instance (TRELLIS_MAX_INSTANCE_OUTPUT_BYTES)"),
+            "{finished}"
+        );
         assert!(app.instance(&finished["id"].as_str().unwrap().to_owned()).await.to_string().len() < 40_000);
 
         // An external worker's result over the cap is refused, not stored; one that fits lands.
         let task = app.publish(json!({"nodes": [{"id": "send", "type": "task", "config": {"queue": "caps"}}]})).await;
         let id = app.start(&task, json!({"input": {}})).await;
-        let polled = app.post("/api/v1/tasks/poll").json(&json!({"queue": "caps", "worker": "w", "wait_ms": 5000})).send().await.unwrap();
+        let polled = app
+            .post("/api/v1/tasks/poll")
+            .json(&json!({"queue": "caps", "worker": "w", "wait_ms": 5000}))
+            .send()
+            .await
+            .unwrap();
         let leased: Value = polled.json().await.unwrap();
-        let complete = |output: Value| app.post(&format!("/api/v1/tasks/{}/complete", leased["id"].as_str().unwrap()))
-            .json(&json!({"lease_token": leased["lease_token"], "output": output}));
+        let complete = |output: Value| {
+            app.post(&format!("/api/v1/tasks/{}/complete", leased["id"].as_str().unwrap()))
+                .json(&json!({"lease_token": leased["lease_token"], "output": output}))
+        };
         let refused = problem(complete(json!("z".repeat(20_000))).send().await.unwrap(), 413).await;
         assert!(refused["detail"].as_str().unwrap().contains("TRELLIS_MAX_NODE_OUTPUT_BYTES"), "{refused}");
         assert_eq!(app.instance(&id).await["status"], "running");
@@ -182,7 +200,9 @@ mod output_caps {
         let wait = app.publish(json!({"nodes": [{"id": "approve", "type": "wait_signal"}]})).await;
         let id = app.start(&wait, json!({"input": {}})).await;
         app.wait_for(&id, |i| i["nodes"].as_array().is_some_and(|n| n.iter().any(|n| n["status"] == "waiting"))).await;
-        let signal = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "approve", "payload": "z".repeat(20_000)}));
+        let signal = app
+            .post(&format!("/api/v1/instances/{id}/signal"))
+            .json(&json!({"node": "approve", "payload": "z".repeat(20_000)}));
         let refused = problem(signal.send().await.unwrap(), 413).await;
         assert!(refused["detail"].as_str().unwrap().contains("over the cap of 10000 bytes"), "{refused}");
     }

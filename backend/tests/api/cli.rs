@@ -39,13 +39,23 @@ async fn users_added_and_changed_on_the_command_line_can_sign_in() {
     let server = Process::start(&url, &[]).await;
     let http = reqwest::Client::new();
     let login = |password: &'static str| {
-        http.post(format!("{}/api/v1/auth/login", server.base)).json(&json!({"username": "grace", "password": password})).send()
+        http.post(format!("{}/api/v1/auth/login", server.base))
+            .json(&json!({"username": "grace", "password": password}))
+            .send()
     };
     assert_eq!(login("first-password").await.unwrap().status(), 401);
     let ok = login("second-password").await.unwrap();
     assert_eq!(ok.status(), 200);
     let token = ok.json::<Value>().await.unwrap()["access_token"].as_str().unwrap().to_owned();
-    let me: Value = http.get(format!("{}/api/v1/auth/me", server.base)).bearer_auth(token).send().await.unwrap().json().await.unwrap();
+    let me: Value = http
+        .get(format!("{}/api/v1/auth/me", server.base))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(me["role"], "editor");
 }
 

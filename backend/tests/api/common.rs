@@ -43,7 +43,11 @@ impl TestApp {
     }
 
     /// A server on the database at `database_url`; `dir` lives as long as the app.
-    pub async fn spawn_on(database_url: String, dir: tempfile::TempDir, configure: impl FnOnce(&mut ServeConfig)) -> TestApp {
+    pub async fn spawn_on(
+        database_url: String,
+        dir: tempfile::TempDir,
+        configure: impl FnOnce(&mut ServeConfig),
+    ) -> TestApp {
         let mut serve = ServeConfig::local();
         serve.admin_password = Some(ADMIN_PASSWORD.into());
         serve.jwt_secret = Some(JWT_SECRET.into());
@@ -179,9 +183,9 @@ pub async fn fresh_database(backend: Backend) -> (String, tempfile::TempDir) {
 pub async fn fresh_postgres_database() -> String {
     use sqlx::Connection;
     let admin_url = std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_POSTGRES.to_owned());
-    let mut conn = sqlx::PgConnection::connect(&admin_url).await.unwrap_or_else(|e| {
-        panic!("Postgres tests need a server at TEST_DATABASE_URL ({admin_url}): {e}")
-    });
+    let mut conn = sqlx::PgConnection::connect(&admin_url)
+        .await
+        .unwrap_or_else(|e| panic!("Postgres tests need a server at TEST_DATABASE_URL ({admin_url}): {e}"));
     let name = format!("trellis_test_{}", uuid::Uuid::new_v4().simple());
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.unwrap();
     with_database(&admin_url, &name)

@@ -18,18 +18,34 @@ struct Api {
 impl Api {
     async fn connect(base: &str) -> Api {
         let http = reqwest::Client::new();
-        let login: Value = http.post(format!("{base}/api/v1/auth/login"))
-            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD})).send().await.unwrap().json().await.unwrap();
+        let login: Value = http
+            .post(format!("{base}/api/v1/auth/login"))
+            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         Api { http, base: base.to_owned(), token: login["access_token"].as_str().unwrap().to_owned() }
     }
 
     async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let r = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
+        let r =
+            self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 
     async fn get(&self, path: &str) -> Value {
-        self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.unwrap().json().await.unwrap()
+        self.http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
     }
 
     async fn publish(&self, definition: Value) -> String {
@@ -61,15 +77,18 @@ async fn kill_and_recover(backend: Backend) {
     let first = Process::start(&url, &env).await;
     let api = Api::connect(&first.base).await;
     let retry = json!({"max_attempts": 10, "backoff_ms": 20, "max_backoff_ms": 200});
-    let step = |id: &str| json!({"id": id, "type": "http", "retry": retry,
-        "config": {"method": "POST", "url": format!("http://{ledger_addr}/slow/{{{{ instance.id }}}}/{id}")}});
+    let step = |id: &str| {
+        json!({"id": id, "type": "http", "retry": retry,
+        "config": {"method": "POST", "url": format!("http://{ledger_addr}/slow/{{{{ instance.id }}}}/{id}")}})
+    };
     let workflow = api.publish(json!({
         "nodes": [step("one"), {"id": "pause", "type": "delay", "config": {"duration_ms": 50}}, step("two"), step("three")],
         "edges": [{"from": "one", "to": "pause"}, {"from": "pause", "to": "two"}, {"from": "two", "to": "three"}]
     })).await;
     let mut ids = Vec::new();
     for i in 0..200 {
-        let (status, started) = api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {"i": i}})).await;
+        let (status, started) =
+            api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {"i": i}})).await;
         assert_eq!(status, 201);
         ids.push(started["id"].as_str().unwrap().to_owned());
     }
@@ -157,9 +176,11 @@ async fn sigterm_drains_running_attempts_and_exits_cleanly() {
     let (ledger_addr, ledger) = ledger::start().await;
     let mut first = Process::start(&url, &[]).await;
     let api = Api::connect(&first.base).await;
-    let workflow = api.publish(json!({"nodes": [
+    let workflow = api
+        .publish(json!({"nodes": [
         {"id": "slow", "type": "http", "config": {"url": format!("http://{ledger_addr}/slow/{{{{ instance.id }}}}")}},
-        {"id": "after", "type": "noop"}], "edges": [{"from": "slow", "to": "after"}]})).await;
+        {"id": "after", "type": "noop"}], "edges": [{"from": "slow", "to": "after"}]}))
+        .await;
     let (_, started) = api.post(&format!("/api/v1/workflows/{workflow}/instances"), json!({})).await;
     let id = started["id"].as_str().unwrap().to_owned();
     while ledger.calls.lock().unwrap().is_empty() {
@@ -167,7 +188,10 @@ async fn sigterm_drains_running_attempts_and_exits_cleanly() {
     }
     let pid = first.child.id().unwrap().to_string();
     assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let status = tokio::time::timeout(Duration::from_secs(30), first.child.wait()).await.expect("exits within the grace period").unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), first.child.wait())
+        .await
+        .expect("exits within the grace period")
+        .unwrap();
     assert!(status.success(), "exit status {status}");
 
     let second = Process::start(&url, &[]).await;
@@ -196,9 +220,13 @@ async fn an_expired_task_lease_is_handed_to_another_worker() {
     assert_eq!(second["id"], first["id"]);
     assert_ne!(second["lease_token"], first["lease_token"]);
     let task = first["id"].as_str().unwrap();
-    let (status, _) = api.post(&format!("/api/v1/tasks/{task}/complete"), json!({"lease_token": first["lease_token"], "output": 1})).await;
+    let (status, _) = api
+        .post(&format!("/api/v1/tasks/{task}/complete"), json!({"lease_token": first["lease_token"], "output": 1}))
+        .await;
     assert_eq!(status, 409, "the first worker's lease is gone");
-    let (status, _) = api.post(&format!("/api/v1/tasks/{task}/complete"), json!({"lease_token": second["lease_token"], "output": 2})).await;
+    let (status, _) = api
+        .post(&format!("/api/v1/tasks/{task}/complete"), json!({"lease_token": second["lease_token"], "output": 2}))
+        .await;
     assert_eq!(status, 204);
     let id = started["id"].as_str().unwrap();
     let instance = api.get(&format!("/api/v1/instances/{id}")).await;

@@ -17,7 +17,14 @@ async fn create_cron(app: &TestApp, workflow: &str, settings: Value) -> Value {
 }
 
 async fn instances(app: &TestApp, workflow: &str) -> Vec<Value> {
-    let list: Value = app.get(&format!("/api/v1/instances?workflow={workflow}&limit=500")).send().await.unwrap().json().await.unwrap();
+    let list: Value = app
+        .get(&format!("/api/v1/instances?workflow={workflow}&limit=500"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     list["items"].as_array().unwrap().clone()
 }
 
@@ -225,13 +232,27 @@ struct Node {
 impl Node {
     async fn connect(process: &Process) -> Node {
         let http = reqwest::Client::new();
-        let login: Value = http.post(format!("{}/api/v1/auth/login", process.base))
-            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD})).send().await.unwrap().json().await.unwrap();
+        let login: Value = http
+            .post(format!("{}/api/v1/auth/login", process.base))
+            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         Node { http, base: process.base.clone(), token: login["access_token"].as_str().unwrap().to_owned() }
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
-        let response = self.http.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
+        let response = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
     }
 
@@ -239,17 +260,24 @@ impl Node {
     /// (`allow`) and catches up on all it missed; returns (workflow, trigger).
     async fn every_second(&self) -> (String, String) {
         let definition = json!({"nodes": [{"id": "a", "type": "noop"}]});
-        let (_, created) = self.send(reqwest::Method::POST, "/api/v1/workflows", json!({"name": "ticks", "definition": definition})).await;
+        let (_, created) = self
+            .send(reqwest::Method::POST, "/api/v1/workflows", json!({"name": "ticks", "definition": definition}))
+            .await;
         let wf = created["id"].as_str().unwrap().to_owned();
-        assert_eq!(self.send(reqwest::Method::POST, &format!("/api/v1/workflows/{wf}/versions"), json!({})).await.0, 201);
+        assert_eq!(
+            self.send(reqwest::Method::POST, &format!("/api/v1/workflows/{wf}/versions"), json!({})).await.0,
+            201
+        );
         let schedule = json!({"kind": "cron", "expression": "* * * * * *", "overlap": "allow", "catch_up": "all"});
-        let (status, trigger) = self.send(reqwest::Method::POST, &format!("/api/v1/workflows/{wf}/triggers"), schedule).await;
+        let (status, trigger) =
+            self.send(reqwest::Method::POST, &format!("/api/v1/workflows/{wf}/triggers"), schedule).await;
         assert_eq!(status, 201);
         (wf, trigger["id"].as_str().unwrap().to_owned())
     }
 
     async fn instances(&self, wf: &str) -> Vec<Value> {
-        let (_, list) = self.send(reqwest::Method::GET, &format!("/api/v1/instances?workflow={wf}&limit=500"), Value::Null).await;
+        let (_, list) =
+            self.send(reqwest::Method::GET, &format!("/api/v1/instances?workflow={wf}&limit=500"), Value::Null).await;
         list["items"].as_array().unwrap().clone()
     }
 
@@ -267,16 +295,26 @@ impl Node {
     /// Pauses the schedule, lets a fire under way finish, and checks every tick from the first
     /// to the last started exactly one instance.
     async fn pause_and_check_ticks(&self, wf: &str, trigger: &str) -> usize {
-        assert_eq!(self.send(reqwest::Method::PATCH, &format!("/api/v1/triggers/{trigger}"), json!({"paused": true})).await.0, 200);
+        assert_eq!(
+            self.send(reqwest::Method::PATCH, &format!("/api/v1/triggers/{trigger}"), json!({"paused": true})).await.0,
+            200
+        );
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let mut ticks = BTreeSet::new();
         for item in self.instances(wf).await {
-            let (_, detail) = self.send(reqwest::Method::GET, &format!("/api/v1/instances/{}", item["id"].as_str().unwrap()), Value::Null).await;
-            let tick: chrono::DateTime<chrono::Utc> = detail["input"]["scheduled_at"].as_str().unwrap().parse().unwrap();
+            let (_, detail) = self
+                .send(reqwest::Method::GET, &format!("/api/v1/instances/{}", item["id"].as_str().unwrap()), Value::Null)
+                .await;
+            let tick: chrono::DateTime<chrono::Utc> =
+                detail["input"]["scheduled_at"].as_str().unwrap().parse().unwrap();
             assert!(ticks.insert(tick), "tick {tick} started twice");
         }
         let (first, last) = (*ticks.first().unwrap(), *ticks.last().unwrap());
-        assert_eq!(ticks.len() as i64, (last - first).num_seconds() + 1, "no tick between the first and the last was left out");
+        assert_eq!(
+            ticks.len() as i64,
+            (last - first).num_seconds() + 1,
+            "no tick between the first and the last was left out"
+        );
         ticks.len()
     }
 }

@@ -7,7 +7,13 @@ use trellis::config::MetricsAccess;
 fn assert_secure(response: &reqwest::Response, what: &str) {
     let h = response.headers();
     let csp = h.get("content-security-policy").unwrap_or_else(|| panic!("{what}: no CSP")).to_str().unwrap();
-    for directive in ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"] {
+    for directive in [
+        "default-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'",
+        "connect-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
         assert!(csp.contains(directive), "{what}: {directive} missing from {csp}");
     }
     let scripts = csp.split(';').map(str::trim).find(|d| d.starts_with("script-src")).unwrap();
@@ -55,7 +61,8 @@ async fn metrics_follow_the_setting() {
     let app = TestApp::spawn_with(Backend::Sqlite, |s| {
         s.metrics = MetricsAccess::Token;
         s.metrics_token = Some("scrape-secret-123".into());
-    }).await;
+    })
+    .await;
     let scrape = app.client.get(app.url("/metrics")).bearer_auth("scrape-secret-123").send().await.unwrap();
     assert_eq!(scrape.status(), 200);
     problem(app.client.get(app.url("/metrics")).bearer_auth("scrape-secret-124").send().await.unwrap(), 401).await;

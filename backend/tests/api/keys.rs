@@ -29,9 +29,16 @@ async fn act(app: &TestApp, id: &str, action: &str) {
 }
 
 async fn live_with_key(app: &TestApp, wf: &str, key: &str) -> Vec<Value> {
-    let list: Value = app.get(&format!("/api/v1/instances?workflow={wf}&key={key}")).send().await.unwrap().json().await.unwrap();
+    let list: Value =
+        app.get(&format!("/api/v1/instances?workflow={wf}&key={key}")).send().await.unwrap().json().await.unwrap();
     let live = ["queued", "running", "paused"];
-    list["items"].as_array().unwrap().iter().filter(|i| live.contains(&i["status"].as_str().unwrap())).cloned().collect()
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| live.contains(&i["status"].as_str().unwrap()))
+        .cloned()
+        .collect()
 }
 
 both_backends! {

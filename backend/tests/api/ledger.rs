@@ -35,7 +35,12 @@ pub async fn start() -> (SocketAddr, Arc<Ledger>) {
 }
 
 /// `/slow/...` takes 300 ms; `/status/{code}/...` answers with that status.
-async fn record(State(ledger): State<Arc<Ledger>>, Path(path): Path<String>, headers: HeaderMap, body: String) -> (StatusCode, Json<Value>) {
+async fn record(
+    State(ledger): State<Arc<Ledger>>,
+    Path(path): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> (StatusCode, Json<Value>) {
     let now = ledger.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     ledger.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -45,6 +50,7 @@ async fn record(State(ledger): State<Arc<Ledger>>, Path(path): Path<String>, hea
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     ledger.in_flight.fetch_sub(1, Ordering::SeqCst);
-    let status = path.strip_prefix("status/").and_then(|s| s.split('/').next()).and_then(|c| c.parse().ok()).unwrap_or(200);
+    let status =
+        path.strip_prefix("status/").and_then(|s| s.split('/').next()).and_then(|c| c.parse().ok()).unwrap_or(200);
     (StatusCode::from_u16(status).unwrap(), Json(json!({"path": path, "echo": body})))
 }

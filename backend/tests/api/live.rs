@@ -14,7 +14,8 @@ const HANG: Duration = Duration::from_secs(60);
 
 /// `count` short delays in a row: entries keep coming for a while.
 fn slow_chain(count: usize) -> Value {
-    let nodes: Vec<Value> = (0..count).map(|i| json!({"id": format!("d{i}"), "type": "delay", "config": {"duration_ms": 10}})).collect();
+    let nodes: Vec<Value> =
+        (0..count).map(|i| json!({"id": format!("d{i}"), "type": "delay", "config": {"duration_ms": 10}})).collect();
     let edges: Vec<Value> = (1..count).map(|i| json!({"from": format!("d{}", i - 1), "to": format!("d{i}")})).collect();
     json!({"nodes": nodes, "edges": edges})
 }
@@ -82,10 +83,12 @@ async fn a_client_on_one_process_sees_what_another_process_writes() {
     // No periodic rereading here: only the other process's announcements can deliver.
     let app = TestApp::spawn_with(Backend::Postgres, |serve| serve.sse_resync_ms = 3_600_000).await;
     let producer = Process::start(&app.database_url, &[]).await;
-    let workflow = app.publish(json!({
-        "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
-        "edges": [{"from": "gate", "to": "after"}]
-    })).await;
+    let workflow = app
+        .publish(json!({
+            "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
+            "edges": [{"from": "gate", "to": "after"}]
+        }))
+        .await;
     let id = app.start(&workflow, json!({})).await;
     app.wait_for(&id, |i| i["nodes"][0]["status"] == "waiting").await;
     let mut stream = events(&app, &id, None).await;
@@ -101,8 +104,14 @@ async fn a_client_on_one_process_sees_what_another_process_writes() {
     .await
     .expect("the history so far is replayed");
 
-    let signal = app.client.post(format!("{}/api/v1/instances/{id}/signal", producer.base)).bearer_auth(&app.admin_token)
-        .json(&json!({"node": "gate", "payload": {}})).send().await.unwrap();
+    let signal = app
+        .client
+        .post(format!("{}/api/v1/instances/{id}/signal", producer.base))
+        .bearer_auth(&app.admin_token)
+        .json(&json!({"node": "gate", "payload": {}}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(signal.status(), 200, "signaled through the other process");
     let live = tokio::time::timeout(HANG, stream.rest()).await.expect("the other process's entries arrive");
     let last = live.last().unwrap();
@@ -110,6 +119,9 @@ async fn a_client_on_one_process_sees_what_another_process_writes() {
     let all: Vec<i64> = replayed.iter().chain(&live).map(SseEvent::seq).collect();
     assert_eq!(all, (1..=all.len() as i64).collect::<Vec<_>>());
     let finished = tokio::time::timeout(HANG, feed.next()).await.expect("the feed hears it too").unwrap();
-    assert_eq!((finished.data["instance_id"].as_str(), finished.data["status"].as_str()), (Some(id.as_str()), Some("succeeded")));
+    assert_eq!(
+        (finished.data["instance_id"].as_str(), finished.data["status"].as_str()),
+        (Some(id.as_str()), Some("succeeded"))
+    );
     producer.kill_hard().await;
 }

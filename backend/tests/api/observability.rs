@@ -26,8 +26,14 @@ async fn otlp_receiver() -> (String, mpsc::UnboundedReceiver<(String, Span)>) {
         async move {
             let request = ExportTraceServiceRequest::decode(body).expect("a protobuf OTLP export");
             for resource in request.resource_spans {
-                let service = resource.resource.iter().flat_map(|r| &r.attributes).find(|a| a.key == "service.name")
-                    .and_then(|a| a.value.as_ref()).map(|v| format!("{:?}", v.value)).unwrap_or_default();
+                let service = resource
+                    .resource
+                    .iter()
+                    .flat_map(|r| &r.attributes)
+                    .find(|a| a.key == "service.name")
+                    .and_then(|a| a.value.as_ref())
+                    .map(|v| format!("{:?}", v.value))
+                    .unwrap_or_default();
                 for span in resource.scope_spans.into_iter().flat_map(|s| s.spans) {
                     let _ = sender.send((service.clone(), span));
                 }
@@ -47,9 +53,13 @@ async fn spans_are_exported_over_otlp_in_the_callers_trace() {
     let (endpoint, mut received) = otlp_receiver().await;
     let app = TestApp::spawn_with(Backend::Sqlite, |serve| serve.otel_endpoint = Some(endpoint)).await;
     let workflow = app.publish(chain()).await;
-    let started = app.post(&format!("/api/v1/workflows/{workflow}/instances"))
+    let started = app
+        .post(&format!("/api/v1/workflows/{workflow}/instances"))
         .header("traceparent", format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01"))
-        .json(&json!({})).send().await.unwrap();
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(started.status(), 201);
     let spans = tokio::time::timeout(Duration::from_secs(60), async {
         let mut spans = Vec::new();
@@ -76,10 +86,13 @@ async fn spans_are_exported_over_otlp_in_the_callers_trace() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_nodes_forward_the_attempt_as_traceparent() {
     let (sender, mut seen) = mpsc::unbounded_channel::<Option<String>>();
-    let target = axum::Router::new().route("/hook", post(move |headers: axum::http::HeaderMap| {
-        let _ = sender.send(headers.get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned));
-        async { "ok" }
-    }));
+    let target = axum::Router::new().route(
+        "/hook",
+        post(move |headers: axum::http::HeaderMap| {
+            let _ = sender.send(headers.get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned));
+            async { "ok" }
+        }),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, target).await.unwrap() });
@@ -88,8 +101,13 @@ async fn http_nodes_forward_the_attempt_as_traceparent() {
         "nodes": [{"id": "call", "type": "http", "config": {"method": "POST", "url": format!("http://{addr}/hook")}}],
         "edges": []
     })).await;
-    let started = app.post(&format!("/api/v1/workflows/{workflow}/instances"))
-        .header("traceparent", format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01")).json(&json!({})).send().await.unwrap();
+    let started = app
+        .post(&format!("/api/v1/workflows/{workflow}/instances"))
+        .header("traceparent", format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
     let id = started.json::<serde_json::Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
     app.wait_finished(&id).await;
     let header = seen.recv().await.unwrap().expect("the call carried a traceparent");

@@ -68,16 +68,26 @@ async fn the_document_is_openapi_3_1_with_security_schemes_and_problem_errors() 
         let needs_credentials = requirements.iter().any(|r| r.as_object().is_some_and(|r| !r.is_empty()));
         assert_eq!(needs_credentials, secured, "{what}: security {requirements:?}");
         if secured {
-            assert_eq!(operation["responses"]["401"]["content"]["application/problem+json"]["schema"]["$ref"], "#/components/schemas/Problem", "{what}");
+            assert_eq!(
+                operation["responses"]["401"]["content"]["application/problem+json"]["schema"]["$ref"],
+                "#/components/schemas/Problem",
+                "{what}"
+            );
         }
         let params = operation["parameters"].as_array().cloned().unwrap_or_default();
         for name in path.split('/').filter_map(|s| s.strip_prefix('{')?.strip_suffix('}')) {
-            assert!(params.iter().any(|p| p["name"] == name && p["in"] == "path" && p["required"] == true), "{what}: path parameter {name}");
+            assert!(
+                params.iter().any(|p| p["name"] == name && p["in"] == "path" && p["required"] == true),
+                "{what}: path parameter {name}"
+            );
         }
     }
     let audit = &doc["paths"]["/api/v1/audit"]["get"]["parameters"];
     for name in ["actor", "action", "target", "since", "until", "cursor", "limit"] {
-        assert!(audit.as_array().unwrap().iter().any(|p| p["name"] == name && p["in"] == "query"), "audit query {name}");
+        assert!(
+            audit.as_array().unwrap().iter().any(|p| p["name"] == name && p["in"] == "query"),
+            "audit query {name}"
+        );
     }
 }
 
@@ -108,8 +118,18 @@ async fn every_served_route_is_documented_and_every_documented_route_is_served()
         }
     }
     // The routes the anonymous-caller test lists are a second, hand-kept inventory.
-    for path in ["/api/v1/auth/me", "/api/v1/workflows/{id}/versions/{version}", "/api/v1/tasks/{id}/fail", "/api/v1/audit",
-                 "/api/v1/triggers/preview", "/api/v1/instances/{id}/events", "/healthz", "/readyz", "/metrics", "/hooks/{trigger_id}"] {
+    for path in [
+        "/api/v1/auth/me",
+        "/api/v1/workflows/{id}/versions/{version}",
+        "/api/v1/tasks/{id}/fail",
+        "/api/v1/audit",
+        "/api/v1/triggers/preview",
+        "/api/v1/instances/{id}/events",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/hooks/{trigger_id}",
+    ] {
         assert!(paths.contains(path), "{path} is not documented");
     }
 
@@ -118,9 +138,12 @@ async fn every_served_route_is_documented_and_every_documented_route_is_served()
         let file = file.unwrap().path();
         let text = std::fs::read_to_string(&file).unwrap();
         for forbidden in [".route(", ".route_service(", ".nest_service("] {
-            assert!(!text.contains(forbidden), "{} registers a route with `{forbidden}`: use `routes!(handler)` \
-                with `#[utoipa::path]` so it is documented (see ARCHITECTURE.md)", file.display());
+            assert!(
+                !text.contains(forbidden),
+                "{} registers a route with `{forbidden}`: use `routes!(handler)` \
+                with `#[utoipa::path]` so it is documented (see ARCHITECTURE.md)",
+                file.display()
+            );
         }
     }
 }
-

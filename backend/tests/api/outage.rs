@@ -111,7 +111,9 @@ async fn a_database_outage_is_answered_503_and_the_run_goes_on_when_it_returns()
     let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(asked.elapsed() < Duration::from_secs(3), "readyz answers at once, took {:?}", asked.elapsed());
-    for request in [app.get("/api/v1/workflows"), app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({}))] {
+    for request in
+        [app.get("/api/v1/workflows"), app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({}))]
+    {
         let response = request.send().await.unwrap();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "requests that need the database");
         assert!(response.headers().contains_key("retry-after"));
@@ -155,9 +157,11 @@ async fn connections_killed_under_load_never_make_a_500() {
                 (status, response.json::<serde_json::Value>().await.unwrap_or_default())
             }
         });
-        let kill = sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()")
-            .bind(&database)
-            .execute(&mut killer);
+        let kill = sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        )
+        .bind(&database)
+        .execute(&mut killer);
         let (answers, killed) = tokio::join!(crate::drafts::futures_join_all(requests), kill);
         killed.unwrap();
         for (status, body) in answers {
@@ -167,7 +171,8 @@ async fn connections_killed_under_load_never_make_a_500() {
             statuses.push(status);
         }
     }
-    let errors: Vec<_> = statuses.iter().filter(|s| s.is_server_error() && **s != StatusCode::SERVICE_UNAVAILABLE).collect();
+    let errors: Vec<_> =
+        statuses.iter().filter(|s| s.is_server_error() && **s != StatusCode::SERVICE_UNAVAILABLE).collect();
     assert!(errors.is_empty(), "only 503s may come from killed connections: {errors:?}");
     assert!(!started.is_empty());
     for id in started {

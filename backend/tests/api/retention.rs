@@ -51,14 +51,16 @@ async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     rows_b.extend(std::iter::repeat_n(("failed", ago(2)), 5_000)); // expired under b's policy (1 day)
     insert_finished(&app, &b, &rows_b).await;
 
-    let own = app.put(&format!("/api/v1/workflows/{b}/retention")).json(&json!({"failed_days": 1})).send().await.unwrap();
+    let own =
+        app.put(&format!("/api/v1/workflows/{b}/retention")).json(&json!({"failed_days": 1})).send().await.unwrap();
     assert_eq!(own.status(), 200);
     let before_a = counts(&app, &a).await;
     let default = json!({"succeeded_days": 7, "failed_days": 30, "canceled_days": 30, "timed_out_days": 30});
     assert_eq!(app.put("/api/v1/retention").json(&default).send().await.unwrap().status(), 200);
 
     let expected_a = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 20_000, "failed": 20_000, "canceled": 0, "timed_out": 0});
-    let expected_b = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 5_000, "failed": 0, "canceled": 0, "timed_out": 0});
+    let expected_b =
+        json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 5_000, "failed": 0, "canceled": 0, "timed_out": 0});
     let mut seen = (Value::Null, Value::Null);
     let mut seen_mid_sweep = false;
     for _ in 0..6_000 {
@@ -98,10 +100,14 @@ async fn insert_audit(app: &TestApp, actor: &str, at: DateTime<Utc>, count: usiz
             let pool = $pool;
             let rows: Vec<usize> = (0..count).collect();
             for chunk in rows.chunks(500) {
-                let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO audit_log (id, at, actor_name, action, status) ");
+                let mut insert =
+                    sqlx::QueryBuilder::<$db>::new("INSERT INTO audit_log (id, at, actor_name, action, status) ");
                 insert.push_values(chunk, |mut v, _| {
-                    v.push_bind(uuid::Uuid::now_v7()).push_bind(at).push_bind(actor.to_owned())
-                        .push_bind("POST /api/v1/workflows".to_owned()).push_bind(201i32);
+                    v.push_bind(uuid::Uuid::now_v7())
+                        .push_bind(at)
+                        .push_bind(actor.to_owned())
+                        .push_bind("POST /api/v1/workflows".to_owned())
+                        .push_bind(201i32);
                 });
                 insert.build().execute(&pool).await.unwrap();
             }
@@ -115,7 +121,8 @@ async fn insert_audit(app: &TestApp, actor: &str, at: DateTime<Utc>, count: usiz
 }
 
 async fn audit_rows_of(app: &TestApp, actor: &str) -> usize {
-    let page: Value = app.get(&format!("/api/v1/audit?limit=500&actor={actor}")).send().await.unwrap().json().await.unwrap();
+    let page: Value =
+        app.get(&format!("/api/v1/audit?limit=500&actor={actor}")).send().await.unwrap().json().await.unwrap();
     page["items"].as_array().map_or(0, Vec::len)
 }
 
@@ -128,7 +135,8 @@ async fn the_sweeper_deletes_audit_rows_older_than_audit_days(backend: Backend) 
     insert_audit(&app, "recent-actor", now - Duration::days(20), 3).await;
     let wf = app.publish(crate::common::chain()).await;
 
-    let per_workflow = app.put(&format!("/api/v1/workflows/{wf}/retention")).json(&json!({"audit_days": 30})).send().await.unwrap();
+    let per_workflow =
+        app.put(&format!("/api/v1/workflows/{wf}/retention")).json(&json!({"audit_days": 30})).send().await.unwrap();
     let body = problem(per_workflow, 422).await;
     assert_eq!(body["errors"][0]["path"], "audit_days", "{body}");
     problem(app.put("/api/v1/retention").json(&json!({"audit_days": 0})).send().await.unwrap(), 422).await;

@@ -26,16 +26,25 @@ async fn sqlite_schema(url: &str) -> (Columns, Indexes) {
     for (table,) in tables {
         // A primary-key column is NOT NULL in Postgres whatever it declares; SQLite only
         // enforces it where declared, so count the key as not null here too.
-        let rows: Vec<(String, bool, i64)> =
-            sqlx::query_as("SELECT name, \"notnull\", pk FROM pragma_table_info($1)").bind(&table).fetch_all(&mut conn).await.unwrap();
+        let rows: Vec<(String, bool, i64)> = sqlx::query_as("SELECT name, \"notnull\", pk FROM pragma_table_info($1)")
+            .bind(&table)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
         columns.insert(table, rows.into_iter().map(|(name, not_null, pk)| (name, !(not_null || pk > 0))).collect());
     }
     let named: Vec<(String, String)> =
-        sqlx::query_as("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").fetch_all(&mut conn).await.unwrap();
+        sqlx::query_as("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
     let mut indexes = Indexes::new();
     for (name, table) in named {
-        let cols: Vec<(String,)> =
-            sqlx::query_as("SELECT name FROM pragma_index_info($1) ORDER BY seqno").bind(&name).fetch_all(&mut conn).await.unwrap();
+        let cols: Vec<(String,)> = sqlx::query_as("SELECT name FROM pragma_index_info($1) ORDER BY seqno")
+            .bind(&name)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
         indexes.insert(name, (table, cols.into_iter().map(|(c,)| c).collect()));
     }
     (columns, indexes)
@@ -101,7 +110,9 @@ fn differences(sqlite: &(Columns, Indexes), postgres: &(Columns, Indexes)) -> Ve
     let names: std::collections::BTreeSet<&String> = sqlite.1.keys().chain(postgres.1.keys()).collect();
     for index in names {
         match (sqlite.1.get(index), postgres.1.get(index)) {
-            (Some(a), Some(b)) if a != b => out.push(format!("index `{index}` is {a:?} in SQLite but {b:?} in Postgres")),
+            (Some(a), Some(b)) if a != b => {
+                out.push(format!("index `{index}` is {a:?} in SQLite but {b:?} in Postgres"))
+            }
             (Some(_), None) => out.push(format!("index `{index}` exists only in SQLite")),
             (None, Some(_)) => out.push(format!("index `{index}` exists only in Postgres")),
             _ => {}
@@ -111,7 +122,11 @@ fn differences(sqlite: &(Columns, Indexes), postgres: &(Columns, Indexes)) -> Ve
 }
 
 fn nullability(nullable: bool) -> &'static str {
-    if nullable { "nullable" } else { "NOT NULL" }
+    if nullable {
+        "nullable"
+    } else {
+        "NOT NULL"
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,15 +7,25 @@ use serde_json::{json, Value};
 
 /// Creates `username` as an editor; returns its id.
 async fn editor(app: &TestApp, username: &str) -> String {
-    let created = app.post("/api/v1/users").json(&json!({"username": username, "password": "password-123", "role": "editor"}))
-        .send().await.unwrap();
+    let created = app
+        .post("/api/v1/users")
+        .json(&json!({"username": username, "password": "password-123", "role": "editor"}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(created.status(), StatusCode::CREATED);
     created.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
 }
 
 async fn create_workflow(app: &TestApp, token: &str) -> StatusCode {
-    app.client.post(app.url("/api/v1/workflows")).bearer_auth(token).json(&json!({"name": "by session"}))
-        .send().await.unwrap().status()
+    app.client
+        .post(app.url("/api/v1/workflows"))
+        .bearer_auth(token)
+        .json(&json!({"name": "by session"}))
+        .send()
+        .await
+        .unwrap()
+        .status()
 }
 
 async fn ended(app: &TestApp, token: &str) {

@@ -12,13 +12,18 @@ fn rss_mib() -> u64 {
 }
 
 async fn login(app: &TestApp, username: &str, password: &str) -> reqwest::Response {
-    app.client.post(app.url("/api/v1/auth/login")).json(&json!({"username": username, "password": password}))
-        .send().await.unwrap()
+    app.client
+        .post(app.url("/api/v1/auth/login"))
+        .json(&json!({"username": username, "password": password}))
+        .send()
+        .await
+        .unwrap()
 }
 
 /// Asserts a 429 with `Retry-After` and a detail saying when to come back.
 async fn throttled(response: reqwest::Response) -> Value {
-    let retry_after: u64 = response.headers().get("retry-after").expect("Retry-After").to_str().unwrap().parse().unwrap();
+    let retry_after: u64 =
+        response.headers().get("retry-after").expect("Retry-After").to_str().unwrap().parse().unwrap();
     assert!(retry_after >= 1, "{retry_after}");
     let body = problem(response, 429).await;
     assert!(body["detail"].as_str().unwrap().contains("try again in"), "{body}");
@@ -27,7 +32,8 @@ async fn throttled(response: reqwest::Response) -> Value {
 
 async fn audit_until(app: &TestApp, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     for _ in 0..500 {
-        let page: Value = app.get("/api/v1/audit?limit=500&action=auth/login").send().await.unwrap().json().await.unwrap();
+        let page: Value =
+            app.get("/api/v1/audit?limit=500&action=auth/login").send().await.unwrap().json().await.unwrap();
         let items = page["items"].as_array().cloned().unwrap_or_default();
         if ready(&items) {
             return items;
@@ -85,13 +91,19 @@ both_backends! {
 async fn behind_a_proxy_the_forwarded_address_is_throttled() {
     let app = TestApp::spawn_with(crate::common::Backend::Sqlite, |s| s.behind_proxy = true).await;
     let from = |client: &str, username: &str, password: &str| {
-        app.client.post(app.url("/api/v1/auth/login"))
+        app.client
+            .post(app.url("/api/v1/auth/login"))
             .header("x-forwarded-for", format!("198.51.100.1, {client}"))
-            .json(&json!({"username": username, "password": password})).send()
+            .json(&json!({"username": username, "password": password}))
+            .send()
     };
     for i in 0..20 {
         problem(from("203.0.113.5", &format!("guess-{i}"), "not-the-password").await.unwrap(), 401).await;
     }
     throttled(from("203.0.113.5", "admin", ADMIN_PASSWORD).await.unwrap()).await;
-    assert_eq!(from("203.0.113.6", "admin", ADMIN_PASSWORD).await.unwrap().status(), 200, "another client behind the same proxy");
+    assert_eq!(
+        from("203.0.113.6", "admin", ADMIN_PASSWORD).await.unwrap().status(),
+        200,
+        "another client behind the same proxy"
+    );
 }

@@ -7,7 +7,13 @@ use trellis_model::{Definition, Node};
 use uuid::Uuid;
 
 fn workflow(name: &str) -> NewWorkflow {
-    NewWorkflow { id: Uuid::now_v7(), name: name.into(), description: None, draft: Definition::default(), now: chrono::Utc::now() }
+    NewWorkflow {
+        id: Uuid::now_v7(),
+        name: name.into(),
+        description: None,
+        draft: Definition::default(),
+        now: chrono::Utc::now(),
+    }
 }
 
 fn one_node(id: &str) -> Definition {

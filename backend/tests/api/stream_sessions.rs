@@ -8,7 +8,9 @@ use std::time::Duration;
 /// Reads `response` until the server ends it; panics if it is still open after `within`.
 async fn ends_within(mut response: reqwest::Response, within: Duration, what: &str) {
     let drained = async { while let Ok(Some(_)) = response.chunk().await {} };
-    tokio::time::timeout(within, drained).await.unwrap_or_else(|_| panic!("the {what} stream stayed open after sign-out"));
+    tokio::time::timeout(within, drained)
+        .await
+        .unwrap_or_else(|_| panic!("the {what} stream stayed open after sign-out"));
 }
 
 async fn a_signed_out_sessions_streams_end(backend: Backend) {

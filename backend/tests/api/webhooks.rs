@@ -35,7 +35,8 @@ fn signed(app: &TestApp, trigger: &str, secret: &str, id: &str, body: &str) -> R
 }
 
 fn signed_at(app: &TestApp, trigger: &str, secret: &str, id: &str, body: &str, ts: i64) -> RequestBuilder {
-    app.client.post(app.url(&format!("/hooks/{trigger}")))
+    app.client
+        .post(app.url(&format!("/hooks/{trigger}")))
         .header("content-type", "application/json")
         .header("webhook-id", id)
         .header("webhook-timestamp", ts.to_string())
@@ -58,12 +59,14 @@ async fn started(response: reqwest::Response) -> String {
 }
 
 pub async fn deliveries(app: &TestApp, trigger: &str) -> Vec<Value> {
-    let log: Value = app.get(&format!("/api/v1/triggers/{trigger}/deliveries")).send().await.unwrap().json().await.unwrap();
+    let log: Value =
+        app.get(&format!("/api/v1/triggers/{trigger}/deliveries")).send().await.unwrap().json().await.unwrap();
     log["items"].as_array().unwrap().clone()
 }
 
 async fn instance_count(app: &TestApp, workflow: &str) -> usize {
-    let list: Value = app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
+    let list: Value =
+        app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
     list["items"].as_array().unwrap().len()
 }
 

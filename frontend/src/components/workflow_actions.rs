@@ -65,7 +65,8 @@ fn download(file_name: &str, text: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type("application/json");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(|_| "could not build the file")?;
+    let blob =
+        web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(|_| "could not build the file")?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|_| "could not offer the file")?;
     let anchor: web_sys::HtmlAnchorElement =
         document().create_element("a").map_err(|_| "no document")?.unchecked_into();

@@ -15,14 +15,34 @@ const CLICK_SLOP: f64 = 3.0;
 pub enum Gesture {
     #[default]
     Idle,
-    Pan { start: Point, origin: Viewport, moved: bool },
-    Move { id: u64, start: Point, origins: Vec<(String, Point)>, moved: bool },
+    Pan {
+        start: Point,
+        origin: Viewport,
+        moved: bool,
+    },
+    Move {
+        id: u64,
+        start: Point,
+        origins: Vec<(String, Point)>,
+        moved: bool,
+    },
     /// Drawing an edge from `from`'s output port; `at` is the loose end in world units.
-    Connect { from: String, at: Point, over: Option<String> },
+    Connect {
+        from: String,
+        at: Point,
+        over: Option<String>,
+    },
     /// Rubber band between two world points.
-    Band { start: Point, at: Point, extend: bool },
+    Band {
+        start: Point,
+        at: Point,
+        extend: bool,
+    },
     /// Dragging a node type from the palette; `at` is set while the pointer is over the canvas.
-    Place { kind: String, at: Option<Point> },
+    Place {
+        kind: String,
+        at: Option<Point>,
+    },
 }
 
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,10 @@ use trellis_model::Definition;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     SelfLoop(String),
-    Duplicate { from: String, to: String },
+    Duplicate {
+        from: String,
+        to: String,
+    },
     UnknownNode(String),
     /// The node ids of the cycle the edge would close, starting and ending at the edge's source.
     Cycle(Vec<String>),

@@ -24,18 +24,40 @@ pub struct Clip {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
     /// Places a new node of `kind` with its top-left corner at `at`.
-    AddNode { kind: String, at: Point },
+    AddNode {
+        kind: String,
+        at: Point,
+    },
     /// Removes the selected nodes (and their edges) and the selected edge.
     DeleteSelection,
     /// Puts nodes at new positions; `gesture` groups one drag's moves into one undo step.
-    MoveTo { positions: Vec<(String, Point)>, gesture: Option<u64> },
-    Connect { from: String, to: String },
-    SetEdgeWhen { from: String, to: String, when: EdgeWhen },
+    MoveTo {
+        positions: Vec<(String, Point)>,
+        gesture: Option<u64>,
+    },
+    Connect {
+        from: String,
+        to: String,
+    },
+    SetEdgeWhen {
+        from: String,
+        to: String,
+        when: EdgeWhen,
+    },
     /// Replaces a node (same id) as edited in the side panel; `field` groups typing into one step.
-    UpdateNode { node: Node, field: String },
+    UpdateNode {
+        node: Node,
+        field: String,
+    },
     /// Renames a node, carrying its edges along.
-    RenameNode { from: String, to: String },
-    UpdateSettings { settings: Settings, field: String },
+    RenameNode {
+        from: String,
+        to: String,
+    },
+    UpdateSettings {
+        settings: Settings,
+        field: String,
+    },
     AutoLayout,
     Paste(Clip),
     /// Replaces the whole draft (restoring a version, importing).
@@ -348,8 +370,7 @@ pub fn position_of(node: &Node) -> Point {
 
 /// The first unused id of the form `{kind}_{n}`.
 pub fn fresh_id(doc: &Definition, kind: &str) -> String {
-    let base: String =
-        kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').take(50).collect();
+    let base: String = kind.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').take(50).collect();
     let base = if base.is_empty() { "node".to_owned() } else { base };
     (1..).map(|n| format!("{base}_{n}")).find(|id| !doc.nodes.iter().any(|n| &n.id == id)).expect("ids are unbounded")
 }

@@ -122,9 +122,9 @@ pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
             .map(|n| Some(Value::from(n)))
             .map_err(|_| "Enter a whole number, 0 or more.".to_owned()),
         FieldKind::Json => serde_json::from_str(trimmed).map(Some).map_err(|e| format!("Not valid JSON: {e}")),
-        FieldKind::List => Ok(Some(Value::Array(
-            trimmed.split(',').map(|s| Value::String(s.trim().to_owned())).collect(),
-        ))),
+        FieldKind::List => {
+            Ok(Some(Value::Array(trimmed.split(',').map(|s| Value::String(s.trim().to_owned())).collect())))
+        }
     }
 }
 

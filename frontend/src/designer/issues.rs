@@ -30,7 +30,12 @@ impl Placed {
             } else if let Some(id) = &issue.node {
                 out.nodes.entry(id.clone()).or_default().push(issue.message.clone());
                 if let Some(field) = issue.path.as_deref().and_then(node_field) {
-                    out.fields.entry(id.clone()).or_default().entry(field.to_owned()).or_default().push(issue.message.clone());
+                    out.fields
+                        .entry(id.clone())
+                        .or_default()
+                        .entry(field.to_owned())
+                        .or_default()
+                        .push(issue.message.clone());
                 }
                 placed = true;
             }

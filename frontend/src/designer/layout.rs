@@ -141,7 +141,8 @@ mod tests {
 
     #[test]
     fn no_two_nodes_share_a_place() {
-        let d = def(&["s", "x", "y", "z", "t"], &[("s", "x"), ("s", "y"), ("s", "z"), ("x", "t"), ("y", "t"), ("z", "t")]);
+        let d =
+            def(&["s", "x", "y", "z", "t"], &[("s", "x"), ("s", "y"), ("s", "z"), ("x", "t"), ("y", "t"), ("z", "t")]);
         let at = layered(&d, Point::new(10.0, 20.0));
         let mut seen: Vec<(i64, i64)> = at.values().map(|p| (p.x as i64, p.y as i64)).collect();
         seen.sort();

@@ -3,8 +3,8 @@
 //! shows is what a run computes. Earlier
 //! nodes' outputs are unknown at design time; the sample may supply them under `nodes`.
 
-use trellis_model::expr::Expressions;
 use serde_json::{json, Value};
+use trellis_model::expr::Expressions;
 
 /// The context an expression sees: `input`, `nodes` and `instance`. A sample shaped like
 /// `{"input": ..., "nodes": ...}` is used as it is; any other JSON is taken as the input.

@@ -147,7 +147,12 @@ pub fn editing(board: &Board, issues: &Placed) -> Scene {
 pub fn diff(before: &Definition, after: &Definition) -> Scene {
     let d = diff::diff(before, after);
     let union = diff::union(before, after);
-    shapes(&union, |id| d.node(id).class().to_owned(), |from, to| d.edge(from, to).class().to_owned(), &Placed::default())
+    shapes(
+        &union,
+        |id| d.node(id).class().to_owned(),
+        |from, to| d.edge(from, to).class().to_owned(),
+        &Placed::default(),
+    )
 }
 
 /// A read-only scene (the run view): `node_class` gives each node's classes.

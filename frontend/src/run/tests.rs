@@ -30,9 +30,19 @@ pub(crate) fn gate_waiting() -> Vec<HistoryEvent> {
         entry(1, 0, "span_start", span("root", None, "instance", "instance", 0, None, json!({}))),
         entry(2, 0, "instance", json!({"status": "running", "previous": null, "workflow_id": "w"})),
         entry(3, 10, "node", json!({"node": "gate", "status": "running", "previous": "pending", "attempt": 1})),
-        entry(4, 10, "span_start", span("a1", Some("root"), "wait_signal gate", "node", 10, None, json!({"trellis.node": "gate"}))),
+        entry(
+            4,
+            10,
+            "span_start",
+            span("a1", Some("root"), "wait_signal gate", "node", 10, None, json!({"trellis.node": "gate"})),
+        ),
         entry(5, 20, "node", json!({"node": "gate", "status": "waiting", "previous": "running", "attempt": 1})),
-        entry(6, 20, "span_start", span("w1", Some("a1"), "signal wait gate", "signal", 20, None, json!({"trellis.node": "gate"}))),
+        entry(
+            6,
+            20,
+            "span_start",
+            span("w1", Some("a1"), "signal wait gate", "signal", 20, None, json!({"trellis.node": "gate"})),
+        ),
     ]
 }
 
@@ -72,11 +82,34 @@ fn duplicates_and_unparsable_entries_change_nothing() {
 fn closing_entries_end_spans_and_the_terminal_status_ends_the_run() {
     let mut entries = gate_waiting();
     entries.extend([
-        entry(7, 500, "span_end", span("w1", Some("a1"), "signal wait gate", "signal", 20, Some(500), json!({"trellis.node": "gate"}))),
+        entry(
+            7,
+            500,
+            "span_end",
+            span("w1", Some("a1"), "signal wait gate", "signal", 20, Some(500), json!({"trellis.node": "gate"})),
+        ),
         entry(8, 510, "node", json!({"node": "gate", "status": "succeeded", "previous": "waiting", "attempt": 1})),
-        entry(9, 510, "span_end", span("a1", Some("root"), "wait_signal gate", "node", 10, Some(510), json!({"trellis.node_type": "wait_signal"}))),
+        entry(
+            9,
+            510,
+            "span_end",
+            span(
+                "a1",
+                Some("root"),
+                "wait_signal gate",
+                "node",
+                10,
+                Some(510),
+                json!({"trellis.node_type": "wait_signal"}),
+            ),
+        ),
         entry(10, 520, "node", json!({"node": "after", "status": "succeeded", "previous": "pending", "attempt": 1})),
-        entry(11, 600, "span_end", span("root", None, "instance", "instance", 0, Some(600), json!({"trellis.status": "succeeded"}))),
+        entry(
+            11,
+            600,
+            "span_end",
+            span("root", None, "instance", "instance", 0, Some(600), json!({"trellis.status": "succeeded"})),
+        ),
         entry(12, 600, "instance", json!({"status": "succeeded", "previous": "running", "workflow_id": "w"})),
     ]);
     let s = run(&entries);
@@ -92,7 +125,12 @@ fn closing_entries_end_spans_and_the_terminal_status_ends_the_run() {
 #[test]
 fn a_failed_instance_keeps_its_error() {
     let mut s = RunState::default();
-    s.apply(&entry(1, 0, "instance", json!({"status": "failed", "previous": "running", "workflow_id": "w", "error": "boom"})));
+    s.apply(&entry(
+        1,
+        0,
+        "instance",
+        json!({"status": "failed", "previous": "running", "workflow_id": "w", "error": "boom"}),
+    ));
     assert!(s.is_terminal());
     assert_eq!(s.error.as_deref(), Some("boom"));
 }
@@ -100,7 +138,12 @@ fn a_failed_instance_keeps_its_error() {
 #[test]
 fn the_waterfall_nests_by_parent_and_places_bars_relative_to_the_start() {
     let mut entries = gate_waiting();
-    entries.push(entry(7, 40, "span_start", span("q", Some("root"), "queue wait", "queue", 5, Some(8), json!({"error": "x"}))));
+    entries.push(entry(
+        7,
+        40,
+        "span_start",
+        span("q", Some("root"), "queue wait", "queue", 5, Some(8), json!({"error": "x"})),
+    ));
     let s = run(&entries);
     let rows = waterfall::rows(&s, at(100));
     let order: Vec<(&str, usize)> = rows.iter().map(|r| (r.span_id.as_str(), r.depth)).collect();

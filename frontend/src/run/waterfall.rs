@@ -49,7 +49,8 @@ pub fn rows(state: &RunState, now: DateTime<Utc>) -> Vec<Row> {
 
     let mut out = Vec::with_capacity(state.spans.len());
     let mut seen = HashSet::new();
-    let mut stack: Vec<(&SpanRun, usize)> = children.get(&None).map(|l| l.iter().rev().map(|s| (*s, 0)).collect()).unwrap_or_default();
+    let mut stack: Vec<(&SpanRun, usize)> =
+        children.get(&None).map(|l| l.iter().rev().map(|s| (*s, 0)).collect()).unwrap_or_default();
     while let Some((s, depth)) = stack.pop() {
         if !seen.insert(s.span.span_id.as_str()) {
             continue;

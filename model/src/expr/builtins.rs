@@ -106,11 +106,29 @@ pub(super) fn install(env: &mut Environment<'static>) {
 /// Builtins that look at most at the top of their arguments (a length, one item): charged
 /// for that, not for walking the whole value, so `{{ input.items | length }}` in a loop stays
 /// cheap. Their arguments' top-level sizes are still checked against the caps.
-const SHALLOW: &[&str] = &["length", "count", "first", "last", "default", "d", "attr", "bool", "safe", "int", "float", "abs", "round", "namespace"];
+const SHALLOW: &[&str] = &[
+    "length",
+    "count",
+    "first",
+    "last",
+    "default",
+    "d",
+    "attr",
+    "bool",
+    "safe",
+    "int",
+    "float",
+    "abs",
+    "round",
+    "namespace",
+];
 
 /// `original` behind the meter: arguments measured and checked for blow-up, the result
 /// measured and materialized.
-fn metered(name: &'static str, original: Value) -> impl Fn(&State, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
+fn metered(
+    name: &'static str,
+    original: Value,
+) -> impl Fn(&State, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
     let measure = if SHALLOW.contains(&name) { meter::measure_top } else { meter::measure };
     move |state: &State, args: Rest<Value>| {
         let sizes = args.iter().map(measure).collect::<Result<Vec<_>, _>>()?;
@@ -148,7 +166,8 @@ fn refuse_blow_up(name: &str, args: &[Value], sizes: &[Size]) -> Result<(), Erro
     let text = |i: usize| args.get(i).filter(|v| !v.is_kwargs()).and_then(Value::as_str).map_or(0, |s| s.len() as u64);
     let number = |i: usize, key: &str| {
         let positional = args.get(i).filter(|v| !v.is_kwargs()).cloned();
-        let keyword = args.last().filter(|v| v.is_kwargs()).and_then(|k| k.get_attr(key).ok()).filter(|v| !v.is_undefined());
+        let keyword =
+            args.last().filter(|v| v.is_kwargs()).and_then(|k| k.get_attr(key).ok()).filter(|v| !v.is_undefined());
         positional.or(keyword).and_then(|v| v.as_usize()).unwrap_or(0) as u64
     };
     let (bytes, items) = match name {
@@ -164,7 +183,9 @@ fn refuse_blow_up(name: &str, args: &[Value], sizes: &[Size]) -> Result<(), Erro
         "batch" | "slice" => (0, input.items.saturating_add(number(1, "count"))),
         "format" => {
             let widths: u64 = args.first().and_then(Value::as_str).map_or(0, |s| {
-                s.split(|c: char| !c.is_ascii_digit()).filter_map(|d| d.parse::<u64>().ok()).fold(0, u64::saturating_add)
+                s.split(|c: char| !c.is_ascii_digit())
+                    .filter_map(|d| d.parse::<u64>().ok())
+                    .fold(0, u64::saturating_add)
             });
             (sizes.iter().map(|s| s.bytes).fold(widths, u64::saturating_add), 0)
         }

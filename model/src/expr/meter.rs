@@ -98,7 +98,10 @@ pub(super) fn charge(steps: u64) -> Result<(), Error> {
 }
 
 pub(super) fn too_long(bytes: u64, cap: usize) -> Error {
-    Error::new(ErrorKind::InvalidOperation, format!("a string of {bytes} bytes is over the cap of {cap} bytes per string"))
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("a string of {bytes} bytes is over the cap of {cap} bytes per string"),
+    )
 }
 
 pub(super) fn too_long_detail(cap: usize) -> String {
@@ -106,7 +109,10 @@ pub(super) fn too_long_detail(cap: usize) -> String {
 }
 
 pub(super) fn too_many(items: u64, cap: usize) -> Error {
-    Error::new(ErrorKind::InvalidOperation, format!("a sequence of {items} items is over the cap of {cap} items per sequence"))
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("a sequence of {items} items is over the cap of {cap} items per sequence"),
+    )
 }
 
 /// What walking a value found: bytes of strings, items of sequences and maps, and the

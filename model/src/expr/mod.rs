@@ -51,7 +51,8 @@ impl Expressions {
     pub fn eval(&self, expression: &str, context: &Value) -> Result<Value, String> {
         let _metered = meter::Session::enter(self.limits);
         let compiled = self.env.compile_expression(expression).map_err(|e| describe("invalid expression", &e))?;
-        let value = compiled.eval(minijinja::Value::from_serialize(context)).map_err(|e| describe("expression failed", &e))?;
+        let value =
+            compiled.eval(minijinja::Value::from_serialize(context)).map_err(|e| describe("expression failed", &e))?;
         // Measured before it is serialized: a lazily repeated sequence must not be walked
         // to the end to find out it is too large.
         meter::measure(&value).map_err(|e| describe("expression failed", &e))?;
@@ -78,9 +79,13 @@ impl Expressions {
         let _metered = meter::Session::enter(self.limits);
         Ok(match value {
             Value::String(s) => Value::String(self.render(s, context)?),
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.render_value(v, context)).collect::<Result<_, _>>()?),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.render_value(v, context)).collect::<Result<_, _>>()?)
+            }
             Value::Object(map) => Value::Object(
-                map.iter().map(|(k, v)| Ok((k.clone(), self.render_value(v, context)?))).collect::<Result<_, String>>()?,
+                map.iter()
+                    .map(|(k, v)| Ok((k.clone(), self.render_value(v, context)?)))
+                    .collect::<Result<_, String>>()?,
             ),
             other => other.clone(),
         })

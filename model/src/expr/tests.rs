@@ -94,7 +94,10 @@ fn ordinary_work_fits_well_inside_the_budget() {
     let items: Vec<_> = (0..10_000).map(|i| json!({"id": i, "name": format!("item {i}")})).collect();
     let ctx = json!({"input": {"items": items}});
     assert_eq!(x.eval("input['items'] | map(attribute='id') | sum", &ctx).unwrap(), json!(49_995_000));
-    assert_eq!(x.eval("input['items'] | selectattr('id', 'lt', 3) | map(attribute='name') | join(',')", &ctx).unwrap(), json!("item 0,item 1,item 2"));
+    assert_eq!(
+        x.eval("input['items'] | selectattr('id', 'lt', 3) | map(attribute='name') | join(',')", &ctx).unwrap(),
+        json!("item 0,item 1,item 2")
+    );
     assert_eq!(x.eval("range(5) | reverse | list", &ctx).unwrap(), json!([4, 3, 2, 1, 0]));
     assert_eq!(x.eval("'ab' | indent(2)", &ctx).unwrap(), json!("ab"));
     assert_eq!(x.eval("{'a': [1, 2]} | tojson", &ctx).unwrap(), json!("{\"a\":[1,2]}"));

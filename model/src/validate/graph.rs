@@ -37,20 +37,17 @@ impl<'a> Graph<'a> {
 /// concrete cycle through it in order, starting from the node defined first.
 pub(super) fn cycles(def: &Definition) -> Vec<Issue> {
     let graph = Graph::build(def);
-    let mut sccs: Vec<Vec<NodeIndex>> =
-        tarjan_scc(&graph.g).into_iter().filter(|c| c.len() > 1).collect();
+    let mut sccs: Vec<Vec<NodeIndex>> = tarjan_scc(&graph.g).into_iter().filter(|c| c.len() > 1).collect();
     for scc in &mut sccs {
         scc.sort();
     }
     sccs.sort();
     sccs.iter()
         .map(|scc| {
-            let ids: Vec<String> =
-                cycle_through(&graph.g, scc).iter().map(|&i| graph.g[i].to_owned()).collect();
+            let ids: Vec<String> = cycle_through(&graph.g, scc).iter().map(|&i| graph.g[i].to_owned()).collect();
             let mut shown = ids.clone();
             shown.push(ids[0].clone());
-            let mut issue = Issue::new("cycle", format!("the graph has a cycle: {}", shown.join(" → ")))
-                .node(&ids[0]);
+            let mut issue = Issue::new("cycle", format!("the graph has a cycle: {}", shown.join(" → "))).node(&ids[0]);
             issue.cycle = Some(ids);
             issue
         })
@@ -98,8 +95,7 @@ pub(super) fn reachability_warnings(def: &Definition) -> Vec<Issue> {
     }
     for i in g.node_indices().filter(|i| !reached[i.index()]) {
         warnings.push(
-            Issue::new("unreachable", format!("node `{}` can never run: no start node leads to it", g[i]))
-                .node(g[i]),
+            Issue::new("unreachable", format!("node `{}` can never run: no start node leads to it", g[i])).node(g[i]),
         );
     }
     let component = weak_components(g);

@@ -97,7 +97,8 @@ fn every_problem_is_reported_at_once() {
     let about = |code: &str| r.errors.iter().filter(|e| e.code == code).map(|e| e.node.clone()).collect::<Vec<_>>();
     assert_eq!(about("unknown_node_type"), [Some("weird".to_owned())]);
     assert_eq!(about("duplicate_node_id"), [Some("a".to_owned())]);
-    let http: Vec<_> = r.errors.iter().filter(|e| e.node.as_deref() == Some("call")).map(|e| e.path.clone().unwrap()).collect();
+    let http: Vec<_> =
+        r.errors.iter().filter(|e| e.node.as_deref() == Some("call")).map(|e| e.path.clone().unwrap()).collect();
     assert_eq!(http, ["nodes[4].config.method", "nodes[4].config.url"]);
     let ghost = r.errors.iter().find(|e| e.code == "unknown_node").unwrap();
     assert_eq!(ghost.edge.as_deref(), Some("a->ghost"));
@@ -141,7 +142,8 @@ fn branch_outcomes_are_checked_on_edges() {
     let mut from_noop = Edge::new("x", "y");
     from_noop.when = "big".to_owned().into();
     let r = check(&def(vec![branch, noop("x"), noop("y")], vec![to_big, to_huge, from_noop]));
-    let conditions: Vec<_> = r.errors.iter().filter(|e| e.code == "invalid_edge_condition").map(|e| e.edge.clone().unwrap()).collect();
+    let conditions: Vec<_> =
+        r.errors.iter().filter(|e| e.code == "invalid_edge_condition").map(|e| e.edge.clone().unwrap()).collect();
     assert_eq!(conditions, ["b->y", "x->y"]);
 }
 
@@ -155,7 +157,12 @@ fn settings_and_retry_bounds_are_checked() {
     let paths: Vec<_> = check(&d).errors.into_iter().map(|e| e.path.unwrap()).collect();
     assert_eq!(
         paths,
-        ["settings.max_parallel_nodes", "nodes[0].timeout_ms", "nodes[0].retry.max_attempts", "nodes[0].retry.backoff_ms"]
+        [
+            "settings.max_parallel_nodes",
+            "nodes[0].timeout_ms",
+            "nodes[0].retry.max_attempts",
+            "nodes[0].retry.backoff_ms"
+        ]
     );
 }
 
@@ -192,7 +199,8 @@ fn unreachable_and_disconnected_nodes_are_warnings() {
         vec![Edge::new("a", "b"), Edge::new("p", "q"), Edge::new("q", "p")],
     );
     let r = check(&d);
-    let warned = |code: &str| r.warnings.iter().filter(|w| w.code == code).map(|w| w.node.clone().unwrap()).collect::<Vec<_>>();
+    let warned =
+        |code: &str| r.warnings.iter().filter(|w| w.code == code).map(|w| w.node.clone().unwrap()).collect::<Vec<_>>();
     assert_eq!(warned("unreachable"), ["p", "q"]);
     assert_eq!(warned("disconnected"), ["lonely", "p", "q"]);
 }
@@ -201,7 +209,8 @@ fn unreachable_and_disconnected_nodes_are_warnings() {
 fn unknown_fields_are_rejected_when_parsing() {
     let err = serde_json::from_value::<Definition>(json!({"nodes": [], "edgez": []})).unwrap_err();
     assert!(err.to_string().contains("edgez"));
-    let err = serde_json::from_value::<Definition>(json!({"nodes": [{"id": "a", "type": "noop", "timout_ms": 1}]})).unwrap_err();
+    let err = serde_json::from_value::<Definition>(json!({"nodes": [{"id": "a", "type": "noop", "timout_ms": 1}]}))
+        .unwrap_err();
     assert!(err.to_string().contains("timout_ms"));
 }
 

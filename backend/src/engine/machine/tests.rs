@@ -58,7 +58,10 @@ fn failures_retry_with_capped_exponential_backoff_then_fail_the_instance() {
         assert_eq!(next, attempt + 1);
         delays.push(delay_ms);
         assert_eq!(s.nodes[0].status, NodeStatus::Waiting);
-        assert_eq!(apply(&p, &mut s, Event::RetryDue { node: 0, attempt: next }), [Command::Dispatch { node: 0, attempt: next }]);
+        assert_eq!(
+            apply(&p, &mut s, Event::RetryDue { node: 0, attempt: next }),
+            [Command::Dispatch { node: 0, attempt: next }]
+        );
     }
     assert_eq!(delays, [100, 200, 250]);
     let last = apply(&p, &mut s, fail(4));
@@ -108,7 +111,13 @@ fn a_handled_failure_runs_the_handler_and_skips_the_success_path() {
 fn a_branch_takes_its_outcome_skips_the_other_path_and_the_join_still_runs() {
     let p = plan(
         &["b", "yes", "no", "after_no", "join"],
-        &[("b", "yes", "true"), ("b", "no", "false"), ("no", "after_no", "success"), ("yes", "join", "success"), ("after_no", "join", "success")],
+        &[
+            ("b", "yes", "true"),
+            ("b", "no", "false"),
+            ("no", "after_no", "success"),
+            ("yes", "join", "success"),
+            ("after_no", "join", "success"),
+        ],
     );
     let mut s = InstanceState::new(&p);
     apply(&p, &mut s, Event::Start);
@@ -118,7 +127,8 @@ fn a_branch_takes_its_outcome_skips_the_other_path_and_the_join_still_runs() {
     let join = p.index_of("join").unwrap();
     assert_eq!(s.nodes[join].status, NodeStatus::Running);
     apply(&p, &mut s, ok(join, 1));
-    let skipped: Vec<_> = statuses(&p, &s).into_iter().filter(|(_, st)| *st == NodeStatus::Skipped).map(|(id, _)| id).collect();
+    let skipped: Vec<_> =
+        statuses(&p, &s).into_iter().filter(|(_, st)| *st == NodeStatus::Skipped).map(|(id, _)| id).collect();
     assert_eq!(skipped, ["no", "after_no"]);
     assert_eq!(s.status, InstanceStatus::Succeeded);
 }
@@ -140,7 +150,10 @@ fn cancel_and_timeout_end_every_unfinished_node() {
     apply(&p, &mut s, Event::Start);
     let mut timed_out = s.clone();
     apply(&p, &mut s, Event::Cancel);
-    assert_eq!(statuses(&p, &s).iter().map(|(_, st)| *st).collect::<Vec<_>>(), [NodeStatus::Canceled, NodeStatus::Canceled]);
+    assert_eq!(
+        statuses(&p, &s).iter().map(|(_, st)| *st).collect::<Vec<_>>(),
+        [NodeStatus::Canceled, NodeStatus::Canceled]
+    );
     assert!(apply(&p, &mut s, ok(0, 1)).is_empty(), "a canceled instance ignores completions");
     apply(&p, &mut timed_out, Event::TimedOut);
     assert_eq!(timed_out.nodes[0].status, NodeStatus::TimedOut);
@@ -158,7 +171,11 @@ fn a_retry_from_failed_keeps_succeeded_nodes_and_reruns_the_failed_branch() {
     assert_eq!(s.status, InstanceStatus::Failed);
     assert_eq!(retry_set(&p, &s, &RetryFrom::Failed), [b, c, d], "d was canceled when the instance failed");
     let commands = apply(&p, &mut s, Event::Retry { reset: vec![b, d], admit: true });
-    assert_eq!(commands, [Command::Dispatch { node: b, attempt: 2 }, Command::Dispatch { node: d, attempt: 2 }], "d ran before it was canceled");
+    assert_eq!(
+        commands,
+        [Command::Dispatch { node: b, attempt: 2 }, Command::Dispatch { node: d, attempt: 2 }],
+        "d ran before it was canceled"
+    );
     assert_eq!(s.nodes[0].status, NodeStatus::Succeeded, "a is not run again");
     assert_eq!(s.nodes[c].status, NodeStatus::Pending, "downstream of b");
     assert!(apply(&p, &mut s, Event::Retry { reset: vec![0], admit: true }).is_empty(), "not while it runs");
@@ -203,8 +220,14 @@ fn an_instance_whose_last_node_ended_while_paused_finishes_on_resume() {
     apply(&p, &mut s, Event::Start);
     apply(&p, &mut s, Event::Pause);
     apply(&p, &mut s, ok(0, 1));
-    assert_eq!(apply(&p, &mut s, Event::Resume), [Command::Finish { status: InstanceStatus::Succeeded, failed_node: None }]);
-    assert!(apply(&p, &mut s, Event::Pause).is_empty() && apply(&p, &mut s, Event::Resume).is_empty(), "not after it finished");
+    assert_eq!(
+        apply(&p, &mut s, Event::Resume),
+        [Command::Finish { status: InstanceStatus::Succeeded, failed_node: None }]
+    );
+    assert!(
+        apply(&p, &mut s, Event::Pause).is_empty() && apply(&p, &mut s, Event::Resume).is_empty(),
+        "not after it finished"
+    );
 }
 
 /// The edge rules, written independently of the machine: a node runs when no incoming edge
@@ -253,7 +276,11 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 if from == to || def.edges.iter().any(|e| e.from == format!("n{from}") && e.to == format!("n{to}")) {
                     continue;
                 }
-                let when = if nodes[from].2 { ["true", "false", "always", "failure"][w as usize] } else { ["success", "success", "failure", "always"][w as usize] };
+                let when = if nodes[from].2 {
+                    ["true", "false", "always", "failure"][w as usize]
+                } else {
+                    ["success", "success", "failure", "always"][w as usize]
+                };
                 def.edges.push(Edge { from: format!("n{from}"), to: format!("n{to}"), when: when.to_owned().into() });
             }
             let mut plan = Plan::new(&def).unwrap();

@@ -34,7 +34,10 @@ impl Evaluator {
     /// Runs `work` on a blocking thread once a slot is free. The slot is held until `work`
     /// returns even if the caller stops waiting (a timed-out attempt), so abandoned
     /// evaluations still count against the cores.
-    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce(&Expressions) -> T + Send + 'static) -> Result<T, String> {
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Expressions) -> T + Send + 'static,
+    ) -> Result<T, String> {
         let permit = self.permits.clone().acquire_owned().await.map_err(|_| "the evaluator is shut down".to_owned())?;
         let expressions = self.expressions.clone();
         tokio::task::spawn_blocking(move || {

@@ -26,7 +26,11 @@ impl OutboundPolicy {
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|s| s.parse::<IpNet>().or_else(|_| s.parse::<IpAddr>().map(IpNet::from)).map_err(|_| format!("`{s}` is not a CIDR")))
+            .map(|s| {
+                s.parse::<IpNet>()
+                    .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| format!("`{s}` is not a CIDR"))
+            })
             .collect::<Result<_, _>>()?;
         Ok(OutboundPolicy { allow })
     }
@@ -84,7 +88,10 @@ impl Resolve for PolicyResolver {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let allowed: Vec<SocketAddr> = addrs.into_iter().filter(|a| policy.permits(a.ip())).collect();
             if allowed.is_empty() {
-                return Err(format!("`{host}` resolves only to addresses outside the outbound policy (TRELLIS_HTTP_ALLOW)").into());
+                return Err(format!(
+                    "`{host}` resolves only to addresses outside the outbound policy (TRELLIS_HTTP_ALLOW)"
+                )
+                .into());
             }
             Ok(Box::new(allowed.into_iter()) as Addrs)
         })
@@ -126,7 +133,9 @@ impl HttpRunner {
         };
         let response = match request.send().await {
             Ok(r) => r,
-            Err(e) => return NodeResult::Failed { error: format!("request failed: {}", error_chain(&e)), retryable: true },
+            Err(e) => {
+                return NodeResult::Failed { error: format!("request failed: {}", error_chain(&e)), retryable: true }
+            }
         };
         read_response(response).await
     }
@@ -144,11 +153,14 @@ impl HttpRunner {
         if let Some(url::Host::Ipv6(ip)) = url.host().map(|h| h.to_owned()) {
             self.check_literal(IpAddr::V6(ip))?;
         }
-        let method = reqwest::Method::from_bytes(c.method.as_bytes()).map_err(|_| format!("bad method `{}`", c.method))?;
+        let method =
+            reqwest::Method::from_bytes(c.method.as_bytes()).map_err(|_| format!("bad method `{}`", c.method))?;
         // With a node timeout the engine's durable timer ends the attempt (as `timed_out`);
         // the client's own deadline is only a backstop just past it.
-        let timeout = a.node.timeout_ms.map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms) + Duration::from_secs(1));
-        let mut request = self.client.request(method, url).timeout(timeout).header("Idempotency-Key", &a.idempotency_key);
+        let timeout =
+            a.node.timeout_ms.map_or(DEFAULT_TIMEOUT, |ms| Duration::from_millis(ms) + Duration::from_secs(1));
+        let mut request =
+            self.client.request(method, url).timeout(timeout).header("Idempotency-Key", &a.idempotency_key);
         if let Some(traceparent) = &a.traceparent {
             // The called service's spans join the instance's trace under this attempt.
             request = request.header("traceparent", traceparent);
@@ -182,7 +194,11 @@ struct Rendered {
 impl Rendered {
     fn new(c: HttpConfig, x: &Expressions, context: &Value) -> Result<Rendered, String> {
         let url = x.render(&c.url, context)?;
-        let headers = c.headers.iter().map(|(name, value)| Ok((name.clone(), x.render(value, context)?))).collect::<Result<_, String>>()?;
+        let headers = c
+            .headers
+            .iter()
+            .map(|(name, value)| Ok((name.clone(), x.render(value, context)?)))
+            .collect::<Result<_, String>>()?;
         let body = c.body.as_ref().map(|body| x.render_value(body, context)).transpose()?;
         Ok(Rendered { method: c.method, url, headers, body })
     }
@@ -197,10 +213,18 @@ async fn read_response(response: reqwest::Response) -> NodeResult {
         .collect();
     let bytes = match read_capped(response).await {
         Ok(Some(b)) => b,
-        Ok(None) => return permanent(format!("the response body is larger than the limit of {MAX_RESPONSE_BYTES} bytes")),
-        Err(e) => return NodeResult::Failed { error: format!("reading the response failed: {}", error_chain(&e)), retryable: true },
+        Ok(None) => {
+            return permanent(format!("the response body is larger than the limit of {MAX_RESPONSE_BYTES} bytes"))
+        }
+        Err(e) => {
+            return NodeResult::Failed {
+                error: format!("reading the response failed: {}", error_chain(&e)),
+                retryable: true,
+            }
+        }
     };
-    let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let body =
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     let output = json!({"status": status.as_u16(), "headers": headers, "body": body});
     if status.is_success() {
         NodeResult::Done { output, outcome: None }
@@ -245,8 +269,22 @@ mod tests {
     fn private_targets_are_refused_unless_allowed() {
         let none = OutboundPolicy::default();
         let refused = [
-            "127.0.0.1", "10.1.2.3", "192.168.1.1", "169.254.169.254", "::1", "fd00::1", "100.64.0.1", "0.0.0.0",
-            "198.18.0.1", "240.0.0.1", "192.0.0.8", "64:ff9b::a00:1", "::a00:1", "2002:a00:1::", "fec0::1", "::ffff:10.0.0.1",
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.1.1",
+            "169.254.169.254",
+            "::1",
+            "fd00::1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "198.18.0.1",
+            "240.0.0.1",
+            "192.0.0.8",
+            "64:ff9b::a00:1",
+            "::a00:1",
+            "2002:a00:1::",
+            "fec0::1",
+            "::ffff:10.0.0.1",
         ];
         for ip in refused {
             assert!(!none.permits(ip.parse().unwrap()), "{ip}");

@@ -116,7 +116,10 @@ fn branch(c: BranchConfig, x: &Expressions, context: &Value) -> NodeResult {
         other => return permanent(format!("the condition gave {other}; it must give true, false or an outcome label")),
     };
     if !c.outcome_labels().contains(&label) {
-        return permanent(format!("the condition chose `{label}`, which is not one of the outcomes {:?}", c.outcome_labels()));
+        return permanent(format!(
+            "the condition chose `{label}`, which is not one of the outcomes {:?}",
+            c.outcome_labels()
+        ));
     }
     NodeResult::Done { output: json!({"outcome": label}), outcome: Some(label) }
 }

@@ -24,11 +24,23 @@ impl Sim {
     fn new(plan: Plan) -> Sim {
         let now = Utc::now();
         let instance = InstanceRow {
-            id: uuid::Uuid::now_v7(), workflow_id: uuid::Uuid::now_v7(), version: 1, status: "queued".into(), input: Json(Value::Null),
-            output: None, error: None, business_key: None, created_at: now, started_at: None, ended_at: None,
-            trace_id: None, parent_span_id: None, run: 1,
+            id: uuid::Uuid::now_v7(),
+            workflow_id: uuid::Uuid::now_v7(),
+            version: 1,
+            status: "queued".into(),
+            input: Json(Value::Null),
+            output: None,
+            error: None,
+            business_key: None,
+            created_at: now,
+            started_at: None,
+            ended_at: None,
+            trace_id: None,
+            parent_span_id: None,
+            run: 1,
         };
-        let nodes = plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, "pending")).collect();
+        let nodes =
+            plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, "pending")).collect();
         let events = Tracer { plan: &plan, instance: &instance, now }.created(false);
         let mut sim = Sim { plan, snapshot: Snapshot { instance, nodes }, events, work: Vec::new(), now };
         sim.step(Event::Start, Detail::default());
@@ -57,7 +69,9 @@ impl Sim {
             self.snapshot.instance.status = u.status;
         }
         for (node, attempt) in &w.ended_attempts {
-            self.work.retain(|x| !(x.node_id.as_ref() == Some(node) && x.attempt == Some(*attempt) && x.kind != work_kind::RETRY));
+            self.work.retain(|x| {
+                !(x.node_id.as_ref() == Some(node) && x.attempt == Some(*attempt) && x.kind != work_kind::RETRY)
+            });
         }
         if w.clear_work {
             self.work.clear();
@@ -88,14 +102,19 @@ impl Sim {
 
     /// Handles one work item (or, with none left, a waiting signal) as the runner would.
     fn advance(&mut self, choice: u8) {
-        let waiting_signal = self.snapshot.nodes.iter().position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
+        let waiting_signal = self
+            .snapshot
+            .nodes
+            .iter()
+            .position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
         // Now and then an operator pauses or resumes.
         if choice % 11 == 1 {
             let paused = self.snapshot.instance.status == "paused";
             return self.step(if paused { Event::Resume } else { Event::Pause }, Detail::default());
         }
         if choice.is_multiple_of(23) {
-            return self.step(if choice.is_multiple_of(2) { Event::Cancel } else { Event::TimedOut }, Detail::default());
+            return self
+                .step(if choice.is_multiple_of(2) { Event::Cancel } else { Event::TimedOut }, Detail::default());
         }
         if self.work.is_empty() || (choice.is_multiple_of(5) && waiting_signal.is_some()) {
             let Some(node) = waiting_signal else { return self.step(Event::Cancel, Detail::default()) };
@@ -109,7 +128,12 @@ impl Sim {
         let (event, detail) = match item.kind.as_str() {
             work_kind::RUN => match (self.plan.nodes[node].kind.as_str(), choice % 4) {
                 ("delay", _) => {
-                    let resume = crate::engine::effects::work(work_kind::RESUME, Some(&self.plan.nodes[node].id), Some(attempt), self.now);
+                    let resume = crate::engine::effects::work(
+                        work_kind::RESUME,
+                        Some(&self.plan.nodes[node].id),
+                        Some(attempt),
+                        self.now,
+                    );
                     (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
                 }
                 ("wait_signal", _) => (Event::Suspended { node, attempt }, Detail::default()),
@@ -126,25 +150,37 @@ impl Sim {
 }
 
 fn arb_plan() -> impl Strategy<Value = Plan> {
-    (1usize..7).prop_flat_map(|n| {
-        let kinds = prop::collection::vec(prop::sample::select(vec!["noop", "delay", "wait_signal"]), n);
-        let edges = prop::collection::vec((0..n, 0..n, prop::sample::select(vec!["success", "failure", "always"])), 0..(n * 2));
-        let retries = prop::collection::vec(1u32..3, n);
-        (kinds, edges, retries, prop::option::of(1u32..3))
-    })
-    .prop_map(|(kinds, edges, retries, parallel)| {
-        let nodes = kinds.iter().zip(&retries).enumerate().map(|(i, (k, r))| {
-            let mut node = Node::new(format!("n{i}"), *k);
-            node.retry = Some(RetryPolicy { max_attempts: *r, backoff_ms: 10, max_backoff_ms: 100 });
-            node
-        }).collect();
-        // Only forward edges, so the graph is a DAG.
-        let mut seen = HashSet::new();
-        let edges = edges.into_iter().filter(|(a, b, _)| a < b && seen.insert((*a, *b)))
-            .map(|(a, b, when)| Edge { from: format!("n{a}"), to: format!("n{b}"), when: when.to_owned().into() }).collect();
-        let settings = Settings { max_parallel_nodes: parallel, ..Settings::default() };
-        Plan::new(&Definition { nodes, edges, settings }).unwrap()
-    })
+    (1usize..7)
+        .prop_flat_map(|n| {
+            let kinds = prop::collection::vec(prop::sample::select(vec!["noop", "delay", "wait_signal"]), n);
+            let edges = prop::collection::vec(
+                (0..n, 0..n, prop::sample::select(vec!["success", "failure", "always"])),
+                0..(n * 2),
+            );
+            let retries = prop::collection::vec(1u32..3, n);
+            (kinds, edges, retries, prop::option::of(1u32..3))
+        })
+        .prop_map(|(kinds, edges, retries, parallel)| {
+            let nodes = kinds
+                .iter()
+                .zip(&retries)
+                .enumerate()
+                .map(|(i, (k, r))| {
+                    let mut node = Node::new(format!("n{i}"), *k);
+                    node.retry = Some(RetryPolicy { max_attempts: *r, backoff_ms: 10, max_backoff_ms: 100 });
+                    node
+                })
+                .collect();
+            // Only forward edges, so the graph is a DAG.
+            let mut seen = HashSet::new();
+            let edges = edges
+                .into_iter()
+                .filter(|(a, b, _)| a < b && seen.insert((*a, *b)))
+                .map(|(a, b, when)| Edge { from: format!("n{a}"), to: format!("n{b}"), when: when.to_owned().into() })
+                .collect();
+            let settings = Settings { max_parallel_nodes: parallel, ..Settings::default() };
+            Plan::new(&Definition { nodes, edges, settings }).unwrap()
+        })
 }
 
 /// The checks: seq-ordered entries form a trace.
@@ -160,18 +196,25 @@ fn check(sim: &Sim) {
                 if let Some(parent) = &span.parent_span_id {
                     assert!(open.contains_key(parent), "a span's parent is open when it starts: {span:?}");
                 }
-                assert!(!closed.contains(&span.span_id) && open.insert(span.span_id.clone(), span).is_none(), "span ids are unique");
+                assert!(
+                    !closed.contains(&span.span_id) && open.insert(span.span_id.clone(), span).is_none(),
+                    "span ids are unique"
+                );
             }
             kind::SPAN_END => {
                 let span: Span = serde_json::from_value(event.data.clone()).unwrap();
                 let started = open.remove(&span.span_id).unwrap_or_else(|| panic!("ended without starting: {span:?}"));
-                assert_eq!((&started.name, &started.parent_span_id, started.start), (&span.name, &span.parent_span_id, span.start));
+                assert_eq!(
+                    (&started.name, &started.parent_span_id, started.start),
+                    (&span.name, &span.parent_span_id, span.start)
+                );
                 assert!(span.end.unwrap() >= span.start);
                 closed.insert(span.span_id);
             }
             kind::NODE => {
                 let change: NodeChange = serde_json::from_value(event.data.clone()).unwrap();
-                let previous = node_status.insert(change.node.clone(), change.status.clone()).unwrap_or_else(|| "pending".into());
+                let previous =
+                    node_status.insert(change.node.clone(), change.status.clone()).unwrap_or_else(|| "pending".into());
                 assert_eq!(change.previous, previous, "node changes chain up");
             }
             kind::INSTANCE => {
@@ -188,14 +231,22 @@ fn check(sim: &Sim) {
                     assert!(!last, "the history ends with a terminal status");
                 } else if !last {
                     let next = &sim.events[i + 1];
-                    assert!(next.kind == kind::SPAN_START && next.data["kind"] == span_kind::INSTANCE, "only a retry follows the end: {:?}", sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())].iter().map(|e| (e.kind, e.data.get("status").or(e.data.get("name")).cloned())).collect::<Vec<_>>());
+                    assert!(
+                        next.kind == kind::SPAN_START && next.data["kind"] == span_kind::INSTANCE,
+                        "only a retry follows the end: {:?}",
+                        sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())]
+                            .iter()
+                            .map(|e| (e.kind, e.data.get("status").or(e.data.get("name")).cloned()))
+                            .collect::<Vec<_>>()
+                    );
                 }
             }
             other => panic!("unknown entry kind {other}"),
         }
     }
     assert!(open.is_empty(), "every span closes by the end: {:?}", open.values().map(|s| &s.name).collect::<Vec<_>>());
-    let trace_ids: HashSet<String> = sim.events.iter().filter_map(|e| e.data.get("trace_id")).map(|t| t.to_string()).collect();
+    let trace_ids: HashSet<String> =
+        sim.events.iter().filter_map(|e| e.data.get("trace_id")).map(|t| t.to_string()).collect();
     assert_eq!(trace_ids.len(), 1);
 }
 

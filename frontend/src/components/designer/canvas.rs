@@ -114,15 +114,16 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
         })
     };
     let ghost = move || {
-        board.with(|b| match &b.gesture {
-            Gesture::Place { at: Some(at), .. } => Some(*at),
-            _ => None,
-        })
-        .map(|at| {
-            view! {
-                <rect class="ghost" x=at.x - NODE_W / 2.0 y=at.y - NODE_H / 2.0 width=NODE_W height=NODE_H rx="8" />
-            }
-        })
+        board
+            .with(|b| match &b.gesture {
+                Gesture::Place { at: Some(at), .. } => Some(*at),
+                _ => None,
+            })
+            .map(|at| {
+                view! {
+                    <rect class="ghost" x=at.x - NODE_W / 2.0 y=at.y - NODE_H / 2.0 width=NODE_W height=NODE_H rx="8" />
+                }
+            })
     };
 
     view! {

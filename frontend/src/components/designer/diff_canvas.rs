@@ -9,9 +9,11 @@ use leptos::prelude::*;
 #[component]
 pub fn DiffCanvas() -> impl IntoView {
     let d = expect_context::<Designer>();
-    let scene = Memo::new(move |_| d.diff.with(|x| x.as_ref().map(|x| scene::diff(&x.before, &x.after)).unwrap_or_default()));
+    let scene =
+        Memo::new(move |_| d.diff.with(|x| x.as_ref().map(|x| scene::diff(&x.before, &x.after)).unwrap_or_default()));
     let view_box = move || {
-        scene.with(|s| geometry::bounds(s.nodes.iter().map(|n| n.at)))
+        scene
+            .with(|s| geometry::bounds(s.nodes.iter().map(|n| n.at)))
             .map(|b| Viewport::fit(b, 900.0, 600.0, 40.0))
             .unwrap_or_default()
             .transform()

@@ -1,8 +1,8 @@
 //! The list of changes between the two versions shown on the canvas.
 
 use crate::components::designer::state::Designer;
-use crate::format::version_name;
 use crate::designer::diff;
+use crate::format::version_name;
 use leptos::prelude::*;
 
 #[component]
@@ -11,7 +11,9 @@ pub fn DiffPanel() -> impl IntoView {
     let lines = move || {
         d.diff.with(|data| data.as_ref().map(|x| diff::diff(&x.before, &x.after).summary()).unwrap_or_default())
     };
-    let title = move || d.diff.with(|x| x.as_ref().map(|x| format!("Changes from {} to {}", version_name(x.from), version_name(x.to))));
+    let title = move || {
+        d.diff.with(|x| x.as_ref().map(|x| format!("Changes from {} to {}", version_name(x.from), version_name(x.to))))
+    };
     view! {
         <section class="diff-panel" aria-label="Version changes" data-testid="diff-panel">
             <div class="diff-head">

@@ -40,14 +40,12 @@ pub fn NodeForm(id: String) -> impl IntoView {
         d.board.update(|b| result = b.editor.apply(Edit::RenameNode { from, to }));
         rename_error.set(result.err());
     };
-    let node_problems = move || {
-        d.issues.with(|p| p.nodes.get(&node_id.get_value()).cloned().unwrap_or_default())
-    };
+    let node_problems = move || d.issues.with(|p| p.nodes.get(&node_id.get_value()).cloned().unwrap_or_default());
     let description = kind.map(NodeKind::description).unwrap_or("Unknown node type.");
     // Connecting from the keyboard: choose the node this one leads to.
-    let targets = d.board.with_untracked(|b| {
-        b.editor.doc.nodes.iter().map(|n| n.id.clone()).filter(|t| *t != id).collect::<Vec<_>>()
-    });
+    let targets = d
+        .board
+        .with_untracked(|b| b.editor.doc.nodes.iter().map(|n| n.id.clone()).filter(|t| *t != id).collect::<Vec<_>>());
     let connect = move |ev: leptos::ev::Event| {
         let to = event_target_value(&ev);
         if !to.is_empty() {

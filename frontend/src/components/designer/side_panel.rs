@@ -61,7 +61,10 @@ pub fn SidePanel() -> impl IntoView {
     let form = move || match selection.get().0 {
         Selection::Node(id) => view! { <NodeForm id=id /> }.into_any(),
         Selection::Edge(from, to) => view! { <EdgeForm from=from to=to /> }.into_any(),
-        Selection::Many(n) => view! { <p class="hint">{format!("{n} nodes selected. Delete removes them; Ctrl+C copies them.")}</p> }.into_any(),
+        Selection::Many(n) => {
+            view! { <p class="hint">{format!("{n} nodes selected. Delete removes them; Ctrl+C copies them.")}</p> }
+                .into_any()
+        }
         Selection::None => view! { <p class="hint">"Select a node or an edge to configure it."</p> }.into_any(),
     };
     // Settings reload when the draft is replaced underneath (undo, restore), not while typed into.

@@ -13,12 +13,16 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     let board = d.board;
     let dirty = Memo::new(move |_| board.with(|b| b.editor.is_dirty()));
     let problems = Memo::new(move |_| d.issues.with(|p| p.count()));
-    let undo = move |_| board.update(|b| {
-        b.editor.undo();
-    });
-    let redo = move |_| board.update(|b| {
-        b.editor.redo();
-    });
+    let undo = move |_| {
+        board.update(|b| {
+            b.editor.undo();
+        })
+    };
+    let redo = move |_| {
+        board.update(|b| {
+            b.editor.redo();
+        })
+    };
     let fit = move |_| {
         let (w, h) = canvas_size(&svg);
         board.update(|b| b.fit(w, h));

@@ -2,8 +2,8 @@
 //! restoring one into the draft.
 
 use crate::components::designer::state::Designer;
-use crate::format::{version_name, DRAFT};
 use crate::format;
+use crate::format::{version_name, DRAFT};
 use leptos::prelude::*;
 
 #[component]

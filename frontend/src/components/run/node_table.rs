@@ -30,9 +30,11 @@ pub fn NodeTable() -> impl IntoView {
 fn NodeRow(id: String) -> impl IntoView {
     let v = expect_context::<RunView>();
     let key = id.clone();
-    let view_of = Memo::new(move |_| v.detail.with(|d| d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == key).cloned())));
+    let view_of =
+        Memo::new(move |_| v.detail.with(|d| d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == key).cloned())));
     let key = id.clone();
-    let live = Memo::new(move |_| v.run.with(|r| r.nodes.get(&key).map(|n| (n.status.clone(), n.attempt, n.error.clone()))));
+    let live =
+        Memo::new(move |_| v.run.with(|r| r.nodes.get(&key).map(|n| (n.status.clone(), n.attempt, n.error.clone()))));
     let status = move || {
         live.with(|l| l.as_ref().map(|l| l.0.clone()))
             .or_else(|| view_of.with(|n| n.as_ref().map(|n| n.status.to_string())))

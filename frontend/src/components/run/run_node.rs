@@ -13,7 +13,9 @@ pub fn RunNode(scene: Signal<Scene>, id: String) -> impl IntoView {
     let shape = Memo::new(move |_| scene.with(|s| s.node(&key).cloned()));
     let get = move |f: fn(&NodeShape) -> String| shape.with(|s| s.as_ref().map(f).unwrap_or_default());
     let key = id.clone();
-    let run = Memo::new(move |_| v.run.with(|r| (r.node_status(&key).to_owned(), r.nodes.get(&key).map(|n| (n.attempt, n.error.clone())))));
+    let run = Memo::new(move |_| {
+        v.run.with(|r| (r.node_status(&key).to_owned(), r.nodes.get(&key).map(|n| (n.attempt, n.error.clone()))))
+    });
     let status = move || run.with(|(s, _)| s.clone());
     let label = move || {
         run.with(|(s, n)| match n {

@@ -7,7 +7,9 @@ use leptos::prelude::*;
 #[component]
 pub fn SpanDetails(rows: Signal<Vec<Row>>) -> impl IntoView {
     let v = expect_context::<RunView>();
-    let chosen = move || v.selected.with(|s| s.as_ref().and_then(|id| rows.with(|r| r.iter().find(|r| &r.span_id == id).cloned())));
+    let chosen = move || {
+        v.selected.with(|s| s.as_ref().and_then(|id| rows.with(|r| r.iter().find(|r| &r.span_id == id).cloned())))
+    };
     move || {
         chosen().map(|row| {
             view! {

@@ -37,7 +37,8 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
     let get = move |f: fn(&Row) -> String| row.with(|r| r.as_ref().map(f).unwrap_or_default());
     let key = id.clone();
     let selected = Memo::new(move |_| v.selected.with(|s| s.as_deref() == Some(key.as_str())));
-    let choose = move |_| v.selected.update(|s| *s = if s.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) });
+    let choose =
+        move |_| v.selected.update(|s| *s = if s.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) });
     let tooltip = move || {
         get(|row| {
             let mut lines = vec![format!("{} · {}", row.name, waterfall::duration(row.duration_ms))];
@@ -47,8 +48,13 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
         })
     };
     let class = move || {
-        let base = get(|r| format!("span-row kind-{} status-{}{}", r.kind, r.status, if r.open { " open" } else { "" }));
-        if selected.get() { format!("{base} selected") } else { base }
+        let base =
+            get(|r| format!("span-row kind-{} status-{}{}", r.kind, r.status, if r.open { " open" } else { "" }));
+        if selected.get() {
+            format!("{base} selected")
+        } else {
+            base
+        }
     };
     view! {
         <li>

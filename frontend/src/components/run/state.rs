@@ -68,7 +68,10 @@ impl RunView {
         spawn_local(async move {
             match api::get_instance(&id).await {
                 Ok(d) => {
-                    let graph = self.definition.with_untracked(Option::is_none).then(|| (d.summary.workflow_id.clone(), d.summary.version));
+                    let graph = self
+                        .definition
+                        .with_untracked(Option::is_none)
+                        .then(|| (d.summary.workflow_id.clone(), d.summary.version));
                     self.detail.set(Some(d));
                     // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
                     if let Some((workflow, version)) = graph {

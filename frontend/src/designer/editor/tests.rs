@@ -71,8 +71,12 @@ fn edges_from_a_branch_start_on_its_first_outcome() {
     e.apply(Edit::AddNode { kind: "branch".into(), at: Point::new(0.0, 200.0) }).unwrap();
     e.apply(Edit::Connect { from: "branch_1".into(), to: "http_1".into() }).unwrap();
     assert_eq!(e.doc.edges[0].when, EdgeWhen::Outcome("true".into()));
-    e.apply(Edit::SetEdgeWhen { from: "branch_1".into(), to: "http_1".into(), when: EdgeWhen::Outcome("false".into()) })
-        .unwrap();
+    e.apply(Edit::SetEdgeWhen {
+        from: "branch_1".into(),
+        to: "http_1".into(),
+        when: EdgeWhen::Outcome("false".into()),
+    })
+    .unwrap();
     assert_eq!(e.doc.edges[0].when.as_str(), "false");
 }
 
