@@ -1,7 +1,7 @@
 //! The two commands of the README.
 
 use crate::util::{cargo, run as run_cmd};
-use crate::{e2e, postgres, spa};
+use crate::{e2e, lint, postgres, spa};
 use anyhow::Result;
 use std::path::Path;
 use std::process::Command;
@@ -18,8 +18,10 @@ pub fn run(root: &Path, serve_args: &[String]) -> Result<()> {
     run_cmd(&mut serve)
 }
 
-/// `cargo xtask test`: every test: Rust on SQLite and Postgres, then the browser tests.
+/// `cargo xtask test`: the format and lint gate, then every test: Rust on SQLite and Postgres,
+/// then the browser tests.
 pub fn test(root: &Path, _args: &[String]) -> Result<()> {
+    lint::check(root)?;
     let database_url = postgres::ensure()?;
     postgres::drop_test_databases(&database_url);
     let web_dir = spa::build(root)?;

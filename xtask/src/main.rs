@@ -1,6 +1,7 @@
 //! `cargo xtask run | test | bench`: the only entry points a newcomer needs.
 
 mod e2e;
+mod lint;
 mod postgres;
 mod spa;
 mod tools;
@@ -22,8 +23,9 @@ fn run() -> Result<()> {
         Some("run") => commands::run(&root, &args[1..]),
         Some("test") => commands::test(&root, &args[1..]),
         Some("bench") => commands::bench(&root, &args[1..]),
+        Some("lint") => lint::check(&root),
         Some("spa") => spa::build(&root).map(|dir| eprintln!("xtask: the SPA is in {}", dir.display())),
-        _ => bail!("usage: cargo xtask run [serve flags] | test | bench [--quick] | spa"),
+        _ => bail!("usage: cargo xtask run [serve flags] | test | lint | bench [--quick] | spa"),
     }
 }
 

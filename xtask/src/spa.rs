@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const TARGET: &str = "wasm32-unknown-unknown";
+pub const TARGET: &str = "wasm32-unknown-unknown";
 const PROFILE: &str = "wasm-release";
 /// The module name index.html imports (`/pkg/trellis_web.js`).
 const OUT_NAME: &str = "trellis_web";
@@ -41,7 +41,7 @@ pub fn build(root: &Path) -> Result<PathBuf> {
     Ok(dist)
 }
 
-fn ensure_wasm_target(root: &Path) -> Result<()> {
+pub fn ensure_wasm_target(root: &Path) -> Result<()> {
     let installed = output(Command::new("rustup").current_dir(root).args(["target", "list", "--installed"]));
     match installed {
         Some(list) if list.lines().any(|t| t.trim() == TARGET) => Ok(()),

@@ -226,6 +226,6 @@ mod tests {
         let long = "x".repeat(1 << 20);
         t.fail(&long, Instant::now());
         assert_eq!(t.tracked(), 1);
-        assert_eq!(std::mem::size_of::<Key>(), 32);
+        assert_eq!(size_of::<Key>(), 32);
     }
 }

@@ -205,7 +205,7 @@ macro_rules! visit {
 impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
     type Value = V::Value;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.expecting(f)
     }
 

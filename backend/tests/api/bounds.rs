@@ -174,7 +174,7 @@ mod output_caps {
                 .contains("over the cap of 15000 bytes per instance (TRELLIS_MAX_INSTANCE_OUTPUT_BYTES)"),
             "{finished}"
         );
-        assert!(app.instance(&finished["id"].as_str().unwrap().to_owned()).await.to_string().len() < 40_000);
+        assert!(app.instance(finished["id"].as_str().unwrap()).await.to_string().len() < 40_000);
 
         // An external worker's result over the cap is refused, not stored; one that fits lands.
         let task = app.publish(json!({"nodes": [{"id": "send", "type": "task", "config": {"queue": "caps"}}]})).await;

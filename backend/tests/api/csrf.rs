@@ -88,7 +88,7 @@ both_backends! {
 
     async fn the_public_url_counts_as_this_servers_origin(app: TestApp) {
         drop(app);
-        let app = TestApp::spawn_with(crate::common::Backend::Sqlite, |s| s.public_url = Some("https://trellis.example.com".into())).await;
+        let app = TestApp::spawn_with(Backend::Sqlite, |s| s.public_url = Some("https://trellis.example.com".into())).await;
         let wf = app.publish(chain()).await;
         let start = format!("/api/v1/workflows/{wf}/instances");
         let via_proxy = app.client.post(app.url(&start)).header("cookie", cookie(&app))

@@ -88,7 +88,7 @@ async fn http_nodes_forward_the_attempt_as_traceparent() {
     let (sender, mut seen) = mpsc::unbounded_channel::<Option<String>>();
     let target = axum::Router::new().route(
         "/hook",
-        post(move |headers: axum::http::HeaderMap| {
+        post(move |headers: http::HeaderMap| {
             let _ = sender.send(headers.get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned));
             async { "ok" }
         }),

@@ -85,7 +85,7 @@ pub(super) fn install(env: &mut Environment<'static>) {
     ];
     for (name, original) in tests {
         let original = original.clone();
-        env.add_test(*name, move |state: &State, args: Rest<Value>| -> Result<bool, Error> {
+        env.add_test(*name, move |state: &State<'_, '_>, args: Rest<Value>| -> Result<bool, Error> {
             for arg in args.iter() {
                 meter::measure(arg)?;
             }
@@ -128,9 +128,9 @@ const SHALLOW: &[&str] = &[
 fn metered(
     name: &'static str,
     original: Value,
-) -> impl Fn(&State, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
+) -> impl Fn(&State<'_, '_>, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
     let measure = if SHALLOW.contains(&name) { meter::measure_top } else { meter::measure };
-    move |state: &State, args: Rest<Value>| {
+    move |state: &State<'_, '_>, args: Rest<Value>| {
         let sizes = args.iter().map(measure).collect::<Result<Vec<_>, _>>()?;
         refuse_blow_up(name, &args, &sizes)?;
         let result = original.call(state, &args)?;
