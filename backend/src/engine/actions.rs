@@ -4,8 +4,8 @@
 
 use super::effects::{decide, state_of, Detail};
 use super::machine::{retry_set, Event, RetryFrom};
-use super::ops::EngineError;
 use super::Engine;
+use super::EngineError;
 use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
 use chrono::Utc;
 use std::sync::Arc;

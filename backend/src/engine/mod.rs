@@ -1,21 +1,26 @@
 //! The durable DAG engine: a pure state machine at the core (`machine`, `effects`), a
 //! shell that persists its decisions and runs nodes around it (`runner`), and the
-//! operations the API calls (`ops`).
+//! commands the API calls (`start`, `control`, `tasks`).
 
 mod actions;
 mod commit;
+mod control;
 pub mod effects;
+mod error;
 pub mod json;
 pub mod machine;
 pub mod nodes;
-mod ops;
 pub mod outputs;
 pub mod plan;
 mod runner;
+mod start;
+mod tasks;
 pub mod trace;
 
-pub use ops::{EngineError, StartRequest, Started, TaskLease};
+pub use error::EngineError;
 pub use runner::context;
+pub use start::{StartRequest, Started};
+pub use tasks::TaskLease;
 
 use crate::events::EventBus;
 use crate::store::DynStore;

@@ -4,7 +4,6 @@
 pub mod api_keys;
 pub mod audit;
 pub mod auth;
-pub mod cleanup;
 pub mod csrf;
 pub mod edge;
 pub mod error;
@@ -15,7 +14,7 @@ pub mod hooks;
 pub mod instances;
 pub mod jobs;
 pub mod openapi;
-pub mod ops;
+pub mod probes;
 pub mod retention;
 pub mod sign_in;
 pub mod spa;
@@ -73,7 +72,6 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(tasks::router())
         .merge(triggers::router())
         .merge(audit::router())
-        .merge(cleanup::router())
         .merge(jobs::router())
         .merge(retention::router())
         .merge(openapi::router())
@@ -81,7 +79,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
 
 /// The routes outside `/api/v1`: probes, metrics and webhook deliveries.
 fn root_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().merge(ops::router()).merge(hooks::router())
+    OpenApiRouter::new().merge(probes::router()).merge(hooks::router())
 }
 
 /// Everything served, as one document (before `openapi::build` completes it).

@@ -1,41 +1,20 @@
-//! What the API asks of the engine: start, cancel, signal, admission, and the external
-//! worker protocol for `task` nodes.
+//! Starting instances (idempotency keys, business keys, concurrency limits) and admitting
+//! queued ones into free slots.
 
-use super::effects::{decide, kind, Detail};
+use super::control::refuse_nul;
+use super::effects::{decide, Detail};
 use super::machine::Event;
-use super::plan::Plan;
 use super::trace::Tracer;
 use super::Engine;
-use crate::store::{
-    Fence, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome, WorkItem, Writes,
-};
-use chrono::{DateTime, Utc};
+use super::EngineError;
+use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
+use chrono::Utc;
 use serde_json::Value;
 use sqlx::types::Json;
 use std::sync::Arc;
-use std::time::Duration;
 use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
-
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    Conflict(String),
-    #[error("{0}")]
-    LimitReached(String),
-    #[error("{0}")]
-    TooLarge(String),
-    /// Input a client can fix.
-    #[error("{0}")]
-    Invalid(String),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Internal(#[from] anyhow::Error),
-}
 
 /// What a start asks for: build it with [`StartRequest::new`] and set what applies.
 #[derive(Debug, Clone)]
@@ -67,20 +46,6 @@ pub struct Started {
     pub status: InstanceStatus,
     pub version: i64,
 }
-
-/// A task handed to an external worker.
-#[derive(Debug, Clone)]
-pub struct TaskLease {
-    pub id: Uuid,
-    pub lease_token: String,
-    pub lease_expires_at: DateTime<Utc>,
-    pub instance_id: Uuid,
-    pub node: String,
-    pub attempt: i32,
-    pub input: Value,
-}
-
-const MAX_POLL: Duration = Duration::from_secs(30);
 
 impl Engine {
     /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
@@ -189,37 +154,6 @@ impl Engine {
         Ok(Started { id, status, version })
     }
 
-    pub async fn cancel(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
-        self.operator_event(id, Event::Cancel, |_| "the instance has already finished".into()).await
-    }
-
-    /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
-    pub async fn signal(self: &Arc<Self>, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
-        refuse_nul(&payload, "the payload")?;
-        let snapshot = self.snapshot(id).await?;
-        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        let index =
-            plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
-        if plan.nodes[index].kind != "wait_signal" {
-            return Err(EngineError::Conflict(format!(
-                "node `{node}` is a {} node, not wait_signal",
-                plan.nodes[index].kind
-            )));
-        }
-        self.refuse_oversized(&snapshot, node, &payload)?;
-        let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
-        let event = Event::Succeeded { node: index, attempt, outcome: None };
-        let detail = Detail { output: Some(payload), ..Default::default() };
-        match self.commit(&plan, id, None, event, detail).await? {
-            TransitionOutcome::Applied(_) => Ok(()),
-            _ => Err(EngineError::Conflict(format!("node `{node}` is not waiting for a signal"))),
-        }
-    }
-
-    pub(super) async fn snapshot(&self, id: Uuid) -> Result<Snapshot, EngineError> {
-        self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))
-    }
-
     /// Admits queued instances of every workflow into free slots (a periodic sweep that
     /// also covers a process that died between finishing an instance and admitting).
     pub(super) async fn admit_everywhere(&self) {
@@ -266,107 +200,6 @@ impl Engine {
         }
         Ok(())
     }
-
-    /// Long-polls `queue` for a task, for up to `wait`.
-    pub async fn poll_task(&self, queue: &str, wait: Duration) -> Result<Option<TaskLease>, EngineError> {
-        let deadline = tokio::time::Instant::now() + wait.min(MAX_POLL);
-        loop {
-            let token = Uuid::new_v4().simple().to_string();
-            let now = Utc::now();
-            let woken = self.task_wake.notified();
-            if let Some(item) = self.store.claim_task(queue, &token, now, now + self.lease()).await? {
-                return Ok(Some(TaskLease {
-                    id: item.id,
-                    lease_token: token,
-                    lease_expires_at: item.lease_expires_at.unwrap_or(now),
-                    instance_id: item.instance_id,
-                    node: item.node_id.unwrap_or_default(),
-                    attempt: item.attempt.unwrap_or(0),
-                    input: item.payload.map(|p| p.0).unwrap_or(Value::Null),
-                }));
-            }
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() {
-                return Ok(None);
-            }
-            // Woken by a new task here; re-checked periodically for tasks made elsewhere.
-            let _ = tokio::time::timeout(left.min(Duration::from_millis(200)), woken).await;
-        }
-    }
-
-    pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
-        let (fence, _) = self.task_fence(id, token).await?;
-        let until = Utc::now() + self.lease();
-        if self.store.extend_lease(&fence, until).await? {
-            Ok(until)
-        } else {
-            Err(stale_lease())
-        }
-    }
-
-    pub async fn complete_task(self: &Arc<Self>, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
-        refuse_nul(&output, "the output")?;
-        let detail = Detail { output: Some(output), ..Default::default() };
-        self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
-    }
-
-    pub async fn fail_task(
-        self: &Arc<Self>,
-        id: Uuid,
-        token: &str,
-        error: String,
-        retryable: bool,
-    ) -> Result<(), EngineError> {
-        refuse_nul(&Value::String(error.clone()), "the error")?;
-        let detail = Detail { error: Some(error), ..Default::default() };
-        self.finish_task(id, token, detail, |node, attempt| Event::Failed {
-            node,
-            attempt,
-            retryable,
-            timed_out: false,
-        })
-        .await
-    }
-
-    async fn finish_task(
-        self: &Arc<Self>,
-        id: Uuid,
-        token: &str,
-        detail: Detail,
-        event: impl Fn(usize, u32) -> Event,
-    ) -> Result<(), EngineError> {
-        let (fence, item) = self.task_fence(id, token).await?;
-        let snapshot = self.snapshot(item.instance_id).await?;
-        let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
-        if let Some(output) = &detail.output {
-            self.refuse_oversized(&snapshot, &plan.nodes[node].id, output)?;
-        }
-        let attempt = item.attempt.unwrap_or(0).max(0) as u32;
-        match self.commit(&plan, item.instance_id, Some(&fence), event(node, attempt), detail).await? {
-            TransitionOutcome::Fenced => Err(stale_lease()),
-            _ => Ok(()),
-        }
-    }
-
-    /// A node output handed in from outside (a signal's payload, a task's result) that is
-    /// over the caps is refused (413) rather than stored or turned into a failed node: the
-    /// caller can still send one that fits.
-    fn refuse_oversized(&self, snapshot: &Snapshot, node: &str, output: &Value) -> Result<(), EngineError> {
-        let others =
-            snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref().map(|o| &o.0));
-        self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
-    }
-
-    /// The task's work item and the fence its live lease gives `token`.
-    async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, WorkItem), EngineError> {
-        let item = self.store.work_item(id).await?.filter(|w| w.kind == kind::TASK).ok_or_else(stale_lease)?;
-        let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
-        match item.fence() {
-            Some(fence) if fence.owner == token && live => Ok((fence, item)),
-            _ => Err(stale_lease()),
-        }
-    }
 }
 
 /// Identifies a start request for Idempotency-Key checks: the resolved version, the input and
@@ -387,20 +220,4 @@ fn key_refused(outcome: &StartOutcome, key: &str, policy: trellis_model::KeyReus
         ),
         _ => format!("another instance with key `{key}` was live a moment ago; try again"),
     })
-}
-
-fn refuse_nul(value: &Value, what: &str) -> Result<(), EngineError> {
-    if super::json::contains_nul(value) {
-        return Err(EngineError::Invalid(format!(
-            "{what} contains U+0000 (a NUL character), which Trellis does not store"
-        )));
-    }
-    Ok(())
-}
-
-fn stale_lease() -> EngineError {
-    EngineError::Conflict(
-        "the lease token is stale or unknown: the task was completed, or its lease expired and it was handed out again"
-            .into(),
-    )
 }

@@ -1,10 +1,10 @@
-//! Cleaning up instances: purge one, purge or cancel many (as background jobs, see
-//! `jobs/`), and the queue inspector that says why an instance is waiting.
+//! Acting on instances in bulk: purge one, and purge, cancel or retry many (as background
+//! jobs, see `jobs/`), with a dry run that says what would happen.
 
-use super::auth::{AsOperator, AsViewer, Authed};
-use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, ApiPath};
-use super::AppState;
+use crate::http::auth::{AsOperator, Authed};
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::extract::{ApiJson, ApiPath};
+use crate::http::AppState;
 use crate::jobs::{new_job, JobFilter, JobKind};
 use crate::store::PurgeOutcome;
 use axum::extract::State;
@@ -27,7 +27,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(bulk_purge))
         .routes(routes!(bulk_cancel))
         .routes(routes!(bulk_retry))
-        .routes(routes!(queue))
 }
 
 #[utoipa::path(delete, path = "/instances/{id}", tag = "instances", responses((status = 204, description = "Purged with its whole history"), (status = 409, description = "The instance has not finished", body = Problem, content_type = "application/problem+json")))]
@@ -160,48 +159,6 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
         return Err(ApiError::Conflict(format!("`filter.status` is `{status}`: {hint}")));
     }
     Ok(filter)
-}
-
-/// Why an instance waits: the limit that holds it and its place in line.
-#[utoipa::path(get, path = "/instances/{id}/queue", tag = "instances", responses((status = 200, description = "Which limit holds the instance or its nodes, and their positions", content_type = "application/json")))]
-async fn queue(
-    State(state): State<AppState>,
-    _: Authed<AsViewer>,
-    ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Json<Value>> {
-    let snapshot =
-        state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
-    let i = &snapshot.instance;
-    match i.status.as_str() {
-        "queued" => {
-            // Admission follows the latest published version's limit, as the engine does.
-            let latest =
-                state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
-            let plan = state.engine.plan(i.workflow_id, latest).await?;
-            let place = state.store.queue_place(i.workflow_id, id).await?;
-            Ok(Json(json!({
-                "instance_id": id.to_string(), "status": "queued",
-                "held_by": {"limit": "max_concurrent_instances", "value": plan.instance_limit, "running": place.active},
-                "position": place.ahead + 1, "ahead": place.ahead,
-            })))
-        }
-        "running" => {
-            let plan = state.engine.plan(i.workflow_id, i.version).await?;
-            let running = snapshot.nodes.iter().filter(|n| n.status == "running").count();
-            // The machine dispatches ready nodes in plan order as slots free up.
-            let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
-            ready.sort_by_key(|n| n.position);
-            let nodes: Vec<Value> =
-                ready.iter().enumerate().map(|(k, n)| json!({"node": n.node_id, "position": k + 1})).collect();
-            let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel);
-            Ok(Json(json!({
-                "instance_id": id.to_string(), "status": "running",
-                "held_by": if nodes.is_empty() { Value::Null } else { json!({"limit": "max_parallel_nodes", "value": limit, "running": running}) },
-                "nodes": nodes,
-            })))
-        }
-        other => Ok(Json(json!({"instance_id": id.to_string(), "status": other, "held_by": null, "nodes": []}))),
-    }
 }
 
 /// Kept next to the SQL's status lists so the two cannot drift apart unnoticed.

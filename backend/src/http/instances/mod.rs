@@ -1,4 +1,8 @@
-//! Instances: start, find, inspect, cancel, signal, pause, resume, retry.
+//! Instances: start, find, inspect, cancel, signal, pause, resume, retry; bulk actions
+//! and the queue inspector in the submodules.
+
+mod bulk;
+mod queue;
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
@@ -32,6 +36,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(pause))
         .routes(routes!(resume))
         .routes(routes!(retry))
+        .merge(bulk::router())
+        .merge(queue::router())
 }
 
 #[utoipa::path(post, path = "/workflows/{id}/instances", tag = "instances", request_body(content = StartInstance, description = "Optional: input, version, business key"), params(("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key return the first start")), responses((status = 201, description = "Started: `{id, status, version}`, status `queued` or `running`", content_type = "application/json"), (status = 409, description = "No version is published", body = Problem, content_type = "application/problem+json"), (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem, content_type = "application/problem+json")))]

@@ -1,0 +1,61 @@
+//! Commands on a running instance from outside: cancel it, or signal a waiting node.
+
+use super::effects::Detail;
+use super::machine::Event;
+use super::Engine;
+use super::EngineError;
+use crate::store::{Snapshot, TransitionOutcome};
+use serde_json::Value;
+use std::sync::Arc;
+use uuid::Uuid;
+
+impl Engine {
+    pub async fn cancel(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
+        self.operator_event(id, Event::Cancel, |_| "the instance has already finished".into()).await
+    }
+
+    /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
+    pub async fn signal(self: &Arc<Self>, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
+        refuse_nul(&payload, "the payload")?;
+        let snapshot = self.snapshot(id).await?;
+        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let index =
+            plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
+        if plan.nodes[index].kind != "wait_signal" {
+            return Err(EngineError::Conflict(format!(
+                "node `{node}` is a {} node, not wait_signal",
+                plan.nodes[index].kind
+            )));
+        }
+        self.refuse_oversized(&snapshot, node, &payload)?;
+        let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
+        let event = Event::Succeeded { node: index, attempt, outcome: None };
+        let detail = Detail { output: Some(payload), ..Default::default() };
+        match self.commit(&plan, id, None, event, detail).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => Err(EngineError::Conflict(format!("node `{node}` is not waiting for a signal"))),
+        }
+    }
+
+    pub(super) async fn snapshot(&self, id: Uuid) -> Result<Snapshot, EngineError> {
+        self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))
+    }
+
+    /// A node output handed in from outside (a signal's payload, a task's result) that is
+    /// over the caps is refused (413) rather than stored or turned into a failed node: the
+    /// caller can still send one that fits.
+    pub(super) fn refuse_oversized(&self, snapshot: &Snapshot, node: &str, output: &Value) -> Result<(), EngineError> {
+        let others =
+            snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref().map(|o| &o.0));
+        self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
+    }
+}
+
+pub(super) fn refuse_nul(value: &Value, what: &str) -> Result<(), EngineError> {
+    if super::json::contains_nul(value) {
+        return Err(EngineError::Invalid(format!(
+            "{what} contains U+0000 (a NUL character), which Trellis does not store"
+        )));
+    }
+    Ok(())
+}

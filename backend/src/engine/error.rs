@@ -1,0 +1,22 @@
+//! What the engine's commands can refuse with; `http::error` maps each to a status.
+
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    LimitReached(String),
+    #[error("{0}")]
+    TooLarge(String),
+    /// Input a client can fix.
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}

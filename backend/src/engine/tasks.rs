@@ -1,0 +1,130 @@
+//! The external worker protocol for `task` nodes: long-poll for a task, heartbeat its
+//! lease, complete or fail it. Every call is fenced by the lease token.
+
+use super::control::refuse_nul;
+use super::effects::{kind, Detail};
+use super::machine::Event;
+use super::plan::Plan;
+use super::Engine;
+use super::EngineError;
+use crate::store::{Fence, TransitionOutcome, WorkItem};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// A task handed to an external worker.
+#[derive(Debug, Clone)]
+pub struct TaskLease {
+    pub id: Uuid,
+    pub lease_token: String,
+    pub lease_expires_at: DateTime<Utc>,
+    pub instance_id: Uuid,
+    pub node: String,
+    pub attempt: i32,
+    pub input: Value,
+}
+
+const MAX_POLL: Duration = Duration::from_secs(30);
+
+impl Engine {
+    /// Long-polls `queue` for a task, for up to `wait`.
+    pub async fn poll_task(&self, queue: &str, wait: Duration) -> Result<Option<TaskLease>, EngineError> {
+        let deadline = tokio::time::Instant::now() + wait.min(MAX_POLL);
+        loop {
+            let token = Uuid::new_v4().simple().to_string();
+            let now = Utc::now();
+            let woken = self.task_wake.notified();
+            if let Some(item) = self.store.claim_task(queue, &token, now, now + self.lease()).await? {
+                return Ok(Some(TaskLease {
+                    id: item.id,
+                    lease_token: token,
+                    lease_expires_at: item.lease_expires_at.unwrap_or(now),
+                    instance_id: item.instance_id,
+                    node: item.node_id.unwrap_or_default(),
+                    attempt: item.attempt.unwrap_or(0),
+                    input: item.payload.map(|p| p.0).unwrap_or(Value::Null),
+                }));
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            // Woken by a new task here; re-checked periodically for tasks made elsewhere.
+            let _ = tokio::time::timeout(left.min(Duration::from_millis(200)), woken).await;
+        }
+    }
+
+    pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
+        let (fence, _) = self.task_fence(id, token).await?;
+        let until = Utc::now() + self.lease();
+        if self.store.extend_lease(&fence, until).await? {
+            Ok(until)
+        } else {
+            Err(stale_lease())
+        }
+    }
+
+    pub async fn complete_task(self: &Arc<Self>, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
+        refuse_nul(&output, "the output")?;
+        let detail = Detail { output: Some(output), ..Default::default() };
+        self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
+    }
+
+    pub async fn fail_task(
+        self: &Arc<Self>,
+        id: Uuid,
+        token: &str,
+        error: String,
+        retryable: bool,
+    ) -> Result<(), EngineError> {
+        refuse_nul(&Value::String(error.clone()), "the error")?;
+        let detail = Detail { error: Some(error), ..Default::default() };
+        self.finish_task(id, token, detail, |node, attempt| Event::Failed {
+            node,
+            attempt,
+            retryable,
+            timed_out: false,
+        })
+        .await
+    }
+
+    async fn finish_task(
+        self: &Arc<Self>,
+        id: Uuid,
+        token: &str,
+        detail: Detail,
+        event: impl Fn(usize, u32) -> Event,
+    ) -> Result<(), EngineError> {
+        let (fence, item) = self.task_fence(id, token).await?;
+        let snapshot = self.snapshot(item.instance_id).await?;
+        let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
+        if let Some(output) = &detail.output {
+            self.refuse_oversized(&snapshot, &plan.nodes[node].id, output)?;
+        }
+        let attempt = item.attempt.unwrap_or(0).max(0) as u32;
+        match self.commit(&plan, item.instance_id, Some(&fence), event(node, attempt), detail).await? {
+            TransitionOutcome::Fenced => Err(stale_lease()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The task's work item and the fence its live lease gives `token`.
+    async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, WorkItem), EngineError> {
+        let item = self.store.work_item(id).await?.filter(|w| w.kind == kind::TASK).ok_or_else(stale_lease)?;
+        let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
+        match item.fence() {
+            Some(fence) if fence.owner == token && live => Ok((fence, item)),
+            _ => Err(stale_lease()),
+        }
+    }
+}
+
+fn stale_lease() -> EngineError {
+    EngineError::Conflict(
+        "the lease token is stale or unknown: the task was completed, or its lease expired and it was handed out again"
+            .into(),
+    )
+}
