@@ -1,12 +1,17 @@
 //! The Trellis server as a library, so integration tests can run it in-process on port 0.
 //!
+//! * [`cli`]: the `trellis` command line (`serve`, `migrate`, `user`).
 //! * [`config`]: settings from flags and environment.
-//! * [`digest`]: SHA-256, for what is named or compared without being kept.
-//! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
-//! * [`auth`]: roles, passwords, JWTs and API keys.
-//! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
-//! * [`http`]: the axum routers, one module per resource, and problem+json errors.
 //! * [`server`]: wiring it together and serving until shutdown.
+//! * [`http`]: the axum routers, one module per resource, and problem+json errors.
+//! * [`auth`]: roles, passwords, sessions, JWTs, API keys and sign-in throttling.
+//! * [`audit`]: the audit log's bounded queue and batch writer.
+//! * [`engine`]: the durable DAG engine: pure state machine, commit path, runner, nodes.
+//! * [`triggers`]: webhook and cron triggers.
+//! * [`jobs`]: bulk jobs over many instances and the retention sweeper.
+//! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
+//! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
+//! * [`digest`]: SHA-256, for what is named or compared without being kept.
 
 pub mod audit;
 pub mod auth;

@@ -1,8 +1,9 @@
 //! The pure instance state machine: `(state, event) -> (state', commands)`.
 //!
 //! It decides which nodes run, when an instance is finished and how; it does no I/O and
-//! reads no clock. The shell around it (`runner.rs`) persists the new state and carries out
-//! the commands in the same transaction. Events that no longer apply (a completion of an
+//! reads no clock. `effects.rs` turns the new state into rows, and `commit.rs` writes them
+//! (with the commands' work items) in one store transaction; `runner.rs` carries out the
+//! attempts the commands start. Events that no longer apply (a completion of an
 //! attempt that was already retried, timed out or canceled) change nothing, which is what
 //! makes recording a completion exactly-once even when execution is at-least-once.
 
