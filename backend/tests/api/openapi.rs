@@ -134,8 +134,7 @@ async fn every_served_route_is_documented_and_every_documented_route_is_served()
     }
 
     let http = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/http");
-    for file in std::fs::read_dir(&http).unwrap() {
-        let file = file.unwrap().path();
+    for file in rust_files(&http) {
         let text = std::fs::read_to_string(&file).unwrap();
         for forbidden in [".route(", ".route_service(", ".nest_service("] {
             assert!(
@@ -146,4 +145,18 @@ async fn every_served_route_is_documented_and_every_documented_route_is_served()
             );
         }
     }
+}
+
+/// The `.rs` files under `dir`, in its subfolders too.
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
 }
