@@ -7,10 +7,9 @@ use crate::error::ApiError;
 use crate::urls;
 use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use trellis_model::api::{
-    CreateWorkflow, InstanceDetail, LoginRequest, Me, Page, PublishRequest, SignalRequest, StartInstance,
-    TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
+    CreateWorkflow, InstanceDetail, Items, LoginRequest, Me, Page, PublishRequest, Published, SignalRequest,
+    StartInstance, Started, TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
 };
 use trellis_model::Definition;
 
@@ -58,18 +57,8 @@ pub async fn save_draft(id: &str, etag: Option<&str>, draft: &Definition) -> Res
     decode(send(request).await?).await
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct Published {
-    pub version: i64,
-}
-
 pub async fn publish(id: &str, note: Option<String>) -> Result<Published, ApiError> {
     decode(send(Request::post(&urls::versions(id)).json(&PublishRequest { note })).await?).await
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct Items<T> {
-    items: Vec<T>,
 }
 
 pub async fn list_versions(id: &str) -> Result<Vec<VersionSummary>, ApiError> {
@@ -79,11 +68,6 @@ pub async fn list_versions(id: &str) -> Result<Vec<VersionSummary>, ApiError> {
 
 pub async fn get_version(id: &str, n: i64) -> Result<Version, ApiError> {
     decode(send(Request::get(&urls::version(id, n)).build()).await?).await
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Started {
-    pub id: String,
 }
 
 pub async fn start_instance(workflow: &str, body: &StartInstance) -> Result<Started, ApiError> {

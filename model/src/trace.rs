@@ -90,6 +90,7 @@ pub struct NodeChange {
 /// payload ([`InstanceChange`], [`NodeChange`] or [`Span`]) with the entry's place in the
 /// history beside them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HistoryEvent {
     pub seq: i64,
     pub instance_id: String,
@@ -101,6 +102,20 @@ pub struct HistoryEvent {
 }
 
 impl HistoryEvent {
+    /// The entry `seq` of an instance's history, of kind `event`: an object payload's fields
+    /// beside the entry's own (which win over a payload field of the same name), any other
+    /// payload as `value`.
+    pub fn new(instance_id: String, seq: i64, event: &str, at: DateTime<Utc>, payload: &Value) -> Self {
+        let mut data = match payload {
+            Value::Object(map) => map.clone(),
+            other => [("value".to_owned(), other.clone())].into_iter().collect(),
+        };
+        for own in ["seq", "instance_id", "event", "at"] {
+            data.remove(own);
+        }
+        HistoryEvent { seq, instance_id, at, event: event.to_owned(), data }
+    }
+
     /// The payload as its kind's type.
     pub fn payload<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
         serde_json::from_value(Value::Object(self.data.clone())).ok()

@@ -12,9 +12,9 @@ use crate::store::{DynStore, NewEvent, StoredEvent};
 use chrono::{DateTime, Utc};
 use hub::{FeedItem, Hub, Published};
 use metrics::Metrics;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::{Arc, OnceLock};
-use trellis_model::trace::{kind, span_kind, Span};
+use trellis_model::trace::{kind, span_kind, HistoryEvent, Span};
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
@@ -152,15 +152,8 @@ pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, dat
 /// payload with `seq`, `instance_id`, `event` (the entry kind, also the SSE `event:`) and
 /// `at` beside its fields.
 pub fn entry_json(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, data: &Value) -> Value {
-    let mut object = match data {
-        Value::Object(map) => map.clone(),
-        other => [("value".to_owned(), other.clone())].into_iter().collect(),
-    };
-    object.insert("seq".into(), json!(seq));
-    object.insert("instance_id".into(), json!(instance));
-    object.insert("event".into(), json!(entry_kind));
-    object.insert("at".into(), json!(at));
-    Value::Object(object)
+    let entry = HistoryEvent::new(instance.to_string(), seq, entry_kind, at, data);
+    serde_json::to_value(entry).expect("history entries serialize")
 }
 
 /// The status an `instance` entry records.

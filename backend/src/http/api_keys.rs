@@ -9,8 +9,7 @@ use crate::store::ApiKeyRecord;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde_json::{json, Value};
-use trellis_model::api::{CreateApiKey, CreatedApiKey};
+use trellis_model::api::{ApiKey, CreateApiKey, CreatedApiKey, Items, Problem};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -20,7 +19,13 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
 }
 
-#[utoipa::path(post, path = "/api-keys", tag = "api-keys", request_body = CreateApiKey, responses((status = 201, description = "Created; `key` is shown this once", body = CreatedApiKey)))]
+#[utoipa::path(
+    post,
+    path = "/api-keys",
+    tag = "api-keys",
+    request_body = CreateApiKey,
+    responses((status = 201, description = "Created; `key` is shown this once", body = CreatedApiKey))
+)]
 async fn create(
     State(state): State<AppState>,
     auth: Authed<AsAdmin>,
@@ -47,22 +52,37 @@ async fn create(
     Ok((StatusCode::CREATED, super::auth::NO_STORE, Json(created)))
 }
 
-#[utoipa::path(get, path = "/api-keys", tag = "api-keys", responses((status = 200, description = "Live keys, without their secrets", content_type = "application/json")))]
-async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Value>> {
-    let items: Vec<Value> = state
-        .store
-        .list_api_keys()
-        .await?
+#[utoipa::path(
+    get,
+    path = "/api-keys",
+    tag = "api-keys",
+    responses((status = 200, description = "Live keys, without their secrets", body = Items<ApiKey>))
+)]
+async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Items<ApiKey>>> {
+    let keys = state.store.list_api_keys().await?;
+    let items = keys
         .into_iter()
-        .map(|k| {
-            json!({"id": k.id.to_string(), "name": k.name, "prefix": k.prefix, "role": k.role,
-                   "created_by": k.created_by, "created_at": k.created_at})
+        .map(|k| ApiKey {
+            id: k.id.to_string(),
+            name: k.name,
+            prefix: k.prefix,
+            role: k.role,
+            created_by: k.created_by,
+            created_at: k.created_at,
         })
         .collect();
-    Ok(Json(json!({ "items": items })))
+    Ok(Json(Items { items }))
 }
 
-#[utoipa::path(delete, path = "/api-keys/{id}", tag = "api-keys", responses((status = 204, description = "Revoked")))]
+#[utoipa::path(
+    delete,
+    path = "/api-keys/{id}",
+    tag = "api-keys",
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 404, description = "No live key with this id", body = Problem),
+    )
+)]
 async fn revoke(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,

@@ -163,9 +163,14 @@ struct ListParams {
 }
 
 /// The audit log, newest first.
-#[utoipa::path(get, path = "/audit", tag = "audit", params(ListParams),
+#[utoipa::path(
+    get,
+    path = "/audit",
+    tag = "audit",
+    params(ListParams),
     responses((status = 200, description = "A page of audit entries, newest first", body = AuditPage)),
-    security(("bearer" = []), ("cookie" = [])))]
+    security(("bearer" = []), ("cookie" = []))
+)]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,

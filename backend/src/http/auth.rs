@@ -25,7 +25,27 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
 }
 
-#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest, security(()), responses((status = 200, description = "Signed in; the same token is also set as the HttpOnly session cookie", body = TokenResponse), (status = 401, description = "Wrong username or password", body = Problem, content_type = "application/problem+json"), (status = 429, description = "Too many failed sign-ins for this username or address; `Retry-After` says when to try again", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Too many sign-ins at once; retry after `Retry-After` seconds", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/auth/login",
+    tag = "auth",
+    request_body = LoginRequest,
+    security(()),
+    responses(
+        (
+            status = 200,
+            description = "Signed in; the same token is also set as the HttpOnly session cookie",
+            body = TokenResponse
+        ),
+        (status = 401, description = "Wrong username or password", body = Problem),
+        (
+            status = 429,
+            description = "Too many failed sign-ins for this username or address; `Retry-After` says when to try again",
+            body = Problem
+        ),
+        (status = 503, description = "Too many sign-ins at once; retry after `Retry-After` seconds", body = Problem),
+    )
+)]
 async fn login(
     State(state): State<AppState>,
     audit: AuditSlot,
@@ -82,7 +102,13 @@ fn time_secs(secs: u64) -> cookie::time::Duration {
 /// Ends the caller's session server-side (the token stops working everywhere, not only in
 /// this browser) and clears the session cookie. Without a valid session it only clears the
 /// cookie.
-#[utoipa::path(post, path = "/auth/logout", tag = "auth", security(()), responses((status = 204, description = "The session is ended and the session cookie cleared")))]
+#[utoipa::path(
+    post,
+    path = "/auth/logout",
+    tag = "auth",
+    security(()),
+    responses((status = 204, description = "The session is ended and the session cookie cleared"))
+)]
 async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
     // With an `Authorization` header, only it counts: never the cookie behind it.
     let token = match headers.contains_key(AUTHORIZATION) {
@@ -95,7 +121,12 @@ async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMa
     Ok((NO_STORE, jar.remove(Cookie::build(SESSION_COOKIE).path("/")), StatusCode::NO_CONTENT))
 }
 
-#[utoipa::path(get, path = "/auth/me", tag = "auth", responses((status = 200, description = "The caller", body = Me)))]
+#[utoipa::path(
+    get,
+    path = "/auth/me",
+    tag = "auth",
+    responses((status = 200, description = "The caller", body = Me))
+)]
 async fn me(auth: Authed<AsViewer>) -> impl IntoResponse {
     let p = auth.principal;
     (NO_STORE, Json(Me { id: p.id, username: p.name, role: p.role.to_string() }))

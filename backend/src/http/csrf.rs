@@ -53,13 +53,18 @@ fn check(headers: &HeaderMap, has_body: bool, state: &AppState) -> Result<(), Re
         Some(origin) if same_origin(origin, headers, state) => Ok(()),
         Some(origin) => Err((
             StatusCode::FORBIDDEN,
-            format!("cross-origin request refused: `{origin}` is not this server's origin; use this server's own pages, or send `Authorization: Bearer <token>`"),
+            format!(
+                "cross-origin request refused: `{origin}` is not this server's origin; use this server's own pages, \
+                 or send `Authorization: Bearer <token>`"
+            ),
         )),
         None if CookieJar::from_headers(headers).get(SESSION_COOKIE).is_none() => Ok(()),
         None if fetch_site(headers) == Some("same-origin") => Ok(()),
         None => Err((
             StatusCode::FORBIDDEN,
-            "a change signed in by the session cookie must come from this server's pages (send `Origin`), or authenticate with `Authorization: Bearer <token>` instead".into(),
+            "a change signed in by the session cookie must come from this server's pages (send `Origin`), or \
+             authenticate with `Authorization: Bearer <token>` instead"
+                .into(),
         )),
     }
 }

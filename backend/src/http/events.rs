@@ -12,7 +12,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{page_limit, ApiPath, ApiQuery};
 use super::AppState;
 use crate::events::hub::{Channel, ClientGuard, FeedItem, Published};
-use crate::events::{entry_json, render_stored};
+use crate::events::render_stored;
 use crate::store::{DynStore, InstanceQuery};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -24,14 +24,14 @@ use bytes::BytesMut;
 use futures_util::stream::{self, Stream};
 use prometheus_client::metrics::counter::Counter;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
-use trellis_model::trace::kind;
+use trellis_model::api::{CountsEvent, History, StatusCounts};
+use trellis_model::trace::{kind, HistoryEvent};
 use trellis_model::InstanceStatus;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -55,7 +55,17 @@ struct ResumeParams {
     after: Option<i64>,
 }
 
-#[utoipa::path(get, path = "/instances/{id}/events", tag = "events", params(ResumeParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this `seq`")), responses((status = 200, description = "Server-sent events: the whole history, then live entries; `id` is the entry's `seq`", content_type = "text/event-stream")))]
+#[utoipa::path(
+    get,
+    path = "/instances/{id}/events",
+    tag = "events",
+    params(ResumeParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this `seq`")),
+    responses((
+        status = 200,
+        description = "Server-sent events: the whole history, then live entries; `id` is the entry's `seq`",
+        content_type = "text/event-stream"
+    ))
+)]
 async fn instance_events(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -167,7 +177,8 @@ impl Follower {
                 }
                 Err(e) => {
                     // Ending lets the client reconnect and resume where it was.
-                    tracing::warn!(error = %e, instance = %self.instance, "reading the history failed; ending the stream");
+                    let instance = self.instance;
+                    tracing::warn!(error = %e, %instance, "reading the history failed; ending the stream");
                     return None;
                 }
             }
@@ -230,21 +241,27 @@ struct HistoryParams {
     limit: Option<i64>,
 }
 
-/// The history as JSON: `{"items": [...], "next_after"}`.
-#[utoipa::path(get, path = "/instances/{id}/history", tag = "events", params(HistoryParams), responses((status = 200, description = "`{items, next_after}`: history entries in `seq` order", content_type = "application/json")))]
+/// The history as JSON, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/instances/{id}/history",
+    tag = "events",
+    params(HistoryParams),
+    responses((status = 200, description = "History entries in `seq` order", body = History))
+)]
 async fn history(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(p): ApiQuery<HistoryParams>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<History>> {
     let limit = page_limit(p.limit, 500, 5_000)?;
     state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
     let after = p.after.unwrap_or(0).max(0);
     let entries = state.store.events_after(id, after, limit).await?;
     let next = (entries.len() as i64 == limit).then(|| entries.last().map(|e| e.seq)).flatten();
-    let items: Vec<Value> = entries.iter().map(|e| entry_json(id, e.seq, &e.kind, e.at, &e.data.0)).collect();
-    Ok(Json(json!({"items": items, "next_after": next})))
+    let items = entries.iter().map(|e| HistoryEvent::new(id.to_string(), e.seq, &e.kind, e.at, &e.data.0)).collect();
+    Ok(Json(History { items, next_after: next }))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -254,7 +271,17 @@ struct FeedParams {
     workflow: Option<Uuid>,
 }
 
-#[utoipa::path(get, path = "/events", tag = "events", params(FeedParams), responses((status = 200, description = "Server-sent events for dashboards: status changes and counts", content_type = "text/event-stream")))]
+#[utoipa::path(
+    get,
+    path = "/events",
+    tag = "events",
+    params(FeedParams),
+    responses((
+        status = 200,
+        description = "Server-sent events for dashboards: status changes and counts",
+        content_type = "text/event-stream"
+    ))
+)]
 async fn feed(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -320,11 +347,8 @@ impl Feed {
 /// A `counts` event: instances by status (of one workflow, or all).
 async fn counts(store: &DynStore, workflow: Option<Uuid>, resync: bool) -> ApiResult<Event> {
     let query = InstanceQuery { workflow, ..InstanceQuery::default() };
-    let mut counts: Map<String, Value> =
-        InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
-    for (status, n) in store.count_instances(&query).await? {
-        counts.insert(status, json!(n));
-    }
-    let data = json!({"workflow_id": workflow, "counts": counts, "resync": resync});
-    Ok(Event::default().event(kind::COUNTS).data(data.to_string()))
+    let counts = StatusCounts::of(store.count_instances(&query).await?);
+    let data = CountsEvent { workflow_id: workflow.map(|w| w.to_string()), counts, resync };
+    let data = serde_json::to_string(&data).map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(Event::default().event(kind::COUNTS).data(data))
 }

@@ -13,8 +13,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::Utc;
-use serde_json::json;
-use trellis_model::api::Problem;
+use trellis_model::api::{HookAnswer, Problem};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -23,7 +22,37 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(receive).map(|method_router| method_router.fallback(post_only)))
 }
 
-#[utoipa::path(post, path = "/hooks/{trigger_id}", tag = "triggers", request_body(content = serde_json::Value, description = "Any body; the signature covers its exact bytes"), params(("webhook-id" = String, Header, description = "Standard Webhooks message id (dedupe key)"), ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of the server's clock"), ("webhook-signature" = String, Header, description = "`v1,<base64 HMAC-SHA256 of {id}.{timestamp}.{body}>`")), responses((status = 202, description = "`{instance_id}`: an instance was started", content_type = "application/json"), (status = 200, description = "A repeated `webhook-id` (GitHub preset: a repeated delivery id or body): `{instance_id, duplicate: true}`", content_type = "application/json"), (status = 401, description = "Bad or missing signature, a stale timestamp, or (GitHub preset) no `X-GitHub-Delivery`; checked before any other answer", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Correctly signed, but the trigger is paused or the workflow has no published version", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/hooks/{trigger_id}",
+    tag = "triggers",
+    request_body(content = serde_json::Value, description = "Any body; the signature covers its exact bytes"),
+    params(
+        ("webhook-id" = String, Header, description = "Standard Webhooks message id (dedupe key)"),
+        ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of the server's clock"),
+        ("webhook-signature" = String, Header, description = "`v1,<base64 HMAC-SHA256 of {id}.{timestamp}.{body}>`"),
+    ),
+    responses(
+        (status = 202, description = "An instance was started", body = HookAnswer),
+        (
+            status = 200,
+            description = "A repeated `webhook-id` (GitHub preset: a repeated delivery id or body): \
+                           `duplicate` is true",
+            body = HookAnswer
+        ),
+        (
+            status = 401,
+            description = "Bad or missing signature, a stale timestamp, or (GitHub preset) no `X-GitHub-Delivery`; \
+                           checked before any other answer",
+            body = Problem
+        ),
+        (
+            status = 409,
+            description = "Correctly signed, but the trigger is paused or the workflow has no published version",
+            body = Problem
+        ),
+    )
+)]
 async fn receive(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -77,8 +106,12 @@ async fn post_only() -> Response {
 
 fn answer(answer: Answer) -> Response {
     match answer {
-        Answer::Started(id) => (StatusCode::ACCEPTED, Json(json!({"instance_id": id}))).into_response(),
-        Answer::Duplicate(id) => (StatusCode::OK, Json(json!({"instance_id": id, "duplicate": true}))).into_response(),
+        Answer::Started(id) => {
+            (StatusCode::ACCEPTED, Json(HookAnswer { instance_id: id.to_string(), duplicate: false })).into_response()
+        }
+        Answer::Duplicate(id) => {
+            (StatusCode::OK, Json(HookAnswer { instance_id: id.to_string(), duplicate: true })).into_response()
+        }
         Answer::Refused { status, reason, retry_after } => {
             let mut response = problem_response(&problem(status, reason, vec![]));
             if let Some(seconds) = retry_after {

@@ -6,6 +6,8 @@
 //! operation to the document, so a served route cannot lack documentation. What every
 //! operation shares is added here once instead of on each handler: the path parameters
 //! named in the template, the security requirement, and the problem+json error answers.
+//! Handlers document their own error answers as `body = Problem`; this gives every such
+//! answer the media type problems are sent with, `application/problem+json`.
 //!
 //! The document is public: it describes the API's shape, not any data, and client
 //! generators and the SPA need it before anyone signs in.
@@ -26,8 +28,12 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// This document (OpenAPI 3.1).
-#[utoipa::path(get, path = "/openapi.json", tag = "meta",
-    responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "meta",
+    responses((status = 200, description = "The OpenAPI 3.1 document of this API", body = Value))
+)]
 async fn document() -> impl IntoResponse {
     static DOCUMENT: OnceLock<String> = OnceLock::new();
     let text = DOCUMENT.get_or_init(|| serde_json::to_string(&build()).expect("the document serializes"));
@@ -56,21 +62,20 @@ pub fn build() -> Value {
     doc
 }
 
-/// Writes "any JSON value" schemas (`{}`, which utoipa emits for `serde_json::Value`) as the
-/// explicit list of every JSON type: the same meaning in JSON Schema 2020-12, but one that
-/// typed OpenAPI models (utoipa's own included) can read back.
+/// Writes "any JSON value" schemas (`{}`, or only a description, which utoipa emits for
+/// `serde_json::Value`) as the explicit list of every JSON type: the same meaning in JSON
+/// Schema 2020-12, but one that typed OpenAPI models (utoipa's own included) can read back.
 fn spell_out_any(value: &mut Value) {
-    let any = || json!({"type": ["object", "array", "string", "number", "integer", "boolean", "null"]});
     match value {
         Value::Object(map) => {
             for (key, child) in map.iter_mut() {
                 let holds_schema = matches!(key.as_str(), "schema" | "items" | "additionalProperties");
-                if holds_schema && child.as_object().is_some_and(Map::is_empty) {
-                    *child = any();
+                if holds_schema && is_any(child) {
+                    spell_out(child);
                 } else if key == "properties" {
                     for property in child.as_object_mut().into_iter().flat_map(|p| p.values_mut()) {
-                        if property.as_object().is_some_and(Map::is_empty) {
-                            *property = any();
+                        if is_any(property) {
+                            spell_out(property);
                         } else {
                             spell_out_any(property);
                         }
@@ -83,6 +88,15 @@ fn spell_out_any(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(spell_out_any),
         _ => {}
     }
+}
+
+/// A schema that constrains nothing: no keys but annotations.
+fn is_any(schema: &Value) -> bool {
+    schema.as_object().is_some_and(|s| s.keys().all(|k| matches!(k.as_str(), "description" | "title")))
+}
+
+fn spell_out(schema: &mut Value) {
+    schema["type"] = json!(["object", "array", "string", "number", "integer", "boolean", "null"]);
 }
 
 /// The typed form, for callers (and tests) that want it.
@@ -134,13 +148,27 @@ fn complete(path: &str, operation: &mut Map<String, Value>) {
     }
     let responses = operation.entry("responses").or_insert_with(|| json!({}));
     let Some(responses) = responses.as_object_mut() else { return };
+    responses.values_mut().for_each(problem_media_type);
     if secured {
         responses.entry("401").or_insert_with(|| problem_response("No valid credentials"));
         responses.entry("403").or_insert_with(|| problem_response("The caller's role is below this route's minimum"));
     }
     responses.entry("default").or_insert_with(|| {
-        problem_response("Any other error: 400 malformed input, 404 unknown resource, 409 conflict, 413 too large, 422 invalid, 503 database unavailable")
+        problem_response(
+            "Any other error: 400 malformed input, 404 unknown resource, 409 conflict, 413 too large, \
+             422 invalid, 503 database unavailable",
+        )
     });
+}
+
+/// An answer whose body is a `Problem` is sent as `application/problem+json`.
+fn problem_media_type(response: &mut Value) {
+    let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) else { return };
+    let problem = json!({"$ref": "#/components/schemas/Problem"});
+    if content.get("application/json").is_some_and(|json| json["schema"] == problem) {
+        let body = content.remove("application/json").expect("checked above");
+        content.insert("application/problem+json".into(), body);
+    }
 }
 
 /// Declares each `{name}` of the path template as a required string parameter, unless the
@@ -151,8 +179,10 @@ fn path_parameters(path: &str, operation: &mut Map<String, Value>) {
     for name in path.split('/').filter_map(|s| s.strip_prefix('{')?.strip_suffix('}')) {
         let declared = parameters.iter().any(|p| p["name"] == name && p["in"] == "path");
         if !declared {
-            parameters.push(json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"},
-                                   "description": "The resource's id (a UUID) or number"}));
+            parameters.push(json!({
+                "name": name, "in": "path", "required": true, "schema": {"type": "string"},
+                "description": "The resource's id (a UUID) or number",
+            }));
         }
     }
     if parameters.is_empty() {

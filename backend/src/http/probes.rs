@@ -11,35 +11,66 @@ use axum::extract::{FromRequestParts, Request, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
-use serde_json::{json, Value};
-use trellis_model::api::Problem;
+use trellis_model::api::{Health, Problem, Ready};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(healthz)).routes(routes!(readyz)).routes(routes!(metrics))
 }
 
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, description = "The process answers", content_type = "application/json")))]
-async fn healthz() -> Json<Value> {
-    Json(json!({"status": "ok"}))
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    responses((status = 200, description = "The process answers", body = Health))
+)]
+async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok".into() })
 }
 
 /// How long `/readyz` waits for the database before answering 503.
 const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(400);
 
-#[utoipa::path(get, path = "/readyz", tag = "operations", responses((status = 200, description = "The database answers too", content_type = "application/json"), (status = 503, description = "The database is unreachable", body = Problem, content_type = "application/problem+json")))]
-async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The database answers too", body = Ready),
+        (status = 503, description = "The database is unreachable", body = Problem),
+    )
+)]
+async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Ready>> {
     // Bounded: a load balancer asks because it wants an answer now, and a database that is
     // away makes the pool wait for its whole acquire timeout.
     match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
         Ok(answer) => answer.map_err(|e| ApiError::Unavailable(e.to_string()))?,
         Err(_) => return Err(ApiError::Unavailable(format!("the database did not answer within {READY_WITHIN:?}"))),
     }
-    Ok(Json(json!({"status": "ready", "database": state.store.backend()})))
+    Ok(Json(Ready { status: "ready".into(), database: state.store.backend().into() }))
 }
 
 /// OpenMetrics text, which Prometheus scrapes natively.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, description = "Prometheus/OpenMetrics text", content_type = "application/openmetrics-text"), (status = 401, description = "With `TRELLIS_METRICS=token` (the default): no `TRELLIS_METRICS_TOKEN`, API key or sign-in token sent", body = Problem, content_type = "application/problem+json"), (status = 404, description = "`TRELLIS_METRICS=off`", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses(
+        (
+            status = 200,
+            description = "Prometheus/OpenMetrics text",
+            body = String,
+            content_type = "application/openmetrics-text"
+        ),
+        (
+            status = 401,
+            description = "With `TRELLIS_METRICS=token` (the default): no `TRELLIS_METRICS_TOKEN`, API key or sign-in \
+                           token sent",
+            body = Problem
+        ),
+        (status = 404, description = "`TRELLIS_METRICS=off`", body = Problem),
+    )
+)]
 async fn metrics(State(state): State<AppState>, request: Request) -> ApiResult<impl IntoResponse> {
     allowed(&state, request).await?;
     let gauges = state.store.engine_gauges().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;

@@ -9,8 +9,7 @@ use crate::jobs::retention::validate;
 use crate::store::RetentionPolicy;
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
-use trellis_model::api::Problem;
+use trellis_model::api::{Problem, Retention};
 use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -19,30 +18,49 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(show_default, put_default)).routes(routes!(show_workflow, put_workflow))
 }
 
-#[utoipa::path(get, path = "/retention", tag = "retention", responses((status = 200, description = "The default retention policy", content_type = "application/json")))]
-async fn show_default(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Value>> {
+#[utoipa::path(
+    get,
+    path = "/retention",
+    tag = "retention",
+    responses((status = 200, description = "The default retention policy", body = Retention))
+)]
+async fn show_default(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Retention>> {
     // No policy yet: everything is kept forever.
     let policy = state.store.retention(None).await?.unwrap_or_default();
     Ok(Json(view(None, &policy, true)))
 }
 
-#[utoipa::path(put, path = "/retention", tag = "retention", request_body = RetentionPolicy, responses((status = 200, description = "Saved", content_type = "application/json"), (status = 422, description = "Invalid policy", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    put,
+    path = "/retention",
+    tag = "retention",
+    request_body = RetentionPolicy,
+    responses(
+        (status = 200, description = "Saved", body = Retention),
+        (status = 422, description = "Invalid policy", body = Problem),
+    )
+)]
 async fn put_default(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,
     ApiJson(policy): ApiJson<RetentionPolicy>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Retention>> {
     check(&policy)?;
     state.store.put_retention(None, &policy).await?;
     Ok(Json(view(None, &policy, true)))
 }
 
-#[utoipa::path(get, path = "/workflows/{id}/retention", tag = "retention", responses((status = 200, description = "The workflow's policy, or the default it follows", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/workflows/{id}/retention",
+    tag = "retention",
+    responses((status = 200, description = "The workflow's policy, or the default it follows", body = Retention))
+)]
 async fn show_workflow(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,
     ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Retention>> {
     workflow_exists(&state, id).await?;
     // A workflow without a policy of its own follows the default.
     let (policy, own) = match state.store.retention(Some(id)).await? {
@@ -52,13 +70,22 @@ async fn show_workflow(
     Ok(Json(view(Some(id), &policy, own)))
 }
 
-#[utoipa::path(put, path = "/workflows/{id}/retention", tag = "retention", request_body = RetentionPolicy, responses((status = 200, description = "Saved", content_type = "application/json"), (status = 422, description = "Invalid policy", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    put,
+    path = "/workflows/{id}/retention",
+    tag = "retention",
+    request_body = RetentionPolicy,
+    responses(
+        (status = 200, description = "Saved", body = Retention),
+        (status = 422, description = "Invalid policy", body = Problem),
+    )
+)]
 async fn put_workflow(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(policy): ApiJson<RetentionPolicy>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Retention>> {
     check(&policy)?;
     if policy.audit_days.is_some() {
         let issue = Issue::new(
@@ -91,15 +118,14 @@ async fn workflow_exists(state: &AppState, id: Uuid) -> ApiResult<()> {
 
 /// The policy with where it comes from: `own` is false when a workflow inherits the default.
 /// `audit_days` belongs to the default alone.
-fn view(workflow: Option<Uuid>, p: &RetentionPolicy, own: bool) -> Value {
-    let mut view = json!({
-        "scope": workflow.map_or_else(|| "default".to_owned(), |w| w.to_string()),
-        "inherited": !own,
-        "succeeded_days": p.succeeded_days, "failed_days": p.failed_days,
-        "canceled_days": p.canceled_days, "timed_out_days": p.timed_out_days,
-    });
-    if workflow.is_none() {
-        view["audit_days"] = json!(p.audit_days);
+fn view(workflow: Option<Uuid>, p: &RetentionPolicy, own: bool) -> Retention {
+    Retention {
+        scope: workflow.map_or_else(|| "default".to_owned(), |w| w.to_string()),
+        inherited: !own,
+        succeeded_days: p.succeeded_days,
+        failed_days: p.failed_days,
+        canceled_days: p.canceled_days,
+        timed_out_days: p.timed_out_days,
+        audit_days: workflow.is_none().then_some(p.audit_days),
     }
-    view
 }

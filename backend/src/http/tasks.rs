@@ -9,10 +9,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
 use std::time::Duration;
-use trellis_model::api::Problem;
-use trellis_model::api::{TaskComplete, TaskFail, TaskHeartbeat, TaskPoll, TaskView};
+use trellis_model::api::{LeaseExtended, Problem, TaskComplete, TaskFail, TaskHeartbeat, TaskPoll, TaskView};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -24,7 +22,16 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(fail))
 }
 
-#[utoipa::path(post, path = "/tasks/poll", tag = "tasks", request_body = TaskPoll, responses((status = 200, description = "A task, leased to the caller", body = TaskView), (status = 204, description = "Nothing arrived within `wait_ms`")))]
+#[utoipa::path(
+    post,
+    path = "/tasks/poll",
+    tag = "tasks",
+    request_body = TaskPoll,
+    responses(
+        (status = 200, description = "A task, leased to the caller", body = TaskView),
+        (status = 204, description = "Nothing arrived within `wait_ms`"),
+    )
+)]
 async fn poll(
     State(state): State<AppState>,
     auth: Authed<AsOperator>,
@@ -48,18 +55,36 @@ async fn poll(
     Ok(Json(view).into_response())
 }
 
-#[utoipa::path(post, path = "/tasks/{id}/heartbeat", tag = "tasks", request_body = TaskHeartbeat, responses((status = 200, description = "`{lease_expires_at}`: the lease, extended", content_type = "application/json"), (status = 409, description = "The lease token is stale or unknown", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/tasks/{id}/heartbeat",
+    tag = "tasks",
+    request_body = TaskHeartbeat,
+    responses(
+        (status = 200, description = "The lease, extended", body = LeaseExtended),
+        (status = 409, description = "The lease token is stale or unknown", body = Problem),
+    )
+)]
 async fn heartbeat(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<TaskHeartbeat>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<LeaseExtended>> {
     let until = state.engine.heartbeat_task(id, &body.lease_token).await?;
-    Ok(Json(json!({"lease_expires_at": until})))
+    Ok(Json(LeaseExtended { lease_expires_at: until }))
 }
 
-#[utoipa::path(post, path = "/tasks/{id}/complete", tag = "tasks", request_body = TaskComplete, responses((status = 204, description = "Recorded"), (status = 409, description = "The lease token is stale or unknown", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/tasks/{id}/complete",
+    tag = "tasks",
+    request_body = TaskComplete,
+    responses(
+        (status = 204, description = "Recorded"),
+        (status = 409, description = "The lease token is stale or unknown", body = Problem),
+    )
+)]
 async fn complete(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -70,7 +95,16 @@ async fn complete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[utoipa::path(post, path = "/tasks/{id}/fail", tag = "tasks", request_body = TaskFail, responses((status = 204, description = "Recorded"), (status = 409, description = "The lease token is stale or unknown", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/tasks/{id}/fail",
+    tag = "tasks",
+    request_body = TaskFail,
+    responses(
+        (status = 204, description = "Recorded"),
+        (status = 409, description = "The lease token is stale or unknown", body = Problem),
+    )
+)]
 async fn fail(
     State(state): State<AppState>,
     _: Authed<AsOperator>,

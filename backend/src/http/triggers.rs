@@ -15,7 +15,10 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use chrono::{Duration, Utc};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+use trellis_model::api::{
+    CreatedTrigger, Delivery, FireTimes, Items, Page, Problem, RotateSecret, RotatedSecret, Trigger,
+};
 use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -37,14 +40,30 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(preview))
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/triggers", tag = "triggers", request_body(content = Value, description = "`{kind: \"webhook\" | \"cron\", name?, paused?, ...the kind's settings}`"), responses((status = 201, description = "Created; a webhook's `url` and `secret` (shown this once), a cron's `next_fire_times`", content_type = "application/json")))]
+#[utoipa::path(
+    post,
+    path = "/workflows/{id}/triggers",
+    tag = "triggers",
+    request_body(
+        content = Value,
+        description = "`{kind: \"webhook\" | \"cron\", name?, paused?, ...the kind's settings}`"
+    ),
+    responses(
+        (
+            status = 201,
+            description = "Created; a webhook's `url` and `secret` (shown this once), a cron's `next_fire_times`",
+            body = CreatedTrigger
+        ),
+        (status = 422, description = "Invalid settings; `errors` lists what to fix", body = Problem),
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
     ApiPath(workflow): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<CreatedTrigger>)> {
     state
         .store
         .get_workflow(workflow)
@@ -76,54 +95,70 @@ async fn create(
         updated_at: now,
     };
     state.store.insert_trigger(&row).await?;
-    let mut body = view(&state, &headers, &row);
-    if let Some(secret) = secret {
-        // Shown once: it is needed to sign deliveries and is never returned again.
-        body["secret"] = json!(secret);
-    }
-    if let TriggerSpec::Cron(cron) = &spec {
-        body["next_fire_times"] = json!(times(&schedule(cron)?, DEFAULT_PREVIEW));
-    }
+    let next_fire_times = match &spec {
+        TriggerSpec::Cron(cron) => Some(times(&schedule(cron)?, DEFAULT_PREVIEW)),
+        TriggerSpec::Webhook(_) => None,
+    };
+    // The secret is shown once: it is needed to sign deliveries and is never returned again.
+    let body = CreatedTrigger { trigger: view(&state, &headers, &row), secret, next_fire_times };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-#[utoipa::path(get, path = "/workflows/{id}/triggers", tag = "triggers", responses((status = 200, description = "The workflow's triggers", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/workflows/{id}/triggers",
+    tag = "triggers",
+    responses((status = 200, description = "The workflow's triggers", body = Items<Trigger>))
+)]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(workflow): ApiPath<Uuid>,
     headers: HeaderMap,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Items<Trigger>>> {
     state
         .store
         .get_workflow(workflow)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
     let rows = state.store.list_triggers(workflow).await?;
-    let items: Vec<Value> = rows.iter().map(|t| view(&state, &headers, t)).collect();
-    Ok(Json(json!({"items": items})))
+    Ok(Json(Items { items: rows.iter().map(|t| view(&state, &headers, t)).collect() }))
 }
 
-#[utoipa::path(get, path = "/triggers/{id}", tag = "triggers", responses((status = 200, description = "The trigger (without its secret)", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/triggers/{id}",
+    tag = "triggers",
+    responses((status = 200, description = "The trigger (without its secret)", body = Trigger))
+)]
 async fn show(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
     headers: HeaderMap,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Trigger>> {
     Ok(Json(view(&state, &headers, &find(&state, id).await?)))
 }
 
 /// A merge of the given fields into the trigger: `name`, `paused`, and the kind's settings.
 /// A new schedule, a pause or a resume recomputes the next tick from now (no catch-up).
-#[utoipa::path(patch, path = "/triggers/{id}", tag = "triggers", request_body(content = Value, description = "The fields to change: `name`, `paused`, the kind's settings"), responses((status = 200, description = "Changed", content_type = "application/json")))]
+#[utoipa::path(
+    patch,
+    path = "/triggers/{id}",
+    tag = "triggers",
+    request_body(content = Value, description = "The fields to change: `name`, `paused`, the kind's settings"),
+    responses(
+        (status = 200, description = "Changed", body = Trigger),
+        (status = 422, description = "Invalid settings, or a change of `kind`", body = Problem),
+    )
+)]
 async fn update(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
     ApiPath(id): ApiPath<Uuid>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Trigger>> {
     let current = find(&state, id).await?;
     let mut fields = object(body)?;
     let mut change =
@@ -150,7 +185,12 @@ async fn update(
     Ok(Json(view(&state, &headers, &row)))
 }
 
-#[utoipa::path(delete, path = "/triggers/{id}", tag = "triggers", responses((status = 204, description = "Deleted")))]
+#[utoipa::path(
+    delete,
+    path = "/triggers/{id}",
+    tag = "triggers",
+    responses((status = 204, description = "Deleted"))
+)]
 async fn remove(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -163,21 +203,23 @@ async fn remove(
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RotateRequest {
-    /// How long the current secret keeps verifying deliveries.
-    grace_ms: Option<u64>,
-}
-
-#[utoipa::path(post, path = "/triggers/{id}/rotate-secret", tag = "triggers", request_body(content = Value, description = "Optional: `{grace_ms}`, how long the old secret stays valid"), responses((status = 200, description = "The new secret, shown this once", content_type = "application/json")))]
+#[utoipa::path(
+    post,
+    path = "/triggers/{id}/rotate-secret",
+    tag = "triggers",
+    request_body(content = RotateSecret, description = "Optional: how long the old secret stays valid"),
+    responses(
+        (status = 200, description = "The new secret, shown this once", body = RotatedSecret),
+        (status = 409, description = "Only webhook triggers have a secret", body = Problem),
+    )
+)]
 async fn rotate(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
     ApiPath(id): ApiPath<Uuid>,
     RawBody(body): RawBody,
-) -> ApiResult<Json<Value>> {
-    let request: RotateRequest = optional_json(&body, "rotation request")?;
+) -> ApiResult<Json<RotatedSecret>> {
+    let request: RotateSecret = optional_json(&body, "rotation request")?;
     let grace_ms = request.grace_ms.unwrap_or(DEFAULT_GRACE_MS);
     if grace_ms > MAX_GRACE_MS {
         return Err(ApiError::invalid(format!("`grace_ms` must be at most {MAX_GRACE_MS} (30 days)"), vec![]));
@@ -189,7 +231,11 @@ async fn rotate(
     let rotation =
         SecretRotation { secret: new_secret(), previous_until: Utc::now() + Duration::milliseconds(grace_ms as i64) };
     state.store.rotate_secret(id, &rotation).await?.ok_or_else(|| not_found(id))?;
-    Ok(Json(json!({"id": id, "secret": rotation.secret, "previous_secret_valid_until": rotation.previous_until})))
+    Ok(Json(RotatedSecret {
+        id: id.to_string(),
+        secret: rotation.secret,
+        previous_secret_valid_until: rotation.previous_until,
+    }))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -200,19 +246,24 @@ struct PageParams {
     limit: Option<i64>,
 }
 
-#[utoipa::path(get, path = "/triggers/{id}/deliveries", tag = "triggers", params(PageParams), responses((status = 200, description = "The delivery log, newest first", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/triggers/{id}/deliveries",
+    tag = "triggers",
+    params(PageParams),
+    responses((status = 200, description = "The delivery log, newest first", body = Page<Delivery>))
+)]
 async fn deliveries(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(p): ApiQuery<PageParams>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Page<Delivery>>> {
     let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     find(&state, id).await?;
     let mut rows = state.store.list_deliveries(id, p.cursor, limit + 1).await?;
     let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
-    let items: Vec<Value> = rows.iter().map(delivery_view).collect();
-    Ok(Json(json!({"items": items, "next_cursor": next_cursor})))
+    Ok(Json(Page { items: rows.iter().map(delivery_view).collect(), next_cursor }))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -222,13 +273,22 @@ struct PreviewParams {
     count: Option<usize>,
 }
 
-#[utoipa::path(get, path = "/triggers/{id}/preview", tag = "triggers", params(PreviewParams), responses((status = 200, description = "A cron trigger's next fire times", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/triggers/{id}/preview",
+    tag = "triggers",
+    params(PreviewParams),
+    responses(
+        (status = 200, description = "A cron trigger's next fire times", body = FireTimes),
+        (status = 409, description = "Only cron triggers have fire times", body = Problem),
+    )
+)]
 async fn preview(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(p): ApiQuery<PreviewParams>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<FireTimes>> {
     let count = preview_count(p.count)?;
     let trigger = find(&state, id).await?;
     let TriggerSpec::Cron(cron) =
@@ -236,12 +296,21 @@ async fn preview(
     else {
         return Err(ApiError::Conflict("only cron triggers have fire times".into()));
     };
-    Ok(Json(json!({"timezone": cron.timezone, "times": times(&schedule(&cron)?, count)})))
+    fire_times(cron, count)
 }
 
 /// Checks a schedule before it is saved: its next fire times, or what to fix.
-#[utoipa::path(post, path = "/triggers/preview", tag = "triggers", request_body(content = Value, description = "A cron trigger's settings"), responses((status = 200, description = "The next fire times of those settings", content_type = "application/json")))]
-async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<Value>> {
+#[utoipa::path(
+    post,
+    path = "/triggers/preview",
+    tag = "triggers",
+    request_body(content = Value, description = "A cron trigger's settings"),
+    responses(
+        (status = 200, description = "The next fire times of those settings", body = FireTimes),
+        (status = 422, description = "The schedule is not valid; `errors` lists what to fix", body = Problem),
+    )
+)]
+async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<FireTimes>> {
     let mut fields = object(body)?;
     let count = match fields.remove("count") {
         None | Some(Value::Null) => None,
@@ -252,7 +321,12 @@ async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> Api
     let count = preview_count(count)?;
     let cron: CronSpec = serde_json::from_value(Value::Object(fields))
         .map_err(|e| ApiError::invalid(format!("invalid schedule: {e}"), vec![]))?;
-    Ok(Json(json!({"timezone": cron.timezone, "times": times(&schedule(&cron)?, count)})))
+    fire_times(cron, count)
+}
+
+fn fire_times(cron: CronSpec, count: usize) -> ApiResult<Json<FireTimes>> {
+    let times = times(&schedule(&cron)?, count);
+    Ok(Json(FireTimes { timezone: cron.timezone, times }))
 }
 
 fn preview_count(count: Option<usize>) -> ApiResult<usize> {
@@ -329,25 +403,27 @@ fn not_found(id: Uuid) -> ApiError {
 }
 
 /// A trigger as clients see it: never its secrets.
-fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Value {
-    let mut v = json!({
-        "id": t.id, "workflow_id": t.workflow_id, "kind": t.kind, "name": t.name, "paused": t.paused,
-        "created_at": t.created_at, "updated_at": t.updated_at,
-    });
-    if let Value::Object(spec) = &t.spec.0 {
-        for (key, value) in spec.iter().filter(|(k, _)| *k != "kind") {
-            v[key] = value.clone();
-        }
+fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Trigger {
+    let settings = match &t.spec.0 {
+        Value::Object(spec) => spec.iter().filter(|(k, _)| *k != "kind").map(|(k, v)| (k.clone(), v.clone())).collect(),
+        _ => Map::new(),
+    };
+    let webhook = t.kind == "webhook";
+    let grace = t.previous_secret_until.filter(|until| *until > Utc::now());
+    Trigger {
+        id: t.id.to_string(),
+        workflow_id: t.workflow_id.to_string(),
+        kind: t.kind.clone(),
+        name: t.name.clone(),
+        paused: t.paused,
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+        url: webhook.then(|| hook_url(state, headers, t.id)),
+        previous_secret_valid_until: webhook.then_some(grace),
+        next_fire_at: (!webhook).then_some(t.next_fire_at),
+        pending_fire_at: (!webhook).then_some(t.pending_fire_at),
+        settings,
     }
-    if t.kind == "webhook" {
-        v["url"] = json!(hook_url(state, headers, t.id));
-        let grace = t.previous_secret_until.filter(|until| *until > Utc::now());
-        v["previous_secret_valid_until"] = json!(grace);
-    } else {
-        v["next_fire_at"] = json!(t.next_fire_at);
-        v["pending_fire_at"] = json!(t.pending_fire_at);
-    }
-    v
 }
 
 /// Where senders post: under `TRELLIS_PUBLIC_URL` when set, else this request's host.
@@ -362,9 +438,16 @@ fn hook_url(state: &AppState, headers: &HeaderMap, id: Uuid) -> String {
     format!("{base}/hooks/{id}")
 }
 
-fn delivery_view(d: &DeliveryRow) -> Value {
-    json!({
-        "id": d.id, "received_at": d.received_at, "verified": d.verified, "delivery_id": d.delivery_key, "scheduled_at": d.scheduled_at,
-        "outcome": d.outcome, "status": d.status, "reason": d.reason, "instance_id": d.instance_id,
-    })
+fn delivery_view(d: &DeliveryRow) -> Delivery {
+    Delivery {
+        id: d.id.to_string(),
+        received_at: d.received_at,
+        verified: d.verified,
+        delivery_id: d.delivery_key.clone(),
+        scheduled_at: d.scheduled_at,
+        outcome: d.outcome.clone(),
+        status: d.status,
+        reason: d.reason.clone(),
+        instance_id: d.instance_id.map(|i| i.to_string()),
+    }
 }

@@ -13,9 +13,7 @@ use crate::store::NewUser;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Deserialize;
-use trellis_model::api::Me;
-use trellis_model::api::Problem;
+use trellis_model::api::{CreateUser, Me, Problem, UpdateUser};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -23,24 +21,16 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create)).routes(routes!(update, delete))
 }
 
-/// `role` is `viewer`, `operator`, `editor` or `admin`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-struct CreateUser {
-    username: String,
-    password: String,
-    role: String,
-}
-
-/// Either or both: a new `role`, a new `password` (which ends the user's sessions).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-struct UpdateUser {
-    role: Option<String>,
-    password: Option<String>,
-}
-
-#[utoipa::path(post, path = "/users", tag = "users", request_body = CreateUser, responses((status = 201, description = "Created", body = Me), (status = 409, description = "The username is taken", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/users",
+    tag = "users",
+    request_body = CreateUser,
+    responses(
+        (status = 201, description = "Created", body = Me),
+        (status = 409, description = "The username is taken", body = Problem),
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsAdmin>,
@@ -56,7 +46,17 @@ async fn create(
     Ok((StatusCode::CREATED, Json(Me { id: user.id.to_string(), username: user.username, role: role.to_string() })))
 }
 
-#[utoipa::path(patch, path = "/users/{id}", tag = "users", request_body = UpdateUser, responses((status = 200, description = "Changed; a new password has ended the user's sessions", body = Me), (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Admins cannot lower their own role", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    patch,
+    path = "/users/{id}",
+    tag = "users",
+    request_body = UpdateUser,
+    responses(
+        (status = 200, description = "Changed; a new password has ended the user's sessions", body = Me),
+        (status = 404, description = "No such user", body = Problem),
+        (status = 409, description = "Admins cannot lower their own role", body = Problem),
+    )
+)]
 async fn update(
     State(state): State<AppState>,
     auth: Authed<AsAdmin>,
@@ -91,7 +91,16 @@ async fn update(
     Ok(Json(Me { id: id.to_string(), username: user.username, role: role.to_string() }))
 }
 
-#[utoipa::path(delete, path = "/users/{id}", tag = "users", responses((status = 204, description = "Deleted, and with it every session of the user"), (status = 404, description = "No such user", body = Problem, content_type = "application/problem+json"), (status = 409, description = "Admins cannot delete themselves", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    delete,
+    path = "/users/{id}",
+    tag = "users",
+    responses(
+        (status = 204, description = "Deleted, and with it every session of the user"),
+        (status = 404, description = "No such user", body = Problem),
+        (status = 409, description = "Admins cannot delete themselves", body = Problem),
+    )
+)]
 async fn delete(
     State(state): State<AppState>,
     auth: Authed<AsAdmin>,

@@ -11,9 +11,7 @@ use axum::http::header::LOCATION;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
-use trellis_model::api::Problem;
-use trellis_model::api::{PublishRequest, Version, VersionSummary};
+use trellis_model::api::{Items, Problem, PublishRequest, Published, Version, VersionSummary};
 use trellis_model::validate;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -25,21 +23,20 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, publish)).routes(routes!(show))
 }
 
-/// The body of a successful publish.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-struct PublishedVersion {
-    version: i64,
-}
-
-/// The body of the version list.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-struct VersionList {
-    items: Vec<VersionSummary>,
-}
-
-#[utoipa::path(post, path = "/workflows/{id}/versions", tag = "versions", request_body(content = PublishRequest, description = "Optional: a note for the version"), responses((status = 201, description = "Published as version `version` (1, 2, ...); `Location` names it", body = PublishedVersion), (status = 422, description = "The draft is invalid; `errors` lists every problem", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/workflows/{id}/versions",
+    tag = "versions",
+    request_body(content = PublishRequest, description = "Optional: a note for the version"),
+    responses(
+        (
+            status = 201,
+            description = "Published as version `version` (1, 2, ...); `Location` names it",
+            body = Published
+        ),
+        (status = 422, description = "The draft is invalid; `errors` lists every problem", body = Problem),
+    )
+)]
 async fn publish(
     State(state): State<AppState>,
     auth: Authed<AsEditor>,
@@ -77,23 +74,33 @@ async fn publish(
 
 fn created(id: Uuid, version: i64) -> Response {
     let location = format!("/api/v1/workflows/{id}/versions/{version}");
-    let mut response = (StatusCode::CREATED, Json(json!({"version": version}))).into_response();
+    let mut response = (StatusCode::CREATED, Json(Published { version })).into_response();
     response.headers_mut().insert(LOCATION, HeaderValue::from_str(&location).expect("ASCII"));
     response
 }
 
-#[utoipa::path(get, path = "/workflows/{id}/versions", tag = "versions", responses((status = 200, description = "Every published version, oldest first", body = VersionList)))]
+#[utoipa::path(
+    get,
+    path = "/workflows/{id}/versions",
+    tag = "versions",
+    responses((status = 200, description = "Every published version, oldest first", body = Items<VersionSummary>))
+)]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<Items<VersionSummary>>> {
     find(&state, id).await?;
-    let items: Vec<VersionSummary> = state.store.list_versions(id).await?.into_iter().map(summary).collect();
-    Ok(Json(json!({ "items": items })))
+    let items = state.store.list_versions(id).await?.into_iter().map(summary).collect();
+    Ok(Json(Items { items }))
 }
 
-#[utoipa::path(get, path = "/workflows/{id}/versions/{version}", tag = "versions", responses((status = 200, description = "The frozen definition of one version", body = Version)))]
+#[utoipa::path(
+    get,
+    path = "/workflows/{id}/versions/{version}",
+    tag = "versions",
+    responses((status = 200, description = "The frozen definition of one version", body = Version))
+)]
 async fn show(
     State(state): State<AppState>,
     _: Authed<AsViewer>,

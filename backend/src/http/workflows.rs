@@ -32,7 +32,13 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(validate_definition))
 }
 
-#[utoipa::path(post, path = "/workflows", tag = "workflows", request_body = CreateWorkflow, responses((status = 201, description = "Created; `Location` names it, `ETag` is the draft's", body = Workflow)))]
+#[utoipa::path(
+    post,
+    path = "/workflows",
+    tag = "workflows",
+    request_body = CreateWorkflow,
+    responses((status = 201, description = "Created; `Location` names it, `ETag` is the draft's", body = Workflow))
+)]
 async fn create(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -66,7 +72,13 @@ struct ListParams {
     archived: bool,
 }
 
-#[utoipa::path(get, path = "/workflows", tag = "workflows", params(ListParams), responses((status = 200, description = "A page of workflows, newest first", body = Page<WorkflowSummary>)))]
+#[utoipa::path(
+    get,
+    path = "/workflows",
+    tag = "workflows",
+    params(ListParams),
+    responses((status = 200, description = "A page of workflows, newest first", body = Page<WorkflowSummary>))
+)]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -88,12 +100,25 @@ async fn list(
     Ok(Json(Page { items: rows.iter().map(summary).collect(), next_cursor }))
 }
 
-#[utoipa::path(get, path = "/workflows/{id}", tag = "workflows", responses((status = 200, description = "The workflow with its draft; `ETag` names the draft revision", body = Workflow)))]
+#[utoipa::path(
+    get,
+    path = "/workflows/{id}",
+    tag = "workflows",
+    responses(
+        (status = 200, description = "The workflow with its draft; `ETag` names the draft revision", body = Workflow),
+    )
+)]
 async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     Ok(with_etag(&find(&state, id).await?))
 }
 
-#[utoipa::path(patch, path = "/workflows/{id}", tag = "workflows", request_body = UpdateWorkflow, responses((status = 200, description = "Renamed or redescribed", body = Workflow)))]
+#[utoipa::path(
+    patch,
+    path = "/workflows/{id}",
+    tag = "workflows",
+    request_body = UpdateWorkflow,
+    responses((status = 200, description = "Renamed or redescribed", body = Workflow))
+)]
 async fn update(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -108,7 +133,12 @@ async fn update(
     changed(state.store.update_workflow(id, &change).await?)
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/archive", tag = "workflows", responses((status = 200, description = "Archived: hidden from the list, no new versions", body = Workflow)))]
+#[utoipa::path(
+    post,
+    path = "/workflows/{id}/archive",
+    tag = "workflows",
+    responses((status = 200, description = "Archived: hidden from the list, no new versions", body = Workflow))
+)]
 async fn archive(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -118,7 +148,12 @@ async fn archive(
     changed(state.store.update_workflow(id, &change).await?)
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/unarchive", tag = "workflows", responses((status = 200, description = "Unarchived", body = Workflow)))]
+#[utoipa::path(
+    post,
+    path = "/workflows/{id}/unarchive",
+    tag = "workflows",
+    responses((status = 200, description = "Unarchived", body = Workflow))
+)]
 async fn unarchive(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -128,7 +163,18 @@ async fn unarchive(
     changed(state.store.update_workflow(id, &change).await?)
 }
 
-#[utoipa::path(put, path = "/workflows/{id}/draft", tag = "workflows", request_body = Definition, params(("If-Match" = String, Header, description = "The ETag the draft was loaded with, or `*`")), responses((status = 200, description = "Saved; the new `ETag` is in the header and body", body = Workflow), (status = 412, description = "The draft changed since it was loaded", body = Problem, content_type = "application/problem+json"), (status = 428, description = "`If-Match` is missing", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    put,
+    path = "/workflows/{id}/draft",
+    tag = "workflows",
+    request_body = Definition,
+    params(("If-Match" = String, Header, description = "The ETag the draft was loaded with, or `*`")),
+    responses(
+        (status = 200, description = "Saved; the new `ETag` is in the header and body", body = Workflow),
+        (status = 412, description = "The draft changed since it was loaded", body = Problem),
+        (status = 428, description = "`If-Match` is missing", body = Problem),
+    )
+)]
 async fn save_draft(
     State(state): State<AppState>,
     _: Authed<AsEditor>,
@@ -149,7 +195,13 @@ async fn save_draft(
     }
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/validate", tag = "workflows", request_body = Definition, responses((status = 200, description = "Every error and warning of the definition", body = Report)))]
+#[utoipa::path(
+    post,
+    path = "/workflows/{id}/validate",
+    tag = "workflows",
+    request_body = Definition,
+    responses((status = 200, description = "Every error and warning of the definition", body = Report))
+)]
 async fn validate_definition(
     State(state): State<AppState>,
     _: Authed<AsViewer>,

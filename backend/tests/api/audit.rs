@@ -183,7 +183,8 @@ both_backends! {
         let second = app.create_workflow(json!({"name": "after"})).await;
         let items = audit_until(&app, "action=POST%20/api/v1/workflows", |items| items.len() >= 2).await;
         for created in [&first, &second] {
-            assert!(items.iter().any(|e| e["target"] == created["id"]), "the create of {} was lost: {items:?}", created["id"]);
+            let id = created.summary.id.as_str();
+            assert!(items.iter().any(|e| e["target"] == id), "the create of {id} was lost: {items:?}");
         }
     }
 

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use trellis::config::{DatabaseConfig, ServeConfig};
 use trellis::server::Server;
 use trellis::store::DynStore;
+use trellis_model::api::{Started, TokenResponse, Workflow};
 
 pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
 /// Known to the tests so they can mint expired or forged tokens.
@@ -78,7 +79,7 @@ impl TestApp {
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK, "login as {username}");
-        response.json::<Value>().await.unwrap()["access_token"].as_str().unwrap().to_owned()
+        response.json::<TokenResponse>().await.unwrap().access_token
     }
 
     /// Creates a user with `role` and returns a token for them.
@@ -115,7 +116,7 @@ impl TestApp {
     }
 
     /// Creates a workflow and returns its body (with `id` and `etag`).
-    pub async fn create_workflow(&self, body: Value) -> Value {
+    pub async fn create_workflow(&self, body: Value) -> Workflow {
         let response = self.post("/api/v1/workflows").json(&body).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED, "create workflow");
         response.json().await.unwrap()
@@ -124,7 +125,7 @@ impl TestApp {
     /// Creates and publishes a workflow; returns its id.
     pub async fn publish(&self, definition: Value) -> String {
         let created = self.create_workflow(json!({"name": "engine test", "definition": definition})).await;
-        let id = created["id"].as_str().unwrap().to_owned();
+        let id = created.summary.id;
         let published = self.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap();
         assert_eq!(published.status(), StatusCode::CREATED);
         id
@@ -134,7 +135,7 @@ impl TestApp {
     pub async fn start(&self, workflow: &str, body: Value) -> String {
         let response = self.post(&format!("/api/v1/workflows/{workflow}/instances")).json(&body).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED, "start");
-        response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+        response.json::<Started>().await.unwrap().id
     }
 
     pub async fn instance(&self, id: &str) -> Value {

@@ -4,9 +4,9 @@ use serde_json::{json, Value};
 both_backends! {
     async fn draft_saves_need_a_current_etag(app: TestApp) {
         let created = app.create_workflow(json!({"name": "etags"})).await;
-        let id = created["id"].as_str().unwrap();
+        let id = created.summary.id.as_str();
         let draft = format!("/api/v1/workflows/{id}/draft");
-        let first_etag = created["etag"].as_str().unwrap().to_owned();
+        let first_etag = created.etag.as_str().to_owned();
 
         let missing = app.put(&draft).json(&chain()).send().await.unwrap();
         problem(missing, 428).await;
@@ -31,8 +31,8 @@ both_backends! {
 
     async fn of_concurrent_saves_with_one_etag_exactly_one_wins(app: TestApp) {
         let created = app.create_workflow(json!({"name": "race"})).await;
-        let id = created["id"].as_str().unwrap().to_owned();
-        let etag = created["etag"].as_str().unwrap().to_owned();
+        let id = created.summary.id.as_str().to_owned();
+        let etag = created.etag.as_str().to_owned();
         let saves = (0..8).map(|i| {
             let request = app.put(&format!("/api/v1/workflows/{id}/draft")).header("if-match", &etag)
                 .json(&json!({"nodes": [{"id": format!("writer{i}"), "type": "noop"}]}));
@@ -45,7 +45,7 @@ both_backends! {
 
     async fn an_invalid_draft_is_refused_with_every_problem_and_nothing_written(app: TestApp) {
         let created = app.create_workflow(json!({"name": "broken", "definition": chain()})).await;
-        let id = created["id"].as_str().unwrap();
+        let id = created.summary.id.as_str();
         let bad = json!({
             "nodes": [{"id": "a", "type": "noop"}, {"id": "b", "type": "noop"}, {"id": "c", "type": "http"},
                       {"id": "d", "type": "warp-drive"}],
@@ -64,12 +64,12 @@ both_backends! {
 
         let current: Value = app.get(&format!("/api/v1/workflows/{id}")).send().await.unwrap().json().await.unwrap();
         assert_eq!(current["draft"], chain());
-        assert_eq!(current["etag"], created["etag"]);
+        assert_eq!(current["etag"], created.etag.as_str());
     }
 
     async fn the_validate_endpoint_reports_errors_and_warnings_without_saving(app: TestApp) {
         let created = app.create_workflow(json!({"name": "check"})).await;
-        let id = created["id"].as_str().unwrap();
+        let id = created.summary.id.as_str();
         let definition = json!({
             "nodes": [{"id": "a", "type": "noop"}, {"id": "b", "type": "delay"}, {"id": "lonely", "type": "noop"}],
             "edges": [{"from": "a", "to": "b"}]
@@ -83,7 +83,7 @@ both_backends! {
 
     async fn publishing_freezes_numbered_versions(app: TestApp) {
         let created = app.create_workflow(json!({"name": "versions"})).await;
-        let id = created["id"].as_str().unwrap();
+        let id = created.summary.id.as_str();
         let publish = || app.post(&format!("/api/v1/workflows/{id}/versions"));
 
         let empty = problem(publish().send().await.unwrap(), 422).await;
@@ -113,7 +113,7 @@ both_backends! {
 
     async fn concurrent_publishes_get_distinct_consecutive_versions(app: TestApp) {
         let created = app.create_workflow(json!({"name": "many", "definition": chain()})).await;
-        let id = created["id"].as_str().unwrap().to_owned();
+        let id = created.summary.id.as_str().to_owned();
         let publishes = (0..6).map(|_| {
             let request = app.post(&format!("/api/v1/workflows/{id}/versions"));
             async move {

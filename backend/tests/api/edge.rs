@@ -72,7 +72,7 @@ both_backends! {
 
     async fn an_array_standing_in_for_a_nested_object_is_refused(app: TestApp) {
         let created = app.create_workflow(json!({"name": "kept", "definition": chain()})).await;
-        let id = created["id"].as_str().unwrap();
+        let id = created.summary.id.as_str();
         let nested = app.post("/api/v1/workflows").json(&json!({"name": "x", "definition": []})).send().await.unwrap();
         assert!(problem(nested, 422).await["detail"].as_str().unwrap().contains("expected a JSON object"));
         for draft in [json!({"nodes": [[]]}), json!({"nodes": [], "settings": []}), json!({"nodes": [{"id": "a", "type": "noop", "retry": []}]})] {

@@ -230,7 +230,7 @@ both_backends! {
 
     async fn bad_starts_get_clear_errors(app: TestApp) {
         let unpublished = app.create_workflow(json!({"name": "draft only"})).await;
-        let id = unpublished["id"].as_str().unwrap();
+        let id = unpublished.summary.id.as_str();
         problem(app.post(&format!("/api/v1/workflows/{id}/instances")).send().await.unwrap(), 409).await;
         let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
         problem(app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"version": 7})).send().await.unwrap(), 404).await;

@@ -91,7 +91,7 @@ both_backends! {
 
     async fn an_unknown_key_reuse_policy_is_refused(app: TestApp) {
         let created = app.create_workflow(json!({"name": "keys", "definition": {"nodes": [{"id": "a", "type": "noop"}]}})).await;
-        let id = created["id"].as_str().unwrap();
+        let id = created.summary.id.as_str();
         let bad = json!({"nodes": [{"id": "a", "type": "noop"}], "settings": {"key_reuse": "sometimes"}});
         let response = app.put(&format!("/api/v1/workflows/{id}/draft")).header("if-match", "*").json(&bad).send().await.unwrap();
         let status = response.status().as_u16();

@@ -91,6 +91,33 @@ async fn the_document_is_openapi_3_1_with_security_schemes_and_problem_errors() 
     }
 }
 
+/// Clients (the SPA, generated ones) read every JSON answer by its schema: each response of
+/// each operation names one, except those without a body (204, redirects) and event streams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_response_with_a_body_has_a_schema() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let doc = document(&app).await;
+    let mut missing = Vec::new();
+    for (method, path) in operations(&doc) {
+        let responses = doc["paths"][&path][method.to_lowercase()]["responses"].as_object().cloned().unwrap();
+        for (status, response) in responses {
+            if status == "204" || status.starts_with('3') {
+                continue;
+            }
+            let content = response["content"].as_object().cloned().unwrap_or_default();
+            if content.is_empty() {
+                missing.push(format!("{method} {path} {status}: no content"));
+            }
+            for (media_type, body) in content {
+                if media_type != "text/event-stream" && !body["schema"].is_object() {
+                    missing.push(format!("{method} {path} {status} {media_type}: no schema"));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "responses without a schema:\n{}", missing.join("\n"));
+}
+
 /// Served ⇔ documented. Routes are registered only through utoipa-axum's `routes!`, which
 /// adds the route and its operation together (`http/mod.rs`); this checks the result from
 /// the outside: every documented operation is served, every other method on a documented
@@ -147,7 +174,7 @@ async fn every_served_route_is_documented_and_every_documented_route_is_served()
     }
 }
 
-/// Every `.rs` file under `dir`, in subdirectories too.
+/// The `.rs` files under `dir`, in its subfolders too.
 fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -229,7 +229,7 @@ both_backends! {
 
     async fn a_delivery_for_an_unpublished_or_paused_workflow_is_a_409_saying_why(app: TestApp) {
         let created = app.create_workflow(json!({"name": "draft only", "definition": noop()})).await;
-        let wf = created["id"].as_str().unwrap();
+        let wf = created.summary.id.as_str();
         let (trigger, secret) = create_webhook(&app, wf, json!({})).await;
         let refused = problem(signed(&app, &trigger, &secret, "u1", "{}").send().await.unwrap(), 409).await;
         assert!(refused["detail"].as_str().unwrap().contains("publish"));

@@ -4,12 +4,12 @@ use serde_json::{json, Value};
 both_backends! {
     async fn a_created_workflow_can_be_read_renamed_and_archived(app: TestApp) {
         let created = app.create_workflow(json!({"name": "Orders", "description": "nightly", "definition": chain()})).await;
-        let id = created["id"].as_str().unwrap();
-        assert_eq!(created["draft"], chain());
-        assert_eq!(created["latest_version"], Value::Null);
+        let id = created.summary.id.as_str();
+        assert_eq!(serde_json::to_value(&created.draft).unwrap(), chain());
+        assert_eq!(created.summary.latest_version, None);
 
         let fetched = app.get(&format!("/api/v1/workflows/{id}")).send().await.unwrap();
-        assert_eq!(fetched.headers()["etag"].to_str().unwrap(), created["etag"].as_str().unwrap());
+        assert_eq!(fetched.headers()["etag"].to_str().unwrap(), created.etag.as_str());
         let fetched: Value = fetched.json().await.unwrap();
         assert_eq!(fetched["name"], "Orders");
         assert_eq!(fetched["description"], "nightly");
@@ -60,7 +60,7 @@ both_backends! {
     async fn names_with_markup_and_sql_are_stored_and_searched_literally(app: TestApp) {
         let nasty = "<script>alert(1)</script> '; DROP TABLE workflows;-- 100%_done";
         let created = app.create_workflow(json!({"name": nasty})).await;
-        assert_eq!(created["name"], nasty);
+        assert_eq!(created.summary.name, nasty);
         app.create_workflow(json!({"name": "100 percent done"})).await;
 
         let found: Value = app.get("/api/v1/workflows").query(&[("q", "100%_D")]).send().await.unwrap().json().await.unwrap();

@@ -12,8 +12,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
-use trellis_model::api::Problem;
+use trellis_model::api::{BulkAnswer, Problem, StatusCounts};
 use trellis_model::{InstanceStatus, Issue};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -29,7 +28,15 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(bulk_retry))
 }
 
-#[utoipa::path(delete, path = "/instances/{id}", tag = "instances", responses((status = 204, description = "Purged with its whole history"), (status = 409, description = "The instance has not finished", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    delete,
+    path = "/instances/{id}",
+    tag = "instances",
+    responses(
+        (status = 204, description = "Purged with its whole history"),
+        (status = 409, description = "The instance has not finished", body = Problem),
+    )
+)]
 async fn purge_one(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -40,7 +47,8 @@ async fn purge_one(
     match state.store.purge_instance(id).await? {
         PurgeOutcome::Purged => Ok(StatusCode::NO_CONTENT),
         PurgeOutcome::NotTerminal(status) => Err(ApiError::Conflict(format!(
-            "instance {id} is {status}; only finished instances can be purged: cancel it first (POST /api/v1/instances/{id}/cancel)"
+            "instance {id} is {status}; only finished instances can be purged: cancel it first \
+             (POST /api/v1/instances/{id}/cancel)"
         ))),
         PurgeOutcome::NotFound => Err(ApiError::NotFound(format!("no instance with id {id}"))),
     }
@@ -59,7 +67,17 @@ struct BulkRequest {
     all: bool,
 }
 
-#[utoipa::path(post, path = "/instances/purge", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be purged", content_type = "application/json"), (status = 202, description = "A purge job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/purge",
+    tag = "instances",
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Dry run: what would be purged", body = BulkAnswer),
+        (status = 202, description = "A purge job was started; `Location` names it", body = BulkAnswer),
+        (status = 422, description = "Invalid filter", body = Problem),
+    )
+)]
 async fn bulk_purge(
     state: State<AppState>,
     auth: Authed<AsOperator>,
@@ -68,7 +86,17 @@ async fn bulk_purge(
     bulk(state, auth, JobKind::Purge, body).await
 }
 
-#[utoipa::path(post, path = "/instances/cancel", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be canceled", content_type = "application/json"), (status = 202, description = "A cancel job was started", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/cancel",
+    tag = "instances",
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Dry run: what would be canceled", body = BulkAnswer),
+        (status = 202, description = "A cancel job was started; `Location` names it", body = BulkAnswer),
+        (status = 422, description = "Invalid filter", body = Problem),
+    )
+)]
 async fn bulk_cancel(
     state: State<AppState>,
     auth: Authed<AsOperator>,
@@ -77,7 +105,21 @@ async fn bulk_cancel(
     bulk(state, auth, JobKind::Cancel, body).await
 }
 
-#[utoipa::path(post, path = "/instances/retry", tag = "instances", request_body = BulkRequest, responses((status = 200, description = "Dry run: what would be retried", content_type = "application/json"), (status = 202, description = "A retry job was started: each instance re-runs its failed nodes", content_type = "application/json"), (status = 422, description = "Invalid filter", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/retry",
+    tag = "instances",
+    request_body = BulkRequest,
+    responses(
+        (status = 200, description = "Dry run: what would be retried", body = BulkAnswer),
+        (
+            status = 202,
+            description = "A retry job was started: each instance re-runs its failed nodes; `Location` names it",
+            body = BulkAnswer
+        ),
+        (status = 422, description = "Invalid filter", body = Problem),
+    )
+)]
 async fn bulk_retry(
     state: State<AppState>,
     auth: Authed<AsOperator>,
@@ -99,34 +141,32 @@ async fn bulk(
         return Err(ApiError::invalid(message, vec![Issue::new("empty_filter", message).path("filter")]));
     }
     let filter = check_filter(kind, body.filter)?;
-    let mut by_status: Map<String, Value> =
-        InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
-    let (mut matched, mut skipped) = (0i64, 0i64);
-    for (status, n) in state.store.count_instances(&filter.query()).await? {
-        if kind.applies_to(&status) {
-            matched += n
-        } else {
-            skipped += n
-        }
-        by_status.insert(status, json!(n));
-    }
-    let mut answer = json!({
-        "action": kind.as_str(), "dry_run": body.dry_run, "filter": filter, "matched": matched,
-        "skipped": skipped, "by_status": by_status,
-    });
+    let counts = state.store.count_instances(&filter.query()).await?;
+    let (applies, not): (Vec<_>, Vec<_>) = counts.iter().partition(|(status, _)| kind.applies_to(status));
+    let mut answer = BulkAnswer {
+        action: kind.as_str().to_owned(),
+        dry_run: body.dry_run,
+        filter: serde_json::to_value(&filter).map_err(|e| ApiError::Internal(e.into()))?,
+        matched: applies.iter().map(|(_, n)| n).sum(),
+        skipped: not.iter().map(|(_, n)| n).sum(),
+        by_status: StatusCounts::of(counts),
+        sample: None,
+        job_id: None,
+        status: None,
+    };
     if body.dry_run {
         let sample = state
             .store
             .matching_ids(&filter.query(), kind.statuses(), None, None, Uuid::from_u128(u128::MAX), SAMPLE)
             .await?;
-        answer["sample"] = json!(sample.iter().map(Uuid::to_string).collect::<Vec<_>>());
+        answer.sample = Some(sample.iter().map(Uuid::to_string).collect());
         return Ok(Json(answer).into_response());
     }
-    let job = new_job(kind, &filter, matched, &auth.principal.name);
+    let job = new_job(kind, &filter, answer.matched, &auth.principal.name);
     state.store.insert_job(&job).await?;
     crate::jobs::wake();
-    answer["job_id"] = json!(job.id.to_string());
-    answer["status"] = json!(job.status);
+    answer.job_id = Some(job.id.to_string());
+    answer.status = Some(job.status);
     let location = format!("/api/v1/jobs/{}", job.id);
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(answer)).into_response())
 }

@@ -15,9 +15,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
-use trellis_model::api::Problem;
-use trellis_model::api::{InstanceDetail, InstanceSummary, NodeView, SignalRequest, StartInstance};
+use serde_json::Value;
+use trellis_model::api::{
+    InstanceDetail, InstancePage, InstanceSummary, NodeView, Problem, RetryRequest, SignalRequest, StartInstance,
+    Started, StatusCounts,
+};
 use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, NodeStatus};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -40,14 +42,29 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(queue::router())
 }
 
-#[utoipa::path(post, path = "/workflows/{id}/instances", tag = "instances", request_body(content = StartInstance, description = "Optional: input, version, business key"), params(("Idempotency-Key" = Option<String>, Header, description = "Repeats with the same key return the first start")), responses((status = 201, description = "Started: `{id, status, version}`, status `queued` or `running`", content_type = "application/json"), (status = 409, description = "No version is published", body = Problem, content_type = "application/problem+json"), (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/workflows/{id}/instances",
+    tag = "instances",
+    request_body(content = StartInstance, description = "Optional: input, version, business key"),
+    params((
+        "Idempotency-Key" = Option<String>,
+        Header,
+        description = "Repeats with the same key return the first start"
+    )),
+    responses(
+        (status = 201, description = "Started, `queued` or `running`", body = Started),
+        (status = 409, description = "No version is published", body = Problem),
+        (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem),
+    )
+)]
 async fn start(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
     ApiPath(workflow): ApiPath<Uuid>,
     headers: HeaderMap,
     RawBody(body): RawBody,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<Started>)> {
     let idempotency_key = idempotency_key(&headers)?;
     // An empty body starts with no input.
     let request: StartInstance = optional_json(&body, "start request")?;
@@ -64,7 +81,7 @@ async fn start(
         ..StartRequest::new(workflow, input)
     };
     let started = state.engine.start(start).await?;
-    let body = json!({"id": started.id.to_string(), "status": started.status, "version": started.version});
+    let body = Started { id: started.id.to_string(), status: started.status, version: started.version };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
@@ -82,12 +99,22 @@ struct ListParams {
     limit: Option<i64>,
 }
 
-#[utoipa::path(get, path = "/instances", tag = "instances", params(ListParams), responses((status = 200, description = "`{items, next_cursor, counts}`: a page of instances, newest first, and the count per status", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/instances",
+    tag = "instances",
+    params(ListParams),
+    responses((
+        status = 200,
+        description = "A page of instances, newest first, and the count per status",
+        body = InstancePage
+    ))
+)]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiQuery(p): ApiQuery<ListParams>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<InstancePage>> {
     let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     if let Some(status) = &p.status {
         if InstanceStatus::parse(status).is_none() {
@@ -107,16 +134,16 @@ async fn list(
     let mut rows = state.store.list_instances(&query).await?;
     let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
     query.status = None;
-    let mut counts: Map<String, Value> =
-        InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), json!(0))).collect();
-    for (status, n) in state.store.count_instances(&query).await? {
-        counts.insert(status, json!(n));
-    }
-    let items: Vec<InstanceSummary> = rows.iter().map(summary).collect();
-    Ok(Json(json!({"items": items, "next_cursor": next_cursor, "counts": counts})))
+    let counts = StatusCounts::of(state.store.count_instances(&query).await?);
+    Ok(Json(InstancePage { items: rows.iter().map(summary).collect(), next_cursor, counts }))
 }
 
-#[utoipa::path(get, path = "/instances/{id}", tag = "instances", responses((status = 200, description = "The instance with its nodes", body = InstanceDetail)))]
+#[utoipa::path(
+    get,
+    path = "/instances/{id}",
+    tag = "instances",
+    responses((status = 200, description = "The instance with its nodes", body = InstanceDetail))
+)]
 async fn show(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
@@ -125,7 +152,15 @@ async fn show(
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
-#[utoipa::path(post, path = "/instances/{id}/cancel", tag = "instances", responses((status = 200, description = "Canceled", body = InstanceDetail), (status = 409, description = "The instance has finished", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/{id}/cancel",
+    tag = "instances",
+    responses(
+        (status = 200, description = "Canceled", body = InstanceDetail),
+        (status = 409, description = "The instance has finished", body = Problem),
+    )
+)]
 async fn cancel(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -135,7 +170,15 @@ async fn cancel(
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
-#[utoipa::path(post, path = "/instances/{id}/pause", tag = "instances", responses((status = 200, description = "Paused: no new nodes start; running ones finish", body = InstanceDetail), (status = 409, description = "The instance is not running", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/{id}/pause",
+    tag = "instances",
+    responses(
+        (status = 200, description = "Paused: no new nodes start; running ones finish", body = InstanceDetail),
+        (status = 409, description = "The instance is not running", body = Problem),
+    )
+)]
 async fn pause(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -145,7 +188,15 @@ async fn pause(
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
-#[utoipa::path(post, path = "/instances/{id}/resume", tag = "instances", responses((status = 200, description = "Running again; what became ready starts", body = InstanceDetail), (status = 409, description = "The instance is not paused", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/{id}/resume",
+    tag = "instances",
+    responses(
+        (status = 200, description = "Running again; what became ready starts", body = InstanceDetail),
+        (status = 409, description = "The instance is not paused", body = Problem),
+    )
+)]
 async fn resume(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -155,17 +206,20 @@ async fn resume(
     Ok(Json(detail(&find(&state, id).await?)))
 }
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-struct RetryRequest {
-    /// `failed`, `start` or a node id.
-    from: String,
-    #[serde(default)]
-    latest_version: bool,
-}
-
 /// 200 with the instance running again, or 202 when it waits in the queue for a slot.
-#[utoipa::path(post, path = "/instances/{id}/retry", tag = "instances", request_body = RetryRequest, responses((status = 200, description = "Running again", body = InstanceDetail), (status = 202, description = "Waiting in the queue for a slot", body = InstanceDetail), (status = 409, description = "The instance cannot be retried in its state", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Unknown node", body = Problem, content_type = "application/problem+json"), (status = 429, description = "The workflow is at its limit and rejects", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/{id}/retry",
+    tag = "instances",
+    request_body = RetryRequest,
+    responses(
+        (status = 200, description = "Running again", body = InstanceDetail),
+        (status = 202, description = "Waiting in the queue for a slot", body = InstanceDetail),
+        (status = 409, description = "The instance cannot be retried in its state", body = Problem),
+        (status = 422, description = "Unknown node", body = Problem),
+        (status = 429, description = "The workflow is at its limit and rejects", body = Problem),
+    )
+)]
 async fn retry(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -177,7 +231,16 @@ async fn retry(
     Ok((code, Json(detail(&find(&state, id).await?))))
 }
 
-#[utoipa::path(post, path = "/instances/{id}/signal", tag = "instances", request_body = SignalRequest, responses((status = 200, description = "Delivered to the waiting node", body = InstanceDetail), (status = 409, description = "The node is not waiting for a signal", body = Problem, content_type = "application/problem+json")))]
+#[utoipa::path(
+    post,
+    path = "/instances/{id}/signal",
+    tag = "instances",
+    request_body = SignalRequest,
+    responses(
+        (status = 200, description = "Delivered to the waiting node", body = InstanceDetail),
+        (status = 409, description = "The node is not waiting for a signal", body = Problem),
+    )
+)]
 async fn signal(
     State(state): State<AppState>,
     _: Authed<AsOperator>,
@@ -205,7 +268,7 @@ async fn find(state: &AppState, id: Uuid) -> ApiResult<Snapshot> {
     state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))
 }
 
-fn summary(r: &InstanceRow) -> InstanceSummary {
+pub(super) fn summary(r: &InstanceRow) -> InstanceSummary {
     InstanceSummary {
         id: r.id.to_string(),
         workflow_id: r.workflow_id.to_string(),

@@ -1,12 +1,15 @@
 //! The queue inspector: why an instance waits — the limit that holds it and its place in line.
 
+use super::summary;
 use crate::http::auth::{AsViewer, Authed};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::ApiPath;
 use crate::http::AppState;
+use crate::store::Snapshot;
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
+use trellis_model::api::{QueueHold, QueuePlace, QueuedNode};
+use trellis_model::InstanceStatus;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -15,43 +18,79 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Why an instance waits: the limit that holds it and its place in line.
-#[utoipa::path(get, path = "/instances/{id}/queue", tag = "instances", responses((status = 200, description = "Which limit holds the instance or its nodes, and their positions", content_type = "application/json")))]
+#[utoipa::path(
+    get,
+    path = "/instances/{id}/queue",
+    tag = "instances",
+    responses((
+        status = 200,
+        description = "Which limit holds the instance or its nodes, and their places",
+        body = QueuePlace
+    ))
+)]
 async fn queue(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<QueuePlace>> {
     let snapshot =
         state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let status = summary(&snapshot.instance).status;
+    let place = match status {
+        InstanceStatus::Queued => admission(&state, &snapshot).await?,
+        InstanceStatus::Running => dispatch(&state, &snapshot).await?,
+        _ => QueuePlace {
+            instance_id: id.to_string(),
+            status,
+            held_by: None,
+            position: None,
+            ahead: None,
+            nodes: Some(vec![]),
+        },
+    };
+    Ok(Json(place))
+}
+
+/// A queued instance: its place among the workflow's queued instances.
+async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace> {
     let i = &snapshot.instance;
-    match i.status.as_str() {
-        "queued" => {
-            // Admission follows the latest published version's limit, as the engine does.
-            let latest =
-                state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
-            let plan = state.engine.plan(i.workflow_id, latest).await?;
-            let place = state.store.queue_place(i.workflow_id, id).await?;
-            Ok(Json(json!({
-                "instance_id": id.to_string(), "status": "queued",
-                "held_by": {"limit": "max_concurrent_instances", "value": plan.instance_limit, "running": place.active},
-                "position": place.ahead + 1, "ahead": place.ahead,
-            })))
-        }
-        "running" => {
-            let plan = state.engine.plan(i.workflow_id, i.version).await?;
-            let running = snapshot.nodes.iter().filter(|n| n.status == "running").count();
-            // The machine dispatches ready nodes in plan order as slots free up.
-            let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
-            ready.sort_by_key(|n| n.position);
-            let nodes: Vec<Value> =
-                ready.iter().enumerate().map(|(k, n)| json!({"node": n.node_id, "position": k + 1})).collect();
-            let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel);
-            Ok(Json(json!({
-                "instance_id": id.to_string(), "status": "running",
-                "held_by": if nodes.is_empty() { Value::Null } else { json!({"limit": "max_parallel_nodes", "value": limit, "running": running}) },
-                "nodes": nodes,
-            })))
-        }
-        other => Ok(Json(json!({"instance_id": id.to_string(), "status": other, "held_by": null, "nodes": []}))),
-    }
+    // Admission follows the latest published version's limit, as the engine does.
+    let latest = state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
+    let plan = state.engine.plan(i.workflow_id, latest).await?;
+    let place = state.store.queue_place(i.workflow_id, i.id).await?;
+    let hold = QueueHold {
+        limit: "max_concurrent_instances".into(),
+        value: plan.instance_limit.map(u64::from),
+        running: place.active,
+    };
+    Ok(QueuePlace {
+        instance_id: i.id.to_string(),
+        status: InstanceStatus::Queued,
+        held_by: Some(hold),
+        position: Some(place.ahead + 1),
+        ahead: Some(place.ahead),
+        nodes: None,
+    })
+}
+
+/// A running instance: its ready nodes in the order they will get a slot.
+async fn dispatch(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace> {
+    let i = &snapshot.instance;
+    let plan = state.engine.plan(i.workflow_id, i.version).await?;
+    let running = snapshot.nodes.iter().filter(|n| n.status == "running").count();
+    // The machine dispatches ready nodes in plan order as slots free up.
+    let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
+    ready.sort_by_key(|n| n.position);
+    let nodes: Vec<QueuedNode> =
+        ready.iter().enumerate().map(|(k, n)| QueuedNode { node: n.node_id.clone(), position: k + 1 }).collect();
+    let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel as u64);
+    let hold = QueueHold { limit: "max_parallel_nodes".into(), value: limit, running: running as i64 };
+    Ok(QueuePlace {
+        instance_id: i.id.to_string(),
+        status: InstanceStatus::Running,
+        held_by: (!nodes.is_empty()).then_some(hold),
+        position: None,
+        ahead: None,
+        nodes: Some(nodes),
+    })
 }

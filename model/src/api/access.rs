@@ -1,0 +1,109 @@
+//! Who may do what: sign-in, users, API keys and the audit trail of what they did.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub username: String,
+    pub password: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TokenResponse {
+    pub access_token: String,
+    pub token_type: String,
+    pub expires_in: u64,
+}
+
+/// A user: the caller (`GET /auth/me`) or one an admin created or changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Me {
+    pub id: String,
+    pub username: String,
+    pub role: String,
+}
+
+/// `role` is `viewer`, `operator`, `editor` or `admin`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateUser {
+    pub username: String,
+    pub password: String,
+    pub role: String,
+}
+
+/// Either or both: a new `role`, a new `password` (which ends the user's sessions).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct UpdateUser {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateApiKey {
+    pub name: String,
+    pub role: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CreatedApiKey {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+    /// The secret, shown this once; only its hash is stored.
+    pub key: String,
+}
+
+/// A live API key in the list: never its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApiKey {
+    pub id: String,
+    pub name: String,
+    /// The key's first characters, to recognise it; not enough to use it.
+    pub prefix: String,
+    pub role: String,
+    pub created_by: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Who did an audited action: a user, an API key (`key:<name>`), `anonymous`, or for a
+/// sign-in the username tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditActor {
+    pub id: Option<String>,
+    pub name: String,
+    pub role: Option<String>,
+}
+
+/// One entry of `GET /api/v1/audit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditEntry {
+    pub id: String,
+    pub at: DateTime<Utc>,
+    pub actor: AuditActor,
+    /// Method and route template, e.g. `POST /api/v1/workflows/{id}/versions`.
+    pub action: String,
+    /// The resource id from the path, or the id a create returned.
+    pub target: Option<String>,
+    /// The HTTP status of the answer.
+    pub status: u16,
+    /// For failures, the problem's `detail`.
+    pub detail: Option<String>,
+    pub request_id: Option<String>,
+}

@@ -1,0 +1,153 @@
+//! Instances: starting one, finding and inspecting them, acting on one, its history, and why
+//! it waits.
+
+use super::StatusCounts;
+use crate::trace::HistoryEvent;
+use crate::{InstanceStatus, NodeStatus};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StartInstance {
+    #[serde(default)]
+    pub input: Option<serde_json::Value>,
+    #[serde(default)]
+    pub version: Option<i64>,
+    /// A business id, for finding the instance again (`?key=`).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// The answer to a start: status `queued` or `running`, on version `version`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Started {
+    pub id: String,
+    pub status: InstanceStatus,
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct InstanceSummary {
+    pub id: String,
+    pub workflow_id: String,
+    pub version: i64,
+    pub status: InstanceStatus,
+    pub key: Option<String>,
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// A page of instances, newest first, with the count per status of everything the filter
+/// matches (whatever its `status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct InstancePage {
+    pub items: Vec<InstanceSummary>,
+    pub next_cursor: Option<String>,
+    pub counts: StatusCounts,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NodeView {
+    pub id: String,
+    pub status: NodeStatus,
+    pub attempts: i32,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub output: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct InstanceDetail {
+    #[serde(flatten)]
+    pub summary: InstanceSummary,
+    pub input: serde_json::Value,
+    pub output: Option<serde_json::Value>,
+    pub nodes: Vec<NodeView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SignalRequest {
+    pub node: String,
+    #[serde(default)]
+    pub payload: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RetryRequest {
+    /// `failed`, `start` or a node id.
+    pub from: String,
+    #[serde(default)]
+    pub latest_version: bool,
+}
+
+/// A page of an instance's history in `seq` order; `next_after` is the `after` of the next
+/// page, `null` when this one was not full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct History {
+    pub items: Vec<HistoryEvent>,
+    pub next_after: Option<i64>,
+}
+
+/// Why an instance waits. A queued instance has `position` and `ahead` (its place among
+/// the workflow's queued instances); a running one has `nodes`, its ready nodes in the
+/// order they will start; a finished one has an empty `nodes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueuePlace {
+    pub instance_id: String,
+    pub status: InstanceStatus,
+    /// The limit that holds it (or its ready nodes); `null` when nothing does.
+    pub held_by: Option<QueueHold>,
+    /// 1 for the next to be admitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ahead: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<QueuedNode>>,
+}
+
+/// A limit and how much of it is in use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueueHold {
+    /// `max_concurrent_instances` or `max_parallel_nodes`.
+    pub limit: String,
+    /// The limit's value; `null` when there is none.
+    pub value: Option<u64>,
+    /// How many instances (or nodes) hold a slot now.
+    pub running: i64,
+}
+
+/// A ready node and its place in the line for a slot (1 starts next).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct QueuedNode {
+    pub node: String,
+    pub position: usize,
+}
+
+/// The `data:` of the dashboard feed's `counts` event: instances by status, of one workflow
+/// or of all (`workflow_id` `null`); `resync` when sent again after the client fell behind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CountsEvent {
+    pub workflow_id: Option<String>,
+    pub counts: StatusCounts,
+    pub resync: bool,
+}
