@@ -2,42 +2,40 @@
 //! secret, the delivery log, and cron previews. Webhook deliveries themselves arrive at
 //! `/hooks/{id}` (see `hooks.rs`).
 
+mod deliveries;
+mod preview;
+
+use preview::{schedule, times, DEFAULT_PREVIEW};
+
 use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery, RawBody};
+use super::extract::{optional_json, ApiJson, ApiPath, RawBody};
 use super::AppState;
-use crate::store::{DeliveryRow, SecretRotation, TriggerChange, TriggerRow};
-use crate::triggers::schedule::{Schedule, MAX_PREVIEW};
+use crate::store::{SecretRotation, TriggerChange, TriggerRow};
 use crate::triggers::signature::new_secret;
-use crate::triggers::{CronSpec, TriggerSpec};
+use crate::triggers::TriggerSpec;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use chrono::{Duration, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use trellis_model::api::{
-    CreatedTrigger, Delivery, FireTimes, Items, Page, Problem, RotateSecret, RotatedSecret, Trigger,
-};
+use trellis_model::api::{CreatedTrigger, Items, Problem, RotateSecret, RotatedSecret, Trigger};
 use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 const MAX_NAME_LEN: usize = 200;
-const DEFAULT_PREVIEW: usize = 5;
-const DEFAULT_PAGE: i64 = 50;
-const MAX_PAGE: i64 = 500;
 const DEFAULT_GRACE_MS: u64 = 24 * 3600 * 1000;
 const MAX_GRACE_MS: u64 = 30 * 24 * 3600 * 1000;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
-        .routes(routes!(preview_spec))
         .routes(routes!(show, update, remove))
         .routes(routes!(rotate))
-        .routes(routes!(deliveries))
-        .routes(routes!(preview))
+        .merge(deliveries::router())
+        .merge(preview::router())
 }
 
 #[utoipa::path(
@@ -238,117 +236,7 @@ async fn rotate(
     }))
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-struct PageParams {
-    cursor: Option<Uuid>,
-    limit: Option<i64>,
-}
-
-#[utoipa::path(
-    get,
-    path = "/triggers/{id}/deliveries",
-    tag = "triggers",
-    params(PageParams),
-    responses((status = 200, description = "The delivery log, newest first", body = Page<Delivery>))
-)]
-async fn deliveries(
-    State(state): State<AppState>,
-    _: Authed<AsViewer>,
-    ApiPath(id): ApiPath<Uuid>,
-    ApiQuery(p): ApiQuery<PageParams>,
-) -> ApiResult<Json<Page<Delivery>>> {
-    let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
-    find(&state, id).await?;
-    let mut rows = state.store.list_deliveries(id, p.cursor, limit + 1).await?;
-    let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
-    Ok(Json(Page { items: rows.iter().map(delivery_view).collect(), next_cursor }))
-}
-
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-struct PreviewParams {
-    count: Option<usize>,
-}
-
-#[utoipa::path(
-    get,
-    path = "/triggers/{id}/preview",
-    tag = "triggers",
-    params(PreviewParams),
-    responses(
-        (status = 200, description = "A cron trigger's next fire times", body = FireTimes),
-        (status = 409, description = "Only cron triggers have fire times", body = Problem),
-    )
-)]
-async fn preview(
-    State(state): State<AppState>,
-    _: Authed<AsViewer>,
-    ApiPath(id): ApiPath<Uuid>,
-    ApiQuery(p): ApiQuery<PreviewParams>,
-) -> ApiResult<Json<FireTimes>> {
-    let count = preview_count(p.count)?;
-    let trigger = find(&state, id).await?;
-    let TriggerSpec::Cron(cron) =
-        TriggerSpec::from_stored(&trigger.spec.0).map_err(|e| ApiError::Internal(anyhow::anyhow!(e)))?
-    else {
-        return Err(ApiError::Conflict("only cron triggers have fire times".into()));
-    };
-    fire_times(cron, count)
-}
-
-/// Checks a schedule before it is saved: its next fire times, or what to fix.
-#[utoipa::path(
-    post,
-    path = "/triggers/preview",
-    tag = "triggers",
-    request_body(content = Value, description = "A cron trigger's settings"),
-    responses(
-        (status = 200, description = "The next fire times of those settings", body = FireTimes),
-        (status = 422, description = "The schedule is not valid; `errors` lists what to fix", body = Problem),
-    )
-)]
-async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<FireTimes>> {
-    let mut fields = object(body)?;
-    let count = match fields.remove("count") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            Some(v.as_u64().ok_or_else(|| ApiError::invalid("`count` must be a whole number", vec![]))? as usize)
-        }
-    };
-    let count = preview_count(count)?;
-    let cron: CronSpec = serde_json::from_value(Value::Object(fields))
-        .map_err(|e| ApiError::invalid(format!("invalid schedule: {e}"), vec![]))?;
-    fire_times(cron, count)
-}
-
-fn fire_times(cron: CronSpec, count: usize) -> ApiResult<Json<FireTimes>> {
-    let times = times(&schedule(&cron)?, count);
-    Ok(Json(FireTimes { timezone: cron.timezone, times }))
-}
-
-fn preview_count(count: Option<usize>) -> ApiResult<usize> {
-    let count = count.unwrap_or(DEFAULT_PREVIEW);
-    if (1..=MAX_PREVIEW).contains(&count) {
-        Ok(count)
-    } else {
-        Err(ApiError::BadRequest(format!("`count` must be between 1 and {MAX_PREVIEW}")))
-    }
-}
-
-fn schedule(cron: &CronSpec) -> ApiResult<Schedule> {
-    Schedule::new(cron)
-        .map_err(|issues| ApiError::invalid("the schedule is not valid; see `errors` for what to fix", issues))
-}
-
-/// The next `count` ticks as RFC 3339 in the schedule's zone (the offset shows DST).
-fn times(schedule: &Schedule, count: usize) -> Vec<String> {
-    schedule.preview(Utc::now(), count).iter().map(|t| t.to_rfc3339()).collect()
-}
-
-fn object(body: Value) -> ApiResult<Map<String, Value>> {
+pub(super) fn object(body: Value) -> ApiResult<Map<String, Value>> {
     match body {
         Value::Object(map) => Ok(map),
         _ => Err(ApiError::invalid("the body must be a JSON object", vec![])),
@@ -394,7 +282,7 @@ fn parse_spec(fields: Value) -> ApiResult<TriggerSpec> {
     }
 }
 
-async fn find(state: &AppState, id: Uuid) -> ApiResult<TriggerRow> {
+pub(super) async fn find(state: &AppState, id: Uuid) -> ApiResult<TriggerRow> {
     state.store.get_trigger(id).await?.ok_or_else(|| not_found(id))
 }
 
@@ -436,18 +324,4 @@ fn hook_url(state: &AppState, headers: &HeaderMap, id: Uuid) -> String {
         }
     };
     format!("{base}/hooks/{id}")
-}
-
-fn delivery_view(d: &DeliveryRow) -> Delivery {
-    Delivery {
-        id: d.id.to_string(),
-        received_at: d.received_at,
-        verified: d.verified,
-        delivery_id: d.delivery_key.clone(),
-        scheduled_at: d.scheduled_at,
-        outcome: d.outcome.clone(),
-        status: d.status,
-        reason: d.reason.clone(),
-        instance_id: d.instance_id.map(|i| i.to_string()),
-    }
 }
