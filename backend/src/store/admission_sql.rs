@@ -2,7 +2,20 @@
 //! retrying a finished one and admitting queued ones, each under the workflow's lock
 //! (`LOCK_ROW`), which is how `max_concurrent_instances` (FIFO) and the business-key rules
 //! hold across processes. Each transaction here can be chosen as a deadlock victim; the
-//! `InstanceStore` methods in `engine_sql.rs` run them through `retry_transient`.
+//! `InstanceStore` methods in `engine_sql.rs` run them through `retry_transient`. The queue
+//! inspector's `queue_place` reads the same queue.
+
+use super::engine_records::QueuePlace;
+use super::Result;
+use async_trait::async_trait;
+use uuid::Uuid;
+
+/// The FIFO queue of instances waiting for a slot under `max_concurrent_instances`.
+#[async_trait]
+pub trait AdmissionQueue: Send + Sync + 'static {
+    /// Where a queued instance stands in its workflow's queue.
+    async fn queue_place(&self, workflow: Uuid, id: Uuid) -> Result<QueuePlace>;
+}
 
 macro_rules! impl_admission {
     ($store:ty, $db:ty) => {
@@ -47,7 +60,7 @@ macro_rules! impl_admission {
             async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
                 let sql = format!(
                     "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
-                    $crate::store::ops_sql::UNFINISHED
+                    $crate::store::statuses::UNFINISHED
                 );
                 let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&self.pool).await?;
                 Ok(live.map(|(id,)| id))
@@ -204,6 +217,20 @@ macro_rules! impl_admission {
                 let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
                 sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
                 Ok(())
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::store::AdmissionQueue for $store {
+            async fn queue_place(&self, workflow: Uuid, id: Uuid) -> Result<$crate::store::QueuePlace> {
+                // Admission takes the oldest queued id first (FIFO), so those before it are ahead.
+                let (ahead,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2",
+                )
+                .bind(workflow).bind(id).fetch_one(&self.pool).await?;
+                let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+                let (active,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&self.pool).await?;
+                Ok($crate::store::QueuePlace { ahead, active })
             }
         }
     };

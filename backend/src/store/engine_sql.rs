@@ -12,7 +12,6 @@ pub(super) const NODE_COLUMNS: &str =
 pub(super) const EVENTS_PER_INSERT: usize = 1_000;
 pub(super) const WORK_COLUMNS: &str =
     "id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, lease_epoch, lease_expires_at";
-pub(super) const ACTIVE: &str = "('running', 'paused')";
 
 macro_rules! impl_instance_store {
     ($store:ty, $db:ty) => {

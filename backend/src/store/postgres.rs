@@ -5,12 +5,14 @@ use super::admission_sql::impl_admission;
 use super::audit_sql::impl_audit_store;
 use super::engine_records::*;
 use super::engine_sql::{
-    bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
+    bind_filter, impl_instance_store, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
 };
+use super::job_sql::impl_job_store;
 use super::notice::{self, Appended, Notice};
-use super::ops_sql::impl_ops_store;
 use super::records::*;
+use super::retention_sql::impl_retention_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
+use super::statuses::ACTIVE;
 use super::trigger_sql::impl_trigger_store;
 use super::work_sql::impl_work_queue;
 use super::{Decide, RetryDecide};
@@ -53,7 +55,8 @@ impl_account_store!(PgStore);
 impl_instance_store!(PgStore, sqlx::Postgres);
 impl_admission!(PgStore, sqlx::Postgres);
 impl_work_queue!(PgStore);
-impl_ops_store!(PgStore, sqlx::Postgres);
+impl_job_store!(PgStore, sqlx::Postgres);
+impl_retention_store!(PgStore, sqlx::Postgres);
 
 /// `NO KEY UPDATE`, not `UPDATE`: rows that reference a workflow or an instance (idempotency
 /// records, nodes, history, work) take a key-share lock on it through their foreign key, which

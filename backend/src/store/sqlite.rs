@@ -5,11 +5,13 @@ use super::admission_sql::impl_admission;
 use super::audit_sql::impl_audit_store;
 use super::engine_records::*;
 use super::engine_sql::{
-    bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
+    bind_filter, impl_instance_store, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
 };
-use super::ops_sql::impl_ops_store;
+use super::job_sql::impl_job_store;
 use super::records::*;
+use super::retention_sql::impl_retention_store;
 use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
+use super::statuses::ACTIVE;
 use super::trigger_sql::impl_trigger_store;
 use super::work_sql::impl_work_queue;
 use super::{Decide, RetryDecide};
@@ -63,7 +65,8 @@ impl_account_store!(SqliteStore);
 impl_instance_store!(SqliteStore, sqlx::Sqlite);
 impl_admission!(SqliteStore, sqlx::Sqlite);
 impl_work_queue!(SqliteStore);
-impl_ops_store!(SqliteStore, sqlx::Sqlite);
+impl_job_store!(SqliteStore, sqlx::Sqlite);
+impl_retention_store!(SqliteStore, sqlx::Sqlite);
 
 const LOCK_ROW: &str = "";
 const SKIP_LOCKED: &str = "";

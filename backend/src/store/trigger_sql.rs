@@ -167,7 +167,7 @@ macro_rules! impl_trigger_store {
                 let sql = format!(
                     "SELECT COUNT(*) FROM instances i WHERE i.workflow_id = $1 AND i.status IN {} \
                      AND EXISTS (SELECT 1 FROM trigger_deliveries d WHERE d.instance_id = i.id AND d.trigger_id = $2)",
-                    $crate::store::ops_sql::UNFINISHED
+                    $crate::store::statuses::UNFINISHED
                 );
                 let (n,): (i64,) = sqlx::query_as(&sql)
                 .bind(workflow).bind(trigger).fetch_one(&self.pool).await?;
