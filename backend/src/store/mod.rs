@@ -7,6 +7,7 @@
 mod account_sql;
 mod admission_sql;
 mod audit_sql;
+mod backend;
 mod engine_records;
 mod engine_sql;
 mod job_records;

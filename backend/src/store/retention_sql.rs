@@ -80,98 +80,107 @@ pub(super) fn scope(workflow: Option<Uuid>) -> String {
 }
 
 macro_rules! impl_retention_store {
-    ($store:ty, $db:ty) => {
-        impl $store {
-            /// Deletes those of `ids` that have finished, with their idempotency records.
-            async fn delete_finished(tx: &mut sqlx::Transaction<'_, $db>, ids: &[Uuid]) -> Result<u64> {
-                if ids.is_empty() {
-                    return Ok(0);
-                }
-                let sql = format!("DELETE FROM instances WHERE status IN {} AND id IN (", $crate::store::statuses::TERMINAL);
-                let mut delete = sqlx::QueryBuilder::<$db>::new(sql);
-                let mut list = delete.separated(", ");
-                for id in ids {
-                    list.push_bind(*id);
-                }
-                delete.push(") RETURNING id");
-                let deleted: Vec<(Uuid,)> = delete.build_query_as().fetch_all(&mut **tx).await?;
-                if !deleted.is_empty() {
-                    let mut starts = sqlx::QueryBuilder::<$db>::new("DELETE FROM start_requests WHERE instance_id IN (");
-                    let mut list = starts.separated(", ");
-                    for (id,) in &deleted {
+    ($store:ty) => {
+        const _: () = {
+            use $crate::store::backend::Backend;
+            use $crate::store::{Result, StoreError};
+            use chrono::{DateTime, Utc};
+            use uuid::Uuid;
+            type Db = <$store as Backend>::Db;
+            const SKIP_LOCKED: &str = <$store as Backend>::SKIP_LOCKED;
+
+            impl $store {
+                /// Deletes those of `ids` that have finished, with their idempotency records.
+                async fn delete_finished(tx: &mut sqlx::Transaction<'_, Db>, ids: &[Uuid]) -> Result<u64> {
+                    if ids.is_empty() {
+                        return Ok(0);
+                    }
+                    let sql = format!("DELETE FROM instances WHERE status IN {} AND id IN (", $crate::store::statuses::TERMINAL);
+                    let mut delete = sqlx::QueryBuilder::<Db>::new(sql);
+                    let mut list = delete.separated(", ");
+                    for id in ids {
                         list.push_bind(*id);
                     }
-                    starts.push(")");
-                    starts.build().execute(&mut **tx).await?;
+                    delete.push(") RETURNING id");
+                    let deleted: Vec<(Uuid,)> = delete.build_query_as().fetch_all(&mut **tx).await?;
+                    if !deleted.is_empty() {
+                        let mut starts = sqlx::QueryBuilder::<Db>::new("DELETE FROM start_requests WHERE instance_id IN (");
+                        let mut list = starts.separated(", ");
+                        for (id,) in &deleted {
+                            list.push_bind(*id);
+                        }
+                        starts.push(")");
+                        starts.build().execute(&mut **tx).await?;
+                    }
+                    Ok(deleted.len() as u64)
                 }
-                Ok(deleted.len() as u64)
             }
-        }
 
-        #[async_trait::async_trait]
-        impl $crate::store::RetentionStore for $store {
-            async fn purge_instance(&self, id: Uuid) -> Result<$crate::store::PurgeOutcome> {
-                use $crate::store::PurgeOutcome;
-                let _guard = self.write_guard().await;
-                let mut tx = self.pool.begin().await?;
-                if Self::delete_finished(&mut tx, &[id]).await? == 1 {
+            #[async_trait::async_trait]
+            impl $crate::store::RetentionStore for $store {
+                async fn purge_instance(&self, id: Uuid) -> Result<$crate::store::PurgeOutcome> {
+                    use $crate::store::PurgeOutcome;
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    if Self::delete_finished(&mut tx, &[id]).await? == 1 {
+                        tx.commit().await?;
+                        return Ok(PurgeOutcome::Purged);
+                    }
+                    let status: Option<(String,)> = sqlx::query_as("SELECT status FROM instances WHERE id = $1")
+                        .bind(id).fetch_optional(&mut *tx).await?;
                     tx.commit().await?;
-                    return Ok(PurgeOutcome::Purged);
+                    Ok(status.map_or(PurgeOutcome::NotFound, |(s,)| PurgeOutcome::NotTerminal(s)))
                 }
-                let status: Option<(String,)> = sqlx::query_as("SELECT status FROM instances WHERE id = $1")
-                    .bind(id).fetch_optional(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(status.map_or(PurgeOutcome::NotFound, |(s,)| PurgeOutcome::NotTerminal(s)))
-            }
 
-            async fn retention(&self, workflow: Option<Uuid>) -> Result<Option<$crate::store::RetentionPolicy>> {
-                Ok(sqlx::query_as(
-                    "SELECT succeeded_days, failed_days, canceled_days, timed_out_days, audit_days FROM retention_policies WHERE scope = $1",
-                )
-                .bind($crate::store::retention_sql::scope(workflow)).fetch_optional(&self.pool).await?)
-            }
+                async fn retention(&self, workflow: Option<Uuid>) -> Result<Option<$crate::store::RetentionPolicy>> {
+                    Ok(sqlx::query_as(
+                        "SELECT succeeded_days, failed_days, canceled_days, timed_out_days, audit_days FROM retention_policies WHERE scope = $1",
+                    )
+                    .bind($crate::store::retention_sql::scope(workflow)).fetch_optional(self.pool()).await?)
+                }
 
-            async fn put_retention(&self, workflow: Option<Uuid>, p: &$crate::store::RetentionPolicy) -> Result<()> {
-                let _guard = self.write_guard().await;
-                sqlx::query(
-                    "INSERT INTO retention_policies (scope, workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days, \
-                     audit_days, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (scope) DO UPDATE SET \
-                     succeeded_days = $3, failed_days = $4, canceled_days = $5, timed_out_days = $6, audit_days = $7, updated_at = $8",
-                )
-                .bind($crate::store::retention_sql::scope(workflow)).bind(workflow).bind(p.succeeded_days).bind(p.failed_days)
-                .bind(p.canceled_days).bind(p.timed_out_days).bind(p.audit_days).bind(Utc::now())
-                .execute(&self.pool).await.map_err(StoreError::from_sqlx)?;
-                Ok(())
-            }
+                async fn put_retention(&self, workflow: Option<Uuid>, p: &$crate::store::RetentionPolicy) -> Result<()> {
+                    let _guard = self.write_guard().await;
+                    sqlx::query(
+                        "INSERT INTO retention_policies (scope, workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days, \
+                         audit_days, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (scope) DO UPDATE SET \
+                         succeeded_days = $3, failed_days = $4, canceled_days = $5, timed_out_days = $6, audit_days = $7, updated_at = $8",
+                    )
+                    .bind($crate::store::retention_sql::scope(workflow)).bind(workflow).bind(p.succeeded_days).bind(p.failed_days)
+                    .bind(p.canceled_days).bind(p.timed_out_days).bind(p.audit_days).bind(Utc::now())
+                    .execute(self.pool()).await.map_err(StoreError::from_sqlx)?;
+                    Ok(())
+                }
 
-            async fn workflow_retentions(&self) -> Result<Vec<(Uuid, $crate::store::RetentionPolicy)>> {
-                let rows: Vec<(Uuid, Option<i32>, Option<i32>, Option<i32>, Option<i32>)> = sqlx::query_as(
-                    "SELECT workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days FROM retention_policies \
-                     WHERE workflow_id IS NOT NULL",
-                )
-                .fetch_all(&self.pool).await?;
-                Ok(rows.into_iter().map(|(w, s, f, c, t)| {
-                    (w, $crate::store::RetentionPolicy { succeeded_days: s, failed_days: f, canceled_days: c, timed_out_days: t, audit_days: None })
-                }).collect())
-            }
+                async fn workflow_retentions(&self) -> Result<Vec<(Uuid, $crate::store::RetentionPolicy)>> {
+                    let rows: Vec<(Uuid, Option<i32>, Option<i32>, Option<i32>, Option<i32>)> = sqlx::query_as(
+                        "SELECT workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days FROM retention_policies \
+                         WHERE workflow_id IS NOT NULL",
+                    )
+                    .fetch_all(self.pool()).await?;
+                    Ok(rows.into_iter().map(|(w, s, f, c, t)| {
+                        (w, $crate::store::RetentionPolicy { succeeded_days: s, failed_days: f, canceled_days: c, timed_out_days: t, audit_days: None })
+                    }).collect())
+                }
 
-            async fn sweep_expired(&self, workflow: Option<Uuid>, status: &str, before: DateTime<Utc>, limit: i64) -> Result<u64> {
-                let _guard = self.write_guard().await;
-                let mut tx = self.pool.begin().await?;
-                // Candidates another process is deleting right now are skipped, not waited for.
-                let sql = format!(
-                    "SELECT id FROM instances WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR ($3 IS NULL \
-                     AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
-                     ORDER BY ended_at LIMIT $4{SKIP_LOCKED}"
-                );
-                let ids: Vec<(Uuid,)> = sqlx::query_as(&sql).bind(status).bind(before).bind(workflow).bind(limit)
-                    .fetch_all(&mut *tx).await?;
-                let ids: Vec<Uuid> = ids.into_iter().map(|(id,)| id).collect();
-                let deleted = Self::delete_finished(&mut tx, &ids).await?;
-                tx.commit().await?;
-                Ok(deleted)
+                async fn sweep_expired(&self, workflow: Option<Uuid>, status: &str, before: DateTime<Utc>, limit: i64) -> Result<u64> {
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    // Candidates another process is deleting right now are skipped, not waited for.
+                    let sql = format!(
+                        "SELECT id FROM instances WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR ($3 IS NULL \
+                         AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
+                         ORDER BY ended_at LIMIT $4{SKIP_LOCKED}"
+                    );
+                    let ids: Vec<(Uuid,)> = sqlx::query_as(&sql).bind(status).bind(before).bind(workflow).bind(limit)
+                        .fetch_all(&mut *tx).await?;
+                    let ids: Vec<Uuid> = ids.into_iter().map(|(id,)| id).collect();
+                    let deleted = Self::delete_finished(&mut tx, &ids).await?;
+                    tx.commit().await?;
+                    Ok(deleted)
+                }
             }
-        }
+        };
     };
 }
 
