@@ -10,12 +10,12 @@
 pub mod retention;
 
 use crate::engine::{Engine, EngineError};
-use crate::store::ops_sql::{RETRYABLE, TERMINAL, UNFINISHED};
-use crate::store::{BatchDone, DynStore, InstanceQuery, JobLease, JobRow};
+use crate::store::{BatchDone, DynStore, InstanceQuery, JobLease, JobRow, StatusSet};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tokio::sync::watch;
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
 /// Instances purged per transaction.
@@ -109,12 +109,12 @@ impl JobKind {
         }
     }
 
-    /// The statuses the action applies to, as SQL; instances in others are left alone.
-    pub fn statuses(self) -> &'static str {
+    /// The statuses the action applies to; instances in others are left alone.
+    pub fn statuses(self) -> StatusSet {
         match self {
-            JobKind::Purge => TERMINAL,
-            JobKind::Cancel => UNFINISHED,
-            JobKind::Retry => RETRYABLE,
+            JobKind::Purge => StatusSet::Terminal,
+            JobKind::Cancel => StatusSet::Unfinished,
+            JobKind::Retry => StatusSet::Retryable,
         }
     }
 
@@ -126,7 +126,7 @@ impl JobKind {
     }
 
     pub fn applies_to(self, status: &str) -> bool {
-        self.statuses().contains(&format!("'{status}'"))
+        InstanceStatus::parse(status).is_some_and(|s| self.statuses().contains(s))
     }
 
     fn batch_size(self) -> i64 {

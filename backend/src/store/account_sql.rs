@@ -35,63 +35,74 @@ pub trait AccountStore: Send + Sync + 'static {
 
 macro_rules! impl_account_store {
     ($store:ty) => {
-        #[async_trait::async_trait]
-        impl $crate::store::AccountStore for $store {
-            async fn insert_session(
-                &self,
-                id: Uuid,
-                user: Uuid,
-                now: DateTime<Utc>,
-                expires_at: DateTime<Utc>,
-            ) -> Result<()> {
-                let _guard = self.write_guard().await;
-                let mut tx = self.pool.begin().await?;
-                sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(&mut *tx).await?;
-                sqlx::query("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+        const _: () = {
+            use chrono::{DateTime, Utc};
+            use uuid::Uuid;
+            use $crate::store::backend::Backend;
+            use $crate::store::Result;
+
+            #[async_trait::async_trait]
+            impl $crate::store::AccountStore for $store {
+                async fn insert_session(
+                    &self,
+                    id: Uuid,
+                    user: Uuid,
+                    now: DateTime<Utc>,
+                    expires_at: DateTime<Utc>,
+                ) -> Result<()> {
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    sqlx::query("DELETE FROM sessions WHERE expires_at <= $1").bind(now).execute(&mut *tx).await?;
+                    sqlx::query("INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
+                        .bind(id)
+                        .bind(user)
+                        .bind(now)
+                        .bind(expires_at)
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    Ok(())
+                }
+
+                async fn session_user(
+                    &self,
+                    id: Uuid,
+                    now: DateTime<Utc>,
+                ) -> Result<Option<$crate::store::SessionUser>> {
+                    Ok(sqlx::query_as(
+                        "SELECT u.id AS user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id \
+                         WHERE s.id = $1 AND s.expires_at > $2",
+                    )
                     .bind(id)
-                    .bind(user)
                     .bind(now)
-                    .bind(expires_at)
-                    .execute(&mut *tx)
-                    .await?;
-                tx.commit().await?;
-                Ok(())
-            }
+                    .fetch_optional(self.pool())
+                    .await?)
+                }
 
-            async fn session_user(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<$crate::store::SessionUser>> {
-                Ok(sqlx::query_as(
-                    "SELECT u.id AS user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id \
-                     WHERE s.id = $1 AND s.expires_at > $2",
-                )
-                .bind(id)
-                .bind(now)
-                .fetch_optional(&self.pool)
-                .await?)
-            }
+                async fn delete_session(&self, id: Uuid) -> Result<bool> {
+                    let _guard = self.write_guard().await;
+                    let done = sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(self.pool()).await?;
+                    Ok(done.rows_affected() == 1)
+                }
 
-            async fn delete_session(&self, id: Uuid) -> Result<bool> {
-                let _guard = self.write_guard().await;
-                let done = sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&self.pool).await?;
-                Ok(done.rows_affected() == 1)
-            }
+                async fn set_role(&self, user: Uuid, role: &str) -> Result<bool> {
+                    let _guard = self.write_guard().await;
+                    let done = sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
+                        .bind(role)
+                        .bind(Utc::now())
+                        .bind(user)
+                        .execute(self.pool())
+                        .await?;
+                    Ok(done.rows_affected() == 1)
+                }
 
-            async fn set_role(&self, user: Uuid, role: &str) -> Result<bool> {
-                let _guard = self.write_guard().await;
-                let done = sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
-                    .bind(role)
-                    .bind(Utc::now())
-                    .bind(user)
-                    .execute(&self.pool)
-                    .await?;
-                Ok(done.rows_affected() == 1)
+                async fn delete_user(&self, user: Uuid) -> Result<bool> {
+                    let _guard = self.write_guard().await;
+                    let done = sqlx::query("DELETE FROM users WHERE id = $1").bind(user).execute(self.pool()).await?;
+                    Ok(done.rows_affected() == 1)
+                }
             }
-
-            async fn delete_user(&self, user: Uuid) -> Result<bool> {
-                let _guard = self.write_guard().await;
-                let done = sqlx::query("DELETE FROM users WHERE id = $1").bind(user).execute(&self.pool).await?;
-                Ok(done.rows_affected() == 1)
-            }
-        }
+        };
     };
 }
 pub(super) use impl_account_store;

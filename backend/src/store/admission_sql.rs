@@ -2,210 +2,248 @@
 //! retrying a finished one and admitting queued ones, each under the workflow's lock
 //! (`LOCK_ROW`), which is how `max_concurrent_instances` (FIFO) and the business-key rules
 //! hold across processes. Each transaction here can be chosen as a deadlock victim; the
-//! `InstanceStore` methods in `engine_sql.rs` run them through `retry_transient`.
+//! `InstanceStore` methods in `engine_sql.rs` run them through `retry_transient`. The queue
+//! inspector's `queue_place` reads the same queue.
+
+use super::engine_records::QueuePlace;
+use super::Result;
+use async_trait::async_trait;
+use uuid::Uuid;
+
+/// The FIFO queue of instances waiting for a slot under `max_concurrent_instances`.
+#[async_trait]
+pub trait AdmissionQueue: Send + Sync + 'static {
+    /// Where a queued instance stands in its workflow's queue.
+    async fn queue_place(&self, workflow: Uuid, id: Uuid) -> Result<QueuePlace>;
+}
 
 macro_rules! impl_admission {
-    ($store:ty, $db:ty) => {
-        impl $store {
-            async fn active_count(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid) -> Result<i64> {
-                let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
-                let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
-                Ok(n)
-            }
+    ($store:ty) => {
+        const _: () = {
+            use $crate::store::backend::Backend;
+            use $crate::store::engine_records::{NewInstance, NodeRow, StartOutcome, StoredStart, TransitionOutcome, Writes};
+            use $crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+            use $crate::store::statuses::ACTIVE;
+            use $crate::store::{Decide, Result, RetryDecide, StoreError};
+            use uuid::Uuid;
+            type Db = <$store as Backend>::Db;
+            const LOCK_ROW: &str = <$store as Backend>::LOCK_ROW;
 
-            /// Whether `workflow` has a concurrency slot for one more instance, holding its lock:
-            /// nothing queued (FIFO: a start or retry never overtakes instances already waiting)
-            /// and fewer than `limit` active.
-            async fn slot_free(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid, limit: u32) -> Result<bool> {
-                Self::lock_workflow(tx, workflow).await?;
-                let (queued,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
-                    .bind(workflow).fetch_one(&mut **tx).await?;
-                Ok(queued == 0 && Self::active_count(tx, workflow).await? < i64::from(limit))
-            }
+            impl $store {
+                async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
+                    let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+                    let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
+                    Ok(n)
+                }
 
-            /// Whether the key-reuse policy refuses `key` because of an earlier instance.
-            /// It holds the workflow lock, so two starts cannot both find no earlier one.
-            async fn key_refusal(
-                tx: &mut sqlx::Transaction<'_, $db>,
-                workflow: Uuid,
-                key: &str,
-                policy: trellis_model::KeyReuse,
-            ) -> Result<Option<StartOutcome>> {
-                use trellis_model::KeyReuse;
-                let only = match policy {
-                    KeyReuse::AllowDuplicate | KeyReuse::TerminateIfRunning => return Ok(None),
-                    KeyReuse::RejectDuplicate => "",
-                    KeyReuse::AllowDuplicateFailedOnly => " AND status = 'succeeded'",
-                };
-                Self::lock_workflow(tx, workflow).await?;
-                let sql = format!("SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER BY id DESC LIMIT 1");
-                let earlier: Option<(Uuid, String)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
-                Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
-            }
+                /// Whether `workflow` has a concurrency slot for one more instance, holding its lock:
+                /// nothing queued (FIFO: a start or retry never overtakes instances already waiting)
+                /// and fewer than `limit` active.
+                async fn slot_free(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid, limit: u32) -> Result<bool> {
+                    Self::lock_workflow(tx, workflow).await?;
+                    let (queued,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
+                        .bind(workflow).fetch_one(&mut **tx).await?;
+                    Ok(queued == 0 && Self::active_count(tx, workflow).await? < i64::from(limit))
+                }
 
-            /// The live instance holding `key`, if there still is one.
-            async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
-                let sql = format!(
-                    "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
-                    $crate::store::ops_sql::UNFINISHED
-                );
-                let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&self.pool).await?;
-                Ok(live.map(|(id,)| id))
-            }
-            async fn start_instance_once(&self, new: &NewInstance) -> Result<StartOutcome> {
-                let _guard = self.write_guard().await;
-                let mut tx = self.pool.begin().await?;
-                let row = &new.row;
-                if let Some((key, hash)) = &new.idempotency {
-                    // First, so a concurrent start with the same key waits on this row and then
-                    // finds it, and a repeated request is answered before any limit is checked.
-                    let claimed = sqlx::query(
-                        "INSERT INTO start_requests (workflow_id, idempotency_key, request_hash, instance_id, status, version, created_at) \
-                         VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT (workflow_id, idempotency_key) DO NOTHING",
-                    )
-                    .bind(row.workflow_id).bind(key).bind(hash).bind(row.id).bind(row.version).bind(row.created_at)
-                    .execute(&mut *tx).await?;
-                    if claimed.rows_affected() == 0 {
-                        let first: StoredStart = sqlx::query_as(
-                            "SELECT request_hash, instance_id, status, version FROM start_requests WHERE workflow_id = $1 AND idempotency_key = $2",
+                /// Whether the key-reuse policy refuses `key` because of an earlier instance.
+                /// It holds the workflow lock, so two starts cannot both find no earlier one.
+                async fn key_refusal(
+                    tx: &mut sqlx::Transaction<'_, Db>,
+                    workflow: Uuid,
+                    key: &str,
+                    policy: trellis_model::KeyReuse,
+                ) -> Result<Option<StartOutcome>> {
+                    use trellis_model::KeyReuse;
+                    let only = match policy {
+                        KeyReuse::AllowDuplicate | KeyReuse::TerminateIfRunning => return Ok(None),
+                        KeyReuse::RejectDuplicate => "",
+                        KeyReuse::AllowDuplicateFailedOnly => " AND status = 'succeeded'",
+                    };
+                    Self::lock_workflow(tx, workflow).await?;
+                    let sql = format!("SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER BY id DESC LIMIT 1");
+                    let earlier: Option<(Uuid, String)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+                    Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
+                }
+
+                /// The live instance holding `key`, if there still is one.
+                async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
+                    let sql = format!(
+                        "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
+                        $crate::store::statuses::UNFINISHED
+                    );
+                    let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
+                    Ok(live.map(|(id,)| id))
+                }
+                async fn start_instance_once(&self, new: &NewInstance) -> Result<StartOutcome> {
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    let row = &new.row;
+                    if let Some((key, hash)) = &new.idempotency {
+                        // First, so a concurrent start with the same key waits on this row and then
+                        // finds it, and a repeated request is answered before any limit is checked.
+                        let claimed = sqlx::query(
+                            "INSERT INTO start_requests (workflow_id, idempotency_key, request_hash, instance_id, status, version, created_at) \
+                             VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT (workflow_id, idempotency_key) DO NOTHING",
                         )
-                        .bind(row.workflow_id).bind(key).fetch_one(&mut *tx).await?;
-                        return Ok(StartOutcome::Repeated(first));
+                        .bind(row.workflow_id).bind(key).bind(hash).bind(row.id).bind(row.version).bind(row.created_at)
+                        .execute(&mut *tx).await?;
+                        if claimed.rows_affected() == 0 {
+                            let first: StoredStart = sqlx::query_as(
+                                "SELECT request_hash, instance_id, status, version FROM start_requests WHERE workflow_id = $1 AND idempotency_key = $2",
+                            )
+                            .bind(row.workflow_id).bind(key).fetch_one(&mut *tx).await?;
+                            return Ok(StartOutcome::Repeated(first));
+                        }
                     }
-                }
-                if let Some(key) = &row.business_key {
-                    if let Some(refused) = Self::key_refusal(&mut tx, row.workflow_id, key, new.key_reuse).await? {
-                        return Ok(refused);
+                    if let Some(key) = &row.business_key {
+                        if let Some(refused) = Self::key_refusal(&mut tx, row.workflow_id, key, new.key_reuse).await? {
+                            return Ok(refused);
+                        }
                     }
-                }
-                let mut outcome = StartOutcome::Running;
-                if let Some(limit) = new.limit {
-                    if !Self::slot_free(&mut tx, row.workflow_id, limit).await? {
-                        outcome = if new.reject_over_limit { StartOutcome::Rejected } else { StartOutcome::Queued };
+                    let mut outcome = StartOutcome::Running;
+                    if let Some(limit) = new.limit {
+                        if !Self::slot_free(&mut tx, row.workflow_id, limit).await? {
+                            outcome = if new.reject_over_limit { StartOutcome::Rejected } else { StartOutcome::Queued };
+                        }
                     }
-                }
-                if outcome == StartOutcome::Rejected {
-                    return Ok(outcome);
-                }
-                let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
-                let inserted = sqlx::query(&sql)
-                    .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
-                    .bind(&row.trace_id).bind(&row.parent_span_id)
-                    .execute(&mut *tx).await;
-                match inserted.map_err(StoreError::from_sqlx) {
-                    // The id is fresh, so the only unique rule this can break is one live
-                    // instance per key (`instances_one_live_per_key`).
-                    Err(StoreError::Conflict(_)) if row.business_key.is_some() => {
-                        drop(tx);
-                        return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
+                    if outcome == StartOutcome::Rejected {
+                        return Ok(outcome);
                     }
-                    other => {
-                        other?;
+                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
+                    let inserted = sqlx::query(&sql)
+                        .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
+                        .bind(&row.trace_id).bind(&row.parent_span_id)
+                        .execute(&mut *tx).await;
+                    match inserted.map_err(StoreError::from_sqlx) {
+                        // The id is fresh, so the only unique rule this can break is one live
+                        // instance per key (`instances_one_live_per_key`).
+                        Err(StoreError::Conflict(_)) if row.business_key.is_some() => {
+                            drop(tx);
+                            return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
+                        }
+                        other => {
+                            other?;
+                        }
                     }
-                }
-                // One statement for all nodes (at most 1,000, well under both bind limits).
-                let mut insert = sqlx::QueryBuilder::<$db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
-                insert.push_values(&new.nodes, |mut values, n| {
-                    values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(0i32);
-                });
-                insert.build().execute(&mut *tx).await?;
-                // The history starts at 1: creation, then waiting in the queue or admission.
-                let mut on_admit = new.on_admit.clone();
-                let mut events = new.created_events.clone();
-                if outcome == StartOutcome::Running {
-                    events.append(&mut on_admit.events);
-                    self.apply_writes(&mut tx, row.id, row.workflow_id, &mut on_admit).await?;
-                } else {
-                    events.extend(new.queued_events.iter().cloned());
-                }
-                self.append_events(&mut tx, row.id, row.workflow_id, &events).await?;
-                if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
-                    sqlx::query("UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2")
-                        .bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-                Ok(outcome)
-            }
-
-            async fn retry_instance_once(
-                &self,
-                id: Uuid,
-                limit: Option<u32>,
-                reject_over_limit: bool,
-                migrate: Option<(i64, &[NodeRow])>,
-                decide: RetryDecide<'_>,
-            ) -> Result<Option<TransitionOutcome>> {
-                let _guard = self.write_guard().await;
-                let mut tx = self.pool.begin().await?;
-                let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
-                    return Ok(Some(TransitionOutcome::NotFound));
-                };
-                let workflow = peek.instance.workflow_id;
-                let mut admit = true;
-                if let Some(limit) = limit {
-                    // Workflow lock, then instance lock: the order admission takes them in.
-                    admit = Self::slot_free(&mut tx, workflow, limit).await?;
-                    if !admit && reject_over_limit {
-                        return Ok(None);
-                    }
-                }
-                let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
-                    return Ok(Some(TransitionOutcome::NotFound));
-                };
-                if let Some((version, nodes)) = migrate {
-                    // Rolled back with the rest if `decide` finds the retry does not apply.
-                    sqlx::query("UPDATE instances SET version = $1 WHERE id = $2").bind(version).bind(id).execute(&mut *tx).await?;
-                    sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
-                    let mut insert = sqlx::QueryBuilder::<$db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
-                    insert.push_values(nodes, |mut v, n| {
-                        v.push_bind(id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(n.attempts)
-                            .push_bind(&n.outcome).push_bind(&n.output).push_bind(&n.error).push_bind(n.started_at).push_bind(n.ended_at)
-                            .push_bind(n.dispatched_at).push_bind(&n.wait_kind).push_bind(n.wait_started_at);
+                    // One statement for all nodes (at most 1,000, well under both bind limits).
+                    let mut insert = sqlx::QueryBuilder::<Db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
+                    insert.push_values(&new.nodes, |mut values, n| {
+                        values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(0i32);
                     });
                     insert.build().execute(&mut *tx).await?;
-                    snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
-                }
-                let mut writes = decide(&snapshot, admit);
-                if writes.is_empty() {
-                    return Ok(Some(TransitionOutcome::Unchanged));
-                }
-                self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
-                    StoreError::Database(e) => StoreError::from_sqlx(e),
-                    e => e,
-                })?;
-                tx.commit().await?;
-                Ok(Some(TransitionOutcome::Applied(Box::new(writes))))
-            }
-
-            async fn admit_queued_once(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
-                let _guard = self.write_guard().await;
-                let mut tx = self.pool.begin().await?;
-                Self::lock_workflow(&mut tx, workflow).await?;
-                let free = match limit {
-                    Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
-                    None => i64::MAX,
-                };
-                let ids: Vec<(Uuid,)> = sqlx::query_as("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
-                    .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
-                let mut admitted = Vec::with_capacity(ids.len());
-                for (id,) in ids {
-                    // Locked and re-read: a cancel may have got there first.
-                    if let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? {
-                        let mut writes = decide(&snapshot);
-                        self.apply_writes(&mut tx, id, workflow, &mut writes).await?;
-                        admitted.push((id, writes));
+                    // The history starts at 1: creation, then waiting in the queue or admission.
+                    let mut on_admit = new.on_admit.clone();
+                    let mut events = new.created_events.clone();
+                    if outcome == StartOutcome::Running {
+                        events.append(&mut on_admit.events);
+                        self.apply_writes(&mut tx, row.id, row.workflow_id, &mut on_admit).await?;
+                    } else {
+                        events.extend(new.queued_events.iter().cloned());
                     }
+                    self.append_events(&mut tx, row.id, row.workflow_id, &events).await?;
+                    if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
+                        sqlx::query("UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2")
+                            .bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
+                    }
+                    tx.commit().await?;
+                    Ok(outcome)
                 }
-                tx.commit().await?;
-                Ok(admitted)
+
+                async fn retry_instance_once(
+                    &self,
+                    id: Uuid,
+                    limit: Option<u32>,
+                    reject_over_limit: bool,
+                    migrate: Option<(i64, &[NodeRow])>,
+                    decide: RetryDecide<'_>,
+                ) -> Result<Option<TransitionOutcome>> {
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
+                        return Ok(Some(TransitionOutcome::NotFound));
+                    };
+                    let workflow = peek.instance.workflow_id;
+                    let mut admit = true;
+                    if let Some(limit) = limit {
+                        // Workflow lock, then instance lock: the order admission takes them in.
+                        admit = Self::slot_free(&mut tx, workflow, limit).await?;
+                        if !admit && reject_over_limit {
+                            return Ok(None);
+                        }
+                    }
+                    let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+                        return Ok(Some(TransitionOutcome::NotFound));
+                    };
+                    if let Some((version, nodes)) = migrate {
+                        // Rolled back with the rest if `decide` finds the retry does not apply.
+                        sqlx::query("UPDATE instances SET version = $1 WHERE id = $2").bind(version).bind(id).execute(&mut *tx).await?;
+                        sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
+                        let mut insert = sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+                        insert.push_values(nodes, |mut v, n| {
+                            v.push_bind(id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(n.attempts)
+                                .push_bind(&n.outcome).push_bind(&n.output).push_bind(&n.error).push_bind(n.started_at).push_bind(n.ended_at)
+                                .push_bind(n.dispatched_at).push_bind(&n.wait_kind).push_bind(n.wait_started_at);
+                        });
+                        insert.build().execute(&mut *tx).await?;
+                        snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
+                    }
+                    let mut writes = decide(&snapshot, admit);
+                    if writes.is_empty() {
+                        return Ok(Some(TransitionOutcome::Unchanged));
+                    }
+                    self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
+                        StoreError::Database(e) => StoreError::from_sqlx(e),
+                        e => e,
+                    })?;
+                    tx.commit().await?;
+                    Ok(Some(TransitionOutcome::Applied(Box::new(writes))))
+                }
+
+                async fn admit_queued_once(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    Self::lock_workflow(&mut tx, workflow).await?;
+                    let free = match limit {
+                        Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
+                        None => i64::MAX,
+                    };
+                    let ids: Vec<(Uuid,)> = sqlx::query_as("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
+                        .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
+                    let mut admitted = Vec::with_capacity(ids.len());
+                    for (id,) in ids {
+                        // Locked and re-read: a cancel may have got there first.
+                        if let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? {
+                            let mut writes = decide(&snapshot);
+                            self.apply_writes(&mut tx, id, workflow, &mut writes).await?;
+                            admitted.push((id, writes));
+                        }
+                    }
+                    tx.commit().await?;
+                    Ok(admitted)
+                }
+
+                async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
+                    let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
+                    sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
+                    Ok(())
+                }
             }
 
-            async fn lock_workflow(tx: &mut sqlx::Transaction<'_, $db>, workflow: Uuid) -> Result<()> {
-                let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
-                sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
-                Ok(())
+            #[async_trait::async_trait]
+            impl $crate::store::AdmissionQueue for $store {
+                async fn queue_place(&self, workflow: Uuid, id: Uuid) -> Result<$crate::store::QueuePlace> {
+                    // Admission takes the oldest queued id first (FIFO), so those before it are ahead.
+                    let (ahead,): (i64,) = sqlx::query_as(
+                        "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2",
+                    )
+                    .bind(workflow).bind(id).fetch_one(self.pool()).await?;
+                    let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+                    let (active,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(self.pool()).await?;
+                    Ok($crate::store::QueuePlace { ahead, active })
+                }
             }
-        }
+        };
     };
 }
 

@@ -267,3 +267,10 @@ pub struct EngineGauges {
     pub pending_timers: i64,
     pub pool: PoolStats,
 }
+/// Where a queued instance stands: instances ahead of it in its workflow's FIFO queue and
+/// how many of the workflow's instances hold a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueuePlace {
+    pub ahead: i64,
+    pub active: i64,
+}

@@ -7,26 +7,32 @@
 mod account_sql;
 mod admission_sql;
 mod audit_sql;
+mod backend;
 mod engine_records;
 mod engine_sql;
+mod job_records;
+mod job_sql;
 pub mod notice;
-mod ops_records;
-pub mod ops_sql;
 mod postgres;
 mod records;
+mod retention_sql;
 mod sql;
 mod sqlite;
+pub mod statuses;
 pub(crate) mod transient;
 mod trigger_records;
 mod trigger_sql;
 mod work_sql;
 
 pub use account_sql::{AccountStore, SessionUser};
+pub use admission_sql::AdmissionQueue;
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
-pub use ops_records::*;
-pub use ops_sql::OpsStore;
+pub use job_records::*;
+pub use job_sql::JobStore;
 pub use records::*;
+pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
+pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
@@ -107,7 +113,9 @@ pub trait InstanceStore: Send + Sync + 'static {
 
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
-pub trait Store: InstanceStore + WorkQueue + TriggerStore + AuditStore + OpsStore + AccountStore {
+pub trait Store:
+    InstanceStore + AdmissionQueue + WorkQueue + TriggerStore + AuditStore + JobStore + RetentionStore + AccountStore
+{
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
     async fn ping(&self) -> Result<()>;

@@ -1,26 +1,12 @@
 //! Postgres: the production backend, shared by any number of `trellis serve` processes.
 
-use super::account_sql::impl_account_store;
-use super::admission_sql::impl_admission;
-use super::audit_sql::impl_audit_store;
-use super::engine_records::*;
-use super::engine_sql::{
-    bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
-};
+use super::backend::Backend;
 use super::notice::{self, Appended, Notice};
-use super::ops_sql::impl_ops_store;
-use super::records::*;
-use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
-use super::trigger_sql::impl_trigger_store;
-use super::work_sql::impl_work_queue;
-use super::{Decide, RetryDecide};
-use super::{Result, StoreError};
-use chrono::{DateTime, Utc};
+use super::Result;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
-use sqlx::types::Json;
 use std::str::FromStr;
 use std::time::Duration;
-use trellis_model::Definition;
+use tokio::sync::mpsc::Receiver;
 use uuid::Uuid;
 
 pub struct PgStore {
@@ -46,33 +32,46 @@ impl PgStore {
     }
 }
 
-impl_store!(PgStore, "postgres");
-impl_trigger_store!(PgStore);
-impl_audit_store!(PgStore);
-impl_account_store!(PgStore);
-impl_instance_store!(PgStore, sqlx::Postgres);
-impl_admission!(PgStore, sqlx::Postgres);
-impl_work_queue!(PgStore);
-impl_ops_store!(PgStore, sqlx::Postgres);
+super::sql::impl_store!(PgStore);
+super::trigger_sql::impl_trigger_store!(PgStore);
+super::audit_sql::impl_audit_store!(PgStore);
+super::account_sql::impl_account_store!(PgStore);
+super::engine_sql::impl_instance_store!(PgStore);
+super::admission_sql::impl_admission!(PgStore);
+super::work_sql::impl_work_queue!(PgStore);
+super::job_sql::impl_job_store!(PgStore);
+super::retention_sql::impl_retention_store!(PgStore);
 
-/// `NO KEY UPDATE`, not `UPDATE`: rows that reference a workflow or an instance (idempotency
-/// records, nodes, history, work) take a key-share lock on it through their foreign key, which
-/// `FOR UPDATE` conflicts with and `FOR NO KEY UPDATE` does not. With `FOR UPDATE`, two keyed
-/// starts that had each inserted their idempotency record deadlocked asking for the workflow's
-/// admission lock. Two `FOR NO KEY UPDATE`s still exclude each other, which is all admission
-/// and transitions need; keys are never updated.
-const LOCK_ROW: &str = " FOR NO KEY UPDATE";
-const SKIP_LOCKED: &str = " FOR UPDATE SKIP LOCKED";
-const NOTIFY_EVENTS: Option<&str> = Some("SELECT pg_notify('trellis_events', $1)");
-
-impl PgStore {
+impl Backend for PgStore {
+    type Db = sqlx::Postgres;
     /// Postgres serializes conflicting writers itself (row locks); nothing to hold here.
+    type WriteGuard<'a> = ();
+
+    const NAME: &'static str = "postgres";
+    /// `NO KEY UPDATE`, not `UPDATE`: rows that reference a workflow or an instance (idempotency
+    /// records, nodes, history, work) take a key-share lock on it through their foreign key, which
+    /// `FOR UPDATE` conflicts with and `FOR NO KEY UPDATE` does not. With `FOR UPDATE`, two keyed
+    /// starts that had each inserted their idempotency record deadlocked asking for the workflow's
+    /// admission lock. Two `FOR NO KEY UPDATE`s still exclude each other, which is all admission
+    /// and transitions need; keys are never updated.
+    const LOCK_ROW: &'static str = " FOR NO KEY UPDATE";
+    const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
+    const NOTIFY_EVENTS: Option<&'static str> = Some("SELECT pg_notify('trellis_events', $1)");
+
+    fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    fn origin(&self) -> Uuid {
+        self.origin
+    }
+
     async fn write_guard(&self) {}
 
     /// LISTENs on its own connection and forwards other processes' announcements. When the
     /// connection drops, sqlx reconnects; what was announced meanwhile is lost, which the
     /// receiver is told (`Notice::Gap`) so it rereads the history.
-    async fn listen_for_notices(&self) -> Result<Option<tokio::sync::mpsc::Receiver<Notice>>> {
+    async fn listen_for_notices(&self) -> Result<Option<Receiver<Notice>>> {
         let mut listener = PgListener::connect_with(&self.pool).await?;
         listener.listen(notice::CHANNEL).await?;
         let (sender, receiver) = tokio::sync::mpsc::channel(4_096);

@@ -1,25 +1,13 @@
 //! SQLite: the embedded default, one process, zero setup.
 
-use super::account_sql::impl_account_store;
-use super::admission_sql::impl_admission;
-use super::audit_sql::impl_audit_store;
-use super::engine_records::*;
-use super::engine_sql::{
-    bind_filter, impl_instance_store, ACTIVE, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS, WORK_COLUMNS,
-};
-use super::ops_sql::impl_ops_store;
-use super::records::*;
-use super::sql::{impl_store, like_pattern, WORKFLOW_COLUMNS};
-use super::trigger_sql::impl_trigger_store;
-use super::work_sql::impl_work_queue;
-use super::{Decide, RetryDecide};
-use super::{Result, StoreError};
-use chrono::{DateTime, Utc};
+use super::backend::Backend;
+use super::notice::Notice;
+use super::Result;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::types::Json;
 use std::str::FromStr;
 use std::time::Duration;
-use trellis_model::Definition;
+use tokio::sync::mpsc::Receiver;
+use tokio::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
 pub struct SqliteStore {
@@ -27,7 +15,7 @@ pub struct SqliteStore {
     /// Serializes this process's write transactions. SQLite allows one writer; letting two
     /// deferred transactions race for the lock can fail one with SQLITE_BUSY at once
     /// (busy_timeout does not cover a read lock upgraded to a write lock).
-    writer: tokio::sync::Mutex<()>,
+    writer: Mutex<()>,
     /// Names this store in announcements (unused: SQLite has one process).
     origin: Uuid,
 }
@@ -52,30 +40,44 @@ impl SqliteStore {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {url}: {e}"))?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore { pool, writer: tokio::sync::Mutex::new(()), origin: Uuid::now_v7() })
+        Ok(SqliteStore { pool, writer: Mutex::new(()), origin: Uuid::now_v7() })
     }
 }
 
-impl_store!(SqliteStore, "sqlite");
-impl_trigger_store!(SqliteStore);
-impl_audit_store!(SqliteStore);
-impl_account_store!(SqliteStore);
-impl_instance_store!(SqliteStore, sqlx::Sqlite);
-impl_admission!(SqliteStore, sqlx::Sqlite);
-impl_work_queue!(SqliteStore);
-impl_ops_store!(SqliteStore, sqlx::Sqlite);
+super::sql::impl_store!(SqliteStore);
+super::trigger_sql::impl_trigger_store!(SqliteStore);
+super::audit_sql::impl_audit_store!(SqliteStore);
+super::account_sql::impl_account_store!(SqliteStore);
+super::engine_sql::impl_instance_store!(SqliteStore);
+super::admission_sql::impl_admission!(SqliteStore);
+super::work_sql::impl_work_queue!(SqliteStore);
+super::job_sql::impl_job_store!(SqliteStore);
+super::retention_sql::impl_retention_store!(SqliteStore);
 
-const LOCK_ROW: &str = "";
-const SKIP_LOCKED: &str = "";
-const NOTIFY_EVENTS: Option<&str> = None;
+/// One process, one writer: no row locks to take or skip, nobody to announce to.
+impl Backend for SqliteStore {
+    type Db = sqlx::Sqlite;
+    type WriteGuard<'a> = MutexGuard<'a, ()>;
 
-impl SqliteStore {
-    async fn write_guard(&self) -> tokio::sync::MutexGuard<'_, ()> {
+    const NAME: &'static str = "sqlite";
+    const LOCK_ROW: &'static str = "";
+    const SKIP_LOCKED: &'static str = "";
+    const NOTIFY_EVENTS: Option<&'static str> = None;
+
+    fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    fn origin(&self) -> Uuid {
+        self.origin
+    }
+
+    async fn write_guard(&self) -> MutexGuard<'_, ()> {
         self.writer.lock().await
     }
 
     /// One process: the event bus hears of every commit directly.
-    async fn listen_for_notices(&self) -> Result<Option<tokio::sync::mpsc::Receiver<super::notice::Notice>>> {
+    async fn listen_for_notices(&self) -> Result<Option<Receiver<Notice>>> {
         Ok(None)
     }
 }

@@ -261,7 +261,7 @@ both_backends! {
         insert_finished(&app, &wf, &vec![("succeeded", Utc::now()); 1_200]).await;
         let store = app.store().await;
         let filter = trellis::jobs::JobFilter { workflow: Some(wf.parse().unwrap()), ..Default::default() };
-        let all = store.matching_ids(&filter.query(), trellis::store::ops_sql::TERMINAL, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
+        let all = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
         assert_eq!(all.len(), 1_200);
         // A process claimed the job, recorded its first 500 and died: its lease has expired.
         let mut job = trellis::jobs::new_job(trellis::jobs::JobKind::Purge, &filter, 1_200, "test");
@@ -278,7 +278,7 @@ both_backends! {
         assert!(!store.purge_batch(&stale, &all[..10], &Default::default()).await.unwrap(), "a stale lease records nothing");
         // What the dead process "did" was left alone: the rest went.
         assert_eq!(counts(&app, &wf).await["succeeded"], 500);
-        let left = store.matching_ids(&filter.query(), trellis::store::ops_sql::TERMINAL, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
+        let left = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
         assert_eq!(left, all[..500].to_vec());
     }
 
@@ -301,7 +301,7 @@ both_backends! {
         assert_eq!(canceled.status(), 200);
         assert_eq!(canceled.json::<Value>().await.unwrap()["status"], "canceled");
         let lease = trellis::store::JobLease { job: queued.id, owner: "elsewhere".into(), until: Utc::now() };
-        let ids = store.matching_ids(&filter.query(), trellis::store::ops_sql::TERMINAL, None, None, uuid::Uuid::now_v7(), 10).await.unwrap();
+        let ids = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 10).await.unwrap();
         assert!(!store.purge_batch(&lease, &ids, &Default::default()).await.unwrap());
         assert_eq!(counts(&app, &wf).await["failed"], 1);
     }

@@ -205,7 +205,7 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ops_sql;
+    use crate::store::statuses;
 
     #[test]
     fn actions_apply_to_exactly_their_statuses() {
@@ -213,6 +213,6 @@ mod tests {
             assert_eq!(JobKind::Purge.applies_to(s.as_str()), s.is_terminal(), "{s:?}");
             assert_eq!(JobKind::Cancel.applies_to(s.as_str()), !s.is_terminal(), "{s:?}");
         }
-        assert!(ops_sql::TERMINAL.contains("'timed_out'"));
+        assert!(statuses::TERMINAL.contains("'timed_out'"));
     }
 }

@@ -1,0 +1,40 @@
+//! The contract between the SQL both backends share and each backend: what differs between
+//! Postgres and SQLite, in one trait. Every `impl_*!` macro of the `*_sql.rs` files expands
+//! to a `const _: () = { ... };` block that imports what its body names by `$crate` path and
+//! takes the dialect from this trait, so a backend file provides `Backend` and invokes the
+//! macros, and nothing it imports leaks into the shared SQL.
+
+use super::notice::Notice;
+use super::Result;
+use std::future::Future;
+use tokio::sync::mpsc::Receiver;
+use uuid::Uuid;
+
+pub(super) trait Backend: Send + Sync + 'static {
+    /// The sqlx driver: `Postgres` or `Sqlite`.
+    type Db: sqlx::Database;
+    /// Held by a writer for its whole transaction.
+    type WriteGuard<'a>: Send
+    where
+        Self: 'a;
+
+    /// The backend's name, for logs and `/readyz`.
+    const NAME: &'static str;
+    /// Appended to a `SELECT` of the one row whose lock a transaction takes (an instance, a
+    /// workflow): the per-row locks that make transitions and admission safe across processes.
+    const LOCK_ROW: &'static str;
+    /// Appended to the `SELECT` of a claim: rows another process is claiming are skipped.
+    const SKIP_LOCKED: &'static str;
+    /// The statement that announces appended history entries to other processes, if any.
+    const NOTIFY_EVENTS: Option<&'static str>;
+
+    fn pool(&self) -> &sqlx::Pool<Self::Db>;
+    /// Names this store (this process) in its announcements, so its listener skips them.
+    fn origin(&self) -> Uuid;
+    /// Serializes this process's writers where the database cannot (SQLite); a no-op where
+    /// it can.
+    fn write_guard(&self) -> impl Future<Output = Self::WriteGuard<'_>> + Send;
+    /// Announcements of history entries other processes append; `None` where there are no
+    /// other processes.
+    fn listen_for_notices(&self) -> impl Future<Output = Result<Option<Receiver<Notice>>>> + Send;
+}
