@@ -71,7 +71,7 @@ async fn instance_events(
     let channel = state.engine.bus.hub.follow(id);
     let snapshot =
         state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
-    let finished = InstanceStatus::parse(&snapshot.instance.status).is_some_and(InstanceStatus::is_terminal);
+    let finished = snapshot.instance.status.is_terminal();
     let follower = Follower {
         store: state.store.clone(),
         instance: id,

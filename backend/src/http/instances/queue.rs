@@ -7,6 +7,7 @@ use crate::http::AppState;
 use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
+use trellis_model::{InstanceStatus, NodeStatus};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -24,8 +25,8 @@ async fn queue(
     let snapshot =
         state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
     let i = &snapshot.instance;
-    match i.status.as_str() {
-        "queued" => {
+    match i.status {
+        InstanceStatus::Queued => {
             // Admission follows the latest published version's limit, as the engine does.
             let latest =
                 state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
@@ -37,11 +38,11 @@ async fn queue(
                 "position": place.ahead + 1, "ahead": place.ahead,
             })))
         }
-        "running" => {
+        InstanceStatus::Running => {
             let plan = state.engine.plan(i.workflow_id, i.version).await?;
-            let running = snapshot.nodes.iter().filter(|n| n.status == "running").count();
+            let running = snapshot.nodes.iter().filter(|n| n.status == NodeStatus::Running).count();
             // The machine dispatches ready nodes in plan order as slots free up.
-            let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
+            let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == NodeStatus::Ready).collect();
             ready.sort_by_key(|n| n.position);
             let nodes: Vec<Value> =
                 ready.iter().enumerate().map(|(k, n)| json!({"node": n.node_id, "position": k + 1})).collect();
