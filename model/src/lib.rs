@@ -14,6 +14,8 @@ pub mod api;
 pub mod config;
 pub mod definition;
 pub mod expr;
+#[cfg(feature = "sqlx")]
+mod sql_text;
 pub mod status;
 pub mod trace;
 pub mod validate;

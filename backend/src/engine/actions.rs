@@ -9,8 +9,8 @@ use super::EngineError;
 use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
 use chrono::Utc;
 use std::sync::Arc;
-use trellis_model::InstanceStatus;
 use trellis_model::KeyReuse;
+use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
 impl Engine {
@@ -78,9 +78,10 @@ impl Engine {
             TransitionOutcome::Applied(_) => Ok(()),
             _ => {
                 // Read again: the status may have changed since the first read.
-                let now = self.store.get_instance(id).await?.map(|s| s.instance.status);
-                let status = now.as_deref().and_then(InstanceStatus::parse).unwrap_or(InstanceStatus::Failed);
-                Err(EngineError::Conflict(refused(status)))
+                match self.store.get_instance(id).await? {
+                    Some(now) => Err(EngineError::Conflict(refused(now.instance.status))),
+                    None => Err(EngineError::NotFound(format!("no instance with id {id}"))),
+                }
             }
         }
     }
@@ -100,7 +101,7 @@ impl Engine {
         latest_version: bool,
     ) -> Result<InstanceStatus, EngineError> {
         let snapshot = self.snapshot(id).await?;
-        let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
+        let status = snapshot.instance.status;
         if !status.is_terminal() {
             return Err(EngineError::Conflict(format!(
                 "the instance is {}; only a finished instance can be retried: wait for it to finish, or cancel it first",
@@ -120,7 +121,7 @@ impl Engine {
                 .map(|(i, n)| {
                     let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
                     old.map(|r| NodeRow { position: i as i32, ..r.clone() })
-                        .unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, "pending"))
+                        .unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
                 })
                 .collect();
             snapshot.nodes = rows.clone();
@@ -156,7 +157,7 @@ impl Engine {
             self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, migrate, &decide_fn).await;
         match outcome {
             Ok(Some(TransitionOutcome::Applied(writes))) => {
-                let now = writes.instance.as_ref().and_then(|u| InstanceStatus::parse(&u.status)).unwrap_or(InstanceStatus::Running);
+                let now = writes.instance.as_ref().map_or(InstanceStatus::Running, |u| u.status);
                 self.after_commit(&plan, id, &writes, reservation).await;
                 Ok(now)
             }

@@ -10,7 +10,6 @@ use crate::store::{Fence, Snapshot, TransitionOutcome, WorkItem, Writes};
 use chrono::Utc;
 use std::sync::Arc;
 use std::time::Duration;
-use trellis_model::InstanceStatus;
 
 /// Tries at committing one event before its work item is left to its lease.
 const COMMIT_TRIES: u32 = 5;
@@ -125,7 +124,7 @@ impl Engine {
             let item = WorkItem {
                 id,
                 instance_id: instance,
-                kind: work.kind.clone(),
+                kind: work.kind,
                 node_id: work.node_id.clone(),
                 attempt: work.attempt,
                 queue: None,
@@ -163,11 +162,7 @@ impl Engine {
         if writes.new_work.iter().any(|w| w.queue.is_some()) {
             self.task_wake.notify_waiters();
         }
-        let finished = writes
-            .instance
-            .as_ref()
-            .and_then(|u| InstanceStatus::parse(&u.status))
-            .is_some_and(InstanceStatus::is_terminal);
+        let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
         if finished && plan.instance_limit.is_some() {
             self.admit(plan.workflow).await;
         }

@@ -45,8 +45,7 @@ impl Engine {
     /// over the caps is refused (413) rather than stored or turned into a failed node: the
     /// caller can still send one that fits.
     pub(super) fn refuse_oversized(&self, snapshot: &Snapshot, node: &str, output: &Value) -> Result<(), EngineError> {
-        let others =
-            snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref().map(|o| &o.0));
+        let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref());
         self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
     }
 }

@@ -4,21 +4,10 @@
 use super::machine::{apply, Command, Event, InstanceState, NodeState};
 use super::plan::Plan;
 use super::trace::{NodeStep, Tracer};
-use crate::store::{InstanceRow, InstanceUpdate, NewWork, NodeRow, Snapshot, Writes};
+use crate::store::{InstanceRow, InstanceUpdate, NewWork, NodeRow, Snapshot, WorkKind, Writes};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
-use sqlx::types::Json;
 use trellis_model::{InstanceStatus, NodeStatus};
-
-/// Work kinds in the `work` table.
-pub mod kind {
-    pub const RUN: &str = "run";
-    pub const RESUME: &str = "resume";
-    pub const RETRY: &str = "retry";
-    pub const NODE_TIMEOUT: &str = "node_timeout";
-    pub const INSTANCE_TIMEOUT: &str = "instance_timeout";
-    pub const TASK: &str = "task";
-}
 
 /// What happened, beyond the machine's event: the data to record with it.
 #[derive(Debug, Clone, Default)]
@@ -36,16 +25,12 @@ pub struct Detail {
 
 /// The machine state stored in `snapshot`.
 pub fn state_of(plan: &Plan, snapshot: &Snapshot) -> InstanceState {
-    let status = InstanceStatus::parse(&snapshot.instance.status).unwrap_or(InstanceStatus::Failed);
     let mut state = InstanceState::new(plan);
-    state.status = status;
+    state.status = snapshot.instance.status;
     for row in &snapshot.nodes {
         if let Some(node) = state.nodes.get_mut(row.position as usize) {
-            *node = NodeState {
-                status: NodeStatus::parse(&row.status).unwrap_or(NodeStatus::Failed),
-                attempts: row.attempts.max(0) as u32,
-                outcome: row.outcome.clone(),
-            };
+            *node =
+                NodeState { status: row.status, attempts: row.attempts.max(0) as u32, outcome: row.outcome.clone() };
         }
     }
     state
@@ -96,14 +81,14 @@ pub fn decide(
         writes.instance = Some(InstanceUpdate { restart: true, ..update(status, Some(now), None) });
         writes.events.extend(tracer.retried(before.status, status));
         if let (Some(ms), InstanceStatus::Running) = (plan.timeout_ms, status) {
-            writes.new_work.push(work(kind::INSTANCE_TIMEOUT, None, None, now + ms_duration(ms)));
+            writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
         }
     }
     if started {
         writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
         writes.events.extend(tracer.admitted(detail.from_queue));
         if let Some(ms) = plan.timeout_ms {
-            writes.new_work.push(work(kind::INSTANCE_TIMEOUT, None, None, now + ms_duration(ms)));
+            writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
         }
     }
     node_rows(&tracer, snapshot, (&before, &after), (&event, event_node), detail, &commands, &mut writes);
@@ -112,16 +97,16 @@ pub fn decide(
         match *command {
             Command::Dispatch { node, attempt } => {
                 let id = &plan.nodes[node].id;
-                writes.new_work.push(work(kind::RUN, Some(id), Some(attempt), now));
+                writes.new_work.push(work(WorkKind::Run, Some(id), Some(attempt), now));
                 if let Some(ms) = plan.nodes[node].timeout_ms {
-                    writes.new_work.push(work(kind::NODE_TIMEOUT, Some(id), Some(attempt), now + ms_duration(ms)));
+                    writes.new_work.push(work(WorkKind::NodeTimeout, Some(id), Some(attempt), now + ms_duration(ms)));
                 }
             }
             Command::ScheduleRetry { node, attempt, delay_ms } => {
                 // "Equal jitter": between half and all of the computed backoff.
                 let delay = delay_ms / 2 + ((delay_ms / 2) as f64 * jitter) as u64;
                 writes.new_work.push(work(
-                    kind::RETRY,
+                    WorkKind::Retry,
                     Some(&plan.nodes[node].id),
                     Some(attempt),
                     now + ms_duration(delay),
@@ -172,7 +157,7 @@ fn node_rows(
         }
         let Some(stored) = snapshot.nodes.iter().find(|r| r.position as usize == i) else { continue };
         let mut row = stored.clone();
-        row.status = new.status.as_str().to_owned();
+        row.status = new.status;
         row.attempts = new.attempts as i32;
         row.outcome = new.outcome.clone();
         if new.attempts != old.attempts {
@@ -189,7 +174,7 @@ fn node_rows(
                 row.started_at = detail.started_at;
             }
             if let Some(output) = &detail.output {
-                row.output = Some(Json(output.clone()));
+                row.output = Some(output.clone());
             }
             if detail.error.is_some() {
                 row.error = detail.error.clone();
@@ -228,20 +213,13 @@ fn update(
     started_at: Option<DateTime<Utc>>,
     ended_at: Option<DateTime<Utc>>,
 ) -> InstanceUpdate {
-    InstanceUpdate {
-        status: status.as_str().to_owned(),
-        output: None,
-        error: None,
-        started_at,
-        ended_at,
-        restart: false,
-    }
+    InstanceUpdate { status, output: None, error: None, started_at, ended_at, restart: false }
 }
 
-pub fn work(kind: &str, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {
+pub fn work(kind: WorkKind, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {
     NewWork {
         id: None,
-        kind: kind.to_owned(),
+        kind,
         node_id: node.map(str::to_owned),
         attempt: attempt.map(|a| a as i32),
         queue: None,
@@ -266,7 +244,7 @@ fn final_output(plan: &Plan, snapshot: &Snapshot, writes: &Writes, state: &Insta
             continue;
         }
         let row = writes.nodes.iter().chain(&snapshot.nodes).find(|r: &&NodeRow| r.position as usize == i);
-        let output = row.and_then(|r| r.output.as_ref()).map(|j| j.0.clone()).unwrap_or(Value::Null);
+        let output = row.and_then(|r| r.output.as_ref()).cloned().unwrap_or(Value::Null);
         out.insert(node.id.clone(), output);
     }
     Value::Object(out)
@@ -287,7 +265,7 @@ fn finish_error(plan: &Plan, status: InstanceStatus, failed_node: Option<usize>,
 /// Marks the first `ids.len()` attempts to run as already leased to `owner` until `until`,
 /// with the given ids, so the dispatching process runs them without claiming them.
 pub fn prelease(writes: &mut Writes, owner: &str, until: DateTime<Utc>, ids: &[uuid::Uuid]) {
-    let runs = writes.new_work.iter_mut().filter(|w| w.kind == kind::RUN && w.lease.is_none());
+    let runs = writes.new_work.iter_mut().filter(|w| w.kind == WorkKind::Run && w.lease.is_none());
     for (work, id) in runs.zip(ids) {
         work.id = Some(*id);
         work.lease = Some((owner.to_owned(), until));

@@ -3,14 +3,14 @@
 //! share the work through leases, so any number may serve one Postgres.
 
 use super::commit::OUTAGE_POLL;
-use super::effects::{self, kind, Detail};
+use super::effects::{self, Detail};
 use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
 use super::outputs;
 use super::plan::Plan;
 use super::Engine;
 use crate::store::transient::trouble_of;
-use crate::store::{Fence, NewWork, Snapshot, Trouble, WorkItem, Writes};
+use crate::store::{Fence, NewWork, Snapshot, Trouble, WorkItem, WorkKind, Writes};
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -143,24 +143,26 @@ impl Engine {
         };
         let node = node_of(&plan);
         let attempt = item.attempt.unwrap_or(0).max(0) as u32;
-        let (event, detail) = match (item.kind.as_str(), node) {
-            (kind::RUN, Some(node)) if item.lease_epoch > 1 => {
+        let (event, detail) = match (item.kind, node) {
+            (WorkKind::Run, Some(node)) if item.lease_epoch > 1 => {
                 let error = "the process running this attempt stopped before finishing it".to_owned();
                 (Event::Lost { node, attempt }, Detail { error: Some(error), ..Default::default() })
             }
-            (kind::RUN, Some(node)) => self.execute(&plan, item.instance_id, context, node, attempt, &fence).await,
-            (kind::RESUME, Some(node)) => {
+            (WorkKind::Run, Some(node)) => self.execute(&plan, item.instance_id, context, node, attempt, &fence).await,
+            (WorkKind::Resume, Some(node)) => {
                 (Event::Succeeded { node, attempt, outcome: None }, output(json!({"resumed_at": Utc::now()})))
             }
-            (kind::RETRY, Some(node)) => (Event::RetryDue { node, attempt }, Detail::default()),
-            (kind::NODE_TIMEOUT, Some(node)) => {
+            (WorkKind::Retry, Some(node)) => (Event::RetryDue { node, attempt }, Detail::default()),
+            (WorkKind::NodeTimeout, Some(node)) => {
                 let ms = plan.nodes[node].timeout_ms.unwrap_or_default();
                 let detail = Detail { error: Some(format!("timed out after {ms} ms")), ..Default::default() };
                 (Event::Failed { node, attempt, retryable: true, timed_out: true }, detail)
             }
-            (kind::INSTANCE_TIMEOUT, _) => (Event::TimedOut, Detail::default()),
-            _ => {
-                // From a newer version of Trellis, or for a node no longer in the plan:
+            (WorkKind::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
+            (WorkKind::Run | WorkKind::Resume | WorkKind::Retry | WorkKind::NodeTimeout, None)
+            | (WorkKind::Task | WorkKind::Unknown, _) => {
+                // From a newer version of Trellis, for a node no longer in the plan, or a task
+                // (claimed by workers, never here):
                 // consume it without touching the instance.
                 tracing::warn!(kind = %item.kind, "dropping a work item this process does not understand");
                 self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
@@ -270,12 +272,12 @@ fn output(value: Value) -> Detail {
 fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
     let mut work = Vec::new();
     match suspend {
-        Suspend::Until(at) => work.push(effects::work(kind::RESUME, Some(node), Some(attempt), at)),
+        Suspend::Until(at) => work.push(effects::work(WorkKind::Resume, Some(node), Some(attempt), at)),
         Suspend::Signal => {}
         Suspend::Task { queue, input } => work.push(NewWork {
             queue: Some(queue),
             payload: Some(input),
-            ..effects::work(kind::TASK, Some(node), Some(attempt), Utc::now())
+            ..effects::work(WorkKind::Task, Some(node), Some(attempt), Utc::now())
         }),
     }
     Detail { work, ..Default::default() }
@@ -290,7 +292,7 @@ fn reads_context(kind: &str) -> bool {
 pub fn context(snapshot: &Snapshot) -> Value {
     let mut nodes = Map::new();
     for row in &snapshot.nodes {
-        let output = row.output.as_ref().map(|o| o.0.clone()).unwrap_or(Value::Null);
+        let output = row.output.clone().unwrap_or(Value::Null);
         nodes.insert(row.node_id.clone(), json!({"output": output, "status": row.status}));
     }
     let instance = &snapshot.instance;

@@ -80,7 +80,7 @@ impl Engine {
             id: Uuid::now_v7(),
             workflow_id: workflow,
             version,
-            status: InstanceStatus::Queued.as_str().into(),
+            status: InstanceStatus::Queued,
             input: Json(input),
             output: None,
             error: None,
@@ -92,9 +92,12 @@ impl Engine {
             parent_span_id: trace_parent.map(|p| p.span_id),
             run: 1,
         };
-        let pending = NodeStatus::Pending.as_str();
-        let nodes: Vec<NodeRow> =
-            plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, pending)).collect();
+        let nodes: Vec<NodeRow> = plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
+            .collect();
         let tracer = Tracer { plan: &plan, instance: &row, now };
         let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
@@ -135,8 +138,7 @@ impl Engine {
                 )));
             }
             StartOutcome::Repeated(first) if first.request_hash == request_hash => {
-                let status = InstanceStatus::parse(&first.status).unwrap_or(InstanceStatus::Queued);
-                return Ok(Started { id: first.instance_id, status, version: first.version });
+                return Ok(Started { id: first.instance_id, status: first.status, version: first.version });
             }
             StartOutcome::Repeated(_) => {
                 return Err(EngineError::Invalid(

@@ -2,12 +2,12 @@
 //! lease, complete or fail it. Every call is fenced by the lease token.
 
 use super::control::refuse_nul;
-use super::effects::{kind, Detail};
+use super::effects::Detail;
 use super::machine::Event;
 use super::plan::Plan;
 use super::Engine;
 use super::EngineError;
-use crate::store::{Fence, TransitionOutcome, WorkItem};
+use crate::store::{Fence, TransitionOutcome, WorkItem, WorkKind};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::sync::Arc;
@@ -113,7 +113,7 @@ impl Engine {
 
     /// The task's work item and the fence its live lease gives `token`.
     async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, WorkItem), EngineError> {
-        let item = self.store.work_item(id).await?.filter(|w| w.kind == kind::TASK).ok_or_else(stale_lease)?;
+        let item = self.store.work_item(id).await?.filter(|w| w.kind == WorkKind::Task).ok_or_else(stale_lease)?;
         let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
         match item.fence() {
             Some(fence) if fence.owner == token && live => Ok((fence, item)),

@@ -215,27 +215,25 @@ impl Tracer<'_> {
     /// `new` (dispatch time, current wait).
     pub fn node(&self, step: &NodeStep<'_>, new: &mut NodeRow, events: &mut Vec<NewEvent>) {
         let old = step.old;
-        let old_status = NodeStatus::parse(&old.status);
-        let new_status = NodeStatus::parse(&new.status);
         let attempt_changed = new.attempts != old.attempts;
-        let status_changed = old_status != new_status;
-        let ends_attempt = attempt_open(old)
-            && (self.event_ends_attempt(step) || new_status.is_some_and(NodeStatus::is_terminal) || attempt_changed);
+        let status_changed = old.status != new.status;
+        let ends_attempt =
+            attempt_open(old) && (self.event_ends_attempt(step) || new.status.is_terminal() || attempt_changed);
         if old.wait_kind.is_some() && (ends_attempt || status_changed || attempt_changed) {
             events.push(self.ended(self.wait_span(old, old.wait_kind.as_deref().unwrap_or_default()), span_status::OK));
             new.wait_kind = None;
             new.wait_started_at = None;
         }
         if ends_attempt {
-            events.push(self.attempt_end(step, new_status));
+            events.push(self.attempt_end(step, new.status));
         }
         if status_changed || attempt_changed {
             let change = NodeChange {
                 node: new.node_id.clone(),
-                status: new.status.clone(),
-                previous: old.status.clone(),
+                status: new.status.as_str().to_owned(),
+                previous: old.status.as_str().to_owned(),
                 attempt: new.attempts.max(0) as u32,
-                error: new_status.is_some_and(NodeStatus::is_failure).then(|| new.error.clone()).flatten(),
+                error: new.status.is_failure().then(|| new.error.clone()).flatten(),
                 outcome: new.outcome.clone(),
             };
             events.push(self.event(kind::NODE, &change));
@@ -244,7 +242,7 @@ impl Tracer<'_> {
             new.dispatched_at = Some(self.now);
             events.push(self.event(kind::SPAN_START, &self.attempt_span(new)));
         }
-        if let Some(wait_kind) = self.new_wait(step, old_status, new_status) {
+        if let Some(wait_kind) = self.new_wait(step, old.status, new.status) {
             new.wait_kind = Some(wait_kind.to_owned());
             new.wait_started_at = Some(self.now);
             events.push(self.event(kind::SPAN_START, &self.wait_span(new, wait_kind)));
@@ -261,7 +259,7 @@ impl Tracer<'_> {
     }
 
     /// The wait the node enters in this transition.
-    fn new_wait(&self, step: &NodeStep<'_>, old: Option<NodeStatus>, new: Option<NodeStatus>) -> Option<&'static str> {
+    fn new_wait(&self, step: &NodeStep<'_>, old: NodeStatus, new: NodeStatus) -> Option<&'static str> {
         let retries =
             step.commands.iter().any(|c| matches!(c, Command::ScheduleRetry { node, .. } if *node == step.index));
         if retries {
@@ -274,7 +272,7 @@ impl Tracer<'_> {
                 _ => wait::SIGNAL,
             });
         }
-        (new == Some(NodeStatus::Ready) && old != Some(NodeStatus::Ready)).then_some(wait::SLOT)
+        (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(wait::SLOT)
     }
 
     fn attempt_span(&self, row: &NodeRow) -> Span {
@@ -289,11 +287,11 @@ impl Tracer<'_> {
         span
     }
 
-    fn attempt_end(&self, step: &NodeStep<'_>, new_status: Option<NodeStatus>) -> NewEvent {
+    fn attempt_end(&self, step: &NodeStep<'_>, new_status: NodeStatus) -> NewEvent {
         let mut span = self.attempt_span(step.old);
         let status = match (step.event, new_status) {
             (Event::Succeeded { .. }, _) if self.event_ends_attempt(step) => span_status::OK,
-            (_, Some(NodeStatus::Canceled)) => {
+            (_, NodeStatus::Canceled) => {
                 span.attributes.insert("trellis.canceled".into(), json!(true));
                 span_status::UNSET
             }
@@ -353,9 +351,9 @@ impl Tracer<'_> {
 /// An attempt span is open while the node runs, or waits inside its attempt (a timer,
 /// a signal, a task) — not while it backs off before the next one.
 fn attempt_open(row: &NodeRow) -> bool {
-    match NodeStatus::parse(&row.status) {
-        Some(NodeStatus::Running) => true,
-        Some(NodeStatus::Waiting) => row.wait_kind.as_deref() != Some(wait::BACKOFF),
+    match row.status {
+        NodeStatus::Running => true,
+        NodeStatus::Waiting => row.wait_kind.as_deref() != Some(wait::BACKOFF),
         _ => false,
     }
 }

@@ -32,7 +32,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 use trellis_model::api::{CountsEvent, History, StatusCounts};
 use trellis_model::trace::{kind, HistoryEvent};
-use trellis_model::InstanceStatus;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -81,7 +80,7 @@ async fn instance_events(
     let channel = state.engine.bus.hub.follow(id);
     let snapshot =
         state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
-    let finished = InstanceStatus::parse(&snapshot.instance.status).is_some_and(InstanceStatus::is_terminal);
+    let finished = snapshot.instance.status.is_terminal();
     let follower = Follower {
         store: state.store.clone(),
         instance: id,

@@ -62,7 +62,7 @@ macro_rules! impl_admission {
                     };
                     Self::lock_workflow(tx, workflow).await?;
                     let sql = format!("SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER BY id DESC LIMIT 1");
-                    let earlier: Option<(Uuid, String)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+                    let earlier: Option<(Uuid, trellis_model::InstanceStatus)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
                     Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
                 }
 

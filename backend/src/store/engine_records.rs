@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
+use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -10,7 +11,7 @@ pub struct InstanceRow {
     pub id: Uuid,
     pub workflow_id: Uuid,
     pub version: i64,
-    pub status: String,
+    pub status: InstanceStatus,
     pub input: Json<Value>,
     pub output: Option<Json<Value>>,
     pub error: Option<String>,
@@ -39,10 +40,10 @@ pub struct NodeRow {
     pub node_id: String,
     /// The node's index in the execution plan.
     pub position: i32,
-    pub status: String,
+    pub status: NodeStatus,
     pub attempts: i32,
     pub outcome: Option<String>,
-    pub output: Option<Json<Value>>,
+    pub output: Option<Value>,
     pub error: Option<String>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
@@ -55,11 +56,11 @@ pub struct NodeRow {
 
 impl NodeRow {
     /// A node of a new instance: pending, never attempted.
-    pub fn fresh(node_id: String, position: i32, status: &str) -> NodeRow {
+    pub fn fresh(node_id: String, position: i32, status: NodeStatus) -> NodeRow {
         NodeRow {
             node_id,
             position,
-            status: status.to_owned(),
+            status,
             attempts: 0,
             outcome: None,
             output: None,
@@ -97,11 +98,56 @@ pub struct Snapshot {
     pub nodes: Vec<NodeRow>,
 }
 
+/// What a row of the `work` table is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkKind {
+    /// Run a node's attempt.
+    Run,
+    /// End a delay node's wait.
+    Resume,
+    /// Start the next attempt once a retry backoff is over.
+    Retry,
+    NodeTimeout,
+    InstanceTimeout,
+    /// An attempt of a `task` node, for an external worker.
+    Task,
+    /// A kind this build does not know (a newer Trellis wrote it): consumed without effect,
+    /// never written.
+    Unknown,
+}
+
+impl WorkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkKind::Run => "run",
+            WorkKind::Resume => "resume",
+            WorkKind::Retry => "retry",
+            WorkKind::NodeTimeout => "node_timeout",
+            WorkKind::InstanceTimeout => "instance_timeout",
+            WorkKind::Task => "task",
+            WorkKind::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<WorkKind> {
+        use WorkKind::*;
+        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task].into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for WorkKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+trellis_model::sqlx_text!(WorkKind, "work kind", unknown => WorkKind::Unknown);
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct WorkItem {
     pub id: Uuid,
     pub instance_id: Uuid,
-    pub kind: String,
+    pub kind: WorkKind,
     pub node_id: Option<String>,
     pub attempt: Option<i32>,
     pub queue: Option<String>,
@@ -130,7 +176,7 @@ pub struct Fence {
 pub struct NewWork {
     /// Set when the caller needs to know it (a pre-leased item it will run itself).
     pub id: Option<Uuid>,
-    pub kind: String,
+    pub kind: WorkKind,
     pub node_id: Option<String>,
     pub attempt: Option<i32>,
     pub queue: Option<String>,
@@ -143,7 +189,7 @@ pub struct NewWork {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceUpdate {
-    pub status: String,
+    pub status: InstanceStatus,
     pub output: Option<Value>,
     pub error: Option<String>,
     pub started_at: Option<DateTime<Utc>>,
@@ -205,7 +251,7 @@ pub struct NewInstance {
 pub struct StoredStart {
     pub request_hash: String,
     pub instance_id: Uuid,
-    pub status: String,
+    pub status: InstanceStatus,
     pub version: i64,
 }
 
@@ -225,7 +271,7 @@ pub enum StartOutcome {
     /// The key-reuse policy refuses the key because of this earlier instance.
     KeyUsed {
         id: Uuid,
-        status: String,
+        status: InstanceStatus,
     },
 }
 

@@ -10,6 +10,7 @@ use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
 #[async_trait]
@@ -70,7 +71,7 @@ impl RetentionPolicy {
 pub enum PurgeOutcome {
     Purged,
     /// Not finished (its current status): it must be canceled first.
-    NotTerminal(String),
+    NotTerminal(InstanceStatus),
     NotFound,
 }
 
@@ -126,7 +127,7 @@ macro_rules! impl_retention_store {
                         tx.commit().await?;
                         return Ok(PurgeOutcome::Purged);
                     }
-                    let status: Option<(String,)> = sqlx::query_as("SELECT status FROM instances WHERE id = $1")
+                    let status: Option<(trellis_model::InstanceStatus,)> = sqlx::query_as("SELECT status FROM instances WHERE id = $1")
                         .bind(id).fetch_optional(&mut *tx).await?;
                     tx.commit().await?;
                     Ok(status.map_or(PurgeOutcome::NotFound, |(s,)| PurgeOutcome::NotTerminal(s)))

@@ -3,9 +3,9 @@
 //! history it records is a well-formed trace.
 
 use super::*;
-use crate::engine::effects::{decide, kind as work_kind, Detail};
+use crate::engine::effects::{decide, Detail};
 use crate::engine::machine::{retry_set, RetryFrom};
-use crate::store::{NewWork, Snapshot, Writes};
+use crate::store::{NewWork, Snapshot, WorkKind, Writes};
 use proptest::prelude::*;
 use serde_json::Value;
 use sqlx::types::Json;
@@ -27,7 +27,7 @@ impl Sim {
             id: uuid::Uuid::now_v7(),
             workflow_id: uuid::Uuid::now_v7(),
             version: 1,
-            status: "queued".into(),
+            status: InstanceStatus::Queued,
             input: Json(Value::Null),
             output: None,
             error: None,
@@ -39,8 +39,12 @@ impl Sim {
             parent_span_id: None,
             run: 1,
         };
-        let nodes =
-            plan.nodes.iter().enumerate().map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, "pending")).collect();
+        let nodes = plan
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
+            .collect();
         let events = Tracer { plan: &plan, instance: &instance, now }.created(false);
         let mut sim = Sim { plan, snapshot: Snapshot { instance, nodes }, events, work: Vec::new(), now };
         sim.step(Event::Start, Detail::default());
@@ -70,7 +74,7 @@ impl Sim {
         }
         for (node, attempt) in &w.ended_attempts {
             self.work.retain(|x| {
-                !(x.node_id.as_ref() == Some(node) && x.attempt == Some(*attempt) && x.kind != work_kind::RETRY)
+                !(x.node_id.as_ref() == Some(node) && x.attempt == Some(*attempt) && x.kind != WorkKind::Retry)
             });
         }
         if w.clear_work {
@@ -80,7 +84,7 @@ impl Sim {
     }
 
     fn finished(&self) -> bool {
-        InstanceStatus::parse(&self.snapshot.instance.status).is_some_and(InstanceStatus::is_terminal)
+        self.snapshot.instance.status.is_terminal()
     }
 
     /// An operator retries the finished instance (a retry with nothing to re-run, or
@@ -95,7 +99,7 @@ impl Sim {
         let reset = retry_set(&self.plan, &state, &from);
         let admit = !choice.is_multiple_of(4);
         self.step(Event::Retry { reset, admit }, Detail::default());
-        if self.snapshot.instance.status == "queued" {
+        if self.snapshot.instance.status == InstanceStatus::Queued {
             self.step(Event::Start, Detail { from_queue: true, ..Detail::default() });
         }
     }
@@ -106,10 +110,10 @@ impl Sim {
             .snapshot
             .nodes
             .iter()
-            .position(|n| n.status == "waiting" && n.wait_kind.as_deref() == Some(wait::SIGNAL));
+            .position(|n| n.status == NodeStatus::Waiting && n.wait_kind.as_deref() == Some(wait::SIGNAL));
         // Now and then an operator pauses or resumes.
         if choice % 11 == 1 {
-            let paused = self.snapshot.instance.status == "paused";
+            let paused = self.snapshot.instance.status == InstanceStatus::Paused;
             return self.step(if paused { Event::Resume } else { Event::Pause }, Detail::default());
         }
         if choice.is_multiple_of(23) {
@@ -125,11 +129,11 @@ impl Sim {
         let node = item.node_id.as_deref().and_then(|id| self.plan.index_of(id)).unwrap_or(0);
         let attempt = item.attempt.unwrap_or(0) as u32;
         let failure = Detail { error: Some("boom".into()), ..Detail::default() };
-        let (event, detail) = match item.kind.as_str() {
-            work_kind::RUN => match (self.plan.nodes[node].kind.as_str(), choice % 4) {
+        let (event, detail) = match item.kind {
+            WorkKind::Run => match (self.plan.nodes[node].kind.as_str(), choice % 4) {
                 ("delay", _) => {
                     let resume = crate::engine::effects::work(
-                        work_kind::RESUME,
+                        WorkKind::Resume,
                         Some(&self.plan.nodes[node].id),
                         Some(attempt),
                         self.now,
@@ -141,8 +145,8 @@ impl Sim {
                 (_, 1) => (Event::Lost { node, attempt }, failure),
                 _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
             },
-            work_kind::RESUME => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
-            work_kind::RETRY => (Event::RetryDue { node, attempt }, Detail::default()),
+            WorkKind::Resume => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+            WorkKind::Retry => (Event::RetryDue { node, attempt }, Detail::default()),
             _ => return,
         };
         self.step(event, detail);

@@ -21,7 +21,7 @@ use trellis_model::api::{
     Started, StatusCounts,
 };
 use trellis_model::trace::TraceParent;
-use trellis_model::{InstanceStatus, NodeStatus};
+use trellis_model::InstanceStatus;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -273,7 +273,7 @@ pub(super) fn summary(r: &InstanceRow) -> InstanceSummary {
         id: r.id.to_string(),
         workflow_id: r.workflow_id.to_string(),
         version: r.version,
-        status: InstanceStatus::parse(&r.status).unwrap_or(InstanceStatus::Failed),
+        status: r.status,
         key: r.business_key.clone(),
         error: r.error.clone(),
         created_at: r.created_at,
@@ -285,11 +285,11 @@ pub(super) fn summary(r: &InstanceRow) -> InstanceSummary {
 fn detail(s: &Snapshot) -> InstanceDetail {
     let nodes = s.nodes.iter().map(|n| NodeView {
         id: n.node_id.clone(),
-        status: NodeStatus::parse(&n.status).unwrap_or(NodeStatus::Failed),
+        status: n.status,
         attempts: n.attempts,
         started_at: n.started_at,
         ended_at: n.ended_at,
-        output: n.output.as_ref().map(|o| o.0.clone()),
+        output: n.output.clone(),
         error: n.error.clone(),
     });
     InstanceDetail {

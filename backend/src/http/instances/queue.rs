@@ -1,6 +1,5 @@
 //! The queue inspector: why an instance waits — the limit that holds it and its place in line.
 
-use super::summary;
 use crate::http::auth::{AsViewer, Authed};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::ApiPath;
@@ -9,7 +8,7 @@ use crate::store::Snapshot;
 use axum::extract::State;
 use axum::Json;
 use trellis_model::api::{QueueHold, QueuePlace, QueuedNode};
-use trellis_model::InstanceStatus;
+use trellis_model::{InstanceStatus, NodeStatus};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -35,7 +34,7 @@ async fn queue(
 ) -> ApiResult<Json<QueuePlace>> {
     let snapshot =
         state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
-    let status = summary(&snapshot.instance).status;
+    let status = snapshot.instance.status;
     let place = match status {
         InstanceStatus::Queued => admission(&state, &snapshot).await?,
         InstanceStatus::Running => dispatch(&state, &snapshot).await?,
@@ -77,9 +76,9 @@ async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlac
 async fn dispatch(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace> {
     let i = &snapshot.instance;
     let plan = state.engine.plan(i.workflow_id, i.version).await?;
-    let running = snapshot.nodes.iter().filter(|n| n.status == "running").count();
+    let running = snapshot.nodes.iter().filter(|n| n.status == NodeStatus::Running).count();
     // The machine dispatches ready nodes in plan order as slots free up.
-    let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == "ready").collect();
+    let mut ready: Vec<_> = snapshot.nodes.iter().filter(|n| n.status == NodeStatus::Ready).collect();
     ready.sort_by_key(|n| n.position);
     let nodes: Vec<QueuedNode> =
         ready.iter().enumerate().map(|(k, n)| QueuedNode { node: n.node_id.clone(), position: k + 1 }).collect();
