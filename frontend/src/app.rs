@@ -16,20 +16,17 @@ pub fn App() -> impl IntoView {
             <Routes fallback=NotFound>
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/") view=WorkflowsPage />
-                <Route path=path!("/workflows/:id") view=|| per_id(|| view! { <DesignerPage /> }) />
-                <Route path=path!("/instances/:id") view=|| per_id(|| view! { <InstancePage /> }) />
+                <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
+                <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />
             </Routes>
         </Router>
     }
 }
 
-/// Builds the page afresh whenever the `:id` in the address changes, so a page for one workflow
-/// or instance never shows another's state when the router keeps the same route.
-fn per_id<V: IntoView + 'static>(page: impl Fn() -> V + Send + Sync + 'static) -> impl IntoView {
+/// Builds the page for the `:id` in the address, afresh whenever it changes, so a page for one
+/// workflow or instance never shows another's state when the router keeps the same route.
+fn per_id<V: IntoView + 'static>(page: impl Fn(String) -> V + Send + Sync + 'static) -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id")));
-    move || {
-        id.track();
-        page()
-    }
+    move || page(id.get().unwrap_or_default())
 }

@@ -2,10 +2,10 @@
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::session::to_sign_in;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::use_navigate;
-use leptos_router::NavigateOptions;
 
 #[component]
 pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoView {
@@ -17,11 +17,8 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
         spawn_local(async move {
             match api::logout().await {
                 // A 401 means the session was already gone: signed out either way.
-                Ok(()) => navigate("/login", NavigateOptions { replace: true, ..Default::default() }),
-                Err(err) if err.is_unauthorized() => {
-                    navigate("/login", NavigateOptions { replace: true, ..Default::default() })
-                }
-                Err(err) => error.set(Some(err.message())),
+                Err(err) if !err.is_unauthorized() => error.set(Some(err.message())),
+                _ => to_sign_in(&navigate),
             }
         });
     };

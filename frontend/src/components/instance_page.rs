@@ -2,7 +2,6 @@
 //! history arrives over server-sent events, beside a span timeline; the header with the
 //! instance's status and actions; the nodes with their outputs; the input and output.
 
-use crate::api;
 use crate::components::app_header::AppHeader;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::run::instance_header::InstanceHeader;
@@ -10,19 +9,16 @@ use crate::components::run::node_table::NodeTable;
 use crate::components::run::run_graph::RunGraph;
 use crate::components::run::span_timeline::SpanTimeline;
 use crate::components::run::state::{browser_now, RunView};
+use crate::components::session::use_session;
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_params_map};
-use leptos_router::NavigateOptions;
 use std::time::Duration;
 
 /// How often open spans grow while the run is live.
 const TICK: Duration = Duration::from_millis(250);
 
 #[component]
-pub fn InstancePage() -> impl IntoView {
-    let params = use_params_map();
-    let id = params.with_untracked(|p| p.get("id").unwrap_or_default());
-    let v = RunView::new(id);
+pub fn InstancePage(id: String) -> impl IntoView {
+    let v = RunView::new(id, use_session());
     provide_context(v);
     v.start();
 
@@ -42,18 +38,9 @@ pub fn InstancePage() -> impl IntoView {
         }
     });
 
-    let me = LocalResource::new(api::me);
-    let username = Signal::derive(move || me.get().and_then(Result::ok).map(|me| me.username));
-    let navigate = use_navigate();
-    Effect::new(move |_| {
-        if v.signed_out.get() {
-            navigate("/login", NavigateOptions { replace: true, ..Default::default() });
-        }
-    });
-
     let json = |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
     view! {
-        <AppHeader username=username />
+        <AppHeader username=v.session.username() />
         <main class="page run-view">
             <InstanceHeader />
             <ErrorAlert message=v.error />

@@ -43,32 +43,36 @@ pub fn LoginPage() -> impl IntoView {
             <h1 class="brand">"Trellis"</h1>
             <form class="card login" on:submit=on_submit>
                 <h2>"Sign in"</h2>
-                <label>
-                    "Username"
-                    <input
-                        name="username"
-                        autocomplete="username"
-                        required
-                        prop:value=move || username.get()
-                        on:input=move |ev| username.set(event_target_value(&ev))
-                    />
-                </label>
-                <label>
-                    "Password"
-                    <input
-                        name="password"
-                        type="password"
-                        autocomplete="current-password"
-                        required
-                        prop:value=move || password.get()
-                        on:input=move |ev| password.set(event_target_value(&ev))
-                    />
-                </label>
+                {credential("Username", "username", None, "username", username)}
+                {credential("Password", "password", Some("password"), "current-password", password)}
                 <ErrorAlert message=error />
                 <button type="submit" class="primary" disabled=move || pending.get()>
                     "Sign in"
                 </button>
             </form>
         </main>
+    }
+}
+
+/// One labelled, required field of the form, holding what is typed in `value`.
+fn credential(
+    label: &'static str,
+    name: &'static str,
+    kind: Option<&'static str>,
+    autocomplete: &'static str,
+    value: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label}
+            <input
+                name=name
+                type=kind
+                autocomplete=autocomplete
+                required
+                prop:value=move || value.get()
+                on:input=move |ev| value.set(event_target_value(&ev))
+            />
+        </label>
     }
 }

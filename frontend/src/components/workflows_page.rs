@@ -3,14 +3,12 @@
 use crate::api;
 use crate::components::{
     app_header::AppHeader, error_alert::ErrorAlert, import_button::ImportButton, new_workflow_form::NewWorkflowForm,
-    search_box::SearchBox, workflow_table::WorkflowTable,
+    search_box::SearchBox, session::use_session, workflow_table::WorkflowTable,
 };
-use crate::error::ApiError;
 use crate::list::{empty_message, WorkflowList};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::hooks::{use_navigate, use_query_map};
-use leptos_router::NavigateOptions;
+use leptos_router::hooks::use_query_map;
 use trellis_model::api::Workflow;
 
 #[component]
@@ -20,32 +18,15 @@ pub fn WorkflowsPage() -> impl IntoView {
     let list = RwSignal::new(WorkflowList::default());
     let show_archived = RwSignal::new(false);
     let action_error = RwSignal::new(None::<String>);
-    // Set by any call answered 401; one effect turns it into the redirect.
-    let signed_out = RwSignal::new(false);
-
-    let me = LocalResource::new(api::me);
-    Effect::new(move |_| {
-        if let Some(Err(err)) = me.get() {
-            if err.is_unauthorized() {
-                signed_out.set(true);
-            }
-        }
-    });
-
-    let navigate = use_navigate();
-    Effect::new(move |_| {
-        if signed_out.get() {
-            navigate("/login", NavigateOptions { replace: true, ..Default::default() });
-        }
-    });
+    let session = use_session();
 
     // Loads the first page for `term`, or the page after `cursor`.
     let load = move |term: String, cursor: Option<String>| {
         let ticket = list.try_update(|l| l.begin(cursor.is_some())).expect("list signal lives with the page");
         spawn_local(async move {
             let result = api::list_workflows(Some(&term), cursor.as_deref(), show_archived.get_untracked()).await;
-            if result.as_ref().is_err_and(ApiError::is_unauthorized) {
-                signed_out.set(true);
+            if let Err(err) = &result {
+                session.note(err);
             }
             list.update(|l| {
                 l.finish(ticket, result);
@@ -71,18 +52,13 @@ pub fn WorkflowsPage() -> impl IntoView {
         }
     };
 
-    let username = Signal::derive(move || me.get().and_then(Result::ok).map(|me| me.username));
-    let me_error = Signal::derive(move || match me.get() {
-        Some(Err(err)) if !err.is_unauthorized() => Some(err.message()),
-        _ => None,
-    });
     let items = Signal::derive(move || list.with(|l| l.items.clone()));
     let list_error = Signal::derive(move || list.with(|l| l.error.clone()));
     let empty = Signal::derive(move || list.with(WorkflowList::is_empty).then(|| empty_message(&search.get())));
     let has_more = move || list.with(|l| l.next_cursor.is_some());
 
     view! {
-        <AppHeader username=username />
+        <AppHeader username=session.username() />
         <main class="page">
             <div class="toolbar">
                 <h1>"Workflows"</h1>
@@ -99,7 +75,7 @@ pub fn WorkflowsPage() -> impl IntoView {
                 </label>
             </div>
             <ErrorAlert message=action_error />
-            <ErrorAlert message=me_error />
+            <ErrorAlert message=session.error() />
             <ErrorAlert message=list_error />
             <WorkflowTable items=items empty_message=empty on_changed=on_changed on_error=on_error />
             <Show when=has_more>

@@ -170,25 +170,21 @@ impl Editor {
     }
 
     pub fn undo(&mut self) -> bool {
-        match self.history.undo(self.doc.clone()) {
-            Some(previous) => {
-                self.doc = previous;
-                self.after_history_step();
-                true
-            }
-            None => false,
-        }
+        let previous = self.history.undo(self.doc.clone());
+        self.step_to(previous)
     }
 
     pub fn redo(&mut self) -> bool {
-        match self.history.redo(self.doc.clone()) {
-            Some(next) => {
-                self.doc = next;
-                self.after_history_step();
-                true
-            }
-            None => false,
-        }
+        let next = self.history.redo(self.doc.clone());
+        self.step_to(next)
+    }
+
+    /// Shows the draft undo or redo stepped to; `false` when there was no step to take.
+    fn step_to(&mut self, doc: Option<Definition>) -> bool {
+        let Some(doc) = doc else { return false };
+        self.doc = doc;
+        self.after_history_step();
+        true
     }
 
     fn after_history_step(&mut self) {

@@ -27,6 +27,12 @@ pub mod layout;
 pub mod preview;
 pub mod scene;
 
+/// A definition from its JSON, for the modules' tests.
+#[cfg(test)]
+pub(crate) fn definition(json: serde_json::Value) -> trellis_model::Definition {
+    serde_json::from_value(json).expect("a definition")
+}
+
 /// A graph of `noop` nodes, for the modules' tests.
 #[cfg(test)]
 pub(crate) fn noop_graph(ids: &[&str], edges: &[(&str, &str)]) -> trellis_model::Definition {

@@ -4,7 +4,7 @@
 use crate::designer::board::{Board, Gesture};
 use crate::designer::diff;
 use crate::designer::editor::position_of;
-use crate::designer::geometry::{self, Point};
+use crate::designer::geometry::{self, Point, Viewport};
 use crate::designer::issues::Placed;
 use trellis_model::config::NodeKind;
 use trellis_model::{Definition, EdgeWhen};
@@ -160,6 +160,14 @@ pub fn read_only(def: &Definition, node_class: impl Fn(&str) -> String) -> Scene
     shapes(def, node_class, |_, _| String::new(), &Placed::default())
 }
 
+/// The viewport that shows all of `scene` in a `width`×`height` drawing with `margin` around it;
+/// an empty scene stays where the world's origin is.
+pub fn fit(scene: &Scene, width: f64, height: f64, margin: f64) -> Viewport {
+    geometry::bounds(scene.nodes.iter().map(|n| n.at))
+        .map(|b| Viewport::fit(b, width, height, margin))
+        .unwrap_or_default()
+}
+
 /// The loose edge being drawn: from the source's output port to the pointer.
 pub fn pending_edge(board: &Board) -> Option<(String, bool)> {
     match &board.gesture {
@@ -174,6 +182,7 @@ pub fn pending_edge(board: &Board) -> Option<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::designer::definition;
     use crate::designer::editor::{Edit, Editor};
     use serde_json::json;
 
@@ -196,16 +205,14 @@ mod tests {
 
     #[test]
     fn the_diff_scene_colours_changes() {
-        let v1: Definition = serde_json::from_value(json!({
+        let v1 = definition(json!({
             "nodes": [{"id": "a", "type": "noop"}, {"id": "b", "type": "noop"}],
             "edges": [{"from": "a", "to": "b"}]
-        }))
-        .unwrap();
-        let v2: Definition = serde_json::from_value(json!({
+        }));
+        let v2 = definition(json!({
             "nodes": [{"id": "a", "type": "noop", "name": "Start"}, {"id": "c", "type": "noop"}],
             "edges": [{"from": "a", "to": "c"}]
-        }))
-        .unwrap();
+        }));
         let scene = diff(&v1, &v2);
         let class = |id: &str| scene.node(id).unwrap().class.clone();
         assert_eq!(class("a"), "changed");
@@ -213,5 +220,21 @@ mod tests {
         assert_eq!(class("c"), "added");
         assert_eq!(scene.edge("a", "b").unwrap().class, "removed");
         assert_eq!(scene.edge("a", "c").unwrap().class, "added");
+    }
+
+    #[test]
+    fn fit_shows_the_whole_scene_and_leaves_an_empty_one_alone() {
+        let scene = read_only(&crate::designer::noop_graph(&["a", "b"], &[("a", "b")]), |_| String::new());
+        let view = fit(&scene, 900.0, 600.0, 40.0);
+        for node in &scene.nodes {
+            let rect = geometry::node_rect(node.at);
+            let (top_left, bottom_right) = (
+                view.to_screen(Point::new(rect.x, rect.y)),
+                view.to_screen(Point::new(rect.x + rect.w, rect.y + rect.h)),
+            );
+            assert!(top_left.x >= 39.9 && top_left.y >= 39.9, "{top_left:?}");
+            assert!(bottom_right.x <= 860.1 && bottom_right.y <= 560.1, "{bottom_right:?}");
+        }
+        assert_eq!(fit(&Scene::default(), 900.0, 600.0, 40.0), Viewport::default());
     }
 }

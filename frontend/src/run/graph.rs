@@ -7,7 +7,7 @@ use crate::designer::layout;
 use crate::designer::scene::{self, Scene};
 use crate::run::RunState;
 use trellis_model::definition::Position;
-use trellis_model::Definition;
+use trellis_model::{Definition, NodeStatus};
 
 /// The definition with every node placed: its own positions, or an auto-layout when any
 /// node has none.
@@ -28,4 +28,14 @@ pub fn placed(def: &Definition) -> Definition {
 /// The scene of `def` (already [`placed`]) with each node's run status as a class: `run-<status>`.
 pub fn scene(def: &Definition, state: &RunState) -> Scene {
     scene::read_only(def, |id| format!("run run-{}", state.node_status(id)))
+}
+
+/// The legend of the status colours: each status's class and its name to read, in the model's
+/// order. `ready` (admitted, waiting for a slot) has no colour of its own, so it is left out.
+pub fn legend() -> Vec<(String, String)> {
+    NodeStatus::ALL
+        .iter()
+        .filter(|s| **s != NodeStatus::Ready)
+        .map(|s| (format!("run-{s}"), s.as_str().replace('_', " ")))
+        .collect()
 }

@@ -1,7 +1,7 @@
 use super::waterfall::{self, duration};
 use super::*;
+use crate::designer::definition;
 use serde_json::{json, Value};
-use trellis_model::Definition;
 
 const T0: &str = "2026-01-01T00:00:00Z";
 
@@ -190,11 +190,10 @@ fn durations_read_well() {
 
 #[test]
 fn the_graph_is_laid_out_when_positions_are_missing_and_classed_by_status() {
-    let def: Definition = serde_json::from_value(json!({
+    let def = definition(json!({
         "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
         "edges": [{"from": "gate", "to": "after"}]
-    }))
-    .unwrap();
+    }));
     let placed = graph::placed(&def);
     let x = |id: &str| placed.nodes.iter().find(|n| n.id == id).unwrap().position.unwrap().x;
     assert!(x("after") > x("gate"), "laid out left to right");
@@ -202,4 +201,24 @@ fn the_graph_is_laid_out_when_positions_are_missing_and_classed_by_status() {
     assert_eq!(scene.node("gate").unwrap().class, "run run-waiting");
     assert_eq!(scene.node("after").unwrap().class, "run run-pending");
     assert!(scene.edge("gate", "after").is_some());
+}
+
+#[test]
+fn the_legend_names_every_coloured_status_in_order() {
+    let legend = graph::legend();
+    let classes: Vec<&str> = legend.iter().map(|(class, _)| class.as_str()).collect();
+    assert_eq!(
+        classes,
+        [
+            "run-pending",
+            "run-running",
+            "run-waiting",
+            "run-succeeded",
+            "run-failed",
+            "run-skipped",
+            "run-canceled",
+            "run-timed_out"
+        ]
+    );
+    assert_eq!(legend.last().unwrap().1, "timed out");
 }

@@ -1,9 +1,10 @@
 //! The editing canvas: an SVG whose pointer events drive `Board` (move, connect, pan, rubber
 //! band, palette drop, wheel zoom) and which draws the board's scene and gesture overlays.
 
-use crate::components::designer::scene_view::SceneView;
+use crate::components::designer::node_box::NodeBox;
 use crate::components::designer::state::Designer;
-use crate::designer::board::Gesture;
+use crate::components::scene::scene_svg::{Camera, SceneSvg};
+use crate::designer::board::{Board, Gesture};
 use crate::designer::geometry::{Point, NODE_H, NODE_W};
 use crate::designer::scene;
 use leptos::ev;
@@ -18,6 +19,12 @@ pub fn canvas_size(svg: &NodeRef<leptos::svg::Svg>) -> (f64, f64) {
             (rect.width(), rect.height())
         })
         .unwrap_or((1000.0, 600.0))
+}
+
+/// Fits the whole draft into the canvas (on arrival, with the Fit button and the `0` key).
+pub fn fit_to_canvas(board: RwSignal<Board>, svg: NodeRef<leptos::svg::Svg>) {
+    let (w, h) = canvas_size(&svg);
+    board.update(|b| b.fit(w, h));
 }
 
 #[component]
@@ -127,8 +134,13 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     };
 
     view! {
-        <svg
+        <SceneSvg
+            scene=scene.into()
+            camera=Camera::Follow(Signal::derive(move || board.with(|b| b.view)))
             node_ref=svg
+            on_edge=choose_edge
+            node=move |id, shape| view! { <NodeBox id=id shape=shape on_choose=choose_node /> }
+            {..}
             class="canvas"
             data-testid="canvas"
             tabindex="0"
@@ -140,17 +152,9 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
             on:pointercancel=on_pointerup
             on:wheel=on_wheel
         >
-            <defs>
-                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse">
-                    <path d="M 0 0 L 10 5 L 0 10 z" class="arrow-head" />
-                </marker>
-            </defs>
-            <g class="world" transform=move || board.with(|b| b.view.transform())>
-                <SceneView scene=scene.into() on_node=choose_node on_edge=choose_edge />
-                {pending}
-                {band}
-                {ghost}
-            </g>
-        </svg>
+            {pending}
+            {band}
+            {ghost}
+        </SceneSvg>
     }
 }

@@ -1,6 +1,7 @@
 //! The value of an expression for the sample input, updated as either is typed. Uses the same
 //! evaluator settings as the engine (see `crate::designer::preview`).
 
+use crate::components::designer::json_input::JsonInput;
 use crate::components::designer::state::Designer;
 use crate::designer::preview;
 use leptos::prelude::*;
@@ -13,16 +14,7 @@ pub fn ExpressionPreview(#[prop(into)] expression: Signal<String>) -> impl IntoV
     let result = Memo::new(move |_| sample.with(|s| preview::evaluate(&expression.get(), s)));
     view! {
         <div class="preview">
-            <label class="field">
-                <span class="field-label">"Sample input (JSON)"</span>
-                <textarea
-                    rows="2"
-                    spellcheck="false"
-                    data-testid="sample-input"
-                    prop:value=move || sample.get_untracked()
-                    on:input=move |ev| sample.set(event_target_value(&ev))
-                ></textarea>
-            </label>
+            <JsonInput label="Sample input (JSON)" rows="2" test_id="sample-input" text=sample />
             <output data-testid="expression-preview" class=move || if result.with(Result::is_ok) { "ok" } else { "error" }>
                 {move || match result.get() {
                     Ok(v) => format!("= {v}"),

@@ -1,6 +1,7 @@
 //! Starting an instance of the latest published version with JSON input, then opening it.
 
 use crate::api;
+use crate::components::designer::json_input::JsonInput;
 use crate::components::designer::state::Designer;
 use crate::urls;
 use leptos::prelude::*;
@@ -40,16 +41,7 @@ pub fn RunPanel() -> impl IntoView {
         <section class="run" aria-label="Run">
             <h2>"Run"</h2>
             <p class="hint">"Starts the latest published version. Publish your changes first."</p>
-            <label class="field">
-                <span class="field-label">"Input (JSON)"</span>
-                <textarea
-                    rows="8"
-                    spellcheck="false"
-                    data-testid="run-input"
-                    prop:value=move || input.get()
-                    on:input=move |ev| input.set(event_target_value(&ev))
-                ></textarea>
-            </label>
+            <JsonInput label="Input (JSON)" rows="8" test_id="run-input" text=input />
             {move || error.get().map(|m| view! { <p class="alert" role="alert">{m}</p> })}
             <button type="button" class="primary" disabled=move || pending.get() on:click=start>"Start"</button>
         </section>

@@ -3,6 +3,7 @@
 //! in `crate::designer`; this file only moves data between it, the API and signals.
 
 use crate::api;
+use crate::components::session::Session;
 use crate::designer::board::Board;
 use crate::designer::editor::{Clip, Edit, Editor};
 use crate::designer::issues::{self, Placed};
@@ -51,13 +52,13 @@ pub struct Designer {
     pub versions: RwSignal<Vec<VersionSummary>>,
     pub diff: RwSignal<Option<DiffData>>,
     pub tab: RwSignal<Tab>,
-    pub signed_out: RwSignal<bool>,
+    pub session: Session,
     /// Sample input for expression previews.
     pub sample: RwSignal<String>,
 }
 
 impl Designer {
-    pub fn new(id: String) -> Self {
+    pub fn new(id: String, session: Session) -> Self {
         let board = RwSignal::new(Board::default());
         let server_issues = RwSignal::new(None::<(Definition, Vec<Issue>)>);
         // Pans, zooms and gestures change the board but not the draft: validate only when it changes.
@@ -91,7 +92,7 @@ impl Designer {
             versions: RwSignal::new(Vec::new()),
             diff: RwSignal::new(None),
             tab: RwSignal::new(Tab::Workflow),
-            signed_out: RwSignal::new(false),
+            session,
             sample: RwSignal::new("{}".to_owned()),
         }
     }
@@ -112,9 +113,7 @@ impl Designer {
     }
 
     fn fail(&self, err: ApiError) {
-        if err.is_unauthorized() {
-            self.signed_out.set(true);
-        }
+        self.session.note(&err);
         self.error.set(Some(err.message()));
     }
 

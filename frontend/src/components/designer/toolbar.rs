@@ -1,7 +1,7 @@
 //! The bar above the canvas: the workflow's name and state, undo/redo, layout, fit, save and
 //! publish.
 
-use crate::components::designer::canvas::canvas_size;
+use crate::components::designer::canvas::fit_to_canvas;
 use crate::components::designer::state::Designer;
 use crate::designer::editor::Edit;
 use leptos::prelude::*;
@@ -23,10 +23,7 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
             b.editor.redo();
         })
     };
-    let fit = move |_| {
-        let (w, h) = canvas_size(&svg);
-        board.update(|b| b.fit(w, h));
-    };
+    let fit = move |_| fit_to_canvas(board, svg);
     let save = move |_| {
         spawn_local(async move {
             d.save(false).await;

@@ -4,6 +4,7 @@
 
 use crate::api;
 use crate::components::run::stream::Stream;
+use crate::components::session::Session;
 use crate::run::{graph, RunState};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -21,7 +22,7 @@ pub struct RunView {
     pub definition: RwSignal<Option<Definition>>,
     pub now: RwSignal<DateTime<Utc>>,
     pub error: RwSignal<Option<String>>,
-    pub signed_out: RwSignal<bool>,
+    pub session: Session,
     /// The span whose details are shown.
     pub selected: RwSignal<Option<String>>,
     fetching: RwSignal<bool>,
@@ -35,7 +36,7 @@ pub fn browser_now() -> DateTime<Utc> {
 }
 
 impl RunView {
-    pub fn new(id: String) -> Self {
+    pub fn new(id: String, session: Session) -> Self {
         RunView {
             id: StoredValue::new(id),
             run: RwSignal::new(RunState::default()),
@@ -43,7 +44,7 @@ impl RunView {
             definition: RwSignal::new(None),
             now: RwSignal::new(browser_now()),
             error: RwSignal::new(None),
-            signed_out: RwSignal::new(false),
+            session,
             selected: RwSignal::new(None),
             fetching: RwSignal::new(false),
             again: RwSignal::new(false),
@@ -79,7 +80,7 @@ impl RunView {
                     }
                 }
                 Err(err) => {
-                    self.signed_out.set(err.is_unauthorized());
+                    self.session.note(&err);
                     self.error.set(Some(err.message()));
                 }
             }

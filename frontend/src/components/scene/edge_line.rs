@@ -1,6 +1,7 @@
-//! One edge on the canvas: the curve, a wider invisible stroke that is easier to click, and the
+//! One edge of a scene: the curve, a wider invisible stroke that is easier to click, and the
 //! `when` label unless it is the default.
 
+use crate::components::scene::scene_svg::ARROW;
 use crate::designer::scene::{EdgeShape, Scene};
 use leptos::prelude::*;
 
@@ -24,7 +25,7 @@ pub fn EdgeLine(
     view! {
         <g class=move || format!("edge {}", get(|s| s.class.clone())) data-testid=format!("edge-{from}-{to}")>
             <path class="edge-hit" d=move || get(|s| s.path.clone()) on:pointerdown=on_pointerdown />
-            <path class="edge-line" d=move || get(|s| s.path.clone()) marker-end="url(#arrow)" />
+            <path class="edge-line" d=move || get(|s| s.path.clone()) marker-end=format!("url(#{ARROW})") />
             {move || {
                 shape.with(|s| s.as_ref().and_then(|s| s.label.clone().map(|l| (l, s.label_at)))).map(|(label, at)| {
                     view! {
