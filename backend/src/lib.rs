@@ -6,6 +6,7 @@
 //! * [`auth`]: roles, passwords, JWTs and API keys.
 //! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
 //! * [`http`]: the axum routers, one module per resource, and problem+json errors.
+//! * [`http_client`]: the one builder of outbound HTTP clients (rustls on ring, Mozilla roots).
 //! * [`server`]: wiring it together and serving until shutdown.
 
 pub mod audit;
@@ -16,6 +17,7 @@ pub mod digest;
 pub mod engine;
 pub mod events;
 pub mod http;
+pub mod http_client;
 pub mod jobs;
 pub mod server;
 pub mod store;
