@@ -12,6 +12,7 @@
 //! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
 //! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
 //! * [`digest`]: SHA-256, for what is named or compared without being kept.
+//! * [`http_client`]: the one builder of outbound HTTP clients (rustls on ring, Mozilla roots).
 
 pub mod audit;
 pub mod auth;
@@ -21,6 +22,7 @@ pub mod digest;
 pub mod engine;
 pub mod events;
 pub mod http;
+pub mod http_client;
 pub mod jobs;
 pub mod server;
 pub mod store;

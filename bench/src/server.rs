@@ -55,7 +55,7 @@ pub struct Api {
 
 impl Api {
     pub async fn connect(server: &Server) -> Result<Api> {
-        let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
+        let http = trellis::http_client::builder().pool_max_idle_per_host(64).build()?;
         let login: Value = http
             .post(format!("{}/api/v1/auth/login", server.base))
             .json(&json!({"username": "admin", "password": PASSWORD}))

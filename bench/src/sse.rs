@@ -107,7 +107,7 @@ pub async fn delivery(api: &Api, server: &Server, clients: usize, out: &mut Figu
 /// The same audience on the bare broadcaster: delivery p50 and p99 (ms).
 async fn floor_delivery(clients: usize) -> Result<(f64, f64)> {
     let floor = Floor::start()?;
-    let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
+    let http = trellis::http_client::builder().pool_max_idle_per_host(64).build()?;
     let url = format!("{}/stream", floor.base);
     let followers = connect(clients, |caught_up, connecting| {
         let (http, url) = (http.clone(), url.clone());

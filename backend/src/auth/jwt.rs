@@ -119,6 +119,18 @@ mod tests {
         assert_eq!(k.verify(&k.issue(&ada(), SID, now())).unwrap(), TokenSession { user_id: ADA, session_id: SID });
     }
 
+    /// Tokens already handed out must keep verifying across jsonwebtoken upgrades and crypto backends: this one
+    /// was signed outside Rust (plain HMAC-SHA256 over the test secret) and expires in 2100.
+    #[test]
+    fn a_token_signed_before_an_upgrade_still_verifies() {
+        let token =
+            "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDEiLCJu\
+                     YW1lIjoiYWRhIiwicm9sZSI6ImVkaXRvciIsImlzcyI6InRyZWxsaXMiLCJhdWQiOiJ0cmVsbGlzLWFwaSIsImlhdCI6MTcw\
+                     MDAwMDAwMCwiZXhwIjo0MTAyNDQ0ODAwLCJzaWQiOiIwMDAwMDAwMC0wMDAwLTAwMDAtMDAwMC0wMDAwMDAwMDAwMDIifQ.\
+                     PLt4jBn7V2YoeYqDLcEgNqO1TPAFf1z2wOr5vm9TRCI";
+        assert_eq!(keys().verify(token).unwrap(), TokenSession { user_id: ADA, session_id: SID });
+    }
+
     #[test]
     fn a_token_without_a_session_is_rejected() {
         let k = keys();

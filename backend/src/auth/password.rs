@@ -6,7 +6,8 @@
 //! with [`HashError::Busy`] (a 503 to sign-in). A burst of sign-ins thus costs bounded
 //! memory instead of 19 MiB each.
 
-use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::Argon2;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -47,9 +48,8 @@ pub fn check_strength(password: &str) -> Result<(), String> {
 pub async fn hash(password: String) -> Result<String> {
     let turn = turn().await?;
     run(turn, move || {
-        let salt = SaltString::generate(&mut OsRng);
         Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
+            .hash_password(password.as_bytes())
             .map(|h| h.to_string())
             .map_err(|e| HashError::Failed(e.to_string()))
     })
@@ -94,10 +94,8 @@ async fn run<T: Send + 'static>(turn: Turn, work: impl FnOnce() -> Result<T> + S
     .map_err(|e| HashError::Failed(e.to_string()))?
 }
 
-static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
-    let salt = SaltString::generate(&mut OsRng);
-    Argon2::default().hash_password(b"not a real password", &salt).expect("hashing works").to_string()
-});
+static DUMMY_HASH: LazyLock<String> =
+    LazyLock::new(|| Argon2::default().hash_password(b"not a real password").expect("hashing works").to_string());
 
 #[cfg(test)]
 mod tests {
@@ -138,5 +136,14 @@ mod tests {
         assert!(verify(turn().await.unwrap(), "correct horse".into(), Some(phc.clone())).await.unwrap());
         assert!(!verify(turn().await.unwrap(), "wrong horse".into(), Some(phc)).await.unwrap());
         assert!(!verify(turn().await.unwrap(), "not a real password".into(), None).await.unwrap());
+    }
+
+    /// Hashes already stored in users' databases must keep verifying across argon2 upgrades: this PHC string
+    /// (Argon2id v19, the format Trellis has always written) is the reference implementation's test vector.
+    #[tokio::test]
+    async fn a_stored_argon2id_v19_phc_string_still_verifies() {
+        let stored = "$argon2id$v=19$m=256,t=2,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4";
+        assert!(verify(turn().await.unwrap(), "password".into(), Some(stored.into())).await.unwrap());
+        assert!(!verify(turn().await.unwrap(), "passwort".into(), Some(stored.into())).await.unwrap());
     }
 }

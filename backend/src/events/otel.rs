@@ -38,7 +38,7 @@ impl Exporter {
         let url = if base.ends_with("/v1/traces") { base.to_owned() } else { format!("{base}/v1/traces") };
         let mut exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
-            .with_http_client(ReqwestClient(reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?))
+            .with_http_client(ReqwestClient(crate::http_client::builder().timeout(Duration::from_secs(10)).build()?))
             .with_endpoint(url.clone())
             .build()?;
         let service = std::env::var("OTEL_SERVICE_NAME").unwrap_or_else(|_| "trellis".to_owned());

@@ -115,7 +115,9 @@ fn parse_expression(expression: &str) -> Result<Cron, String> {
              or 6 with seconds first (e.g. `*/10 * * * * *`)"
         ));
     }
-    let parser = CronParser::builder().seconds(Seconds::Optional).year(Year::Disallowed).build();
+    // croner 4 refuses `5/15` (write `5-59/15`) unless ranges are sloppy; croner 3 accepted it, and saved
+    // triggers use it. Sloppy also accepts `/15` as `*/15`, which croner 3 refused.
+    let parser = CronParser::builder().seconds(Seconds::Optional).year(Year::Disallowed).sloppy_ranges(true).build();
     parser.parse(expression).map_err(|e| format!("`{expression}` is not a valid cron expression: {e}"))
 }
 
@@ -190,6 +192,14 @@ mod tests {
         let issues = Schedule::new(&spec("61 * * * *", "Mars/Olympus")).unwrap_err();
         assert_eq!(issues.len(), 2, "both problems at once: {issues:?}");
         assert_eq!(issues[1].path.as_deref(), Some("timezone"));
+    }
+
+    #[test]
+    fn a_single_number_before_a_step_starts_the_range_as_it_always_did() {
+        use chrono::Timelike;
+        let s = Schedule::new(&spec("5/20 * * * *", "UTC")).unwrap();
+        let minutes: Vec<u32> = s.preview(at("2026-01-01T00:00:00Z"), 4).iter().map(|t| t.minute()).collect();
+        assert_eq!(minutes, [5, 25, 45, 5]);
     }
 
     #[test]

@@ -103,7 +103,7 @@ both_backends! {
         let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
         let id = app.start(&wf, json!({})).await;
         let token = app.token_for("viewer").await;
-        let response = reqwest::Client::new().post(app.url(&format!("/api/v1/instances/{id}/pause"))).bearer_auth(token).send().await.unwrap();
+        let response = trellis::http_client::builder().build().unwrap().post(app.url(&format!("/api/v1/instances/{id}/pause"))).bearer_auth(token).send().await.unwrap();
         assert_eq!(response.status(), 403);
     }
 }

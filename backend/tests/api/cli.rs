@@ -37,7 +37,7 @@ async fn users_added_and_changed_on_the_command_line_can_sign_in() {
     assert!(!unknown.status.success());
 
     let server = Process::start(&url, &[]).await;
-    let http = reqwest::Client::new();
+    let http = trellis::http_client::builder().build().unwrap();
     let login = |password: &'static str| {
         http.post(format!("{}/api/v1/auth/login", server.base))
             .json(&json!({"username": "grace", "password": password}))

@@ -59,7 +59,7 @@ impl TestApp {
         let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
         let addr = server.addr;
         server.spawn();
-        let client = Client::builder().build().unwrap();
+        let client = trellis::http_client::builder().build().unwrap();
         let mut app = TestApp { addr, client, admin_token: String::new(), database_url, _dir: dir };
         app.admin_token = app.login("admin", ADMIN_PASSWORD).await;
         app

@@ -17,7 +17,7 @@ struct Api {
 
 impl Api {
     async fn connect(base: &str) -> Api {
-        let http = reqwest::Client::new();
+        let http = trellis::http_client::builder().build().unwrap();
         let login: Value = http
             .post(format!("{base}/api/v1/auth/login"))
             .json(&json!({"username": "admin", "password": ADMIN_PASSWORD}))

@@ -231,7 +231,7 @@ struct Node {
 
 impl Node {
     async fn connect(process: &Process) -> Node {
-        let http = reqwest::Client::new();
+        let http = trellis::http_client::builder().build().unwrap();
         let login: Value = http
             .post(format!("{}/api/v1/auth/login", process.base))
             .json(&json!({"username": "admin", "password": ADMIN_PASSWORD}))

@@ -106,7 +106,7 @@ pub struct HttpRunner {
 impl HttpRunner {
     pub fn new(policy: OutboundPolicy) -> Self {
         let policy = Arc::new(policy);
-        let client = reqwest::Client::builder()
+        let client = crate::http_client::builder()
             .dns_resolver(Arc::new(PolicyResolver(policy.clone())))
             .redirect(reqwest::redirect::Policy::none())
             // A proxy would resolve and reach the target itself, around the policy.
