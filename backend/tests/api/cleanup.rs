@@ -3,6 +3,7 @@
 use crate::common::{both_backends, problem, TestApp};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use trellis_model::{InstanceStatus, NodeStatus};
 
 /// Finished instances of `workflow` (version 1), inserted straight into the database: far
 /// faster than running them, for tests about many instances.
@@ -93,7 +94,7 @@ both_backends! {
         let refused = app.as_admin(app.client.delete(app.url(&format!("/api/v1/instances/{id}")))).send().await.unwrap();
         let body = problem(refused, 409).await;
         assert!(body["detail"].as_str().unwrap().contains("cancel"), "{body}");
-        assert_eq!(app.instance(&id).await["status"], "running");
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Running);
         let unknown = uuid::Uuid::now_v7();
         problem(app.as_admin(app.client.delete(app.url(&format!("/api/v1/instances/{unknown}")))).send().await.unwrap(), 404).await;
         problem(app.as_admin(app.client.delete(app.url("/api/v1/instances/not-a-uuid"))).send().await.unwrap(), 400).await;
@@ -124,7 +125,7 @@ both_backends! {
         assert_eq!(job["status"], "succeeded", "{job}");
         assert_eq!((job["processed"].clone(), job["failed"].clone(), job["kind"].clone()), (json!(4), json!(0), json!("purge")));
         assert_eq!(counts(&app, &done_wf).await["succeeded"], 0);
-        assert_eq!(app.instance(&waiting).await["status"], "running");
+        assert_eq!(app.instance(&waiting).await.summary.status, InstanceStatus::Running);
         let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
         assert_eq!(jobs["items"][0]["id"], answer["job_id"]);
     }
@@ -149,7 +150,7 @@ both_backends! {
         assert_eq!(dry.json::<Value>().await.unwrap()["matched"], 1);
         let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
         assert_eq!(jobs["items"].as_array().unwrap().len(), 0, "no refused request started a job");
-        assert_eq!(app.instance(&id).await["status"], "succeeded");
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Succeeded);
     }
 
     async fn bulk_requests_with_bad_filters_say_what_to_fix(app: TestApp) {
@@ -180,7 +181,7 @@ both_backends! {
         assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(3)), "{job}");
         let store = app.store().await;
         for id in &ids {
-            assert_eq!(app.instance(id).await["status"], "canceled");
+            assert_eq!(app.instance(id).await.summary.status, InstanceStatus::Canceled);
             let history = store.events_after(id.parse().unwrap(), 0, 100).await.unwrap();
             assert!(history.iter().any(|e| e.kind == "instance" && e.data.0["status"] == "canceled"), "{history:?}");
         }
@@ -192,7 +193,7 @@ both_backends! {
         let mut ids = Vec::new();
         for _ in 0..3 {
             let id = app.start(&wf, json!({})).await;
-            assert_eq!(app.wait_finished(&id).await["status"], "failed");
+            assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
             ids.push(id);
         }
         problem(app.post("/api/v1/instances/retry").json(&json!({"filter": {"status": "running"}})).send().await.unwrap(), 409).await;
@@ -201,7 +202,7 @@ both_backends! {
         assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(3)), "{job}");
         for id in &ids {
             let instance = app.wait_finished(id).await;
-            assert_eq!((instance["status"].as_str(), instance["nodes"][0]["attempts"].as_i64()), (Some("succeeded"), Some(2)));
+            assert_eq!((instance.summary.status, instance.nodes[0].attempts), (InstanceStatus::Succeeded, 2));
         }
     }
 
@@ -248,7 +249,7 @@ both_backends! {
         let call = |id: &str| json!({"id": id, "type": "http", "config": {"method": "GET", "url": format!("http://{addr}/{id}")}});
         let wf = app.publish(json!({"nodes": [call("a"), call("b"), call("c")], "settings": {"max_parallel_nodes": 1}})).await;
         let id = app.start(&wf, json!({})).await;
-        app.wait_for(&id, |i| i["nodes"].as_array().unwrap().iter().any(|n| n["status"] == "running")).await;
+        app.wait_for(&id, |i| i.nodes.iter().any(|n| n.status == NodeStatus::Running)).await;
         let q: Value = app.get(&format!("/api/v1/instances/{id}/queue")).send().await.unwrap().json().await.unwrap();
         assert_eq!(q["held_by"], json!({"limit": "max_parallel_nodes", "value": 1, "running": 1}), "{q}");
         let nodes = q["nodes"].as_array().unwrap();
