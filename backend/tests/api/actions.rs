@@ -2,7 +2,8 @@
 
 use crate::common::{both_backends, node, problem};
 use crate::traces::history;
-use serde_json::{json, Value};
+use serde_json::json;
+use trellis_model::api::InstanceDetail;
 use trellis_model::{InstanceStatus, NodeStatus};
 
 async fn act(app: &crate::common::TestApp, id: &str, action: &str) -> reqwest::Response {
@@ -31,7 +32,7 @@ both_backends! {
         app.wait_for(&id, |i| node(i, "gate").status == NodeStatus::Waiting).await;
         let paused = act(&app, &id, "pause").await;
         assert_eq!(paused.status(), 200);
-        assert_eq!(paused.json::<Value>().await.unwrap()["status"], "paused");
+        assert_eq!(paused.json::<InstanceDetail>().await.unwrap().summary.status, InstanceStatus::Paused);
         // The waiting node's result is still recorded, but its successor is not dispatched.
         let signaled = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "gate", "payload": {"ok": true}})).send().await.unwrap();
         assert_eq!(signaled.status(), 200);
@@ -91,9 +92,9 @@ both_backends! {
         assert_eq!(act(&app, &id, "pause").await.status(), 200);
         app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "gate", "payload": 1})).send().await.unwrap();
         assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Paused);
-        let resumed: Value = act(&app, &id, "resume").await.json().await.unwrap();
-        assert_eq!(resumed["status"], "succeeded", "{resumed}");
-        assert_eq!(resumed["output"], json!({"gate": 1}));
+        let resumed: InstanceDetail = act(&app, &id, "resume").await.json().await.unwrap();
+        assert_eq!(resumed.summary.status, InstanceStatus::Succeeded, "{resumed:?}");
+        assert_eq!(resumed.output, Some(json!({"gate": 1})));
     }
 
     async fn a_viewer_cannot_pause(app: TestApp) {

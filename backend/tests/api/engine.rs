@@ -3,6 +3,7 @@
 use crate::common::{both_backends, node, problem};
 use crate::ledger;
 use serde_json::{json, Value};
+use trellis_model::api::{InstanceDetail, InstancePage, Started, TaskView};
 use trellis_model::{InstanceStatus, NodeStatus};
 
 both_backends! {
@@ -125,8 +126,8 @@ both_backends! {
         let id = app.start(&wf, json!({})).await;
         let canceled = app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap();
         assert_eq!(canceled.status(), 200);
-        let body: Value = canceled.json().await.unwrap();
-        assert_eq!(body["status"], "canceled");
+        let body: InstanceDetail = canceled.json().await.unwrap();
+        assert_eq!(body.summary.status, InstanceStatus::Canceled);
         problem(app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap(), 409).await;
     }
 
@@ -178,24 +179,24 @@ both_backends! {
         let id = app.start(&wf, json!({"input": {"to": "ada@example.test"}})).await;
         let polled = app.post("/api/v1/tasks/poll").json(&json!({"queue": "emails", "worker": "w1", "wait_ms": 5000})).send().await.unwrap();
         assert_eq!(polled.status(), 200);
-        let task: Value = polled.json().await.unwrap();
-        assert_eq!(task["input"], json!({"to": "ada@example.test"}));
-        assert_eq!(task["idempotency_key"], format!("{id}:work:1"));
-        let task_id = task["id"].as_str().unwrap();
+        let task: TaskView = polled.json().await.unwrap();
+        assert_eq!(task.input, json!({"to": "ada@example.test"}));
+        assert_eq!(task.idempotency_key, format!("{id}:work:1"));
+        let task_id = task.id.as_str();
         let empty = app.post("/api/v1/tasks/poll").json(&json!({"queue": "emails", "worker": "w2", "wait_ms": 100})).send().await.unwrap();
         assert_eq!(empty.status(), 204, "a leased task is not handed out twice");
 
         let stale = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": "forged", "output": {}})).send().await.unwrap();
         problem(stale, 409).await;
         assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Running, "a stale token changes nothing");
-        let beat = app.post(&format!("/api/v1/tasks/{task_id}/heartbeat")).json(&json!({"lease_token": task["lease_token"]})).send().await.unwrap();
+        let beat = app.post(&format!("/api/v1/tasks/{task_id}/heartbeat")).json(&json!({"lease_token": task.lease_token})).send().await.unwrap();
         assert_eq!(beat.status(), 200);
-        let completed = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task["lease_token"], "output": {"sent": true}})).send().await.unwrap();
+        let completed = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task.lease_token, "output": {"sent": true}})).send().await.unwrap();
         assert_eq!(completed.status(), 204);
         let done = app.wait_finished(&id).await;
         assert_eq!(done.summary.status, InstanceStatus::Succeeded);
         assert_eq!(node(&done, "work").output, Some(json!({"sent": true})));
-        let twice = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task["lease_token"], "output": {}})).send().await.unwrap();
+        let twice = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task.lease_token, "output": {}})).send().await.unwrap();
         problem(twice, 409).await;
     }
 
@@ -209,17 +210,17 @@ both_backends! {
         let queue = app.publish(json!({"nodes": hold, "settings": {"max_concurrent_instances": 1}})).await;
         let first = app.start(&queue, json!({})).await;
         let second = app.post(&format!("/api/v1/workflows/{queue}/instances")).json(&json!({})).send().await.unwrap();
-        let second: Value = second.json().await.unwrap();
-        assert_eq!(second["status"], "queued");
-        let second = second["id"].as_str().unwrap().to_owned();
+        let second: Started = second.json().await.unwrap();
+        assert_eq!(second.status, InstanceStatus::Queued);
+        let second = second.id;
         app.wait_for(&first, |i| node(i, "hold").status == NodeStatus::Waiting).await;
         assert_eq!(app.instance(&second).await.summary.status, InstanceStatus::Queued);
         app.post(&format!("/api/v1/instances/{first}/signal")).json(&json!({"node": "hold"})).send().await.unwrap();
         app.wait_for(&second, |i| i.summary.status == InstanceStatus::Running).await;
-        let listed: Value = app.get(&format!("/api/v1/instances?workflow={queue}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(listed["counts"]["succeeded"], 1);
-        assert_eq!(listed["counts"]["running"], 1);
-        assert_eq!(listed["items"][0]["id"], second.as_str());
+        let listed: InstancePage = app.get(&format!("/api/v1/instances?workflow={queue}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(listed.counts.get(InstanceStatus::Succeeded), 1);
+        assert_eq!(listed.counts.get(InstanceStatus::Running), 1);
+        assert_eq!(listed.items[0].id, second);
     }
 
     async fn bad_starts_get_clear_errors(app: TestApp) {
@@ -234,8 +235,8 @@ both_backends! {
         problem(app.post(&format!("/api/v1/workflows/{ghost}/instances")).send().await.unwrap(), 404).await;
         problem(app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"inputs": 1})).send().await.unwrap(), 422).await;
         problem(app.get("/api/v1/instances?status=exploded").send().await.unwrap(), 400).await;
-        let listed: Value = app.get(&format!("/api/v1/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(listed["items"].as_array().unwrap().len(), 0, "no instance was half-created");
+        let listed: InstancePage = app.get(&format!("/api/v1/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(listed.items.len(), 0, "no instance was half-created");
     }
 }
 
@@ -250,8 +251,8 @@ both_backends! {
             futures_util::future::join_all((0..15).map(|_| app.start(&flood, json!({})))).await;
         }
         let succeeded = || async {
-            let list: Value = app.get(&format!("/api/v1/instances?workflow={flood}&limit=1")).send().await.unwrap().json().await.unwrap();
-            list["counts"]["succeeded"].as_i64().unwrap()
+            let list: InstancePage = app.get(&format!("/api/v1/instances?workflow={flood}&limit=1")).send().await.unwrap().json().await.unwrap();
+            list.counts.0["succeeded"]
         };
         let before = succeeded().await;
         let quick = app.publish(json!({"nodes": [{"id": "q", "type": "http", "config": {"url": format!("http://{addr}/quick")}}]})).await;
@@ -272,16 +273,16 @@ both_backends! {
             "retry": {"max_attempts": 2, "backoff_ms": 400, "max_backoff_ms": 400}}]})).await;
         let id = app.start(&wf, json!({})).await;
         let poll = json!({"queue": "late", "worker": "w", "wait_ms": 5000});
-        let first: Value = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
-        assert_eq!(first["attempt"], 1);
+        let first: TaskView = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
+        assert_eq!(first.attempt, 1);
         app.wait_for(&id, |i| node(i, "job").error.as_deref().is_some_and(|e| e.contains("timed out"))).await;
-        let late = app.post(&format!("/api/v1/tasks/{}/complete", first["id"].as_str().unwrap()))
-            .json(&json!({"lease_token": first["lease_token"], "output": "late"})).send().await.unwrap();
+        let late = app.post(&format!("/api/v1/tasks/{}/complete", first.id))
+            .json(&json!({"lease_token": first.lease_token, "output": "late"})).send().await.unwrap();
         problem(late, 409).await;
-        let second: Value = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
-        assert_eq!(second["attempt"], 2);
-        let done = app.post(&format!("/api/v1/tasks/{}/complete", second["id"].as_str().unwrap()))
-            .json(&json!({"lease_token": second["lease_token"], "output": "on time"})).send().await.unwrap();
+        let second: TaskView = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
+        assert_eq!(second.attempt, 2);
+        let done = app.post(&format!("/api/v1/tasks/{}/complete", second.id))
+            .json(&json!({"lease_token": second.lease_token, "output": "on time"})).send().await.unwrap();
         assert_eq!(done.status(), 204);
         let finished = app.wait_finished(&id).await;
         assert_eq!(finished.summary.status, InstanceStatus::Succeeded, "{finished:?}");

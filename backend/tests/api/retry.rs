@@ -4,7 +4,7 @@
 use crate::common::{both_backends, node, problem, TestApp};
 use crate::traces::history;
 use serde_json::{json, Value};
-use trellis_model::api::InstanceDetail;
+use trellis_model::api::{InstanceDetail, Started};
 use trellis_model::{InstanceStatus, NodeStatus};
 
 /// `up -> flaky -> down`; `flaky` fails its first attempt only, and has no retry policy,
@@ -153,8 +153,7 @@ both_backends! {
     async fn a_retry_never_makes_a_second_live_instance_with_one_key(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
         let start = |key: &'static str| app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"key": key})).send();
-        let first: Value = start("k").await.unwrap().json().await.unwrap();
-        let first = first["id"].as_str().unwrap().to_owned();
+        let first = start("k").await.unwrap().json::<Started>().await.unwrap().id;
         app.post(&format!("/api/v1/instances/{first}/cancel")).send().await.unwrap();
         assert_eq!(start("k").await.unwrap().status(), 201);
         let refused = problem(retry(&app, &first, json!({"from": "failed"})).await, 409).await;
