@@ -1,12 +1,10 @@
 //! Operator actions on instances: pause and resume (and, below, what does not apply).
 
-use crate::common::{both_backends, problem};
+use crate::common::{both_backends, node, problem};
 use crate::traces::history;
-use serde_json::{json, Value};
-
-fn node<'a>(instance: &'a Value, id: &str) -> &'a Value {
-    instance["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap()
-}
+use serde_json::json;
+use trellis_model::api::InstanceDetail;
+use trellis_model::{InstanceStatus, NodeStatus};
 
 async fn act(app: &crate::common::TestApp, id: &str, action: &str) -> reqwest::Response {
     app.post(&format!("/api/v1/instances/{id}/{action}")).send().await.unwrap()
@@ -31,23 +29,23 @@ both_backends! {
         let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "next", "type": "noop"}],
             "edges": [{"from": "gate", "to": "next"}]})).await;
         let id = app.start(&wf, json!({})).await;
-        app.wait_for(&id, |i| node(i, "gate")["status"] == "waiting").await;
+        app.wait_for(&id, |i| node(i, "gate").status == NodeStatus::Waiting).await;
         let paused = act(&app, &id, "pause").await;
         assert_eq!(paused.status(), 200);
-        assert_eq!(paused.json::<Value>().await.unwrap()["status"], "paused");
+        assert_eq!(paused.json::<InstanceDetail>().await.unwrap().summary.status, InstanceStatus::Paused);
         // The waiting node's result is still recorded, but its successor is not dispatched.
         let signaled = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "gate", "payload": {"ok": true}})).send().await.unwrap();
         assert_eq!(signaled.status(), 200);
         let held = app.instance(&id).await;
-        assert_eq!(held["status"], "paused", "{held}");
-        assert_eq!(node(&held, "gate")["status"], "succeeded");
-        assert_eq!(node(&held, "next")["status"], "ready", "{held}");
-        assert_eq!(node(&held, "next")["attempts"], 0);
+        assert_eq!(held.summary.status, InstanceStatus::Paused, "{held:?}");
+        assert_eq!(node(&held, "gate").status, NodeStatus::Succeeded);
+        assert_eq!(node(&held, "next").status, NodeStatus::Ready, "{held:?}");
+        assert_eq!(node(&held, "next").attempts, 0);
         let resumed = act(&app, &id, "resume").await;
         assert_eq!(resumed.status(), 200);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(node(&done, "next")["attempts"], 1);
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(node(&done, "next").attempts, 1);
         let changes = instance_changes(&app, &id).await;
         let tail: Vec<_> = changes.iter().map(|(p, s)| format!("{p}->{s}")).collect();
         assert_eq!(tail, ["-->running", "running->paused", "paused->running", "running->succeeded"]);
@@ -56,7 +54,7 @@ both_backends! {
     async fn pause_and_resume_that_do_not_apply_are_409_saying_why(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
         let id = app.start(&wf, json!({})).await;
-        app.wait_for(&id, |i| node(i, "gate")["status"] == "waiting").await;
+        app.wait_for(&id, |i| node(i, "gate").status == NodeStatus::Waiting).await;
         let not_paused = problem(act(&app, &id, "resume").await, 409).await;
         assert!(not_paused["detail"].as_str().unwrap().contains("not paused"), "{not_paused}");
         assert_eq!(act(&app, &id, "pause").await.status(), 200);
@@ -76,27 +74,27 @@ both_backends! {
         let wf = app.publish(json!({"nodes": [{"id": "stuck", "type": "wait_signal", "timeout_ms": 1000}, {"id": "recover", "type": "noop"}],
             "edges": [{"from": "stuck", "to": "recover", "when": "failure"}]})).await;
         let id = app.start(&wf, json!({})).await;
-        app.wait_for(&id, |i| node(i, "stuck")["status"] == "waiting").await;
+        app.wait_for(&id, |i| node(i, "stuck").status == NodeStatus::Waiting).await;
         assert_eq!(act(&app, &id, "pause").await.status(), 200);
-        let fired = app.wait_for(&id, |i| node(i, "stuck")["status"] == "timed_out").await;
-        assert_eq!(fired["status"], "paused", "{fired}");
-        assert_eq!(node(&fired, "recover")["attempts"], 0, "nothing is dispatched while paused");
+        let fired = app.wait_for(&id, |i| node(i, "stuck").status == NodeStatus::TimedOut).await;
+        assert_eq!(fired.summary.status, InstanceStatus::Paused, "{fired:?}");
+        assert_eq!(node(&fired, "recover").attempts, 0, "nothing is dispatched while paused");
         assert_eq!(act(&app, &id, "resume").await.status(), 200);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(node(&done, "recover")["status"], "succeeded");
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(node(&done, "recover").status, NodeStatus::Succeeded);
     }
 
     async fn an_instance_whose_last_node_ends_while_paused_finishes_on_resume(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
         let id = app.start(&wf, json!({})).await;
-        app.wait_for(&id, |i| node(i, "gate")["status"] == "waiting").await;
+        app.wait_for(&id, |i| node(i, "gate").status == NodeStatus::Waiting).await;
         assert_eq!(act(&app, &id, "pause").await.status(), 200);
         app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "gate", "payload": 1})).send().await.unwrap();
-        assert_eq!(app.instance(&id).await["status"], "paused");
-        let resumed: Value = act(&app, &id, "resume").await.json().await.unwrap();
-        assert_eq!(resumed["status"], "succeeded", "{resumed}");
-        assert_eq!(resumed["output"], json!({"gate": 1}));
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Paused);
+        let resumed: InstanceDetail = act(&app, &id, "resume").await.json().await.unwrap();
+        assert_eq!(resumed.summary.status, InstanceStatus::Succeeded, "{resumed:?}");
+        assert_eq!(resumed.output, Some(json!({"gate": 1})));
     }
 
     async fn a_viewer_cannot_pause(app: TestApp) {

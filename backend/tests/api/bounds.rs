@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use trellis_model::api::InstanceDetail;
+use trellis_model::{InstanceStatus, NodeStatus};
 
 /// Every filter walks 100,000 items; 40 of them is more than one evaluation may spend (and
 /// short enough for a webhook's input mapping).
@@ -58,8 +60,8 @@ fn rss_bytes() -> u64 {
     line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
 }
 
-fn error_of(instance: &Value) -> String {
-    instance["error"].as_str().unwrap_or_default().to_owned()
+fn error_of(instance: &InstanceDetail) -> String {
+    instance.summary.error.clone().unwrap_or_default()
 }
 
 both_backends! {
@@ -74,8 +76,8 @@ both_backends! {
         }
         for (id, expected) in &ids {
             let finished = app.wait_finished(id).await;
-            assert_eq!(finished["status"], "failed", "{finished}");
-            assert!(error_of(&finished).contains(expected), "{finished}");
+            assert_eq!(finished.summary.status, InstanceStatus::Failed, "{finished:?}");
+            assert!(error_of(&finished).contains(expected), "{finished:?}");
         }
         let slowest = slowest_probe(probes).await;
         eprintln!("slowest probe: {slowest:?}");
@@ -88,8 +90,8 @@ both_backends! {
         let wf = app.publish(transform("range(500) | join('x' * 1000000)")).await;
         let id = app.start(&wf, json!({"input": {}})).await;
         let finished = app.wait_finished(&id).await;
-        assert_eq!(finished["status"], "failed");
-        assert!(error_of(&finished).contains("over the cap of 1048576 bytes per string"), "{finished}");
+        assert_eq!(finished.summary.status, InstanceStatus::Failed);
+        assert!(error_of(&finished).contains("over the cap of 1048576 bytes per string"), "{finished:?}");
         let grown = rss_bytes().saturating_sub(before);
         eprintln!("RSS grew by {} KB", grown >> 10);
         assert!(grown < 200 << 20, "RSS grew by {} MB", grown >> 20);
@@ -127,9 +129,9 @@ both_backends! {
         let big = app.publish(transform("'x' * 3000000")).await;
         let id = app.start(&big, json!({"input": {}})).await;
         let finished = app.wait_finished(&id).await;
-        assert_eq!(finished["status"], "failed");
+        assert_eq!(finished.summary.status, InstanceStatus::Failed);
         // The expression's own string cap (1 MiB) stops it first.
-        assert!(error_of(&finished).contains("over the cap of 1048576 bytes"), "{finished}");
+        assert!(error_of(&finished).contains("over the cap of 1048576 bytes"), "{finished:?}");
     }
 }
 
@@ -150,11 +152,11 @@ mod output_caps {
         // One node over the per-node cap.
         let big = app.publish(transform("'x' * 20000")).await;
         let finished = app.wait_finished(&app.start(&big, json!({"input": {}})).await).await;
-        assert_eq!(finished["status"], "failed");
+        assert_eq!(finished.summary.status, InstanceStatus::Failed);
         assert!(
             error_of(&finished)
                 .contains("20002 bytes, over the cap of 10000 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"),
-            "{finished}"
+            "{finished:?}"
         );
 
         // Each node fits, but together they pass the instance's cap.
@@ -168,13 +170,13 @@ mod output_caps {
             }))
             .await;
         let finished = app.wait_finished(&app.start(&two, json!({"input": {}})).await).await;
-        assert_eq!(finished["status"], "failed");
+        assert_eq!(finished.summary.status, InstanceStatus::Failed);
         assert!(
             error_of(&finished)
                 .contains("over the cap of 15000 bytes per instance (TRELLIS_MAX_INSTANCE_OUTPUT_BYTES)"),
-            "{finished}"
+            "{finished:?}"
         );
-        assert!(app.instance(finished["id"].as_str().unwrap()).await.to_string().len() < 40_000);
+        assert!(app.instance_json(&finished.summary.id).await.to_string().len() < 40_000);
 
         // An external worker's result over the cap is refused, not stored; one that fits lands.
         let task = app.publish(json!({"nodes": [{"id": "send", "type": "task", "config": {"queue": "caps"}}]})).await;
@@ -192,14 +194,14 @@ mod output_caps {
         };
         let refused = problem(complete(json!("z".repeat(20_000))).send().await.unwrap(), 413).await;
         assert!(refused["detail"].as_str().unwrap().contains("TRELLIS_MAX_NODE_OUTPUT_BYTES"), "{refused}");
-        assert_eq!(app.instance(&id).await["status"], "running");
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Running);
         assert_eq!(complete(json!({"ok": true})).send().await.unwrap().status(), 204);
-        assert_eq!(app.wait_finished(&id).await["status"], "succeeded");
+        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Succeeded);
 
         // So is a signal's payload.
         let wait = app.publish(json!({"nodes": [{"id": "approve", "type": "wait_signal"}]})).await;
         let id = app.start(&wait, json!({"input": {}})).await;
-        app.wait_for(&id, |i| i["nodes"].as_array().is_some_and(|n| n.iter().any(|n| n["status"] == "waiting"))).await;
+        app.wait_for(&id, |i| i.nodes.iter().any(|n| n.status == NodeStatus::Waiting)).await;
         let signal = app
             .post(&format!("/api/v1/instances/{id}/signal"))
             .json(&json!({"node": "approve", "payload": "z".repeat(20_000)}));

@@ -3,6 +3,8 @@
 use crate::common::{both_backends, problem, TestApp};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use trellis_model::api::{BulkAnswer, InstancePage, Job, Page, QueueHold, QueuePlace, Started, StatusCounts};
+use trellis_model::{InstanceStatus, NodeStatus};
 
 /// Finished instances of `workflow` (version 1), inserted straight into the database: far
 /// faster than running them, for tests about many instances.
@@ -34,17 +36,22 @@ pub async fn insert_finished(app: &TestApp, workflow: &str, rows: &[(&str, DateT
     }
 }
 
-pub async fn counts(app: &TestApp, workflow: &str) -> Value {
+pub async fn counts(app: &TestApp, workflow: &str) -> StatusCounts {
     let list = app.get(&format!("/api/v1/instances?workflow={workflow}&limit=1")).send().await.unwrap();
     assert_eq!(list.status(), 200);
-    list.json::<Value>().await.unwrap()["counts"].clone()
+    list.json::<InstancePage>().await.unwrap().counts
+}
+
+/// Counts written as the JSON the server sends, e.g. `{"queued": 0, ...}`.
+pub fn counts_of(literal: Value) -> StatusCounts {
+    serde_json::from_value(literal).unwrap()
 }
 
 /// Polls a job until it has ended (at most 60 s), returning it.
-pub async fn wait_job(app: &TestApp, id: &str) -> Value {
+pub async fn wait_job(app: &TestApp, id: &str) -> Job {
     for _ in 0..3_000 {
-        let job: Value = app.get(&format!("/api/v1/jobs/{id}")).send().await.unwrap().json().await.unwrap();
-        if !["queued", "running"].contains(&job["status"].as_str().unwrap()) {
+        let job: Job = app.get(&format!("/api/v1/jobs/{id}")).send().await.unwrap().json().await.unwrap();
+        if !["queued", "running"].contains(&job.status.as_str()) {
             return job;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -52,12 +59,22 @@ pub async fn wait_job(app: &TestApp, id: &str) -> Value {
     panic!("job {id} never ended");
 }
 
-async fn start_job(app: &TestApp, action: &str, body: Value) -> (Value, Value) {
+async fn start_job(app: &TestApp, action: &str, body: Value) -> (BulkAnswer, Job) {
     let response = app.post(&format!("/api/v1/instances/{action}")).json(&body).send().await.unwrap();
     assert_eq!(response.status(), 202);
-    let answer: Value = response.json().await.unwrap();
-    let job = wait_job(app, answer["job_id"].as_str().unwrap()).await;
+    let answer: BulkAnswer = response.json().await.unwrap();
+    let job = wait_job(app, answer.job_id.as_deref().unwrap()).await;
     (answer, job)
+}
+
+/// Where instance `id` waits, from the queue inspector.
+async fn queue_place(app: &TestApp, id: &str) -> QueuePlace {
+    app.get(&format!("/api/v1/instances/{id}/queue")).send().await.unwrap().json().await.unwrap()
+}
+
+/// `limit` at 1 with its one slot taken.
+fn hold_of(limit: &str) -> QueueHold {
+    QueueHold { limit: limit.to_owned(), value: Some(1), running: 1 }
 }
 
 fn hold() -> Value {
@@ -69,8 +86,8 @@ both_backends! {
         let wf = app.publish(crate::common::chain()).await;
         let start = |key: &'static str| app.post(&format!("/api/v1/workflows/{wf}/instances"))
             .header("Idempotency-Key", key).json(&json!({})).send();
-        let first: Value = start("order-1").await.unwrap().json().await.unwrap();
-        let id = first["id"].as_str().unwrap().to_owned();
+        let first: Started = start("order-1").await.unwrap().json().await.unwrap();
+        let id = first.id.clone();
         app.wait_finished(&id).await;
         let purged = app.as_admin(app.client.delete(app.url(&format!("/api/v1/instances/{id}")))).send().await.unwrap();
         assert_eq!(purged.status(), 204);
@@ -78,8 +95,8 @@ both_backends! {
         let store = app.store().await;
         assert!(store.events_after(id.parse().unwrap(), 0, 10).await.unwrap().is_empty(), "history is gone");
         // Its Idempotency-Key record went with it: the same key starts a new instance.
-        let again: Value = start("order-1").await.unwrap().json().await.unwrap();
-        assert_ne!(again["id"], first["id"]);
+        let again: Started = start("order-1").await.unwrap().json().await.unwrap();
+        assert_ne!(again.id, first.id);
         let twice = app.as_admin(app.client.delete(app.url(&format!("/api/v1/instances/{id}")))).send().await.unwrap();
         problem(twice, 404).await;
     }
@@ -93,7 +110,7 @@ both_backends! {
         let refused = app.as_admin(app.client.delete(app.url(&format!("/api/v1/instances/{id}")))).send().await.unwrap();
         let body = problem(refused, 409).await;
         assert!(body["detail"].as_str().unwrap().contains("cancel"), "{body}");
-        assert_eq!(app.instance(&id).await["status"], "running");
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Running);
         let unknown = uuid::Uuid::now_v7();
         problem(app.as_admin(app.client.delete(app.url(&format!("/api/v1/instances/{unknown}")))).send().await.unwrap(), 404).await;
         problem(app.as_admin(app.client.delete(app.url("/api/v1/instances/not-a-uuid"))).send().await.unwrap(), 400).await;
@@ -111,22 +128,22 @@ both_backends! {
         let filter = json!({"workflow": done_wf});
         let dry = app.post("/api/v1/instances/purge").json(&json!({"filter": filter, "dry_run": true})).send().await.unwrap();
         assert_eq!(dry.status(), 200);
-        let dry: Value = dry.json().await.unwrap();
-        assert_eq!((dry["matched"].clone(), dry["by_status"]["succeeded"].clone()), (json!(4), json!(4)), "{dry}");
-        assert_eq!(dry["sample"].as_array().unwrap().len(), 4);
-        assert_eq!(counts(&app, &done_wf).await["succeeded"], 4, "a dry run changes nothing");
+        let dry: BulkAnswer = dry.json().await.unwrap();
+        assert_eq!((dry.matched, dry.by_status.get(InstanceStatus::Succeeded)), (4, 4), "{dry:?}");
+        assert_eq!(dry.sample.as_ref().unwrap().len(), 4);
+        assert_eq!(counts(&app, &done_wf).await.get(InstanceStatus::Succeeded), 4, "a dry run changes nothing");
 
         // Unfinished instances of another workflow are untouched by a filter-less purge.
         let hold_wf = app.publish(hold()).await;
         let waiting = app.start(&hold_wf, json!({})).await;
         let (answer, job) = start_job(&app, "purge", json!({"filter": {}, "all": true})).await;
-        assert_eq!((answer["matched"].clone(), answer["skipped"].clone()), (json!(4), json!(1)), "{answer}");
-        assert_eq!(job["status"], "succeeded", "{job}");
-        assert_eq!((job["processed"].clone(), job["failed"].clone(), job["kind"].clone()), (json!(4), json!(0), json!("purge")));
-        assert_eq!(counts(&app, &done_wf).await["succeeded"], 0);
-        assert_eq!(app.instance(&waiting).await["status"], "running");
-        let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
-        assert_eq!(jobs["items"][0]["id"], answer["job_id"]);
+        assert_eq!((answer.matched, answer.skipped), (4, 1), "{answer:?}");
+        assert_eq!(job.status, "succeeded", "{job:?}");
+        assert_eq!((job.processed, job.failed, job.kind.as_str()), (4, 0, "purge"));
+        assert_eq!(counts(&app, &done_wf).await.get(InstanceStatus::Succeeded), 0);
+        assert_eq!(app.instance(&waiting).await.summary.status, InstanceStatus::Running);
+        let jobs: Page<Job> = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
+        assert_eq!(Some(&jobs.items[0].id), answer.job_id.as_ref());
     }
 
     async fn a_bulk_action_with_an_empty_filter_is_refused_unless_it_says_all(app: TestApp) {
@@ -146,10 +163,10 @@ both_backends! {
         }
         let dry = app.post("/api/v1/instances/purge").json(&json!({"filter": {}, "all": true, "dry_run": true})).send().await.unwrap();
         assert_eq!(dry.status(), 200);
-        assert_eq!(dry.json::<Value>().await.unwrap()["matched"], 1);
-        let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
-        assert_eq!(jobs["items"].as_array().unwrap().len(), 0, "no refused request started a job");
-        assert_eq!(app.instance(&id).await["status"], "succeeded");
+        assert_eq!(dry.json::<BulkAnswer>().await.unwrap().matched, 1);
+        let jobs: Page<Job> = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
+        assert_eq!(jobs.items.len(), 0, "no refused request started a job");
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Succeeded);
     }
 
     async fn bulk_requests_with_bad_filters_say_what_to_fix(app: TestApp) {
@@ -164,8 +181,8 @@ both_backends! {
         // A filter matching nothing is a job that finishes having done nothing.
         let nobody = uuid::Uuid::now_v7();
         let (answer, job) = start_job(&app, "purge", json!({"filter": {"workflow": nobody}})).await;
-        assert_eq!(answer["matched"], 0);
-        assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(0)));
+        assert_eq!(answer.matched, 0);
+        assert_eq!((job.status.as_str(), job.processed), ("succeeded", 0));
         problem(app.get(&format!("/api/v1/jobs/{nobody}")).send().await.unwrap(), 404).await;
     }
 
@@ -176,11 +193,11 @@ both_backends! {
             ids.push(app.start(&wf, json!({})).await);
         }
         let (answer, job) = start_job(&app, "cancel", json!({"filter": {"workflow": wf, "status": "running"}})).await;
-        assert_eq!(answer["matched"], 3);
-        assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(3)), "{job}");
+        assert_eq!(answer.matched, 3);
+        assert_eq!((job.status.as_str(), job.processed), ("succeeded", 3), "{job:?}");
         let store = app.store().await;
         for id in &ids {
-            assert_eq!(app.instance(id).await["status"], "canceled");
+            assert_eq!(app.instance(id).await.summary.status, InstanceStatus::Canceled);
             let history = store.events_after(id.parse().unwrap(), 0, 100).await.unwrap();
             assert!(history.iter().any(|e| e.kind == "instance" && e.data.0["status"] == "canceled"), "{history:?}");
         }
@@ -192,16 +209,16 @@ both_backends! {
         let mut ids = Vec::new();
         for _ in 0..3 {
             let id = app.start(&wf, json!({})).await;
-            assert_eq!(app.wait_finished(&id).await["status"], "failed");
+            assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
             ids.push(id);
         }
         problem(app.post("/api/v1/instances/retry").json(&json!({"filter": {"status": "running"}})).send().await.unwrap(), 409).await;
         let (answer, job) = start_job(&app, "retry", json!({"filter": {"workflow": wf}})).await;
-        assert_eq!(answer["matched"], 3);
-        assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(3)), "{job}");
+        assert_eq!(answer.matched, 3);
+        assert_eq!((job.status.as_str(), job.processed), ("succeeded", 3), "{job:?}");
         for id in &ids {
             let instance = app.wait_finished(id).await;
-            assert_eq!((instance["status"].as_str(), instance["nodes"][0]["attempts"].as_i64()), (Some("succeeded"), Some(2)));
+            assert_eq!((instance.summary.status, instance.nodes[0].attempts), (InstanceStatus::Succeeded, 2));
         }
     }
 
@@ -211,12 +228,13 @@ both_backends! {
         let rows: Vec<(&str, DateTime<Utc>)> = (0..100_000).map(|i| (if i % 2 == 0 { "succeeded" } else { "failed" }, ended)).collect();
         insert_finished(&app, &wf, &rows).await;
         let dry = app.post("/api/v1/instances/purge").json(&json!({"filter": {"workflow": wf}, "dry_run": true})).send().await.unwrap();
-        let dry: Value = dry.json().await.unwrap();
-        assert_eq!((dry["matched"].clone(), dry["sample"].as_array().unwrap().len()), (json!(100_000), 10), "a sample, not every id");
+        let dry: BulkAnswer = dry.json().await.unwrap();
+        assert_eq!((dry.matched, dry.sample.as_ref().unwrap().len()), (100_000, 10), "a sample, not every id");
         let (answer, job) = start_job(&app, "purge", json!({"filter": {"workflow": wf}})).await;
-        assert_eq!(answer["matched"], 100_000);
-        assert_eq!((job["status"].clone(), job["processed"].clone()), (json!("succeeded"), json!(100_000)), "{job}");
-        assert_eq!(counts(&app, &wf).await, json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 0, "failed": 0, "canceled": 0, "timed_out": 0}));
+        assert_eq!(answer.matched, 100_000);
+        assert_eq!((job.status.as_str(), job.processed), ("succeeded", 100_000), "{job:?}");
+        let none = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 0, "failed": 0, "canceled": 0, "timed_out": 0});
+        assert_eq!(counts(&app, &wf).await, counts_of(none));
     }
 
     async fn the_queue_inspector_names_the_limit_and_the_place_in_line(app: TestApp) {
@@ -225,13 +243,12 @@ both_backends! {
         let first = app.start(&wf, json!({})).await;
         let second = app.start(&wf, json!({})).await;
         let third = app.start(&wf, json!({})).await;
-        let q: Value = app.get(&format!("/api/v1/instances/{third}/queue")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(q["held_by"], json!({"limit": "max_concurrent_instances", "value": 1, "running": 1}), "{q}");
-        assert_eq!((q["position"].clone(), q["ahead"].clone()), (json!(2), json!(1)));
-        let q: Value = app.get(&format!("/api/v1/instances/{second}/queue")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(q["position"], 1);
-        let q: Value = app.get(&format!("/api/v1/instances/{first}/queue")).send().await.unwrap().json().await.unwrap();
-        assert_eq!((q["status"].clone(), q["held_by"].clone(), q["nodes"].clone()), (json!("running"), Value::Null, json!([])), "{q}");
+        let q = queue_place(&app, &third).await;
+        assert_eq!(q.held_by, Some(hold_of("max_concurrent_instances")), "{q:?}");
+        assert_eq!((q.position, q.ahead), (Some(2), Some(1)));
+        assert_eq!(queue_place(&app, &second).await.position, Some(1));
+        let q = queue_place(&app, &first).await;
+        assert_eq!((q.status, q.held_by.clone(), q.nodes.clone()), (InstanceStatus::Running, None, Some(vec![])), "{q:?}");
         problem(app.get(&format!("/api/v1/instances/{}/queue", uuid::Uuid::now_v7())).send().await.unwrap(), 404).await;
     }
 
@@ -248,11 +265,11 @@ both_backends! {
         let call = |id: &str| json!({"id": id, "type": "http", "config": {"method": "GET", "url": format!("http://{addr}/{id}")}});
         let wf = app.publish(json!({"nodes": [call("a"), call("b"), call("c")], "settings": {"max_parallel_nodes": 1}})).await;
         let id = app.start(&wf, json!({})).await;
-        app.wait_for(&id, |i| i["nodes"].as_array().unwrap().iter().any(|n| n["status"] == "running")).await;
-        let q: Value = app.get(&format!("/api/v1/instances/{id}/queue")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(q["held_by"], json!({"limit": "max_parallel_nodes", "value": 1, "running": 1}), "{q}");
-        let nodes = q["nodes"].as_array().unwrap();
-        assert_eq!(nodes.iter().map(|n| n["position"].as_i64().unwrap()).collect::<Vec<_>>(), [1, 2], "{q}");
+        app.wait_for(&id, |i| i.nodes.iter().any(|n| n.status == NodeStatus::Running)).await;
+        let q = queue_place(&app, &id).await;
+        assert_eq!(q.held_by, Some(hold_of("max_parallel_nodes")), "{q:?}");
+        let nodes = q.nodes.as_ref().unwrap();
+        assert_eq!(nodes.iter().map(|n| n.position).collect::<Vec<_>>(), [1, 2], "{q:?}");
         assert_eq!(app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap().status(), 200);
     }
 
@@ -272,20 +289,20 @@ both_backends! {
         job.lease_expires_at = Some(Utc::now() - chrono::Duration::seconds(1));
         store.insert_job(&job).await.unwrap();
         let done = wait_job(&app, &job.id.to_string()).await;
-        assert_eq!((done["status"].clone(), done["processed"].clone()), (json!("succeeded"), json!(1_200)), "{done}");
+        assert_eq!((done.status.as_str(), done.processed), ("succeeded", 1_200), "{done:?}");
         // The dead process, were it only slow, could record nothing more: its lease is gone.
         let stale = trellis::store::JobLease { job: job.id, owner: "dead-process".into(), until: Utc::now() };
         assert!(!store.purge_batch(&stale, &all[..10], &Default::default()).await.unwrap(), "a stale lease records nothing");
         // What the dead process "did" was left alone: the rest went.
-        assert_eq!(counts(&app, &wf).await["succeeded"], 500);
+        assert_eq!(counts(&app, &wf).await.get(InstanceStatus::Succeeded), 500);
         let left = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
         assert_eq!(left, all[..500].to_vec());
     }
 
     async fn canceling_a_job_stops_it_and_a_finished_job_cannot_be_canceled(app: TestApp) {
         let (answer, job) = start_job(&app, "purge", json!({"filter": {}, "all": true})).await;
-        assert_eq!(job["status"], "succeeded");
-        let id = answer["job_id"].as_str().unwrap();
+        assert_eq!(job.status, "succeeded");
+        let id = answer.job_id.as_deref().unwrap();
         problem(app.post(&format!("/api/v1/jobs/{id}/cancel")).send().await.unwrap(), 409).await;
         problem(app.post(&format!("/api/v1/jobs/{}/cancel", uuid::Uuid::now_v7())).send().await.unwrap(), 404).await;
         // A queued job canceled before any process ran it does nothing.
@@ -299,10 +316,10 @@ both_backends! {
         store.insert_job(&queued).await.unwrap();
         let canceled = app.post(&format!("/api/v1/jobs/{}/cancel", queued.id)).send().await.unwrap();
         assert_eq!(canceled.status(), 200);
-        assert_eq!(canceled.json::<Value>().await.unwrap()["status"], "canceled");
+        assert_eq!(canceled.json::<Job>().await.unwrap().status, "canceled");
         let lease = trellis::store::JobLease { job: queued.id, owner: "elsewhere".into(), until: Utc::now() };
         let ids = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 10).await.unwrap();
         assert!(!store.purge_batch(&lease, &ids, &Default::default()).await.unwrap());
-        assert_eq!(counts(&app, &wf).await["failed"], 1);
+        assert_eq!(counts(&app, &wf).await.get(InstanceStatus::Failed), 1);
     }
 }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use trellis::config::{DatabaseConfig, ServeConfig};
 use trellis::server::Server;
 use trellis::store::DynStore;
-use trellis_model::api::{Started, TokenResponse, Workflow};
+use trellis_model::api::{InstanceDetail, NodeView, Started, TokenResponse, Workflow};
 
 pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
 /// Known to the tests so they can mint expired or forged tokens.
@@ -138,12 +138,17 @@ impl TestApp {
         response.json::<Started>().await.unwrap().id
     }
 
-    pub async fn instance(&self, id: &str) -> Value {
+    pub async fn instance(&self, id: &str) -> InstanceDetail {
         self.get(&format!("/api/v1/instances/{id}")).send().await.unwrap().json().await.unwrap()
     }
 
-    /// Polls until the instance's status satisfies `done` (at most 30 s), returning it.
-    pub async fn wait_for(&self, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    /// The instance as the raw JSON the server sent, for checks on the wire form itself.
+    pub async fn instance_json(&self, id: &str) -> Value {
+        self.get(&format!("/api/v1/instances/{id}")).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// Polls until the instance satisfies `done` (at most 30 s), returning it.
+    pub async fn wait_for(&self, id: &str, done: impl Fn(&InstanceDetail) -> bool) -> InstanceDetail {
         for _ in 0..1_500 {
             let instance = self.instance(id).await;
             if done(&instance) {
@@ -151,12 +156,12 @@ impl TestApp {
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        panic!("instance {id} never reached the expected state: {}", self.instance(id).await);
+        panic!("instance {id} never reached the expected state: {:?}", self.instance(id).await);
     }
 
-    pub async fn wait_finished(&self, id: &str) -> Value {
-        let terminal = ["succeeded", "failed", "canceled", "timed_out"];
-        self.wait_for(id, |i| terminal.contains(&i["status"].as_str().unwrap_or_default())).await
+    /// Polls until the instance has ended (succeeded, failed, canceled or timed out).
+    pub async fn wait_finished(&self, id: &str) -> InstanceDetail {
+        self.wait_for(id, |i| i.summary.status.is_terminal()).await
     }
 
     /// A second handle on the same database, to check what was (not) written.
@@ -204,6 +209,11 @@ fn with_database(url: &str, name: &str) -> String {
         Some(q) => format!("{server}/{name}?{q}"),
         None => format!("{server}/{name}"),
     }
+}
+
+/// The node `id` of `instance`; panics when it has none.
+pub fn node<'a>(instance: &'a InstanceDetail, id: &str) -> &'a NodeView {
+    instance.nodes.iter().find(|n| n.id == id).unwrap_or_else(|| panic!("no node `{id}` in {instance:?}"))
 }
 
 /// A valid definition, `a -> b`, both no-ops, in the normalized form the API returns.

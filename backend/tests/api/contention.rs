@@ -4,6 +4,7 @@
 use crate::common::{both_backends, Backend, TestApp};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use trellis_model::InstanceStatus;
 
 /// Starts `count` instances of `wf` at once, spread over `apps`, each with its own
 /// Idempotency-Key and business key; returns every answer's status and body.
@@ -41,7 +42,7 @@ async fn assert_all_started(app: &TestApp, answers: &[(StatusCode, Value)]) {
     // Every one of them runs to the end through the queue.
     for (_, body) in answers {
         let finished = app.wait_finished(body["id"].as_str().unwrap()).await;
-        assert_eq!(finished["status"], "succeeded");
+        assert_eq!(finished.summary.status, InstanceStatus::Succeeded);
     }
 }
 

@@ -127,7 +127,7 @@ both_backends! {
         let id = created["id"].as_str().unwrap();
         assert!(created["next_fire_at"].is_string());
         let fired = wait_for_instances(&app, &wf, 2).await;
-        let input = app.instance(fired[0]["id"].as_str().unwrap()).await["input"].clone();
+        let input = app.instance(fired[0]["id"].as_str().unwrap()).await.input;
         assert_eq!(input["trigger_id"], id);
         assert!(input["scheduled_at"].is_string());
         let log = deliveries(&app, id).await;
@@ -144,7 +144,7 @@ both_backends! {
         tokio::time::sleep(Duration::from_millis(2500)).await;
         let settled = instances(&app, &wf).await;
         for instance in &settled {
-            let input = app.instance(instance["id"].as_str().unwrap()).await["input"].clone();
+            let input = app.instance(instance["id"].as_str().unwrap()).await.input;
             let tick: chrono::DateTime<chrono::Utc> = input["scheduled_at"].as_str().unwrap().parse().unwrap();
             assert!(tick <= paused_by, "tick {tick} fired after the pause");
         }

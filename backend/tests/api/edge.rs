@@ -4,6 +4,7 @@
 use crate::bad_input::send_while_reading;
 use crate::common::{both_backends, chain, problem, Backend, TestApp};
 use serde_json::{json, Value};
+use trellis_model::InstanceStatus;
 
 /// Bodies that are JSON but not an object.
 const NOT_OBJECTS: [&str; 6] = ["[]", "[{}]", "\"x\"", "1", "null", "true"];
@@ -160,7 +161,7 @@ both_backends! {
             assert!(problem["detail"].as_str().unwrap().contains("NUL"), "{problem}");
         }
         assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
-        assert_eq!(app.instance(&instance).await["status"], "running");
+        assert_eq!(app.instance(&instance).await.summary.status, InstanceStatus::Running);
         let list: Value = app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
         assert_eq!(list["items"].as_array().unwrap().len(), 1, "nothing started with a NUL");
         app.create_workflow(json!({"name": "still working"})).await;

@@ -1,16 +1,10 @@
 //! The engine end to end: every node type, retries, timeouts, limits, cancel and signal.
 
-use crate::common::{both_backends, problem};
+use crate::common::{both_backends, node, problem};
 use crate::ledger;
 use serde_json::{json, Value};
-
-fn node_status<'a>(instance: &'a Value, id: &str) -> &'a Value {
-    &instance["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap()["status"]
-}
-
-fn node<'a>(instance: &'a Value, id: &str) -> &'a Value {
-    instance["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap()
-}
+use trellis_model::api::{InstanceDetail, InstancePage, Started, TaskView};
+use trellis_model::{InstanceStatus, NodeStatus};
 
 both_backends! {
     async fn a_chain_of_transforms_runs_in_order_and_sees_earlier_outputs(app: TestApp) {
@@ -23,11 +17,11 @@ both_backends! {
         })).await;
         let id = app.start(&wf, json!({"input": {"n": 20}})).await;
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(done["output"], json!({"inc": 41}));
-        assert_eq!(node(&done, "double")["output"], json!({"n": 40}));
-        assert_eq!(node(&done, "inc")["attempts"], 1);
-        assert!(done["started_at"].is_string() && done["ended_at"].is_string());
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(done.output, Some(json!({"inc": 41})));
+        assert_eq!(node(&done, "double").output, Some(json!({"n": 40})));
+        assert_eq!(node(&done, "inc").attempts, 1);
+        assert!(done.summary.started_at.is_some() && done.summary.ended_at.is_some());
     }
 
     async fn a_branch_runs_the_chosen_path_skips_the_other_and_joins(app: TestApp) {
@@ -40,19 +34,19 @@ both_backends! {
                       {"from": "big", "to": "join"}, {"from": "small", "to": "join"}]
         })).await;
         let done = app.wait_finished(&app.start(&wf, json!({"input": {"n": 50}})).await).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(node_status(&done, "big"), "succeeded");
-        assert_eq!(node_status(&done, "small"), "skipped");
-        assert_eq!(node(&done, "small")["attempts"], 0);
-        assert_eq!(node_status(&done, "join"), "succeeded");
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(node(&done, "big").status, NodeStatus::Succeeded);
+        assert_eq!(node(&done, "small").status, NodeStatus::Skipped);
+        assert_eq!(node(&done, "small").attempts, 0);
+        assert_eq!(node(&done, "join").status, NodeStatus::Succeeded);
     }
 
     async fn a_failing_node_is_retried_until_it_succeeds(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 2},
             "retry": {"max_attempts": 3, "backoff_ms": 20, "max_backoff_ms": 50}}]})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(node(&done, "flaky")["attempts"], 3);
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(node(&done, "flaky").attempts, 3);
     }
 
     async fn retries_run_out_and_the_instance_fails_naming_the_node(app: TestApp) {
@@ -60,38 +54,39 @@ both_backends! {
             "retry": {"max_attempts": 2, "backoff_ms": 10, "max_backoff_ms": 10}}, {"id": "after", "type": "noop"}],
             "edges": [{"from": "broken", "to": "after"}]})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "failed");
-        assert!(done["error"].as_str().unwrap().contains("broken") && done["error"].as_str().unwrap().contains("disk on fire"));
-        assert_eq!(node(&done, "broken")["attempts"], 2);
-        assert_eq!(node(&done, "broken")["error"], "disk on fire");
-        assert_eq!(node_status(&done, "after"), "canceled");
+        assert_eq!(done.summary.status, InstanceStatus::Failed);
+        let error = done.summary.error.as_deref().unwrap();
+        assert!(error.contains("broken") && error.contains("disk on fire"));
+        assert_eq!(node(&done, "broken").attempts, 2);
+        assert_eq!(node(&done, "broken").error.as_deref(), Some("disk on fire"));
+        assert_eq!(node(&done, "after").status, NodeStatus::Canceled);
     }
 
     async fn a_failure_edge_handles_the_failure(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "try", "type": "fail"}, {"id": "ok", "type": "noop"}, {"id": "recover", "type": "noop"}],
             "edges": [{"from": "try", "to": "ok"}, {"from": "try", "to": "recover", "when": "failure"}]})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(node_status(&done, "ok"), "skipped");
-        assert_eq!(node_status(&done, "recover"), "succeeded");
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(node(&done, "ok").status, NodeStatus::Skipped);
+        assert_eq!(node(&done, "recover").status, NodeStatus::Succeeded);
     }
 
     async fn an_expression_that_fails_fails_the_node_with_its_error(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "t", "type": "transform", "config": {"expression": "input.missing.deeper"}}]})).await;
         let done = app.wait_finished(&app.start(&wf, json!({"input": {}})).await).await;
-        assert_eq!(done["status"], "failed");
-        assert!(node(&done, "t")["error"].as_str().unwrap().contains("expression failed"), "{done}");
+        assert_eq!(done.summary.status, InstanceStatus::Failed);
+        assert!(node(&done, "t").error.as_deref().unwrap().contains("expression failed"), "{done:?}");
     }
 
     async fn a_delay_waits_on_a_durable_timer(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "wait", "type": "delay", "config": {"duration_ms": 300}}]})).await;
         let id = app.start(&wf, json!({})).await;
-        let waiting = app.wait_for(&id, |i| node_status(i, "wait") == "waiting").await;
-        assert_eq!(waiting["status"], "running");
+        let waiting = app.wait_for(&id, |i| node(i, "wait").status == NodeStatus::Waiting).await;
+        assert_eq!(waiting.summary.status, InstanceStatus::Running);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded");
-        let started = chrono::DateTime::parse_from_rfc3339(node(&done, "wait")["started_at"].as_str().unwrap()).unwrap();
-        let ended = chrono::DateTime::parse_from_rfc3339(node(&done, "wait")["ended_at"].as_str().unwrap()).unwrap();
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded);
+        let started = node(&done, "wait").started_at.unwrap();
+        let ended = node(&done, "wait").ended_at.unwrap();
         assert!(ended - started >= chrono::Duration::milliseconds(300), "the delay ended early");
     }
 
@@ -101,12 +96,12 @@ both_backends! {
         let id = app.start(&wf, json!({})).await;
         let not_yet = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "go", "payload": {}})).send().await.unwrap();
         problem(not_yet, 409).await;
-        app.wait_for(&id, |i| node_status(i, "approve") == "waiting").await;
+        app.wait_for(&id, |i| node(i, "approve").status == NodeStatus::Waiting).await;
         let signaled = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "approve", "payload": {"by": "ada"}})).send().await.unwrap();
         assert_eq!(signaled.status(), 200);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded");
-        assert_eq!(node(&done, "approve")["output"], json!({"by": "ada"}));
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded);
+        assert_eq!(node(&done, "approve").output, Some(json!({"by": "ada"})));
         let again = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "approve"})).send().await.unwrap();
         problem(again, 409).await;
         let unknown = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "nope"})).send().await.unwrap();
@@ -116,14 +111,14 @@ both_backends! {
     async fn node_and_instance_timeouts_end_what_runs_too_long(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "stuck", "type": "wait_signal", "timeout_ms": 200}]})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "failed");
-        assert_eq!(node_status(&done, "stuck"), "timed_out");
-        assert!(node(&done, "stuck")["error"].as_str().unwrap().contains("timed out"));
+        assert_eq!(done.summary.status, InstanceStatus::Failed);
+        assert_eq!(node(&done, "stuck").status, NodeStatus::TimedOut);
+        assert!(node(&done, "stuck").error.as_deref().unwrap().contains("timed out"));
 
         let wf = app.publish(json!({"nodes": [{"id": "stuck", "type": "wait_signal"}], "settings": {"timeout_ms": 200}})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "timed_out");
-        assert_eq!(node_status(&done, "stuck"), "timed_out");
+        assert_eq!(done.summary.status, InstanceStatus::TimedOut);
+        assert_eq!(node(&done, "stuck").status, NodeStatus::TimedOut);
     }
 
     async fn cancel_stops_a_running_instance_once(app: TestApp) {
@@ -131,8 +126,8 @@ both_backends! {
         let id = app.start(&wf, json!({})).await;
         let canceled = app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap();
         assert_eq!(canceled.status(), 200);
-        let body: Value = canceled.json().await.unwrap();
-        assert_eq!(body["status"], "canceled");
+        let body: InstanceDetail = canceled.json().await.unwrap();
+        assert_eq!(body.summary.status, InstanceStatus::Canceled);
         problem(app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap(), 409).await;
     }
 
@@ -142,8 +137,8 @@ both_backends! {
             "method": "POST", "url": format!("http://{addr}/users/{{{{ input.user }}}}"), "body": {"greeting": "hi {{ input.user }}"}}}]})).await;
         let id = app.start(&wf, json!({"input": {"user": "ada"}})).await;
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        let output = &node(&done, "call")["output"];
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        let output = node(&done, "call").output.as_ref().unwrap();
         assert_eq!(output["status"], 200);
         assert_eq!(output["body"]["echo"], json!({"greeting": "hi ada"}));
         let calls = ledger.calls.lock().unwrap().clone();
@@ -160,7 +155,7 @@ both_backends! {
             {"id": "five", "type": "http", "config": {"url": format!("http://{addr}/status/503/x")}, "retry": retry},
             {"id": "four", "type": "http", "config": {"url": format!("http://{addr}/status/404/y")}, "retry": retry}]})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "failed");
+        assert_eq!(done.summary.status, InstanceStatus::Failed);
         let calls = ledger.calls.lock().unwrap().clone();
         let count = |p: &str| calls.iter().filter(|c| c.path.starts_with(p)).count();
         assert_eq!(count("status/404"), 1, "a 404 is not retried");
@@ -174,7 +169,7 @@ both_backends! {
         let nodes: Vec<Value> = (0..5).map(|i| json!({"id": format!("n{i}"), "type": "http", "config": {"url": format!("http://{addr}/slow/{i}")}})).collect();
         let wf = app.publish(json!({"nodes": nodes, "settings": {"max_parallel_nodes": 2}})).await;
         let done = app.wait_finished(&app.start(&wf, json!({})).await).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
         assert_eq!(ledger.calls.lock().unwrap().len(), 5);
         assert_eq!(ledger.max_in_flight.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
@@ -184,24 +179,24 @@ both_backends! {
         let id = app.start(&wf, json!({"input": {"to": "ada@example.test"}})).await;
         let polled = app.post("/api/v1/tasks/poll").json(&json!({"queue": "emails", "worker": "w1", "wait_ms": 5000})).send().await.unwrap();
         assert_eq!(polled.status(), 200);
-        let task: Value = polled.json().await.unwrap();
-        assert_eq!(task["input"], json!({"to": "ada@example.test"}));
-        assert_eq!(task["idempotency_key"], format!("{id}:work:1"));
-        let task_id = task["id"].as_str().unwrap();
+        let task: TaskView = polled.json().await.unwrap();
+        assert_eq!(task.input, json!({"to": "ada@example.test"}));
+        assert_eq!(task.idempotency_key, format!("{id}:work:1"));
+        let task_id = task.id.as_str();
         let empty = app.post("/api/v1/tasks/poll").json(&json!({"queue": "emails", "worker": "w2", "wait_ms": 100})).send().await.unwrap();
         assert_eq!(empty.status(), 204, "a leased task is not handed out twice");
 
         let stale = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": "forged", "output": {}})).send().await.unwrap();
         problem(stale, 409).await;
-        assert_eq!(app.instance(&id).await["status"], "running", "a stale token changes nothing");
-        let beat = app.post(&format!("/api/v1/tasks/{task_id}/heartbeat")).json(&json!({"lease_token": task["lease_token"]})).send().await.unwrap();
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Running, "a stale token changes nothing");
+        let beat = app.post(&format!("/api/v1/tasks/{task_id}/heartbeat")).json(&json!({"lease_token": task.lease_token})).send().await.unwrap();
         assert_eq!(beat.status(), 200);
-        let completed = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task["lease_token"], "output": {"sent": true}})).send().await.unwrap();
+        let completed = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task.lease_token, "output": {"sent": true}})).send().await.unwrap();
         assert_eq!(completed.status(), 204);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded");
-        assert_eq!(node(&done, "work")["output"], json!({"sent": true}));
-        let twice = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task["lease_token"], "output": {}})).send().await.unwrap();
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded);
+        assert_eq!(node(&done, "work").output, Some(json!({"sent": true})));
+        let twice = app.post(&format!("/api/v1/tasks/{task_id}/complete")).json(&json!({"lease_token": task.lease_token, "output": {}})).send().await.unwrap();
         problem(twice, 409).await;
     }
 
@@ -215,17 +210,17 @@ both_backends! {
         let queue = app.publish(json!({"nodes": hold, "settings": {"max_concurrent_instances": 1}})).await;
         let first = app.start(&queue, json!({})).await;
         let second = app.post(&format!("/api/v1/workflows/{queue}/instances")).json(&json!({})).send().await.unwrap();
-        let second: Value = second.json().await.unwrap();
-        assert_eq!(second["status"], "queued");
-        let second = second["id"].as_str().unwrap().to_owned();
-        app.wait_for(&first, |i| node_status(i, "hold") == "waiting").await;
-        assert_eq!(app.instance(&second).await["status"], "queued");
+        let second: Started = second.json().await.unwrap();
+        assert_eq!(second.status, InstanceStatus::Queued);
+        let second = second.id;
+        app.wait_for(&first, |i| node(i, "hold").status == NodeStatus::Waiting).await;
+        assert_eq!(app.instance(&second).await.summary.status, InstanceStatus::Queued);
         app.post(&format!("/api/v1/instances/{first}/signal")).json(&json!({"node": "hold"})).send().await.unwrap();
-        app.wait_for(&second, |i| i["status"] == "running").await;
-        let listed: Value = app.get(&format!("/api/v1/instances?workflow={queue}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(listed["counts"]["succeeded"], 1);
-        assert_eq!(listed["counts"]["running"], 1);
-        assert_eq!(listed["items"][0]["id"], second.as_str());
+        app.wait_for(&second, |i| i.summary.status == InstanceStatus::Running).await;
+        let listed: InstancePage = app.get(&format!("/api/v1/instances?workflow={queue}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(listed.counts.get(InstanceStatus::Succeeded), 1);
+        assert_eq!(listed.counts.get(InstanceStatus::Running), 1);
+        assert_eq!(listed.items[0].id, second);
     }
 
     async fn bad_starts_get_clear_errors(app: TestApp) {
@@ -240,8 +235,8 @@ both_backends! {
         problem(app.post(&format!("/api/v1/workflows/{ghost}/instances")).send().await.unwrap(), 404).await;
         problem(app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"inputs": 1})).send().await.unwrap(), 422).await;
         problem(app.get("/api/v1/instances?status=exploded").send().await.unwrap(), 400).await;
-        let listed: Value = app.get(&format!("/api/v1/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(listed["items"].as_array().unwrap().len(), 0, "no instance was half-created");
+        let listed: InstancePage = app.get(&format!("/api/v1/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(listed.items.len(), 0, "no instance was half-created");
     }
 }
 
@@ -256,8 +251,8 @@ both_backends! {
             futures_util::future::join_all((0..15).map(|_| app.start(&flood, json!({})))).await;
         }
         let succeeded = || async {
-            let list: Value = app.get(&format!("/api/v1/instances?workflow={flood}&limit=1")).send().await.unwrap().json().await.unwrap();
-            list["counts"]["succeeded"].as_i64().unwrap()
+            let list: InstancePage = app.get(&format!("/api/v1/instances?workflow={flood}&limit=1")).send().await.unwrap().json().await.unwrap();
+            list.counts.0["succeeded"]
         };
         let before = succeeded().await;
         let quick = app.publish(json!({"nodes": [{"id": "q", "type": "http", "config": {"url": format!("http://{addr}/quick")}}]})).await;
@@ -278,20 +273,20 @@ both_backends! {
             "retry": {"max_attempts": 2, "backoff_ms": 400, "max_backoff_ms": 400}}]})).await;
         let id = app.start(&wf, json!({})).await;
         let poll = json!({"queue": "late", "worker": "w", "wait_ms": 5000});
-        let first: Value = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
-        assert_eq!(first["attempt"], 1);
-        app.wait_for(&id, |i| node(i, "job")["error"].as_str().is_some_and(|e| e.contains("timed out"))).await;
-        let late = app.post(&format!("/api/v1/tasks/{}/complete", first["id"].as_str().unwrap()))
-            .json(&json!({"lease_token": first["lease_token"], "output": "late"})).send().await.unwrap();
+        let first: TaskView = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
+        assert_eq!(first.attempt, 1);
+        app.wait_for(&id, |i| node(i, "job").error.as_deref().is_some_and(|e| e.contains("timed out"))).await;
+        let late = app.post(&format!("/api/v1/tasks/{}/complete", first.id))
+            .json(&json!({"lease_token": first.lease_token, "output": "late"})).send().await.unwrap();
         problem(late, 409).await;
-        let second: Value = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
-        assert_eq!(second["attempt"], 2);
-        let done = app.post(&format!("/api/v1/tasks/{}/complete", second["id"].as_str().unwrap()))
-            .json(&json!({"lease_token": second["lease_token"], "output": "on time"})).send().await.unwrap();
+        let second: TaskView = app.post("/api/v1/tasks/poll").json(&poll).send().await.unwrap().json().await.unwrap();
+        assert_eq!(second.attempt, 2);
+        let done = app.post(&format!("/api/v1/tasks/{}/complete", second.id))
+            .json(&json!({"lease_token": second.lease_token, "output": "on time"})).send().await.unwrap();
         assert_eq!(done.status(), 204);
         let finished = app.wait_finished(&id).await;
-        assert_eq!(finished["status"], "succeeded", "{finished}");
-        assert_eq!(node(&finished, "job")["output"], "on time");
-        assert_eq!(node(&finished, "job")["attempts"], 2);
+        assert_eq!(finished.summary.status, InstanceStatus::Succeeded, "{finished:?}");
+        assert_eq!(node(&finished, "job").output, Some(json!("on time")));
+        assert_eq!(node(&finished, "job").attempts, 2);
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::common::{both_backends, problem, TestApp};
 use serde_json::{json, Value};
+use trellis_model::InstanceStatus;
 
 /// A workflow whose instances wait for a signal, so they stay running until told.
 async fn waiting_workflow(app: &TestApp, key_reuse: Option<&str>) -> String {
@@ -62,7 +63,7 @@ both_backends! {
         act(&app, &first, "cancel").await;
         let second = created(start_keyed(&app, &wf, "k").await).await;
         act(&app, &second, "signal").await;
-        assert_eq!(app.wait_finished(&second).await["status"], "succeeded");
+        assert_eq!(app.wait_finished(&second).await.summary.status, InstanceStatus::Succeeded);
         let refused = problem(start_keyed(&app, &wf, "k").await, 409).await;
         let detail = refused["detail"].as_str().unwrap();
         assert!(detail.contains(&second) && detail.contains("allow_duplicate_failed_only") && detail.contains("succeeded"), "{detail}");
@@ -83,7 +84,7 @@ both_backends! {
         let wf = waiting_workflow(&app, Some("terminate_if_running")).await;
         let first = created(start_keyed(&app, &wf, "k").await).await;
         let second = created(start_keyed(&app, &wf, "k").await).await;
-        assert_eq!(app.instance(&first).await["status"], "canceled");
+        assert_eq!(app.instance(&first).await.summary.status, InstanceStatus::Canceled);
         let live = live_with_key(&app, &wf, "k").await;
         assert_eq!(live.len(), 1);
         assert_eq!(live[0]["id"], second.as_str());

@@ -8,6 +8,7 @@ use crate::traces::{events, history};
 use rand::Rng;
 use serde_json::{json, Value};
 use std::time::Duration;
+use trellis_model::NodeStatus;
 
 /// A guard against hanging forever when something is broken; not a timing assertion.
 const HANG: Duration = Duration::from_secs(60);
@@ -62,7 +63,7 @@ both_backends! {
     async fn a_stalled_client_does_not_hold_up_another(app: TestApp) {
         let workflow = app.publish(gated_fan_out(300)).await;
         let id = app.start(&workflow, json!({})).await;
-        app.wait_for(&id, |i| i["nodes"].as_array().unwrap().iter().any(|n| n["status"] == "waiting")).await;
+        app.wait_for(&id, |i| i.nodes.iter().any(|n| n.status == NodeStatus::Waiting)).await;
         // Connected and never read until the end of the test.
         let mut stalled = events(&app, &id, None).await;
         let mut reader = events(&app, &id, None).await;
@@ -90,7 +91,7 @@ async fn a_client_on_one_process_sees_what_another_process_writes() {
         }))
         .await;
     let id = app.start(&workflow, json!({})).await;
-    app.wait_for(&id, |i| i["nodes"][0]["status"] == "waiting").await;
+    app.wait_for(&id, |i| i.nodes[0].status == NodeStatus::Waiting).await;
     let mut stream = events(&app, &id, None).await;
     let mut feed = SseStream::new(app.get(&format!("/api/v1/events?workflow={workflow}")).send().await.unwrap());
     assert_eq!(feed.next().await.unwrap().event, "counts");

@@ -9,6 +9,7 @@ use prost::Message;
 use serde_json::json;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use trellis_model::InstanceStatus;
 
 const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
@@ -144,10 +145,10 @@ both_backends! {
     async fn a_retried_instance_counts_as_started_once(app: TestApp) {
         let workflow = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
         let id = app.start(&workflow, json!({})).await;
-        assert_eq!(app.wait_finished(&id).await["status"], "failed");
+        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
         let retried = app.post(&format!("/api/v1/instances/{id}/retry")).json(&json!({"from": "failed"})).send().await.unwrap();
         assert!(retried.status().is_success(), "{}", retried.status());
-        assert_eq!(app.wait_finished(&id).await["status"], "succeeded");
+        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Succeeded);
         let text = app.get("/metrics").send().await.unwrap().text().await.unwrap();
         let sample = |line: &str| text.lines().find(|l| l.starts_with(line)).map(|l| l[line.len()..].trim().to_owned());
         assert_eq!(sample("trellis_instances_started_total "), Some("1".into()), "{text}");

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::io::copy_bidirectional;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
+use trellis_model::InstanceStatus;
 
 /// Forwards loopback connections to Postgres while up; when cut, drops every open one
 /// and closes new ones at once.
@@ -126,7 +127,7 @@ async fn a_database_outage_is_answered_503_and_the_run_goes_on_when_it_returns()
 
     let back = Instant::now();
     let finished = app.wait_finished(&instance).await;
-    assert_eq!(finished["status"], "succeeded", "{finished}");
+    assert_eq!(finished.summary.status, InstanceStatus::Succeeded, "{finished:?}");
     assert!(back.elapsed() < Duration::from_secs(25), "recorded when the database returned, not a lease later");
     let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
@@ -176,6 +177,6 @@ async fn connections_killed_under_load_never_make_a_500() {
     assert!(errors.is_empty(), "only 503s may come from killed connections: {errors:?}");
     assert!(!started.is_empty());
     for id in started {
-        assert_eq!(app.wait_finished(&id).await["status"], "succeeded");
+        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Succeeded);
     }
 }

@@ -1,6 +1,6 @@
 //! Retention policies and the sweeper that applies them.
 
-use crate::cleanup::{counts, insert_finished};
+use crate::cleanup::{counts, counts_of, insert_finished};
 use crate::common::{both_backends, problem, Backend, TestApp};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
@@ -58,10 +58,13 @@ async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     let default = json!({"succeeded_days": 7, "failed_days": 30, "canceled_days": 30, "timed_out_days": 30});
     assert_eq!(app.put("/api/v1/retention").json(&default).send().await.unwrap().status(), 200);
 
-    let expected_a = json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 20_000, "failed": 20_000, "canceled": 0, "timed_out": 0});
-    let expected_b =
-        json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 5_000, "failed": 0, "canceled": 0, "timed_out": 0});
-    let mut seen = (Value::Null, Value::Null);
+    let expected_a = counts_of(
+        json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 20_000, "failed": 20_000, "canceled": 0, "timed_out": 0}),
+    );
+    let expected_b = counts_of(
+        json!({"queued": 0, "running": 0, "paused": 0, "succeeded": 5_000, "failed": 0, "canceled": 0, "timed_out": 0}),
+    );
+    let mut seen = Default::default();
     let mut seen_mid_sweep = false;
     for _ in 0..6_000 {
         // `counts` asserts each list request succeeds, sweep or not.

@@ -1,13 +1,11 @@
 //! Retrying a finished instance as the same instance: from its failures, from the start,
 //! from a node; what does not apply; its history; its concurrency slot.
 
-use crate::common::{both_backends, problem, TestApp};
+use crate::common::{both_backends, node, problem, TestApp};
 use crate::traces::history;
 use serde_json::{json, Value};
-
-fn node<'a>(instance: &'a Value, id: &str) -> &'a Value {
-    instance["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).unwrap()
-}
+use trellis_model::api::{InstanceDetail, Started};
+use trellis_model::{InstanceStatus, NodeStatus};
 
 /// `up -> flaky -> down`; `flaky` fails its first attempt only, and has no retry policy,
 /// so the first run fails and a retry succeeds.
@@ -28,12 +26,12 @@ async fn failed_instance(app: &TestApp) -> String {
     let wf = app.publish(flaky_chain()).await;
     let id = app.start(&wf, json!({})).await;
     let failed = app.wait_finished(&id).await;
-    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed.summary.status, InstanceStatus::Failed, "{failed:?}");
     id
 }
 
-fn attempts(instance: &Value) -> Vec<i64> {
-    ["up", "flaky", "down"].iter().map(|n| node(instance, n)["attempts"].as_i64().unwrap()).collect()
+fn attempts(instance: &InstanceDetail) -> Vec<i32> {
+    ["up", "flaky", "down"].iter().map(|n| node(instance, n).attempts).collect()
 }
 
 both_backends! {
@@ -42,16 +40,16 @@ both_backends! {
         let response = retry(&app, &id, json!({"from": "failed"})).await;
         assert_eq!(response.status(), 200);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
         assert_eq!(attempts(&done), [1, 2, 1], "up did not run again; flaky's attempt numbers continue");
-        assert_eq!(node(&done, "up")["output"], json!({"n": 1}));
-        assert!(done["error"].is_null(), "the last run's error is gone: {done}");
+        assert_eq!(node(&done, "up").output, Some(json!({"n": 1})));
+        assert!(done.summary.error.is_none(), "the last run's error is gone: {done:?}");
         // Nothing failed now: a retry from failed does not apply, from start does.
         let nothing = problem(retry(&app, &id, json!({"from": "failed"})).await, 409).await;
         assert!(nothing["detail"].as_str().unwrap().contains("\"start\""), "{nothing}");
         assert_eq!(retry(&app, &id, json!({"from": "start"})).await.status(), 200);
         let again = app.wait_finished(&id).await;
-        assert_eq!(again["status"], "succeeded");
+        assert_eq!(again.summary.status, InstanceStatus::Succeeded);
         assert_eq!(attempts(&again), [2, 3, 2]);
     }
 
@@ -61,7 +59,7 @@ both_backends! {
         app.wait_finished(&id).await;
         assert_eq!(retry(&app, &id, json!({"from": "down"})).await.status(), 200);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded");
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded);
         assert_eq!(attempts(&done), [1, 2, 2]);
         let latest = retry(&app, &id, json!({"from": "flaky", "latest_version": true})).await;
         assert_eq!(latest.status(), 200, "the instance already runs the latest version");
@@ -79,12 +77,12 @@ both_backends! {
         let missing = retry(&app, &id, json!({})).await;
         assert!(matches!(missing.status().as_u16(), 400 | 422), "{}", missing.status());
         problem(retry(&app, &uuid::Uuid::now_v7().to_string(), json!({"from": "start"})).await, 404).await;
-        assert_eq!(app.instance(&id).await["status"], "failed", "nothing changed");
+        assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Failed, "nothing changed");
     }
 
     async fn a_retry_on_the_latest_version_keeps_matching_results_and_runs_new_nodes(app: TestApp) {
         let id = failed_instance(&app).await;
-        let wf = app.instance(&id).await["workflow_id"].as_str().unwrap().to_owned();
+        let wf = app.instance(&id).await.summary.workflow_id;
         let mut v2 = flaky_chain();
         v2["nodes"].as_array_mut().unwrap().push(json!({"id": "extra", "type": "noop"}));
         v2["edges"].as_array_mut().unwrap().push(json!({"from": "down", "to": "extra"}));
@@ -95,11 +93,11 @@ both_backends! {
         assert!(unknown["detail"].as_str().unwrap().contains("version 2"), "{unknown}");
         assert_eq!(retry(&app, &id, json!({"from": "failed", "latest_version": true})).await.status(), 200);
         let done = app.wait_finished(&id).await;
-        assert_eq!(done["status"], "succeeded", "{done}");
-        assert_eq!(done["version"], 2);
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+        assert_eq!(done.summary.version, 2);
         assert_eq!(attempts(&done), [1, 2, 1], "up kept its result");
-        assert_eq!(node(&done, "extra")["attempts"], 1);
-        assert_eq!(node(&done, "up")["output"], json!({"n": 1}));
+        assert_eq!(node(&done, "extra").attempts, 1);
+        assert_eq!(node(&done, "up").output, Some(json!({"n": 1})));
     }
 
     async fn a_retried_instance_keeps_a_contiguous_well_formed_history(app: TestApp) {
@@ -141,13 +139,13 @@ both_backends! {
             let response = retry(&app, &first, json!({"from": "failed"})).await;
             assert_eq!(response.status().as_u16(), expected, "{on_limit}");
             if on_limit == "queue" {
-                assert_eq!(app.instance(&first).await["status"], "queued");
+                assert_eq!(app.instance(&first).await.summary.status, InstanceStatus::Queued);
                 app.post(&format!("/api/v1/instances/{second}/cancel")).send().await.unwrap();
-                let admitted = app.wait_for(&first, |i| node(i, "gate")["status"] == "waiting").await;
-                assert_eq!(admitted["status"], "running");
-                assert_eq!(node(&admitted, "gate")["attempts"], 2);
+                let admitted = app.wait_for(&first, |i| node(i, "gate").status == NodeStatus::Waiting).await;
+                assert_eq!(admitted.summary.status, InstanceStatus::Running);
+                assert_eq!(node(&admitted, "gate").attempts, 2);
             } else {
-                assert_eq!(app.instance(&first).await["status"], "canceled", "a refused retry changes nothing");
+                assert_eq!(app.instance(&first).await.summary.status, InstanceStatus::Canceled, "a refused retry changes nothing");
             }
         }
     }
@@ -155,12 +153,11 @@ both_backends! {
     async fn a_retry_never_makes_a_second_live_instance_with_one_key(app: TestApp) {
         let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
         let start = |key: &'static str| app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"key": key})).send();
-        let first: Value = start("k").await.unwrap().json().await.unwrap();
-        let first = first["id"].as_str().unwrap().to_owned();
+        let first = start("k").await.unwrap().json::<Started>().await.unwrap().id;
         app.post(&format!("/api/v1/instances/{first}/cancel")).send().await.unwrap();
         assert_eq!(start("k").await.unwrap().status(), 201);
         let refused = problem(retry(&app, &first, json!({"from": "failed"})).await, 409).await;
         assert!(refused["detail"].as_str().unwrap().contains("business key"), "{refused}");
-        assert_eq!(app.instance(&first).await["status"], "canceled");
+        assert_eq!(app.instance(&first).await.summary.status, InstanceStatus::Canceled);
     }
 }

@@ -4,6 +4,7 @@
 use crate::common::{Backend, TestApp};
 use serde_json::json;
 use std::time::Duration;
+use trellis_model::InstanceStatus;
 
 /// Reads `response` until the server ends it; panics if it is still open after `within`.
 async fn ends_within(mut response: reqwest::Response, within: Duration, what: &str) {
@@ -28,7 +29,7 @@ async fn a_signed_out_sessions_streams_end(backend: Backend) {
     ends_within(follow, Duration::from_secs(10), "instance").await;
     ends_within(feed, Duration::from_secs(10), "dashboard feed").await;
     // The instance itself goes on: only the stream of the ended session stopped.
-    assert_eq!(app.instance(&instance).await["status"], "running");
+    assert_eq!(app.instance(&instance).await.summary.status, InstanceStatus::Running);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,6 +4,7 @@ use crate::common::{both_backends, problem, TestApp};
 use crate::sse::{SseEvent, SseStream};
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use trellis_model::NodeStatus;
 
 /// delay → fail once then succeed (retried after a backoff) → noop.
 fn timed_chain() -> Value {
@@ -157,10 +158,10 @@ both_backends! {
         })).await;
         let first = app.start(&workflow, json!({})).await;
         let second = app.start(&workflow, json!({})).await;
-        app.wait_for(&first, |i| i["nodes"][0]["status"] == "waiting").await;
+        app.wait_for(&first, |i| i.nodes[0].status == NodeStatus::Waiting).await;
         let signal = json!({"node": "gate", "payload": {}});
         app.post(&format!("/api/v1/instances/{first}/signal")).json(&signal).send().await.unwrap();
-        app.wait_for(&second, |i| i["nodes"][0]["status"] == "waiting").await;
+        app.wait_for(&second, |i| i.nodes[0].status == NodeStatus::Waiting).await;
         app.post(&format!("/api/v1/instances/{second}/signal")).json(&signal).send().await.unwrap();
         let events = events(&app, &second, None).await.rest().await;
         let kinds: Vec<(&str, &str)> = events.iter().take(3).map(|e| (e.event.as_str(), e.data["kind"].as_str().unwrap_or_default())).collect();

@@ -80,7 +80,7 @@ both_backends! {
         let (trigger, secret) = create_webhook(&app, &wf, json!({"name": "orders"})).await;
         assert!(secret.starts_with("whsec_"));
         let instance = started(signed(&app, &trigger, &secret, "msg_1", r#"{"order": 7}"#).send().await.unwrap()).await;
-        assert_eq!(app.instance(&instance).await["input"], json!({"order": 7}));
+        assert_eq!(app.instance(&instance).await.input, json!({"order": 7}));
         let shown: Value = app.get(&format!("/api/v1/triggers/{trigger}")).send().await.unwrap().json().await.unwrap();
         assert_eq!(shown["name"], "orders");
         assert!(shown.get("secret").is_none(), "the secret is shown once, at creation");
@@ -220,7 +220,7 @@ both_backends! {
         let (trigger, secret) = create_webhook(&app, &wf, json!({"input_mapping": mapping})).await;
         let body = r#"{"order": {"id": 99, "lines": []}}"#;
         let instance = started(signed(&app, &trigger, &secret, "i1", body).header("x-event", "paid").send().await.unwrap()).await;
-        assert_eq!(app.instance(&instance).await["input"], json!({"order": 99, "event": "paid"}));
+        assert_eq!(app.instance(&instance).await.input, json!({"order": 99, "event": "paid"}));
         let failed = problem(signed(&app, &trigger, &secret, "i2", r#"{"other": 1}"#).send().await.unwrap(), 422).await;
         assert!(failed["detail"].as_str().unwrap().contains("input mapping"));
         let not_json = problem(signed(&app, &trigger, &secret, "i3", "order=1").send().await.unwrap(), 400).await;
