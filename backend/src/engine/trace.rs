@@ -9,6 +9,7 @@ use crate::store::{InstanceRow, NewEvent, NodeRow};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
+use trellis_model::config::NodeKind;
 use trellis_model::trace::{kind, span_kind, span_status, InstanceChange, NodeChange, Span};
 use trellis_model::{InstanceStatus, NodeStatus};
 
@@ -266,10 +267,14 @@ impl Tracer<'_> {
             return Some(wait::BACKOFF);
         }
         if matches!(step.event, Event::Suspended { node, .. } if *node == step.index) {
-            return Some(match self.plan.nodes[step.index].kind.as_str() {
-                "delay" => wait::TIMER,
-                "task" => wait::TASK,
-                _ => wait::SIGNAL,
+            return Some(match self.plan.nodes[step.index].kind {
+                NodeKind::Delay => wait::TIMER,
+                NodeKind::Task => wait::TASK,
+                NodeKind::WaitSignal => wait::SIGNAL,
+                // Only the three above suspend; the rest never reach here.
+                NodeKind::Noop | NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Fail => {
+                    wait::SIGNAL
+                }
             });
         }
         (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(wait::SLOT)
@@ -301,7 +306,7 @@ impl Tracer<'_> {
             let error = step.error.map(str::to_owned).unwrap_or_else(|| "the instance timed out".to_owned());
             span.attributes.insert("error".into(), json!(error));
         }
-        let is_http = self.plan.nodes[step.index].kind == "http";
+        let is_http = self.plan.nodes[step.index].kind == NodeKind::Http;
         if let Some(code) = http_status(step.output, step.error).filter(|_| is_http) {
             span.attributes.insert("http.response.status_code".into(), json!(code));
         }

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
+use trellis_model::config::NodeKind;
 use trellis_model::{Definition, Edge, Node, RetryPolicy, Settings};
 
 struct Sim {
@@ -130,8 +131,8 @@ impl Sim {
         let attempt = item.attempt.unwrap_or(0) as u32;
         let failure = Detail { error: Some("boom".into()), ..Detail::default() };
         let (event, detail) = match item.kind {
-            WorkKind::Run => match (self.plan.nodes[node].kind.as_str(), choice % 4) {
-                ("delay", _) => {
+            WorkKind::Run => match self.plan.nodes[node].kind {
+                NodeKind::Delay => {
                     let resume = crate::engine::effects::work(
                         WorkKind::Resume,
                         Some(&self.plan.nodes[node].id),
@@ -140,14 +141,21 @@ impl Sim {
                     );
                     (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
                 }
-                ("wait_signal", _) => (Event::Suspended { node, attempt }, Detail::default()),
-                (_, 0) => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),
-                (_, 1) => (Event::Lost { node, attempt }, failure),
-                _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+                NodeKind::WaitSignal => (Event::Suspended { node, attempt }, Detail::default()),
+                NodeKind::Noop
+                | NodeKind::Http
+                | NodeKind::Transform
+                | NodeKind::Branch
+                | NodeKind::Fail
+                | NodeKind::Task => match choice % 4 {
+                    0 => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),
+                    1 => (Event::Lost { node, attempt }, failure),
+                    _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+                },
             },
             WorkKind::Resume => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
             WorkKind::Retry => (Event::RetryDue { node, attempt }, Detail::default()),
-            _ => return,
+            WorkKind::NodeTimeout | WorkKind::InstanceTimeout | WorkKind::Task | WorkKind::Unknown => return,
         };
         self.step(event, detail);
     }
@@ -156,7 +164,10 @@ impl Sim {
 fn arb_plan() -> impl Strategy<Value = Plan> {
     (1usize..7)
         .prop_flat_map(|n| {
-            let kinds = prop::collection::vec(prop::sample::select(vec!["noop", "delay", "wait_signal"]), n);
+            let kinds = prop::collection::vec(
+                prop::sample::select(vec![NodeKind::Noop, NodeKind::Delay, NodeKind::WaitSignal]),
+                n,
+            );
             let edges = prop::collection::vec(
                 (0..n, 0..n, prop::sample::select(vec!["success", "failure", "always"])),
                 0..(n * 2),
@@ -170,7 +181,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                 .zip(&retries)
                 .enumerate()
                 .map(|(i, (k, r))| {
-                    let mut node = Node::new(format!("n{i}"), *k);
+                    let mut node = Node::new(format!("n{i}"), k.as_str());
                     node.retry = Some(RetryPolicy { max_attempts: *r, backoff_ms: 10, max_backoff_ms: 100 });
                     node
                 })
