@@ -206,7 +206,7 @@ fn check(sim: &Sim) {
     let mut instance_status: Option<String> = None;
     for (i, event) in sim.events.iter().enumerate() {
         match event.kind {
-            kind::SPAN_START => {
+            EventKind::SpanStart => {
                 let span: Span = serde_json::from_value(event.data.clone()).unwrap();
                 if let Some(parent) = &span.parent_span_id {
                     assert!(open.contains_key(parent), "a span's parent is open when it starts: {span:?}");
@@ -216,7 +216,7 @@ fn check(sim: &Sim) {
                     "span ids are unique"
                 );
             }
-            kind::SPAN_END => {
+            EventKind::SpanEnd => {
                 let span: Span = serde_json::from_value(event.data.clone()).unwrap();
                 let started = open.remove(&span.span_id).unwrap_or_else(|| panic!("ended without starting: {span:?}"));
                 assert_eq!(
@@ -226,13 +226,13 @@ fn check(sim: &Sim) {
                 assert!(span.end.unwrap() >= span.start);
                 closed.insert(span.span_id);
             }
-            kind::NODE => {
+            EventKind::Node => {
                 let change: NodeChange = serde_json::from_value(event.data.clone()).unwrap();
                 let previous =
                     node_status.insert(change.node.clone(), change.status.clone()).unwrap_or_else(|| "pending".into());
                 assert_eq!(change.previous, previous, "node changes chain up");
             }
-            kind::INSTANCE => {
+            EventKind::Instance => {
                 let change: InstanceChange = serde_json::from_value(event.data.clone()).unwrap();
                 if let Some(previous) = &change.previous {
                     assert_eq!(Some(previous), instance_status.as_ref(), "instance changes chain up");
@@ -247,7 +247,7 @@ fn check(sim: &Sim) {
                 } else if !last {
                     let next = &sim.events[i + 1];
                     assert!(
-                        next.kind == kind::SPAN_START && next.data["kind"] == span_kind::INSTANCE,
+                        next.kind == EventKind::SpanStart && next.data["kind"] == SpanKind::Instance.as_str(),
                         "only a retry follows the end: {:?}",
                         sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())]
                             .iter()
@@ -256,7 +256,7 @@ fn check(sim: &Sim) {
                     );
                 }
             }
-            other => panic!("unknown entry kind {other}"),
+            EventKind::Counts => panic!("counts are never recorded"),
         }
     }
     assert!(open.is_empty(), "every span closes by the end: {:?}", open.values().map(|s| &s.name).collect::<Vec<_>>());
