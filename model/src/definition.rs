@@ -54,6 +54,11 @@ impl Node {
         }
     }
 
+    /// The node's type, when it is one this build knows.
+    pub fn known_kind(&self) -> Option<crate::config::NodeKind> {
+        crate::config::NodeKind::parse(&self.kind)
+    }
+
     pub fn with_config(mut self, config: Value) -> Self {
         self.config = config;
         self

@@ -58,3 +58,4 @@ macro_rules! sqlx_text {
 
 crate::sqlx_text!(crate::InstanceStatus, "instance status");
 crate::sqlx_text!(crate::NodeStatus, "node status");
+crate::sqlx_text!(crate::trace::EventKind, "history entry kind");

@@ -1,7 +1,6 @@
 //! Instance and node statuses, as the API reports them.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -50,13 +49,17 @@ macro_rules! string_forms {
             }
         }
 
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
     };
 }
+
+/// `ALL`, `as_str`, `parse` and `Display` for an enum from its variants' names in text
+/// (the same text serde writes, which a test per enum checks).
+pub(crate) use string_forms;
 
 string_forms!(InstanceStatus {
     Queued => "queued", Running => "running", Paused => "paused", Succeeded => "succeeded",

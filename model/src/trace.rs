@@ -11,35 +11,54 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// History entry kinds (`event:` of the server-sent events).
-pub mod kind {
-    pub const INSTANCE: &str = "instance";
-    pub const NODE: &str = "node";
-    pub const SPAN_START: &str = "span_start";
-    pub const SPAN_END: &str = "span_end";
-    /// Only on the dashboard feed: instance counts by status.
-    pub const COUNTS: &str = "counts";
+use crate::status::string_forms;
+
+/// History entry kinds (`event:` of the server-sent events, the stored `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Instance,
+    Node,
+    SpanStart,
+    SpanEnd,
+    /// Only on the dashboard feed: instance counts by status (never stored).
+    Counts,
 }
 
 /// What a span stands for (`Span::kind`).
-pub mod span_kind {
-    pub const INSTANCE: &str = "instance";
-    pub const NODE: &str = "node";
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanKind {
+    Instance,
+    Node,
     /// A delay node's wait or a retry backoff.
-    pub const TIMER: &str = "timer";
+    Timer,
     /// Waiting on a concurrency limit (`max_concurrent_instances` or `max_parallel_nodes`).
-    pub const QUEUE: &str = "queue";
-    pub const SIGNAL: &str = "signal";
+    Queue,
+    Signal,
     /// Waiting for an external worker to finish a `task` node.
-    pub const TASK: &str = "task";
+    Task,
 }
 
 /// `Span::status`, as OpenTelemetry has it.
-pub mod span_status {
-    pub const UNSET: &str = "unset";
-    pub const OK: &str = "ok";
-    pub const ERROR: &str = "error";
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanStatus {
+    Unset,
+    Ok,
+    Error,
 }
+
+string_forms!(EventKind {
+    Instance => "instance", Node => "node", SpanStart => "span_start", SpanEnd => "span_end", Counts => "counts",
+});
+
+string_forms!(SpanKind {
+    Instance => "instance", Node => "node", Timer => "timer", Queue => "queue", Signal => "signal", Task => "task",
+});
+
+string_forms!(SpanStatus { Unset => "unset", Ok => "ok", Error => "error" });
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Span {
@@ -49,8 +68,8 @@ pub struct Span {
     pub span_id: String,
     pub parent_span_id: Option<String>,
     pub name: String,
-    pub kind: String,
-    pub status: String,
+    pub kind: SpanKind,
+    pub status: SpanStatus,
     pub start: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<DateTime<Utc>>,
@@ -95,7 +114,9 @@ pub struct HistoryEvent {
     pub seq: i64,
     pub instance_id: String,
     pub at: DateTime<Utc>,
-    /// The entry kind (see [`kind`]); the payload may have a `kind` of its own.
+    /// The entry kind (an [`EventKind`], kept as text so a client meets a kind a newer
+    /// server added as [`HistoryEvent::kind`] `None`, not as an entry that fails to parse);
+    /// the payload may have a `kind` of its own.
     pub event: String,
     #[serde(flatten)]
     pub data: Map<String, Value>,
@@ -105,7 +126,7 @@ impl HistoryEvent {
     /// The entry `seq` of an instance's history, of kind `event`: an object payload's fields
     /// beside the entry's own (which win over a payload field of the same name), any other
     /// payload as `value`.
-    pub fn new(instance_id: String, seq: i64, event: &str, at: DateTime<Utc>, payload: &Value) -> Self {
+    pub fn new(instance_id: String, seq: i64, event: EventKind, at: DateTime<Utc>, payload: &Value) -> Self {
         let mut data = match payload {
             Value::Object(map) => map.clone(),
             other => [("value".to_owned(), other.clone())].into_iter().collect(),
@@ -113,7 +134,12 @@ impl HistoryEvent {
         for own in ["seq", "instance_id", "event", "at"] {
             data.remove(own);
         }
-        HistoryEvent { seq, instance_id, at, event: event.to_owned(), data }
+        HistoryEvent { seq, instance_id, at, event: event.as_str().to_owned(), data }
+    }
+
+    /// The entry kind, when this build knows it.
+    pub fn kind(&self) -> Option<EventKind> {
+        EventKind::parse(&self.event)
     }
 
     /// The payload as its kind's type.
@@ -162,6 +188,22 @@ fn is_zero(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_and_span_statuses_are_written_as_their_names() {
+        for k in EventKind::ALL {
+            assert_eq!((EventKind::parse(k.as_str()), serde_json::to_value(k).unwrap()), (Some(*k), k.as_str().into()));
+        }
+        for k in SpanKind::ALL {
+            assert_eq!((SpanKind::parse(k.as_str()), serde_json::to_value(k).unwrap()), (Some(*k), k.as_str().into()));
+        }
+        for s in SpanStatus::ALL {
+            assert_eq!(
+                (SpanStatus::parse(s.as_str()), serde_json::to_value(s).unwrap()),
+                (Some(*s), s.as_str().into())
+            );
+        }
+    }
 
     #[test]
     fn a_valid_traceparent_round_trips() {

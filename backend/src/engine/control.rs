@@ -7,6 +7,7 @@ use super::EngineError;
 use crate::store::{Snapshot, TransitionOutcome};
 use serde_json::Value;
 use std::sync::Arc;
+use trellis_model::config::NodeKind;
 use uuid::Uuid;
 
 impl Engine {
@@ -21,7 +22,7 @@ impl Engine {
         let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let index =
             plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
-        if plan.nodes[index].kind != "wait_signal" {
+        if plan.nodes[index].kind != NodeKind::WaitSignal {
             return Err(EngineError::Conflict(format!(
                 "node `{node}` is a {} node, not wait_signal",
                 plan.nodes[index].kind

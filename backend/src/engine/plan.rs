@@ -1,8 +1,34 @@
 //! A validated definition prepared for execution: nodes in topological order with their
 //! incoming and outgoing edges, computed once per version rather than on every event.
 
+use serde_json::Value;
 use std::collections::HashMap;
-use trellis_model::{Definition, EdgeWhen, Node};
+use trellis_model::config::NodeKind;
+use trellis_model::{Definition, EdgeWhen, Node, RetryPolicy};
+
+/// A node as the engine runs it: its type already parsed (a plan is only built from a
+/// validated definition, so every type is known), and what running it needs.
+#[derive(Debug, Clone)]
+pub struct PlanNode {
+    pub id: String,
+    pub kind: NodeKind,
+    pub config: Value,
+    pub retry: Option<RetryPolicy>,
+    pub timeout_ms: Option<u64>,
+}
+
+impl PlanNode {
+    /// `None` when the node's type is not one this build knows.
+    fn new(node: &Node) -> Option<PlanNode> {
+        Some(PlanNode {
+            id: node.id.clone(),
+            kind: node.known_kind()?,
+            config: node.config.clone(),
+            retry: node.retry.clone(),
+            timeout_ms: node.timeout_ms,
+        })
+    }
+}
 
 /// An edge as the engine sees it: indexes into [`Plan::nodes`].
 #[derive(Debug, Clone)]
@@ -19,7 +45,7 @@ pub struct Plan {
     /// The workflow's name when the plan was loaded: the instance span's name.
     pub name: String,
     /// In topological order: every node comes after all of its predecessors.
-    pub nodes: Vec<Node>,
+    pub nodes: Vec<PlanNode>,
     pub incoming: Vec<Vec<PlanEdge>>,
     pub outgoing: Vec<Vec<PlanEdge>>,
     pub max_parallel: usize,
@@ -35,10 +61,10 @@ pub struct Plan {
 
 impl Plan {
     /// Builds the plan of a definition that passed validation (so it is acyclic and its
-    /// edges name existing nodes); returns `None` otherwise.
+    /// edges name existing nodes and every node type is known); returns `None` otherwise.
     pub fn new(def: &Definition) -> Option<Plan> {
         let order = topological_order(def)?;
-        let nodes: Vec<Node> = order.iter().map(|&i| def.nodes[i].clone()).collect();
+        let nodes: Vec<PlanNode> = order.iter().map(|&i| PlanNode::new(&def.nodes[i])).collect::<Option<_>>()?;
         let index: HashMap<String, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.clone(), i)).collect();
         let mut incoming = vec![Vec::new(); nodes.len()];
         let mut outgoing = vec![Vec::new(); nodes.len()];

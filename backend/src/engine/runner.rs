@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+use trellis_model::config::NodeKind;
 use trellis_model::trace::TraceParent;
 
 /// Claims per round; also bounded by free worker slots.
@@ -135,7 +136,7 @@ impl Engine {
         // Loading the instance is only needed for the plan (when not known) and for the
         // expression context of node types that read it.
         let (plan, context) = match known {
-            Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(&plan.nodes[n].kind)) => (plan, Value::Null),
+            Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, Value::Null),
             _ => {
                 let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
                 (self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
@@ -284,8 +285,11 @@ fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
 }
 
 /// Whether a node type evaluates expressions over the instance (and so needs its state).
-fn reads_context(kind: &str) -> bool {
-    matches!(kind, "http" | "transform" | "branch" | "task")
+fn reads_context(kind: NodeKind) -> bool {
+    match kind {
+        NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Task => true,
+        NodeKind::Noop | NodeKind::Delay | NodeKind::Fail | NodeKind::WaitSignal => false,
+    }
 }
 
 /// What expressions see: `input`, and each node's `output` and `status`.

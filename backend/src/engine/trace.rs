@@ -9,7 +9,8 @@ use crate::store::{InstanceRow, NewEvent, NodeRow};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use trellis_model::trace::{kind, span_kind, span_status, InstanceChange, NodeChange, Span};
+use trellis_model::config::NodeKind;
+use trellis_model::trace::{EventKind, InstanceChange, NodeChange, Span, SpanKind, SpanStatus};
 use trellis_model::{InstanceStatus, NodeStatus};
 
 /// What a node is waiting on (`instance_nodes.wait_kind`).
@@ -72,14 +73,14 @@ impl Tracer<'_> {
         attempt_span_id(self.instance.id, node, i64::from(attempt))
     }
 
-    fn span(&self, id: String, parent: Option<String>, name: String, span_kind: &str, start: DateTime<Utc>) -> Span {
+    fn span(&self, id: String, parent: Option<String>, name: String, kind: SpanKind, start: DateTime<Utc>) -> Span {
         Span {
             trace_id: self.trace_id(),
             span_id: id,
             parent_span_id: parent,
             name,
-            kind: span_kind.to_owned(),
-            status: span_status::UNSET.to_owned(),
+            kind,
+            status: SpanStatus::Unset,
             start,
             end: None,
             attributes: Map::new(),
@@ -94,8 +95,7 @@ impl Tracer<'_> {
         } else {
             self.instance.created_at
         };
-        let mut span =
-            self.span(self.root_id(), self.instance.parent_span_id.clone(), name, span_kind::INSTANCE, start);
+        let mut span = self.span(self.root_id(), self.instance.parent_span_id.clone(), name, SpanKind::Instance, start);
         let attributes = &mut span.attributes;
         attributes.insert("trellis.instance_id".into(), json!(self.instance.id));
         attributes.insert("trellis.workflow_id".into(), json!(self.instance.workflow_id));
@@ -112,7 +112,7 @@ impl Tracer<'_> {
     fn queue(&self) -> Span {
         let name = "queue wait: max_concurrent_instances".to_owned();
         let mut span =
-            self.span(self.run_span_id("queue"), Some(self.root_id()), name, span_kind::QUEUE, self.root().start);
+            self.span(self.run_span_id("queue"), Some(self.root_id()), name, SpanKind::Queue, self.root().start);
         span.attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
         span.attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
         span
@@ -121,22 +121,22 @@ impl Tracer<'_> {
     /// What creating the instance records: its span opens; a queued one also starts
     /// waiting for a slot.
     pub fn created(&self, queued: bool) -> Vec<NewEvent> {
-        let mut events = vec![self.event(kind::SPAN_START, &self.root())];
+        let mut events = vec![self.event(EventKind::SpanStart, &self.root())];
         if queued {
             events.push(self.instance_change(InstanceStatus::Queued, None, None));
-            events.push(self.event(kind::SPAN_START, &self.queue()));
+            events.push(self.event(EventKind::SpanStart, &self.queue()));
         }
         events
     }
 
-    fn event<T: serde::Serialize>(&self, kind: &'static str, data: &T) -> NewEvent {
+    fn event<T: serde::Serialize>(&self, kind: EventKind, data: &T) -> NewEvent {
         NewEvent { kind, at: self.now, data: serde_json::to_value(data).unwrap_or(Value::Null) }
     }
 
-    fn ended(&self, mut span: Span, status: &str) -> NewEvent {
-        span.status = status.to_owned();
+    fn ended(&self, mut span: Span, status: SpanStatus) -> NewEvent {
+        span.status = status;
         span.end = Some(self.now.max(span.start));
-        self.event(kind::SPAN_END, &span)
+        self.event(EventKind::SpanEnd, &span)
     }
 
     pub fn instance_change(
@@ -151,16 +151,16 @@ impl Tracer<'_> {
             previous: previous.map(|p| p.as_str().to_owned()),
             error,
         };
-        self.event(kind::INSTANCE, &change)
+        self.event(EventKind::Instance, &change)
     }
 
     /// A retry began run `instance.run`: its span opens, the status changes from the last
     /// run's end, and a retry without a free slot starts waiting for one.
     pub fn retried(&self, previous: InstanceStatus, status: InstanceStatus) -> Vec<NewEvent> {
-        let mut events = vec![self.event(kind::SPAN_START, &self.root())];
+        let mut events = vec![self.event(EventKind::SpanStart, &self.root())];
         events.push(self.instance_change(status, Some(previous), None));
         if status == InstanceStatus::Queued {
-            events.push(self.event(kind::SPAN_START, &self.queue()));
+            events.push(self.event(EventKind::SpanStart, &self.queue()));
         }
         events
     }
@@ -169,7 +169,7 @@ impl Tracer<'_> {
     pub fn admitted(&self, from_queue: bool) -> Vec<NewEvent> {
         let mut events = Vec::new();
         if from_queue {
-            events.push(self.ended(self.queue(), span_status::OK));
+            events.push(self.ended(self.queue(), SpanStatus::Ok));
         }
         let previous = from_queue.then_some(InstanceStatus::Queued);
         events.push(self.instance_change(InstanceStatus::Running, previous, None));
@@ -181,12 +181,12 @@ impl Tracer<'_> {
     pub fn finished(&self, before: InstanceStatus, status: InstanceStatus, error: Option<String>) -> Vec<NewEvent> {
         let mut events = Vec::new();
         if before == InstanceStatus::Queued {
-            events.push(self.ended(self.queue(), span_status::UNSET));
+            events.push(self.ended(self.queue(), SpanStatus::Unset));
         }
         let outcome = match status {
-            InstanceStatus::Succeeded => span_status::OK,
-            InstanceStatus::Canceled => span_status::UNSET,
-            _ => span_status::ERROR,
+            InstanceStatus::Succeeded => SpanStatus::Ok,
+            InstanceStatus::Canceled => SpanStatus::Unset,
+            _ => SpanStatus::Error,
         };
         let mut root = self.root();
         if let Some(e) = &error {
@@ -220,7 +220,7 @@ impl Tracer<'_> {
         let ends_attempt =
             attempt_open(old) && (self.event_ends_attempt(step) || new.status.is_terminal() || attempt_changed);
         if old.wait_kind.is_some() && (ends_attempt || status_changed || attempt_changed) {
-            events.push(self.ended(self.wait_span(old, old.wait_kind.as_deref().unwrap_or_default()), span_status::OK));
+            events.push(self.ended(self.wait_span(old, old.wait_kind.as_deref().unwrap_or_default()), SpanStatus::Ok));
             new.wait_kind = None;
             new.wait_started_at = None;
         }
@@ -236,16 +236,16 @@ impl Tracer<'_> {
                 error: new.status.is_failure().then(|| new.error.clone()).flatten(),
                 outcome: new.outcome.clone(),
             };
-            events.push(self.event(kind::NODE, &change));
+            events.push(self.event(EventKind::Node, &change));
         }
         if new.attempts > old.attempts {
             new.dispatched_at = Some(self.now);
-            events.push(self.event(kind::SPAN_START, &self.attempt_span(new)));
+            events.push(self.event(EventKind::SpanStart, &self.attempt_span(new)));
         }
         if let Some(wait_kind) = self.new_wait(step, old.status, new.status) {
             new.wait_kind = Some(wait_kind.to_owned());
             new.wait_started_at = Some(self.now);
-            events.push(self.event(kind::SPAN_START, &self.wait_span(new, wait_kind)));
+            events.push(self.event(EventKind::SpanStart, &self.wait_span(new, wait_kind)));
         }
     }
 
@@ -266,10 +266,14 @@ impl Tracer<'_> {
             return Some(wait::BACKOFF);
         }
         if matches!(step.event, Event::Suspended { node, .. } if *node == step.index) {
-            return Some(match self.plan.nodes[step.index].kind.as_str() {
-                "delay" => wait::TIMER,
-                "task" => wait::TASK,
-                _ => wait::SIGNAL,
+            return Some(match self.plan.nodes[step.index].kind {
+                NodeKind::Delay => wait::TIMER,
+                NodeKind::Task => wait::TASK,
+                NodeKind::WaitSignal => wait::SIGNAL,
+                // Only the three above suspend; the rest never reach here.
+                NodeKind::Noop | NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Fail => {
+                    wait::SIGNAL
+                }
             });
         }
         (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(wait::SLOT)
@@ -280,7 +284,7 @@ impl Tracer<'_> {
         let start = row.dispatched_at.unwrap_or(self.now);
         let name = format!("{} {}", spec.kind, spec.id);
         let mut span =
-            self.span(self.attempt_id(&row.node_id, row.attempts), Some(self.root_id()), name, span_kind::NODE, start);
+            self.span(self.attempt_id(&row.node_id, row.attempts), Some(self.root_id()), name, SpanKind::Node, start);
         span.attributes.insert("trellis.node".into(), json!(spec.id));
         span.attributes.insert("trellis.node_type".into(), json!(spec.kind));
         span.attributes.insert("trellis.attempt".into(), json!(row.attempts));
@@ -290,18 +294,18 @@ impl Tracer<'_> {
     fn attempt_end(&self, step: &NodeStep<'_>, new_status: NodeStatus) -> NewEvent {
         let mut span = self.attempt_span(step.old);
         let status = match (step.event, new_status) {
-            (Event::Succeeded { .. }, _) if self.event_ends_attempt(step) => span_status::OK,
+            (Event::Succeeded { .. }, _) if self.event_ends_attempt(step) => SpanStatus::Ok,
             (_, NodeStatus::Canceled) => {
                 span.attributes.insert("trellis.canceled".into(), json!(true));
-                span_status::UNSET
+                SpanStatus::Unset
             }
-            _ => span_status::ERROR,
+            _ => SpanStatus::Error,
         };
-        if status == span_status::ERROR {
+        if status == SpanStatus::Error {
             let error = step.error.map(str::to_owned).unwrap_or_else(|| "the instance timed out".to_owned());
             span.attributes.insert("error".into(), json!(error));
         }
-        let is_http = self.plan.nodes[step.index].kind == "http";
+        let is_http = self.plan.nodes[step.index].kind == NodeKind::Http;
         if let Some(code) = http_status(step.output, step.error).filter(|_| is_http) {
             span.attributes.insert("http.response.status_code".into(), json!(code));
         }
@@ -322,15 +326,15 @@ impl Tracer<'_> {
         };
         let id = span_id(self.instance.id, parts);
         let attempt_span = Some(self.attempt_id(&row.node_id, row.attempts));
-        let (name, span_kind, parent) = match wait_kind {
-            wait::TIMER => ("timer", span_kind::TIMER, attempt_span),
-            wait::TASK => ("task wait", span_kind::TASK, attempt_span),
-            wait::SIGNAL => ("signal wait", span_kind::SIGNAL, attempt_span),
-            wait::BACKOFF => ("retry backoff", span_kind::TIMER, Some(self.root_id())),
-            _ => ("queue wait: max_parallel_nodes", span_kind::QUEUE, Some(self.root_id())),
+        let (name, kind, parent) = match wait_kind {
+            wait::TIMER => ("timer", SpanKind::Timer, attempt_span),
+            wait::TASK => ("task wait", SpanKind::Task, attempt_span),
+            wait::SIGNAL => ("signal wait", SpanKind::Signal, attempt_span),
+            wait::BACKOFF => ("retry backoff", SpanKind::Timer, Some(self.root_id())),
+            _ => ("queue wait: max_parallel_nodes", SpanKind::Queue, Some(self.root_id())),
         };
         let start = row.wait_started_at.unwrap_or(self.now);
-        let mut span = self.span(id, parent, format!("{name} {}", row.node_id), span_kind, start);
+        let mut span = self.span(id, parent, format!("{name} {}", row.node_id), kind, start);
         let attributes = &mut span.attributes;
         attributes.insert("trellis.node".into(), json!(row.node_id));
         attributes.insert("trellis.wait".into(), json!(wait_kind));

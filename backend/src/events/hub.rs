@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use tokio::sync::{broadcast, watch};
+use trellis_model::trace::EventKind;
 use uuid::Uuid;
 
 /// Recent entries kept per followed instance.
@@ -22,7 +23,7 @@ const FEED_BUFFER: usize = 1_024;
 #[derive(Debug)]
 pub struct Published {
     pub seq: i64,
-    pub kind: String,
+    pub kind: EventKind,
     /// The `data:` JSON.
     pub json: String,
     /// The whole server-sent event (`id:`, `event:`, `data:`), shared by every client.
@@ -179,7 +180,7 @@ mod tests {
     fn entry(seq: i64) -> Arc<Published> {
         Arc::new(Published {
             seq,
-            kind: "node".into(),
+            kind: EventKind::Node,
             json: String::new(),
             frame: bytes::Bytes::new(),
             terminal: false,

@@ -98,7 +98,7 @@ impl Metrics {
     pub fn attempt_ended(&self, span: &Span) {
         let Some(ms) = span.duration_ms() else { return };
         let node_type = span.attributes.get("trellis.node_type").and_then(|v| v.as_str()).unwrap_or("unknown");
-        let labels = vec![("type", node_type.to_owned()), ("status", span.status.clone())];
+        let labels = vec![("type", node_type.to_owned()), ("status", span.status.as_str().to_owned())];
         self.node_duration.get_or_create(&labels).observe(ms.max(0) as f64 / 1e3);
     }
 

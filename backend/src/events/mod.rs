@@ -14,7 +14,7 @@ use hub::{FeedItem, Hub, Published};
 use metrics::Metrics;
 use serde_json::Value;
 use std::sync::{Arc, OnceLock};
-use trellis_model::trace::{kind, span_kind, HistoryEvent, Span};
+use trellis_model::trace::{EventKind, HistoryEvent, Span, SpanKind};
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
@@ -49,7 +49,7 @@ impl EventBus {
         instance: Uuid,
         workflow: Uuid,
         first: i64,
-        entries: impl Iterator<Item = (&'a str, DateTime<Utc>, &'a Value)>,
+        entries: impl Iterator<Item = (EventKind, DateTime<Utc>, &'a Value)>,
     ) {
         if !self.hub.is_followed(instance) && !self.hub.has_feed_subscribers() {
             return;
@@ -60,16 +60,16 @@ impl EventBus {
             .collect();
         self.hub.publish(instance, &published);
         for rendered in &published {
-            if rendered.kind == kind::INSTANCE {
+            if rendered.kind == EventKind::Instance {
                 self.hub.publish_feed(FeedItem { workflow, json: rendered.json.clone() });
             }
         }
     }
 
     /// Counts and exports what one entry tells.
-    fn observe(&self, entry_kind: &str, data: &Value) {
+    fn observe(&self, entry_kind: EventKind, data: &Value) {
         match entry_kind {
-            kind::INSTANCE => {
+            EventKind::Instance => {
                 // An instance's first status change has no `previous`; a retry's does (and
                 // opens a new instance span, so spans would count retries as starts).
                 if data.get("previous").is_none_or(Value::is_null) {
@@ -79,23 +79,23 @@ impl EventBus {
                     self.metrics.instance_finished(status.as_str());
                 }
             }
-            kind::SPAN_END => {
+            EventKind::SpanEnd => {
                 let Ok(span) = serde_json::from_value::<Span>(data.clone()) else { return };
-                if span.kind == span_kind::NODE {
+                if span.kind == SpanKind::Node {
                     self.metrics.attempt_ended(&span);
                 }
                 if let Some(exporter) = self.exporter.get() {
                     exporter.export(span);
                 }
             }
-            _ => {}
+            EventKind::Node | EventKind::SpanStart | EventKind::Counts => {}
         }
     }
 
     /// Entries another process committed.
     async fn announced(&self, store: &DynStore, appended: Appended) {
         let Appended { instance, workflow, first, count, events, .. } = appended;
-        let entries: Vec<(String, DateTime<Utc>, Value)> = match events {
+        let entries: Vec<(EventKind, DateTime<Utc>, Value)> = match events {
             Some(events) => events.into_iter().map(|e| (e.kind, e.at, e.data)).collect(),
             // Too big to announce: read them, but only if someone here wants them.
             None if self.hub.is_followed(instance) || self.hub.has_feed_subscribers() => {
@@ -110,12 +110,7 @@ impl EventBus {
             }
             None => return,
         };
-        self.fan_out(
-            instance,
-            workflow,
-            first,
-            entries.iter().map(|(entry_kind, at, data)| (entry_kind.as_str(), *at, data)),
-        );
+        self.fan_out(instance, workflow, first, entries.iter().map(|(entry_kind, at, data)| (*entry_kind, *at, data)));
     }
 
     /// Relays other processes' announcements until the store's listener ends.
@@ -139,19 +134,19 @@ impl EventBus {
 
 /// One entry rendered once for every client: its [`entry_json`] as text and its whole
 /// server-sent event.
-pub fn render(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, data: &Value) -> Published {
-    let terminal = entry_kind == kind::INSTANCE && entry_status(data).is_some_and(InstanceStatus::is_terminal);
+pub fn render(instance: Uuid, seq: i64, entry_kind: EventKind, at: DateTime<Utc>, data: &Value) -> Published {
+    let terminal = entry_kind == EventKind::Instance && entry_status(data).is_some_and(InstanceStatus::is_terminal);
     let json = entry_json(instance, seq, entry_kind, at, data).to_string();
     // Rendered once here rather than per client: compact JSON has no line breaks, so one
     // `data:` line carries it.
     let frame = bytes::Bytes::from(format!("id: {seq}\nevent: {entry_kind}\ndata: {json}\n\n"));
-    Published { seq, kind: entry_kind.to_owned(), json, frame, terminal }
+    Published { seq, kind: entry_kind, json, frame, terminal }
 }
 
 /// An entry as clients get it (the `data:` of its event, an item of the history): the kind's
 /// payload with `seq`, `instance_id`, `event` (the entry kind, also the SSE `event:`) and
 /// `at` beside its fields.
-pub fn entry_json(instance: Uuid, seq: i64, entry_kind: &str, at: DateTime<Utc>, data: &Value) -> Value {
+pub fn entry_json(instance: Uuid, seq: i64, entry_kind: EventKind, at: DateTime<Utc>, data: &Value) -> Value {
     let entry = HistoryEvent::new(instance.to_string(), seq, entry_kind, at, data);
     serde_json::to_value(entry).expect("history entries serialize")
 }
@@ -163,5 +158,5 @@ fn entry_status(data: &Value) -> Option<InstanceStatus> {
 
 /// A stored entry, rendered.
 pub fn render_stored(instance: Uuid, event: &StoredEvent) -> Published {
-    render(instance, event.seq, &event.kind, event.at, &event.data.0)
+    render(instance, event.seq, event.kind, event.at, &event.data.0)
 }

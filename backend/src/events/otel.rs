@@ -18,7 +18,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use trellis_model::trace::{span_status, Span};
+use trellis_model::trace::{Span, SpanStatus};
 
 const QUEUE: usize = 8_192;
 const BATCH: usize = 512;
@@ -87,17 +87,17 @@ fn span_data(span: &Span, scope: &InstrumentationScope) -> SpanData {
     let span_id = SpanId::from_hex(&span.span_id).unwrap_or(SpanId::INVALID);
     let parent = span.parent_span_id.as_deref().and_then(|p| SpanId::from_hex(p).ok()).unwrap_or(SpanId::INVALID);
     // Only the instance span has a parent outside Trellis (from the caller's traceparent).
-    let remote_parent = span.kind == trellis_model::trace::span_kind::INSTANCE && parent != SpanId::INVALID;
-    let status = match span.status.as_str() {
-        span_status::OK => Status::Ok,
-        span_status::ERROR => {
+    let remote_parent = span.kind == trellis_model::trace::SpanKind::Instance && parent != SpanId::INVALID;
+    let status = match span.status {
+        SpanStatus::Ok => Status::Ok,
+        SpanStatus::Error => {
             let message = span.attributes.get("error").and_then(Value::as_str).unwrap_or("error").to_owned();
             Status::error(message)
         }
-        _ => Status::Unset,
+        SpanStatus::Unset => Status::Unset,
     };
     let mut attributes: Vec<KeyValue> = span.attributes.iter().map(|(k, v)| attribute(k, v)).collect();
-    attributes.push(KeyValue::new("trellis.span_kind", span.kind.clone()));
+    attributes.push(KeyValue::new("trellis.span_kind", span.kind.as_str()));
     SpanData {
         span_context: SpanContext::new(trace_id, span_id, TraceFlags::SAMPLED, false, TraceState::default()),
         parent_span_id: parent,

@@ -75,7 +75,7 @@ async fn login(
         return Err(ApiError::Unauthorized("wrong username or password".into()).into());
     };
     attempt.succeeded(&state.sign_in);
-    let principal = Principal { id: user.id.to_string(), name: user.username.clone(), role: user.role() };
+    let principal = Principal { id: user.id.to_string(), name: user.username.clone(), role: user.role };
     audit.set(Actor::from(&principal));
     let now = chrono::Utc::now();
     let sid = Uuid::new_v4();

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
 use trellis_model::api::{CountsEvent, History, StatusCounts};
-use trellis_model::trace::{kind, HistoryEvent};
+use trellis_model::trace::{EventKind, HistoryEvent};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -259,7 +259,7 @@ async fn history(
     let after = p.after.unwrap_or(0).max(0);
     let entries = state.store.events_after(id, after, limit).await?;
     let next = (entries.len() as i64 == limit).then(|| entries.last().map(|e| e.seq)).flatten();
-    let items = entries.iter().map(|e| HistoryEvent::new(id.to_string(), e.seq, &e.kind, e.at, &e.data.0)).collect();
+    let items = entries.iter().map(|e| HistoryEvent::new(id.to_string(), e.seq, e.kind, e.at, &e.data.0)).collect();
     Ok(Json(History { items, next_after: next }))
 }
 
@@ -330,7 +330,7 @@ impl Feed {
             };
             match received {
                 Ok(item) if self.workflow.is_none_or(|w| w == item.workflow) => {
-                    return Some(Event::default().event(kind::INSTANCE).data(&item.json));
+                    return Some(Event::default().event(EventKind::Instance.as_str()).data(&item.json));
                 }
                 Ok(_) => {}
                 // Too slow to keep up: skip ahead and send fresh counts instead.
@@ -349,5 +349,5 @@ async fn counts(store: &DynStore, workflow: Option<Uuid>, resync: bool) -> ApiRe
     let counts = StatusCounts::of(store.count_instances(&query).await?);
     let data = CountsEvent { workflow_id: workflow.map(|w| w.to_string()), counts, resync };
     let data = serde_json::to_string(&data).map_err(|e| ApiError::Internal(e.into()))?;
-    Ok(Event::default().event(kind::COUNTS).data(data))
+    Ok(Event::default().event(EventKind::Counts.as_str()).data(data))
 }

@@ -87,7 +87,7 @@ async fn update(
     if let Some(hash) = new_hash {
         state.store.set_password(&user.username, &hash).await?;
     }
-    let role = role.unwrap_or_else(|| user.role());
+    let role = role.unwrap_or(user.role);
     Ok(Json(Me { id: id.to_string(), username: user.username, role: role.to_string() }))
 }
 

@@ -125,8 +125,8 @@ impl JobKind {
         (self == JobKind::Retry).then_some(job_created)
     }
 
-    pub fn applies_to(self, status: &str) -> bool {
-        InstanceStatus::parse(status).is_some_and(|s| self.statuses().contains(s))
+    pub fn applies_to(self, status: InstanceStatus) -> bool {
+        self.statuses().contains(status)
     }
 
     fn batch_size(self) -> i64 {

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
+use trellis_model::trace::EventKind;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
@@ -77,7 +78,7 @@ impl NodeRow {
 /// One entry for an instance's history, before the store numbers it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub at: DateTime<Utc>,
     pub data: Value,
 }
@@ -86,7 +87,7 @@ pub struct NewEvent {
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct StoredEvent {
     pub seq: i64,
-    pub kind: String,
+    pub kind: EventKind,
     pub at: DateTime<Utc>,
     pub data: Json<Value>,
 }

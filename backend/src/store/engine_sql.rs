@@ -199,7 +199,7 @@ macro_rules! impl_instance_store {
                     Ok(EngineGauges { queued_by_workflow: queued, pending_timers: timers, pool })
                 }
 
-                async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(String, i64)>> {
+                async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(trellis_model::InstanceStatus, i64)>> {
                     let sql = format!("SELECT status, COUNT(*) FROM instances WHERE {FILTER} GROUP BY status");
                     Ok(bind_filter!(sqlx::query_as(&sql), q).fetch_all(self.pool()).await?)
                 }

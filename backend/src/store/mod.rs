@@ -41,7 +41,7 @@ pub use work_sql::WorkQueue;
 use crate::config::DatabaseConfig;
 use async_trait::async_trait;
 use std::sync::Arc;
-use trellis_model::Definition;
+use trellis_model::{Definition, InstanceStatus};
 use uuid::Uuid;
 
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +102,7 @@ pub trait InstanceStore: Send + Sync + 'static {
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
-    async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(String, i64)>>;
+    async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(InstanceStatus, i64)>>;
     /// Up to `limit` history entries of `instance` after `seq` `after`, in order.
     async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>>;
     async fn engine_gauges(&self) -> Result<EngineGauges>;

@@ -7,6 +7,7 @@ use super::engine_records::NewEvent;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use trellis_model::trace::EventKind;
 use uuid::Uuid;
 
 /// The LISTEN/NOTIFY channel.
@@ -38,7 +39,7 @@ pub struct Appended {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WireEvent {
     #[serde(rename = "k")]
-    pub kind: String,
+    pub kind: EventKind,
     #[serde(rename = "a")]
     pub at: DateTime<Utc>,
     #[serde(rename = "d")]
@@ -56,7 +57,7 @@ pub enum Notice {
 
 /// The NOTIFY payload for `events`, appended at `first`.
 pub fn payload(origin: Uuid, instance: Uuid, workflow: Uuid, first: i64, events: &[NewEvent]) -> String {
-    let wire = events.iter().map(|e| WireEvent { kind: e.kind.to_owned(), at: e.at, data: e.data.clone() }).collect();
+    let wire = events.iter().map(|e| WireEvent { kind: e.kind, at: e.at, data: e.data.clone() }).collect();
     let mut appended = Appended { origin, instance, workflow, first, count: events.len() as i64, events: Some(wire) };
     let text = serde_json::to_string(&appended).unwrap_or_default();
     if text.len() < MAX_PAYLOAD {
@@ -72,7 +73,7 @@ mod tests {
     use serde_json::json;
 
     fn event(size: usize) -> NewEvent {
-        NewEvent { kind: "node", at: Utc::now(), data: json!({"error": "x".repeat(size)}) }
+        NewEvent { kind: EventKind::Node, at: Utc::now(), data: json!({"error": "x".repeat(size)}) }
     }
 
     #[test]

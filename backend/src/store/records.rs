@@ -22,15 +22,12 @@ pub struct UserRecord {
     pub id: Uuid,
     pub username: String,
     pub password_hash: String,
-    pub role: String,
+    /// A role this build does not know is a decode error naming it, never a lesser role.
+    pub role: Role,
     pub created_at: DateTime<Utc>,
 }
 
-impl UserRecord {
-    pub fn role(&self) -> Role {
-        self.role.parse().unwrap_or(Role::Viewer)
-    }
-}
+trellis_model::sqlx_text!(@impls Role, |name: &str| name.parse::<Role>().map_err(Into::into));
 
 #[derive(Debug, Clone)]
 pub struct NewUser {

@@ -199,7 +199,7 @@ both_backends! {
         for id in &ids {
             assert_eq!(app.instance(id).await.summary.status, InstanceStatus::Canceled);
             let history = store.events_after(id.parse().unwrap(), 0, 100).await.unwrap();
-            assert!(history.iter().any(|e| e.kind == "instance" && e.data.0["status"] == "canceled"), "{history:?}");
+            assert!(history.iter().any(|e| e.kind == trellis_model::trace::EventKind::Instance && e.data.0["status"] == "canceled"), "{history:?}");
         }
     }
 

@@ -41,7 +41,7 @@ both_backends! {
         assert!(store.insert_user(&NewUser::new("grace", "h".into(), Role::Editor)).await.unwrap());
         assert!(!store.insert_user(&NewUser::new("grace", "h2".into(), Role::Viewer)).await.unwrap());
         let grace = store.user_by_name("grace").await.unwrap().unwrap();
-        assert_eq!((grace.role(), grace.password_hash.as_str()), (Role::Editor, "h"));
+        assert_eq!((grace.role, grace.password_hash.as_str()), (Role::Editor, "h"));
         assert!(store.set_password("grace", "h3").await.unwrap());
         assert!(!store.set_password("nobody", "h3").await.unwrap());
         assert_eq!(store.user_by_id(grace.id).await.unwrap().unwrap().password_hash, "h3");

@@ -329,9 +329,11 @@ impl Editor {
     /// An edge out of a branch starts on its first outcome; any other edge on success.
     fn default_when(&self, from: &str) -> EdgeWhen {
         match self.node(from) {
-            Some(n) if n.kind == "branch" => trellis_model::config::branch_outcomes(&n.config)
-                .and_then(|o| o.into_iter().next())
-                .map_or(EdgeWhen::Success, EdgeWhen::Outcome),
+            Some(n) if n.known_kind() == Some(trellis_model::config::NodeKind::Branch) => {
+                trellis_model::config::branch_outcomes(&n.config)
+                    .and_then(|o| o.into_iter().next())
+                    .map_or(EdgeWhen::Success, EdgeWhen::Outcome)
+            }
             _ => EdgeWhen::Success,
         }
     }

@@ -11,7 +11,7 @@ pub mod waterfall;
 
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use trellis_model::trace::{kind, HistoryEvent, InstanceChange, NodeChange, Span};
+use trellis_model::trace::{EventKind, HistoryEvent, InstanceChange, NodeChange, Span, SpanKind};
 use trellis_model::InstanceStatus;
 
 /// What the run knows about one node so far.
@@ -52,19 +52,20 @@ impl RunState {
         if entry.seq <= self.last_seq {
             return false;
         }
-        let applied = match entry.event.as_str() {
-            kind::INSTANCE => entry.payload::<InstanceChange>().map(|c| {
+        let applied = match entry.kind() {
+            Some(EventKind::Instance) => entry.payload::<InstanceChange>().map(|c| {
                 self.status = Some(c.status);
                 self.error = c.error;
             }),
-            kind::NODE => entry.payload::<NodeChange>().map(|c| {
+            Some(EventKind::Node) => entry.payload::<NodeChange>().map(|c| {
                 self.nodes.insert(
                     c.node,
                     NodeRun { status: c.status, attempt: c.attempt, error: c.error, outcome: c.outcome },
                 );
             }),
-            kind::SPAN_START | kind::SPAN_END => entry.payload::<Span>().map(|s| self.put_span(s)),
-            _ => Some(()),
+            Some(EventKind::SpanStart | EventKind::SpanEnd) => entry.payload::<Span>().map(|s| self.put_span(s)),
+            // Counts belong to the dashboard feed; a kind a newer server added is skipped.
+            Some(EventKind::Counts) | None => Some(()),
         };
         if applied.is_none() {
             return false;
@@ -106,7 +107,7 @@ impl RunState {
             .filter(|(id, n)| {
                 n.status == "waiting"
                     && self.spans.values().any(|s| {
-                        s.span.kind == trellis_model::trace::span_kind::SIGNAL
+                        s.span.kind == SpanKind::Signal
                             && s.span.end.is_none()
                             && span_node(&s.span).as_deref() == Some(id.as_str())
                     })
@@ -117,7 +118,7 @@ impl RunState {
 
     /// When the run began: the root span's start, else the earliest span's.
     pub fn origin(&self) -> Option<DateTime<Utc>> {
-        let root = self.spans.values().filter(|s| s.span.parent_span_id.is_none() || s.span.kind == "instance");
+        let root = self.spans.values().filter(|s| s.span.parent_span_id.is_none() || s.span.kind == SpanKind::Instance);
         root.map(|s| s.span.start).min().or_else(|| self.spans.values().map(|s| s.span.start).min())
     }
 }

@@ -4,13 +4,14 @@
 use crate::run::{RunState, SpanRun};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashSet};
+use trellis_model::trace::{SpanKind, SpanStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub span_id: String,
     pub name: String,
-    pub kind: String,
-    pub status: String,
+    pub kind: SpanKind,
+    pub status: SpanStatus,
     /// How many ancestors the span has in the timeline (the root is 0).
     pub depth: usize,
     /// Milliseconds from the instance's start to the span's start.
@@ -68,8 +69,8 @@ pub fn rows(state: &RunState, now: DateTime<Utc>) -> Vec<Row> {
         out.push(Row {
             span_id: s.span.span_id.clone(),
             name: s.span.name.clone(),
-            kind: s.span.kind.clone(),
-            status: s.span.status.clone(),
+            kind: s.span.kind,
+            status: s.span.status,
             depth,
             offset_ms,
             duration_ms,

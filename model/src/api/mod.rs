@@ -61,10 +61,10 @@ pub struct Items<T> {
 pub struct StatusCounts(pub BTreeMap<String, i64>);
 
 impl StatusCounts {
-    /// Every status at 0, then the given counts (by status name) over them.
-    pub fn of(counts: impl IntoIterator<Item = (String, i64)>) -> Self {
+    /// Every status at 0, then the given counts over them.
+    pub fn of(counts: impl IntoIterator<Item = (InstanceStatus, i64)>) -> Self {
         let mut all: BTreeMap<String, i64> = InstanceStatus::ALL.iter().map(|s| (s.as_str().to_owned(), 0)).collect();
-        all.extend(counts);
+        all.extend(counts.into_iter().map(|(status, n)| (status.as_str().to_owned(), n)));
         StatusCounts(all)
     }
 

@@ -34,7 +34,7 @@ fn a_double_option_is_absent_null_or_a_value_both_ways() {
 
 #[test]
 fn status_counts_name_every_status_with_zero_for_none() {
-    let counts = StatusCounts::of([("failed".to_owned(), 3)]);
+    let counts = StatusCounts::of([(crate::InstanceStatus::Failed, 3)]);
     assert_eq!(counts.0.len(), crate::InstanceStatus::ALL.len());
     assert_eq!(counts.get(crate::InstanceStatus::Failed), 3);
     assert_eq!(serde_json::to_value(&counts).unwrap()["running"], json!(0));

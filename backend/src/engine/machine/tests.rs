@@ -1,5 +1,6 @@
 use super::*;
 use proptest::prelude::*;
+use trellis_model::config::NodeKind;
 use trellis_model::{Definition, Edge, Node, RetryPolicy};
 
 fn plan(nodes: &[&str], edges: &[(&str, &str, &str)]) -> Plan {
@@ -320,7 +321,7 @@ proptest! {
                             prop_assert!(s.nodes[e.from].status.is_terminal(), "{} started before {}", node, e.from);
                         }
                         let success = sc.results[node][(attempt - 1) as usize % 4];
-                        let is_branch = p.nodes[node].kind == "branch";
+                        let is_branch = p.nodes[node].kind == NodeKind::Branch;
                         pending.push(if success {
                             let outcome = is_branch.then(|| if attempt % 2 == 1 { "true" } else { "false" }.to_owned());
                             Event::Succeeded { node, attempt, outcome }

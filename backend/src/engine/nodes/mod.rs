@@ -8,10 +8,10 @@ pub mod http;
 
 pub use trellis_model::expr::Expressions;
 
+use super::plan::PlanNode;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use trellis_model::config::{BranchConfig, DelayConfig, FailConfig, NodeKind, TaskConfig, TransformConfig};
-use trellis_model::Node;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeResult {
@@ -29,7 +29,7 @@ pub enum Suspend {
 
 /// One attempt of one node.
 pub struct Attempt<'a> {
-    pub node: &'a Node,
+    pub node: &'a PlanNode,
     pub attempt: u32,
     /// `{instance}:{node}:{attempt}`: the same for every execution of this attempt.
     pub idempotency_key: String,
@@ -46,10 +46,7 @@ pub struct Runtime {
 
 impl Runtime {
     pub async fn run(&self, a: &Attempt<'_>) -> NodeResult {
-        let Some(kind) = NodeKind::parse(&a.node.kind) else {
-            return permanent(format!("unknown node type `{}`", a.node.kind));
-        };
-        match kind {
+        match a.node.kind {
             NodeKind::Noop => done(json!({})),
             NodeKind::Delay => config(a).map_or_else(|e| e, |c: DelayConfig| delay(c, a.now)),
             NodeKind::Http => self.http.run(a).await,

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
+use trellis_model::config::NodeKind;
 use trellis_model::{Definition, Edge, Node, RetryPolicy, Settings};
 
 struct Sim {
@@ -130,8 +131,8 @@ impl Sim {
         let attempt = item.attempt.unwrap_or(0) as u32;
         let failure = Detail { error: Some("boom".into()), ..Detail::default() };
         let (event, detail) = match item.kind {
-            WorkKind::Run => match (self.plan.nodes[node].kind.as_str(), choice % 4) {
-                ("delay", _) => {
+            WorkKind::Run => match self.plan.nodes[node].kind {
+                NodeKind::Delay => {
                     let resume = crate::engine::effects::work(
                         WorkKind::Resume,
                         Some(&self.plan.nodes[node].id),
@@ -140,14 +141,21 @@ impl Sim {
                     );
                     (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
                 }
-                ("wait_signal", _) => (Event::Suspended { node, attempt }, Detail::default()),
-                (_, 0) => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),
-                (_, 1) => (Event::Lost { node, attempt }, failure),
-                _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+                NodeKind::WaitSignal => (Event::Suspended { node, attempt }, Detail::default()),
+                NodeKind::Noop
+                | NodeKind::Http
+                | NodeKind::Transform
+                | NodeKind::Branch
+                | NodeKind::Fail
+                | NodeKind::Task => match choice % 4 {
+                    0 => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),
+                    1 => (Event::Lost { node, attempt }, failure),
+                    _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+                },
             },
             WorkKind::Resume => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
             WorkKind::Retry => (Event::RetryDue { node, attempt }, Detail::default()),
-            _ => return,
+            WorkKind::NodeTimeout | WorkKind::InstanceTimeout | WorkKind::Task | WorkKind::Unknown => return,
         };
         self.step(event, detail);
     }
@@ -156,7 +164,10 @@ impl Sim {
 fn arb_plan() -> impl Strategy<Value = Plan> {
     (1usize..7)
         .prop_flat_map(|n| {
-            let kinds = prop::collection::vec(prop::sample::select(vec!["noop", "delay", "wait_signal"]), n);
+            let kinds = prop::collection::vec(
+                prop::sample::select(vec![NodeKind::Noop, NodeKind::Delay, NodeKind::WaitSignal]),
+                n,
+            );
             let edges = prop::collection::vec(
                 (0..n, 0..n, prop::sample::select(vec!["success", "failure", "always"])),
                 0..(n * 2),
@@ -170,7 +181,7 @@ fn arb_plan() -> impl Strategy<Value = Plan> {
                 .zip(&retries)
                 .enumerate()
                 .map(|(i, (k, r))| {
-                    let mut node = Node::new(format!("n{i}"), *k);
+                    let mut node = Node::new(format!("n{i}"), k.as_str());
                     node.retry = Some(RetryPolicy { max_attempts: *r, backoff_ms: 10, max_backoff_ms: 100 });
                     node
                 })
@@ -195,7 +206,7 @@ fn check(sim: &Sim) {
     let mut instance_status: Option<String> = None;
     for (i, event) in sim.events.iter().enumerate() {
         match event.kind {
-            kind::SPAN_START => {
+            EventKind::SpanStart => {
                 let span: Span = serde_json::from_value(event.data.clone()).unwrap();
                 if let Some(parent) = &span.parent_span_id {
                     assert!(open.contains_key(parent), "a span's parent is open when it starts: {span:?}");
@@ -205,7 +216,7 @@ fn check(sim: &Sim) {
                     "span ids are unique"
                 );
             }
-            kind::SPAN_END => {
+            EventKind::SpanEnd => {
                 let span: Span = serde_json::from_value(event.data.clone()).unwrap();
                 let started = open.remove(&span.span_id).unwrap_or_else(|| panic!("ended without starting: {span:?}"));
                 assert_eq!(
@@ -215,13 +226,13 @@ fn check(sim: &Sim) {
                 assert!(span.end.unwrap() >= span.start);
                 closed.insert(span.span_id);
             }
-            kind::NODE => {
+            EventKind::Node => {
                 let change: NodeChange = serde_json::from_value(event.data.clone()).unwrap();
                 let previous =
                     node_status.insert(change.node.clone(), change.status.clone()).unwrap_or_else(|| "pending".into());
                 assert_eq!(change.previous, previous, "node changes chain up");
             }
-            kind::INSTANCE => {
+            EventKind::Instance => {
                 let change: InstanceChange = serde_json::from_value(event.data.clone()).unwrap();
                 if let Some(previous) = &change.previous {
                     assert_eq!(Some(previous), instance_status.as_ref(), "instance changes chain up");
@@ -236,7 +247,7 @@ fn check(sim: &Sim) {
                 } else if !last {
                     let next = &sim.events[i + 1];
                     assert!(
-                        next.kind == kind::SPAN_START && next.data["kind"] == span_kind::INSTANCE,
+                        next.kind == EventKind::SpanStart && next.data["kind"] == SpanKind::Instance.as_str(),
                         "only a retry follows the end: {:?}",
                         sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())]
                             .iter()
@@ -245,7 +256,7 @@ fn check(sim: &Sim) {
                     );
                 }
             }
-            other => panic!("unknown entry kind {other}"),
+            EventKind::Counts => panic!("counts are never recorded"),
         }
     }
     assert!(open.is_empty(), "every span closes by the end: {:?}", open.values().map(|s| &s.name).collect::<Vec<_>>());

@@ -142,7 +142,7 @@ async fn bulk(
     }
     let filter = check_filter(kind, body.filter)?;
     let counts = state.store.count_instances(&filter.query()).await?;
-    let (applies, not): (Vec<_>, Vec<_>) = counts.iter().partition(|(status, _)| kind.applies_to(status));
+    let (applies, not): (Vec<_>, Vec<_>) = counts.iter().partition(|(status, _)| kind.applies_to(*status));
     let mut answer = BulkAnswer {
         action: kind.as_str().to_owned(),
         dry_run: body.dry_run,
@@ -179,15 +179,15 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
             vec![Issue::new("invalid_filter", "NUL in key").path("filter.key")],
         ));
     }
-    let Some(status) = filter.status.as_deref() else { return Ok(filter) };
-    if InstanceStatus::parse(status).is_none() {
+    let Some(name) = filter.status.as_deref() else { return Ok(filter) };
+    let Some(status) = InstanceStatus::parse(name) else {
         let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
-        let message = format!("unknown status `{status}`; use one of {}", known.join(", "));
+        let message = format!("unknown status `{name}`; use one of {}", known.join(", "));
         return Err(ApiError::invalid(
             message.clone(),
             vec![Issue::new("unknown_status", message).path("filter.status")],
         ));
-    }
+    };
     if !kind.applies_to(status) {
         let hint = match kind {
             JobKind::Purge => {
@@ -210,8 +210,8 @@ mod tests {
     #[test]
     fn actions_apply_to_exactly_their_statuses() {
         for s in InstanceStatus::ALL {
-            assert_eq!(JobKind::Purge.applies_to(s.as_str()), s.is_terminal(), "{s:?}");
-            assert_eq!(JobKind::Cancel.applies_to(s.as_str()), !s.is_terminal(), "{s:?}");
+            assert_eq!(JobKind::Purge.applies_to(*s), s.is_terminal(), "{s:?}");
+            assert_eq!(JobKind::Cancel.applies_to(*s), !s.is_terminal(), "{s:?}");
         }
         assert!(statuses::TERMINAL.contains("'timed_out'"));
     }

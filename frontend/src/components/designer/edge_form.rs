@@ -3,7 +3,7 @@
 use crate::components::designer::state::Designer;
 use crate::designer::editor::Edit;
 use leptos::prelude::*;
-use trellis_model::config::branch_outcomes;
+use trellis_model::config::{branch_outcomes, NodeKind};
 use trellis_model::EdgeWhen;
 
 #[component]
@@ -14,7 +14,7 @@ pub fn EdgeForm(from: String, to: String) -> impl IntoView {
         let outcomes = b
             .editor
             .node(&from)
-            .filter(|n| n.kind == "branch")
+            .filter(|n| n.known_kind() == Some(NodeKind::Branch))
             .and_then(|n| branch_outcomes(&n.config))
             .unwrap_or_default();
         (when.unwrap_or_default(), outcomes)

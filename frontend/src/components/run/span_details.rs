@@ -16,8 +16,8 @@ pub fn SpanDetails(rows: Signal<Vec<Row>>) -> impl IntoView {
                 <div class="span-details" data-testid="span-details" role="region" aria-label="Span details">
                     <h3>{row.name.clone()}</h3>
                     <dl>
-                        <dt>"Kind"</dt><dd>{row.kind.clone()}</dd>
-                        <dt>"Status"</dt><dd>{if row.open { "open".to_owned() } else { row.status.clone() }}</dd>
+                        <dt>"Kind"</dt><dd>{row.kind.as_str()}</dd>
+                        <dt>"Status"</dt><dd>{if row.open { "open" } else { row.status.as_str() }}</dd>
                         <dt>"Starts at"</dt><dd>{format!("+{}", waterfall::duration(row.offset_ms))}</dd>
                         <dt>"Duration"</dt><dd>{waterfall::duration(row.duration_ms)}</dd>
                         {row.error.clone().map(|e| view! { <dt>"Error"</dt><dd class="alert">{e}</dd> })}

@@ -62,7 +62,7 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
                 type="button"
                 class=class
                 data-testid=move || get(|r| format!("span-{}", r.name.replace(' ', "-")))
-                data-kind=move || get(|r| r.kind.clone())
+                data-kind=move || get(|r| r.kind.to_string())
                 data-open=move || get(|r| r.open.to_string())
                 aria-expanded=move || selected.get().to_string()
                 title=tooltip

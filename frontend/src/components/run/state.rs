@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::InstanceDetail;
-use trellis_model::trace::kind;
+use trellis_model::trace::EventKind;
 use trellis_model::Definition;
 
 #[derive(Clone, Copy)]
@@ -102,7 +102,7 @@ impl RunView {
     fn follow(self) {
         let id = self.id.get_value();
         let on_entry = move |entry: trellis_model::trace::HistoryEvent| {
-            let is_status = entry.event == kind::INSTANCE || entry.event == kind::NODE;
+            let is_status = matches!(entry.kind(), Some(EventKind::Instance | EventKind::Node));
             let mut terminal = false;
             self.run.update(|r| {
                 r.apply(&entry);

@@ -4,7 +4,7 @@
 
 use leptos::wasm_bindgen::closure::Closure;
 use leptos::wasm_bindgen::JsCast;
-use trellis_model::trace::{kind, HistoryEvent};
+use trellis_model::trace::{EventKind, HistoryEvent};
 use web_sys::{Event, EventSource, MessageEvent};
 
 type Listener = Closure<dyn Fn(Event)>;
@@ -26,7 +26,7 @@ impl Stream {
     ) -> Result<Stream, String> {
         let source = EventSource::new(url).map_err(|e| format!("could not open the event stream: {e:?}"))?;
         let mut listeners = Vec::new();
-        for name in [kind::INSTANCE, kind::NODE, kind::SPAN_START, kind::SPAN_END] {
+        for kind in [EventKind::Instance, EventKind::Node, EventKind::SpanStart, EventKind::SpanEnd] {
             let on_entry = on_entry.clone();
             let listener = Listener::new(move |ev: Event| {
                 let data = ev.dyn_ref::<MessageEvent>().and_then(|m| m.data().as_string());
@@ -34,7 +34,7 @@ impl Stream {
                     on_entry(entry);
                 }
             });
-            let _ = source.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref());
+            let _ = source.add_event_listener_with_callback(kind.as_str(), listener.as_ref().unchecked_ref());
             listeners.push(listener);
         }
         let watched = source.clone();
