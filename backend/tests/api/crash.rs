@@ -1,7 +1,7 @@
 //! Durability across processes: kill -9 in the middle of 200 instances, and two processes
 //! sharing one Postgres under a concurrency limit.
 
-use crate::common::{fresh_database, Backend, ADMIN_PASSWORD};
+use crate::common::{fresh_database, Backend};
 use crate::ledger;
 use crate::process::Process;
 use serde_json::{json, Value};
@@ -18,16 +18,8 @@ struct Api {
 impl Api {
     async fn connect(base: &str) -> Api {
         let http = trellis::http_client::builder().build().unwrap();
-        let login: Value = http
-            .post(format!("{base}/api/v1/auth/login"))
-            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        Api { http, base: base.to_owned(), token: login["access_token"].as_str().unwrap().to_owned() }
+        let token = crate::process::admin_token(&http, base).await;
+        Api { http, base: base.to_owned(), token }
     }
 
     async fn post(&self, path: &str, body: Value) -> (u16, Value) {

@@ -1,7 +1,7 @@
 //! Cron triggers: validation with what to fix, previews in the schedule's zone, firing,
 //! pause, the `skip` overlap policy, and two processes firing each tick exactly once.
 
-use crate::common::{both_backends, fresh_database, problem, Backend, TestApp, ADMIN_PASSWORD};
+use crate::common::{both_backends, fresh_database, problem, Backend, TestApp};
 use crate::process::Process;
 use crate::webhooks::deliveries;
 use serde_json::{json, Value};
@@ -232,16 +232,8 @@ struct Node {
 impl Node {
     async fn connect(process: &Process) -> Node {
         let http = trellis::http_client::builder().build().unwrap();
-        let login: Value = http
-            .post(format!("{}/api/v1/auth/login", process.base))
-            .json(&json!({"username": "admin", "password": ADMIN_PASSWORD}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        Node { http, base: process.base.clone(), token: login["access_token"].as_str().unwrap().to_owned() }
+        let token = crate::process::admin_token(&http, &process.base).await;
+        Node { http, base: process.base.clone(), token }
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {

@@ -44,3 +44,14 @@ impl Process {
         self.child.kill().await.unwrap();
     }
 }
+
+/// Signs in as the bootstrap admin of the server at `base` and returns the access token.
+pub async fn admin_token(http: &reqwest::Client, base: &str) -> String {
+    let response = http
+        .post(format!("{base}/api/v1/auth/login"))
+        .json(&serde_json::json!({"username": "admin", "password": crate::common::ADMIN_PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    response.json::<trellis_model::api::TokenResponse>().await.unwrap().access_token
+}
