@@ -3,6 +3,7 @@
 
 pub mod instance_header;
 pub mod node_table;
+pub mod retry_form;
 pub mod run_actions;
 pub mod run_graph;
 pub mod run_node;

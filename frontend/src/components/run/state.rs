@@ -20,6 +20,8 @@ pub struct RunView {
     pub detail: RwSignal<Option<InstanceDetail>>,
     /// The instance's version of the workflow, every node placed.
     pub definition: RwSignal<Option<Definition>>,
+    /// The version `definition` was read for: a retry onto a newer version changes the graph.
+    graph_version: StoredValue<Option<i64>>,
     pub now: RwSignal<DateTime<Utc>>,
     pub error: RwSignal<Option<String>>,
     pub session: Session,
@@ -42,6 +44,7 @@ impl RunView {
             run: RwSignal::new(RunState::default()),
             detail: RwSignal::new(None),
             definition: RwSignal::new(None),
+            graph_version: StoredValue::new(None),
             now: RwSignal::new(browser_now()),
             error: RwSignal::new(None),
             session,
@@ -69,9 +72,7 @@ impl RunView {
         spawn_local(async move {
             match api::get_instance(&id).await {
                 Ok(d) => {
-                    let graph = self
-                        .definition
-                        .with_untracked(Option::is_none)
+                    let graph = (self.graph_version.get_value() != Some(d.summary.version))
                         .then(|| (d.summary.workflow_id.clone(), d.summary.version));
                     self.detail.set(Some(d));
                     // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
@@ -94,9 +95,22 @@ impl RunView {
 
     async fn load_definition(self, workflow: String, version: i64) {
         match api::get_version(&workflow, version).await {
-            Ok(v) => self.definition.set(Some(graph::placed(&v.definition))),
+            Ok(v) => {
+                self.graph_version.set_value(Some(version));
+                self.definition.set(Some(graph::placed(&v.definition)));
+            }
             Err(err) => self.error.set(Some(err.message())),
         }
+    }
+
+    /// After a retry the instance lives again: its history is read anew from the start (the
+    /// stream closed when it finished), and the instance (maybe on a newer version) reread.
+    pub fn restart(self) {
+        self.close();
+        self.run.set(RunState::default());
+        self.error.set(None);
+        self.follow();
+        self.refresh();
     }
 
     fn follow(self) {
