@@ -8,6 +8,7 @@
 
 pub mod actions;
 pub mod graph;
+pub mod retry_preview;
 pub mod waterfall;
 
 use chrono::{DateTime, Utc};

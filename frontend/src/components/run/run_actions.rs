@@ -42,7 +42,6 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
     let v = expect_context::<RunView>();
     let busy = RwSignal::new(false);
     let payload = RwSignal::new(String::new());
-    let retrying = RwSignal::new(false);
     // The signed-in user's role; until it is known nothing is offered.
     let role = RwSignal::new(String::new());
     spawn_local(async move {
@@ -55,6 +54,8 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
         status.map(|s| role.with(|r| available(s, r))).unwrap_or_default()
     });
     let has = move |a: Action| actions.with(|all| all.contains(&a));
+    // The graph offers "Retry from here" and previews the retry only while one may be made.
+    Effect::new(move |_| v.can_retry.set(has(Action::Retry)));
     let awaiting =
         Memo::new(move |_| if has(Action::Signal) { v.run.with(|r| r.awaiting_signal()) } else { Vec::new() });
     let id = move || v.id.get_value();
@@ -102,8 +103,9 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                 <button type="button" class="primary" data-testid="resume-instance" disabled=move || busy.get() on:click=resume>"Resume"</button>
             })}
             {move || has(Action::Retry).then(|| view! {
-                <button type="button" class="primary" data-testid="retry-instance" aria-expanded=move || retrying.get().to_string()
-                    disabled=move || busy.get() on:click=move |_| retrying.update(|r| *r = !*r)>"Retry"</button>
+                <button type="button" class="primary" data-testid="retry-instance" aria-expanded=move || v.retry.with(Option::is_some).to_string()
+                    disabled=move || busy.get()
+                    on:click=move |_| v.retry.update(|r| *r = if r.is_some() { None } else { Some("failed".into()) })>"Retry"</button>
             })}
             {move || has(Action::Cancel).then(|| view! {
                 <button type="button" class="danger" data-testid="cancel-instance" disabled=move || busy.get() on:click=cancel>"Cancel"</button>
@@ -138,6 +140,6 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                 </button>
             </For>
         </div>
-        {move || (retrying.get() && has(Action::Retry)).then(|| view! { <RetryForm open=retrying busy /> })}
+        {move || (v.retry.with(Option::is_some) && has(Action::Retry)).then(|| view! { <RetryForm busy /> })}
     }
 }

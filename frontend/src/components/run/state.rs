@@ -5,10 +5,12 @@
 use crate::api;
 use crate::components::run::stream::Stream;
 use crate::components::session::Session;
+use crate::run::retry_preview::will_run_again;
 use crate::run::{graph, RunState};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use std::collections::BTreeSet;
 use trellis_model::api::InstanceDetail;
 use trellis_model::trace::EventKind;
 use trellis_model::Definition;
@@ -27,6 +29,14 @@ pub struct RunView {
     pub session: Session,
     /// The span whose details are shown.
     pub selected: RwSignal<Option<String>>,
+    /// Whether a retry may be offered now (by status and role), as the actions decided.
+    pub can_retry: RwSignal<bool>,
+    /// The open retry's `from` (`failed`, `start` or a node id); `None` while no retry is open.
+    pub retry: RwSignal<Option<String>>,
+    /// The node last clicked on the graph.
+    pub picked: RwSignal<Option<String>>,
+    /// The nodes the open retry would run again, highlighted on the graph.
+    pub rerun: Memo<BTreeSet<String>>,
     fetching: RwSignal<bool>,
     again: RwSignal<bool>,
     stream: StoredValue<Option<Stream>, LocalStorage>,
@@ -39,11 +49,26 @@ pub fn browser_now() -> DateTime<Utc> {
 
 impl RunView {
     pub fn new(id: String, session: Session) -> Self {
+        let run = RwSignal::new(RunState::default());
+        let definition = RwSignal::new(None::<Definition>);
+        let can_retry = RwSignal::new(false);
+        let retry = RwSignal::new(None::<String>);
+        let rerun = Memo::new(move |_| {
+            let from = retry.get().filter(|_| can_retry.get());
+            match (from, definition.read().as_ref()) {
+                (Some(from), Some(d)) => run.with(|r| will_run_again(d, r, &from)),
+                _ => BTreeSet::new(),
+            }
+        });
         RunView {
+            can_retry,
+            retry,
+            picked: RwSignal::new(None),
+            rerun,
             id: StoredValue::new(id),
-            run: RwSignal::new(RunState::default()),
+            run,
             detail: RwSignal::new(None),
-            definition: RwSignal::new(None),
+            definition,
             graph_version: StoredValue::new(None),
             now: RwSignal::new(browser_now()),
             error: RwSignal::new(None),
@@ -108,6 +133,8 @@ impl RunView {
     pub fn restart(self) {
         self.close();
         self.run.set(RunState::default());
+        self.retry.set(None);
+        self.picked.set(None);
         self.error.set(None);
         self.follow();
         self.refresh();
