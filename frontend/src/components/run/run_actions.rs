@@ -22,18 +22,21 @@ where
 {
     busy.set(true);
     spawn_local(async move {
-        match call.await {
+        let outcome = call.await;
+        busy.set(false);
+        match outcome {
             Ok(()) => {
                 v.error.set(None);
+                v.refresh();
+                // Last: it may leave the page (a purge), after which nothing here may be touched.
                 done();
             }
             Err(err) => {
                 v.session.note(&err);
                 v.error.set(Some(err.message()));
+                v.refresh();
             }
         }
-        v.refresh();
-        busy.set(false);
     });
 }
 
@@ -76,8 +79,21 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
             return;
         }
         let navigate = navigate.clone();
-        act(v, busy, async move { api::purge_instance(&id()).await }, move || {
-            navigate("/instances", Default::default())
+        busy.set(true);
+        // Not `act`: after a purge there is no instance to reread, and the page goes.
+        spawn_local(async move {
+            match api::purge_instance(&id()).await {
+                Ok(()) => {
+                    v.close();
+                    navigate("/instances", Default::default());
+                }
+                Err(err) => {
+                    v.session.note(&err);
+                    v.error.set(Some(err.message()));
+                    busy.set(false);
+                    v.refresh();
+                }
+            }
         });
     };
     let signal = move |node: String| {

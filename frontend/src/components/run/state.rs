@@ -99,7 +99,13 @@ impl RunView {
                 Ok(d) => {
                     let graph = (self.graph_version.get_value() != Some(d.summary.version))
                         .then(|| (d.summary.workflow_id.clone(), d.summary.version));
+                    let status = d.summary.status.to_string();
+                    let ended =
+                        self.run.with_untracked(|r| r.is_terminal() && r.status.as_deref() == Some(status.as_str()));
                     self.detail.set(Some(d));
+                    if ended {
+                        self.close();
+                    }
                     // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
                     if let Some((workflow, version)) = graph {
                         self.load_definition(workflow, version).await;
@@ -144,14 +150,11 @@ impl RunView {
         let id = self.id.get_value();
         let on_entry = move |entry: trellis_model::trace::HistoryEvent| {
             let is_status = matches!(entry.kind(), Some(EventKind::Instance | EventKind::Node));
-            let mut terminal = false;
+            // No closing on a terminal entry here: a replay after a retry passes the old end on its
+            // way to the new run. `refresh` closes once the history agrees with the instance.
             self.run.update(|r| {
                 r.apply(&entry);
-                terminal = r.is_terminal();
             });
-            if terminal {
-                self.close();
-            }
             // Node outputs, timestamps and the instance's output come from the instance itself.
             if is_status {
                 self.refresh();
