@@ -124,3 +124,8 @@ pub async fn retry_instance(id: &str, body: &trellis_model::api::RetryRequest) -
 pub async fn purge_instance(id: &str) -> Result<(), ApiError> {
     send(Request::delete(&urls::instance(id)).build()).await.map(drop)
 }
+
+/// `GET /instances/{id}/queue`: which limit holds a queued instance, or its ready nodes.
+pub async fn instance_queue(id: &str) -> Result<trellis_model::api::QueuePlace, ApiError> {
+    decode(send(Request::get(&urls::instance_action(id, "queue")).build()).await?).await
+}

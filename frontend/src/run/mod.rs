@@ -8,6 +8,7 @@
 
 pub mod actions;
 pub mod graph;
+pub mod queue_text;
 pub mod retry_preview;
 pub mod waterfall;
 
