@@ -138,3 +138,28 @@ test('a viewer sees no action buttons', async ({ page, browser }, testInfo) => {
   await viewer.screenshot({ path: testInfo.outputPath('viewer.png'), fullPage: true });
   await context.close();
 });
+
+test('a queued instance explains which limit holds it', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publish(page.request, 'Actions e2e queued', { ...gated, settings: { max_concurrent_instances: 1, on_limit: 'queue' } });
+  const first = await start(page.request, workflow);
+  const second = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
+  expect([201, 202]).toContain(second.status());
+  const queued = (await second.json()).id;
+
+  await page.goto(`${baseUrl()}/instances/${queued}`);
+  await expect(page.getByTestId('instance-status')).toHaveText('queued');
+  const explain = page.getByTestId('queue-explain');
+  await expect(explain).toContainText('Held by max_concurrent_instances = 1: 1 instances running now.');
+  await expect(explain).toContainText('Position 1 in the queue, 0 ahead.');
+  expect(await offered(page)).toEqual(['cancel-instance']);
+  await page.screenshot({ path: testInfo.outputPath('queued.png'), fullPage: true });
+
+  // Cancel the first: the queued one is admitted and its explanation goes.
+  const canceled = await page.request.post(`${baseUrl()}/api/v1/instances/${first}/cancel`, { headers: sameOrigin() });
+  expect(canceled.status()).toBe(200);
+  await expect(page.getByTestId('instance-status')).toHaveText('running');
+  await expect(explain).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
