@@ -151,7 +151,7 @@ test('a queued instance explains which limit holds it', async ({ page }, testInf
   await page.goto(`${baseUrl()}/instances/${queued}`);
   await expect(page.getByTestId('instance-status')).toHaveText('queued');
   const explain = page.getByTestId('queue-explain');
-  await expect(explain).toContainText('Held by max_concurrent_instances = 1: 1 instances running now.');
+  await expect(explain).toContainText('Held by max_concurrent_instances = 1: 1 instance running now.');
   await expect(explain).toContainText('Position 1 in the queue, 0 ahead.');
   expect(await offered(page)).toEqual(['cancel-instance']);
   await page.screenshot({ path: testInfo.outputPath('queued.png'), fullPage: true });

@@ -10,8 +10,9 @@ pub fn explain(place: &QueuePlace) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(hold) = &place.held_by {
         let value = hold.value.map_or("no limit".to_owned(), |v| v.to_string());
-        let what = if hold.limit == "max_parallel_nodes" { "nodes" } else { "instances" };
-        lines.push(format!("Held by {} = {value}: {} {what} running now.", hold.limit, hold.running));
+        let what = if hold.limit == "max_parallel_nodes" { "node" } else { "instance" };
+        let plural = if hold.running == 1 { "" } else { "s" };
+        lines.push(format!("Held by {} = {value}: {} {what}{plural} running now.", hold.limit, hold.running));
     }
     if place.status == InstanceStatus::Queued {
         match (place.position, place.ahead) {
@@ -50,7 +51,7 @@ mod tests {
         p.ahead = Some(1);
         assert_eq!(
             explain(&p),
-            ["Held by max_concurrent_instances = 1: 1 instances running now.", "Position 2 in the queue, 1 ahead."]
+            ["Held by max_concurrent_instances = 1: 1 instance running now.", "Position 2 in the queue, 1 ahead."]
         );
     }
 
@@ -61,7 +62,7 @@ mod tests {
             Some(vec![QueuedNode { node: "b".into(), position: 1 }, QueuedNode { node: "c".into(), position: 2 }]);
         assert_eq!(
             explain(&p),
-            ["Held by max_parallel_nodes = 1: 1 nodes running now.", "Waiting for a node slot: b (1), c (2)."]
+            ["Held by max_parallel_nodes = 1: 1 node running now.", "Waiting for a node slot: b (1), c (2)."]
         );
     }
 
