@@ -104,3 +104,28 @@ async fn decode<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> 
 fn transport(err: gloo_net::Error) -> ApiError {
     ApiError::Transport(err.to_string())
 }
+
+// --- Instance page actions (issue 13): pause, resume, retry, purge ---
+
+pub async fn pause_instance(id: &str) -> Result<InstanceDetail, ApiError> {
+    decode(send(Request::post(&urls::instance_action(id, "pause")).build()).await?).await
+}
+
+pub async fn resume_instance(id: &str) -> Result<InstanceDetail, ApiError> {
+    decode(send(Request::post(&urls::instance_action(id, "resume")).build()).await?).await
+}
+
+/// 200 running again, or 202 queued for a slot; both answer with the instance.
+pub async fn retry_instance(id: &str, body: &trellis_model::api::RetryRequest) -> Result<InstanceDetail, ApiError> {
+    decode(send(Request::post(&urls::instance_action(id, "retry")).json(body)).await?).await
+}
+
+/// `DELETE /instances/{id}`: a finished instance with its whole history.
+pub async fn purge_instance(id: &str) -> Result<(), ApiError> {
+    send(Request::delete(&urls::instance(id)).build()).await.map(drop)
+}
+
+/// `GET /instances/{id}/queue`: which limit holds a queued instance, or its ready nodes.
+pub async fn instance_queue(id: &str) -> Result<trellis_model::api::QueuePlace, ApiError> {
+    decode(send(Request::get(&urls::instance_action(id, "queue")).build()).await?).await
+}

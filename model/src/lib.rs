@@ -14,6 +14,7 @@ pub mod api;
 pub mod config;
 pub mod definition;
 pub mod expr;
+pub mod retry;
 #[cfg(feature = "sqlx")]
 mod sql_text;
 pub mod status;

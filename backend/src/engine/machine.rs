@@ -8,6 +8,7 @@
 //! makes recording a completion exactly-once even when execution is at-least-once.
 
 use super::plan::Plan;
+use trellis_model::retry::{retry_set as model_retry_set, RetryRoots};
 use trellis_model::{EdgeWhen, InstanceStatus, NodeStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,21 +101,18 @@ pub enum RetryFrom {
 /// The nodes a retry from `from` runs again, in plan order: its roots and everything
 /// downstream of them (empty: there is nothing to re-run).
 pub fn retry_set(plan: &Plan, state: &InstanceState, from: &RetryFrom) -> Vec<usize> {
-    // Pending in a finished instance: a node new in the version the retry moves it to.
-    let unfinished = |n: &NodeState| {
-        matches!(n.status, NodeStatus::Failed | NodeStatus::TimedOut | NodeStatus::Canceled | NodeStatus::Pending)
+    // The rule lives in trellis-model so the instance page's preview cannot disagree with it.
+    let mut statuses: Vec<NodeStatus> = state.nodes.iter().map(|n| n.status).collect();
+    // A plan node without a state is no root of its own, only reached downstream.
+    statuses.resize(plan.nodes.len(), NodeStatus::Succeeded);
+    let edges: Vec<(usize, usize)> =
+        plan.incoming.iter().enumerate().flat_map(|(to, ins)| ins.iter().map(move |e| (e.from, to))).collect();
+    let roots = match from {
+        RetryFrom::Start => RetryRoots::Start,
+        RetryFrom::Failed => RetryRoots::Failed,
+        RetryFrom::Node(x) => RetryRoots::Node(*x),
     };
-    let roots: Vec<bool> = state
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| match from {
-            RetryFrom::Start => true,
-            RetryFrom::Failed => unfinished(n),
-            RetryFrom::Node(x) => *x == i || unfinished(n),
-        })
-        .collect();
-    downstream(plan, roots)
+    model_retry_set(&statuses, &edges, roots)
 }
 
 /// `roots` and every node reachable from them, as indexes in plan order.

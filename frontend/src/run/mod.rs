@@ -6,7 +6,10 @@
 //! * [`waterfall`]: the span timeline's rows (nested by parent, offsets from the instance start).
 //! * [`graph`]: the workflow drawn with the designer's scene code, nodes classed by run status.
 
+pub mod actions;
 pub mod graph;
+pub mod queue_text;
+pub mod retry_preview;
 pub mod waterfall;
 
 use chrono::{DateTime, Utc};

@@ -3,6 +3,9 @@
 
 pub mod instance_header;
 pub mod node_table;
+pub mod queue_explain;
+pub mod retry_form;
+pub mod retry_from_here;
 pub mod run_actions;
 pub mod run_graph;
 pub mod run_node;

@@ -1,31 +1,99 @@
-//! What can be done to a running instance from its page: cancel it, and signal a node waiting
-//! on a `wait_signal` (with an optional JSON payload).
+//! What can be done to an instance from its page, offered only when the API would accept it for
+//! the instance's status and only to a role that may act (see [`crate::run::actions`]): pause,
+//! resume, cancel, retry (with its form), purge, and signal a node waiting on a `wait_signal`.
 
 use crate::api;
+use crate::components::run::retry_form::RetryForm;
 use crate::components::run::state::RunView;
+use crate::error::ApiError;
+use crate::run::actions::{available, Action};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use leptos_router::hooks::use_navigate;
+use std::future::Future;
 use trellis_model::api::SignalRequest;
 use trellis_model::InstanceStatus;
+
+/// Runs one call to the API; a refusal (403, 409, ...) shows the server's `detail`, and either
+/// way the instance is reread so the page shows what it is now.
+pub fn act<Fut>(v: RunView, busy: RwSignal<bool>, call: Fut, done: impl FnOnce() + 'static)
+where
+    Fut: Future<Output = Result<(), ApiError>> + 'static,
+{
+    busy.set(true);
+    spawn_local(async move {
+        let outcome = call.await;
+        busy.set(false);
+        match outcome {
+            Ok(()) => {
+                v.error.set(None);
+                v.refresh();
+                // Last: it may leave the page (a purge), after which nothing here may be touched.
+                done();
+            }
+            Err(err) => {
+                v.session.note(&err);
+                v.error.set(Some(err.message()));
+                v.refresh();
+            }
+        }
+    });
+}
 
 #[component]
 pub fn RunActions(status: Signal<String>) -> impl IntoView {
     let v = expect_context::<RunView>();
     let busy = RwSignal::new(false);
     let payload = RwSignal::new(String::new());
-    let live = move || status.with(|s| InstanceStatus::parse(s).is_some_and(|s| !s.is_terminal()));
-    let awaiting = Memo::new(move |_| v.run.with(|r| r.awaiting_signal()));
+    // The signed-in user's role; until it is known nothing is offered.
+    let role = RwSignal::new(String::new());
+    spawn_local(async move {
+        if let Ok(me) = api::me().await {
+            role.set(me.role);
+        }
+    });
+    let actions = Memo::new(move |_| {
+        let status = status.with(|s| InstanceStatus::parse(s));
+        status.map(|s| role.with(|r| available(s, r))).unwrap_or_default()
+    });
+    let has = move |a: Action| actions.with(|all| all.contains(&a));
+    // The graph offers "Retry from here" and previews the retry only while one may be made.
+    Effect::new(move |_| v.can_retry.set(has(Action::Retry)));
+    let awaiting =
+        Memo::new(move |_| if has(Action::Signal) { v.run.with(|r| r.awaiting_signal()) } else { Vec::new() });
+    let id = move || v.id.get_value();
 
+    let pause = move |_| act(v, busy, async move { api::pause_instance(&id()).await.map(drop) }, || ());
+    let resume = move |_| act(v, busy, async move { api::resume_instance(&id()).await.map(drop) }, || ());
     let cancel = move |_| {
-        if !window().confirm_with_message("Cancel this instance?").unwrap_or(false) {
+        if window().confirm_with_message("Cancel this instance?").unwrap_or(false) {
+            act(v, busy, async move { api::cancel_instance(&id()).await }, || ());
+        }
+    };
+    let navigate = use_navigate();
+    let purge = move |_| {
+        if !window()
+            .confirm_with_message("Purge this instance and its whole history? This cannot be undone.")
+            .unwrap_or(false)
+        {
             return;
         }
+        let navigate = navigate.clone();
         busy.set(true);
+        // Not `act`: after a purge there is no instance to reread, and the page goes.
         spawn_local(async move {
-            if let Err(err) = api::cancel_instance(&v.id.get_value()).await {
-                v.error.set(Some(err.message()));
+            match api::purge_instance(&id()).await {
+                Ok(()) => {
+                    v.close();
+                    navigate("/instances", Default::default());
+                }
+                Err(err) => {
+                    v.session.note(&err);
+                    v.error.set(Some(err.message()));
+                    busy.set(false);
+                    v.refresh();
+                }
             }
-            busy.set(false);
         });
     };
     let signal = move |node: String| {
@@ -39,21 +107,34 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
             Ok(p) => p,
             Err(message) => return v.error.set(Some(message)),
         };
-        busy.set(true);
-        spawn_local(async move {
-            match api::signal_instance(&v.id.get_value(), &SignalRequest { node, payload }).await {
-                Ok(()) => v.error.set(None),
-                Err(err) => v.error.set(Some(err.message())),
-            }
-            busy.set(false);
-        });
+        act(v, busy, async move { api::signal_instance(&id(), &SignalRequest { node, payload }).await }, || ());
     };
 
     view! {
         <div class="run-actions" role="group" aria-label="Actions">
-            {move || live().then(|| view! {
-                <button type="button" class="danger" data-testid="cancel-instance" disabled=move || busy.get() on:click=cancel>"Cancel instance"</button>
+            {move || has(Action::Pause).then(|| view! {
+                <button type="button" data-testid="pause-instance" disabled=move || busy.get() on:click=pause>"Pause"</button>
             })}
+            {move || has(Action::Resume).then(|| view! {
+                <button type="button" class="primary" data-testid="resume-instance" disabled=move || busy.get() on:click=resume>"Resume"</button>
+            })}
+            {move || has(Action::Retry).then(|| view! {
+                <button type="button" class="primary" data-testid="retry-instance" aria-expanded=move || v.retry.with(Option::is_some).to_string()
+                    disabled=move || busy.get()
+                    on:click=move |_| v.retry.update(|r| *r = if r.is_some() { None } else { Some("failed".into()) })>"Retry"</button>
+            })}
+            {move || has(Action::Cancel).then(|| view! {
+                <button type="button" class="danger" data-testid="cancel-instance" disabled=move || busy.get() on:click=cancel>"Cancel"</button>
+            })}
+            {
+                let purge = purge.clone();
+                move || has(Action::Purge).then(|| {
+                    let purge = purge.clone();
+                    view! {
+                        <button type="button" class="danger" data-testid="purge-instance" disabled=move || busy.get() on:click=purge>"Purge"</button>
+                    }
+                })
+            }
             {move || (!awaiting.with(Vec::is_empty)).then(|| view! {
                 <label class="signal-payload">
                     "Signal payload (JSON, optional) "
@@ -75,5 +156,6 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                 </button>
             </For>
         </div>
+        {move || (v.retry.with(Option::is_some) && has(Action::Retry)).then(|| view! { <RetryForm busy /> })}
     }
 }

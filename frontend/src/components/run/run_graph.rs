@@ -1,6 +1,7 @@
 //! The instance's version of the workflow, drawn read-only and fitted to the panel, each node
 //! coloured by its status in the run, with the legend of those colours.
 
+use crate::components::run::retry_from_here::RetryFromHere;
 use crate::components::run::run_node::RunNode;
 use crate::components::run::state::RunView;
 use crate::components::scene::scene_svg::{Camera, SceneSvg};
@@ -26,7 +27,11 @@ pub fn RunGraph() -> impl IntoView {
                     .into_iter()
                     .map(|(class, label)| view! { <li class=class><span class="swatch"></span>{label}</li> })
                     .collect_view()}
+                {move || v.retry.with(Option::is_some).then(|| view! {
+                    <li class="rerun" data-testid="legend-rerun"><span class="swatch"></span>"will run again"</li>
+                })}
             </ul>
+            <RetryFromHere />
         </section>
     }
 }

@@ -22,6 +22,9 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
     };
     let tooltip = move || run.with(|(_, n)| n.as_ref().and_then(|(_, e)| e.clone()));
     let title = move || shape_text(shape, |s| s.title.clone());
+    let rerun_key = id.clone();
+    let rerun = move || v.rerun.with(|r| r.contains(&rerun_key)).to_string();
+    let click_key = id.clone();
     view! {
         <NodeFrame
             shape=shape
@@ -30,6 +33,8 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
             {..}
             data-testid=format!("run-node-{id}")
             data-status=status
+            data-rerun=rerun
+            on:click=move |_| v.picked.set(Some(click_key.clone()))
             data-attempt=move || run.with(|(_, n)| n.as_ref().map_or(0, |(a, _)| *a).to_string())
             role="img"
             aria-label=move || match tooltip() {

@@ -5,10 +5,12 @@
 use crate::api;
 use crate::components::run::stream::Stream;
 use crate::components::session::Session;
+use crate::run::retry_preview::will_run_again;
 use crate::run::{graph, RunState};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use std::collections::BTreeSet;
 use trellis_model::api::InstanceDetail;
 use trellis_model::trace::EventKind;
 use trellis_model::Definition;
@@ -20,11 +22,21 @@ pub struct RunView {
     pub detail: RwSignal<Option<InstanceDetail>>,
     /// The instance's version of the workflow, every node placed.
     pub definition: RwSignal<Option<Definition>>,
+    /// The version `definition` was read for: a retry onto a newer version changes the graph.
+    graph_version: StoredValue<Option<i64>>,
     pub now: RwSignal<DateTime<Utc>>,
     pub error: RwSignal<Option<String>>,
     pub session: Session,
     /// The span whose details are shown.
     pub selected: RwSignal<Option<String>>,
+    /// Whether a retry may be offered now (by status and role), as the actions decided.
+    pub can_retry: RwSignal<bool>,
+    /// The open retry's `from` (`failed`, `start` or a node id); `None` while no retry is open.
+    pub retry: RwSignal<Option<String>>,
+    /// The node last clicked on the graph.
+    pub picked: RwSignal<Option<String>>,
+    /// The nodes the open retry would run again, highlighted on the graph.
+    pub rerun: Memo<BTreeSet<String>>,
     fetching: RwSignal<bool>,
     again: RwSignal<bool>,
     stream: StoredValue<Option<Stream>, LocalStorage>,
@@ -37,11 +49,27 @@ pub fn browser_now() -> DateTime<Utc> {
 
 impl RunView {
     pub fn new(id: String, session: Session) -> Self {
+        let run = RwSignal::new(RunState::default());
+        let definition = RwSignal::new(None::<Definition>);
+        let can_retry = RwSignal::new(false);
+        let retry = RwSignal::new(None::<String>);
+        let rerun = Memo::new(move |_| {
+            let from = retry.get().filter(|_| can_retry.get());
+            match (from, definition.read().as_ref()) {
+                (Some(from), Some(d)) => run.with(|r| will_run_again(d, r, &from)),
+                _ => BTreeSet::new(),
+            }
+        });
         RunView {
+            can_retry,
+            retry,
+            picked: RwSignal::new(None),
+            rerun,
             id: StoredValue::new(id),
-            run: RwSignal::new(RunState::default()),
+            run,
             detail: RwSignal::new(None),
-            definition: RwSignal::new(None),
+            definition,
+            graph_version: StoredValue::new(None),
             now: RwSignal::new(browser_now()),
             error: RwSignal::new(None),
             session,
@@ -69,11 +97,15 @@ impl RunView {
         spawn_local(async move {
             match api::get_instance(&id).await {
                 Ok(d) => {
-                    let graph = self
-                        .definition
-                        .with_untracked(Option::is_none)
+                    let graph = (self.graph_version.get_value() != Some(d.summary.version))
                         .then(|| (d.summary.workflow_id.clone(), d.summary.version));
+                    let status = d.summary.status.to_string();
+                    let ended =
+                        self.run.with_untracked(|r| r.is_terminal() && r.status.as_deref() == Some(status.as_str()));
                     self.detail.set(Some(d));
+                    if ended {
+                        self.close();
+                    }
                     // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
                     if let Some((workflow, version)) = graph {
                         self.load_definition(workflow, version).await;
@@ -94,23 +126,35 @@ impl RunView {
 
     async fn load_definition(self, workflow: String, version: i64) {
         match api::get_version(&workflow, version).await {
-            Ok(v) => self.definition.set(Some(graph::placed(&v.definition))),
+            Ok(v) => {
+                self.graph_version.set_value(Some(version));
+                self.definition.set(Some(graph::placed(&v.definition)));
+            }
             Err(err) => self.error.set(Some(err.message())),
         }
+    }
+
+    /// After a retry the instance lives again: its history is read anew from the start (the
+    /// stream closed when it finished), and the instance (maybe on a newer version) reread.
+    pub fn restart(self) {
+        self.close();
+        self.run.set(RunState::default());
+        self.retry.set(None);
+        self.picked.set(None);
+        self.error.set(None);
+        self.follow();
+        self.refresh();
     }
 
     fn follow(self) {
         let id = self.id.get_value();
         let on_entry = move |entry: trellis_model::trace::HistoryEvent| {
             let is_status = matches!(entry.kind(), Some(EventKind::Instance | EventKind::Node));
-            let mut terminal = false;
+            // No closing on a terminal entry here: a replay after a retry passes the old end on its
+            // way to the new run. `refresh` closes once the history agrees with the instance.
             self.run.update(|r| {
                 r.apply(&entry);
-                terminal = r.is_terminal();
             });
-            if terminal {
-                self.close();
-            }
             // Node outputs, timestamps and the instance's output come from the instance itself.
             if is_status {
                 self.refresh();

@@ -1,0 +1,165 @@
+import { test, expect, APIRequestContext, Page } from '@playwright/test';
+import { baseUrl } from './env';
+import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+
+// The instance page's actions: pause and resume a running instance, cancel and purge it,
+// retry a failed one, and a viewer who sees no action at all. Workflows are made through the API.
+
+const sameOrigin = () => ({ origin: baseUrl() });
+
+async function publish(api: APIRequestContext, name: string, definition: object): Promise<string> {
+  const created = await api.post(`${baseUrl()}/api/v1/workflows`, { headers: sameOrigin(), data: { name, definition } });
+  expect(created.status()).toBe(201);
+  const id = (await created.json()).id;
+  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
+  expect(published.status()).toBe(201);
+  return id;
+}
+
+async function start(api: APIRequestContext, workflow: string): Promise<string> {
+  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
+  expect(started.status()).toBe(201);
+  return (await started.json()).id;
+}
+
+const gated = { nodes: [{ id: 'gate', type: 'wait_signal' }, { id: 'after', type: 'noop' }], edges: [{ from: 'gate', to: 'after' }] };
+// `flaky` fails its first attempt only, so a retry from the failed nodes succeeds.
+const flaky = {
+  nodes: [
+    { id: 'first', type: 'noop' },
+    { id: 'side', type: 'noop' },
+    { id: 'flaky', type: 'fail', config: { fail_attempts: 1 } },
+    { id: 'last', type: 'noop' },
+  ],
+  edges: [{ from: 'first', to: 'flaky' }, { from: 'first', to: 'side' }, { from: 'flaky', to: 'last' }],
+};
+
+const actionIds = ['pause-instance', 'resume-instance', 'cancel-instance', 'retry-instance', 'purge-instance'];
+
+async function offered(page: Page): Promise<string[]> {
+  const shown = [];
+  for (const id of actionIds) if (await page.getByTestId(id).count()) shown.push(id);
+  return shown;
+}
+
+test.afterAll(archiveEveryWorkflow);
+
+test('pause, resume, cancel and purge a running instance', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const instance = await start(page.request, await publish(page.request, 'Actions e2e gated', gated));
+  await page.goto(`${baseUrl()}/instances/${instance}`);
+  const status = page.getByTestId('instance-status');
+  await expect(status).toHaveText('running');
+  await expect(page.getByRole('button', { name: 'Pause' })).toBeVisible();
+  expect(await offered(page)).toEqual(['pause-instance', 'cancel-instance']);
+
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(status).toHaveText('paused');
+  await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+  await expect(page.getByTestId('pause-instance')).toHaveCount(0);
+  await page.screenshot({ path: testInfo.outputPath('paused.png'), fullPage: true });
+
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await expect(status).toHaveText('running');
+
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('cancel-instance').click();
+  await expect(status).toHaveText('canceled');
+  await expect(page.getByTestId('retry-instance')).toBeVisible();
+  await expect(page.getByTestId('purge-instance')).toBeVisible();
+  expect(await offered(page)).toEqual(['retry-instance', 'purge-instance']);
+
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('purge-instance').click();
+  await expect(page).toHaveURL(/\/instances$/);
+  const gone = await page.request.get(`${baseUrl()}/api/v1/instances/${instance}`);
+  expect(gone.status()).toBe(404);
+  expect(errors).toEqual([]);
+});
+
+test('retry from a node picked on the graph: the preview outlines exactly the nodes that run again', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const instance = await start(page.request, await publish(page.request, 'Actions e2e flaky', flaky));
+  await page.goto(`${baseUrl()}/instances/${instance}`);
+  const status = page.getByTestId('instance-status');
+  await expect(status).toHaveText('failed');
+  await expect(page.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'failed');
+  const nodes = ['first', 'side', 'flaky', 'last'];
+  const attempts = async () => {
+    const out: Record<string, string> = {};
+    for (const n of nodes) out[n] = (await page.getByTestId(`run-node-${n}`).getAttribute('data-attempt')) ?? '';
+    return out;
+  };
+  const before = await attempts();
+
+  await page.getByTestId('run-node-side').click();
+  await page.getByRole('button', { name: 'Retry from here' }).click();
+  await expect(page.getByTestId('retry-form')).toBeVisible();
+  await expect(page.getByTestId('legend-rerun')).toHaveText('will run again');
+  const previewed: string[] = [];
+  for (const n of nodes) if ((await page.getByTestId(`run-node-${n}`).getAttribute('data-rerun')) === 'true') previewed.push(n);
+  expect(previewed).toEqual(['side', 'flaky', 'last']);
+  await expect(page.getByTestId('retry-summary')).toHaveText('3 nodes will run again (outlined on the graph).');
+  await page.screenshot({ path: testInfo.outputPath('retry-preview.png'), fullPage: true });
+
+  await page.getByRole('button', { name: 'Confirm retry' }).click();
+  await expect(status).toHaveText('succeeded');
+  await expect(page.getByTestId('run-node-last')).toHaveAttribute('data-status', 'succeeded');
+  const after = await attempts();
+  const ranAgain = nodes.filter((n) => Number(after[n]) > Number(before[n]));
+  expect(ranAgain).toEqual(previewed);
+  await expect(page.getByTestId('retry-form')).toHaveCount(0);
+  await page.screenshot({ path: testInfo.outputPath('retried.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('a viewer sees no action buttons', async ({ page, browser }, testInfo) => {
+  await signIn(page);
+  const instance = await start(page.request, await publish(page.request, 'Actions e2e viewer', flaky));
+  const username = `viewer${Date.now()}`;
+  const password = 'viewer-password-123456';
+  const created = await page.request.post(`${baseUrl()}/api/v1/users`, { headers: sameOrigin(), data: { username, password, role: 'viewer' } });
+  expect(created.status()).toBe(201);
+
+  const context = await browser.newContext();
+  const viewer = await context.newPage();
+  await viewer.goto(`${baseUrl()}/login`);
+  await viewer.getByLabel('Username').fill(username);
+  await viewer.getByLabel('Password').fill(password);
+  await viewer.getByRole('button', { name: 'Sign in' }).click();
+  await expect(viewer.getByTestId('username')).toHaveText(username);
+  await viewer.goto(`${baseUrl()}/instances/${instance}`);
+  await expect(viewer.getByTestId('instance-status')).toHaveText('failed');
+  await expect(viewer.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'failed');
+  expect(await offered(viewer)).toEqual([]);
+  await expect(viewer.getByRole('group', { name: 'Actions' }).getByRole('button')).toHaveCount(0);
+  await viewer.screenshot({ path: testInfo.outputPath('viewer.png'), fullPage: true });
+  await context.close();
+});
+
+test('a queued instance explains which limit holds it', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publish(page.request, 'Actions e2e queued', { ...gated, settings: { max_concurrent_instances: 1, on_limit: 'queue' } });
+  const first = await start(page.request, workflow);
+  const second = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
+  expect([201, 202]).toContain(second.status());
+  const queued = (await second.json()).id;
+
+  await page.goto(`${baseUrl()}/instances/${queued}`);
+  await expect(page.getByTestId('instance-status')).toHaveText('queued');
+  const explain = page.getByTestId('queue-explain');
+  await expect(explain).toContainText('Held by max_concurrent_instances = 1: 1 instance running now.');
+  await expect(explain).toContainText('Position 1 in the queue, 0 ahead.');
+  expect(await offered(page)).toEqual(['cancel-instance']);
+  await page.screenshot({ path: testInfo.outputPath('queued.png'), fullPage: true });
+
+  // Cancel the first: the queued one is admitted and its explanation goes.
+  const canceled = await page.request.post(`${baseUrl()}/api/v1/instances/${first}/cancel`, { headers: sameOrigin() });
+  expect(canceled.status()).toBe(200);
+  await expect(page.getByTestId('instance-status')).toHaveText('running');
+  await expect(explain).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,65 @@
+//! The retry form, shown with its preview: from the failed nodes, from the start, or from a node
+//! picked on the graph, optionally on the workflow's latest published version
+//! (`POST /instances/{id}/retry {"from","latest_version"}`). While it is open the graph outlines
+//! the nodes that would run again; "Confirm retry" sends it, "Cancel" closes it.
+
+use crate::api;
+use crate::components::run::run_actions::act;
+use crate::components::run::state::RunView;
+use leptos::prelude::*;
+use trellis_model::api::RetryRequest;
+
+#[component]
+pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
+    let v = expect_context::<RunView>();
+    let latest = RwSignal::new(false);
+    let from = move || v.retry.get().unwrap_or_default();
+    let confirm = move |_| {
+        let Some(from) = v.retry.get_untracked() else { return };
+        let body = RetryRequest { from, latest_version: latest.get_untracked() };
+        let id = v.id.get_value();
+        act(v, busy, async move { api::retry_instance(&id, &body).await.map(drop) }, move || {
+            // The instance lives again (maybe on a newer version): follow its history anew.
+            v.restart();
+        });
+    };
+    let choice = move |value: String, label: String| {
+        let test_id = if matches!(value.as_str(), "failed" | "start") { value.clone() } else { "node".into() };
+        let checked = value.clone();
+        view! {
+            <label>
+                <input type="radio" name="retry-from" data-testid=format!("retry-from-{test_id}")
+                    prop:checked=move || from() == checked on:change=move |_| v.retry.set(Some(value.clone())) />
+                " " {label}
+            </label>
+        }
+    };
+    let count = move || v.rerun.with(|r| r.len());
+    view! {
+        <form class="retry-form" data-testid="retry-form" aria-label="Retry" on:submit=|ev| ev.prevent_default()>
+            <fieldset>
+                <legend>"Retry"</legend>
+                {choice("failed".into(), "from the failed nodes".into())}
+                {choice("start".into(), "from the start".into())}
+                {move || v.picked.get().map(|node| choice(node.clone(), format!("from node {node}")))}
+                <label>
+                    <input type="checkbox" data-testid="retry-latest" prop:checked=move || latest.get()
+                        on:change=move |ev| latest.set(event_target_checked(&ev)) />
+                    " on the latest version"
+                </label>
+            </fieldset>
+            <p class="retry-summary muted" data-testid="retry-summary" aria-live="polite">
+                {move || match count() {
+                    0 => "Nothing would run again.".to_owned(),
+                    1 => "1 node will run again (outlined on the graph).".to_owned(),
+                    n => format!("{n} nodes will run again (outlined on the graph)."),
+                }}
+            </p>
+            <div class="retry-buttons">
+                <button type="button" class="primary" data-testid="confirm-retry" disabled=move || busy.get() || (count() == 0 && !latest.get())
+                    on:click=confirm>"Confirm retry"</button>
+                <button type="button" data-testid="cancel-retry" on:click=move |_| v.retry.set(None)>"Cancel"</button>
+            </div>
+        </form>
+    }
+}
