@@ -8,8 +8,9 @@ use crate::urls;
 use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
 use trellis_model::api::{
-    CreateWorkflow, InstanceDetail, Items, LoginRequest, Me, Page, PublishRequest, Published, SignalRequest,
-    StartInstance, Started, TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow, WorkflowSummary,
+    CreateWorkflow, InstanceDetail, InstancePage, Items, LoginRequest, Me, Page, PublishRequest, Published,
+    SignalRequest, StartInstance, Started, TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow,
+    WorkflowSummary,
 };
 use trellis_model::Definition;
 
@@ -84,6 +85,11 @@ pub async fn cancel_instance(id: &str) -> Result<(), ApiError> {
 
 pub async fn signal_instance(id: &str, body: &SignalRequest) -> Result<(), ApiError> {
     send(Request::post(&urls::instance_action(id, "signal")).json(body)).await.map(drop)
+}
+
+/// `GET /instances` at `url`, built by `InstanceFilter::api_url`.
+pub async fn list_instances(url: &str) -> Result<InstancePage, ApiError> {
+    decode(send(Request::get(url).build()).await?).await
 }
 
 /// Sends a request and turns any non-2xx answer into the server's problem.

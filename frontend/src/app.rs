@@ -2,7 +2,8 @@
 
 use crate::components::designer::designer_page::DesignerPage;
 use crate::components::{
-    instance_page::InstancePage, login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
+    instance_page::InstancePage, instances::instances_page::InstancesPage, login_page::LoginPage, not_found::NotFound,
+    workflows_page::WorkflowsPage,
 };
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
@@ -16,6 +17,8 @@ pub fn App() -> impl IntoView {
             <Routes fallback=NotFound>
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/") view=WorkflowsPage />
+                <Route path=path!("/workflows") view=WorkflowsPage />
+                <Route path=path!("/instances") view=InstancesPage />
                 <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
                 <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />
             </Routes>

@@ -39,6 +39,17 @@ pub fn entered_name(raw: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.to_owned())
 }
 
+/// How long a run took (`1.2 s`, `3 min 4 s`), or an em dash when it has not started or ended.
+pub fn run_duration(started: Option<DateTime<Utc>>, ended: Option<DateTime<Utc>>) -> String {
+    let (Some(start), Some(end)) = (started, ended) else { return "—".to_owned() };
+    let ms = (end - start).num_milliseconds().max(0);
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +86,14 @@ mod tests {
         assert_eq!(entered_name("   "), None);
         assert_eq!(entered_name("  Orders "), Some("Orders".to_owned()));
         assert_eq!(entered_name("<b>x</b> '; DROP"), Some("<b>x</b> '; DROP".to_owned()));
+    }
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        let t = at("2025-03-04T05:06:07Z");
+        assert_eq!(run_duration(Some(t), None), "—");
+        assert_eq!(run_duration(Some(t), Some(t + chrono::Duration::milliseconds(42))), "42 ms");
+        assert_eq!(run_duration(Some(t), Some(t + chrono::Duration::milliseconds(1250))), "1.2 s");
+        assert_eq!(run_duration(Some(t), Some(t + chrono::Duration::seconds(184))), "3 min 4 s");
     }
 }

@@ -7,6 +7,8 @@
 mod designer;
 mod error;
 mod format;
+mod instance_filter;
+mod instances;
 mod list;
 mod run;
 mod transfer;

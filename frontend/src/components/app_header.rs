@@ -1,16 +1,25 @@
-//! The bar across the top: the app name, who is signed in, and the way out.
+//! The bar across the top: the app name, the sections (Workflows, Instances), who is signed in
+//! with which role, and the way out.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::session::to_sign_in;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_location, use_navigate};
+
+/// The sections in the header: label, address, and the path prefixes that belong to it.
+const SECTIONS: &[(&str, &str, &[&str])] =
+    &[("Workflows", "/workflows", &["/workflows"]), ("Instances", "/instances", &["/instances"])];
 
 #[component]
 pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoView {
     let navigate = use_navigate();
     let error = RwSignal::new(None::<String>);
+    let path = use_location().pathname;
+    // Read here rather than passed by every page: the header is the one place that shows it.
+    let me = LocalResource::new(api::me);
+    let role = move || me.get().and_then(Result::ok).map(|m| m.role);
 
     let sign_out = move |_| {
         let navigate = navigate.clone();
@@ -23,12 +32,26 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
         });
     };
 
+    let nav = SECTIONS
+        .iter()
+        .map(|(label, href, prefixes)| {
+            let current = move || {
+                let p = path.get();
+                let here = prefixes.iter().any(|pre| p.starts_with(pre)) || (*href == "/workflows" && p == "/");
+                here.then_some("page")
+            };
+            view! { <a href=*href aria-current=current>{*label}</a> }
+        })
+        .collect_view();
+
     view! {
         <header class="app-header">
             <a class="brand" href="/">"Trellis"</a>
+            <nav class="sections" aria-label="Sections">{nav}</nav>
             <div class="session">
                 <ErrorAlert message=error />
                 <span class="username" data-testid="username">{move || username.get()}</span>
+                <span class="role" data-testid="role">{role}</span>
                 <button type="button" on:click=sign_out>"Sign out"</button>
             </div>
         </header>

@@ -41,6 +41,9 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     view! {
         <div class="designer-toolbar" role="toolbar" aria-label="Designer">
             <a class="back" href="/">"← Workflows"</a>
+            <a data-testid="workflow-instances" href=move || crate::instance_filter::InstanceFilter { workflow: Some(d.id.get_value()), ..Default::default() }.page()>
+                "Instances"
+            </a>
             <h1 data-testid="workflow-name">{move || d.name.get()}</h1>
             <span class="status" data-testid="save-status" class:dirty=move || dirty.get()>{status}</span>
             <span class="spacer"></span>

@@ -1,0 +1,100 @@
+import { test, expect, APIRequestContext } from '@playwright/test';
+import { baseUrl } from './env';
+import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+
+// The operator's instances list: filters kept in the address, status counts as chips, rows
+// that appear and change colour live, and a hand-edited address that cannot break the page.
+
+const sameOrigin = () => ({ origin: baseUrl() });
+
+/** Creates and publishes a one-node workflow of `type`; returns its id. */
+async function workflowOf(api: APIRequestContext, name: string, node: object): Promise<string> {
+  const created = await api.post(`${baseUrl()}/api/v1/workflows`, {
+    headers: sameOrigin(),
+    data: { name, definition: { nodes: [{ id: 'only', ...node }], edges: [] } },
+  });
+  expect(created.status()).toBe(201);
+  const id = (await created.json()).id;
+  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
+  expect(published.status()).toBe(201);
+  return id;
+}
+
+async function start(api: APIRequestContext, workflow: string, key?: string): Promise<string> {
+  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, {
+    headers: sameOrigin(),
+    data: { input: {}, key },
+  });
+  expect(started.status()).toBe(201);
+  return (await started.json()).id;
+}
+
+async function settled(api: APIRequestContext, id: string, status: string) {
+  await expect
+    .poll(async () => (await (await api.get(`${baseUrl()}/api/v1/instances/${id}`)).json()).status)
+    .toBe(status);
+}
+
+test.afterAll(archiveEveryWorkflow);
+
+test('instances are found by status from the address and the chips, and new ones appear live', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  const shot = (name: string) => page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage: true });
+  await signIn(page);
+  const failing = await workflowOf(
+    page.request,
+    'Nightly sync of every customer account with a rather long workflow name',
+    { type: 'fail', config: { message: 'upstream said 503 after 3012 ms' } },
+  );
+  const gated = await workflowOf(page.request, 'Approvals', { type: 'wait_signal' });
+  const failed: string[] = [];
+  for (let i = 0; i < 3; i++) failed.push(await start(page.request, failing, `customer-${i}`));
+  for (const id of failed) await settled(page.request, id, 'failed');
+  const waiting = await start(page.request, gated);
+  await settled(page.request, waiting, 'running');
+
+  await page.goto(`${baseUrl()}/instances?status=failed`);
+  await expect(page).toHaveTitle(/Instances · Trellis/);
+  await expect(page.getByRole('link', { name: 'Instances' })).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByTestId('instance-row')).toHaveCount(3);
+  await expect(page.getByTestId('chip-failed')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('chip-failed')).toContainText('3');
+  await expect(page.getByTestId('instance-row').first()).toContainText('upstream said 503');
+  await shot('instances-filtered-failed');
+
+  // A chip filters too, and the address follows.
+  await page.getByTestId('chip-running').click();
+  await expect(page).toHaveURL(/status=running/);
+  await expect(page.getByTestId('instance-row')).toHaveCount(1);
+  await expect(page.getByTestId('instance-row')).toHaveAttribute('data-id', waiting);
+
+  // All statuses: a new instance shows up at the top without a reload; a change re-colours its row.
+  await page.getByTestId('chip-all').click();
+  await expect(page.getByTestId('instance-row')).toHaveCount(4);
+  const fresh = await start(page.request, gated, 'live-one');
+  await expect(page.getByTestId('instance-row').first()).toHaveAttribute('data-id', fresh);
+  await page.request.post(`${baseUrl()}/api/v1/instances/${fresh}/cancel`, { headers: sameOrigin() });
+  await expect(page.locator(`[data-testid=instance-row][data-id="${fresh}"]`)).toHaveAttribute('data-status', 'canceled');
+  await shot('instances-list');
+
+  // The workflow filter is a link one can share.
+  await page.goto(`${baseUrl()}/instances?workflow=${failing}&key=customer-1`);
+  await expect(page.getByTestId('instance-row')).toHaveCount(1);
+  await page.goto(`${baseUrl()}/instances?workflow=${gated}&status=succeeded`);
+  await expect(page.getByText('No instances match these filters.')).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Clear filters' })).toBeVisible();
+  await shot('instances-empty');
+  expect(errors).toEqual([]);
+});
+
+test('a hand-edited address with bad values says what it ignored and shows the list', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  await page.goto(`${baseUrl()}/instances?status=bogus&workflow=not-an-id&since=yesterday&cursor=%%%`);
+  await expect(page.getByText('Ignored unknown status “bogus”', { exact: false })).toBeVisible();
+  await expect(page.getByText('Ignored workflow “not-an-id”', { exact: false })).toBeVisible();
+  await expect(page.getByTestId('instances-table')).toBeVisible();
+  await expect(page.getByTestId('chip-all')).toHaveAttribute('aria-pressed', 'true');
+  await page.screenshot({ path: testInfo.outputPath('instances-bad-address.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,110 @@
+//! The instances list's filters: workflow, version, business key and the creation time range
+//! with quick picks. Every change becomes a new address, so the view is a link to share.
+
+use crate::instance_filter::{local_input, parse_time, InstanceFilter};
+use chrono::{DateTime, Duration, Utc};
+use leptos::prelude::*;
+
+#[component]
+pub fn FiltersBar(
+    #[prop(into)] filter: Signal<InstanceFilter>,
+    /// `(id, name)` of the workflows to choose from.
+    #[prop(into)]
+    workflows: Signal<Vec<(String, String)>>,
+    #[prop(into)] now: Signal<DateTime<Utc>>,
+    on_change: Callback<InstanceFilter>,
+) -> impl IntoView {
+    let change = move |edit: &dyn Fn(&mut InstanceFilter)| {
+        let mut f = filter.get_untracked();
+        edit(&mut f);
+        on_change.run(f);
+    };
+    let text = |value: String| (!value.trim().is_empty()).then(|| value.trim().to_owned());
+    let last = move |hours: i64| {
+        let since = now.get_untracked() - Duration::hours(hours);
+        change(&|f| {
+            f.since = Some(since);
+            f.until = None;
+        })
+    };
+    view! {
+        <form class="filters" role="search" aria-label="Filter instances" on:submit=|ev| ev.prevent_default()>
+            <label>
+                "Workflow "
+                <select
+                    data-testid="filter-workflow"
+                    on:change=move |ev| {
+                        let w = text(event_target_value(&ev));
+                        change(&|f| f.workflow = w.clone())
+                    }
+                >
+                    <option value="" selected=move || filter.with(|f| f.workflow.is_none())>"All workflows"</option>
+                    <For each=move || workflows.get() key=|w| w.clone() let:w>
+                        <option value=w.0.clone() selected=move || filter.with(|f| f.workflow.as_deref() == Some(w.0.as_str()))>
+                            {w.1.clone()}
+                        </option>
+                    </For>
+                </select>
+            </label>
+            <label>
+                "Version "
+                <input
+                    type="number"
+                    min="1"
+                    class="narrow"
+                    data-testid="filter-version"
+                    prop:value=move || filter.with(|f| f.version.map(|v| v.to_string()).unwrap_or_default())
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev).trim().parse().ok().filter(|n: &i64| *n >= 1);
+                        change(&|f| f.version = v)
+                    }
+                />
+            </label>
+            <label>
+                "Key "
+                <input
+                    type="search"
+                    placeholder="business key"
+                    data-testid="filter-key"
+                    prop:value=move || filter.with(|f| f.key.clone().unwrap_or_default())
+                    on:change=move |ev| {
+                        let k = text(event_target_value(&ev));
+                        change(&|f| f.key = k.clone())
+                    }
+                />
+            </label>
+            <label>
+                "Created since "
+                <input
+                    type="datetime-local"
+                    data-testid="filter-since"
+                    prop:value=move || filter.with(|f| f.since.as_ref().map(local_input).unwrap_or_default())
+                    on:change=move |ev| {
+                        let t = parse_time(&event_target_value(&ev));
+                        change(&|f| f.since = t)
+                    }
+                />
+            </label>
+            <label>
+                "until "
+                <input
+                    type="datetime-local"
+                    data-testid="filter-until"
+                    prop:value=move || filter.with(|f| f.until.as_ref().map(local_input).unwrap_or_default())
+                    on:change=move |ev| {
+                        let t = parse_time(&event_target_value(&ev));
+                        change(&|f| f.until = t)
+                    }
+                />
+            </label>
+            <span class="quick-picks" role="group" aria-label="Created in the last">
+                <button type="button" on:click=move |_| last(1)>"Last hour"</button>
+                <button type="button" on:click=move |_| last(24)>"24 h"</button>
+                <button type="button" on:click=move |_| last(24 * 7)>"7 days"</button>
+            </span>
+            <button type="button" data-testid="clear-filters" on:click=move |_| on_change.run(InstanceFilter::default())>
+                "Clear"
+            </button>
+        </form>
+    }
+}

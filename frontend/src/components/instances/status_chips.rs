@@ -1,0 +1,45 @@
+//! The count of each status under the current filter, as chips: clicking one shows only that
+//! status, clicking the chosen one again shows them all.
+
+use crate::instance_filter::InstanceFilter;
+use leptos::prelude::*;
+use trellis_model::api::StatusCounts;
+use trellis_model::InstanceStatus;
+
+#[component]
+pub fn StatusChips(
+    #[prop(into)] counts: Signal<Option<StatusCounts>>,
+    #[prop(into)] filter: Signal<InstanceFilter>,
+    on_pick: Callback<Option<InstanceStatus>>,
+) -> impl IntoView {
+    let total = move || counts.with(|c| c.as_ref().map(|c| c.0.values().sum::<i64>()).unwrap_or(0));
+    view! {
+        <div class="status-chips" role="group" aria-label="Filter by status">
+            <button
+                type="button"
+                class="chip"
+                aria-pressed=move || filter.with(|f| f.status.is_none()).to_string()
+                data-testid="chip-all"
+                on:click=move |_| on_pick.run(None)
+            >
+                "All " <span class="count">{total}</span>
+            </button>
+            {InstanceStatus::ALL.iter().map(|status| {
+                let status = *status;
+                let n = move || counts.with(|c| c.as_ref().map(|c| c.get(status)).unwrap_or(0));
+                let chosen = move || filter.with(|f| f.status == Some(status));
+                view! {
+                    <button
+                        type="button"
+                        class=format!("chip run-{}", status.as_str())
+                        aria-pressed=move || chosen().to_string()
+                        data-testid=format!("chip-{}", status.as_str())
+                        on:click=move |_| on_pick.run(if chosen() { None } else { Some(status) })
+                    >
+                        {status.as_str().replace('_', " ")} " " <span class="count">{n}</span>
+                    </button>
+                }
+            }).collect_view()}
+        </div>
+    }
+}

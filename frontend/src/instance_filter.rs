@@ -1,0 +1,231 @@
+//! The instances list's filter as the address holds it (`/instances?workflow=&status=&version=&key=&since=&until=`),
+//! so a filtered view is a link one can share. Parsing never fails: a value that cannot be used is
+//! dropped and named in a warning, and the list shows without it.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use trellis_model::InstanceStatus;
+
+use crate::urls::encode_component;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceFilter {
+    pub workflow: Option<String>,
+    pub status: Option<InstanceStatus>,
+    pub version: Option<i64>,
+    pub key: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// A filter read from the address, and what in it was ignored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    pub filter: InstanceFilter,
+    pub warnings: Vec<String>,
+}
+
+impl InstanceFilter {
+    /// Reads the filter from the query's `(name, value)` pairs; unknown names are ignored too.
+    pub fn parse<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Parsed {
+        let mut parsed = Parsed::default();
+        for (name, raw) in pairs {
+            let value = raw.trim();
+            if value.is_empty() {
+                continue;
+            }
+            let f = &mut parsed.filter;
+            let ok = match name {
+                "workflow" => set(&mut f.workflow, is_uuid(value).then(|| value.to_ascii_lowercase())),
+                "status" => set(&mut f.status, InstanceStatus::parse(value)),
+                "version" => set(&mut f.version, value.parse().ok().filter(|n| *n >= 1)),
+                "key" => set(&mut f.key, Some(value.to_owned())),
+                "since" => set(&mut f.since, parse_time(value)),
+                "until" => set(&mut f.until, parse_time(value)),
+                _ => true,
+            };
+            if !ok {
+                parsed.warnings.push(warning(name, value));
+            }
+        }
+        parsed
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == InstanceFilter::default()
+    }
+
+    /// The query string (without `?`) of the filter, in a fixed order: the address of the view.
+    pub fn to_query(&self) -> String {
+        let mut parts = Vec::new();
+        let mut push = |name: &str, value: String| parts.push(format!("{name}={}", encode_component(&value)));
+        if let Some(w) = &self.workflow {
+            push("workflow", w.clone());
+        }
+        if let Some(s) = self.status {
+            push("status", s.as_str().to_owned());
+        }
+        if let Some(v) = self.version {
+            push("version", v.to_string());
+        }
+        if let Some(k) = &self.key {
+            push("key", k.clone());
+        }
+        if let Some(t) = self.since {
+            push("since", crate::format::rfc3339(&t));
+        }
+        if let Some(t) = self.until {
+            push("until", crate::format::rfc3339(&t));
+        }
+        parts.join("&")
+    }
+
+    /// The in-app address of this view.
+    pub fn page(&self) -> String {
+        match self.to_query() {
+            q if q.is_empty() => "/instances".to_owned(),
+            q => format!("/instances?{q}"),
+        }
+    }
+
+    /// `GET /instances` for this filter, continuing after `cursor` when given.
+    pub fn api_url(&self, cursor: Option<&str>, limit: u32) -> String {
+        let mut url = format!("{}/instances?limit={limit}", crate::urls::API);
+        let query = self.to_query();
+        if !query.is_empty() {
+            url.push('&');
+            url.push_str(&query);
+        }
+        if let Some(c) = cursor {
+            url.push_str("&cursor=");
+            url.push_str(&encode_component(c));
+        }
+        url
+    }
+
+    /// Whether an instance of `workflow` in `status` can belong to this view, as far as a live
+    /// status change tells (its key, version and creation time are not in the change).
+    pub fn may_admit(&self, workflow: &str, status: Option<InstanceStatus>) -> bool {
+        self.workflow.as_deref().is_none_or(|w| w.eq_ignore_ascii_case(workflow))
+            && self.status.is_none_or(|s| status.is_none_or(|now| now == s))
+    }
+}
+
+/// Stores `value` if there is one; false when the text gave none.
+fn set<T>(slot: &mut Option<T>, value: Option<T>) -> bool {
+    let ok = value.is_some();
+    if ok {
+        *slot = value;
+    }
+    ok
+}
+
+fn warning(name: &str, value: &str) -> String {
+    let shown: String = value.chars().take(40).collect();
+    match name {
+        "status" => {
+            let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
+            format!("Ignored unknown status “{shown}”: use one of {}.", known.join(", "))
+        }
+        "workflow" => format!("Ignored workflow “{shown}”: not a workflow id."),
+        "version" => format!("Ignored version “{shown}”: versions are whole numbers from 1."),
+        _ => format!("Ignored {name} “{shown}”: not a date and time (use 2026-01-31T09:00Z)."),
+    }
+}
+
+/// RFC 3339, or a `datetime-local` value (`2026-01-31T09:00`, read as UTC).
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
+        .map(|t| t.and_utc())
+}
+
+/// The value a `datetime-local` input shows for `t` (UTC, minutes).
+pub fn local_input(t: &DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M").to_string()
+}
+
+fn is_uuid(text: &str) -> bool {
+    text.len() == 36
+        && text
+            .char_indices()
+            .all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: &str = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+
+    fn parse(query: &[(&str, &str)]) -> Parsed {
+        InstanceFilter::parse(query.iter().copied())
+    }
+
+    #[test]
+    fn a_full_filter_survives_the_round_trip_through_the_address() {
+        let filter = InstanceFilter {
+            workflow: Some(W.to_owned()),
+            status: Some(InstanceStatus::Failed),
+            version: Some(3),
+            key: Some("order 7&x".to_owned()),
+            since: parse_time("2026-01-31T09:00:00Z"),
+            until: parse_time("2026-02-01T09:00:00Z"),
+        };
+        let query = filter.to_query();
+        let pairs: Vec<(String, String)> = query
+            .split('&')
+            .map(|p| {
+                let (n, v) = p.split_once('=').unwrap();
+                (n.to_owned(), v.replace("%20", " ").replace("%26", "&").replace("%3A", ":"))
+            })
+            .collect();
+        let back = InstanceFilter::parse(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        assert_eq!(back.warnings, Vec::<String>::new());
+        assert_eq!(back.filter, filter);
+    }
+
+    #[test]
+    fn bad_values_are_dropped_and_named() {
+        let parsed =
+            parse(&[("status", "bogus"), ("workflow", "nope"), ("version", "0"), ("since", "yesterday"), ("key", "k")]);
+        assert_eq!(parsed.filter, InstanceFilter { key: Some("k".to_owned()), ..Default::default() });
+        assert_eq!(parsed.warnings.len(), 4);
+        assert!(parsed.warnings[0].contains("unknown status “bogus”"), "{:?}", parsed.warnings);
+        assert!(parsed.warnings[0].contains("failed"));
+    }
+
+    #[test]
+    fn empty_and_unknown_parameters_are_no_filter_and_no_warning() {
+        let parsed = parse(&[("status", " "), ("cursor", "garbage"), ("job", "x")]);
+        assert!(parsed.filter.is_empty());
+        assert!(parsed.warnings.is_empty());
+        assert_eq!(parsed.filter.page(), "/instances");
+    }
+
+    #[test]
+    fn datetime_local_values_are_read_as_utc() {
+        assert_eq!(parse_time("2026-01-31T09:05"), parse_time("2026-01-31T09:05:00Z"));
+        assert_eq!(local_input(&parse_time("2026-01-31T09:05:59Z").unwrap()), "2026-01-31T09:05");
+    }
+
+    #[test]
+    fn the_api_address_carries_the_filter_and_cursor() {
+        let filter = InstanceFilter { status: Some(InstanceStatus::Running), ..Default::default() };
+        assert_eq!(filter.api_url(Some("c/1"), 50), "/api/v1/instances?limit=50&status=running&cursor=c%2F1");
+        assert_eq!(InstanceFilter::default().api_url(None, 50), "/api/v1/instances?limit=50");
+    }
+
+    #[test]
+    fn a_live_change_is_admitted_only_when_workflow_and_status_fit() {
+        let filter =
+            InstanceFilter { workflow: Some(W.to_owned()), status: Some(InstanceStatus::Failed), ..Default::default() };
+        assert!(filter.may_admit(&W.to_uppercase(), Some(InstanceStatus::Failed)));
+        assert!(!filter.may_admit(W, Some(InstanceStatus::Running)));
+        assert!(!filter.may_admit("other", Some(InstanceStatus::Failed)));
+        assert!(InstanceFilter::default().may_admit("any", None));
+    }
+}
