@@ -98,3 +98,68 @@ test('a hand-edited address with bad values says what it ignored and shows the l
   await page.screenshot({ path: testInfo.outputPath('instances-bad-address.png'), fullPage: true });
   expect(errors).toEqual([]);
 });
+
+test('bulk purge previews the count the API gives, and bulk retry runs to the end of its progress bar', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  const shot = (name: string) => page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage: true });
+  await signIn(page);
+  // Fails its first attempt only, so a retry succeeds.
+  const flaky = await workflowOf(page.request, 'Bulk e2e flaky', { type: 'fail', config: { message: 'first try', fail_attempts: 1 } });
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push(await start(page.request, flaky));
+  for (const id of ids) await settled(page.request, id, 'failed');
+
+  await page.goto(`${baseUrl()}/instances?workflow=${flaky}`);
+  await expect(page.getByTestId('instance-row')).toHaveCount(4);
+  // Purge preview: the same numbers as the API's own dry run.
+  const dry = await page.request.post(`${baseUrl()}/api/v1/instances/purge`, {
+    headers: sameOrigin(),
+    data: { filter: { workflow: flaky }, dry_run: true },
+  });
+  const expected = await dry.json();
+  await page.getByTestId('bulk-purge').click();
+  await expect(page.getByTestId('bulk-preview')).toContainText(`${expected.matched} instances will be purged`);
+  await shot('bulk-preview');
+  await page.getByTestId('bulk-dismiss').click();
+  await expect(page.getByTestId('bulk-preview')).toHaveCount(0);
+
+  // Retry them all: the job's bar reaches the end, survives a reload, and the rows turn succeeded.
+  await page.getByTestId('bulk-retry').click();
+  await expect(page.getByTestId('bulk-preview')).toContainText('4 instances will be retried');
+  await page.getByTestId('bulk-confirm').click();
+  await expect(page).toHaveURL(/job=/);
+  await expect(page.getByTestId('job-progress')).toHaveAttribute('data-status', 'succeeded');
+  await expect(page.getByTestId('job-progress-text')).toContainText('4 / 4 processed');
+  await page.reload();
+  await expect(page.getByTestId('job-progress-text')).toContainText('4 / 4 processed');
+  await expect(page.locator('[data-testid=instance-row][data-status=succeeded]')).toHaveCount(4);
+  await shot('bulk-job-progress');
+
+  // Nothing left to cancel: the preview says so and offers no Confirm.
+  await page.getByTestId('bulk-cancel').click();
+  await expect(page.getByTestId('bulk-preview')).toContainText('Nothing to cancel');
+  await expect(page.getByTestId('bulk-confirm')).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test('a viewer sees the list but no bulk actions', async ({ page, browser }) => {
+  await signIn(page);
+  const username = `listviewer${Date.now()}`;
+  const password = 'viewer-password-123456';
+  const created = await page.request.post(`${baseUrl()}/api/v1/users`, { headers: sameOrigin(), data: { username, password, role: 'viewer' } });
+  expect(created.status()).toBe(201);
+  const context = await browser.newContext();
+  const viewer = await context.newPage();
+  await viewer.goto(`${baseUrl()}/login`);
+  await viewer.getByLabel('Username').fill(username);
+  await viewer.getByLabel('Password').fill(password);
+  await viewer.getByRole('button', { name: 'Sign in' }).click();
+  await expect(viewer.getByTestId('username')).toHaveText(username);
+  await viewer.goto(`${baseUrl()}/instances`);
+  await expect(viewer.getByTestId('role')).toHaveText('viewer');
+  await expect(viewer.getByTestId('instances-table')).toBeVisible();
+  await expect(viewer.getByTestId('chip-all')).toBeVisible();
+  await expect(viewer.getByTestId('bulk-retry')).toHaveCount(0);
+  await expect(viewer.getByTestId('bulk-purge')).toHaveCount(0);
+  await context.close();
+});

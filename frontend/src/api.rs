@@ -135,3 +135,20 @@ pub async fn purge_instance(id: &str) -> Result<(), ApiError> {
 pub async fn instance_queue(id: &str) -> Result<trellis_model::api::QueuePlace, ApiError> {
     decode(send(Request::get(&urls::instance_action(id, "queue")).build()).await?).await
 }
+
+// --- Bulk actions on the instances list (issue 13) ---
+
+/// `POST /instances/{action}` with a bulk request body (see `bulk::request`).
+pub async fn bulk(action: &str, body: &serde_json::Value) -> Result<trellis_model::api::BulkAnswer, ApiError> {
+    decode(send(Request::post(&format!("{}/instances/{action}", urls::API)).json(body)).await?).await
+}
+
+pub async fn get_job(id: &str) -> Result<trellis_model::api::Job, ApiError> {
+    let url = format!("{}/jobs/{}", urls::API, urls::encode_component(id));
+    decode(send(Request::get(&url).build()).await?).await
+}
+
+pub async fn cancel_job(id: &str) -> Result<trellis_model::api::Job, ApiError> {
+    let url = format!("{}/jobs/{}/cancel", urls::API, urls::encode_component(id));
+    decode(send(Request::post(&url).build()).await?).await
+}

@@ -87,6 +87,15 @@ impl InstanceFilter {
         }
     }
 
+    /// The view's address while bulk job `job` is followed on it (so a reload keeps following).
+    pub fn page_with_job(&self, job: Option<&str>) -> String {
+        let page = self.page();
+        match job {
+            None => page,
+            Some(j) => format!("{page}{}job={}", if page.contains('?') { '&' } else { '?' }, encode_component(j)),
+        }
+    }
+
     /// `GET /instances` for this filter, continuing after `cursor` when given.
     pub fn api_url(&self, cursor: Option<&str>, limit: u32) -> String {
         let mut url = format!("{}/instances?limit={limit}", crate::urls::API);
@@ -204,6 +213,9 @@ mod tests {
         assert!(parsed.filter.is_empty());
         assert!(parsed.warnings.is_empty());
         assert_eq!(parsed.filter.page(), "/instances");
+        assert_eq!(parsed.filter.page_with_job(Some("j1")), "/instances?job=j1");
+        let failed = InstanceFilter { status: Some(InstanceStatus::Failed), ..Default::default() };
+        assert_eq!(failed.page_with_job(Some("j1")), "/instances?status=failed&job=j1");
     }
 
     #[test]

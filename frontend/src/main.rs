@@ -4,6 +4,7 @@
 // The pure modules are used only by the browser components, so natively they look dead.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+mod bulk;
 mod designer;
 mod error;
 mod format;

@@ -1,6 +1,7 @@
 //! `/instances`: the filter from the address, the status counts as chips, the table with
 //! "Load more", and the dashboard feed keeping rows and counts current without a reload.
 
+use super::bulk_bar::BulkBar;
 use super::filters_bar::FiltersBar;
 use super::instance_table::InstanceTable;
 use super::status_chips::StatusChips;
@@ -26,6 +27,7 @@ pub fn InstancesPage() -> impl IntoView {
     let query = use_query_map();
     let parsed = Memo::new(move |_| query.with(|q| InstanceFilter::parse(q.into_iter().map(|(k, v)| (k.as_ref(), v)))));
     let filter = Signal::derive(move || parsed.with(|p| p.filter.clone()));
+    let job = Memo::new(move |_| query.with(|q| q.get("job")));
     let warnings = Signal::derive(move || parsed.with(|p| (!p.warnings.is_empty()).then(|| p.warnings.join(" "))));
     let list = RwSignal::new(InstanceList::default());
     let names = RwSignal::new(HashMap::<String, String>::new());
@@ -92,12 +94,22 @@ pub fn InstancesPage() -> impl IntoView {
         }
     });
 
-    let show = move |f: InstanceFilter| navigate(&f.page(), Default::default());
+    let show = {
+        let navigate = navigate.clone();
+        move |f: InstanceFilter| navigate(&f.page(), Default::default())
+    };
     let show_status = {
         let show = show.clone();
         Callback::new(move |status: Option<InstanceStatus>| show(InstanceFilter { status, ..filter.get_untracked() }))
     };
-    let on_change = Callback::new(move |f: InstanceFilter| show(f));
+    let on_change = {
+        let show = show.clone();
+        Callback::new(move |f: InstanceFilter| show(f))
+    };
+    let follow_job = Callback::new(move |j: Option<String>| {
+        navigate(&filter.get_untracked().page_with_job(j.as_deref()), Default::default())
+    });
+    let job_done = Callback::new(move |_: ()| load(None));
     let items = Signal::derive(move || list.with(|l| l.items.clone()));
     let counts = Signal::derive(move || list.with(|l| l.counts.clone()));
     let list_error = Signal::derive(move || list.with(|l| l.error.clone()));
@@ -124,6 +136,7 @@ pub fn InstancesPage() -> impl IntoView {
             <ErrorAlert message=session.error() />
             <FiltersBar filter=filter workflows=workflows now=Signal::derive(browser_now) on_change=on_change />
             <StatusChips counts=counts filter=filter on_pick=show_status />
+            <BulkBar filter=filter job=job on_job=follow_job on_done=job_done />
             <ErrorAlert message=list_error />
             <InstanceTable items=items names=names empty_message=empty />
             <Show when=move || list.with(|l| l.is_empty() && !filter.with(InstanceFilter::is_empty))>

@@ -1,6 +1,8 @@
 //! `/instances`: every instance, filtered by what the address says, live.
 
+pub mod bulk_bar;
 pub mod filters_bar;
 pub mod instance_table;
 pub mod instances_page;
+pub mod job_progress;
 pub mod status_chips;

@@ -1,0 +1,173 @@
+//! Bulk actions on the instances a list filter shows: the request body for the API's
+//! `POST /instances/{retry,cancel,purge}`, and how a preview and a job's progress read.
+
+use crate::instance_filter::InstanceFilter;
+use serde_json::{json, Map, Value};
+use trellis_model::api::{BulkAnswer, Job};
+
+/// The three bulk actions, as the API names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BulkAction {
+    Retry,
+    Cancel,
+    Purge,
+}
+
+impl BulkAction {
+    pub const ALL: [BulkAction; 3] = [BulkAction::Retry, BulkAction::Cancel, BulkAction::Purge];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BulkAction::Retry => "retry",
+            BulkAction::Cancel => "cancel",
+            BulkAction::Purge => "purge",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            BulkAction::Retry => "Retry",
+            BulkAction::Cancel => "Cancel",
+            BulkAction::Purge => "Purge",
+        }
+    }
+
+    /// What the action does to one instance, for the preview's sentence.
+    fn done(self) -> &'static str {
+        match self {
+            BulkAction::Retry => "retried from their failed nodes",
+            BulkAction::Cancel => "canceled",
+            BulkAction::Purge => "purged with their whole history",
+        }
+    }
+}
+
+/// The body of a bulk request for everything `filter` shows. An empty filter says `all`, as the
+/// API demands, so acting on every instance is always explicit.
+pub fn request(filter: &InstanceFilter, dry_run: bool) -> Value {
+    let mut f = Map::new();
+    if let Some(w) = &filter.workflow {
+        f.insert("workflow".into(), json!(w));
+    }
+    if let Some(s) = filter.status {
+        f.insert("status".into(), json!(s.as_str()));
+    }
+    if let Some(v) = filter.version {
+        f.insert("version".into(), json!(v));
+    }
+    if let Some(k) = &filter.key {
+        f.insert("key".into(), json!(k));
+    }
+    if let Some(t) = filter.since {
+        f.insert("since".into(), json!(t));
+    }
+    if let Some(t) = filter.until {
+        f.insert("until".into(), json!(t));
+    }
+    let all = f.is_empty();
+    let mut body = json!({ "filter": f, "dry_run": dry_run });
+    if all {
+        body["all"] = json!(true);
+    }
+    body
+}
+
+/// The preview's lines: how many the action applies to, and how many it skips by status.
+pub fn preview_lines(action: BulkAction, answer: &BulkAnswer) -> Vec<String> {
+    if answer.matched == 0 {
+        let mut lines =
+            vec![format!("Nothing to {}: no instance this filter shows can be {}.", action.as_str(), action.done())];
+        lines.extend(skipped_line(answer));
+        return lines;
+    }
+    let noun = if answer.matched == 1 { "instance" } else { "instances" };
+    let mut lines = vec![format!("{} {noun} will be {}.", answer.matched, action.done())];
+    lines.extend(skipped_line(answer));
+    lines
+}
+
+fn skipped_line(answer: &BulkAnswer) -> Option<String> {
+    (answer.skipped > 0).then(|| {
+        let by: Vec<String> = answer
+            .by_status
+            .0
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(status, n)| format!("{n} {}", status.replace('_', " ")))
+            .collect();
+        format!("{} skipped: the action does not apply to their status (matching: {}).", answer.skipped, by.join(", "))
+    })
+}
+
+/// A job is over once it succeeded, failed or was canceled.
+pub fn job_finished(job: &Job) -> bool {
+    matches!(job.status.as_str(), "succeeded" | "failed" | "canceled")
+}
+
+/// The progress line under the bar: `120 / 500 processed, 2 failed`.
+pub fn progress_text(job: &Job) -> String {
+    let mut text = format!("{} {}: {} / {} processed", job.kind, job.status, job.processed, job.matched);
+    if job.failed > 0 {
+        text.push_str(&format!(", {} failed", job.failed));
+    }
+    if let Some(e) = &job.error {
+        text.push_str(&format!(" — {e}"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trellis_model::api::StatusCounts;
+    use trellis_model::InstanceStatus;
+
+    fn answer(matched: i64, skipped: i64) -> BulkAnswer {
+        BulkAnswer {
+            action: "purge".into(),
+            dry_run: true,
+            filter: json!({}),
+            matched,
+            skipped,
+            by_status: StatusCounts::of([(InstanceStatus::Failed, matched), (InstanceStatus::Running, skipped)]),
+            sample: None,
+            job_id: None,
+            status: None,
+        }
+    }
+
+    #[test]
+    fn the_request_carries_the_filter_and_an_empty_one_says_all() {
+        let filter = InstanceFilter { status: Some(InstanceStatus::Failed), version: Some(2), ..Default::default() };
+        assert_eq!(request(&filter, true), json!({"filter": {"status": "failed", "version": 2}, "dry_run": true}));
+        assert_eq!(request(&InstanceFilter::default(), false), json!({"filter": {}, "dry_run": false, "all": true}));
+    }
+
+    #[test]
+    fn the_preview_says_how_many_and_why_some_are_skipped() {
+        let lines = preview_lines(BulkAction::Purge, &answer(3, 2));
+        assert_eq!(lines[0], "3 instances will be purged with their whole history.");
+        assert!(lines[1].starts_with("2 skipped"), "{lines:?}");
+        assert!(lines[1].contains("2 running") && lines[1].contains("3 failed"));
+        assert!(preview_lines(BulkAction::Cancel, &answer(0, 0))[0].starts_with("Nothing to cancel"));
+    }
+
+    #[test]
+    fn progress_reads_processed_of_matched() {
+        let job = Job {
+            id: "j".into(),
+            kind: "retry".into(),
+            filter: json!({}),
+            status: "running".into(),
+            matched: 10,
+            processed: 4,
+            failed: 1,
+            error: None,
+            created_by: "admin".into(),
+            created_at: chrono::Utc::now(),
+            updated_at: chrono::Utc::now(),
+        };
+        assert_eq!(progress_text(&job), "retry running: 4 / 10 processed, 1 failed");
+        assert!(!job_finished(&job));
+    }
+}

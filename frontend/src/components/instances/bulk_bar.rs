@@ -1,0 +1,103 @@
+//! Retry, Cancel or Purge every instance the list's filter shows: a dry run first, whose
+//! preview says how many the action applies to and what it skips, then Confirm starts the job.
+//! Offered to operators and above only.
+
+use super::job_progress::JobProgress;
+use crate::api;
+use crate::bulk::{preview_lines, request, BulkAction};
+use crate::components::error_alert::ErrorAlert;
+use crate::instance_filter::InstanceFilter;
+use crate::run::actions::may_act;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use trellis_model::api::BulkAnswer;
+
+#[component]
+pub fn BulkBar(
+    #[prop(into)] filter: Signal<InstanceFilter>,
+    /// The job being followed (from the address, so it survives a reload).
+    #[prop(into)]
+    job: Signal<Option<String>>,
+    on_job: Callback<Option<String>>,
+    on_done: Callback<()>,
+) -> impl IntoView {
+    let me = LocalResource::new(api::me);
+    let allowed = move || me.get().and_then(Result::ok).is_some_and(|m| may_act(&m.role));
+    let preview = RwSignal::new(None::<(BulkAction, BulkAnswer)>);
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+
+    let ask = move |action: BulkAction| {
+        busy.set(true);
+        error.set(None);
+        let body = request(&filter.get_untracked(), true);
+        spawn_local(async move {
+            match api::bulk(action.as_str(), &body).await {
+                Ok(answer) => preview.set(Some((action, answer))),
+                Err(err) => error.set(Some(err.message())),
+            }
+            busy.set(false);
+        });
+    };
+    let confirm = move |_| {
+        let Some((action, _)) = preview.get_untracked() else { return };
+        busy.set(true);
+        let body = request(&filter.get_untracked(), false);
+        spawn_local(async move {
+            match api::bulk(action.as_str(), &body).await {
+                Ok(answer) => {
+                    preview.set(None);
+                    on_job.run(answer.job_id);
+                }
+                Err(err) => error.set(Some(err.message())),
+            }
+            busy.set(false);
+        });
+    };
+    let every = move || filter.with(InstanceFilter::is_empty);
+
+    view! {
+        <Show when=allowed>
+            <div class="bulk-bar" role="group" aria-label="Act on every instance shown">
+                <span class="muted">
+                    {move || if every() { "Every instance (no filter):" } else { "Every instance matching this filter:" }}
+                </span>
+                {BulkAction::ALL.iter().map(|action| {
+                    let action = *action;
+                    view! {
+                        <button
+                            type="button"
+                            class=if action == BulkAction::Retry { "" } else { "danger" }
+                            data-testid=format!("bulk-{}", action.as_str())
+                            disabled=move || busy.get()
+                            on:click=move |_| ask(action)
+                        >
+                            {format!("{} all…", action.label())}
+                        </button>
+                    }
+                }).collect_view()}
+            </div>
+            <ErrorAlert message=error />
+            {move || preview.get().map(|(action, answer)| {
+                let lines = preview_lines(action, &answer);
+                let can_confirm = answer.matched > 0;
+                view! {
+                    <div class="bulk-preview" role="dialog" aria-label="Bulk action preview" data-testid="bulk-preview">
+                        <h2>{format!("{} — preview", action.label())}</h2>
+                        {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                        {every().then(|| view! { <p class="warning">"No filter is set: this acts on every instance."</p> })}
+                        <div class="dialog-buttons">
+                            {can_confirm.then(|| view! {
+                                <button type="button" class="primary" data-testid="bulk-confirm" disabled=move || busy.get() on:click=confirm>
+                                    {format!("Confirm: {} {}", action.as_str(), answer.matched)}
+                                </button>
+                            })}
+                            <button type="button" data-testid="bulk-dismiss" on:click=move |_| preview.set(None)>"Close"</button>
+                        </div>
+                    </div>
+                }
+            })}
+        </Show>
+        {move || job.get().map(|id| view! { <JobProgress id=id on_dismiss=on_job on_done=on_done /> })}
+    }
+}
