@@ -1,6 +1,6 @@
 import { test, expect, APIRequestContext, Page } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
 
 // The instance page's actions: pause and resume a running instance, cancel and purge it,
 // retry a failed one, and a viewer who sees no action at all. Workflows are made through the API.
@@ -118,18 +118,7 @@ test('retry from a node picked on the graph: the preview outlines exactly the no
 test('a viewer sees no action buttons', async ({ page, browser }, testInfo) => {
   await signIn(page);
   const instance = await start(page.request, await publish(page.request, 'Actions e2e viewer', flaky));
-  const username = `viewer${Date.now()}`;
-  const password = 'viewer-password-123456';
-  const created = await page.request.post(`${baseUrl()}/api/v1/users`, { headers: sameOrigin(), data: { username, password, role: 'viewer' } });
-  expect(created.status()).toBe(201);
-
-  const context = await browser.newContext();
-  const viewer = await context.newPage();
-  await viewer.goto(`${baseUrl()}/login`);
-  await viewer.getByLabel('Username').fill(username);
-  await viewer.getByLabel('Password').fill(password);
-  await viewer.getByRole('button', { name: 'Sign in' }).click();
-  await expect(viewer.getByTestId('username')).toHaveText(username);
+  const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
   await viewer.goto(`${baseUrl()}/instances/${instance}`);
   await expect(viewer.getByTestId('instance-status')).toHaveText('failed');
   await expect(viewer.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'failed');

@@ -1,6 +1,6 @@
 import { test, expect, APIRequestContext } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
 
 // The operator's instances list: filters kept in the address, status counts as chips, rows
 // that appear and change colour live, and a hand-edited address that cannot break the page.
@@ -53,7 +53,8 @@ test('instances are found by status from the address and the chips, and new ones
   const waiting = await start(page.request, gated);
   await settled(page.request, waiting, 'running');
 
-  await page.goto(`${baseUrl()}/instances?status=failed`);
+  // Other specs share the server, so every view here is scoped to this test's workflows.
+  await page.goto(`${baseUrl()}/instances?status=failed&workflow=${failing}`);
   await expect(page).toHaveTitle(/Instances · Trellis/);
   await expect(page.getByRole('link', { name: 'Instances' })).toHaveAttribute('aria-current', 'page');
   await expect(page.getByTestId('instance-row')).toHaveCount(3);
@@ -63,18 +64,24 @@ test('instances are found by status from the address and the chips, and new ones
   await shot('instances-filtered-failed');
 
   // A chip filters too, and the address follows.
+  await page.goto(`${baseUrl()}/instances?workflow=${gated}&status=failed`);
+  await expect(page.getByTestId('instance-row')).toHaveCount(0);
   await page.getByTestId('chip-running').click();
   await expect(page).toHaveURL(/status=running/);
+  await expect(page).toHaveURL(new RegExp(`workflow=${gated}`));
   await expect(page.getByTestId('instance-row')).toHaveCount(1);
   await expect(page.getByTestId('instance-row')).toHaveAttribute('data-id', waiting);
 
   // All statuses: a new instance shows up at the top without a reload; a change re-colours its row.
   await page.getByTestId('chip-all').click();
-  await expect(page.getByTestId('instance-row')).toHaveCount(4);
+  await expect(page.getByTestId('instance-row')).toHaveCount(1);
   const fresh = await start(page.request, gated, 'live-one');
+  await expect(page.getByTestId('instance-row')).toHaveCount(2);
   await expect(page.getByTestId('instance-row').first()).toHaveAttribute('data-id', fresh);
   await page.request.post(`${baseUrl()}/api/v1/instances/${fresh}/cancel`, { headers: sameOrigin() });
   await expect(page.locator(`[data-testid=instance-row][data-id="${fresh}"]`)).toHaveAttribute('data-status', 'canceled');
+  await page.goto(`${baseUrl()}/instances`);
+  await expect(page.getByTestId('instance-row').first()).toBeVisible();
   await shot('instances-list');
 
   // The workflow filter is a link one can share.
@@ -144,17 +151,7 @@ test('bulk purge previews the count the API gives, and bulk retry runs to the en
 
 test('a viewer sees the list but no bulk actions', async ({ page, browser }) => {
   await signIn(page);
-  const username = `listviewer${Date.now()}`;
-  const password = 'viewer-password-123456';
-  const created = await page.request.post(`${baseUrl()}/api/v1/users`, { headers: sameOrigin(), data: { username, password, role: 'viewer' } });
-  expect(created.status()).toBe(201);
-  const context = await browser.newContext();
-  const viewer = await context.newPage();
-  await viewer.goto(`${baseUrl()}/login`);
-  await viewer.getByLabel('Username').fill(username);
-  await viewer.getByLabel('Password').fill(password);
-  await viewer.getByRole('button', { name: 'Sign in' }).click();
-  await expect(viewer.getByTestId('username')).toHaveText(username);
+  const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
   await viewer.goto(`${baseUrl()}/instances`);
   await expect(viewer.getByTestId('role')).toHaveText('viewer');
   await expect(viewer.getByTestId('instances-table')).toBeVisible();

@@ -1,5 +1,5 @@
 // What the specs share: page-error collection, signing in, and cleaning up after themselves.
-import { expect, Page } from '@playwright/test';
+import { expect, Browser, BrowserContext, Page } from '@playwright/test';
 import type { PlaywrightWorkerArgs } from '@playwright/test';
 import { adminPassword, baseUrl } from './env';
 
@@ -16,6 +16,26 @@ export async function signIn(page: Page) {
   await page.getByLabel('Password').fill(adminPassword());
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByTestId('username')).toHaveText('admin');
+}
+
+// A new user with `role`, made by the signed-in admin on `admin`, signed in on a page of its own
+// (a fresh browser context: its own session cookie). Close the context when done.
+export async function signInNewUser(admin: Page, browser: Browser, role: string): Promise<{ page: Page; context: BrowserContext }> {
+  const username = `${role}${Date.now()}`;
+  const password = `${role}-password-123456`;
+  const created = await admin.request.post(`${baseUrl()}/api/v1/users`, {
+    headers: { origin: baseUrl() },
+    data: { username, password, role },
+  });
+  expect(created.status()).toBe(201);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${baseUrl()}/login`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('username')).toHaveText(username);
+  return { page, context };
 }
 
 // The specs share one server with the smoke test, which expects an empty list: a spec's
