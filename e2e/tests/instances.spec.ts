@@ -142,6 +142,15 @@ test('bulk purge previews the count the API gives, and bulk retry runs to the en
   await expect(page.locator('[data-testid=instance-row][data-status=succeeded]')).toHaveCount(4);
   await shot('bulk-job-progress');
 
+  // The Jobs view lists it with its outcome.
+  await page.getByRole('link', { name: 'All jobs' }).click();
+  await expect(page).toHaveTitle(/Jobs · Trellis/);
+  const jobRow = page.getByTestId('job-row').filter({ hasText: flaky });
+  await expect(jobRow).toHaveAttribute('data-status', 'succeeded');
+  await expect(jobRow).toContainText('4 / 4 processed');
+  await shot('jobs-view');
+  await page.goBack();
+
   // Nothing left to cancel: the preview says so and offers no Confirm.
   await page.getByTestId('bulk-cancel').click();
   await expect(page.getByTestId('bulk-preview')).toContainText('Nothing to cancel');

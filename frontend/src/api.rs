@@ -152,3 +152,8 @@ pub async fn cancel_job(id: &str) -> Result<trellis_model::api::Job, ApiError> {
     let url = format!("{}/jobs/{}/cancel", urls::API, urls::encode_component(id));
     decode(send(Request::post(&url).build()).await?).await
 }
+
+/// `GET /jobs`: the most recent bulk jobs, newest first.
+pub async fn list_jobs() -> Result<trellis_model::api::Page<trellis_model::api::Job>, ApiError> {
+    decode(send(Request::get(&format!("{}/jobs?limit=100", urls::API)).build()).await?).await
+}

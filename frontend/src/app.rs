@@ -2,8 +2,8 @@
 
 use crate::components::designer::designer_page::DesignerPage;
 use crate::components::{
-    instance_page::InstancePage, instances::instances_page::InstancesPage, login_page::LoginPage, not_found::NotFound,
-    workflows_page::WorkflowsPage,
+    instance_page::InstancePage, instances::instances_page::InstancesPage, instances::jobs_page::JobsPage,
+    login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
 };
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
@@ -19,6 +19,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/") view=WorkflowsPage />
                 <Route path=path!("/workflows") view=WorkflowsPage />
                 <Route path=path!("/instances") view=InstancesPage />
+                <Route path=path!("/jobs") view=JobsPage />
                 <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
                 <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />
             </Routes>

@@ -1,4 +1,4 @@
-//! The bar across the top: the app name, the sections (Workflows, Instances), who is signed in
+//! The bar across the top: the app name, the sections (Workflows, Instances, Jobs), who is signed in
 //! with which role, and the way out.
 
 use crate::api;
@@ -9,8 +9,11 @@ use leptos::task::spawn_local;
 use leptos_router::hooks::{use_location, use_navigate};
 
 /// The sections in the header: label, address, and the path prefixes that belong to it.
-const SECTIONS: &[(&str, &str, &[&str])] =
-    &[("Workflows", "/workflows", &["/workflows"]), ("Instances", "/instances", &["/instances"])];
+const SECTIONS: &[(&str, &str, &[&str])] = &[
+    ("Workflows", "/workflows", &["/workflows"]),
+    ("Instances", "/instances", &["/instances"]),
+    ("Jobs", "/jobs", &["/jobs"]),
+];
 
 #[component]
 pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoView {

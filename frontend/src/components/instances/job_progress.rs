@@ -66,6 +66,7 @@ pub fn JobProgress(id: String, on_dismiss: Callback<Option<String>>, on_done: Ca
             <Show when=running>
                 <button type="button" class="danger" on:click=cancel>"Cancel job"</button>
             </Show>
+            <a href="/jobs">"All jobs"</a>
             <Show when=move || !running()>
                 <button type="button" on:click=move |_| on_dismiss.run(None)>"Dismiss"</button>
             </Show>

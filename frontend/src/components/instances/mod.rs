@@ -5,4 +5,5 @@ pub mod filters_bar;
 pub mod instance_table;
 pub mod instances_page;
 pub mod job_progress;
+pub mod jobs_page;
 pub mod status_chips;
