@@ -152,3 +152,28 @@ test('a queued instance explains which limit holds it', async ({ page }, testInf
   await expect(explain).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test('a node clicked on the graph shows its attempts, output and config', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const instance = await start(page.request, await publish(page.request, 'Actions e2e details', flaky));
+  await page.goto(`${baseUrl()}/instances/${instance}`);
+  await expect(page.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'failed');
+  await page.getByTestId('run-node-flaky').click();
+  const details = page.getByTestId('node-details');
+  await expect(details).toContainText('flaky');
+  await expect(details.getByTestId('attempt-row')).toHaveCount(1);
+  await expect(details.getByTestId('attempt-row').first()).toContainText('error');
+  // After a retry made elsewhere (through the API) and a reload, both attempts are listed.
+  const retried = await page.request.post(`${baseUrl()}/api/v1/instances/${instance}/retry`, { headers: sameOrigin(), data: { from: 'failed' } });
+  expect(retried.ok()).toBeTruthy();
+  await page.reload();
+  await expect(page.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'succeeded');
+  await page.getByTestId('run-node-flaky').click();
+  await expect(details.getByTestId('attempt-row')).toHaveCount(2);
+  await expect(details.getByTestId('attempt-row').nth(1)).toContainText('ok');
+  await details.getByText('Config as run').click();
+  await expect(details).toContainText('fail_attempts');
+  await page.screenshot({ path: testInfo.outputPath('node-details.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});

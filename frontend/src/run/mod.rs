@@ -7,6 +7,7 @@
 //! * [`graph`]: the workflow drawn with the designer's scene code, nodes classed by run status.
 
 pub mod actions;
+pub mod attempts;
 pub mod graph;
 pub mod queue_text;
 pub mod retry_preview;

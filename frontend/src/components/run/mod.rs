@@ -2,6 +2,7 @@
 //! the span timeline, the header with its actions, and the node table.
 
 pub mod instance_header;
+pub mod node_details;
 pub mod node_table;
 pub mod queue_explain;
 pub mod retry_form;

@@ -1,6 +1,7 @@
 //! The instance's version of the workflow, drawn read-only and fitted to the panel, each node
 //! coloured by its status in the run, with the legend of those colours.
 
+use crate::components::run::node_details::NodeDetails;
 use crate::components::run::retry_from_here::RetryFromHere;
 use crate::components::run::run_node::RunNode;
 use crate::components::run::state::RunView;
@@ -32,6 +33,7 @@ pub fn RunGraph() -> impl IntoView {
                 })}
             </ul>
             <RetryFromHere />
+            <NodeDetails />
         </section>
     }
 }
