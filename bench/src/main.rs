@@ -2,11 +2,12 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse|auth|list] [--out DIR]
 
 mod auth;
 mod db;
 mod floor;
+mod list;
 mod scenarios;
 mod server;
 mod sse;
@@ -21,7 +22,7 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine`, `sse` or `auth`), or all of them.
+    /// One group of scenarios (`engine`, `sse`, `auth` or `list`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -62,9 +63,9 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args.next().context("--only engine|sse|auth")?;
-                if !["engine", "sse", "auth"].contains(&group.as_str()) {
-                    bail!("--only engine|sse|auth, not `{group}`");
+                let group = args.next().context("--only engine|sse|auth|list")?;
+                if !["engine", "sse", "auth", "list"].contains(&group.as_str()) {
+                    bail!("--only engine|sse|auth|list, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -134,6 +135,12 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
             let producer_api = server::Api::connect(&producer).await?;
             sse::delivery_across(&api, &producer_api, &server, 100, &mut figures).await?;
         }
+    }
+    if runs("list") {
+        // Last: the 100,000 seeded instances would weigh on the scenarios above.
+        let instances = if options.quick { 20_000 } else { 100_000 };
+        progress(backend, &format!("instances list at {instances} instances"));
+        list::list_at_scale(&api, &db, instances, &mut figures).await?;
     }
     if let Some(transitions) = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v) {
         figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);

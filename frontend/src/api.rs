@@ -139,7 +139,10 @@ pub async fn instance_queue(id: &str) -> Result<trellis_model::api::QueuePlace, 
 // --- Bulk actions on the instances list (issue 13) ---
 
 /// `POST /instances/{action}` with a bulk request body (see `bulk::request`).
-pub async fn bulk(action: &str, body: &serde_json::Value) -> Result<trellis_model::api::BulkAnswer, ApiError> {
+pub async fn bulk(
+    action: &str,
+    body: &trellis_model::api::BulkRequest,
+) -> Result<trellis_model::api::BulkAnswer, ApiError> {
     decode(send(Request::post(&format!("{}/instances/{action}", urls::API)).json(body)).await?).await
 }
 

@@ -2,8 +2,7 @@
 //! `POST /instances/{retry,cancel,purge}`, and how a preview and a job's progress read.
 
 use crate::instance_filter::InstanceFilter;
-use serde_json::{json, Map, Value};
-use trellis_model::api::{BulkAnswer, Job};
+use trellis_model::api::{BulkAnswer, BulkRequest, InstanceFilter as ApiFilter, Job};
 
 /// The three bulk actions, as the API names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,34 +41,16 @@ impl BulkAction {
     }
 }
 
-/// The body of a bulk request for everything `filter` shows. An empty filter says `all`, as the
-/// API demands, so acting on every instance is always explicit.
-pub fn request(filter: &InstanceFilter, dry_run: bool) -> Value {
-    let mut f = Map::new();
-    if let Some(w) = &filter.workflow {
-        f.insert("workflow".into(), json!(w));
-    }
-    if let Some(s) = filter.status {
-        f.insert("status".into(), json!(s.as_str()));
-    }
-    if let Some(v) = filter.version {
-        f.insert("version".into(), json!(v));
-    }
-    if let Some(k) = &filter.key {
-        f.insert("key".into(), json!(k));
-    }
-    if let Some(t) = filter.since {
-        f.insert("since".into(), json!(t));
-    }
-    if let Some(t) = filter.until {
-        f.insert("until".into(), json!(t));
-    }
-    let all = f.is_empty();
-    let mut body = json!({ "filter": f, "dry_run": dry_run });
-    if all {
-        body["all"] = json!(true);
-    }
-    body
+/// The body of a bulk request: for the `selected` rows when there are any, else for everything
+/// `filter` shows. An empty filter says `all`, as the API demands, so acting on every instance
+/// is always explicit.
+pub fn request(filter: &InstanceFilter, selected: &[String], dry_run: bool) -> BulkRequest {
+    let filter = if selected.is_empty() {
+        filter.to_api()
+    } else {
+        ApiFilter { ids: selected.to_vec(), ..ApiFilter::default() }
+    };
+    BulkRequest { all: filter.is_empty(), filter, dry_run }
 }
 
 /// The preview's lines: how many the action applies to, and how many it skips by status.
@@ -119,6 +100,7 @@ pub fn progress_text(job: &Job) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use trellis_model::api::StatusCounts;
     use trellis_model::InstanceStatus;
 
@@ -138,9 +120,18 @@ mod tests {
 
     #[test]
     fn the_request_carries_the_filter_and_an_empty_one_says_all() {
-        let filter = InstanceFilter { status: Some(InstanceStatus::Failed), version: Some(2), ..Default::default() };
-        assert_eq!(request(&filter, true), json!({"filter": {"status": "failed", "version": 2}, "dry_run": true}));
-        assert_eq!(request(&InstanceFilter::default(), false), json!({"filter": {}, "dry_run": false, "all": true}));
+        let filter = InstanceFilter { status: vec![InstanceStatus::Failed], version: Some(2), ..Default::default() };
+        let body = serde_json::to_value(request(&filter, &[], true)).unwrap();
+        assert_eq!(body, json!({"filter": {"status": ["failed"], "version": 2}, "dry_run": true}));
+        let every = serde_json::to_value(request(&InstanceFilter::default(), &[], false)).unwrap();
+        assert_eq!(every, json!({"filter": {}, "dry_run": false, "all": true}));
+    }
+
+    #[test]
+    fn selected_rows_replace_the_filter() {
+        let filter = InstanceFilter { status: vec![InstanceStatus::Failed], ..Default::default() };
+        let body = serde_json::to_value(request(&filter, &["a".to_owned(), "b".to_owned()], true)).unwrap();
+        assert_eq!(body, json!({"filter": {"ids": ["a", "b"]}, "dry_run": true}));
     }
 
     #[test]

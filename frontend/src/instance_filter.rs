@@ -1,4 +1,5 @@
-//! The instances list's filter as the address holds it (`/instances?workflow=&status=&version=&key=&since=&until=`),
+//! The instances list's filter as the address holds it
+//! (`/instances?workflow=&status=failed,timed_out&version=&key=&since=&until=`),
 //! so a filtered view is a link one can share. Parsing never fails: a value that cannot be used is
 //! dropped and named in a warning, and the list shows without it.
 
@@ -10,7 +11,9 @@ use crate::urls::encode_component;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InstanceFilter {
     pub workflow: Option<String>,
-    pub status: Option<InstanceStatus>,
+    /// Any of these; empty for any status. Kept in `InstanceStatus::ALL` order, so one set has
+    /// one address.
+    pub status: Vec<InstanceStatus>,
     pub version: Option<i64>,
     pub key: Option<String>,
     pub since: Option<DateTime<Utc>>,
@@ -36,7 +39,12 @@ impl InstanceFilter {
             let f = &mut parsed.filter;
             let ok = match name {
                 "workflow" => set(&mut f.workflow, is_uuid(value).then(|| value.to_ascii_lowercase())),
-                "status" => set(&mut f.status, InstanceStatus::parse(value)),
+                "status" => {
+                    let (known, unknown) = parse_statuses(value);
+                    f.status = sorted(f.status.iter().copied().chain(known));
+                    parsed.warnings.extend(unknown.iter().map(|u| warning(name, u)));
+                    true
+                }
                 "version" => set(&mut f.version, value.parse().ok().filter(|n| *n >= 1)),
                 "key" => set(&mut f.key, Some(value.to_owned())),
                 "since" => set(&mut f.since, parse_time(value)),
@@ -56,25 +64,27 @@ impl InstanceFilter {
 
     /// The query string (without `?`) of the filter, in a fixed order: the address of the view.
     pub fn to_query(&self) -> String {
+        let pair = |name: &str, value: &str| format!("{name}={}", encode_component(value));
         let mut parts = Vec::new();
-        let mut push = |name: &str, value: String| parts.push(format!("{name}={}", encode_component(&value)));
         if let Some(w) = &self.workflow {
-            push("workflow", w.clone());
+            parts.push(pair("workflow", w));
         }
-        if let Some(s) = self.status {
-            push("status", s.as_str().to_owned());
+        if !self.status.is_empty() {
+            // Status names need no escaping, and a bare comma keeps the address readable.
+            let names: Vec<&str> = self.status.iter().map(|s| s.as_str()).collect();
+            parts.push(format!("status={}", names.join(",")));
         }
         if let Some(v) = self.version {
-            push("version", v.to_string());
+            parts.push(pair("version", &v.to_string()));
         }
         if let Some(k) = &self.key {
-            push("key", k.clone());
+            parts.push(pair("key", k));
         }
         if let Some(t) = self.since {
-            push("since", crate::format::rfc3339(&t));
+            parts.push(pair("since", &crate::format::rfc3339(&t)));
         }
         if let Some(t) = self.until {
-            push("until", crate::format::rfc3339(&t));
+            parts.push(pair("until", &crate::format::rfc3339(&t)));
         }
         parts.join("&")
     }
@@ -115,8 +125,46 @@ impl InstanceFilter {
     /// status change tells (its key, version and creation time are not in the change).
     pub fn may_admit(&self, workflow: &str, status: Option<InstanceStatus>) -> bool {
         self.workflow.as_deref().is_none_or(|w| w.eq_ignore_ascii_case(workflow))
-            && self.status.is_none_or(|s| status.is_none_or(|now| now == s))
+            && (self.status.is_empty() || status.is_none_or(|now| self.status.contains(&now)))
     }
+
+    /// The same filter with `status` added to its statuses, or taken out if it was in.
+    pub fn toggled(&self, status: InstanceStatus) -> InstanceFilter {
+        let mut statuses = self.status.clone();
+        match statuses.iter().position(|s| *s == status) {
+            Some(at) => {
+                statuses.remove(at);
+            }
+            None => statuses.push(status),
+        }
+        InstanceFilter { status: sorted(statuses), ..self.clone() }
+    }
+
+    /// The filter as a bulk request's `filter`.
+    pub fn to_api(&self) -> trellis_model::api::InstanceFilter {
+        trellis_model::api::InstanceFilter {
+            workflow: self.workflow.clone(),
+            status: self.status.iter().map(|s| s.as_str().to_owned()).collect(),
+            version: self.version,
+            since: self.since,
+            until: self.until,
+            key: self.key.clone(),
+            ids: Vec::new(),
+        }
+    }
+}
+
+/// The known statuses of a comma-separated list, and the unknown names in it.
+fn parse_statuses(list: &str) -> (Vec<InstanceStatus>, Vec<&str>) {
+    let names = list.split(',').map(str::trim).filter(|n| !n.is_empty());
+    let (known, unknown): (Vec<_>, Vec<_>) = names.partition(|n| InstanceStatus::parse(n).is_some());
+    (known.into_iter().filter_map(InstanceStatus::parse).collect(), unknown)
+}
+
+/// `statuses` once each, in `InstanceStatus::ALL` order.
+fn sorted(statuses: impl IntoIterator<Item = InstanceStatus>) -> Vec<InstanceStatus> {
+    let given: Vec<InstanceStatus> = statuses.into_iter().collect();
+    InstanceStatus::ALL.iter().copied().filter(|s| given.contains(s)).collect()
 }
 
 /// Stores `value` if there is one; false when the text gave none.
@@ -178,7 +226,7 @@ mod tests {
     fn a_full_filter_survives_the_round_trip_through_the_address() {
         let filter = InstanceFilter {
             workflow: Some(W.to_owned()),
-            status: Some(InstanceStatus::Failed),
+            status: vec![InstanceStatus::Failed, InstanceStatus::TimedOut],
             version: Some(3),
             key: Some("order 7&x".to_owned()),
             since: parse_time("2026-01-31T09:00:00Z"),
@@ -189,7 +237,7 @@ mod tests {
             .split('&')
             .map(|p| {
                 let (n, v) = p.split_once('=').unwrap();
-                (n.to_owned(), v.replace("%20", " ").replace("%26", "&").replace("%3A", ":"))
+                (n.to_owned(), v.replace("%20", " ").replace("%26", "&").replace("%3A", ":").replace("%2C", ","))
             })
             .collect();
         let back = InstanceFilter::parse(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str())));
@@ -214,8 +262,21 @@ mod tests {
         assert!(parsed.warnings.is_empty());
         assert_eq!(parsed.filter.page(), "/instances");
         assert_eq!(parsed.filter.page_with_job(Some("j1")), "/instances?job=j1");
-        let failed = InstanceFilter { status: Some(InstanceStatus::Failed), ..Default::default() };
+        let failed = InstanceFilter { status: vec![InstanceStatus::Failed], ..Default::default() };
         assert_eq!(failed.page_with_job(Some("j1")), "/instances?status=failed&job=j1");
+    }
+
+    #[test]
+    fn statuses_read_from_commas_and_repeats_once_each_in_a_fixed_order() {
+        let parsed = parse(&[("status", "timed_out, bogus"), ("status", "failed,timed_out")]);
+        assert_eq!(parsed.filter.status, [InstanceStatus::Failed, InstanceStatus::TimedOut]);
+        assert_eq!(parsed.warnings.len(), 1);
+        assert!(parsed.warnings[0].contains("“bogus”"));
+        assert_eq!(parsed.filter.to_query(), "status=failed,timed_out");
+        let toggled = parsed.filter.toggled(InstanceStatus::Failed).toggled(InstanceStatus::Queued);
+        assert_eq!(toggled.status, [InstanceStatus::Queued, InstanceStatus::TimedOut]);
+        assert!(toggled.may_admit(W, Some(InstanceStatus::Queued)));
+        assert!(!toggled.may_admit(W, Some(InstanceStatus::Failed)));
     }
 
     #[test]
@@ -226,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_api_address_carries_the_filter_and_cursor() {
-        let filter = InstanceFilter { status: Some(InstanceStatus::Running), ..Default::default() };
+        let filter = InstanceFilter { status: vec![InstanceStatus::Running], ..Default::default() };
         assert_eq!(filter.api_url(Some("c/1"), 50), "/api/v1/instances?limit=50&status=running&cursor=c%2F1");
         assert_eq!(InstanceFilter::default().api_url(None, 50), "/api/v1/instances?limit=50");
     }
@@ -234,7 +295,7 @@ mod tests {
     #[test]
     fn a_live_change_is_admitted_only_when_workflow_and_status_fit() {
         let filter =
-            InstanceFilter { workflow: Some(W.to_owned()), status: Some(InstanceStatus::Failed), ..Default::default() };
+            InstanceFilter { workflow: Some(W.to_owned()), status: vec![InstanceStatus::Failed], ..Default::default() };
         assert!(filter.may_admit(&W.to_uppercase(), Some(InstanceStatus::Failed)));
         assert!(!filter.may_admit(W, Some(InstanceStatus::Running)));
         assert!(!filter.may_admit("other", Some(InstanceStatus::Failed)));

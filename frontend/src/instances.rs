@@ -96,6 +96,7 @@ mod tests {
         InstanceSummary {
             id: id.to_owned(),
             workflow_id: "w".to_owned(),
+            workflow_name: Some("Nightly sync".to_owned()),
             version: 1,
             status,
             key: None,

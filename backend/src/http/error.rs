@@ -182,6 +182,12 @@ impl From<PathRejection> for ApiError {
     }
 }
 
+impl From<axum_extra::extract::QueryRejection> for ApiError {
+    fn from(rejection: axum_extra::extract::QueryRejection) -> Self {
+        ApiError::BadRequest(rejection.body_text())
+    }
+}
+
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
         ApiError::BadRequest(rejection.body_text())

@@ -55,6 +55,11 @@ pub struct ApiPath<T>(pub T);
 #[from_request(via(axum::extract::Query), rejection(ApiError))]
 pub struct ApiQuery<T>(pub T);
 
+/// A query whose keys may repeat, read into a `Vec` (`?status=a&status=b`).
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum_extra::extract::Query), rejection(ApiError))]
+pub struct ApiRepeatedQuery<T>(pub T);
+
 /// A JSON body that may be left out: an empty (or all-whitespace) body is `T::default()`.
 /// Otherwise it must be a JSON object that parses strictly as `T`; `what` names it.
 pub fn optional_json<T: DeserializeOwned + Default>(body: &[u8], what: &str) -> Result<T, ApiError> {

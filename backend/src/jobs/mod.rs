@@ -12,9 +12,9 @@ pub mod retention;
 use crate::engine::{Engine, EngineError};
 use crate::store::{BatchDone, DynStore, InstanceQuery, JobLease, JobRow, StatusSet};
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tokio::sync::watch;
+use trellis_model::api::InstanceFilter;
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
@@ -36,51 +36,6 @@ pub fn wake() {
 }
 /// Database errors in a row before a job is given up as failed.
 const MAX_ERRORS: u32 = 3;
-
-/// Which instances a bulk action is for: the list's filter keys.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JobFilter {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workflow: Option<Uuid>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub since: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-}
-
-impl JobFilter {
-    /// No criterion given: matches every instance.
-    pub fn is_empty(&self) -> bool {
-        // Destructured so a criterion added later cannot be forgotten here.
-        let JobFilter { workflow, status, version, since, until, key } = self;
-        workflow.is_none()
-            && status.is_none()
-            && version.is_none()
-            && since.is_none()
-            && until.is_none()
-            && key.is_none()
-    }
-
-    pub fn query(&self) -> InstanceQuery {
-        InstanceQuery {
-            workflow: self.workflow,
-            status: self.status.clone(),
-            version: self.version,
-            key: self.key.clone(),
-            since: self.since,
-            until: self.until,
-            before: None,
-            limit: 0,
-        }
-    }
-}
 
 /// What a bulk job does to each instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +93,7 @@ impl JobKind {
 }
 
 /// A new job row, queued for the loop.
-pub fn new_job(kind: JobKind, filter: &JobFilter, matched: i64, created_by: &str) -> JobRow {
+pub fn new_job(kind: JobKind, filter: &InstanceFilter, matched: i64, created_by: &str) -> JobRow {
     let now = Utc::now();
     let id = Uuid::now_v7();
     JobRow {
@@ -205,14 +160,14 @@ impl JobLoop {
 
     async fn run_job(&self, job: JobRow, shutdown: &watch::Receiver<bool>) {
         let mut lease = JobLease { job: job.id, owner: self.owner.clone(), until: Utc::now() + self.lease };
-        let (Some(kind), Ok(filter)) =
-            (JobKind::parse(&job.kind), serde_json::from_value::<JobFilter>(job.filter.0.clone()))
+        let filter = serde_json::from_value::<InstanceFilter>(job.filter.0.clone()).ok();
+        let (Some(kind), Some(Ok(query))) =
+            (JobKind::parse(&job.kind), filter.as_ref().map(InstanceQuery::from_filter))
         else {
             self.finish(&lease, "failed", Some("the job's kind or filter is not understood by this server")).await;
             return;
         };
         tracing::info!(job = %job.id, kind = kind.as_str(), "running a bulk job");
-        let query = filter.query();
         let mut after = job.last_id;
         let mut errors = 0;
         loop {

@@ -286,18 +286,6 @@ pub enum TransitionOutcome {
     NotFound,
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct InstanceQuery {
-    pub workflow: Option<Uuid>,
-    pub status: Option<String>,
-    pub version: Option<i64>,
-    pub key: Option<String>,
-    pub since: Option<DateTime<Utc>>,
-    pub until: Option<DateTime<Utc>>,
-    pub before: Option<Uuid>,
-    pub limit: i64,
-}
-
 /// Connection pool use, for `/metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PoolStats {

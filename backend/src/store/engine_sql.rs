@@ -17,8 +17,9 @@ macro_rules! impl_instance_store {
     ($store:ty) => {
         const _: () = {
             use $crate::store::backend::Backend;
-            use $crate::store::engine_records::{EngineGauges, Fence, InstanceQuery, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
-            use $crate::store::engine_sql::{bind_filter, EVENTS_PER_INSERT, FILTER, INSTANCE_COLUMNS, NODE_COLUMNS};
+            use $crate::store::engine_records::{EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
+            use $crate::store::engine_sql::{EVENTS_PER_INSERT, INSTANCE_COLUMNS, NODE_COLUMNS};
+            use $crate::store::InstanceQuery;
             use $crate::store::{Decide, Result, RetryDecide};
             use sqlx::types::Json;
             use uuid::Uuid;
@@ -171,10 +172,10 @@ macro_rules! impl_instance_store {
                 }
 
                 async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {
-                    let sql = format!(
-                        "SELECT {INSTANCE_COLUMNS} FROM instances WHERE {FILTER} AND ($7 IS NULL OR id < $7) ORDER BY id DESC LIMIT $8"
-                    );
-                    Ok(bind_filter!(sqlx::query_as(&sql), q).bind(q.before).bind(q.limit).fetch_all(self.pool()).await?)
+                    let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances"));
+                    q.push_where(&mut sql);
+                    sql.push(" ORDER BY id DESC LIMIT ").push_bind(q.limit);
+                    Ok(sql.build_query_as().fetch_all(self.pool()).await?)
                 }
 
                 async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>> {
@@ -200,23 +201,14 @@ macro_rules! impl_instance_store {
                 }
 
                 async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(trellis_model::InstanceStatus, i64)>> {
-                    let sql = format!("SELECT status, COUNT(*) FROM instances WHERE {FILTER} GROUP BY status");
-                    Ok(bind_filter!(sqlx::query_as(&sql), q).fetch_all(self.pool()).await?)
+                    let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT status, COUNT(*) FROM instances");
+                    q.push_where(&mut sql);
+                    sql.push(" GROUP BY status");
+                    Ok(sql.build_query_as().fetch_all(self.pool()).await?)
                 }
             }
         };
     };
 }
 
-/// The list filter's conditions; `$1`..`$6` are bound by `bind_filter!`.
-pub(super) const FILTER: &str = "($1 IS NULL OR workflow_id = $1) AND ($2 IS NULL OR status = $2) \
-     AND ($3 IS NULL OR version = $3) AND ($4 IS NULL OR business_key = $4) \
-     AND ($5 IS NULL OR created_at >= $5) AND ($6 IS NULL OR created_at < $6)";
-
-macro_rules! bind_filter {
-    ($query:expr, $q:expr) => {
-        $query.bind($q.workflow).bind(&$q.status).bind($q.version).bind(&$q.key).bind($q.since).bind($q.until)
-    };
-}
-
-pub(super) use {bind_filter, impl_instance_store};
+pub(super) use impl_instance_store;

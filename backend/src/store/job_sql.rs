@@ -4,7 +4,7 @@
 //! canceled job or a lost lease writes nothing more. A purge batch deletes through
 //! `delete_finished` (`retention_sql.rs`).
 
-use super::engine_records::InstanceQuery;
+use super::instance_query::InstanceQuery;
 use super::job_records::{BatchDone, JobLease, JobRow};
 use super::statuses::StatusSet;
 use super::Result;
@@ -52,7 +52,6 @@ macro_rules! impl_job_store {
     ($store:ty) => {
         const _: () = {
             use $crate::store::backend::Backend;
-            use $crate::store::engine_sql::{bind_filter, FILTER};
             use $crate::store::{Result, StoreError};
             use chrono::{DateTime, Utc};
             use uuid::Uuid;
@@ -80,16 +79,18 @@ macro_rules! impl_job_store {
                     &self, q: &$crate::store::InstanceQuery, statuses: $crate::store::StatusSet, ended_before: Option<DateTime<Utc>>,
                     after: Option<Uuid>, until: Uuid, limit: i64,
                 ) -> Result<Vec<Uuid>> {
-                    // A plain range on the primary key (no `$7 IS NULL OR ...`), so each batch is an
-                    // index range scan from where the last one ended, not a scan from the start.
-                    let sql = format!(
-                        "SELECT id FROM instances WHERE {FILTER} AND status IN {} AND id > $7 \
-                         AND id <= $8 AND ($10 IS NULL OR ended_at < $10) ORDER BY id LIMIT $9",
-                        statuses.sql()
-                    );
-                    let after = after.unwrap_or(Uuid::nil());
-                    let rows: Vec<(Uuid,)> = bind_filter!(sqlx::query_as(&sql), q).bind(after).bind(until).bind(limit)
-                        .bind(ended_before).fetch_all(self.pool()).await?;
+                    // A plain range on the primary key, so each batch is an index range scan
+                    // from where the last one ended, not a scan from the start.
+                    let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT id FROM instances");
+                    q.push_where(&mut sql);
+                    sql.push(format!(" AND status IN {}", statuses.sql()));
+                    sql.push(" AND id > ").push_bind(after.unwrap_or(Uuid::nil()));
+                    sql.push(" AND id <= ").push_bind(until);
+                    if let Some(ended_before) = ended_before {
+                        sql.push(" AND ended_at < ").push_bind(ended_before);
+                    }
+                    sql.push(" ORDER BY id LIMIT ").push_bind(limit);
+                    let rows: Vec<(Uuid,)> = sql.build_query_as().fetch_all(self.pool()).await?;
                     Ok(rows.into_iter().map(|(id,)| id).collect())
                 }
 

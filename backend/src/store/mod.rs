@@ -10,6 +10,7 @@ mod audit_sql;
 mod backend;
 mod engine_records;
 mod engine_sql;
+mod instance_query;
 mod job_records;
 mod job_sql;
 pub mod notice;
@@ -28,6 +29,7 @@ pub use account_sql::{AccountStore, SessionUser};
 pub use admission_sql::AdmissionQueue;
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
+pub use instance_query::{parse_statuses, InstanceQuery};
 pub use job_records::*;
 pub use job_sql::JobStore;
 pub use records::*;
@@ -142,6 +144,8 @@ pub trait Store:
     async fn create_workflow(&self, new: &NewWorkflow) -> Result<WorkflowRecord>;
     async fn list_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowRecord>>;
     async fn get_workflow(&self, id: Uuid) -> Result<Option<WorkflowRecord>>;
+    /// The names of those of `ids` that exist, for lists of instances.
+    async fn workflow_names(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, String)>>;
     async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>>;
     /// Replaces the draft if its revision is still `expected_rev` (`None`: any revision).
     async fn save_draft(&self, id: Uuid, expected_rev: Option<i64>, draft: &Definition) -> Result<WriteOutcome<i64>>;

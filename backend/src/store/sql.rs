@@ -33,6 +33,7 @@ macro_rules! impl_store {
             use sqlx::types::Json;
             use trellis_model::Definition;
             use uuid::Uuid;
+            type Db = <$store as Backend>::Db;
 
             #[async_trait::async_trait]
             impl $crate::store::Store for $store {
@@ -198,6 +199,19 @@ macro_rules! impl_store {
                 async fn get_workflow(&self, id: Uuid) -> Result<Option<WorkflowRecord>> {
                     let sql = format!("SELECT {WORKFLOW_COLUMNS} FROM workflows WHERE id = $1");
                     Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
+                }
+
+                async fn workflow_names(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, String)>> {
+                    if ids.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT id, name FROM workflows WHERE id IN (");
+                    let mut list = sql.separated(", ");
+                    for id in ids {
+                        list.push_bind(*id);
+                    }
+                    sql.push(")");
+                    Ok(sql.build_query_as().fetch_all(self.pool()).await?)
                 }
 
                 async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>> {

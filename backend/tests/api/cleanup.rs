@@ -277,8 +277,8 @@ both_backends! {
         let wf = app.publish(crate::common::chain()).await;
         insert_finished(&app, &wf, &vec![("succeeded", Utc::now()); 1_200]).await;
         let store = app.store().await;
-        let filter = trellis::jobs::JobFilter { workflow: Some(wf.parse().unwrap()), ..Default::default() };
-        let all = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
+        let filter = trellis_model::api::InstanceFilter { workflow: Some(wf.clone()), ..Default::default() };
+        let all = store.matching_ids(&trellis::store::InstanceQuery::from_filter(&filter).unwrap(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
         assert_eq!(all.len(), 1_200);
         // A process claimed the job, recorded its first 500 and died: its lease has expired.
         let mut job = trellis::jobs::new_job(trellis::jobs::JobKind::Purge, &filter, 1_200, "test");
@@ -295,7 +295,7 @@ both_backends! {
         assert!(!store.purge_batch(&stale, &all[..10], &Default::default()).await.unwrap(), "a stale lease records nothing");
         // What the dead process "did" was left alone: the rest went.
         assert_eq!(counts(&app, &wf).await.get(InstanceStatus::Succeeded), 500);
-        let left = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
+        let left = store.matching_ids(&trellis::store::InstanceQuery::from_filter(&filter).unwrap(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 2_000).await.unwrap();
         assert_eq!(left, all[..500].to_vec());
     }
 
@@ -309,7 +309,7 @@ both_backends! {
         let wf = app.publish(crate::common::chain()).await;
         insert_finished(&app, &wf, &[("failed", Utc::now())]).await;
         let store = app.store().await;
-        let filter = trellis::jobs::JobFilter { workflow: Some(wf.parse().unwrap()), ..Default::default() };
+        let filter = trellis_model::api::InstanceFilter { workflow: Some(wf.clone()), ..Default::default() };
         let mut queued = trellis::jobs::new_job(trellis::jobs::JobKind::Purge, &filter, 1, "test");
         queued.lease_owner = Some("elsewhere".into());
         queued.lease_expires_at = Some(Utc::now() + chrono::Duration::hours(1));
@@ -318,7 +318,7 @@ both_backends! {
         assert_eq!(canceled.status(), 200);
         assert_eq!(canceled.json::<Job>().await.unwrap().status, "canceled");
         let lease = trellis::store::JobLease { job: queued.id, owner: "elsewhere".into(), until: Utc::now() };
-        let ids = store.matching_ids(&filter.query(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 10).await.unwrap();
+        let ids = store.matching_ids(&trellis::store::InstanceQuery::from_filter(&filter).unwrap(), trellis::store::StatusSet::Terminal, None, None, uuid::Uuid::now_v7(), 10).await.unwrap();
         assert!(!store.purge_batch(&lease, &ids, &Default::default()).await.unwrap());
         assert_eq!(counts(&app, &wf).await.get(InstanceStatus::Failed), 1);
     }

@@ -18,6 +18,7 @@ mod drafts;
 mod edge;
 mod engine;
 mod headers;
+mod instance_list;
 mod keys;
 mod ledger;
 mod live;

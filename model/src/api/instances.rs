@@ -34,6 +34,9 @@ pub struct Started {
 pub struct InstanceSummary {
     pub id: String,
     pub workflow_id: String,
+    /// The workflow's name, so a list needs no lookup per row.
+    #[serde(default)]
+    pub workflow_name: Option<String>,
     pub version: i64,
     pub status: InstanceStatus,
     pub key: Option<String>,

@@ -7,6 +7,7 @@
 //! few that are sometimes absent and otherwise possibly `null` use [`double_option`].
 
 mod access;
+mod filter;
 mod instances;
 mod operations;
 mod tasks;
@@ -14,6 +15,7 @@ mod triggers;
 mod workflows;
 
 pub use access::*;
+pub use filter::*;
 pub use instances::*;
 pub use operations::*;
 pub use tasks::*;

@@ -5,15 +5,14 @@ use crate::http::auth::{AsOperator, Authed};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::extract::{ApiJson, ApiPath};
 use crate::http::AppState;
-use crate::jobs::{new_job, JobFilter, JobKind};
-use crate::store::PurgeOutcome;
+use crate::jobs::{new_job, JobKind};
+use crate::store::{InstanceQuery, PurgeOutcome};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
-use trellis_model::api::{BulkAnswer, Problem, StatusCounts};
-use trellis_model::{InstanceStatus, Issue};
+use trellis_model::api::{BulkAnswer, BulkRequest, InstanceFilter, Problem, StatusCounts};
+use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -52,19 +51,6 @@ async fn purge_one(
         ))),
         PurgeOutcome::NotFound => Err(ApiError::NotFound(format!("no instance with id {id}"))),
     }
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-struct BulkRequest {
-    #[serde(default)]
-    filter: JobFilter,
-    #[serde(default)]
-    dry_run: bool,
-    /// Required (`true`) to act on every instance with an empty filter: one request must not
-    /// sweep everything by leaving the filter out.
-    #[serde(default)]
-    all: bool,
 }
 
 #[utoipa::path(
@@ -137,16 +123,16 @@ async fn bulk(
 ) -> ApiResult<Response> {
     if body.filter.is_empty() && !body.all {
         let message = "the filter is empty, which matches every instance; give at least one of `workflow`, `status`, \
-                       `version`, `since`, `until`, `key`, or send `\"all\": true` to mean every instance";
+                       `version`, `since`, `until`, `key`, `ids`, or send `\"all\": true` to mean every instance";
         return Err(ApiError::invalid(message, vec![Issue::new("empty_filter", message).path("filter")]));
     }
-    let filter = check_filter(kind, body.filter)?;
-    let counts = state.store.count_instances(&filter.query()).await?;
+    let query = check_filter(kind, &body.filter)?;
+    let counts = state.store.count_instances(&query).await?;
     let (applies, not): (Vec<_>, Vec<_>) = counts.iter().partition(|(status, _)| kind.applies_to(*status));
     let mut answer = BulkAnswer {
         action: kind.as_str().to_owned(),
         dry_run: body.dry_run,
-        filter: serde_json::to_value(&filter).map_err(|e| ApiError::Internal(e.into()))?,
+        filter: serde_json::to_value(&body.filter).map_err(|e| ApiError::Internal(e.into()))?,
         matched: applies.iter().map(|(_, n)| n).sum(),
         skipped: not.iter().map(|(_, n)| n).sum(),
         by_status: StatusCounts::of(counts),
@@ -155,14 +141,12 @@ async fn bulk(
         status: None,
     };
     if body.dry_run {
-        let sample = state
-            .store
-            .matching_ids(&filter.query(), kind.statuses(), None, None, Uuid::from_u128(u128::MAX), SAMPLE)
-            .await?;
+        let sample =
+            state.store.matching_ids(&query, kind.statuses(), None, None, Uuid::from_u128(u128::MAX), SAMPLE).await?;
         answer.sample = Some(sample.iter().map(Uuid::to_string).collect());
         return Ok(Json(answer).into_response());
     }
-    let job = new_job(kind, &filter, answer.matched, &auth.principal.name);
+    let job = new_job(kind, &body.filter, answer.matched, &auth.principal.name);
     state.store.insert_job(&job).await?;
     crate::jobs::wake();
     answer.job_id = Some(job.id.to_string());
@@ -171,24 +155,13 @@ async fn bulk(
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(answer)).into_response())
 }
 
-/// Rejects what no instance could match (422) and a status the action never applies to (409).
-fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
-    if filter.key.as_deref().is_some_and(|k| k.contains('\0')) {
-        return Err(ApiError::invalid(
-            "`filter.key` must not contain NUL",
-            vec![Issue::new("invalid_filter", "NUL in key").path("filter.key")],
-        ));
-    }
-    let Some(name) = filter.status.as_deref() else { return Ok(filter) };
-    let Some(status) = InstanceStatus::parse(name) else {
-        let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
-        let message = format!("unknown status `{name}`; use one of {}", known.join(", "));
-        return Err(ApiError::invalid(
-            message.clone(),
-            vec![Issue::new("unknown_status", message).path("filter.status")],
-        ));
-    };
-    if !kind.applies_to(status) {
+/// Rejects what no instance could match (422) and statuses the action never applies to (409).
+fn check_filter(kind: JobKind, filter: &InstanceFilter) -> ApiResult<InstanceQuery> {
+    let query = InstanceQuery::from_filter(filter).map_err(|issues| {
+        let detail = issues.iter().map(|i| i.message.as_str()).collect::<Vec<_>>().join("; ");
+        ApiError::invalid(format!("invalid filter: {detail}"), issues)
+    })?;
+    if !query.statuses.is_empty() && query.statuses.iter().all(|s| !kind.applies_to(*s)) {
         let hint = match kind {
             JobKind::Purge => {
                 "only finished instances (succeeded, failed, canceled, timed_out) can be purged; cancel them first"
@@ -196,9 +169,10 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
             JobKind::Cancel => "only unfinished instances (queued, running, paused) can be canceled",
             JobKind::Retry => "only instances that failed, were canceled or timed out can be retried",
         };
-        return Err(ApiError::Conflict(format!("`filter.status` is `{status}`: {hint}")));
+        let given: Vec<&str> = query.statuses.iter().map(|s| s.as_str()).collect();
+        return Err(ApiError::Conflict(format!("`filter.status` is `{}`: {hint}", given.join(", "))));
     }
-    Ok(filter)
+    Ok(query)
 }
 
 /// Kept next to the SQL's status lists so the two cannot drift apart unnoticed.
@@ -206,6 +180,7 @@ fn check_filter(kind: JobKind, filter: JobFilter) -> ApiResult<JobFilter> {
 mod tests {
     use super::*;
     use crate::store::statuses;
+    use trellis_model::InstanceStatus;
 
     #[test]
     fn actions_apply_to_exactly_their_statuses() {

@@ -6,16 +6,17 @@ mod queue;
 
 use super::auth::{AsOperator, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
-use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiQuery, RawBody};
+use super::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiRepeatedQuery, RawBody};
 use super::AppState;
 use crate::engine::{EngineError, StartRequest};
-use crate::store::{InstanceQuery, InstanceRow, Snapshot};
+use crate::store::{parse_statuses, InstanceQuery, InstanceRow, Snapshot};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::HashMap;
 use trellis_model::api::{
     InstanceDetail, InstancePage, InstanceSummary, NodeView, Problem, RetryRequest, SignalRequest, StartInstance,
     Started, StatusCounts,
@@ -90,7 +91,9 @@ async fn start(
 #[into_params(parameter_in = Query)]
 struct ListParams {
     workflow: Option<Uuid>,
-    status: Option<String>,
+    /// Any of these statuses: repeat the key or separate them with commas.
+    #[serde(default)]
+    status: Vec<String>,
     version: Option<i64>,
     since: Option<DateTime<Utc>>,
     until: Option<DateTime<Utc>>,
@@ -113,29 +116,39 @@ struct ListParams {
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
-    ApiQuery(p): ApiQuery<ListParams>,
+    ApiRepeatedQuery(p): ApiRepeatedQuery<ListParams>,
 ) -> ApiResult<Json<InstancePage>> {
     let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
-    if let Some(status) = &p.status {
-        if InstanceStatus::parse(status).is_none() {
-            return Err(ApiError::BadRequest(format!("unknown status `{status}`")));
-        }
-    }
+    let statuses = parse_statuses(&p.status).map_err(ApiError::BadRequest)?;
     let mut query = InstanceQuery {
         workflow: p.workflow,
-        status: p.status,
+        statuses,
         version: p.version,
         key: p.key,
         since: p.since,
         until: p.until,
+        ids: Vec::new(),
         before: p.cursor,
         limit: limit + 1,
     };
     let mut rows = state.store.list_instances(&query).await?;
     let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
-    query.status = None;
+    let names = workflow_names(&state, &rows).await?;
+    // The counts are of everything else the filter matches, whatever its status, so the
+    // status chips can offer the other statuses.
+    query.statuses.clear();
+    query.before = None;
     let counts = StatusCounts::of(state.store.count_instances(&query).await?);
-    Ok(Json(InstancePage { items: rows.iter().map(summary).collect(), next_cursor, counts }))
+    let items = rows.iter().map(|r| summary(r, names.get(&r.workflow_id).cloned())).collect();
+    Ok(Json(InstancePage { items, next_cursor, counts }))
+}
+
+/// The names of the workflows of `rows`, in one query.
+async fn workflow_names(state: &AppState, rows: &[InstanceRow]) -> ApiResult<HashMap<Uuid, String>> {
+    let mut ids: Vec<Uuid> = rows.iter().map(|r| r.workflow_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(state.store.workflow_names(&ids).await?.into_iter().collect())
 }
 
 #[utoipa::path(
@@ -149,7 +162,7 @@ async fn show(
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<InstanceDetail>> {
-    Ok(Json(detail(&find(&state, id).await?)))
+    Ok(Json(shown(&state, id).await?))
 }
 
 #[utoipa::path(
@@ -167,7 +180,7 @@ async fn cancel(
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<InstanceDetail>> {
     state.engine.cancel(id).await?;
-    Ok(Json(detail(&find(&state, id).await?)))
+    Ok(Json(shown(&state, id).await?))
 }
 
 #[utoipa::path(
@@ -185,7 +198,7 @@ async fn pause(
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<InstanceDetail>> {
     state.engine.pause(id).await?;
-    Ok(Json(detail(&find(&state, id).await?)))
+    Ok(Json(shown(&state, id).await?))
 }
 
 #[utoipa::path(
@@ -203,7 +216,7 @@ async fn resume(
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<InstanceDetail>> {
     state.engine.resume(id).await?;
-    Ok(Json(detail(&find(&state, id).await?)))
+    Ok(Json(shown(&state, id).await?))
 }
 
 /// 200 with the instance running again, or 202 when it waits in the queue for a slot.
@@ -228,7 +241,7 @@ async fn retry(
 ) -> ApiResult<(StatusCode, Json<InstanceDetail>)> {
     let status = state.engine.retry(id, &body.from, body.latest_version).await?;
     let code = if status == InstanceStatus::Queued { StatusCode::ACCEPTED } else { StatusCode::OK };
-    Ok((code, Json(detail(&find(&state, id).await?))))
+    Ok((code, Json(shown(&state, id).await?)))
 }
 
 #[utoipa::path(
@@ -248,7 +261,7 @@ async fn signal(
     ApiJson(body): ApiJson<SignalRequest>,
 ) -> ApiResult<Json<InstanceDetail>> {
     state.engine.signal(id, &body.node, body.payload).await?;
-    Ok(Json(detail(&find(&state, id).await?)))
+    Ok(Json(shown(&state, id).await?))
 }
 
 const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
@@ -264,14 +277,19 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
     Ok(Some(key.to_owned()))
 }
 
-async fn find(state: &AppState, id: Uuid) -> ApiResult<Snapshot> {
-    state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))
+/// The instance as the API shows it, with its workflow's name.
+async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
+    let snapshot =
+        state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let name = state.store.get_workflow(snapshot.instance.workflow_id).await?.map(|w| w.name);
+    Ok(detail(&snapshot, name))
 }
 
-pub(super) fn summary(r: &InstanceRow) -> InstanceSummary {
+pub(super) fn summary(r: &InstanceRow, workflow_name: Option<String>) -> InstanceSummary {
     InstanceSummary {
         id: r.id.to_string(),
         workflow_id: r.workflow_id.to_string(),
+        workflow_name,
         version: r.version,
         status: r.status,
         key: r.business_key.clone(),
@@ -282,7 +300,7 @@ pub(super) fn summary(r: &InstanceRow) -> InstanceSummary {
     }
 }
 
-fn detail(s: &Snapshot) -> InstanceDetail {
+fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
     let nodes = s.nodes.iter().map(|n| NodeView {
         id: n.node_id.clone(),
         status: n.status,
@@ -293,7 +311,7 @@ fn detail(s: &Snapshot) -> InstanceDetail {
         error: n.error.clone(),
     });
     InstanceDetail {
-        summary: summary(&s.instance),
+        summary: summary(&s.instance, workflow_name),
         input: s.instance.input.0.clone(),
         output: s.instance.output.as_ref().map(|o| o.0.clone()),
         nodes: nodes.collect(),

@@ -1,13 +1,12 @@
-//! Retry, Cancel or Purge every instance the list's filter shows: a dry run first, whose
-//! preview says how many the action applies to and what it skips, then Confirm starts the job.
-//! Offered to operators and above only.
+//! Retry, Cancel or Purge the selected rows, or every instance the list's filter shows when
+//! none is selected: a dry run first, whose preview says how many the action applies to and
+//! what it skips, then Confirm starts the job. Offered to operators and above only.
 
 use super::job_progress::JobProgress;
 use crate::api;
 use crate::bulk::{preview_lines, request, BulkAction};
 use crate::components::error_alert::ErrorAlert;
 use crate::instance_filter::InstanceFilter;
-use crate::run::actions::may_act;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::BulkAnswer;
@@ -15,14 +14,17 @@ use trellis_model::api::BulkAnswer;
 #[component]
 pub fn BulkBar(
     #[prop(into)] filter: Signal<InstanceFilter>,
+    /// The rows picked in the table; acting on them clears the selection.
+    selected: RwSignal<Vec<String>>,
+    /// Whether the signed-in user may act (operators and above).
+    #[prop(into)]
+    allowed: Signal<bool>,
     /// The job being followed (from the address, so it survives a reload).
     #[prop(into)]
     job: Signal<Option<String>>,
     on_job: Callback<Option<String>>,
     on_done: Callback<()>,
 ) -> impl IntoView {
-    let me = LocalResource::new(api::me);
-    let allowed = move || me.get().and_then(Result::ok).is_some_and(|m| may_act(&m.role));
     let preview = RwSignal::new(None::<(BulkAction, BulkAnswer)>);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -30,7 +32,7 @@ pub fn BulkBar(
     let ask = move |action: BulkAction| {
         busy.set(true);
         error.set(None);
-        let body = request(&filter.get_untracked(), true);
+        let body = request(&filter.get_untracked(), &selected.get_untracked(), true);
         spawn_local(async move {
             match api::bulk(action.as_str(), &body).await {
                 Ok(answer) => preview.set(Some((action, answer))),
@@ -42,11 +44,12 @@ pub fn BulkBar(
     let confirm = move |_| {
         let Some((action, _)) = preview.get_untracked() else { return };
         busy.set(true);
-        let body = request(&filter.get_untracked(), false);
+        let body = request(&filter.get_untracked(), &selected.get_untracked(), false);
         spawn_local(async move {
             match api::bulk(action.as_str(), &body).await {
                 Ok(answer) => {
                     preview.set(None);
+                    selected.set(Vec::new());
                     on_job.run(answer.job_id);
                 }
                 Err(err) => error.set(Some(err.message())),
@@ -54,14 +57,24 @@ pub fn BulkBar(
             busy.set(false);
         });
     };
-    let every = move || filter.with(InstanceFilter::is_empty);
+    let picked = move || selected.with(Vec::len);
+    let every = move || picked() == 0 && filter.with(InstanceFilter::is_empty);
+    let scope = move || match picked() {
+        0 if every() => "Every instance (no filter):".to_owned(),
+        0 => "Every instance matching this filter:".to_owned(),
+        1 => "The selected instance:".to_owned(),
+        n => format!("The {n} selected instances:"),
+    };
 
     view! {
-        <Show when=allowed>
+        <Show when=move || allowed.get()>
             <div class="bulk-bar" role="group" aria-label="Act on every instance shown">
-                <span class="muted">
-                    {move || if every() { "Every instance (no filter):" } else { "Every instance matching this filter:" }}
-                </span>
+                <span class="muted" data-testid="bulk-scope">{scope}</span>
+                <Show when=move || picked() != 0>
+                    <button type="button" class="link" data-testid="bulk-clear-selection" on:click=move |_| selected.set(Vec::new())>
+                        "Clear selection"
+                    </button>
+                </Show>
                 {BulkAction::ALL.iter().map(|action| {
                     let action = *action;
                     view! {
@@ -72,7 +85,7 @@ pub fn BulkBar(
                             disabled=move || busy.get()
                             on:click=move |_| ask(action)
                         >
-                            {format!("{} all…", action.label())}
+                            {move || format!("{} {}…", action.label(), if picked() == 0 { "all" } else { "selected" })}
                         </button>
                     }
                 }).collect_view()}

@@ -11,6 +11,7 @@ use crate::components::run::stream::Stream;
 use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
 use crate::instance_filter::InstanceFilter;
 use crate::instances::InstanceList;
+use crate::run::actions::may_act;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
@@ -31,6 +32,9 @@ pub fn InstancesPage() -> impl IntoView {
     let warnings = Signal::derive(move || parsed.with(|p| (!p.warnings.is_empty()).then(|| p.warnings.join(" "))));
     let list = RwSignal::new(InstanceList::default());
     let names = RwSignal::new(HashMap::<String, String>::new());
+    let selected = RwSignal::new(Vec::<String>::new());
+    let me = LocalResource::new(api::me);
+    let may_act = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_act(&m.role)));
     let navigate = use_navigate();
     crate::components::title::set_title("Instances");
 
@@ -47,6 +51,8 @@ pub fn InstancesPage() -> impl IntoView {
     };
     Effect::new(move |_| {
         filter.track();
+        // A selection belongs to the view it was made in.
+        selected.set(Vec::new());
         load(None);
     });
     spawn_local(async move {
@@ -100,7 +106,13 @@ pub fn InstancesPage() -> impl IntoView {
     };
     let show_status = {
         let show = show.clone();
-        Callback::new(move |status: Option<InstanceStatus>| show(InstanceFilter { status, ..filter.get_untracked() }))
+        Callback::new(move |status: Option<InstanceStatus>| {
+            let now = filter.get_untracked();
+            show(match status {
+                Some(status) => now.toggled(status),
+                None => InstanceFilter { status: Vec::new(), ..now },
+            })
+        })
     };
     let on_change = {
         let show = show.clone();
@@ -136,9 +148,9 @@ pub fn InstancesPage() -> impl IntoView {
             <ErrorAlert message=session.error() />
             <FiltersBar filter=filter workflows=workflows now=Signal::derive(browser_now) on_change=on_change />
             <StatusChips counts=counts filter=filter on_pick=show_status />
-            <BulkBar filter=filter job=job on_job=follow_job on_done=job_done />
+            <BulkBar filter=filter selected=selected allowed=may_act job=job on_job=follow_job on_done=job_done />
             <ErrorAlert message=list_error />
-            <InstanceTable items=items names=names empty_message=empty />
+            <InstanceTable items=items empty_message=empty selectable=may_act selected=selected />
             <Show when=move || list.with(|l| l.is_empty() && !filter.with(InstanceFilter::is_empty))>
                 <p class="clear-filters"><a href="/instances">"Clear filters"</a></p>
             </Show>

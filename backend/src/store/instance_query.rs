@@ -1,0 +1,179 @@
+//! The instances filter, from what a client sends (the list's query, a bulk request's
+//! `filter`) to the `WHERE` clause of the statements that list, count and act on instances.
+//!
+//! The clause names only the keys given, so each statement the planner sees can use the index
+//! for exactly those keys (a `$1 IS NULL OR ...` form would make one generic plan for all).
+
+use chrono::{DateTime, Utc};
+use sqlx::{Database, Encode, QueryBuilder, Type};
+use trellis_model::api::{split_list, InstanceFilter, MAX_FILTER_IDS};
+use trellis_model::{InstanceStatus, Issue};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Default)]
+pub struct InstanceQuery {
+    pub workflow: Option<Uuid>,
+    /// Any of these; empty for any status.
+    pub statuses: Vec<InstanceStatus>,
+    pub version: Option<i64>,
+    pub key: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    /// Only these instances; empty for any.
+    pub ids: Vec<Uuid>,
+    /// A page's cursor: only ids below it.
+    pub before: Option<Uuid>,
+    pub limit: i64,
+}
+
+/// `status` values, each possibly a comma-separated list, as statuses; the error names the
+/// first unknown one and the known ones.
+pub fn parse_statuses(values: &[String]) -> Result<Vec<InstanceStatus>, String> {
+    let mut statuses = Vec::new();
+    for name in split_list(values) {
+        let Some(status) = InstanceStatus::parse(&name) else {
+            let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
+            return Err(format!("unknown status `{name}`; use one of {}", known.join(", ")));
+        };
+        if !statuses.contains(&status) {
+            statuses.push(status);
+        }
+    }
+    Ok(statuses)
+}
+
+impl InstanceQuery {
+    /// A bulk request's filter as a query; each problem is an issue at its `filter.*` path.
+    pub fn from_filter(filter: &InstanceFilter) -> Result<InstanceQuery, Vec<Issue>> {
+        let mut issues = Vec::new();
+        let workflow = filter.workflow.as_deref().and_then(|w| {
+            let parsed = Uuid::parse_str(w).ok();
+            if parsed.is_none() {
+                let message = format!("`{w}` is not a workflow id (a UUID)");
+                issues.push(Issue::new("invalid_filter", message).path("filter.workflow"));
+            }
+            parsed
+        });
+        let statuses = parse_statuses(&filter.status).unwrap_or_else(|message| {
+            issues.push(Issue::new("unknown_status", message).path("filter.status"));
+            Vec::new()
+        });
+        if filter.key.as_deref().is_some_and(|k| k.contains('\0')) {
+            issues.push(Issue::new("invalid_filter", "the key must not contain NUL").path("filter.key"));
+        }
+        if filter.ids.len() > MAX_FILTER_IDS {
+            let message = format!("{} ids given; at most {MAX_FILTER_IDS} per request", filter.ids.len());
+            issues.push(Issue::new("too_many_ids", message).path("filter.ids"));
+        }
+        let mut ids = Vec::with_capacity(filter.ids.len().min(MAX_FILTER_IDS));
+        for (n, id) in filter.ids.iter().enumerate() {
+            match Uuid::parse_str(id) {
+                Ok(id) => ids.push(id),
+                Err(_) => issues.push(
+                    Issue::new("invalid_filter", format!("`{id}` is not an instance id (a UUID)"))
+                        .path(format!("filter.ids[{n}]")),
+                ),
+            }
+        }
+        if !issues.is_empty() {
+            return Err(issues);
+        }
+        Ok(InstanceQuery {
+            workflow,
+            statuses,
+            version: filter.version,
+            key: filter.key.clone(),
+            since: filter.since,
+            until: filter.until,
+            ids,
+            before: None,
+            limit: 0,
+        })
+    }
+
+    /// Appends ` WHERE ...` with a condition per key given (`1 = 1` when none), the cursor
+    /// included; what follows can go on with ` AND ...`.
+    pub fn push_where<'a, DB>(&self, sql: &mut QueryBuilder<'a, DB>)
+    where
+        DB: Database,
+        Uuid: Encode<'a, DB> + Type<DB>,
+        i64: Encode<'a, DB> + Type<DB>,
+        String: Encode<'a, DB> + Type<DB>,
+        DateTime<Utc>: Encode<'a, DB> + Type<DB>,
+    {
+        sql.push(" WHERE 1 = 1");
+        if let Some(workflow) = self.workflow {
+            sql.push(" AND workflow_id = ").push_bind(workflow);
+        }
+        if !self.statuses.is_empty() {
+            // Literals from a closed set, not binds: the planner sees the values (and which
+            // partial or status-led index fits).
+            let names: Vec<String> = self.statuses.iter().map(|s| format!("'{}'", s.as_str())).collect();
+            sql.push(format!(" AND status IN ({})", names.join(", ")));
+        }
+        if let Some(version) = self.version {
+            sql.push(" AND version = ").push_bind(version);
+        }
+        if let Some(key) = &self.key {
+            sql.push(" AND business_key = ").push_bind(key.clone());
+        }
+        if let Some(since) = self.since {
+            sql.push(" AND created_at >= ").push_bind(since);
+        }
+        if let Some(until) = self.until {
+            sql.push(" AND created_at < ").push_bind(until);
+        }
+        if !self.ids.is_empty() {
+            sql.push(" AND id IN (");
+            let mut list = sql.separated(", ");
+            for id in &self.ids {
+                list.push_bind(*id);
+            }
+            sql.push(")");
+        }
+        if let Some(before) = self.before {
+            sql.push(" AND id < ").push_bind(before);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_parse_from_lists_and_commas_once_each() {
+        let given = ["failed,timed_out".to_owned(), "failed".to_owned()];
+        assert_eq!(parse_statuses(&given).unwrap(), [InstanceStatus::Failed, InstanceStatus::TimedOut]);
+        let err = parse_statuses(&["nope".to_owned()]).unwrap_err();
+        assert!(err.contains("`nope`") && err.contains("timed_out"), "{err}");
+    }
+
+    #[test]
+    fn a_filter_with_bad_values_names_each_path() {
+        let filter = InstanceFilter {
+            workflow: Some("x".into()),
+            status: vec!["bogus".into()],
+            ids: vec!["also-bad".into()],
+            ..InstanceFilter::default()
+        };
+        let paths: Vec<_> =
+            InstanceQuery::from_filter(&filter).unwrap_err().into_iter().filter_map(|i| i.path).collect();
+        assert_eq!(paths, ["filter.workflow", "filter.status", "filter.ids[0]"]);
+    }
+
+    #[test]
+    fn the_where_clause_names_only_the_keys_given() {
+        let query = InstanceQuery {
+            statuses: vec![InstanceStatus::Failed, InstanceStatus::Canceled],
+            ids: vec![Uuid::nil(), Uuid::max()],
+            ..InstanceQuery::default()
+        };
+        let mut sql = QueryBuilder::<sqlx::Postgres>::new("SELECT id FROM instances");
+        query.push_where(&mut sql);
+        assert_eq!(
+            sql.sql(),
+            "SELECT id FROM instances WHERE 1 = 1 AND status IN ('failed', 'canceled') AND id IN ($1, $2)"
+        );
+    }
+}

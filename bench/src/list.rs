@@ -1,0 +1,81 @@
+//! The instances list at 100,000 instances (20,000 with `--quick`): the first page with its status counts, with no
+//! filter and with each filter, timed as a client on loopback sees it (so the figure is an
+//! upper bound on the server's time). The baseline is the same call on the empty table,
+//! measured in the same run.
+
+use crate::db::{Db, SeedRow};
+use crate::scenarios::Figures;
+use crate::server::Api;
+use crate::stats::percentile;
+use anyhow::{Context, Result};
+use chrono::{Duration, Utc};
+use serde_json::json;
+
+/// Timed calls per query, after one warm-up call.
+const SAMPLES: usize = 30;
+
+/// The statuses of the seeded instances, in proportion: mostly successes, as in production.
+const MIX: [&str; 20] = [
+    "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded",
+    "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "failed", "failed", "failed",
+    "canceled", "timed_out", "failed",
+];
+
+pub async fn list_at_scale(api: &Api, db: &Db, instances: usize, out: &mut Figures) -> Result<()> {
+    let noop = json!({"nodes": [{"id": "n", "type": "noop"}]});
+    out.insert("list_empty_p50_ms".into(), time(api, "/api/v1/instances?limit=50").await?.0);
+    // Ten workflows; the last gets one instance in a hundred, to time a rare workflow too.
+    let mut workflows = Vec::new();
+    for n in 0..10 {
+        workflows.push(api.publish(&format!("bench list {n}"), noop.clone()).await?);
+    }
+    let ids: Vec<uuid::Uuid> = workflows.iter().map(|w| w.parse()).collect::<Result<_, _>>()?;
+    let now = Utc::now();
+    let span_ms = Duration::days(30).num_milliseconds();
+    let rows: Vec<SeedRow> = (0..instances)
+        .map(|i| SeedRow {
+            workflow: if i % 100 == 0 { ids[9] } else { ids[i % 9] },
+            status: MIX[i % MIX.len()],
+            key: (i % 2 == 0).then(|| format!("order-{i}")),
+            // Spread evenly over the last 30 days, oldest first.
+            created_at: now - Duration::milliseconds(span_ms - span_ms * i as i64 / instances as i64),
+        })
+        .collect();
+    db.seed_instances(&rows).await?;
+
+    let scale = format!("list_{}k", instances / 1_000);
+    let since = (now - Duration::hours(24)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let queries = [
+        ("none", String::new()),
+        ("workflow", format!("&workflow={}", workflows[0])),
+        ("rare_workflow", format!("&workflow={}", workflows[9])),
+        ("status", "&status=failed".to_owned()),
+        ("statuses", "&status=failed,timed_out".to_owned()),
+        ("workflow_status", format!("&workflow={}&status=failed", workflows[0])),
+        ("version", "&version=1".to_owned()),
+        ("key", format!("&key=order-{}", instances / 2)),
+        ("since_24h", format!("&since={}", since.replace('+', "%2B"))),
+    ];
+    for (name, filter) in queries {
+        let path = format!("/api/v1/instances?limit=50{filter}");
+        let (p50, p95) = time(api, &path).await.with_context(|| format!("listing with {name}"))?;
+        out.insert(format!("{scale}_{name}_p50_ms"), p50);
+        out.insert(format!("{scale}_{name}_p95_ms"), p95);
+    }
+    // The second page, from the first page's cursor.
+    let first = api.get("/api/v1/instances?limit=50").await?;
+    let cursor = first["next_cursor"].as_str().context("a next page")?;
+    let (p50, _) = time(api, &format!("/api/v1/instances?limit=50&cursor={cursor}")).await?;
+    out.insert(format!("{scale}_page2_p50_ms"), p50);
+    Ok(())
+}
+
+/// p50 and p95 of `SAMPLES` calls, in milliseconds.
+async fn time(api: &Api, path: &str) -> Result<(f64, f64)> {
+    api.time_get(path, Some(api.token())).await?;
+    let mut samples = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        samples.push(api.time_get(path, Some(api.token())).await?.as_secs_f64() * 1000.0);
+    }
+    Ok((percentile(&mut samples, 50.0), percentile(&mut samples, 95.0)))
+}

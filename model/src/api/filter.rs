@@ -1,0 +1,112 @@
+//! Which instances a bulk action is for (`POST /instances/{purge,cancel,retry}`): the list's
+//! filter keys, or the ids of the rows an operator selected.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Ids one bulk request may name; more is a filter's job.
+pub const MAX_FILTER_IDS: usize = 1_000;
+
+/// Every key narrows the match; none at all matches every instance (which a bulk request
+/// must confirm with `all`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct InstanceFilter {
+    /// A workflow id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// Any of these statuses: `"failed"`, `["failed", "timed_out"]` and `"failed,timed_out"`
+    /// all read.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    pub status: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+    /// Created at or after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// Created before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
+    /// A business key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Only these instances (at most 1,000): the rows an operator selected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<String>,
+}
+
+impl InstanceFilter {
+    /// No key given: matches every instance.
+    pub fn is_empty(&self) -> bool {
+        // Destructured so a key added later cannot be forgotten here.
+        let InstanceFilter { workflow, status, version, since, until, key, ids } = self;
+        workflow.is_none()
+            && status.is_empty()
+            && version.is_none()
+            && since.is_none()
+            && until.is_none()
+            && key.is_none()
+            && ids.is_empty()
+    }
+}
+
+/// The body of a bulk purge, cancel or retry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BulkRequest {
+    #[serde(default)]
+    pub filter: InstanceFilter,
+    /// Only count and sample what would be acted on.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Required (`true`) to act on every instance with an empty filter: one request must not
+    /// sweep everything by leaving the filter out.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub all: bool,
+}
+
+/// A string or an array of strings, each string split at commas; blanks dropped.
+fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    let items = match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(one) => vec![one],
+        OneOrMany::Many(many) => many,
+    };
+    Ok(split_list(&items))
+}
+
+/// `["a,b", " c "]` → `["a", "b", "c"]`: lists given as repeated values, commas, or both.
+pub fn split_list(items: &[String]) -> Vec<String> {
+    items.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_reads_as_one_a_list_or_commas() {
+        for body in [r#"{"status":"failed,timed_out"}"#, r#"{"status":["failed","timed_out"]}"#] {
+            let f: InstanceFilter = serde_json::from_str(body).unwrap();
+            assert_eq!(f.status, ["failed", "timed_out"]);
+        }
+        let one: InstanceFilter = serde_json::from_str(r#"{"status":"failed"}"#).unwrap();
+        assert_eq!(serde_json::to_value(&one).unwrap(), serde_json::json!({"status": ["failed"]}));
+        assert!(serde_json::from_str::<InstanceFilter>(r#"{"status":3}"#).is_err());
+    }
+
+    #[test]
+    fn only_a_filter_without_keys_is_empty() {
+        assert!(InstanceFilter::default().is_empty());
+        assert!(!InstanceFilter { ids: vec!["x".into()], ..InstanceFilter::default() }.is_empty());
+        assert!(!InstanceFilter { status: vec!["failed".into()], ..InstanceFilter::default() }.is_empty());
+    }
+}
