@@ -52,10 +52,18 @@ impl Db {
                     );
                     insert.push_values(chunk, |mut v, row| {
                         let ended = row.created_at + chrono::Duration::milliseconds(40);
-                        let error = (row.status == "failed").then(|| format!("node `n3` failed: timeout after {} ms", 3_000));
-                        v.push_bind(seed_id(row.created_at)).push_bind(row.workflow).push_bind(1i64).push_bind(row.status)
-                            .push_bind(sqlx::types::Json(serde_json::Value::Null)).push_bind(error).push_bind(row.key.clone())
-                            .push_bind(row.created_at).push_bind(row.created_at).push_bind(ended);
+                        let error =
+                            (row.status == "failed").then(|| format!("node `n3` failed: timeout after {} ms", 3_000));
+                        v.push_bind(seed_id(row.created_at))
+                            .push_bind(row.workflow)
+                            .push_bind(1i64)
+                            .push_bind(row.status)
+                            .push_bind(sqlx::types::Json(serde_json::Value::Null))
+                            .push_bind(error)
+                            .push_bind(row.key.clone())
+                            .push_bind(row.created_at)
+                            .push_bind(row.created_at)
+                            .push_bind(ended);
                     });
                     insert.build().execute($pool).await?;
                 }

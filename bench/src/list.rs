@@ -16,9 +16,26 @@ const SAMPLES: usize = 30;
 
 /// The statuses of the seeded instances, in proportion: mostly successes, as in production.
 const MIX: [&str; 20] = [
-    "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded",
-    "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded", "failed", "failed", "failed",
-    "canceled", "timed_out", "failed",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "succeeded",
+    "failed",
+    "failed",
+    "failed",
+    "canceled",
+    "timed_out",
+    "failed",
 ];
 
 pub async fn list_at_scale(api: &Api, db: &Db, instances: usize, out: &mut Figures) -> Result<()> {

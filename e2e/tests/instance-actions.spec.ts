@@ -164,16 +164,23 @@ test('a node clicked on the graph shows its attempts, output and config', async 
   await expect(details).toContainText('flaky');
   await expect(details.getByTestId('attempt-row')).toHaveCount(1);
   await expect(details.getByTestId('attempt-row').first()).toContainText('error');
-  // After a retry made elsewhere (through the API) and a reload, both attempts are listed.
+  // A retry made elsewhere (through the API) brings the finished page back to life, no reload.
   const retried = await page.request.post(`${baseUrl()}/api/v1/instances/${instance}/retry`, { headers: sameOrigin(), data: { from: 'failed' } });
   expect(retried.ok()).toBeTruthy();
-  await page.reload();
+  await expect(page.getByTestId('instance-status')).toHaveText('succeeded');
   await expect(page.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'succeeded');
   await page.getByTestId('run-node-flaky').click();
   await expect(details.getByTestId('attempt-row')).toHaveCount(2);
   await expect(details.getByTestId('attempt-row').nth(1)).toContainText('ok');
   await details.getByText('Config as run').click();
   await expect(details).toContainText('fail_attempts');
+  // The output copies as the pretty JSON shown.
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl() });
+  const copy = details.getByRole('button', { name: 'Copy output' });
+  await copy.click();
+  await expect(copy).toHaveText('Copied');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  expect(copied).toBe(await details.getByTestId('node-output').innerText());
   await page.screenshot({ path: testInfo.outputPath('node-details.png'), fullPage: true });
   expect(errors).toEqual([]);
 });

@@ -63,12 +63,18 @@ test('instances are found by status from the address and the chips, and new ones
   await expect(page.getByTestId('instance-row').first()).toContainText('upstream said 503');
   await shot('instances-filtered-failed');
 
-  // A chip filters too, and the address follows.
+  // A chip adds its status to the filter, clicked again takes it out, and the address follows.
   await page.goto(`${baseUrl()}/instances?workflow=${gated}&status=failed`);
   await expect(page.getByTestId('instance-row')).toHaveCount(0);
   await page.getByTestId('chip-running').click();
-  await expect(page).toHaveURL(/status=running/);
+  await expect(page).toHaveURL(/status=running,failed|status=failed,running/);
   await expect(page).toHaveURL(new RegExp(`workflow=${gated}`));
+  await expect(page.getByTestId('chip-failed')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('chip-running')).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByTestId('instance-row')).toHaveCount(1);
+  await page.getByTestId('chip-failed').click();
+  await expect(page).toHaveURL(/status=running(&|$)/);
+  await expect(page.getByTestId('chip-failed')).toHaveAttribute('aria-pressed', 'false');
   await expect(page.getByTestId('instance-row')).toHaveCount(1);
   await expect(page.getByTestId('instance-row')).toHaveAttribute('data-id', waiting);
 
@@ -83,6 +89,10 @@ test('instances are found by status from the address and the chips, and new ones
   await page.goto(`${baseUrl()}/instances`);
   await expect(page.getByTestId('instance-row').first()).toBeVisible();
   await shot('instances-list');
+
+  // Several statuses from the address: the failed ones, none running.
+  await page.goto(`${baseUrl()}/instances?status=failed,running&workflow=${failing}`);
+  await expect(page.getByTestId('instance-row')).toHaveCount(3);
 
   // The workflow filter is a link one can share.
   await page.goto(`${baseUrl()}/instances?workflow=${failing}&key=customer-1`);
@@ -158,6 +168,56 @@ test('bulk purge previews the count the API gives, and bulk retry runs to the en
   expect(errors).toEqual([]);
 });
 
+test('selected rows are purged on their own, after a preview of exactly them', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const failing = await workflowOf(page.request, 'Selection e2e', { type: 'fail' });
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push(await start(page.request, failing, `pick-${i}`));
+  for (const id of ids) await settled(page.request, id, 'failed');
+  await page.goto(`${baseUrl()}/instances?workflow=${failing}`);
+  await expect(page.getByTestId('instance-row')).toHaveCount(3);
+  await expect(page.getByTestId('bulk-scope')).toHaveText('Every instance matching this filter:');
+  for (const id of ids.slice(0, 2)) {
+    await page.locator(`[data-testid=instance-row][data-id="${id}"]`).getByTestId('select-row').check();
+  }
+  await expect(page.getByTestId('bulk-scope')).toHaveText('The 2 selected instances:');
+  await expect(page.getByTestId('bulk-purge')).toHaveText('Purge selected…');
+  await page.getByTestId('bulk-purge').click();
+  await expect(page.getByTestId('bulk-preview')).toContainText('2 instances will be purged');
+  await page.screenshot({ path: testInfo.outputPath('bulk-selected-preview.png'), fullPage: true });
+  await page.getByTestId('bulk-confirm').click();
+  await expect(page.getByTestId('job-progress')).toHaveAttribute('data-status', 'succeeded');
+  await expect(page.getByTestId('instance-row')).toHaveCount(1);
+  await expect(page.getByTestId('instance-row')).toHaveAttribute('data-id', ids[2]);
+  await expect(page.getByTestId('bulk-scope')).toHaveText('Every instance matching this filter:');
+  // "Select every row shown" picks what the page lists.
+  await page.getByTestId('select-all-rows').check();
+  await expect(page.getByTestId('bulk-scope')).toHaveText('The selected instance:');
+  expect(errors).toEqual([]);
+});
+
+test('a thousand instances page in with Load more and stay readable', async ({ page }, testInfo) => {
+  test.setTimeout(180_000);
+  await signIn(page);
+  const quick = await workflowOf(page.request, 'Thousand rows e2e', { type: 'noop' });
+  for (let batch = 0; batch < 20; batch++) {
+    await Promise.all(Array.from({ length: 50 }, (_, i) => start(page.request, quick, `row-${batch * 50 + i}`)));
+  }
+  await page.goto(`${baseUrl()}/instances?workflow=${quick}`);
+  await expect(page.getByTestId('chip-all')).toContainText('1000');
+  const rows = page.getByTestId('instance-row');
+  for (let shown = 50; shown < 1000; shown += 50) {
+    await expect(rows).toHaveCount(shown);
+    await page.getByRole('button', { name: 'Load more' }).click();
+  }
+  await expect(rows).toHaveCount(1000);
+  await expect(page.getByRole('button', { name: 'Load more' })).toHaveCount(0);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: testInfo.outputPath('instances-1000-rows-top.png') });
+  await page.screenshot({ path: testInfo.outputPath('instances-1000-rows.png'), fullPage: true });
+});
+
 test('a viewer sees the list but no bulk actions', async ({ page, browser }) => {
   await signIn(page);
   const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
@@ -167,5 +227,6 @@ test('a viewer sees the list but no bulk actions', async ({ page, browser }) => 
   await expect(viewer.getByTestId('chip-all')).toBeVisible();
   await expect(viewer.getByTestId('bulk-retry')).toHaveCount(0);
   await expect(viewer.getByTestId('bulk-purge')).toHaveCount(0);
+  await expect(viewer.getByTestId('select-row')).toHaveCount(0);
   await context.close();
 });

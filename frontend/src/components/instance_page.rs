@@ -32,7 +32,7 @@ pub fn InstancePage(id: String) -> impl IntoView {
     )
     .ok();
     on_cleanup(move || {
-        v.close();
+        v.leave();
         if let Some(h) = tick {
             h.clear();
         }

@@ -1,6 +1,7 @@
 //! One component per file, named for what it shows.
 
 pub mod app_header;
+pub mod copy_button;
 pub mod designer;
 pub mod error_alert;
 pub mod import_button;

@@ -1,6 +1,7 @@
 //! The details of the node last clicked on the run graph: its attempts (number, start, end,
 //! duration, outcome, error), its output, and its config as the instance's version has it.
 
+use crate::components::copy_button::CopyButton;
 use crate::components::run::state::RunView;
 use crate::format;
 use crate::run::attempts::{attempts, failed};
@@ -57,17 +58,25 @@ pub fn NodeDetails() -> impl IntoView {
                         }).collect_view()}
                     </tbody>
                 </table>
-                {output.map(|o| view! {
-                    <details open>
-                        <summary>"Output"</summary>
-                        <pre data-testid="node-output">{pretty(&o)}</pre>
-                    </details>
+                {output.map(|o| {
+                    let text = pretty(&o);
+                    view! {
+                        <details open>
+                            <summary>"Output"</summary>
+                            <CopyButton text=text.clone() label="Copy output" />
+                            <pre data-testid="node-output">{text}</pre>
+                        </details>
+                    }
                 })}
-                {config.map(|(_, c)| view! {
-                    <details>
-                        <summary>"Config as run"</summary>
-                        <pre>{pretty(&c)}</pre>
-                    </details>
+                {config.map(|(_, c)| {
+                    let text = pretty(&c);
+                    view! {
+                        <details>
+                            <summary>"Config as run"</summary>
+                            <CopyButton text=text.clone() label="Copy config" />
+                            <pre>{text}</pre>
+                        </details>
+                    }
                 })}
             </section>
         })

@@ -84,7 +84,7 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
         spawn_local(async move {
             match api::purge_instance(&id()).await {
                 Ok(()) => {
-                    v.close();
+                    v.leave();
                     navigate("/instances", Default::default());
                 }
                 Err(err) => {

@@ -13,7 +13,7 @@ use leptos::task::spawn_local;
 use std::collections::BTreeSet;
 use trellis_model::api::InstanceDetail;
 use trellis_model::trace::EventKind;
-use trellis_model::Definition;
+use trellis_model::{Definition, InstanceStatus};
 
 #[derive(Clone, Copy)]
 pub struct RunView {
@@ -40,6 +40,9 @@ pub struct RunView {
     fetching: RwSignal<bool>,
     again: RwSignal<bool>,
     stream: StoredValue<Option<Stream>, LocalStorage>,
+    /// The dashboard feed, followed once the instance has finished, so a retry made elsewhere
+    /// (another tab, the API, a bulk job) brings the page back to life.
+    revival: StoredValue<Option<Stream>, LocalStorage>,
 }
 
 /// The browser's clock (chrono's clock does not reach the browser's on wasm32).
@@ -77,6 +80,7 @@ impl RunView {
             fetching: RwSignal::new(false),
             again: RwSignal::new(false),
             stream: StoredValue::new_local(None),
+            revival: StoredValue::new_local(None),
         }
     }
 
@@ -105,6 +109,7 @@ impl RunView {
                     self.detail.set(Some(d));
                     if ended {
                         self.close();
+                        self.await_revival();
                     }
                     // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
                     if let Some((workflow, version)) = graph {
@@ -138,6 +143,7 @@ impl RunView {
     /// stream closed when it finished), and the instance (maybe on a newer version) reread.
     pub fn restart(self) {
         self.close();
+        self.stop_awaiting_revival();
         self.run.set(RunState::default());
         self.retry.set(None);
         self.picked.set(None);
@@ -172,6 +178,34 @@ impl RunView {
         }
     }
 
+    /// Follows the dashboard feed until this instance runs or queues again, then restarts.
+    fn await_revival(self) {
+        if self.revival.with_value(|s| s.as_ref().is_some_and(Stream::is_open)) {
+            return;
+        }
+        let id = self.id.get_value();
+        let on_entry = move |entry: trellis_model::trace::HistoryEvent| {
+            let status = entry.data.get("status").and_then(|v| v.as_str()).and_then(InstanceStatus::parse);
+            if entry.instance_id == id && status.is_some_and(|s| !s.is_terminal()) {
+                self.restart();
+            }
+        };
+        match Stream::open(&format!("{}/events", crate::urls::API), on_entry, || {}) {
+            Ok(stream) => self.revival.set_value(Some(stream)),
+            // The page still works; only a retry made elsewhere goes unnoticed until a reload.
+            Err(message) => leptos::logging::warn!("{message}"),
+        }
+    }
+
+    /// Closed but kept: this may run inside the feed's own listener, which must outlive the call.
+    fn stop_awaiting_revival(self) {
+        self.revival.with_value(|s| {
+            if let Some(s) = s {
+                s.close();
+            }
+        });
+    }
+
     /// Stops following. The stream (and its listeners, one of which may be running this) stays
     /// stored until the page goes.
     pub fn close(self) {
@@ -180,5 +214,11 @@ impl RunView {
                 s.close();
             }
         });
+    }
+
+    /// Stops every stream: the page is going.
+    pub fn leave(self) {
+        self.close();
+        self.stop_awaiting_revival();
     }
 }

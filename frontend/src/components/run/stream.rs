@@ -51,4 +51,9 @@ impl Stream {
     pub fn close(&self) {
         self.source.close();
     }
+
+    /// Open or reconnecting: not closed by us or given up by the browser.
+    pub fn is_open(&self) -> bool {
+        self.source.ready_state() != EventSource::CLOSED
+    }
 }
