@@ -115,6 +115,46 @@ test('retry from a node picked on the graph: the preview outlines exactly the no
   expect(errors).toEqual([]);
 });
 
+test('a retry onto the latest version previews its added nodes, then the page draws that version', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publish(page.request, 'Actions e2e versions', flaky);
+  const instance = await start(page.request, workflow);
+  // Version 2 adds a node after `last`.
+  const current = await page.request.get(`${baseUrl()}/api/v1/workflows/${workflow}`);
+  const v2 = { nodes: [...flaky.nodes, { id: 'extra', type: 'noop' }], edges: [...flaky.edges, { from: 'last', to: 'extra' }] };
+  const saved = await page.request.put(`${baseUrl()}/api/v1/workflows/${workflow}/draft`, {
+    headers: { ...sameOrigin(), 'If-Match': current.headers()['etag'] },
+    data: v2,
+  });
+  expect(saved.status()).toBe(200);
+  const published = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/versions`, { headers: sameOrigin(), data: {} });
+  expect(published.status()).toBe(201);
+
+  await page.goto(`${baseUrl()}/instances/${instance}`);
+  await expect(page.getByTestId('instance-status')).toHaveText('failed');
+  await expect(page.getByTestId('instance-workflow')).toHaveText('Actions e2e versions');
+  await page.getByTestId('retry-instance').click();
+  // `side` may or may not have run before `flaky` failed the instance, so count rather than assume.
+  const summary = page.getByTestId('retry-summary');
+  await expect(summary).toContainText('will run again');
+  const before = Number((await summary.innerText()).match(/^(\d+) node/)![1]);
+  expect(before).toBeGreaterThanOrEqual(2);
+  await page.getByTestId('retry-latest').check();
+  await expect(page.getByTestId('retry-onto')).toHaveText('On version 2, which adds extra (not drawn here).');
+  await expect(summary).toContainText(`${before + 1} nodes will run again`);
+  await page.screenshot({ path: testInfo.outputPath('retry-latest-preview.png'), fullPage: true });
+  await page.getByTestId('retry-latest').uncheck();
+  await expect(page.getByTestId('retry-onto')).toHaveText('');
+  await page.getByTestId('retry-latest').check();
+  await expect(page.getByTestId('retry-onto')).toContainText('version 2');
+
+  await page.getByRole('button', { name: 'Confirm retry' }).click();
+  await expect(page.getByTestId('instance-status')).toHaveText('succeeded');
+  await expect(page.getByTestId('run-node-extra')).toHaveAttribute('data-status', 'succeeded');
+  expect(errors).toEqual([]);
+});
+
 test('a viewer sees no action buttons', async ({ page, browser }, testInfo) => {
   await signIn(page);
   const instance = await start(page.request, await publish(page.request, 'Actions e2e viewer', flaky));

@@ -40,7 +40,7 @@ pub fn InstanceHeader() -> impl IntoView {
                 let s = d.summary;
                 view! {
                     <p class="run-meta muted">
-                        <a href=urls::designer_page(&s.workflow_id)>"Workflow"</a>
+                        <a href=urls::designer_page(&s.workflow_id) data-testid="instance-workflow">{s.workflow_name.clone().unwrap_or_else(|| "Workflow".to_owned())}</a>
                         {format!(" · version {}", s.version)}
                         {s.key.map(|k| format!(" · key {k}"))}
                         " · " {when("created", Some(s.created_at))}

@@ -6,14 +6,45 @@
 use crate::api;
 use crate::components::run::run_actions::act;
 use crate::components::run::state::RunView;
+use crate::error::ApiError;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use trellis_model::api::RetryRequest;
+use trellis_model::Definition;
+
+/// The workflow's latest published version and its graph; `None` when it is the instance's own.
+async fn latest_version(v: RunView) -> Result<Option<(i64, Definition)>, ApiError> {
+    let Some((workflow, current)) =
+        v.detail.with_untracked(|d| d.as_ref().map(|d| (d.summary.workflow_id.clone(), d.summary.version)))
+    else {
+        return Ok(None);
+    };
+    let Some(latest) = api::get_workflow(&workflow).await?.summary.latest_version.filter(|n| *n != current) else {
+        return Ok(None);
+    };
+    Ok(Some((latest, api::get_version(&workflow, latest).await?.definition)))
+}
 
 #[component]
 pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
     let v = expect_context::<RunView>();
     let latest = RwSignal::new(false);
     let from = move || v.retry.get().unwrap_or_default();
+    let on_latest = move |ticked: bool| {
+        latest.set(ticked);
+        v.retry_onto.set(None);
+        if ticked {
+            spawn_local(async move {
+                match latest_version(v).await {
+                    // Still wanted: the box may have been cleared while this was read.
+                    Ok(onto) if latest.get_untracked() => v.retry_onto.set(onto),
+                    Ok(_) => {}
+                    Err(err) => v.error.set(Some(err.message())),
+                }
+            });
+        }
+    };
+    on_cleanup(move || v.retry_onto.set(None));
     let confirm = move |_| {
         let Some(from) = v.retry.get_untracked() else { return };
         let body = RetryRequest { from, latest_version: latest.get_untracked() };
@@ -35,6 +66,21 @@ pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
         }
     };
     let count = move || v.rerun.with(|r| r.len());
+    // Nodes the latest version adds: they run, but the graph drawn is the instance's version.
+    let undrawn = move || {
+        let drawn = v.definition.with(|d| d.as_ref().map(|d| d.nodes.iter().map(|n| n.id.clone()).collect::<Vec<_>>()));
+        let drawn = drawn.unwrap_or_default();
+        v.rerun.with(|r| r.iter().filter(|id| !drawn.contains(id)).cloned().collect::<Vec<_>>())
+    };
+    let onto_note = move || {
+        let (version, _) = v.retry_onto.get()?;
+        let added = undrawn();
+        Some(if added.is_empty() {
+            format!("On version {version}.")
+        } else {
+            format!("On version {version}, which adds {} (not drawn here).", added.join(", "))
+        })
+    };
     view! {
         <form class="retry-form" data-testid="retry-form" aria-label="Retry" on:submit=|ev| ev.prevent_default()>
             <fieldset>
@@ -44,7 +90,7 @@ pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
                 {move || v.picked.get().map(|node| choice(node.clone(), format!("from node {node}")))}
                 <label>
                     <input type="checkbox" data-testid="retry-latest" prop:checked=move || latest.get()
-                        on:change=move |ev| latest.set(event_target_checked(&ev)) />
+                        on:change=move |ev| on_latest(event_target_checked(&ev)) />
                     " on the latest version"
                 </label>
             </fieldset>
@@ -54,6 +100,8 @@ pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
                     1 => "1 node will run again (outlined on the graph).".to_owned(),
                     n => format!("{n} nodes will run again (outlined on the graph)."),
                 }}
+                " "
+                <span data-testid="retry-onto">{onto_note}</span>
             </p>
             <div class="retry-buttons">
                 <button type="button" class="primary" data-testid="confirm-retry" disabled=move || busy.get() || (count() == 0 && !latest.get())

@@ -35,6 +35,9 @@ pub struct RunView {
     pub retry: RwSignal<Option<String>>,
     /// The node last clicked on the graph.
     pub picked: RwSignal<Option<String>>,
+    /// The latest published version (number and graph) while the open retry is to move onto
+    /// it: the engine maps the run's node statuses onto that graph by id, so the preview must too.
+    pub retry_onto: RwSignal<Option<(i64, Definition)>>,
     /// The nodes the open retry would run again, highlighted on the graph.
     pub rerun: Memo<BTreeSet<String>>,
     fetching: RwSignal<bool>,
@@ -56,16 +59,19 @@ impl RunView {
         let definition = RwSignal::new(None::<Definition>);
         let can_retry = RwSignal::new(false);
         let retry = RwSignal::new(None::<String>);
+        let retry_onto = RwSignal::new(None::<(i64, Definition)>);
         let rerun = Memo::new(move |_| {
-            let from = retry.get().filter(|_| can_retry.get());
-            match (from, definition.read().as_ref()) {
-                (Some(from), Some(d)) => run.with(|r| will_run_again(d, r, &from)),
-                _ => BTreeSet::new(),
+            let Some(from) = retry.get().filter(|_| can_retry.get()) else { return BTreeSet::new() };
+            let (onto, drawn) = (retry_onto.read(), definition.read());
+            match onto.as_ref().map(|(_, d)| d).or(drawn.as_ref()) {
+                Some(d) => run.with(|r| will_run_again(d, r, &from)),
+                None => BTreeSet::new(),
             }
         });
         RunView {
             can_retry,
             retry,
+            retry_onto,
             picked: RwSignal::new(None),
             rerun,
             id: StoredValue::new(id),
@@ -146,6 +152,7 @@ impl RunView {
         self.stop_awaiting_revival();
         self.run.set(RunState::default());
         self.retry.set(None);
+        self.retry_onto.set(None);
         self.picked.set(None);
         self.error.set(None);
         self.follow();
