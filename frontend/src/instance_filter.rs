@@ -18,6 +18,9 @@ pub struct InstanceFilter {
     pub key: Option<String>,
     pub since: Option<DateTime<Utc>>,
     pub until: Option<DateTime<Utc>>,
+    /// Failed at this node, with this error class: a failure group opened as a list.
+    pub node: Option<String>,
+    pub error_class: Option<String>,
 }
 
 /// A filter read from the address, and what in it was ignored.
@@ -47,6 +50,8 @@ impl InstanceFilter {
                 }
                 "version" => set(&mut f.version, value.parse().ok().filter(|n| *n >= 1)),
                 "key" => set(&mut f.key, Some(value.to_owned())),
+                "node" => set(&mut f.node, Some(value.to_owned())),
+                "error_class" => set(&mut f.error_class, Some(raw.to_owned())),
                 "since" => set(&mut f.since, parse_time(value)),
                 "until" => set(&mut f.until, parse_time(value)),
                 _ => true,
@@ -85,6 +90,12 @@ impl InstanceFilter {
         }
         if let Some(t) = self.until {
             parts.push(pair("until", &crate::format::rfc3339(&t)));
+        }
+        if let Some(n) = &self.node {
+            parts.push(pair("node", n));
+        }
+        if let Some(c) = &self.error_class {
+            parts.push(pair("error_class", c));
         }
         parts.join("&")
     }
@@ -149,6 +160,8 @@ impl InstanceFilter {
             since: self.since,
             until: self.until,
             key: self.key.clone(),
+            node: self.node.clone(),
+            error_class: self.error_class.clone(),
             ids: Vec::new(),
         }
     }
@@ -231,18 +244,37 @@ mod tests {
             key: Some("order 7&x".to_owned()),
             since: parse_time("2026-01-31T09:00:00Z"),
             until: parse_time("2026-02-01T09:00:00Z"),
+            node: Some("call".to_owned()),
+            error_class: Some("timeout after <n> ms".to_owned()),
         };
         let query = filter.to_query();
         let pairs: Vec<(String, String)> = query
             .split('&')
             .map(|p| {
                 let (n, v) = p.split_once('=').unwrap();
-                (n.to_owned(), v.replace("%20", " ").replace("%26", "&").replace("%3A", ":").replace("%2C", ","))
+                (n.to_owned(), decode(v))
             })
             .collect();
         let back = InstanceFilter::parse(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         assert_eq!(back.warnings, Vec::<String>::new());
         assert_eq!(back.filter, filter);
+    }
+
+    /// Enough of percent-decoding for the round trip above.
+    fn decode(v: &str) -> String {
+        let mut out = Vec::new();
+        let bytes = v.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' {
+                out.push(u8::from_str_radix(&v[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
     }
 
     #[test]

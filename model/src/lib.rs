@@ -14,6 +14,7 @@ pub mod api;
 pub mod config;
 pub mod definition;
 pub mod expr;
+pub mod failure;
 pub mod retry;
 #[cfg(feature = "sqlx")]
 mod sql_text;

@@ -119,6 +119,7 @@ pub fn decide(
                     InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
                 u.output = Some(final_output(plan, snapshot, &writes, &after));
                 u.error = finish_error(plan, status, failed_node, detail);
+                u.failure = failure(plan, status, failed_node, u.error.as_deref());
                 // What this step already recorded: a retry's new status, or an admission
                 // (which closed the queue wait) when a retried run finishes on admission.
                 let from = match (retried, started) {
@@ -213,7 +214,7 @@ fn update(
     started_at: Option<DateTime<Utc>>,
     ended_at: Option<DateTime<Utc>>,
 ) -> InstanceUpdate {
-    InstanceUpdate { status, output: None, error: None, started_at, ended_at, restart: false }
+    InstanceUpdate { status, output: None, error: None, failure: None, started_at, ended_at, restart: false }
 }
 
 pub fn work(kind: WorkKind, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {
@@ -260,6 +261,21 @@ fn finish_error(plan: &Plan, status: InstanceStatus, failed_node: Option<usize>,
         InstanceStatus::Canceled => Some("canceled".to_owned()),
         _ => None,
     }
+}
+
+/// What failure triage groups a failed or timed-out instance by: the node that failed and the
+/// class of the instance's error.
+fn failure(
+    plan: &Plan,
+    status: InstanceStatus,
+    failed_node: Option<usize>,
+    error: Option<&str>,
+) -> Option<(Option<String>, String)> {
+    if !matches!(status, InstanceStatus::Failed | InstanceStatus::TimedOut) {
+        return None;
+    }
+    let node = failed_node.map(|i| plan.nodes[i].id.clone());
+    Some((node, trellis_model::failure::error_class(error.unwrap_or_default())))
 }
 
 /// Marks the first `ids.len()` attempts to run as already leased to `owner` until `until`,

@@ -287,8 +287,9 @@ fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
 /// Whether a node type evaluates expressions over the instance (and so needs its state).
 fn reads_context(kind: NodeKind) -> bool {
     match kind {
-        NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Task => true,
-        NodeKind::Noop | NodeKind::Delay | NodeKind::Fail | NodeKind::WaitSignal => false,
+        // `fail`: its message is a template.
+        NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Task | NodeKind::Fail => true,
+        NodeKind::Noop | NodeKind::Delay | NodeKind::WaitSignal => false,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod edge;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod failures;
 pub mod headers;
 pub mod hooks;
 pub mod instances;
@@ -68,6 +69,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(api_keys::router())
         .merge(users::router())
         .merge(instances::router())
+        .merge(failures::router())
         .merge(events::router())
         .merge(tasks::router())
         .merge(triggers::router())

@@ -25,6 +25,9 @@ pub(super) trait Backend: Send + Sync + 'static {
     const LOCK_ROW: &'static str;
     /// Appended to the `SELECT` of a claim: rows another process is claiming are skipped.
     const SKIP_LOCKED: &'static str;
+    /// The greatest `id` of a group of instances (the newest: ids are UUIDv7). Postgres has no
+    /// `max` over `uuid`; SQLite stores ids as 16-byte blobs, which compare in uuid order.
+    const NEWEST_ID: &'static str;
     /// The statement that announces appended history entries to other processes, if any.
     const NOTIFY_EVENTS: Option<&'static str>;
 

@@ -193,6 +193,8 @@ pub struct InstanceUpdate {
     pub status: InstanceStatus,
     pub output: Option<Value>,
     pub error: Option<String>,
+    /// Of a failure: the node that failed (none for an instance timeout) and the error's class.
+    pub failure: Option<(Option<String>, String)>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
     /// A retry: the next run begins, so the last run's end, output and error are cleared

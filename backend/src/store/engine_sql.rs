@@ -65,8 +65,13 @@ macro_rules! impl_instance_store {
 
                 async fn apply_writes(&self, tx: &mut sqlx::Transaction<'_, Db>, id: Uuid, workflow: Uuid, w: &mut Writes) -> Result<()> {
                     if w.instance.as_ref().is_some_and(|u| u.restart) {
-                        sqlx::query("UPDATE instances SET run = run + 1, output = NULL, error = NULL, started_at = NULL, ended_at = NULL WHERE id = $1")
+                        sqlx::query("UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, error_class = NULL, \
+                                      started_at = NULL, ended_at = NULL WHERE id = $1")
                             .bind(id).execute(&mut **tx).await?;
+                    }
+                    if let Some((node, class)) = w.instance.as_ref().and_then(|u| u.failure.as_ref()) {
+                        sqlx::query("UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3")
+                            .bind(node).bind(class).bind(id).execute(&mut **tx).await?;
                     }
                     if let Some(u) = &w.instance {
                         sqlx::query(

@@ -19,6 +19,10 @@ pub struct InstanceQuery {
     pub key: Option<String>,
     pub since: Option<DateTime<Utc>>,
     pub until: Option<DateTime<Utc>>,
+    /// Failed at this node.
+    pub node: Option<String>,
+    /// Failed with this error class (or, failed before classes were stored, this error).
+    pub error_class: Option<String>,
     /// Only these instances; empty for any.
     pub ids: Vec<Uuid>,
     /// A page's cursor: only ids below it.
@@ -58,8 +62,12 @@ impl InstanceQuery {
             issues.push(Issue::new("unknown_status", message).path("filter.status"));
             Vec::new()
         });
-        if filter.key.as_deref().is_some_and(|k| k.contains('\0')) {
-            issues.push(Issue::new("invalid_filter", "the key must not contain NUL").path("filter.key"));
+        for (value, path) in
+            [(&filter.key, "filter.key"), (&filter.node, "filter.node"), (&filter.error_class, "filter.error_class")]
+        {
+            if value.as_deref().is_some_and(|v| v.contains('\0')) {
+                issues.push(Issue::new("invalid_filter", "must not contain NUL").path(path));
+            }
         }
         if filter.ids.len() > MAX_FILTER_IDS {
             let message = format!("{} ids given; at most {MAX_FILTER_IDS} per request", filter.ids.len());
@@ -85,6 +93,8 @@ impl InstanceQuery {
             key: filter.key.clone(),
             since: filter.since,
             until: filter.until,
+            node: filter.node.clone(),
+            error_class: filter.error_class.clone(),
             ids,
             before: None,
             limit: 0,
@@ -122,6 +132,12 @@ impl InstanceQuery {
         }
         if let Some(until) = self.until {
             sql.push(" AND created_at < ").push_bind(until);
+        }
+        if let Some(node) = &self.node {
+            sql.push(" AND failed_node = ").push_bind(node.clone());
+        }
+        if let Some(class) = &self.error_class {
+            sql.push(" AND COALESCE(error_class, error) = ").push_bind(class.clone());
         }
         if !self.ids.is_empty() {
             sql.push(" AND id IN (");

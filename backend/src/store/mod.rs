@@ -10,6 +10,7 @@ mod audit_sql;
 mod backend;
 mod engine_records;
 mod engine_sql;
+mod insight_sql;
 mod instance_query;
 mod job_records;
 mod job_sql;
@@ -29,6 +30,7 @@ pub use account_sql::{AccountStore, SessionUser};
 pub use admission_sql::AdmissionQueue;
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
+pub use insight_sql::{FailureGroupRow, FailureQuery, InsightStore};
 pub use instance_query::{parse_statuses, InstanceQuery};
 pub use job_records::*;
 pub use job_sql::JobStore;
@@ -116,7 +118,15 @@ pub trait InstanceStore: Send + Sync + 'static {
 /// Everything Trellis keeps. Methods are small and each runs in one transaction.
 #[async_trait]
 pub trait Store:
-    InstanceStore + AdmissionQueue + WorkQueue + TriggerStore + AuditStore + JobStore + RetentionStore + AccountStore
+    InstanceStore
+    + AdmissionQueue
+    + WorkQueue
+    + TriggerStore
+    + AuditStore
+    + JobStore
+    + RetentionStore
+    + AccountStore
+    + InsightStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

@@ -41,6 +41,7 @@ super::admission_sql::impl_admission!(PgStore);
 super::work_sql::impl_work_queue!(PgStore);
 super::job_sql::impl_job_store!(PgStore);
 super::retention_sql::impl_retention_store!(PgStore);
+super::insight_sql::impl_insight_store!(PgStore);
 
 impl Backend for PgStore {
     type Db = sqlx::Postgres;
@@ -56,6 +57,7 @@ impl Backend for PgStore {
     /// and transitions need; keys are never updated.
     const LOCK_ROW: &'static str = " FOR NO KEY UPDATE";
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
+    const NEWEST_ID: &'static str = "MAX(id::text)::uuid";
     const NOTIFY_EVENTS: Option<&'static str> = Some("SELECT pg_notify('trellis_events', $1)");
 
     fn pool(&self) -> &PgPool {

@@ -53,6 +53,7 @@ super::admission_sql::impl_admission!(SqliteStore);
 super::work_sql::impl_work_queue!(SqliteStore);
 super::job_sql::impl_job_store!(SqliteStore);
 super::retention_sql::impl_retention_store!(SqliteStore);
+super::insight_sql::impl_insight_store!(SqliteStore);
 
 /// One process, one writer: no row locks to take or skip, nobody to announce to.
 impl Backend for SqliteStore {
@@ -62,6 +63,7 @@ impl Backend for SqliteStore {
     const NAME: &'static str = "sqlite";
     const LOCK_ROW: &'static str = "";
     const SKIP_LOCKED: &'static str = "";
+    const NEWEST_ID: &'static str = "MAX(id)";
     const NOTIFY_EVENTS: Option<&'static str> = None;
 
     fn pool(&self) -> &SqlitePool {

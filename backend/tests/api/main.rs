@@ -17,6 +17,7 @@ mod csrf;
 mod drafts;
 mod edge;
 mod engine;
+mod failures;
 mod headers;
 mod instance_list;
 mod keys;

@@ -32,6 +32,12 @@ pub struct InstanceFilter {
     /// A business key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// Failed at this node (a failure group's `node`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Failed with this error class (a failure group's `error_class`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<String>,
     /// Only these instances (at most 1,000): the rows an operator selected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ids: Vec<String>,
@@ -41,13 +47,15 @@ impl InstanceFilter {
     /// No key given: matches every instance.
     pub fn is_empty(&self) -> bool {
         // Destructured so a key added later cannot be forgotten here.
-        let InstanceFilter { workflow, status, version, since, until, key, ids } = self;
+        let InstanceFilter { workflow, status, version, since, until, key, node, error_class, ids } = self;
         workflow.is_none()
             && status.is_empty()
             && version.is_none()
             && since.is_none()
             && until.is_none()
             && key.is_none()
+            && node.is_none()
+            && error_class.is_none()
             && ids.is_empty()
     }
 }

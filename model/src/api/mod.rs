@@ -8,6 +8,7 @@
 
 mod access;
 mod filter;
+mod insights;
 mod instances;
 mod operations;
 mod tasks;
@@ -16,6 +17,7 @@ mod workflows;
 
 pub use access::*;
 pub use filter::*;
+pub use insights::*;
 pub use instances::*;
 pub use operations::*;
 pub use tasks::*;

@@ -52,7 +52,13 @@ impl Runtime {
             NodeKind::Http => self.http.run(a).await,
             NodeKind::Transform => evaluated(a, transform).await,
             NodeKind::Branch => evaluated(a, branch).await,
-            NodeKind::Fail => config(a).map_or_else(|e| e, |c: FailConfig| fail(c, a.attempt)),
+            NodeKind::Fail => match config::<FailConfig>(a) {
+                Ok(c) => {
+                    let attempt = a.attempt;
+                    evaluate(a, move |x, context| fail(c, x, context, attempt)).await.unwrap_or_else(|stopped| stopped)
+                }
+                Err(invalid) => invalid,
+            },
             NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
             NodeKind::Task => evaluated(a, task).await,
         }
@@ -157,11 +163,14 @@ fn delay(c: DelayConfig, now: DateTime<Utc>) -> NodeResult {
 }
 
 /// Fails the first `fail_attempts` attempts (retryably), then succeeds; without it, always
-/// fails.
-fn fail(c: FailConfig, attempt: u32) -> NodeResult {
-    let message = c.message.unwrap_or_else(|| "failed on purpose".to_owned());
-    match c.fail_attempts {
-        Some(n) if attempt > n => done(json!({"attempt": attempt})),
-        _ => NodeResult::Failed { error: message, retryable: true },
+/// fails. Its `message` is a template over the attempt's context (`{{ input.order }}`).
+fn fail(c: FailConfig, x: &Expressions, context: &Value, attempt: u32) -> NodeResult {
+    if c.fail_attempts.is_some_and(|n| attempt > n) {
+        return done(json!({"attempt": attempt}));
     }
+    let error = match c.message {
+        Some(template) => x.render(&template, context).unwrap_or_else(|e| format!("{template} ({e})")),
+        None => "failed on purpose".to_owned(),
+    };
+    NodeResult::Failed { error, retryable: true }
 }

@@ -98,6 +98,10 @@ struct ListParams {
     since: Option<DateTime<Utc>>,
     until: Option<DateTime<Utc>>,
     key: Option<String>,
+    /// Failed at this node (a failure group's `node`).
+    node: Option<String>,
+    /// Failed with this error class (a failure group's `error_class`).
+    error_class: Option<String>,
     cursor: Option<Uuid>,
     limit: Option<i64>,
 }
@@ -127,6 +131,8 @@ async fn list(
         key: p.key,
         since: p.since,
         until: p.until,
+        node: p.node,
+        error_class: p.error_class,
         ids: Vec::new(),
         before: p.cursor,
         limit: limit + 1,

@@ -5,6 +5,16 @@ use crate::instance_filter::{local_input, parse_time, InstanceFilter};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
 
+/// The failure group the list is narrowed to, if any, as a sentence.
+fn failure_text(f: &InstanceFilter) -> Option<String> {
+    match (&f.node, &f.error_class) {
+        (None, None) => None,
+        (Some(node), None) => Some(format!("Failed at node `{node}`.")),
+        (None, Some(class)) => Some(format!("Failed with “{class}”.")),
+        (Some(node), Some(class)) => Some(format!("Failed at node `{node}` with “{class}”.")),
+    }
+}
+
 #[component]
 pub fn FiltersBar(
     #[prop(into)] filter: Signal<InstanceFilter>,
@@ -105,6 +115,16 @@ pub fn FiltersBar(
             <button type="button" data-testid="clear-filters" on:click=move |_| on_change.run(InstanceFilter::default())>
                 "Clear"
             </button>
+            {move || filter.with(failure_text).map(|text| view! {
+                <p class="failure-filter" data-testid="failure-filter">
+                    {text}
+                    " "
+                    <button type="button" class="link" on:click=move |_| change(&|f| {
+                        f.node = None;
+                        f.error_class = None;
+                    })>"Show every failure"</button>
+                </p>
+            })}
         </form>
     }
 }

@@ -1,0 +1,93 @@
+//! Failure triage: `GET /api/v1/failures` groups failures by workflow, failing node and error
+//! class; a group opens as a filtered list and is retried as one bulk job.
+
+use crate::cleanup::wait_job;
+use crate::common::{both_backends, problem, TestApp};
+use serde_json::json;
+use trellis_model::api::{BulkAnswer, FailureReport, InstancePage};
+use trellis_model::InstanceStatus;
+
+async fn report(app: &TestApp, query: &str) -> FailureReport {
+    let answer = app.get(&format!("/api/v1/failures?{query}")).send().await.unwrap();
+    assert_eq!(answer.status(), 200, "{query}");
+    answer.json().await.unwrap()
+}
+
+/// Fails its first attempt with a message naming the input's `ms`, then succeeds.
+fn flaky_timeout() -> serde_json::Value {
+    json!({"nodes": [
+        {"id": "prepare", "type": "noop"},
+        {"id": "call", "type": "fail", "config": {"message": "timeout after {{ input.ms }} ms", "fail_attempts": 1}}
+    ], "edges": [{"from": "prepare", "to": "call"}]})
+}
+
+both_backends! {
+    async fn failures_differing_only_in_numbers_group_and_the_group_is_retried_as_one(app: TestApp) {
+        let wf = app.publish(flaky_timeout()).await;
+        let other = app.publish(json!({"nodes": [{"id": "boom", "type": "fail"}]})).await;
+        let mut ids = Vec::new();
+        for ms in [3012, 2990] {
+            let id = app.start(&wf, json!({"input": {"ms": ms}})).await;
+            assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
+            ids.push(id);
+        }
+        let lone = app.start(&other, json!({})).await;
+        app.wait_finished(&lone).await;
+
+        let all = report(&app, "").await;
+        let ours: Vec<_> = all.groups.iter().filter(|g| g.workflow_id == wf || g.workflow_id == other).collect();
+        assert_eq!(ours.len(), 2, "{all:?}");
+        let group = ours.iter().find(|g| g.workflow_id == wf).unwrap();
+        assert_eq!((group.count, group.node.as_deref()), (2, Some("call")));
+        assert_eq!(group.error_class, "node `call` failed: timeout after <n> ms");
+        assert_eq!(group.sample_instance, ids[1], "the newest instance is the sample");
+        assert_eq!(group.sample_error.as_deref(), Some("node `call` failed: timeout after 3012 ms"), "the greatest text");
+        assert_eq!(group.workflow_name.as_deref(), Some("engine test"));
+        assert!(group.first_seen <= group.last_seen);
+        let only = report(&app, &format!("workflow={wf}")).await;
+        assert_eq!((only.total, only.groups.len()), (2, 1));
+
+        // The group as a list: its node and class are list filters.
+        let class = urlencode(&group.error_class);
+        let listed: InstancePage = app.get(&format!("/api/v1/instances?workflow={wf}&node=call&error_class={class}"))
+            .send().await.unwrap().json().await.unwrap();
+        assert_eq!(listed.items.len(), 2);
+        // ... and a bulk retry filter: the whole group runs again, from its failed node.
+        let filter = json!({"workflow": wf, "node": "call", "error_class": group.error_class});
+        let started = app.post("/api/v1/instances/retry").json(&json!({"filter": filter})).send().await.unwrap();
+        assert_eq!(started.status(), 202);
+        let answer: BulkAnswer = started.json().await.unwrap();
+        assert_eq!(answer.matched, 2);
+        let job = wait_job(&app, answer.job_id.as_deref().unwrap()).await;
+        assert_eq!((job.status.as_str(), job.processed), ("succeeded", 2), "{job:?}");
+        for id in &ids {
+            let done = app.wait_finished(id).await;
+            assert_eq!(done.summary.status, InstanceStatus::Succeeded);
+            assert_eq!(done.nodes.iter().find(|n| n.id == "prepare").unwrap().attempts, 1, "kept its result");
+        }
+        let after = report(&app, &format!("workflow={wf}")).await;
+        assert_eq!((after.total, after.groups.len()), (0, 0), "a retried instance is no longer a failure: {after:?}");
+    }
+
+    async fn a_failure_range_must_make_sense(app: TestApp) {
+        let empty = report(&app, "since=2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z").await;
+        assert_eq!((empty.total, empty.groups.len()), (0, 0));
+        let backwards = app.get("/api/v1/failures?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z").send().await.unwrap();
+        assert!(problem(backwards, 400).await["detail"].as_str().unwrap().contains("before"));
+        problem(app.get("/api/v1/failures?limit=0").send().await.unwrap(), 400).await;
+        problem(app.get("/api/v1/failures?since=yesterday").send().await.unwrap(), 400).await;
+        problem(app.get("/api/v1/failures?colour=red").send().await.unwrap(), 400).await;
+        let viewer = app.token_for("viewer").await;
+        let seen = app.client.get(app.url("/api/v1/failures")).bearer_auth(viewer).send().await.unwrap();
+        assert_eq!(seen.status(), 200, "viewers read failures");
+    }
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
