@@ -47,19 +47,24 @@ impl Db {
             ($pool:expr, $db:ty) => {{
                 for chunk in rows.chunks(1_000) {
                     let mut insert = sqlx::QueryBuilder::<$db>::new(
-                        "INSERT INTO instances (id, workflow_id, version, status, input, error, business_key, \
-                         created_at, started_at, ended_at) ",
+                        "INSERT INTO instances (id, workflow_id, version, status, input, error, failed_node, error_class, \
+                         business_key, created_at, started_at, ended_at) ",
                     );
                     insert.push_values(chunk, |mut v, row| {
                         let ended = row.created_at + chrono::Duration::milliseconds(40);
-                        let error =
-                            (row.status == "failed").then(|| format!("node `n3` failed: timeout after {} ms", 3_000));
+                        let (node, error) = match &row.failure {
+                            Some((node, error)) => (Some(node.clone()), Some(error.clone())),
+                            None => (None, None),
+                        };
+                        let class = error.as_deref().map(trellis_model::failure::error_class);
                         v.push_bind(seed_id(row.created_at))
                             .push_bind(row.workflow)
                             .push_bind(1i64)
                             .push_bind(row.status)
                             .push_bind(sqlx::types::Json(serde_json::Value::Null))
                             .push_bind(error)
+                            .push_bind(node)
+                            .push_bind(class)
                             .push_bind(row.key.clone())
                             .push_bind(row.created_at)
                             .push_bind(row.created_at)
@@ -116,6 +121,9 @@ pub struct SeedRow {
     pub workflow: uuid::Uuid,
     pub status: &'static str,
     pub key: Option<String>,
+    /// Of a failed instance: the failing node and the error (its class is computed as the
+    /// engine does).
+    pub failure: Option<(String, String)>,
     pub created_at: DateTime<Utc>,
 }
 

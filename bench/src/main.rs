@@ -2,10 +2,11 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse|auth|list] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse|auth|list|failures] [--out DIR]
 
 mod auth;
 mod db;
+mod failures;
 mod floor;
 mod list;
 mod scenarios;
@@ -22,7 +23,7 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine`, `sse`, `auth` or `list`), or all of them.
+    /// One group of scenarios (`engine`, `sse`, `auth`, `list` or `failures`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -63,9 +64,9 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args.next().context("--only engine|sse|auth|list")?;
-                if !["engine", "sse", "auth", "list"].contains(&group.as_str()) {
-                    bail!("--only engine|sse|auth|list, not `{group}`");
+                let group = args.next().context("--only engine|sse|auth|list|failures")?;
+                if !["engine", "sse", "auth", "list", "failures"].contains(&group.as_str()) {
+                    bail!("--only engine|sse|auth|list|failures, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -141,6 +142,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let instances = if options.quick { 20_000 } else { 100_000 };
         progress(backend, &format!("instances list at {instances} instances"));
         list::list_at_scale(&api, &db, instances, &mut figures).await?;
+    }
+    if runs("failures") {
+        let failures = if options.quick { 20_000 } else { 100_000 };
+        progress(backend, &format!("failure triage at {failures} failed instances"));
+        failures::failures_at_scale(&api, &db, failures, &mut figures).await?;
     }
     if let Some(transitions) = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v) {
         figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
