@@ -41,7 +41,8 @@ pub async fn list_at_scale(api: &Api, db: &Db, instances: usize, out: &mut Figur
             workflow: if i % 100 == 0 { ids[9] } else { ids[i % 9] },
             status: status_of(i),
             key: (i % 2 == 0).then(|| format!("order-{i}")),
-            failure: (status_of(i) == "failed").then(|| ("n".to_owned(), format!("node `n` failed: timeout after {i} ms"))),
+            failure: (status_of(i) == "failed")
+                .then(|| ("n".to_owned(), format!("node `n` failed: timeout after {i} ms"))),
             // Spread evenly over the last 30 days, oldest first.
             created_at: now - Duration::milliseconds(span_ms - span_ms * i as i64 / instances as i64),
         })

@@ -19,6 +19,7 @@ pub mod probes;
 pub mod retention;
 pub mod sign_in;
 pub mod spa;
+pub mod stats;
 pub mod strict;
 pub mod tasks;
 pub mod triggers;
@@ -70,6 +71,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(users::router())
         .merge(instances::router())
         .merge(failures::router())
+        .merge(stats::router())
         .merge(events::router())
         .merge(tasks::router())
         .merge(triggers::router())

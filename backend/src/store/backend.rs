@@ -28,6 +28,11 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// The greatest `id` of a group of instances (the newest: ids are UUIDv7). Postgres has no
     /// `max` over `uuid`; SQLite stores ids as 16-byte blobs, which compare in uuid order.
     const NEWEST_ID: &'static str;
+    /// Seconds since the Unix epoch of the timestamp column named by `{}` (a number).
+    const EPOCH_OF: &'static str;
+    /// Rounds a non-negative number down before a `CAST(... AS BIGINT)`: Postgres's cast
+    /// rounds to nearest, SQLite's truncates (which is the same for a non-negative number).
+    const FLOOR: &'static str;
     /// The statement that announces appended history entries to other processes, if any.
     const NOTIFY_EVENTS: Option<&'static str>;
 

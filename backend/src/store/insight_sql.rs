@@ -5,6 +5,7 @@
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
 /// Which failures to group: those that ended in `[since, until)`, of one workflow or all.
@@ -31,20 +32,55 @@ pub struct FailureGroupRow {
     pub sample_error: Option<String>,
 }
 
+/// Which finished instances to count: those that ended in `[since, until)`, of one workflow
+/// or all, in slots of `slot_seconds` from `since`.
+#[derive(Debug, Clone)]
+pub struct StatsQuery {
+    pub since: DateTime<Utc>,
+    pub until: DateTime<Utc>,
+    pub slot_seconds: i64,
+    pub workflow: Option<Uuid>,
+}
+
+/// Two ranks of the run durations of one workflow's succeeded instances, in milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DurationRanks {
+    pub workflow_id: Uuid,
+    pub count: i64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
 #[async_trait]
 pub trait InsightStore: Send + Sync + 'static {
     /// The largest groups first, at most `limit`; and how many failures there are in all.
     async fn failure_groups(&self, query: &FailureQuery) -> Result<(Vec<FailureGroupRow>, i64)>;
+    /// Instances that finished, per slot (0 is the one starting at `since`) and status.
+    async fn finished_per_slot(&self, query: &StatsQuery) -> Result<Vec<(i64, InstanceStatus, i64)>>;
+    /// The median and 95th percentile (nearest rank) of each workflow's run durations.
+    async fn duration_ranks(&self, query: &StatsQuery) -> Result<Vec<DurationRanks>>;
+}
+
+/// The nearest rank (1-based) of the `p`th percentile among `n` values, in integer arithmetic
+/// as the SQL computes it: `ceil(p * n / 100)`.
+pub fn nearest_rank(p: i64, n: i64) -> i64 {
+    (p * n + 99) / 100
 }
 
 macro_rules! impl_insight_store {
     ($store:ty) => {
         const _: () = {
             use $crate::store::backend::Backend;
-            use $crate::store::insight_sql::{FailureGroupRow, FailureQuery};
+            use $crate::store::insight_sql::{nearest_rank, DurationRanks, FailureGroupRow, FailureQuery, StatsQuery};
             use $crate::store::Result;
+            use trellis_model::InstanceStatus;
+            use uuid::Uuid;
             type Db = <$store as Backend>::Db;
             const NEWEST_ID: &str = <$store as Backend>::NEWEST_ID;
+            const EPOCH_OF: &str = <$store as Backend>::EPOCH_OF;
+            const FLOOR: &str = <$store as Backend>::FLOOR;
+            /// Instances of the range, by when they ended.
+            const ENDED_IN: &str = "ended_at >= $1 AND ended_at < $2 AND ($3 IS NULL OR workflow_id = $3)";
 
             #[async_trait::async_trait]
             impl $crate::store::InsightStore for $store {
@@ -65,6 +101,51 @@ macro_rules! impl_insight_store {
                         .bind(q.since).bind(q.until).bind(q.workflow)
                         .fetch_one(self.pool()).await?;
                     Ok((groups, total))
+                }
+
+                async fn finished_per_slot(&self, q: &StatsQuery) -> Result<Vec<(i64, InstanceStatus, i64)>> {
+                    let ended = EPOCH_OF.replace("{}", "ended_at");
+                    let sql = format!(
+                        "SELECT CAST({FLOOR}(({ended} - $4) / $5) AS BIGINT) AS slot, status, COUNT(*) FROM instances \
+                         WHERE status IN {} AND {ENDED_IN} GROUP BY 1, 2",
+                        $crate::store::statuses::TERMINAL
+                    );
+                    let since = q.since.timestamp_millis() as f64 / 1000.0;
+                    Ok(sqlx::query_as::<Db, (i64, InstanceStatus, i64)>(&sql)
+                        .bind(q.since).bind(q.until).bind(q.workflow).bind(since).bind(q.slot_seconds as f64)
+                        .fetch_all(self.pool()).await?)
+                }
+
+                async fn duration_ranks(&self, q: &StatsQuery) -> Result<Vec<DurationRanks>> {
+                    let (ended, started) = (EPOCH_OF.replace("{}", "ended_at"), EPOCH_OF.replace("{}", "started_at"));
+                    // Only the two ranked rows of each workflow leave the database.
+                    let sql = format!(
+                        "SELECT workflow_id, n, rank, ms FROM (SELECT workflow_id, ms, \
+                           ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY ms) AS rank, \
+                           COUNT(*) OVER (PARTITION BY workflow_id) AS n \
+                           FROM (SELECT workflow_id, CAST(({ended} - {started}) * 1000.0 AS DOUBLE PRECISION) AS ms \
+                                 FROM instances WHERE status = 'succeeded' AND started_at IS NOT NULL AND {ENDED_IN}) d) r \
+                         WHERE rank = (50 * n + 99) / 100 OR rank = (95 * n + 99) / 100"
+                    );
+                    let rows: Vec<(Uuid, i64, i64, f64)> = sqlx::query_as(&sql)
+                        .bind(q.since).bind(q.until).bind(q.workflow).fetch_all(self.pool()).await?;
+                    let mut ranks: Vec<DurationRanks> = Vec::new();
+                    for (workflow_id, count, rank, ms) in rows {
+                        let at = match ranks.iter().position(|r| r.workflow_id == workflow_id) {
+                            Some(at) => at,
+                            None => {
+                                ranks.push(DurationRanks { workflow_id, count, p50_ms: 0.0, p95_ms: 0.0 });
+                                ranks.len() - 1
+                            }
+                        };
+                        if rank == nearest_rank(50, count) {
+                            ranks[at].p50_ms = ms;
+                        }
+                        if rank == nearest_rank(95, count) {
+                            ranks[at].p95_ms = ms;
+                        }
+                    }
+                    Ok(ranks)
                 }
             }
         };

@@ -30,7 +30,7 @@ pub use account_sql::{AccountStore, SessionUser};
 pub use admission_sql::AdmissionQueue;
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use engine_records::*;
-pub use insight_sql::{FailureGroupRow, FailureQuery, InsightStore};
+pub use insight_sql::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
 pub use instance_query::{parse_statuses, InstanceQuery};
 pub use job_records::*;
 pub use job_sql::JobStore;

@@ -58,6 +58,8 @@ impl Backend for PgStore {
     const LOCK_ROW: &'static str = " FOR NO KEY UPDATE";
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const NEWEST_ID: &'static str = "MAX(id::text)::uuid";
+    const EPOCH_OF: &'static str = "EXTRACT(EPOCH FROM {})";
+    const FLOOR: &'static str = "FLOOR";
     const NOTIFY_EVENTS: Option<&'static str> = Some("SELECT pg_notify('trellis_events', $1)");
 
     fn pool(&self) -> &PgPool {

@@ -64,6 +64,9 @@ impl Backend for SqliteStore {
     const LOCK_ROW: &'static str = "";
     const SKIP_LOCKED: &'static str = "";
     const NEWEST_ID: &'static str = "MAX(id)";
+    // Fractional: `unixepoch` would drop the milliseconds a duration is made of.
+    const EPOCH_OF: &'static str = "((julianday({}) - 2440587.5) * 86400.0)";
+    const FLOOR: &'static str = "";
     const NOTIFY_EVENTS: Option<&'static str> = None;
 
     fn pool(&self) -> &SqlitePool {

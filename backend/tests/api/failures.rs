@@ -4,7 +4,7 @@
 use crate::cleanup::wait_job;
 use crate::common::{both_backends, problem, TestApp};
 use serde_json::json;
-use trellis_model::api::{BulkAnswer, FailureReport, InstancePage};
+use trellis_model::api::{BulkAnswer, FailureReport, InstancePage, InstanceStats};
 use trellis_model::InstanceStatus;
 
 async fn report(app: &TestApp, query: &str) -> FailureReport {
@@ -90,4 +90,44 @@ fn urlencode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+both_backends! {
+    async fn stats_count_finished_instances_per_slot_and_rank_durations(app: TestApp) {
+        let wf = app.publish(crate::common::chain()).await;
+        for _ in 0..3 {
+            let id = app.start(&wf, json!({})).await;
+            app.wait_finished(&id).await;
+        }
+        let stats: InstanceStats = app.get(&format!("/api/v1/stats/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(stats.bucket, "minute");
+        assert!((60..=61).contains(&stats.slots.len()), "an hour of minutes: {}", stats.slots.len());
+        let succeeded: i64 = stats.slots.iter().map(|s| s.counts.get(InstanceStatus::Succeeded)).sum();
+        assert_eq!(succeeded, 3);
+        assert_eq!(stats.durations.len(), 1);
+        let d = &stats.durations[0];
+        assert_eq!((d.count, d.workflow_name.as_deref()), (3, Some("engine test")));
+        assert!(d.p50_ms > 0.0 && d.p50_ms <= d.p95_ms, "{d:?}");
+
+        // Rows placed at known times land in their slots.
+        let other = app.publish(crate::common::chain()).await;
+        let base = chrono::DateTime::parse_from_rfc3339("2026-01-01T10:00:00Z").unwrap().with_timezone(&chrono::Utc);
+        let at = |s: i64| base + chrono::Duration::seconds(s);
+        crate::cleanup::insert_finished(&app, &other, &[("failed", at(5)), ("failed", at(65)), ("canceled", at(70)), ("succeeded", at(179))]).await;
+        let query = format!("/api/v1/stats/instances?workflow={other}&since=2026-01-01T10:00:30Z&until=2026-01-01T10:03:00Z");
+        let placed: InstanceStats = app.get(&query).send().await.unwrap().json().await.unwrap();
+        assert_eq!(placed.since.to_rfc3339(), "2026-01-01T10:00:00+00:00", "since rounds down to the minute");
+        let per_slot: Vec<(i64, i64, i64)> = placed.slots.iter()
+            .map(|s| (s.counts.get(InstanceStatus::Failed), s.counts.get(InstanceStatus::Canceled), s.counts.get(InstanceStatus::Succeeded)))
+            .collect();
+        assert_eq!(per_slot, [(1, 0, 0), (1, 1, 0), (0, 0, 1)]);
+        let by_hour: InstanceStats = app.get(&format!("/api/v1/stats/instances?workflow={other}&bucket=hour&since=2026-01-01T00:00:00Z&until=2026-01-02T00:00:00Z"))
+            .send().await.unwrap().json().await.unwrap();
+        assert_eq!((by_hour.slots.len(), by_hour.slots[10].counts.get(InstanceStatus::Failed)), (24, 2));
+
+        for bad in ["bucket=week", "since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z", "since=2026-01-01T00:00:00Z&until=2026-01-03T00:00:00Z"] {
+            let refused = app.get(&format!("/api/v1/stats/instances?{bad}")).send().await.unwrap();
+            problem(refused, 400).await;
+        }
+    }
 }

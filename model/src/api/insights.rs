@@ -36,3 +36,37 @@ pub struct FailureGroup {
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
 }
+
+/// `GET /api/v1/stats/instances`: the instances that finished in `[since, until)`, counted per
+/// slot of `bucket` and status, and each workflow's run durations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct InstanceStats {
+    pub since: DateTime<Utc>,
+    pub until: DateTime<Utc>,
+    /// `minute`, `hour` or `day`.
+    pub bucket: String,
+    /// Every slot of the range in order, empty ones included.
+    pub slots: Vec<StatsSlot>,
+    /// Workflows with succeeded instances in the range, the busiest first.
+    pub durations: Vec<WorkflowDurations>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StatsSlot {
+    pub start: DateTime<Utc>,
+    /// Instances that finished in the slot, per terminal status.
+    pub counts: super::StatusCounts,
+}
+
+/// The run durations (start to end) of a workflow's succeeded instances, nearest rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WorkflowDurations {
+    pub workflow_id: String,
+    pub workflow_name: Option<String>,
+    pub count: i64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
