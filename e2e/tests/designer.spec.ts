@@ -30,6 +30,7 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
   const errors = collectPageErrors(page);
   const shot = (name: string) => page.screenshot({ path: testInfo.outputPath(`${name}.png`) });
   await signIn(page);
+  await page.goto(`${baseUrl()}/workflows`);
 
   await page.getByLabel('New workflow name').fill('Designer e2e');
   await page.getByRole('button', { name: 'New workflow' }).click();
@@ -249,6 +250,7 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
 test('the workflow list renames, exports, imports and archives workflows', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
+  await page.getByRole('link', { name: 'Workflows', exact: true }).click();
   const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('link', { name, exact: true }) });
   await expect(row('Designer e2e')).toHaveCount(1);
 

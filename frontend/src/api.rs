@@ -160,3 +160,13 @@ pub async fn cancel_job(id: &str) -> Result<trellis_model::api::Job, ApiError> {
 pub async fn list_jobs() -> Result<trellis_model::api::Page<trellis_model::api::Job>, ApiError> {
     decode(send(Request::get(&format!("{}/jobs?limit=100", urls::API)).build()).await?).await
 }
+
+/// `GET /stats/instances` with `query` (`since=…&bucket=…`).
+pub async fn instance_stats(query: &str) -> Result<trellis_model::api::InstanceStats, ApiError> {
+    decode(send(Request::get(&format!("{}/stats/instances?{query}", urls::API)).build()).await?).await
+}
+
+/// `GET /failures` with `query` (`since=…&workflow=…`).
+pub async fn failures(query: &str) -> Result<trellis_model::api::FailureReport, ApiError> {
+    decode(send(Request::get(&format!("{}/failures?{query}", urls::API)).build()).await?).await
+}

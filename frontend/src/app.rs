@@ -1,5 +1,6 @@
 //! The root component: the router and the pages it shows.
 
+use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
 use crate::components::{
     instance_page::InstancePage, instances::instances_page::InstancesPage, instances::jobs_page::JobsPage,
@@ -16,7 +17,8 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=NotFound>
                 <Route path=path!("/login") view=LoginPage />
-                <Route path=path!("/") view=WorkflowsPage />
+                <Route path=path!("/") view=DashboardPage />
+                <Route path=path!("/failures") view=FailuresPage />
                 <Route path=path!("/workflows") view=WorkflowsPage />
                 <Route path=path!("/instances") view=InstancesPage />
                 <Route path=path!("/jobs") view=JobsPage />

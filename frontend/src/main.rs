@@ -5,6 +5,7 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod bulk;
+mod charts;
 mod designer;
 mod error;
 mod format;

@@ -90,8 +90,8 @@ pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32, arc
 /// The in-app address of the workflow list for a search, so a search can be bookmarked and reloaded.
 pub fn list_page(search: &str) -> String {
     match search.trim() {
-        "" => "/".to_owned(),
-        q => format!("/?q={}", encode_component(q)),
+        "" => "/workflows".to_owned(),
+        q => format!("/workflows?q={}", encode_component(q)),
     }
 }
 
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn an_empty_search_links_to_the_plain_list() {
-        assert_eq!(list_page(" "), "/");
-        assert_eq!(list_page("<b>"), "/?q=%3Cb%3E");
+        assert_eq!(list_page(" "), "/workflows");
+        assert_eq!(list_page("<b>"), "/workflows?q=%3Cb%3E");
     }
 }

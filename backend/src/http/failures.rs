@@ -70,7 +70,9 @@ fn group(r: FailureGroupRow, names: &HashMap<Uuid, String>) -> FailureGroup {
         workflow_name: names.get(&r.workflow_id).cloned(),
         workflow_id: r.workflow_id.to_string(),
         node: r.failed_node,
-        error_class: r.error_class.unwrap_or_default(),
+        // Failed before classes were stored: their error stands for the class (and the list's
+        // `error_class` filter falls back to the error for them).
+        error_class: r.error_class.or_else(|| r.sample_error.clone()).unwrap_or_default(),
         sample_error: r.sample_error,
         sample_instance: r.sample_instance.to_string(),
         count: r.count,

@@ -22,7 +22,7 @@ pub struct FailureQuery {
 pub struct FailureGroupRow {
     pub workflow_id: Uuid,
     pub failed_node: Option<String>,
-    /// The stored class; an instance that failed before classes were stored has its error here.
+    /// The stored class; `None` for instances that failed before classes were stored.
     pub error_class: Option<String>,
     pub count: i64,
     pub first_seen: DateTime<Utc>,
@@ -85,21 +85,40 @@ macro_rules! impl_insight_store {
             #[async_trait::async_trait]
             impl $crate::store::InsightStore for $store {
                 async fn failure_groups(&self, q: &FailureQuery) -> Result<(Vec<FailureGroupRow>, i64)> {
-                    let filter = "status IN ('failed', 'timed_out') AND ended_at >= $1 AND ended_at < $2 \
-                                  AND ($3 IS NULL OR workflow_id = $3)";
+                    // The same status list as the partial index `instances_failures`, so the
+                    // groups are read from the index alone.
+                    let filter = format!("status IN ('failed', 'timed_out') AND {ENDED_IN}");
                     let sql = format!(
-                        "SELECT workflow_id, failed_node, COALESCE(error_class, error) AS error_class, COUNT(*) AS count, \
-                         MIN(ended_at) AS first_seen, MAX(ended_at) AS last_seen, {NEWEST_ID} AS sample_instance, \
-                         MAX(error) AS sample_error FROM instances WHERE {filter} \
-                         GROUP BY workflow_id, failed_node, COALESCE(error_class, error) \
+                        "SELECT workflow_id, failed_node, error_class, COUNT(*) AS count, MIN(ended_at) AS first_seen, \
+                         MAX(ended_at) AS last_seen, {NEWEST_ID} AS sample_instance, NULL AS sample_error \
+                         FROM instances WHERE {filter} GROUP BY workflow_id, failed_node, error_class \
                          ORDER BY count DESC, last_seen DESC LIMIT $4"
                     );
-                    let groups = sqlx::query_as::<Db, FailureGroupRow>(&sql)
+                    let mut groups = sqlx::query_as::<Db, FailureGroupRow>(&sql)
                         .bind(q.since).bind(q.until).bind(q.workflow).bind(q.limit)
                         .fetch_all(self.pool()).await?;
-                    let (total,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) FROM instances WHERE {filter}"))
-                        .bind(q.since).bind(q.until).bind(q.workflow)
-                        .fetch_one(self.pool()).await?;
+                    // Each group's newest error as it was: one read by primary key for all of them.
+                    if !groups.is_empty() {
+                        let mut read = sqlx::QueryBuilder::<Db>::new("SELECT id, error FROM instances WHERE id IN (");
+                        let mut list = read.separated(", ");
+                        for g in &groups {
+                            list.push_bind(g.sample_instance);
+                        }
+                        read.push(")");
+                        let errors: Vec<(Uuid, Option<String>)> = read.build_query_as().fetch_all(self.pool()).await?;
+                        for g in &mut groups {
+                            g.sample_error = errors.iter().find(|(id, _)| *id == g.sample_instance).and_then(|(_, e)| e.clone());
+                        }
+                    }
+                    // Fewer groups than asked for: they are all of them, and so is their sum.
+                    let total = if (groups.len() as i64) < q.limit {
+                        groups.iter().map(|g| g.count).sum()
+                    } else {
+                        let (total,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) FROM instances WHERE {filter}"))
+                            .bind(q.since).bind(q.until).bind(q.workflow)
+                            .fetch_one(self.pool()).await?;
+                        total
+                    };
                     Ok((groups, total))
                 }
 

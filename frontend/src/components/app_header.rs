@@ -1,5 +1,5 @@
-//! The bar across the top: the app name, the sections (Workflows, Instances, Jobs), who is signed in
-//! with which role, and the way out.
+//! The bar across the top: the app name, the sections (Dashboard, Workflows, Instances, Failures,
+//! Jobs), who is signed in with which role, and the way out.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
@@ -10,8 +10,10 @@ use leptos_router::hooks::{use_location, use_navigate};
 
 /// The sections in the header: label, address, and the path prefixes that belong to it.
 const SECTIONS: &[(&str, &str, &[&str])] = &[
+    ("Dashboard", "/", &[]),
     ("Workflows", "/workflows", &["/workflows"]),
     ("Instances", "/instances", &["/instances"]),
+    ("Failures", "/failures", &["/failures"]),
     ("Jobs", "/jobs", &["/jobs"]),
 ];
 
@@ -40,7 +42,7 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
         .map(|(label, href, prefixes)| {
             let current = move || {
                 let p = path.get();
-                let here = prefixes.iter().any(|pre| p.starts_with(pre)) || (*href == "/workflows" && p == "/");
+                let here = prefixes.iter().any(|pre| p.starts_with(pre)) || (*href == "/" && p == "/");
                 here.then_some("page")
             };
             view! { <a href=*href aria-current=current>{*label}</a> }

@@ -2,6 +2,7 @@
 
 pub mod app_header;
 pub mod copy_button;
+pub mod dashboard;
 pub mod designer;
 pub mod error_alert;
 pub mod import_button;

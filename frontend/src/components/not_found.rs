@@ -7,7 +7,7 @@ pub fn NotFound() -> impl IntoView {
     view! {
         <main class="page narrow">
             <h1>"Page not found"</h1>
-            <p><a href="/">"Back to workflows"</a></p>
+            <p><a href="/workflows">"Back to workflows"</a></p>
         </main>
     }
 }

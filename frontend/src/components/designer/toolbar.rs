@@ -40,7 +40,7 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     };
     view! {
         <div class="designer-toolbar" role="toolbar" aria-label="Designer">
-            <a class="back" href="/">"← Workflows"</a>
+            <a class="back" href="/workflows">"← Workflows"</a>
             <a data-testid="workflow-instances" href=move || crate::instance_filter::InstanceFilter { workflow: Some(d.id.get_value()), ..Default::default() }.page()>
                 "Instances"
             </a>

@@ -24,6 +24,9 @@ pub fn BulkBar(
     job: Signal<Option<String>>,
     on_job: Callback<Option<String>>,
     on_done: Callback<()>,
+    /// Offer only this action (the failures page retries groups).
+    #[prop(optional)]
+    only: Option<BulkAction>,
 ) -> impl IntoView {
     let preview = RwSignal::new(None::<(BulkAction, BulkAnswer)>);
     let error = RwSignal::new(None::<String>);
@@ -75,7 +78,7 @@ pub fn BulkBar(
                         "Clear selection"
                     </button>
                 </Show>
-                {BulkAction::ALL.iter().map(|action| {
+                {BulkAction::ALL.iter().filter(|a| only.is_none_or(|o| o == **a)).map(|action| {
                     let action = *action;
                     view! {
                         <button
