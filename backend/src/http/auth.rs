@@ -75,6 +75,11 @@ async fn login(
         return Err(ApiError::Unauthorized("wrong username or password".into()).into());
     };
     attempt.succeeded(&state.sign_in);
+    // Said only to who knows the password: it does not tell others the account exists.
+    if user.disabled_at.is_some() {
+        tracing::info!(%username, "sign-in refused: the account is disabled");
+        return Err(ApiError::Forbidden("this account is disabled; an admin can enable it again".into()).into());
+    }
     let principal = Principal { id: user.id.to_string(), name: user.username.clone(), role: user.role };
     audit.set(Actor::from(&principal));
     let now = chrono::Utc::now();

@@ -1,7 +1,9 @@
 //! User accounts, managed by admins (the CLI's `trellis user add` does the same offline).
 //!
 //! Changing a user takes effect on their next request: a token's role is read fresh from
-//! the users table, a new password ends every session, a deleted user's sessions go with it.
+//! the users table, a new password ends every session, a deleted or disabled user's sessions
+//! go with it, and a disabled user's API keys stop working. At least one enabled admin always
+//! remains.
 
 use super::api_keys::bad_field;
 use super::auth::{AsAdmin, Authed};
@@ -10,15 +12,37 @@ use super::extract::{ApiJson, ApiPath};
 use super::AppState;
 use crate::auth::{check_username, password, Role};
 use crate::store::NewUser;
+use crate::store::UserRecord;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use trellis_model::api::{CreateUser, Me, Problem, UpdateUser};
+use trellis_model::api::{CreateUser, Items, Me, Problem, UpdateUser, UserView};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(create)).routes(routes!(update, delete))
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(update, delete))
+}
+
+#[utoipa::path(
+    get,
+    path = "/users",
+    tag = "users",
+    responses((status = 200, description = "Every user, by username", body = Items<UserView>))
+)]
+async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Json<Items<UserView>>> {
+    let users = state.store.list_users().await?;
+    Ok(Json(Items { items: users.iter().map(view).collect() }))
+}
+
+fn view(u: &UserRecord) -> UserView {
+    UserView {
+        id: u.id.to_string(),
+        username: u.username.clone(),
+        role: u.role.to_string(),
+        disabled: u.disabled_at.is_some(),
+        created_at: u.created_at,
+    }
 }
 
 #[utoipa::path(
@@ -54,7 +78,7 @@ async fn create(
     responses(
         (status = 200, description = "Changed; a new password has ended the user's sessions", body = Me),
         (status = 404, description = "No such user", body = Problem),
-        (status = 409, description = "Admins cannot lower their own role", body = Problem),
+        (status = 409, description = "Admins cannot lower their own role or disable themselves; the last enabled admin stays one", body = Problem),
     )
 )]
 async fn update(
@@ -67,13 +91,28 @@ async fn update(
     if let Some(p) = &body.password {
         password::check_strength(p).map_err(|e| bad_field("password", e))?;
     }
-    if role.is_none() && body.password.is_none() {
-        return Err(bad_field("role", "send a new `role`, a new `password`, or both".into()));
+    if role.is_none() && body.password.is_none() && body.disabled.is_none() {
+        return Err(bad_field("role", "send a new `role`, a new `password`, `disabled`, or several".into()));
     }
     let user = state.store.user_by_id(id).await?.ok_or_else(|| no_such_user(id))?;
     // So that at least one admin always remains: the caller stays one.
-    if role.is_some_and(|r| r < Role::Admin) && auth.principal.id == id.to_string() {
+    let myself = auth.principal.id == id.to_string();
+    if role.is_some_and(|r| r < Role::Admin) && myself {
         return Err(ApiError::Conflict("you cannot lower your own role; another admin can".into()));
+    }
+    if body.disabled == Some(true) && myself {
+        return Err(ApiError::Conflict("you cannot disable your own account; another admin can".into()));
+    }
+    let demoted = role.is_some_and(|r| r < Role::Admin) || body.disabled == Some(true);
+    if demoted
+        && user.role == Role::Admin
+        && user.disabled_at.is_none()
+        && state.store.count_enabled_admins().await? <= 1
+    {
+        return Err(ApiError::Conflict(format!(
+            "`{}` is the last enabled admin; make another user an admin first",
+            user.username
+        )));
     }
     // Hashed before anything is written: a hash refused under load (503) must not leave the
     // role changed and the password not.
@@ -86,6 +125,13 @@ async fn update(
     }
     if let Some(hash) = new_hash {
         state.store.set_password(&user.username, &hash).await?;
+    }
+    if let Some(disabled) = body.disabled {
+        let at = disabled.then(chrono::Utc::now);
+        // Disabling again keeps the first time it was done.
+        if disabled != user.disabled_at.is_some() {
+            state.store.set_disabled(id, at).await?;
+        }
     }
     let role = role.unwrap_or(user.role);
     Ok(Json(Me { id: id.to_string(), username: user.username, role: role.to_string() }))

@@ -5,7 +5,7 @@
 //! caller joins its session to its user: a deleted session (sign-out, password change) or
 //! user (the cascade) ends it, and the role is the user's current one, never the token's.
 
-use super::Result;
+use super::{Result, UserRecord};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -31,6 +31,13 @@ pub trait AccountStore: Send + Sync + 'static {
     async fn set_role(&self, user: Uuid, role: &str) -> Result<bool>;
     /// Deletes a user and (by the cascade) their sessions; `false` if there is no such user.
     async fn delete_user(&self, user: Uuid) -> Result<bool>;
+    /// Every user, by username.
+    async fn list_users(&self) -> Result<Vec<UserRecord>>;
+    /// Disables (ending every session, in the same transaction) or enables a user; `false` if
+    /// there is no such user.
+    async fn set_disabled(&self, user: Uuid, at: Option<DateTime<Utc>>) -> Result<bool>;
+    /// Admins who are not disabled.
+    async fn count_enabled_admins(&self) -> Result<i64>;
 }
 
 macro_rules! impl_account_store {
@@ -71,7 +78,7 @@ macro_rules! impl_account_store {
                 ) -> Result<Option<$crate::store::SessionUser>> {
                     Ok(sqlx::query_as(
                         "SELECT u.id AS user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id \
-                         WHERE s.id = $1 AND s.expires_at > $2",
+                         WHERE s.id = $1 AND s.expires_at > $2 AND u.disabled_at IS NULL",
                     )
                     .bind(id)
                     .bind(now)
@@ -100,6 +107,38 @@ macro_rules! impl_account_store {
                     let _guard = self.write_guard().await;
                     let done = sqlx::query("DELETE FROM users WHERE id = $1").bind(user).execute(self.pool()).await?;
                     Ok(done.rows_affected() == 1)
+                }
+
+                async fn list_users(&self) -> Result<Vec<$crate::store::UserRecord>> {
+                    Ok(sqlx::query_as(
+                        "SELECT id, username, password_hash, role, created_at, disabled_at FROM users ORDER BY username",
+                    )
+                    .fetch_all(self.pool())
+                    .await?)
+                }
+
+                async fn set_disabled(&self, user: Uuid, at: Option<DateTime<Utc>>) -> Result<bool> {
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    let done = sqlx::query("UPDATE users SET disabled_at = $1, updated_at = $2 WHERE id = $3")
+                        .bind(at)
+                        .bind(Utc::now())
+                        .bind(user)
+                        .execute(&mut *tx)
+                        .await?;
+                    if at.is_some() {
+                        sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(user).execute(&mut *tx).await?;
+                    }
+                    tx.commit().await?;
+                    Ok(done.rows_affected() == 1)
+                }
+
+                async fn count_enabled_admins(&self) -> Result<i64> {
+                    let (n,): (i64,) =
+                        sqlx::query_as("SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled_at IS NULL")
+                            .fetch_one(self.pool())
+                            .await?;
+                    Ok(n)
                 }
             }
         };

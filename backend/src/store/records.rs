@@ -25,6 +25,8 @@ pub struct UserRecord {
     /// A role this build does not know is a decode error naming it, never a lesser role.
     pub role: Role,
     pub created_at: DateTime<Utc>,
+    /// When an admin disabled the user; `None` while enabled.
+    pub disabled_at: Option<DateTime<Utc>>,
 }
 
 trellis_model::sqlx_text!(@impls Role, |name: &str| name.parse::<Role>().map_err(Into::into));

@@ -82,14 +82,14 @@ macro_rules! impl_store {
                 }
 
                 async fn user_by_name(&self, username: &str) -> Result<Option<UserRecord>> {
-                    Ok(sqlx::query_as("SELECT id, username, password_hash, role, created_at FROM users WHERE username = $1")
+                    Ok(sqlx::query_as("SELECT id, username, password_hash, role, created_at, disabled_at FROM users WHERE username = $1")
                         .bind(username)
                         .fetch_optional(self.pool())
                         .await?)
                 }
 
                 async fn user_by_id(&self, id: Uuid) -> Result<Option<UserRecord>> {
-                    Ok(sqlx::query_as("SELECT id, username, password_hash, role, created_at FROM users WHERE id = $1")
+                    Ok(sqlx::query_as("SELECT id, username, password_hash, role, created_at, disabled_at FROM users WHERE id = $1")
                         .bind(id)
                         .fetch_optional(self.pool())
                         .await?)
@@ -134,8 +134,10 @@ macro_rules! impl_store {
 
                 async fn api_key_by_hash(&self, key_hash: &str) -> Result<Option<ApiKeyRecord>> {
                     Ok(sqlx::query_as(
-                        "SELECT id, name, prefix, key_hash, role, created_by, created_at FROM api_keys \
-                         WHERE key_hash = $1 AND revoked_at IS NULL",
+                        // A key made by a user who is now disabled stops working with them.
+                        "SELECT id, name, prefix, key_hash, role, created_by, created_at FROM api_keys k \
+                         WHERE key_hash = $1 AND revoked_at IS NULL AND NOT EXISTS \
+                         (SELECT 1 FROM users u WHERE u.username = k.created_by AND u.disabled_at IS NOT NULL)",
                     )
                     .bind(key_hash)
                     .fetch_optional(self.pool())

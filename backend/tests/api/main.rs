@@ -32,6 +32,7 @@ mod retry;
 mod schema;
 mod sessions;
 mod sign_in;
+mod user_admin;
 mod sse;
 mod starts;
 mod store;

@@ -28,6 +28,18 @@ pub struct Me {
     pub role: String,
 }
 
+/// A user as `GET /users` lists them (admins only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UserView {
+    pub id: String,
+    pub username: String,
+    pub role: String,
+    /// A disabled user cannot sign in, and their sessions and API keys do not work.
+    pub disabled: bool,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// `role` is `viewer`, `operator`, `editor` or `admin`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -38,7 +50,7 @@ pub struct CreateUser {
     pub role: String,
 }
 
-/// Either or both: a new `role`, a new `password` (which ends the user's sessions).
+/// Any of: a new `role`, a new `password` (which ends the user's sessions), `disabled`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -47,6 +59,10 @@ pub struct UpdateUser {
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
+    /// `true` disables the user (ending their sessions; their API keys stop working), `false`
+    /// enables them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
