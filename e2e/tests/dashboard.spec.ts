@@ -34,7 +34,7 @@ test('the dashboard counts change live and its charts draw what finished', async
   const errors = collectPageErrors(page);
   await signIn(page);
   await expect(page).toHaveTitle(/Dashboard · Trellis/);
-  await expect(page.getByRole('link', { name: 'Dashboard' })).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByRole('link', { name: 'Dashboard', exact: true })).toHaveAttribute('aria-current', 'page');
   await expect(page.getByTestId('tile-failed').locator('.tile-value')).not.toHaveText('…');
   const failedBefore = await tile(page, 'tile-failed');
   const runningBefore = await tile(page, 'tile-running');

@@ -30,7 +30,7 @@ test('an admin signs in, creates a workflow with a hostile name, and sees it as 
   await expect(page.getByText('Trellis', { exact: true })).toBeVisible();
   await expect(page.getByTestId('username')).toHaveText('admin');
   // The dashboard is home; the workflows have a section of their own.
-  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Dashboard', exact: true })).toBeVisible();
   await page.getByRole('link', { name: 'Workflows' }).click();
   await expect(page).toHaveURL(`${baseUrl()}/workflows`);
   await expect(page.getByText('No workflows yet')).toBeVisible();

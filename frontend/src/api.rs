@@ -93,7 +93,7 @@ pub async fn list_instances(url: &str) -> Result<InstancePage, ApiError> {
 }
 
 /// Sends a request and turns any non-2xx answer into the server's problem.
-async fn send(request: Result<Request, gloo_net::Error>) -> Result<Response, ApiError> {
+pub(crate) async fn send(request: Result<Request, gloo_net::Error>) -> Result<Response, ApiError> {
     let response = request.map_err(transport)?.send().await.map_err(transport)?;
     if response.ok() {
         return Ok(response);
@@ -103,7 +103,7 @@ async fn send(request: Result<Request, gloo_net::Error>) -> Result<Response, Api
     Err(ApiError::from_response(status, &body))
 }
 
-async fn decode<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
+pub(crate) async fn decode<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
     response.json().await.map_err(transport)
 }
 

@@ -16,6 +16,8 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
     ("Failures", "/failures", &["/failures"]),
     ("Jobs", "/jobs", &["/jobs"]),
 ];
+/// The sections only admins can use, offered to them alone.
+const ADMIN_SECTIONS: &[(&str, &str, &[&str])] = &[("Users", "/users", &["/users"])];
 
 #[component]
 pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoView {
@@ -37,22 +39,22 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
         });
     };
 
-    let nav = SECTIONS
-        .iter()
-        .map(|(label, href, prefixes)| {
-            let current = move || {
-                let p = path.get();
-                let here = prefixes.iter().any(|pre| p.starts_with(pre)) || (*href == "/" && p == "/");
-                here.then_some("page")
-            };
-            view! { <a href=*href aria-current=current>{*label}</a> }
-        })
-        .collect_view();
+    let link = move |(label, href, prefixes): &'static (&'static str, &'static str, &'static [&'static str])| {
+        let current = move || {
+            let p = path.get();
+            let here = prefixes.iter().any(|pre| p.starts_with(pre)) || (*href == "/" && p == "/");
+            here.then_some("page")
+        };
+        view! { <a href=*href aria-current=current>{*label}</a> }
+    };
+    let nav = SECTIONS.iter().map(link).collect_view();
+    let admin_nav =
+        move || (role().as_deref() == Some("admin")).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
 
     view! {
         <header class="app-header">
             <a class="brand" href="/">"Trellis"</a>
-            <nav class="sections" aria-label="Sections">{nav}</nav>
+            <nav class="sections" aria-label="Sections">{nav} {admin_nav}</nav>
             <div class="session">
                 <ErrorAlert message=error />
                 <span class="username" data-testid="username">{move || username.get()}</span>

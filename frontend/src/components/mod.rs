@@ -1,5 +1,6 @@
 //! One component per file, named for what it shows.
 
+pub mod admin;
 pub mod app_header;
 pub mod copy_button;
 pub mod dashboard;

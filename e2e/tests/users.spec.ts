@@ -1,0 +1,82 @@
+import { test, expect } from '@playwright/test';
+import { baseUrl } from './env';
+import { collectPageErrors, signIn, signInNewUser } from './support';
+
+// The admins' Users page: add a user, change a role (effective on the user's next request),
+// disable and enable, API keys shown once and revoked; a viewer is offered none of it.
+
+test('an admin adds a user, changes their role and disables them, and it takes effect at once', async ({ page, browser }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  await page.getByRole('link', { name: 'Users', exact: true }).click();
+  await expect(page).toHaveTitle(/Users · Trellis/);
+  const name = `ops${Date.now()}`;
+  await page.getByTestId('new-username').fill(name);
+  await page.getByTestId('new-password').fill('operator-password-1');
+  await page.getByTestId('new-role').selectOption('operator');
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await expect(page.getByTestId('users-notice')).toHaveText(`Added ${name} as operator.`);
+  const row = page.locator(`[data-testid=user-row][data-username="${name}"]`);
+  await expect(row.getByTestId('user-role')).toHaveValue('operator');
+
+  // The user signs in elsewhere.
+  const context = await browser.newContext();
+  const them = await context.newPage();
+  await them.goto(`${baseUrl()}/login`);
+  await them.getByLabel('Username').fill(name);
+  await them.getByLabel('Password').fill('operator-password-1');
+  await them.getByRole('button', { name: 'Sign in' }).click();
+  await expect(them.getByTestId('role')).toHaveText('operator');
+
+  await row.getByTestId('user-role').selectOption('viewer');
+  await expect(page.getByTestId('users-notice')).toHaveText(`${name} is now viewer.`);
+  await them.reload();
+  await expect(them.getByTestId('role')).toHaveText('viewer');
+  await page.screenshot({ path: testInfo.outputPath('users.png'), fullPage: true });
+
+  await row.getByTestId('user-toggle').click();
+  await expect(row.getByTestId('user-state')).toHaveText('disabled');
+  await them.reload();
+  await expect(them).toHaveURL(/\/login$/);
+  await row.getByTestId('user-toggle').click();
+  await expect(row.getByTestId('user-state')).toHaveText('enabled');
+
+  // Disabling yourself is refused with the API's reason, not a blank.
+  await page.locator('[data-testid=user-row][data-username="admin"]').getByTestId('user-toggle').click();
+  await expect(page.getByRole('alert').filter({ hasText: 'your own account' })).toBeVisible();
+  await context.close();
+  expect(errors).toEqual([]);
+});
+
+test('an API key is shown once with a copy button, works, and stops when revoked', async ({ page }, testInfo) => {
+  await signIn(page);
+  await page.goto(`${baseUrl()}/users`);
+  const keyName = `ci-${Date.now()}`;
+  await page.getByTestId('key-name').fill(keyName);
+  await page.getByTestId('key-role').selectOption('viewer');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const secret = await page.getByTestId('new-key-secret').innerText();
+  expect(secret.length).toBeGreaterThan(20);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl() });
+  await page.getByRole('button', { name: 'Copy key' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+  await page.screenshot({ path: testInfo.outputPath('api-key-created.png'), fullPage: true });
+  const me = await page.request.get(`${baseUrl()}/api/v1/auth/me`, { headers: { authorization: `Bearer ${secret}` } });
+  expect(me.status()).toBe(200);
+
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('key-row').filter({ hasText: keyName }).getByRole('button', { name: 'Revoke' }).click();
+  await expect(page.getByTestId('key-row').filter({ hasText: keyName })).toHaveCount(0);
+  const after = await page.request.get(`${baseUrl()}/api/v1/auth/me`, { headers: { authorization: `Bearer ${secret}` } });
+  expect(after.status()).toBe(401);
+});
+
+test('a viewer is offered no admin page, and one reached by address says why', async ({ page, browser }) => {
+  await signIn(page);
+  const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
+  await expect(viewer.getByRole('link', { name: 'Dashboard', exact: true })).toBeVisible();
+  await expect(viewer.getByRole('link', { name: 'Users', exact: true })).toHaveCount(0);
+  await viewer.goto(`${baseUrl()}/users`);
+  await expect(viewer.getByRole('alert').first()).not.toHaveText('');
+  await context.close();
+});

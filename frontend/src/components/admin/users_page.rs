@@ -1,0 +1,104 @@
+//! `/users` (admins): every user with their role and state; add one, change a role, reset a
+//! password, disable or enable, delete; and the API keys below. Every refusal shows the API's
+//! `detail` (the last admin, yourself).
+
+use super::api_keys_panel::ApiKeysPanel;
+use super::user_row::UserRow;
+use crate::api_admin;
+use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use trellis_model::api::{CreateUser, UserView};
+
+/// The roles, least to most.
+pub const ROLES: [&str; 4] = ["viewer", "operator", "editor", "admin"];
+
+#[component]
+pub fn UsersPage() -> impl IntoView {
+    let session = use_session();
+    crate::components::title::set_title("Users");
+    let users = RwSignal::new(None::<Vec<UserView>>);
+    let error = RwSignal::new(None::<String>);
+    let notice = RwSignal::new(None::<String>);
+    let reload = move || {
+        spawn_local(async move {
+            match api_admin::list_users().await {
+                Ok(list) => users.set(Some(list)),
+                Err(e) => {
+                    session.note(&e);
+                    error.set(Some(e.message()));
+                }
+            }
+        })
+    };
+    reload();
+    let refresh = Callback::new(move |said: Result<String, String>| {
+        match said {
+            Ok(text) => {
+                error.set(None);
+                notice.set(Some(text));
+            }
+            Err(text) => {
+                notice.set(None);
+                error.set(Some(text));
+            }
+        }
+        reload();
+    });
+
+    let (username, password, role) =
+        (RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new("viewer".to_owned()));
+    let add = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = CreateUser {
+            username: username.get_untracked(),
+            password: password.get_untracked(),
+            role: role.get_untracked(),
+        };
+        spawn_local(async move {
+            match api_admin::create_user(&body).await {
+                Ok(me) => {
+                    username.set(String::new());
+                    password.set(String::new());
+                    refresh.run(Ok(format!("Added {} as {}.", me.username, me.role)));
+                }
+                Err(e) => refresh.run(Err(e.message())),
+            }
+        });
+    };
+
+    view! {
+        <AppHeader username=session.username() />
+        <main class="page wide">
+            <div class="toolbar"><h1>"Users"</h1></div>
+            <ErrorAlert message=error />
+            <ErrorAlert message=session.error() />
+            {move || notice.get().map(|n| view! { <p class="notice" role="status" data-testid="users-notice">{n}</p> })}
+            <form class="inline-form" aria-label="Add a user" on:submit=add>
+                <label>"Username " <input required data-testid="new-username" prop:value=username on:input=move |ev| username.set(event_target_value(&ev)) /></label>
+                <label>"Password " <input type="password" required minlength="12" data-testid="new-password" prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) /></label>
+                <label>"Role "
+                    <select data-testid="new-role" on:change=move |ev| role.set(event_target_value(&ev))>
+                        {ROLES.iter().map(|r| view! { <option value=*r selected=move || role.get() == *r>{*r}</option> }).collect_view()}
+                    </select>
+                </label>
+                <button type="submit" class="primary">"Add user"</button>
+            </form>
+            <table class="workflows users" data-testid="users-table">
+                <thead>
+                    <tr>
+                        <th scope="col">"Username"</th>
+                        <th scope="col">"Role"</th>
+                        <th scope="col">"State"</th>
+                        <th scope="col" class="updated">"Created"</th>
+                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {move || users.get().map(|list| list.into_iter().map(|u| view! { <UserRow user=u on_done=refresh /> }).collect_view())}
+                </tbody>
+            </table>
+            <ApiKeysPanel />
+        </main>
+    }
+}
