@@ -18,6 +18,7 @@ mod urls;
 
 #[cfg(target_arch = "wasm32")]
 mod api;
+#[cfg(target_arch = "wasm32")]
 mod api_admin;
 #[cfg(target_arch = "wasm32")]
 mod app;
