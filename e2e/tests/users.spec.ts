@@ -76,7 +76,34 @@ test('a viewer is offered no admin page, and one reached by address says why', a
   const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
   await expect(viewer.getByRole('link', { name: 'Dashboard', exact: true })).toBeVisible();
   await expect(viewer.getByRole('link', { name: 'Users', exact: true })).toHaveCount(0);
+  await expect(viewer.getByRole('link', { name: 'Audit', exact: true })).toHaveCount(0);
   await viewer.goto(`${baseUrl()}/users`);
   await expect(viewer.getByRole('alert').first()).not.toHaveText('');
   await context.close();
+});
+
+test('the audit log lists what was done, filtered by action and actor', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const created = await page.request.post(`${baseUrl()}/api/v1/users`, {
+    headers: { origin: baseUrl() },
+    data: { username: `audited${Date.now()}`, password: 'audited-password-1', role: 'viewer' },
+  });
+  expect(created.status()).toBe(201);
+  await page.getByRole('link', { name: 'Audit', exact: true }).click();
+  await expect(page).toHaveTitle(/Audit log · Trellis/);
+  await expect(page.getByTestId('audit-row').first()).toBeVisible();
+  await page.getByTestId('audit-action').fill('POST /api/v1/users');
+  await page.getByTestId('audit-action').press('Enter');
+  await expect(page.getByTestId('audit-row').first()).toContainText('POST /api/v1/users');
+  for (const row of await page.getByTestId('audit-row').all()) await expect(row).toContainText('/api/v1/users');
+  await page.getByTestId('audit-actor').fill('nobody-by-this-name');
+  await page.getByTestId('audit-actor').press('Enter');
+  await expect(page.getByText('No entries match.')).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath('audit-empty.png'), fullPage: true });
+  await page.getByTestId('audit-actor').fill('admin');
+  await page.getByTestId('audit-actor').press('Enter');
+  await expect(page.getByTestId('audit-row').first()).toContainText('admin');
+  await page.screenshot({ path: testInfo.outputPath('audit.png'), fullPage: true });
+  expect(errors).toEqual([]);
 });

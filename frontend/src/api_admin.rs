@@ -1,4 +1,4 @@
-//! The admins' calls: users and API keys. Beside `api.rs`, whose `send` and `decode` they use.
+//! The admins' calls: users, API keys and the audit log. Beside `api.rs`, whose `send` and `decode` they use.
 
 use crate::api::{decode, send};
 use crate::error::ApiError;
@@ -34,4 +34,9 @@ pub async fn create_api_key(body: &CreateApiKey) -> Result<CreatedApiKey, ApiErr
 
 pub async fn revoke_api_key(id: &str) -> Result<(), ApiError> {
     send(Request::delete(&format!("{API}/api-keys/{}", encode_component(id))).build()).await.map(drop)
+}
+
+/// `GET /audit` with `query` (`actor=…&action=…&cursor=…`).
+pub async fn audit(query: &str) -> Result<trellis_model::api::Page<trellis_model::api::AuditEntry>, ApiError> {
+    decode(send(Request::get(&format!("{API}/audit?{query}")).build()).await?).await
 }
