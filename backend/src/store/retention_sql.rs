@@ -25,6 +25,14 @@ pub trait RetentionStore: Send + Sync + 'static {
     /// Deletes up to `limit` instances with `status` that ended before `before`, of
     /// `workflow` or (for `None`) of every workflow without a policy of its own; returns
     /// how many.
+    /// What `sweep_expired` would delete of `status` ended before `before` in the scope, per
+    /// workflow: (workflow, instances, history entries). Nothing is deleted.
+    async fn expired_counts(
+        &self,
+        workflow: Option<Uuid>,
+        status: &str,
+        before: DateTime<Utc>,
+    ) -> Result<Vec<(Uuid, i64, i64)>>;
     async fn sweep_expired(
         &self,
         workflow: Option<Uuid>,
@@ -162,6 +170,19 @@ macro_rules! impl_retention_store {
                     Ok(rows.into_iter().map(|(w, s, f, c, t)| {
                         (w, $crate::store::RetentionPolicy { succeeded_days: s, failed_days: f, canceled_days: c, timed_out_days: t, audit_days: None })
                     }).collect())
+                }
+
+                async fn expired_counts(&self, workflow: Option<Uuid>, status: &str, before: DateTime<Utc>) -> Result<Vec<(Uuid, i64, i64)>> {
+                    // The same candidates as `sweep_expired`, so a preview counts what a sweep deletes.
+                    let sql = format!(
+                        "SELECT workflow_id, COUNT(*), CAST(SUM((SELECT COUNT(*) FROM instance_events e WHERE e.instance_id = i.id)) AS BIGINT) \
+                         FROM instances i WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR ($3 IS NULL \
+                         AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
+                         GROUP BY workflow_id"
+                    );
+                    let rows: Vec<(Uuid, i64, Option<i64>)> = sqlx::query_as(&sql).bind(status).bind(before).bind(workflow)
+                        .fetch_all(self.pool()).await?;
+                    Ok(rows.into_iter().map(|(w, n, e)| (w, n, e.unwrap_or(0))).collect())
                 }
 
                 async fn sweep_expired(&self, workflow: Option<Uuid>, status: &str, before: DateTime<Utc>, limit: i64) -> Result<u64> {

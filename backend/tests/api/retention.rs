@@ -4,6 +4,8 @@ use crate::cleanup::{counts, counts_of, insert_finished};
 use crate::common::{both_backends, problem, Backend, TestApp};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
+use trellis_model::api::RetentionPreview;
+use trellis_model::InstanceStatus;
 
 both_backends! {
     async fn retention_policies_are_validated_and_admin_only(app: TestApp) {
@@ -56,6 +58,18 @@ async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     assert_eq!(own.status(), 200);
     let before_a = counts(&app, &a).await;
     let default = json!({"succeeded_days": 7, "failed_days": 30, "canceled_days": 30, "timed_out_days": 30});
+    // Before saving, the previews count exactly what the sweep then deletes below.
+    let preview: RetentionPreview =
+        app.post("/api/v1/retention/preview").json(&default).send().await.unwrap().json().await.unwrap();
+    assert_eq!((preview.instances, preview.history_entries, preview.scope.as_str()), (50_000, 0, "default"));
+    assert_eq!((preview.by_status.get(InstanceStatus::Succeeded), preview.by_status.get(InstanceStatus::Canceled)), (40_000, 10_000));
+    assert_eq!(preview.by_workflow.len(), 1, "b has a policy of its own: {preview:?}");
+    assert_eq!((preview.by_workflow[0].workflow_id.as_str(), preview.by_workflow[0].count), (a.as_str(), 50_000));
+    let own_preview: RetentionPreview = app.post(&format!("/api/v1/workflows/{b}/retention/preview"))
+        .json(&json!({"failed_days": 1})).send().await.unwrap().json().await.unwrap();
+    assert_eq!(own_preview.instances, 5_000);
+    problem(app.post("/api/v1/retention/preview").json(&json!({"failed_days": 0})).send().await.unwrap(), 422).await;
+    assert_eq!(counts(&app, &a).await, before_a, "a preview deletes nothing");
     assert_eq!(app.put("/api/v1/retention").json(&default).send().await.unwrap().status(), 200);
 
     let expected_a = counts_of(

@@ -90,3 +90,27 @@ pub struct HookAnswer {
     #[serde(default, skip_serializing_if = "is_false")]
     pub duplicate: bool,
 }
+
+/// What a retention policy would delete now if saved (`POST /retention/preview`, `POST
+/// /workflows/{id}/retention/preview`): the finished instances of its scope past their age,
+/// which the next sweep deletes. Nothing is deleted by a preview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RetentionPreview {
+    /// `default` or the workflow's id.
+    pub scope: String,
+    pub instances: i64,
+    /// History entries (events) those instances hold.
+    pub history_entries: i64,
+    pub by_status: StatusCounts,
+    /// The workflows concerned, the most instances first.
+    pub by_workflow: Vec<WorkflowCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WorkflowCount {
+    pub workflow_id: String,
+    pub workflow_name: Option<String>,
+    pub count: i64,
+}
