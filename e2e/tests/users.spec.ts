@@ -77,6 +77,7 @@ test('a viewer is offered no admin page, and one reached by address says why', a
   await expect(viewer.getByRole('link', { name: 'Dashboard', exact: true })).toBeVisible();
   await expect(viewer.getByRole('link', { name: 'Users', exact: true })).toHaveCount(0);
   await expect(viewer.getByRole('link', { name: 'Audit', exact: true })).toHaveCount(0);
+  await expect(viewer.getByRole('link', { name: 'Retention', exact: true })).toHaveCount(0);
   await viewer.goto(`${baseUrl()}/users`);
   await expect(viewer.getByRole('alert').first()).not.toHaveText('');
   await context.close();
@@ -105,5 +106,39 @@ test('the audit log lists what was done, filtered by action and actor', async ({
   await page.getByTestId('audit-actor').press('Enter');
   await expect(page.getByTestId('audit-row').first()).toContainText('admin');
   await page.screenshot({ path: testInfo.outputPath('audit.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('a retention policy is previewed before it is saved, and a value out of range is named at its field', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  await page.getByRole('link', { name: 'Retention', exact: true }).click();
+  await expect(page).toHaveTitle(/Retention · Trellis/);
+  await page.getByTestId('retention-succeeded_days').fill('0');
+  await page.getByTestId('retention-preview').click();
+  await expect(page.getByTestId('retention-error-succeeded_days')).not.toHaveText('');
+  await expect(page.getByTestId('retention-preview-box')).toHaveCount(0);
+  await page.screenshot({ path: testInfo.outputPath('retention-invalid.png'), fullPage: true });
+
+  await page.getByTestId('retention-succeeded_days').fill('3650');
+  await page.getByTestId('retention-preview').click();
+  // The page's count is the API's own preview of the same policy.
+  const expected = await (await page.request.post(`${baseUrl()}/api/v1/retention/preview`, {
+    headers: { origin: baseUrl() },
+    data: { succeeded_days: 3650, failed_days: null, canceled_days: null, timed_out_days: null, audit_days: null },
+  })).json();
+  const count = page.getByTestId('retention-preview-count');
+  await expect(count).toContainText(expected.instances === 0 ? 'deletes nothing' : `${expected.instances} finished`);
+  await expect(page.getByTestId('retention-error-succeeded_days')).toHaveCount(0);
+  await page.screenshot({ path: testInfo.outputPath('retention-preview.png'), fullPage: true });
+  await page.getByTestId('retention-confirm').click();
+  await expect(page.getByText('Saved. The next sweep applies it.')).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId('retention-succeeded_days')).toHaveValue('3650');
+  // Back to keeping everything, for the other specs.
+  await page.getByTestId('retention-succeeded_days').fill('');
+  await page.getByTestId('retention-preview').click();
+  await page.getByTestId('retention-confirm').click();
+  await expect(page.getByText('Saved. The next sweep applies it.')).toBeVisible();
   expect(errors).toEqual([]);
 });

@@ -1,4 +1,4 @@
-//! The admins' calls: users, API keys and the audit log. Beside `api.rs`, whose `send` and `decode` they use.
+//! The admins' calls: users, API keys, the audit log and retention. Beside `api.rs`, whose `send` and `decode` they use.
 
 use crate::api::{decode, send};
 use crate::error::ApiError;
@@ -39,4 +39,32 @@ pub async fn revoke_api_key(id: &str) -> Result<(), ApiError> {
 /// `GET /audit` with `query` (`actor=…&action=…&cursor=…`).
 pub async fn audit(query: &str) -> Result<trellis_model::api::Page<trellis_model::api::AuditEntry>, ApiError> {
     decode(send(Request::get(&format!("{API}/audit?{query}")).build()).await?).await
+}
+
+/// The retention policy of `workflow`, or the default one.
+pub async fn retention(workflow: Option<&str>) -> Result<trellis_model::api::Retention, ApiError> {
+    decode(send(Request::get(&retention_url(workflow, "")).build()).await?).await
+}
+
+/// Saves `policy` (`{"succeeded_days": n | null, ...}`) for `workflow`, or as the default.
+pub async fn put_retention(
+    workflow: Option<&str>,
+    policy: &serde_json::Value,
+) -> Result<trellis_model::api::Retention, ApiError> {
+    decode(send(Request::put(&retention_url(workflow, "")).json(policy)).await?).await
+}
+
+/// What `policy` would delete now if saved.
+pub async fn preview_retention(
+    workflow: Option<&str>,
+    policy: &serde_json::Value,
+) -> Result<trellis_model::api::RetentionPreview, ApiError> {
+    decode(send(Request::post(&retention_url(workflow, "/preview")).json(policy)).await?).await
+}
+
+fn retention_url(workflow: Option<&str>, tail: &str) -> String {
+    match workflow {
+        Some(w) => format!("{API}/workflows/{}/retention{tail}", encode_component(w)),
+        None => format!("{API}/retention{tail}"),
+    }
 }

@@ -1,6 +1,6 @@
 //! The root component: the router and the pages it shows.
 
-use crate::components::admin::{audit_page::AuditPage, users_page::UsersPage};
+use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
 use crate::components::{
@@ -22,6 +22,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/failures") view=FailuresPage />
                 <Route path=path!("/users") view=UsersPage />
                 <Route path=path!("/audit") view=AuditPage />
+                <Route path=path!("/retention") view=RetentionPage />
                 <Route path=path!("/workflows") view=WorkflowsPage />
                 <Route path=path!("/instances") view=InstancesPage />
                 <Route path=path!("/jobs") view=JobsPage />

@@ -62,11 +62,21 @@ async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     let preview: RetentionPreview =
         app.post("/api/v1/retention/preview").json(&default).send().await.unwrap().json().await.unwrap();
     assert_eq!((preview.instances, preview.history_entries, preview.scope.as_str()), (50_000, 0, "default"));
-    assert_eq!((preview.by_status.get(InstanceStatus::Succeeded), preview.by_status.get(InstanceStatus::Canceled)), (40_000, 10_000));
+    assert_eq!(
+        (preview.by_status.get(InstanceStatus::Succeeded), preview.by_status.get(InstanceStatus::Canceled)),
+        (40_000, 10_000)
+    );
     assert_eq!(preview.by_workflow.len(), 1, "b has a policy of its own: {preview:?}");
     assert_eq!((preview.by_workflow[0].workflow_id.as_str(), preview.by_workflow[0].count), (a.as_str(), 50_000));
-    let own_preview: RetentionPreview = app.post(&format!("/api/v1/workflows/{b}/retention/preview"))
-        .json(&json!({"failed_days": 1})).send().await.unwrap().json().await.unwrap();
+    let own_preview: RetentionPreview = app
+        .post(&format!("/api/v1/workflows/{b}/retention/preview"))
+        .json(&json!({"failed_days": 1}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(own_preview.instances, 5_000);
     problem(app.post("/api/v1/retention/preview").json(&json!({"failed_days": 0})).send().await.unwrap(), 422).await;
     assert_eq!(counts(&app, &a).await, before_a, "a preview deletes nothing");

@@ -17,7 +17,8 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
     ("Jobs", "/jobs", &["/jobs"]),
 ];
 /// The sections only admins can use, offered to them alone.
-const ADMIN_SECTIONS: &[(&str, &str, &[&str])] = &[("Users", "/users", &["/users"]), ("Audit", "/audit", &["/audit"])];
+const ADMIN_SECTIONS: &[(&str, &str, &[&str])] =
+    &[("Users", "/users", &["/users"]), ("Retention", "/retention", &["/retention"]), ("Audit", "/audit", &["/audit"])];
 
 #[component]
 pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoView {

@@ -1,0 +1,201 @@
+//! `/retention` (admins): how long finished instances are kept, by default and per workflow.
+//! Saving first previews what the policy would delete now (by status and workflow, and the
+//! history that goes with them), then asks to confirm. A refused value is named at its field.
+
+use crate::api;
+use crate::api_admin;
+use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::error::ApiError;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde_json::{json, Value};
+use trellis_model::api::{Retention, RetentionPreview};
+use trellis_model::InstanceStatus;
+
+/// The policy's fields: key and label. `audit_days` belongs to the default alone.
+const FIELDS: [(&str, &str); 5] = [
+    ("succeeded_days", "Succeeded"),
+    ("failed_days", "Failed"),
+    ("canceled_days", "Canceled"),
+    ("timed_out_days", "Timed out"),
+    ("audit_days", "Audit log"),
+];
+
+fn days_of(r: &Retention, key: &str) -> Option<i32> {
+    match key {
+        "succeeded_days" => r.succeeded_days,
+        "failed_days" => r.failed_days,
+        "canceled_days" => r.canceled_days,
+        "timed_out_days" => r.timed_out_days,
+        _ => r.audit_days.flatten(),
+    }
+}
+
+#[component]
+pub fn RetentionPage() -> impl IntoView {
+    let session = use_session();
+    crate::components::title::set_title("Retention");
+    // `None`: the default policy.
+    let scope = RwSignal::new(None::<String>);
+    let workflows = RwSignal::new(Vec::<(String, String)>::new());
+    let values: [RwSignal<String>; 5] = std::array::from_fn(|_| RwSignal::new(String::new()));
+    let inherited = RwSignal::new(false);
+    let preview = RwSignal::new(None::<RetentionPreview>);
+    let error = RwSignal::new(None::<ApiError>);
+    let saved = RwSignal::new(None::<String>);
+    spawn_local(async move {
+        if let Ok(page) = api::list_workflows(None, None, false).await {
+            workflows.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
+        }
+    });
+    Effect::new(move |_| {
+        let scope = scope.get();
+        preview.set(None);
+        spawn_local(async move {
+            match api_admin::retention(scope.as_deref()).await {
+                Ok(r) => {
+                    for (i, (key, _)) in FIELDS.iter().enumerate() {
+                        values[i].set(days_of(&r, key).map(|d| d.to_string()).unwrap_or_default());
+                    }
+                    inherited.set(r.inherited);
+                    error.set(None);
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    });
+    // The body: a blank field keeps forever (`null`); anything else goes as typed, so the
+    // server names what it refuses.
+    let body = move || {
+        let mut policy = serde_json::Map::new();
+        for (i, (key, _)) in FIELDS.iter().enumerate() {
+            if *key == "audit_days" && scope.get_untracked().is_some() {
+                continue;
+            }
+            let text = values[i].get_untracked();
+            let value = match text.trim() {
+                "" => Value::Null,
+                t => t.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(t)),
+            };
+            policy.insert((*key).to_owned(), value);
+        }
+        Value::Object(policy)
+    };
+    let ask = move |_| {
+        saved.set(None);
+        let (scope, policy) = (scope.get_untracked(), body());
+        spawn_local(async move {
+            match api_admin::preview_retention(scope.as_deref(), &policy).await {
+                Ok(p) => {
+                    error.set(None);
+                    preview.set(Some(p));
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    let confirm = move |_| {
+        let (scope, policy) = (scope.get_untracked(), body());
+        spawn_local(async move {
+            match api_admin::put_retention(scope.as_deref(), &policy).await {
+                Ok(r) => {
+                    preview.set(None);
+                    inherited.set(r.inherited);
+                    saved.set(Some("Saved. The next sweep applies it.".to_owned()));
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    let field_error = move |key: &'static str| {
+        error.with(|e| match e {
+            Some(ApiError::Problem(p)) => {
+                p.errors.iter().find(|i| i.path.as_deref() == Some(key)).map(|i| i.message.clone())
+            }
+            _ => None,
+        })
+    };
+    // Refused values are named at their fields; the alert then only points there.
+    let message = Signal::derive(move || {
+        error.with(|e| match e {
+            Some(ApiError::Problem(p)) if !p.errors.is_empty() => Some("Fix the values marked below.".to_owned()),
+            other => other.as_ref().map(ApiError::message),
+        })
+    });
+
+    view! {
+        <AppHeader username=session.username() />
+        <main class="page">
+            <div class="toolbar"><h1>"Retention"</h1></div>
+            <p class="muted">"Finished instances older than these ages (in days, by when they ended) are deleted with their history. Blank keeps forever."</p>
+            <label class="scope">"Policy of "
+                <select data-testid="retention-scope" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    scope.set((!v.is_empty()).then_some(v));
+                }>
+                    <option value="">"every workflow without its own (the default)"</option>
+                    <For each=move || workflows.get() key=|w| w.0.clone() let:w>
+                        <option value=w.0.clone()>{w.1.clone()}</option>
+                    </For>
+                </select>
+            </label>
+            <Show when=move || inherited.get() && scope.with(Option::is_some)>
+                <p class="muted" data-testid="retention-inherited">"This workflow follows the default; saving gives it a policy of its own."</p>
+            </Show>
+            <ErrorAlert message=message />
+            <form class="retention-form" aria-label="Retention policy" on:submit=|ev| ev.prevent_default()>
+                {FIELDS.iter().enumerate().map(|(i, (key, label))| {
+                    let key = *key;
+                    let shown = move || key != "audit_days" || scope.with(Option::is_none);
+                    view! {
+                        <Show when=shown>
+                            <div class="field">
+                                <label>{*label} " "
+                                    <input type="number" min="1" placeholder="forever" data-testid=format!("retention-{key}")
+                                        prop:value=values[i] on:input=move |ev| { values[i].set(event_target_value(&ev)); preview.set(None); } />
+                                    " days"
+                                </label>
+                                {move || field_error(key).map(|m| view! { <p class="field-error" data-testid=format!("retention-error-{key}")>{m}</p> })}
+                            </div>
+                        </Show>
+                    }
+                }).collect_view()}
+                <button type="button" class="primary" data-testid="retention-preview" on:click=ask>"Save…"</button>
+            </form>
+            {move || saved.get().map(|s| view! { <p class="notice" role="status">{s}</p> })}
+            {move || preview.get().map(|p| view! { <PreviewBox p=p on_confirm=Callback::new(confirm) on_close=Callback::new(move |_| preview.set(None)) /> })}
+        </main>
+    }
+}
+
+#[component]
+fn PreviewBox(p: RetentionPreview, on_confirm: Callback<()>, on_close: Callback<()>) -> impl IntoView {
+    let statuses: Vec<String> = InstanceStatus::ALL
+        .iter()
+        .filter(|s| p.by_status.get(**s) > 0)
+        .map(|s| format!("{} {}", p.by_status.get(*s), s.as_str().replace('_', " ")))
+        .collect();
+    let headline = match p.instances {
+        0 => "Saving deletes nothing now.".to_owned(),
+        1 => format!("Saving deletes 1 finished instance now, with {} history entries.", p.history_entries),
+        n => format!("Saving deletes {n} finished instances now, with {} history entries.", p.history_entries),
+    };
+    view! {
+        <div class="bulk-preview" role="dialog" aria-label="Retention preview" data-testid="retention-preview-box">
+            <h2>"Before saving"</h2>
+            <p data-testid="retention-preview-count">{headline}</p>
+            {(!statuses.is_empty()).then(|| view! { <p>{format!("By status: {}.", statuses.join(", "))}</p> })}
+            {(!p.by_workflow.is_empty()).then(|| view! {
+                <ul class="busiest">
+                    {p.by_workflow.iter().take(10).map(|w| view! {
+                        <li>{w.workflow_name.clone().unwrap_or_else(|| w.workflow_id.clone())} " " <span class="muted">{w.count}</span></li>
+                    }).collect_view()}
+                </ul>
+            })}
+            <div class="dialog-buttons">
+                <button type="button" class="primary" data-testid="retention-confirm" on:click=move |_| on_confirm.run(())>"Confirm and save"</button>
+                <button type="button" on:click=move |_| on_close.run(())>"Close"</button>
+            </div>
+        </div>
+    }
+}
