@@ -15,11 +15,14 @@ mod list;
 mod run;
 mod transfer;
 mod urls;
+mod webhook_example;
 
 #[cfg(target_arch = "wasm32")]
 mod api;
 #[cfg(target_arch = "wasm32")]
 mod api_admin;
+#[cfg(target_arch = "wasm32")]
+mod api_triggers;
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]

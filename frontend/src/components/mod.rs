@@ -17,6 +17,7 @@ pub mod scene;
 pub mod search_box;
 pub mod session;
 pub mod title;
+pub mod triggers;
 pub mod workflow_actions;
 pub mod workflow_table;
 pub mod workflows_page;

@@ -19,6 +19,11 @@ pub fn may_act(role: &str) -> bool {
     matches!(role, "operator" | "editor" | "admin")
 }
 
+/// Whether `role` may change definitions and their triggers (editors and admins).
+pub fn may_edit(role: &str) -> bool {
+    matches!(role, "editor" | "admin")
+}
+
 /// The actions offered for an instance in `status` to a user with `role`, in the order shown.
 pub fn available(status: InstanceStatus, role: &str) -> Vec<Action> {
     if !may_act(role) {

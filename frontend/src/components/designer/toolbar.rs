@@ -44,6 +44,9 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
             <a data-testid="workflow-instances" href=move || crate::instance_filter::InstanceFilter { workflow: Some(d.id.get_value()), ..Default::default() }.page()>
                 "Instances"
             </a>
+            <a data-testid="workflow-triggers" href=move || format!("{}/triggers", crate::urls::designer_page(&d.id.get_value()))>
+                "Triggers"
+            </a>
             <h1 data-testid="workflow-name">{move || d.name.get()}</h1>
             <span class="status" data-testid="save-status" class:dirty=move || dirty.get()>{status}</span>
             <span class="spacer"></span>

@@ -1,0 +1,91 @@
+import { test, expect, APIRequestContext } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { baseUrl } from './env';
+import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
+
+// A workflow's triggers page: a webhook created in the browser is delivered to with the secret
+// and the signed example it shows, and the delivery appears in its log; a schedule's next fire
+// times follow the expression as it is typed, and a bad one says why.
+
+const sameOrigin = () => ({ origin: baseUrl() });
+
+async function publish(api: APIRequestContext, name: string): Promise<string> {
+  const created = await api.post(`${baseUrl()}/api/v1/workflows`, {
+    headers: sameOrigin(),
+    data: { name, definition: { nodes: [{ id: 'n', type: 'noop' }], edges: [] } },
+  });
+  expect(created.status()).toBe(201);
+  const id = (await created.json()).id;
+  expect((await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} })).status()).toBe(201);
+  return id;
+}
+
+test.afterAll(archiveEveryWorkflow);
+
+test('a webhook made in the browser takes a delivery signed as its example shows, and logs it', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publish(page.request, 'Triggers e2e webhook');
+  await page.goto(`${baseUrl()}/workflows/${workflow}`);
+  await page.getByTestId('workflow-triggers').click();
+  await expect(page).toHaveURL(new RegExp(`/workflows/${workflow}/triggers$`));
+  await expect(page.getByText('No triggers yet')).toBeVisible();
+  await page.getByTestId('add-webhook').click();
+  const secret = await page.getByTestId('webhook-secret').innerText();
+  expect(secret).toMatch(/^whsec_/);
+  const example = await page.getByTestId('webhook-example').innerText();
+  await page.screenshot({ path: testInfo.outputPath('webhook-created.png'), fullPage: true });
+
+  // The example, run as a user would paste it, is accepted: 202 and an instance.
+  const answer = execFileSync('bash', ['-c', `${example} -s -w ' %{http_code}'`], { encoding: 'utf8' });
+  expect(answer.trim()).toMatch(/"instance_id".* 202$/);
+
+  await page.getByTestId('trigger-log').click();
+  await expect(page.getByTestId('delivery-row')).toHaveCount(1);
+  await expect(page.getByTestId('delivery-outcome')).toHaveText('started');
+  await page.getByTestId('trigger-toggle').click();
+  await expect(page.getByTestId('trigger-state')).toHaveText('paused');
+  await page.screenshot({ path: testInfo.outputPath('webhook-log.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('the cron preview follows the expression as it is typed and names what is wrong', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publish(page.request, 'Triggers e2e cron');
+  await page.goto(`${baseUrl()}/workflows/${workflow}/triggers`);
+  const expression = page.getByTestId('cron-expression');
+  await expression.fill('0 9 * * *');
+  await expect(page.getByTestId('cron-time')).toHaveCount(5);
+  await expect(page.getByTestId('cron-time').first()).toContainText('09:00');
+  await expression.fill('30 18 * * *');
+  await expect(page.getByTestId('cron-time').first()).toContainText('18:30');
+  await expression.fill('61 * * * *');
+  await expect(page.getByTestId('cron-error')).not.toHaveText('');
+  await expect(page.getByTestId('add-cron')).toBeDisabled();
+  await page.screenshot({ path: testInfo.outputPath('cron-error.png'), fullPage: true });
+  await expression.fill('0 6 * * 1-5');
+  await page.getByTestId('cron-timezone').fill('Mars/Olympus');
+  await expect(page.getByTestId('cron-error')).toContainText('Mars/Olympus');
+  await page.getByTestId('cron-timezone').fill('Europe/Berlin');
+  await expect(page.getByTestId('cron-time')).toHaveCount(5);
+  await page.getByTestId('add-cron').click();
+  await expect(page.locator('[data-testid=trigger-row][data-kind=cron]')).toContainText('0 6 * * 1-5 (Europe/Berlin)');
+  await page.screenshot({ path: testInfo.outputPath('cron-created.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test('a viewer reads the triggers and their logs but is offered no change', async ({ page, browser }) => {
+  await signIn(page);
+  const workflow = await publish(page.request, 'Triggers e2e viewer');
+  const made = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/triggers`, { headers: sameOrigin(), data: { kind: 'webhook' } });
+  expect(made.status()).toBe(201);
+  const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
+  await viewer.goto(`${baseUrl()}/workflows/${workflow}/triggers`);
+  await expect(viewer.getByTestId('trigger-row')).toHaveCount(1);
+  await expect(viewer.getByTestId('add-webhook')).toHaveCount(0);
+  await expect(viewer.getByTestId('trigger-toggle')).toHaveCount(0);
+  await viewer.getByTestId('trigger-log').click();
+  await expect(viewer.getByTestId('delivery-empty')).toBeVisible();
+  await context.close();
+});

@@ -1,0 +1,126 @@
+//! One trigger: where (a webhook's URL) or when (a schedule and its next fire time), paused or
+//! active; pause or resume, rotate a webhook's secret (the new one shown once), delete; and
+//! its delivery log, newest first, opened on demand.
+
+use crate::api_triggers;
+use crate::components::copy_button::CopyButton;
+use crate::format;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use trellis_model::api::{Delivery, Trigger};
+
+/// How long a rotated-out secret still verifies: deliveries already on their way get through.
+const ROTATE_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
+
+#[component]
+pub fn TriggerRow(
+    t: Trigger,
+    on_change: Callback<Result<(), String>>,
+    /// Whether the changing actions are offered (editors and admins).
+    #[prop(into)]
+    editable: Signal<bool>,
+) -> impl IntoView {
+    let id = StoredValue::new(t.id.clone());
+    let paused = t.paused;
+    let deliveries = RwSignal::new(None::<Vec<Delivery>>);
+    let rotated = RwSignal::new(None::<String>);
+    let report = move |outcome: Result<(), crate::error::ApiError>| on_change.run(outcome.map_err(|e| e.message()));
+    let toggle =
+        move |_| spawn_local(async move { report(api_triggers::set_paused(&id.get_value(), !paused).await.map(drop)) });
+    let remove = move |_| {
+        if window().confirm_with_message("Delete this trigger? Its deliveries stop at once.").unwrap_or(false) {
+            spawn_local(async move { report(api_triggers::delete(&id.get_value()).await) });
+        }
+    };
+    let rotate = move |_| {
+        spawn_local(async move {
+            match api_triggers::rotate(&id.get_value(), ROTATE_GRACE_MS).await {
+                Ok(r) => rotated.set(Some(r.secret)),
+                Err(e) => report(Err(e)),
+            }
+        })
+    };
+    let show_log = move |_| {
+        if deliveries.with_untracked(Option::is_some) {
+            deliveries.set(None);
+            return;
+        }
+        spawn_local(async move {
+            match api_triggers::deliveries(&id.get_value()).await {
+                Ok(list) => deliveries.set(Some(list)),
+                Err(e) => report(Err(e)),
+            }
+        })
+    };
+    let is_webhook = t.kind == "webhook";
+    let setting = |key: &str| t.settings.get(key).and_then(|v| v.as_str()).map(str::to_owned).unwrap_or_default();
+    let what = if is_webhook {
+        t.url.clone().unwrap_or_default()
+    } else {
+        let next = t.next_fire_at.flatten().map(|n| format!(" · next {}", format::timestamp(&n))).unwrap_or_default();
+        format!("{} ({}){next}", setting("expression"), setting("timezone"))
+    };
+    view! {
+        <tr data-testid="trigger-row" data-kind=t.kind.clone()>
+            <td>{t.kind.clone()}</td>
+            <td class="name">{t.name.clone().unwrap_or_default()}</td>
+            <td><code class="wrap">{what}</code></td>
+            <td data-testid="trigger-state">{if paused { "paused" } else { "active" }}</td>
+            <td class="actions">
+                <Show when=move || editable.get()>
+                    <button type="button" data-testid="trigger-toggle" on:click=toggle>{if paused { "Resume" } else { "Pause" }}</button>
+                    {is_webhook.then(|| view! { <button type="button" data-testid="trigger-rotate" on:click=rotate>"Rotate secret"</button> })}
+                </Show>
+                <button type="button" data-testid="trigger-log" on:click=show_log>"Deliveries"</button>
+                <Show when=move || editable.get()>
+                    <button type="button" class="danger" on:click=remove>"Delete"</button>
+                </Show>
+            </td>
+        </tr>
+        {move || rotated.get().map(|secret| view! {
+            <tr><td colspan="5">
+                <div class="secret-once" role="status">
+                    <p><strong>"New secret (the previous one works for 24 hours more): copy it now."</strong></p>
+                    <code data-testid="rotated-secret">{secret.clone()}</code> " " <CopyButton text=secret label="Copy secret" />
+                </div>
+            </td></tr>
+        })}
+        {move || deliveries.get().map(|list| view! {
+            <tr><td colspan="5"><DeliveryLog list=list /></td></tr>
+        })}
+    }
+}
+
+#[component]
+fn DeliveryLog(list: Vec<Delivery>) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="muted" data-testid="delivery-empty">"No deliveries yet."</p> }.into_any();
+    }
+    view! {
+        <table class="workflows deliveries" data-testid="delivery-log">
+            <thead>
+                <tr>
+                    <th scope="col" class="updated">"Received"</th>
+                    <th scope="col">"Outcome"</th>
+                    <th scope="col">"Verified"</th>
+                    <th scope="col" class="version">"Status"</th>
+                    <th scope="col">"Reason"</th>
+                    <th scope="col">"Instance"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {list.into_iter().map(|d| view! {
+                    <tr data-testid="delivery-row">
+                        <td class="updated">{format::timestamp(&d.received_at)}</td>
+                        <td data-testid="delivery-outcome">{d.outcome.clone()}</td>
+                        <td>{match d.verified { Some(true) => "yes", Some(false) => "no", None => "—" }}</td>
+                        <td class="version">{d.status.map(|s| s.to_string()).unwrap_or_default()}</td>
+                        <td class="error">{d.reason.clone().unwrap_or_default()}</td>
+                        <td>{d.instance_id.clone().map(|i| view! { <a href=crate::urls::instance_page(&i)>{i[..8.min(i.len())].to_owned()}</a> })}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
+}
