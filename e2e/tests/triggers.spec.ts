@@ -46,6 +46,13 @@ test('a webhook made in the browser takes a delivery signed as its example shows
   await page.getByTestId('trigger-toggle').click();
   await expect(page.getByTestId('trigger-state')).toHaveText('paused');
   await page.screenshot({ path: testInfo.outputPath('webhook-log.png'), fullPage: true });
+  // Every workflow's triggers in one list, each leading back to its workflow's page.
+  await page.getByRole('link', { name: 'Triggers', exact: true }).click();
+  const row = page.getByTestId('any-trigger-row').filter({ hasText: 'Triggers e2e webhook' });
+  await expect(row).toContainText('paused');
+  await page.screenshot({ path: testInfo.outputPath('all-triggers.png'), fullPage: true });
+  await row.getByRole('link', { name: 'Triggers e2e webhook' }).click();
+  await expect(page).toHaveURL(new RegExp(`/workflows/${workflow}/triggers$`));
   expect(errors).toEqual([]);
 });
 

@@ -46,3 +46,9 @@ pub async fn preview(expression: &str, timezone: &str) -> Result<FireTimes, ApiE
     let body = serde_json::json!({ "expression": expression, "timezone": timezone, "count": 5 });
     decode(send(Request::post(&format!("{API}/triggers/preview")).json(&body)).await?).await
 }
+
+/// Every workflow's triggers, each with its workflow's name.
+pub async fn list_all() -> Result<Vec<Trigger>, ApiError> {
+    let page: Items<Trigger> = decode(send(Request::get(&format!("{API}/triggers")).build()).await?).await?;
+    Ok(page.items)
+}

@@ -3,7 +3,7 @@
 use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
-use crate::components::triggers::triggers_page::TriggersPage;
+use crate::components::triggers::{all_triggers_page::AllTriggersPage, triggers_page::TriggersPage};
 use crate::components::{
     instance_page::InstancePage, instances::instances_page::InstancesPage, instances::jobs_page::JobsPage,
     login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
@@ -27,6 +27,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/workflows") view=WorkflowsPage />
                 <Route path=path!("/instances") view=InstancesPage />
                 <Route path=path!("/jobs") view=JobsPage />
+                <Route path=path!("/triggers") view=AllTriggersPage />
                 <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
                 <Route path=path!("/workflows/:id/triggers") view=|| per_id(|id| view! { <TriggersPage id=id /> }) />
                 <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />

@@ -19,6 +19,8 @@ pub trait TriggerStore: Send + Sync + 'static {
     async fn insert_trigger(&self, row: &TriggerRow) -> Result<()>;
     async fn get_trigger(&self, id: Uuid) -> Result<Option<TriggerRow>>;
     async fn list_triggers(&self, workflow: Uuid) -> Result<Vec<TriggerRow>>;
+    /// Every workflow's triggers, oldest first, at most `limit`.
+    async fn list_all_triggers(&self, limit: i64) -> Result<Vec<TriggerRow>>;
     async fn update_trigger(&self, id: Uuid, change: &TriggerChange) -> Result<Option<TriggerRow>>;
     /// `false` if there is no such trigger.
     async fn delete_trigger(&self, id: Uuid) -> Result<bool>;
@@ -95,6 +97,11 @@ macro_rules! impl_trigger_store {
                 async fn list_triggers(&self, workflow: Uuid) -> Result<Vec<$crate::store::TriggerRow>> {
                     let sql = format!("SELECT {} FROM triggers WHERE workflow_id = $1 ORDER BY id", $crate::store::trigger_sql::TRIGGER_COLUMNS);
                     Ok(sqlx::query_as(&sql).bind(workflow).fetch_all(self.pool()).await?)
+                }
+
+                async fn list_all_triggers(&self, limit: i64) -> Result<Vec<$crate::store::TriggerRow>> {
+                    let sql = format!("SELECT {} FROM triggers ORDER BY id LIMIT $1", $crate::store::trigger_sql::TRIGGER_COLUMNS);
+                    Ok(sqlx::query_as(&sql).bind(limit).fetch_all(self.pool()).await?)
                 }
 
                 async fn update_trigger(&self, id: Uuid, c: &$crate::store::TriggerChange) -> Result<Option<$crate::store::TriggerRow>> {

@@ -26,6 +26,20 @@ pub struct Schedule {
     tz: Tz,
 }
 
+/// The IANA zone a mistyped name most likely meant: the same name in other case or with
+/// spaces for underscores (`europe/berlin`, `New York`), or the zone whose city it names
+/// (`Berlin` → `Europe/Berlin`).
+pub fn closest_zone(given: &str) -> Option<&'static str> {
+    let wanted = given.trim().replace(' ', "_").to_ascii_lowercase();
+    if wanted.is_empty() {
+        return None;
+    }
+    let names = || chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name());
+    names().find(|name| name.to_ascii_lowercase() == wanted).or_else(|| {
+        names().find(|name| name.rsplit('/').next().is_some_and(|city| city.to_ascii_lowercase() == wanted))
+    })
+}
+
 impl Schedule {
     /// Parses the expression and the zone; every problem is listed.
     pub fn new(spec: &CronSpec) -> Result<Schedule, Vec<Issue>> {
@@ -34,10 +48,13 @@ impl Schedule {
             .map_err(|m| issues.push(Issue::new("invalid_cron", m).path("expression")))
             .ok();
         let tz = spec.timezone.parse::<Tz>().map_err(|_| {
-            let message = format!(
-                "unknown time zone `{}`; use an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`",
-                spec.timezone
-            );
+            let message = match closest_zone(&spec.timezone) {
+                Some(zone) => format!("unknown time zone `{}`; did you mean `{zone}`?", spec.timezone),
+                None => format!(
+                    "unknown time zone `{}`; use an IANA name such as `Europe/Berlin`, `America/New_York` or `UTC`",
+                    spec.timezone
+                ),
+            };
             issues.push(Issue::new("invalid_timezone", message).path("timezone"));
         });
         match (cron, tz) {
@@ -169,6 +186,16 @@ pub fn plan(schedule: &Schedule, due: DateTime<Utc>, now: DateTime<Utc>, catch_u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_zone_gets_the_zone_it_most_likely_meant() {
+        assert_eq!(closest_zone("europe/berlin"), Some("Europe/Berlin"));
+        assert_eq!(closest_zone("Berlin"), Some("Europe/Berlin"));
+        assert_eq!(closest_zone("new york"), Some("America/New_York"));
+        assert_eq!(closest_zone("Mars/Olympus"), None);
+        let issues = Schedule::new(&spec("0 9 * * *", "berlin")).err().unwrap();
+        assert!(issues[0].message.contains("did you mean `Europe/Berlin`?"), "{issues:?}");
+    }
 
     fn spec(expression: &str, timezone: &str) -> CronSpec {
         CronSpec {

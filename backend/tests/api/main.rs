@@ -37,6 +37,7 @@ mod starts;
 mod store;
 mod stream_sessions;
 mod traces;
+mod trigger_list;
 mod user_admin;
 mod webhooks;
 mod workflows;

@@ -14,6 +14,7 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
     ("Workflows", "/workflows", &["/workflows"]),
     ("Instances", "/instances", &["/instances"]),
     ("Failures", "/failures", &["/failures"]),
+    ("Triggers", "/triggers", &["/triggers"]),
     ("Jobs", "/jobs", &["/jobs"]),
 ];
 /// The sections only admins can use, offered to them alone.

@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 pub struct Trigger {
     pub id: String,
     pub workflow_id: String,
+    /// The workflow's name, in the list of every workflow's triggers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_name: Option<String>,
     /// `webhook` or `cron`.
     pub kind: String,
     pub name: Option<String>,

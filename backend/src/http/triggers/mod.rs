@@ -2,6 +2,7 @@
 //! secret, the delivery log, and cron previews. Webhook deliveries themselves arrive at
 //! `/hooks/{id}` (see `hooks.rs`).
 
+mod all;
 mod deliveries;
 mod preview;
 
@@ -34,6 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list, create))
         .routes(routes!(show, update, remove))
         .routes(routes!(rotate))
+        .merge(all::router())
         .merge(deliveries::router())
         .merge(preview::router())
 }
@@ -301,6 +303,7 @@ fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Trigger {
     Trigger {
         id: t.id.to_string(),
         workflow_id: t.workflow_id.to_string(),
+        workflow_name: None,
         kind: t.kind.clone(),
         name: t.name.clone(),
         paused: t.paused,
