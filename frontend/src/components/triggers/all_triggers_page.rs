@@ -1,9 +1,9 @@
 //! `/triggers`: every workflow's webhooks and schedules in one list; each opens its workflow's
 //! triggers page, where they are managed and their deliveries read.
 
+use super::trigger_row::where_or_when;
 use crate::api_triggers;
 use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
-use crate::format;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::Trigger;
@@ -57,15 +57,7 @@ pub fn AllTriggersPage() -> impl IntoView {
 fn Row(t: Trigger) -> impl IntoView {
     let href = format!("{}/triggers", crate::urls::designer_page(&t.workflow_id));
     let workflow = t.workflow_name.clone().unwrap_or_else(|| t.workflow_id.clone());
-    let setting = |key: &str| t.settings.get(key).and_then(|v| v.as_str()).map(str::to_owned).unwrap_or_default();
-    let what = match t.url.clone() {
-        Some(url) => url,
-        None => {
-            let next =
-                t.next_fire_at.flatten().map(|n| format!(" · next {}", format::timestamp(&n))).unwrap_or_default();
-            format!("{} ({}){next}", setting("expression"), setting("timezone"))
-        }
-    };
+    let what = where_or_when(&t);
     view! {
         <tr data-testid="any-trigger-row">
             <td class="name"><a href=href>{workflow}</a></td>

@@ -3,5 +3,5 @@
 
 pub mod all_triggers_page;
 mod new_trigger;
-mod trigger_row;
+pub mod trigger_row;
 pub mod triggers_page;

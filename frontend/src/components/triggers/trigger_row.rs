@@ -12,6 +12,16 @@ use trellis_model::api::{Delivery, Trigger};
 /// How long a rotated-out secret still verifies: deliveries already on their way get through.
 const ROTATE_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
 
+/// A webhook's URL, or a schedule's expression, time zone and next fire time.
+pub fn where_or_when(t: &Trigger) -> String {
+    if let Some(url) = &t.url {
+        return url.clone();
+    }
+    let setting = |key: &str| t.settings.get(key).and_then(|v| v.as_str()).map(str::to_owned).unwrap_or_default();
+    let next = t.next_fire_at.flatten().map(|n| format!(" · next {}", format::timestamp(&n))).unwrap_or_default();
+    format!("{} ({}){next}", setting("expression"), setting("timezone"))
+}
+
 #[component]
 pub fn TriggerRow(
     t: Trigger,
@@ -53,13 +63,7 @@ pub fn TriggerRow(
         })
     };
     let is_webhook = t.kind == "webhook";
-    let setting = |key: &str| t.settings.get(key).and_then(|v| v.as_str()).map(str::to_owned).unwrap_or_default();
-    let what = if is_webhook {
-        t.url.clone().unwrap_or_default()
-    } else {
-        let next = t.next_fire_at.flatten().map(|n| format!(" · next {}", format::timestamp(&n))).unwrap_or_default();
-        format!("{} ({}){next}", setting("expression"), setting("timezone"))
-    };
+    let what = where_or_when(&t);
     view! {
         <tr data-testid="trigger-row" data-kind=t.kind.clone()>
             <td>{t.kind.clone()}</td>
