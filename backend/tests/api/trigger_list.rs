@@ -1,6 +1,6 @@
 //! Every workflow's triggers in one list, and a mistyped time zone answered with a suggestion.
 
-use crate::common::{both_backends, problem, TestApp};
+use crate::common::{both_backends, problem};
 use serde_json::json;
 use trellis_model::api::{Items, Trigger};
 
