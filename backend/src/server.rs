@@ -51,7 +51,7 @@ impl Server {
             TcpListener::bind(serve.listen).await.with_context(|| format!("cannot listen on {}", serve.listen))?;
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
-        let engine = Engine::new(store.clone(), engine_config(&serve)?);
+        let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?);
         if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
         }
@@ -124,7 +124,7 @@ pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
     Ok(())
 }
 
-fn engine_config(serve: &ServeConfig) -> Result<EngineConfig> {
+fn engine_config(serve: &ServeConfig, backend: &str) -> Result<EngineConfig> {
     let http_allow =
         OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
     let output_caps =
@@ -135,6 +135,9 @@ fn engine_config(serve: &ServeConfig) -> Result<EngineConfig> {
         http_allow,
         max_input_bytes: serve.max_input_bytes,
         output_caps,
+        // SQLite has one writer at a time, so a second lane would only wait for it; on
+        // Postgres two batches in flight overlap one's round trips with the other's commit.
+        commit_lanes: if backend == "postgres" { 2 } else { 1 },
     })
 }
 

@@ -2,13 +2,15 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|sse|auth|list|failures] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures] [--out DIR]
 
 mod auth;
 mod db;
 mod failures;
 mod floor;
 mod list;
+mod peers;
+mod scale;
 mod scenarios;
 mod server;
 mod sse;
@@ -23,7 +25,7 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine`, `sse`, `auth`, `list` or `failures`), or all of them.
+    /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list` or `failures`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -40,6 +42,9 @@ async fn main() -> Result<()> {
         results.insert(backend, run_backend(&options, backend).await.with_context(|| format!("{backend} benchmark"))?);
     }
     print_table(&results);
+    if options.only.as_deref().is_none_or(|only| only == "peers") {
+        peers::print_peers();
+    }
     std::fs::create_dir_all(&options.out)?;
     let path = options.out.join("bench.json");
     let report = json!({"quick": options.quick, "taken_at": chrono::Utc::now(), "results": results});
@@ -64,9 +69,9 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args.next().context("--only engine|sse|auth|list|failures")?;
-                if !["engine", "sse", "auth", "list", "failures"].contains(&group.as_str()) {
-                    bail!("--only engine|sse|auth|list|failures, not `{group}`");
+                let group = args.next().context("--only engine|peers|scale|sse|auth|list|failures")?;
+                if !["engine", "peers", "scale", "sse", "auth", "list", "failures"].contains(&group.as_str()) {
+                    bail!("--only engine|peers|scale|sse|auth|list|failures, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -108,17 +113,28 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         progress(backend, "authentication cost per request");
         auth::request_cost(&api, if options.quick { 300 } else { 2_000 }, &mut figures).await?;
     }
+    if runs("peers") {
+        progress(backend, "the peers' shapes: chain-10, fan-out-100 + join, chain-40");
+        peers::shapes(&api, if options.quick { 5 } else { 9 }, &mut figures).await?;
+    }
     if runs("engine") {
         progress(backend, "transition latency");
         scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
         for size in sizes {
             progress(backend, &format!("throughput, {size} instances"));
+            let before = peers::phase_clock(&api).await?;
             scenarios::throughput(&api, size, &mut figures).await?;
+            peers::breakdown(&before, &peers::phase_clock(&api).await?, &format!("drain_{size}_commit"), &mut figures);
         }
         progress(backend, "fan-out");
         scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
         progress(backend, &format!("{timers} timers due at once"));
         scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
+    }
+    if runs("scale") && backend == "postgres" {
+        let count = if options.quick { 1_000 } else { 10_000 };
+        progress(backend, &format!("one process against two, {count} instances"));
+        scale::one_vs_two(&options.binary, &url, &api, count, &mut figures).await?;
     }
     if runs("sse") {
         let (first_event_runs, audiences) =

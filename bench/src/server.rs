@@ -87,18 +87,16 @@ impl Api {
     /// A counter from `/metrics` (OpenMetrics text): its `_total` sample. The sign-in token
     /// is enough under the default `TRELLIS_METRICS=token`.
     pub async fn counter(&self, name: &str) -> Result<f64> {
-        let page = self
-            .http
-            .get(format!("{}/metrics", self.base))
-            .bearer_auth(&self.token)
-            .send()
-            .await?
-            .error_for_status()?
-            .text()
-            .await?;
+        let page = self.metrics().await?;
         let sample = format!("{name}_total ");
         let line = page.lines().find(|l| l.starts_with(&sample)).with_context(|| format!("no {name} on /metrics"))?;
         Ok(line[sample.len()..].trim().parse()?)
+    }
+
+    /// The `/metrics` page.
+    pub async fn metrics(&self) -> Result<String> {
+        let request = self.http.get(format!("{}/metrics", self.base)).bearer_auth(&self.token);
+        Ok(request.send().await?.error_for_status()?.text().await?)
     }
 
     /// How long one GET of `path` takes to answer 200, with `credential` as the bearer (or none).

@@ -144,7 +144,7 @@ impl Engine {
             )));
         }
         let limits = self.plan(workflow, latest).await?;
-        let reservation = self.reserve();
+        let reservation = self.reserve(super::commit::PRELEASE_MAX);
         let decide_fn = |s: &Snapshot, admit: bool| {
             // Decided again on the locked row: it may have changed since it was read.
             let reset = retry_set(&plan, &state_of(&plan, s), &from);

@@ -2,11 +2,12 @@
 //! this process run at once, the claim loop is woken for other new work, and a finished
 //! instance frees its slot for a queued one.
 
-use super::effects::{self, decide, Detail};
+use super::committer::CommitRequest;
+use super::effects::{self, Detail};
 use super::machine::Event;
 use super::plan::Plan;
 use super::Engine;
-use crate::store::{Fence, Snapshot, TransitionOutcome, WorkItem, Writes};
+use crate::store::{Fence, TransitionOutcome, Trouble, WorkItem, Writes};
 use chrono::Utc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +17,7 @@ const COMMIT_TRIES: u32 = 5;
 /// The longest wait between two tries at a commit while the database is away.
 pub(super) const OUTAGE_POLL: Duration = Duration::from_millis(250);
 /// Attempts one transition may hand straight to this process's workers.
-const PRELEASE_MAX: usize = 16;
+pub(super) const PRELEASE_MAX: usize = 16;
 
 /// Reserved worker slots, the ids their work items get, and their lease's end.
 pub(super) struct Reservation {
@@ -32,15 +33,12 @@ impl Reservation {
     }
 }
 
-fn is_outage(e: &crate::store::StoreError) -> bool {
-    e.trouble() == Some(crate::store::Trouble::Unavailable)
-}
-
 impl Engine {
-    /// Commits one event as one transition and reacts to what it wrote. It runs detached, so
-    /// a caller that goes away (an HTTP client hanging up) cannot strand what it dispatched,
-    /// and it retries transient database failures: giving up would throw the attempt's
-    /// result away and run it again under a new attempt number.
+    /// Commits one event as one transition (through a commit lane, batched with whatever else
+    /// is ready) and reacts to what it wrote. It runs detached, so a caller that goes away (an
+    /// HTTP client hanging up) cannot strand what it dispatched, and it retries transient
+    /// database failures: giving up would throw the attempt's result away and run it again
+    /// under a new attempt number.
     pub(super) async fn commit(
         self: &Arc<Self>,
         plan: &Arc<Plan>,
@@ -57,16 +55,32 @@ impl Engine {
             let outage_deadline = std::time::Instant::now() + Duration::from_millis(engine.config.lease_ms);
             let mut delay = Duration::from_millis(50);
             for attempt in 1.. {
-                match engine.try_commit(&plan, instance, fence.as_ref(), &event, &detail).await {
-                    Ok(outcome) => return Ok(outcome),
-                    Err(e)
-                        if attempt < COMMIT_TRIES || (is_outage(&e) && std::time::Instant::now() < outage_deadline) =>
+                let (reply, answer) = tokio::sync::oneshot::channel();
+                let request = CommitRequest {
+                    plan: plan.clone(),
+                    instance,
+                    fence: fence.clone(),
+                    event: event.clone(),
+                    detail: detail.clone(),
+                    jitter: rand::random::<f64>(),
+                    reply,
+                };
+                if engine.lanes.get().is_none_or(|lanes| !lanes.submit(request)) {
+                    anyhow::bail!("the engine is shutting down");
+                }
+                match answer.await {
+                    Ok(Ok(outcome)) => return Ok(outcome),
+                    Ok(Err(e))
+                        if attempt < COMMIT_TRIES
+                            || (e.trouble == Some(Trouble::Unavailable)
+                                && std::time::Instant::now() < outage_deadline) =>
                     {
                         tracing::warn!(error = %e, attempt, "commit failed; retrying");
                         tokio::time::sleep(delay).await;
                         delay = (delay * 2).min(OUTAGE_POLL);
                     }
-                    Err(e) => return Err(e.into()),
+                    Ok(Err(e)) => return Err(e.into()),
+                    Err(_) => anyhow::bail!("the commit lane stopped"),
                 }
             }
             unreachable!("the loop returns")
@@ -74,31 +88,9 @@ impl Engine {
         .await?
     }
 
-    async fn try_commit(
-        self: &Arc<Self>,
-        plan: &Arc<Plan>,
-        instance: uuid::Uuid,
-        fence: Option<&Fence>,
-        event: &Event,
-        detail: &Detail,
-    ) -> Result<TransitionOutcome, crate::store::StoreError> {
-        let jitter = rand::random::<f64>();
-        let reservation = self.reserve();
-        let decide_fn = |s: &Snapshot| {
-            let mut writes = decide(plan, s, event.clone(), detail, Utc::now(), jitter);
-            reservation.lease_runs(&mut writes, &self.owner);
-            writes
-        };
-        let outcome = self.store.transition(instance, fence, &decide_fn).await?;
-        if let TransitionOutcome::Applied(writes) = &outcome {
-            self.after_commit(plan, instance, writes, reservation).await;
-        }
-        Ok(outcome)
-    }
-
     /// Worker slots (and work ids) for attempts a transition may dispatch, so this process
     /// can run them at once instead of inserting them for a later claim round trip.
-    pub(super) fn reserve(&self) -> Reservation {
+    pub(super) fn reserve(&self, wanted: usize) -> Reservation {
         let mut permits = Vec::new();
         if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
             return Reservation { permits, ids: Vec::new(), until: Utc::now() };
@@ -106,7 +98,7 @@ impl Engine {
         // A quarter of the pool stays for claimed work, which takes turns between
         // workflows: a workflow feeding itself slots cannot starve the others.
         let kept_for_claims = self.config.workers / 4;
-        while permits.len() < PRELEASE_MAX && self.permits.available_permits() > kept_for_claims {
+        while permits.len() < wanted.min(PRELEASE_MAX) && self.permits.available_permits() > kept_for_claims {
             match self.permits.clone().try_acquire_owned() {
                 Ok(permit) => permits.push(permit),
                 Err(_) => break,
@@ -142,6 +134,7 @@ impl Engine {
         }
     }
 
+    /// Reacts to a committed transition and admits queued instances into a slot it freed.
     pub(super) async fn after_commit(
         self: &Arc<Self>,
         plan: &Arc<Plan>,
@@ -149,6 +142,21 @@ impl Engine {
         writes: &Writes,
         reservation: Reservation,
     ) {
+        if self.react(plan, instance, writes, reservation) {
+            self.admit(plan.workflow).await;
+        }
+    }
+
+    /// Publishes a committed transition's entries and runs, or wakes whoever runs, the work
+    /// it created. True if it finished an instance of a workflow with an instance limit: a
+    /// slot is free for a queued instance.
+    pub(super) fn react(
+        self: &Arc<Self>,
+        plan: &Arc<Plan>,
+        instance: uuid::Uuid,
+        writes: &Writes,
+        reservation: Reservation,
+    ) -> bool {
         // Publish before launching: the launched attempt's own transition must not reach the
         // hub ahead of this one's entries, or followers would find a gap in the hub's ring and
         // all reread the history at once.
@@ -163,8 +171,6 @@ impl Engine {
             self.task_wake.notify_waiters();
         }
         let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
-        if finished && plan.instance_limit.is_some() {
-            self.admit(plan.workflow).await;
-        }
+        finished && plan.instance_limit.is_some()
     }
 }

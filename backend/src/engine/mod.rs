@@ -4,6 +4,7 @@
 
 mod actions;
 mod commit;
+mod committer;
 mod control;
 pub mod effects;
 mod error;
@@ -44,6 +45,8 @@ pub struct EngineConfig {
     pub max_input_bytes: usize,
     /// Largest node output and instance total of node outputs, serialized.
     pub output_caps: outputs::OutputCaps,
+    /// Batches committed at once (see `committer.rs`); outcomes of one instance share one.
+    pub commit_lanes: usize,
 }
 
 pub struct Engine {
@@ -60,12 +63,16 @@ pub struct Engine {
     draining: std::sync::atomic::AtomicBool,
     /// Where committed history entries go: live views, metrics, OpenTelemetry.
     pub bus: Arc<EventBus>,
+    /// Where outcomes go to be committed in batches; set once the engine exists.
+    lanes: std::sync::OnceLock<committer::Lanes>,
 }
 
 impl Engine {
+    /// A new engine with its commit lanes running (so: inside a tokio runtime).
     pub fn new(store: DynStore, config: EngineConfig) -> Arc<Engine> {
         let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()) };
-        Arc::new(Engine {
+        let lanes = config.commit_lanes;
+        let engine = Arc::new(Engine {
             store,
             runtime,
             owner: format!("{}-{}", hostname(), Uuid::now_v7()),
@@ -75,8 +82,11 @@ impl Engine {
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
             draining: std::sync::atomic::AtomicBool::new(false),
             bus: Arc::new(EventBus::default()),
+            lanes: std::sync::OnceLock::new(),
             config,
-        })
+        });
+        let _ = engine.lanes.set(committer::Lanes::spawn(&engine, lanes));
+        engine
     }
 
     fn lease(&self) -> chrono::Duration {

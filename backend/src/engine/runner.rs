@@ -200,8 +200,11 @@ impl Engine {
         let result = {
             let running = self.runtime.run(&run);
             tokio::pin!(running);
-            let mut renew = tokio::time::interval(self.lease().to_std().unwrap_or(Duration::from_secs(30)) / 3);
-            renew.tick().await;
+            // The first renewal a third of a lease from now. (Not `interval`: awaiting its
+            // immediate first tick goes through the timer wheel, about a millisecond — which
+            // was a third of every step of a chain of no-op nodes.)
+            let period = self.lease().to_std().unwrap_or(Duration::from_secs(30)) / 3;
+            let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
             loop {
                 tokio::select! {
                     result = &mut running => break result,

@@ -101,7 +101,7 @@ impl Engine {
         let tracer = Tracer { plan: &plan, instance: &row, now };
         let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
-        let reservation = self.reserve();
+        let reservation = self.reserve(super::commit::PRELEASE_MAX);
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
         reservation.lease_runs(&mut on_admit, &self.owner);
         let id = row.id;

@@ -1,6 +1,7 @@
 //! `/metrics`: this process's counters and histograms, fed from the history entries it
 //! commits, plus gauges read at scrape time (queue depth, timers, SSE clients, pool use).
 
+use crate::store::phases::{Phase, PHASES};
 use crate::store::EngineGauges;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -23,6 +24,9 @@ pub struct Metrics {
     sse_clients: Gauge,
     pool: Family<Labels, Gauge>,
     pool_max: Gauge,
+    commit_phases: Family<Labels, Gauge<f64, AtomicU64>>,
+    commit_batches: Gauge,
+    commit_transitions: Gauge,
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
@@ -47,6 +51,9 @@ impl Default for Metrics {
             sse_clients: Gauge::default(),
             pool: Family::default(),
             pool_max: Gauge::default(),
+            commit_phases: Family::default(),
+            commit_batches: Gauge::default(),
+            commit_transitions: Gauge::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
         };
@@ -78,6 +85,21 @@ impl Metrics {
         r.register("trellis_sse_clients", "Server-sent event streams open on this process", self.sse_clients.clone());
         r.register("trellis_db_pool_connections", "Database connections of this process, by state", self.pool.clone());
         r.register("trellis_db_pool_max_connections", "The database pool's size limit", self.pool_max.clone());
+        r.register(
+            "trellis_commit_phase_seconds",
+            "Seconds this process spent committing transitions since it started, by phase (only grows)",
+            self.commit_phases.clone(),
+        );
+        r.register(
+            "trellis_commit_batches",
+            "Batches of transitions this process committed",
+            self.commit_batches.clone(),
+        );
+        r.register(
+            "trellis_commit_transitions",
+            "Transitions this process committed (in its batches)",
+            self.commit_transitions.clone(),
+        );
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
             "trellis_sse_history_reads",
@@ -114,6 +136,12 @@ impl Metrics {
         self.pool.get_or_create(&vec![("state", "idle".to_owned())]).set(i64::from(gauges.pool.idle));
         self.pool.get_or_create(&vec![("state", "in_use".to_owned())]).set(i64::from(in_use));
         self.pool_max.set(i64::from(gauges.pool.max));
+        for phase in Phase::ALL {
+            self.commit_phases.get_or_create(&vec![("phase", phase.name().to_owned())]).set(PHASES.seconds(phase));
+        }
+        let (batches, transitions) = PHASES.counts();
+        self.commit_batches.set(batches as i64);
+        self.commit_transitions.set(transitions as i64);
         let mut page = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut page, &self.registry);

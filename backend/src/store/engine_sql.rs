@@ -18,14 +18,13 @@ macro_rules! impl_instance_store {
         const _: () = {
             use $crate::store::backend::Backend;
             use $crate::store::engine_records::{EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
-            use $crate::store::engine_sql::{EVENTS_PER_INSERT, INSTANCE_COLUMNS, NODE_COLUMNS};
+            use $crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+            use $crate::store::batch::{BatchWrites, Step, StepDecide};
             use $crate::store::InstanceQuery;
             use $crate::store::{Decide, Result, RetryDecide};
-            use sqlx::types::Json;
             use uuid::Uuid;
             type Db = <$store as Backend>::Db;
             const LOCK_ROW: &str = <$store as Backend>::LOCK_ROW;
-            const NOTIFY_EVENTS: Option<&str> = <$store as Backend>::NOTIFY_EVENTS;
 
             impl $store {
                 async fn load_snapshot(tx: &mut sqlx::Transaction<'_, Db>, id: Uuid, lock: bool) -> Result<Option<Snapshot>> {
@@ -42,99 +41,21 @@ macro_rules! impl_instance_store {
                 /// Appends `events` to the instance's history (its lock held) and announces them to
                 /// other processes; returns the first one's `seq`.
                 async fn append_events(&self, tx: &mut sqlx::Transaction<'_, Db>, id: Uuid, workflow: Uuid, events: &[NewEvent]) -> Result<Option<i64>> {
-                    if events.is_empty() {
-                        return Ok(None);
-                    }
-                    let (last,): (i64,) = sqlx::query_as("SELECT COALESCE(MAX(seq), 0) FROM instance_events WHERE instance_id = $1")
-                        .bind(id).fetch_one(&mut **tx).await?;
-                    let first = last + 1;
-                    for (chunk_no, chunk) in events.chunks(EVENTS_PER_INSERT).enumerate() {
-                        let offset = first + (chunk_no * EVENTS_PER_INSERT) as i64;
-                        let mut insert = sqlx::QueryBuilder::<Db>::new("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
-                        insert.push_values(chunk.iter().enumerate(), |mut values, (k, e)| {
-                            values.push_bind(id).push_bind(offset + k as i64).push_bind(e.kind).push_bind(e.at).push_bind(Json(&e.data));
-                        });
-                        insert.build().execute(&mut **tx).await?;
-                    }
-                    if let Some(sql) = NOTIFY_EVENTS {
-                        let payload = $crate::store::notice::payload(self.origin(), id, workflow, first, events);
-                        sqlx::query(sql).bind(payload).execute(&mut **tx).await?;
-                    }
-                    Ok(Some(first))
+                    let mut batch = BatchWrites::default();
+                    batch.add(id, workflow, &Writes { events: events.to_vec(), ..Writes::default() });
+                    Ok(self.write_history(tx, &batch).await?.get(&id).copied())
                 }
 
+                /// One transition's writes, as a batch of one writes them (`transition_sql.rs`).
                 async fn apply_writes(&self, tx: &mut sqlx::Transaction<'_, Db>, id: Uuid, workflow: Uuid, w: &mut Writes) -> Result<()> {
-                    if w.instance.as_ref().is_some_and(|u| u.restart) {
-                        sqlx::query("UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, error_class = NULL, \
-                                      started_at = NULL, ended_at = NULL WHERE id = $1")
-                            .bind(id).execute(&mut **tx).await?;
-                    }
-                    if let Some((node, class)) = w.instance.as_ref().and_then(|u| u.failure.as_ref()) {
-                        sqlx::query("UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3")
-                            .bind(node).bind(class).bind(id).execute(&mut **tx).await?;
-                    }
                     if let Some(u) = &w.instance {
-                        sqlx::query(
-                            "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
-                             started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6",
-                        )
-                        .bind(&u.status).bind(u.output.as_ref().map(Json)).bind(&u.error).bind(u.started_at).bind(u.ended_at).bind(id)
-                        .execute(&mut **tx).await?;
+                        Self::write_instance(tx, id, u).await?;
                     }
-                    for n in &w.nodes {
-                        sqlx::query(
-                            "UPDATE instance_nodes SET status = $1, attempts = $2, outcome = $3, output = $4, error = $5, \
-                             started_at = $6, ended_at = $7, dispatched_at = $8, wait_kind = $9, wait_started_at = $10 \
-                             WHERE instance_id = $11 AND node_id = $12",
-                        )
-                        .bind(&n.status).bind(n.attempts).bind(&n.outcome).bind(&n.output).bind(&n.error)
-                        .bind(n.started_at).bind(n.ended_at).bind(n.dispatched_at).bind(&n.wait_kind).bind(n.wait_started_at)
-                        .bind(id).bind(&n.node_id)
-                        .execute(&mut **tx).await?;
-                    }
-                    for (node, attempt) in &w.ended_attempts {
-                        sqlx::query("DELETE FROM work WHERE instance_id = $1 AND node_id = $2 AND attempt = $3 AND kind <> 'retry'")
-                            .bind(id).bind(node).bind(attempt).execute(&mut **tx).await?;
-                    }
-                    if w.clear_work {
-                        sqlx::query("DELETE FROM work WHERE instance_id = $1").bind(id).execute(&mut **tx).await?;
-                    }
-                    for work in &w.new_work {
-                        sqlx::query(
-                            "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, \
-                             lease_owner, lease_epoch, lease_expires_at, workflow_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-                        )
-                        .bind(work.id.unwrap_or_else(Uuid::now_v7)).bind(id).bind(&work.kind).bind(&work.node_id).bind(work.attempt)
-                        .bind(&work.queue).bind(work.payload.as_ref().map(Json)).bind(work.due_at)
-                        .bind(work.lease.as_ref().map(|l| &l.0)).bind(i64::from(work.lease.is_some()))
-                        .bind(work.lease.as_ref().map(|l| l.1)).bind(workflow)
-                        .execute(&mut **tx).await?;
-                    }
-                    w.first_seq = self.append_events(tx, id, workflow, &w.events).await?;
+                    let mut batch = BatchWrites::default();
+                    batch.add(id, workflow, w);
+                    Self::write_rows(tx, &batch).await?;
+                    w.first_seq = self.write_history(tx, &batch).await?.get(&id).copied();
                     Ok(())
-                }
-
-                // The transaction below can be chosen as a deadlock victim; its trait method
-                // runs it through `retry_transient` (the admission ones are in `admission_sql.rs`).
-                async fn transition_once(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
-                    let _guard = self.write_guard().await;
-                    let mut tx = self.pool().begin().await?;
-                    // The instance lock comes first, always: a transition that clears the instance's
-                    // work must never wait for a work row held by one waiting for the instance.
-                    let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
-                        return Ok(TransitionOutcome::NotFound);
-                    };
-                    if let Some(f) = fence {
-                        let done = sqlx::query("DELETE FROM work WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3")
-                            .bind(f.work_id).bind(&f.owner).bind(f.epoch).execute(&mut *tx).await?;
-                        if done.rows_affected() == 0 {
-                            return Ok(TransitionOutcome::Fenced);
-                        }
-                    }
-                    let mut writes = decide(&snapshot);
-                    self.apply_writes(&mut tx, id, snapshot.instance.workflow_id, &mut writes).await?;
-                    tx.commit().await?;
-                    Ok(if writes.is_empty() { TransitionOutcome::Unchanged } else { TransitionOutcome::Applied(Box::new(writes)) })
                 }
             }
 
@@ -145,7 +66,15 @@ macro_rules! impl_instance_store {
                 }
 
                 async fn transition(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
-                    $crate::store::retry_transient(|| self.transition_once(id, fence, decide)).await
+                    let steps = [Step { instance: id, fence }];
+                    let one = |_: usize, snapshot: &Snapshot| decide(snapshot);
+                    let mut outcomes = self.transition_batch(&steps, &one).await?;
+                    Ok(outcomes.pop().unwrap_or(TransitionOutcome::NotFound))
+                }
+
+                // A batch can be chosen as a deadlock victim: it runs again whole.
+                async fn transition_batch(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>> {
+                    $crate::store::retry_transient(|| self.transition_batch_once(steps, decide)).await
                 }
 
                 async fn retry_instance(

@@ -8,6 +8,7 @@ mod account_sql;
 mod admission_sql;
 mod audit_sql;
 mod backend;
+mod batch;
 mod engine_records;
 mod engine_sql;
 mod insight_sql;
@@ -15,6 +16,7 @@ mod instance_query;
 mod job_records;
 mod job_sql;
 pub mod notice;
+pub mod phases;
 mod postgres;
 mod records;
 mod retention_sql;
@@ -22,6 +24,7 @@ mod sql;
 mod sqlite;
 pub mod statuses;
 pub(crate) mod transient;
+mod transition_sql;
 mod trigger_records;
 mod trigger_sql;
 mod work_sql;
@@ -29,6 +32,7 @@ mod work_sql;
 pub use account_sql::{AccountStore, SessionUser};
 pub use admission_sql::AdmissionQueue;
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
+pub use batch::{Step, StepDecide};
 pub use engine_records::*;
 pub use insight_sql::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
 pub use instance_query::{parse_statuses, InstanceQuery};
@@ -86,6 +90,10 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// One state change of one instance, holding its lock: consumes the fenced work item
     /// (if any; a stale fence changes nothing), then writes what `decide` returns.
     async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;
+    /// Many state changes, of one or many instances, in one transaction (group commit): each
+    /// step as `transition` would make it, the steps of one instance in order, each decided
+    /// on what the earlier ones left. One outcome per step; an error means none was written.
+    async fn transition_batch(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>>;
     /// A retry of a finished instance as one transition: under a concurrency limit it holds
     /// the workflow's lock (like a start) and tells `decide` whether a slot is free; `None`
     /// when there is none and the workflow refuses rather than queues. A retry that would

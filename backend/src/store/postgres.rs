@@ -37,6 +37,7 @@ super::trigger_sql::impl_trigger_store!(PgStore);
 super::audit_sql::impl_audit_store!(PgStore);
 super::account_sql::impl_account_store!(PgStore);
 super::engine_sql::impl_instance_store!(PgStore);
+super::transition_sql::impl_transitions!(PgStore);
 super::admission_sql::impl_admission!(PgStore);
 super::work_sql::impl_work_queue!(PgStore);
 super::job_sql::impl_job_store!(PgStore);

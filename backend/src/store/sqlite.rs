@@ -49,6 +49,7 @@ super::trigger_sql::impl_trigger_store!(SqliteStore);
 super::audit_sql::impl_audit_store!(SqliteStore);
 super::account_sql::impl_account_store!(SqliteStore);
 super::engine_sql::impl_instance_store!(SqliteStore);
+super::transition_sql::impl_transitions!(SqliteStore);
 super::admission_sql::impl_admission!(SqliteStore);
 super::work_sql::impl_work_queue!(SqliteStore);
 super::job_sql::impl_job_store!(SqliteStore);

@@ -225,3 +225,94 @@ async fn an_expired_task_lease_is_handed_to_another_worker() {
     assert_eq!(instance["status"], "succeeded");
     assert_eq!(instance["nodes"][0]["output"], 2);
 }
+
+/// Reads a `trellis_commit_*` gauge from `/metrics`.
+async fn commit_gauge(api: &Api, name: &str) -> f64 {
+    let page = api.http.get(format!("{}/metrics", api.base)).bearer_auth(&api.token).send().await.unwrap();
+    let page = page.text().await.unwrap();
+    let line = page.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{name} in {page}"));
+    line.rsplit_once(' ').unwrap().1.parse().unwrap()
+}
+
+/// Checks one finished instance's history against its rows: entries numbered without gaps,
+/// each node recorded as succeeded exactly once, and as many attempt spans opened (and each
+/// closed once) as the node row counts attempts. A transition recorded in part would break
+/// one of these.
+fn check_history(instance: &Value, history: &[Value]) {
+    let id = instance["id"].as_str().unwrap();
+    let seqs: Vec<i64> = history.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, (1..=history.len() as i64).collect::<Vec<_>>(), "{id}: gap-free history");
+    for node in instance["nodes"].as_array().unwrap() {
+        let name = node["id"].as_str().unwrap();
+        assert_eq!(node["status"], "succeeded", "{id}/{name}");
+        let successes =
+            history.iter().filter(|e| e["event"] == "node" && e["node"] == name && e["status"] == "succeeded").count();
+        assert_eq!(successes, 1, "{id}/{name} succeeded once in its history");
+        let attempt_spans = |kind: &str| -> Vec<String> {
+            history
+                .iter()
+                .filter(|e| e["event"] == kind && e["attributes"]["trellis.node"] == name)
+                .filter(|e| e["attributes"].get("trellis.attempt").is_some())
+                .map(|e| e["span_id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (opened, closed) = (attempt_spans("span_start"), attempt_spans("span_end"));
+        assert_eq!(opened.len() as u64, node["attempts"].as_u64().unwrap(), "{id}/{name}: a span per attempt");
+        let mut sorted = (opened.clone(), closed.clone());
+        sorted.0.sort();
+        sorted.1.sort();
+        assert_eq!(sorted.0, sorted.1, "{id}/{name}: every attempt span closed once");
+    }
+}
+
+/// kill -9 while transitions are committed in batches of many instances: after a restart every
+/// transition of the cut batch was either recorded whole or is redone, never half.
+async fn kill_mid_batch(backend: Backend) {
+    let (url, _dir) = fresh_database(backend).await;
+    let env = [("TRELLIS_LEASE_MS", "1500"), ("TRELLIS_WORKERS", "64")];
+    let first = Process::start(&url, &env).await;
+    let api = Api::connect(&first.base).await;
+    let nodes: Vec<Value> = (0..10).map(|i| json!({"id": format!("n{i}"), "type": "noop"})).collect();
+    let edges: Vec<Value> = (1..10).map(|i| json!({"from": format!("n{}", i - 1), "to": format!("n{i}")})).collect();
+    let workflow = api.publish(json!({"nodes": nodes, "edges": edges})).await;
+    let path = format!("/api/v1/workflows/{workflow}/instances");
+    let starts = (0..300).map(|_| api.post(&path, json!({})));
+    let started: Vec<(u16, Value)> = futures_util::future::join_all(starts).await;
+    assert!(started.iter().all(|(status, _)| *status == 201));
+    let (mut batches, mut transitions) = (0.0, 0.0);
+    for _ in 0..500 {
+        batches = commit_gauge(&api, "trellis_commit_batches").await;
+        transitions = commit_gauge(&api, "trellis_commit_transitions").await;
+        if transitions >= 600.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    first.kill_hard().await;
+    assert!(transitions > batches, "batches held several transitions ({transitions} in {batches})");
+    assert!(transitions < 3_000.0, "the kill landed while work was in flight ({transitions} of 3,000)");
+
+    let second = Process::start(&url, &env).await;
+    let api = Api::connect(&second.base).await;
+    let counts = api.settle(&workflow, Duration::from_secs(120)).await;
+    assert_eq!(counts["succeeded"], 300, "every instance finished after the restart: {counts}");
+    let mut redone = 0;
+    for (_, started) in &started {
+        let id = started["id"].as_str().unwrap();
+        let instance = api.get(&format!("/api/v1/instances/{id}")).await;
+        let history = api.get(&format!("/api/v1/instances/{id}/history?limit=5000")).await;
+        check_history(&instance, history["items"].as_array().unwrap());
+        redone += instance["nodes"].as_array().unwrap().iter().filter(|n| n["attempts"] != 1).count();
+    }
+    assert!(redone > 0, "work cut off by the kill was run again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_batch_records_each_transition_whole_or_redoes_it_on_sqlite() {
+    kill_mid_batch(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_batch_records_each_transition_whole_or_redoes_it_on_postgres() {
+    kill_mid_batch(Backend::Postgres).await;
+}

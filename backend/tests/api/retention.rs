@@ -53,6 +53,17 @@ async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     rows_b.extend(std::iter::repeat_n(("failed", ago(2)), 5_000)); // expired under b's policy (1 day)
     insert_finished(&app, &b, &rows_b).await;
 
+    // Previewed before it is saved: once saved, the sweeper (every second) starts on it.
+    let own_preview: RetentionPreview = app
+        .post(&format!("/api/v1/workflows/{b}/retention/preview"))
+        .json(&json!({"failed_days": 1}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(own_preview.instances, 5_000);
     let own =
         app.put(&format!("/api/v1/workflows/{b}/retention")).json(&json!({"failed_days": 1})).send().await.unwrap();
     assert_eq!(own.status(), 200);
@@ -68,16 +79,6 @@ async fn the_sweeper_deletes_exactly_the_expired_instances(backend: Backend) {
     );
     assert_eq!(preview.by_workflow.len(), 1, "b has a policy of its own: {preview:?}");
     assert_eq!((preview.by_workflow[0].workflow_id.as_str(), preview.by_workflow[0].count), (a.as_str(), 50_000));
-    let own_preview: RetentionPreview = app
-        .post(&format!("/api/v1/workflows/{b}/retention/preview"))
-        .json(&json!({"failed_days": 1}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(own_preview.instances, 5_000);
     problem(app.post("/api/v1/retention/preview").json(&json!({"failed_days": 0})).send().await.unwrap(), 422).await;
     assert_eq!(counts(&app, &a).await, before_a, "a preview deletes nothing");
     assert_eq!(app.put("/api/v1/retention").json(&default).send().await.unwrap().status(), 200);

@@ -1,0 +1,98 @@
+//! Where committing transitions spends its time, phase by phase, summed over this process's
+//! batches: `/metrics` exposes the sums, and the benchmark divides them by the transitions to
+//! publish a breakdown (BENCHMARKS.md). Process-wide, like the metrics it feeds.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The phases of one batch, in the order it goes through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for this process's write turn (SQLite), a pooled connection and `BEGIN`.
+    Begin,
+    /// Locking and reading the batch's instances and their nodes.
+    Lock,
+    /// Consuming the fenced work items.
+    Fence,
+    /// The engine's decisions (in memory, the locks held).
+    Decide,
+    /// Instance rows: starts, finishes, failures.
+    Instances,
+    /// Node rows and work items.
+    Rows,
+    /// History entries and their announcement to other processes.
+    History,
+    /// `COMMIT`: the durable write.
+    Commit,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 8] = [
+        Phase::Begin,
+        Phase::Lock,
+        Phase::Fence,
+        Phase::Decide,
+        Phase::Instances,
+        Phase::Rows,
+        Phase::History,
+        Phase::Commit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Begin => "begin",
+            Phase::Lock => "lock",
+            Phase::Fence => "fence",
+            Phase::Decide => "decide",
+            Phase::Instances => "instances",
+            Phase::Rows => "rows",
+            Phase::History => "history",
+            Phase::Commit => "commit",
+        }
+    }
+}
+
+/// Sums of nanoseconds per phase, and how many batches and transitions they cover.
+pub struct PhaseClock {
+    nanos: [AtomicU64; 8],
+    batches: AtomicU64,
+    transitions: AtomicU64,
+}
+
+pub static PHASES: PhaseClock =
+    PhaseClock { nanos: [const { AtomicU64::new(0) }; 8], batches: AtomicU64::new(0), transitions: AtomicU64::new(0) };
+
+impl PhaseClock {
+    /// Seconds spent in `phase` so far.
+    pub fn seconds(&self, phase: Phase) -> f64 {
+        self.nanos[phase as usize].load(Ordering::Relaxed) as f64 / 1e9
+    }
+
+    /// Batches committed and the transitions (steps) they held.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.batches.load(Ordering::Relaxed), self.transitions.load(Ordering::Relaxed))
+    }
+
+    /// A committed batch of `transitions` steps.
+    pub fn committed(&self, transitions: usize) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.transitions.fetch_add(transitions as u64, Ordering::Relaxed);
+    }
+}
+
+/// Times consecutive phases of one batch.
+pub struct Lap(Instant);
+
+impl Lap {
+    pub fn start() -> Lap {
+        Lap(Instant::now())
+    }
+
+    /// Charges the time since the last lap to `phase`.
+    pub fn lap(&mut self, phase: Phase) {
+        let now = Instant::now();
+        let nanos = now.duration_since(self.0).as_nanos() as u64;
+        PHASES.nanos[phase as usize].fetch_add(nanos, Ordering::Relaxed);
+        self.0 = now;
+    }
+}

@@ -1,0 +1,240 @@
+//! Group commit, the SQL half: the transitions of many instances in one transaction, with
+//! one durable commit for all of them. The batch locks its instances in id order (so two
+//! batches never wait for each other in a cycle), consumes the fenced work items in one
+//! statement (a stale fence leaves its own step out, nothing else), decides each step on its
+//! instance as the batch's earlier steps left it, and writes each kind of row once for the
+//! whole batch (`batch.rs` gathers them). The whole batch commits or none of it does: a
+//! crash mid-batch leaves every work item in place, to be claimed and run again.
+
+/// Rows per multi-row statement: at most 14 binds each keeps it under SQLite's 32,766.
+pub(super) const ROWS_PER_INSERT: usize = 500;
+
+macro_rules! impl_transitions {
+    ($store:ty) => {
+        const _: () = {
+            use $crate::store::backend::Backend;
+            use $crate::store::batch::{absorb, by_instance, BatchWrites, Step, StepDecide};
+            use $crate::store::engine_records::{InstanceRow, InstanceUpdate, NodeRow, Snapshot, TransitionOutcome, Writes};
+            use $crate::store::engine_sql::{EVENTS_PER_INSERT, INSTANCE_COLUMNS, NODE_COLUMNS};
+            use $crate::store::phases::{Lap, Phase, PHASES};
+            use $crate::store::transition_sql::ROWS_PER_INSERT;
+            use $crate::store::Result;
+            use sqlx::types::Json;
+            use std::collections::{HashMap, HashSet};
+            use uuid::Uuid;
+            type Db = <$store as Backend>::Db;
+            type Tx<'t> = sqlx::Transaction<'t, Db>;
+            const LOCK_ROW: &str = <$store as Backend>::LOCK_ROW;
+            const NOTIFY_EVENTS: Option<&str> = <$store as Backend>::NOTIFY_EVENTS;
+
+            #[derive(sqlx::FromRow)]
+            struct NodeOf {
+                instance_id: Uuid,
+                #[sqlx(flatten)]
+                row: NodeRow,
+            }
+
+            impl $store {
+                /// Locks the instances (in id order) and reads them with their nodes.
+                async fn lock_snapshots(tx: &mut Tx<'_>, ids: &[Uuid]) -> Result<HashMap<Uuid, Snapshot>> {
+                    let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id IN ("));
+                    let mut list = sql.separated(", ");
+                    ids.iter().for_each(|id| { list.push_bind(*id); });
+                    sql.push(") ORDER BY id").push(LOCK_ROW);
+                    let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
+                    let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT instance_id, {NODE_COLUMNS} FROM instance_nodes WHERE instance_id IN ("));
+                    let mut list = sql.separated(", ");
+                    ids.iter().for_each(|id| { list.push_bind(*id); });
+                    sql.push(") ORDER BY instance_id, position");
+                    let nodes: Vec<NodeOf> = sql.build_query_as().fetch_all(&mut **tx).await?;
+                    let mut snapshots: HashMap<Uuid, Snapshot> =
+                        rows.into_iter().map(|instance| (instance.id, Snapshot { instance, nodes: Vec::new() })).collect();
+                    for node in nodes {
+                        if let Some(snapshot) = snapshots.get_mut(&node.instance_id) {
+                            snapshot.nodes.push(node.row);
+                        }
+                    }
+                    Ok(snapshots)
+                }
+
+                /// Deletes the work items whose fences still hold; returns their ids.
+                async fn consume_fences(tx: &mut Tx<'_>, steps: &[Step<'_>]) -> Result<HashSet<Uuid>> {
+                    let fences: Vec<_> = steps.iter().filter_map(|s| s.fence).collect();
+                    if fences.is_empty() {
+                        return Ok(HashSet::new());
+                    }
+                    let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE ");
+                    for (k, f) in fences.iter().enumerate() {
+                        sql.push(if k == 0 { "(id = " } else { " OR (id = " }).push_bind(f.work_id);
+                        sql.push(" AND lease_owner = ").push_bind(&f.owner).push(" AND lease_epoch = ").push_bind(f.epoch).push(")");
+                    }
+                    sql.push(" RETURNING id");
+                    let done: Vec<(Uuid,)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+                    Ok(done.into_iter().map(|(id,)| id).collect())
+                }
+
+                /// Writes one step's change of the instance row.
+                pub(super) async fn write_instance(tx: &mut Tx<'_>, id: Uuid, u: &InstanceUpdate) -> Result<()> {
+                    if u.restart {
+                        sqlx::query("UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, error_class = NULL, \
+                                      started_at = NULL, ended_at = NULL WHERE id = $1")
+                            .bind(id).execute(&mut **tx).await?;
+                    }
+                    if let Some((node, class)) = &u.failure {
+                        sqlx::query("UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3")
+                            .bind(node).bind(class).bind(id).execute(&mut **tx).await?;
+                    }
+                    sqlx::query(
+                        "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
+                         started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6",
+                    )
+                    .bind(&u.status).bind(u.output.as_ref().map(Json)).bind(&u.error).bind(u.started_at).bind(u.ended_at).bind(id)
+                    .execute(&mut **tx).await?;
+                    Ok(())
+                }
+
+                /// Deletes the finished instances' work and the ended attempts' leftovers, then
+                /// writes the node rows and inserts the new work items.
+                async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
+                    if !batch.cleared.is_empty() {
+                        let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE instance_id IN (");
+                        let mut list = sql.separated(", ");
+                        batch.cleared.iter().for_each(|id| { list.push_bind(*id); });
+                        sql.push(")").build().execute(&mut **tx).await?;
+                    }
+                    if !batch.ended.is_empty() {
+                        let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE kind <> 'retry' AND (");
+                        for (k, (instance, node, attempt)) in batch.ended.iter().enumerate() {
+                            sql.push(if k == 0 { "(instance_id = " } else { " OR (instance_id = " }).push_bind(*instance);
+                            sql.push(" AND node_id = ").push_bind(node).push(" AND attempt = ").push_bind(*attempt).push(")");
+                        }
+                        sql.push(")").build().execute(&mut **tx).await?;
+                    }
+                    for chunk in batch.nodes.chunks(ROWS_PER_INSERT) {
+                        let mut sql = sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+                        sql.push_values(chunk, |mut v, (instance, n)| {
+                            v.push_bind(*instance).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(n.attempts)
+                                .push_bind(&n.outcome).push_bind(&n.output).push_bind(&n.error).push_bind(n.started_at).push_bind(n.ended_at)
+                                .push_bind(n.dispatched_at).push_bind(&n.wait_kind).push_bind(n.wait_started_at);
+                        });
+                        sql.push(
+                            " ON CONFLICT (instance_id, node_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts, \
+                             outcome = excluded.outcome, output = excluded.output, error = excluded.error, started_at = excluded.started_at, \
+                             ended_at = excluded.ended_at, dispatched_at = excluded.dispatched_at, wait_kind = excluded.wait_kind, \
+                             wait_started_at = excluded.wait_started_at",
+                        );
+                        sql.build().execute(&mut **tx).await?;
+                    }
+                    for chunk in batch.work.chunks(ROWS_PER_INSERT) {
+                        let mut sql = sqlx::QueryBuilder::<Db>::new(
+                            "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, \
+                             lease_owner, lease_epoch, lease_expires_at, workflow_id) ",
+                        );
+                        sql.push_values(chunk, |mut v, (instance, workflow, w)| {
+                            v.push_bind(w.id.unwrap_or_else(Uuid::now_v7)).push_bind(*instance).push_bind(&w.kind).push_bind(&w.node_id)
+                                .push_bind(w.attempt).push_bind(&w.queue).push_bind(w.payload.as_ref().map(Json)).push_bind(w.due_at)
+                                .push_bind(w.lease.as_ref().map(|l| &l.0)).push_bind(i64::from(w.lease.is_some()))
+                                .push_bind(w.lease.as_ref().map(|l| l.1)).push_bind(*workflow);
+                        });
+                        sql.build().execute(&mut **tx).await?;
+                    }
+                    Ok(())
+                }
+
+                /// Appends each instance's new entries after its last one (its lock held) and
+                /// announces them; returns the `seq` each instance's first new entry got.
+                async fn write_history(&self, tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<HashMap<Uuid, i64>> {
+                    let appended: Vec<_> = batch.events.iter().filter(|(_, _, entries)| !entries.is_empty()).collect();
+                    if appended.is_empty() {
+                        return Ok(HashMap::new());
+                    }
+                    let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT instance_id, MAX(seq) FROM instance_events WHERE instance_id IN (");
+                    let mut list = sql.separated(", ");
+                    appended.iter().for_each(|(id, _, _)| { list.push_bind(*id); });
+                    sql.push(") GROUP BY instance_id");
+                    let last: HashMap<Uuid, i64> = sql.build_query_as::<(Uuid, i64)>().fetch_all(&mut **tx).await?.into_iter().collect();
+                    let first: HashMap<Uuid, i64> =
+                        appended.iter().map(|(id, _, _)| (*id, last.get(id).copied().unwrap_or(0) + 1)).collect();
+                    let rows: Vec<_> = appended
+                        .iter()
+                        .flat_map(|(id, _, entries)| entries.iter().enumerate().map(move |(k, e)| (*id, k as i64, e)))
+                        .collect();
+                    for chunk in rows.chunks(EVENTS_PER_INSERT) {
+                        let mut insert = sqlx::QueryBuilder::<Db>::new("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
+                        insert.push_values(chunk, |mut values, (id, k, e)| {
+                            values.push_bind(*id).push_bind(first[id] + k).push_bind(e.kind).push_bind(e.at).push_bind(Json(&e.data));
+                        });
+                        insert.build().execute(&mut **tx).await?;
+                    }
+                    if let Some(sql) = NOTIFY_EVENTS {
+                        for (id, workflow, entries) in appended {
+                            let payload = $crate::store::notice::payload(self.origin(), *id, *workflow, first[id], entries);
+                            sqlx::query(sql).bind(payload).execute(&mut **tx).await?;
+                        }
+                    }
+                    Ok(first)
+                }
+
+                async fn transition_batch_once(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>> {
+                    let mut lap = Lap::start();
+                    let _guard = self.write_guard().await;
+                    let mut tx = self.pool().begin().await?;
+                    lap.lap(Phase::Begin);
+                    let groups = by_instance(steps);
+                    let ids: Vec<Uuid> = groups.iter().map(|(id, _)| *id).collect();
+                    let mut snapshots = Self::lock_snapshots(&mut tx, &ids).await?;
+                    lap.lap(Phase::Lock);
+                    let consumed = Self::consume_fences(&mut tx, steps).await?;
+                    lap.lap(Phase::Fence);
+                    let mut outcomes = vec![TransitionOutcome::NotFound; steps.len()];
+                    let mut applied: Vec<Option<(Writes, usize)>> = vec![None; steps.len()];
+                    let mut batch = BatchWrites::default();
+                    let mut instance_updates = Vec::new();
+                    for (id, members) in &groups {
+                        let Some(snapshot) = snapshots.get_mut(id) else { continue };
+                        let workflow = snapshot.instance.workflow_id;
+                        for &i in members {
+                            if steps[i].fence.is_some_and(|f| !consumed.contains(&f.work_id)) {
+                                outcomes[i] = TransitionOutcome::Fenced;
+                                continue;
+                            }
+                            let writes = decide(i, snapshot);
+                            if writes.is_empty() {
+                                outcomes[i] = TransitionOutcome::Unchanged;
+                                continue;
+                            }
+                            absorb(snapshot, &writes);
+                            let offset = batch.add(*id, workflow, &writes);
+                            if let Some(u) = &writes.instance {
+                                instance_updates.push((*id, u.clone()));
+                            }
+                            applied[i] = Some((writes, offset));
+                        }
+                    }
+                    lap.lap(Phase::Decide);
+                    for (id, u) in &instance_updates {
+                        Self::write_instance(&mut tx, *id, u).await?;
+                    }
+                    lap.lap(Phase::Instances);
+                    Self::write_rows(&mut tx, &batch).await?;
+                    lap.lap(Phase::Rows);
+                    let first_seq = self.write_history(&mut tx, &batch).await?;
+                    lap.lap(Phase::History);
+                    tx.commit().await?;
+                    lap.lap(Phase::Commit);
+                    PHASES.committed(steps.len());
+                    for (i, step) in applied.into_iter().enumerate() {
+                        let Some((mut writes, offset)) = step else { continue };
+                        if !writes.events.is_empty() {
+                            writes.first_seq = first_seq.get(&steps[i].instance).map(|first| first + offset as i64);
+                        }
+                        outcomes[i] = TransitionOutcome::Applied(Box::new(writes));
+                    }
+                    Ok(outcomes)
+                }
+            }
+        };
+    };
+}
+
+pub(super) use impl_transitions;
