@@ -59,6 +59,8 @@ pub struct Engine {
     wake: Notify,
     task_wake: Notify,
     permits: Arc<Semaphore>,
+    /// Timers being applied at once by this process (see `runner::TIMER_BATCH`).
+    timer_slots: Arc<Semaphore>,
     /// Set on shutdown: no new attempts are handed to this process's workers.
     draining: std::sync::atomic::AtomicBool,
     /// Where committed history entries go: live views, metrics, OpenTelemetry.
@@ -80,6 +82,7 @@ impl Engine {
             wake: Notify::new(),
             task_wake: Notify::new(),
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
+            timer_slots: Arc::new(Semaphore::new(runner::TIMER_BATCH)),
             draining: std::sync::atomic::AtomicBool::new(false),
             bus: Arc::new(EventBus::default()),
             lanes: std::sync::OnceLock::new(),

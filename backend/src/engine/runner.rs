@@ -21,6 +21,9 @@ use trellis_model::trace::TraceParent;
 
 /// Claims per round; also bounded by free worker slots.
 const CLAIM_BATCH: usize = 64;
+/// Timers (delays ending, retry backoffs, timeouts) claimed per round: they run no node
+/// code, so they take no worker slot; a burst of them is applied in a few large batches.
+pub(super) const TIMER_BATCH: usize = 512;
 /// Longest sleep between claim rounds: the bound on how late a timer fires after another
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
@@ -36,14 +39,18 @@ impl Engine {
                 self.admit_everywhere().await;
                 last_admit = tokio::time::Instant::now();
             }
+            let more_timers = self.claim_timers().await;
             let (claimed, slots) = self.claim_round().await;
-            if slots > 0 && claimed == slots {
+            if more_timers || (slots > 0 && claimed == slots) {
                 continue;
             }
             if slots == 0 {
-                // Every worker is busy: wait for one to free up rather than polling.
+                // Every worker is busy: wait for one to free up rather than polling (or for
+                // a timer to come due).
                 tokio::select! {
                     _ = self.permits.acquire() => {}
+                    _ = self.wake.notified() => {}
+                    _ = tokio::time::sleep(MAX_IDLE) => {}
                     _ = shutdown.changed() => {}
                 }
                 continue;
@@ -81,7 +88,7 @@ impl Engine {
             return (0, 0);
         }
         let now = Utc::now();
-        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), slots as i64).await {
+        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), slots as i64, false).await {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming work failed; retrying shortly");
@@ -97,6 +104,46 @@ impl Engine {
             });
         }
         (claimed, slots)
+    }
+
+    /// Claims due timers into the free timer slots and handles them, their plans read for the
+    /// whole claim at once. True if it filled every slot it asked for: more may be due.
+    async fn claim_timers(self: &Arc<Self>) -> bool {
+        let mut permits = Vec::new();
+        while permits.len() < TIMER_BATCH {
+            match self.timer_slots.clone().try_acquire_owned() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => break,
+            }
+        }
+        if permits.is_empty() {
+            return false;
+        }
+        let now = Utc::now();
+        let asked = permits.len();
+        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), asked as i64, true).await {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(error = %e, "claiming timers failed; retrying shortly");
+                return false;
+            }
+        };
+        let claimed = items.len();
+        let ids: Vec<uuid::Uuid> = items.iter().map(|i| i.instance_id).collect();
+        let versions = self.store.instance_versions(&ids).await.unwrap_or_default();
+        for (item, permit) in items.into_iter().zip(permits) {
+            let version = versions.iter().find(|(id, _, _)| *id == item.instance_id);
+            let plan = match version {
+                Some((_, workflow, version)) => self.plan(*workflow, *version).await.ok(),
+                None => None,
+            };
+            let engine = self.clone();
+            tokio::spawn(async move {
+                engine.handle(item, plan).await;
+                drop(permit);
+            });
+        }
+        claimed == asked
     }
 
     async fn idle_wait(&self) -> Duration {

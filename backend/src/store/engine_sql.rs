@@ -105,6 +105,17 @@ macro_rules! impl_instance_store {
                     Ok(snapshot)
                 }
 
+                async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>> {
+                    if ids.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT id, workflow_id, version FROM instances WHERE id IN (");
+                    let mut list = sql.separated(", ");
+                    ids.iter().for_each(|id| { list.push_bind(*id); });
+                    sql.push(")");
+                    Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+                }
+
                 async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {
                     let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances"));
                     q.push_where(&mut sql);

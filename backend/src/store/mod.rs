@@ -113,6 +113,8 @@ pub trait InstanceStore: Send + Sync + 'static {
         -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
+    /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
+    async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
     async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(InstanceStatus, i64)>>;
     /// Up to `limit` history entries of `instance` after `seq` `after`, in order.

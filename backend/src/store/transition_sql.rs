@@ -142,7 +142,10 @@ macro_rules! impl_transitions {
                 }
 
                 /// Appends each instance's new entries after its last one (its lock held) and
-                /// announces them; returns the `seq` each instance's first new entry got.
+                /// announces them; returns the `seq` each instance's first new entry got. The last
+                /// `seq` is read here, in a statement of its own begun after the lock was granted:
+                /// read in the locking statement, Postgres would take it from the snapshot of
+                /// before the wait for the lock, missing what the lock's last holder appended.
                 async fn write_history(&self, tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<HashMap<Uuid, i64>> {
                     let appended: Vec<_> = batch.events.iter().filter(|(_, _, entries)| !entries.is_empty()).collect();
                     if appended.is_empty() {

@@ -11,13 +11,16 @@ use uuid::Uuid;
 
 #[async_trait]
 pub trait WorkQueue: Send + Sync + 'static {
-    /// Leases up to `limit` due work items (not tasks) whose lease is free or expired.
+    /// Leases up to `limit` due work items (not tasks) whose lease is free or expired: node
+    /// attempts to run, or (`timers`) everything else — delays ending, retry backoffs and
+    /// timeouts, which run no node code and are claimed in bigger batches.
     async fn claim_due(
         &self,
         owner: &str,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: i64,
+        timers: bool,
     ) -> Result<Vec<WorkItem>>;
     /// When the next work item becomes claimable.
     async fn next_due(&self) -> Result<Option<DateTime<Utc>>>;
@@ -49,8 +52,9 @@ macro_rules! impl_work_queue {
 
             #[async_trait::async_trait]
             impl $crate::store::WorkQueue for $store {
-                async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<WorkItem>> {
+                async fn claim_due(&self, owner: &str, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64, timers: bool) -> Result<Vec<WorkItem>> {
                     let _guard = self.write_guard().await;
+                    let kind = if timers { "kind <> 'run'" } else { "kind = 'run'" };
                     // Fair across workflows: the oldest due item of every workflow comes before the
                     // second oldest of any, so a flooded workflow cannot starve the others. The
                     // window picks candidates; the locking select skips rows another process is
@@ -59,7 +63,7 @@ macro_rules! impl_work_queue {
                         "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
                          WHERE id IN (SELECT id FROM work WHERE id IN (SELECT id FROM (SELECT id, due_at, \
                             ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY due_at) AS turn FROM work \
-                            WHERE queue IS NULL AND due_at <= $3 AND (lease_expires_at IS NULL OR lease_expires_at <= $3)) ranked \
+                            WHERE queue IS NULL AND {kind} AND due_at <= $3 AND (lease_expires_at IS NULL OR lease_expires_at <= $3)) ranked \
                           ORDER BY turn, due_at LIMIT $4) \
                          AND (lease_expires_at IS NULL OR lease_expires_at <= $3){SKIP_LOCKED}) \
                          RETURNING {WORK_COLUMNS}"
