@@ -52,7 +52,11 @@ pub fn decide(
     let ended_attempt = match &event {
         Event::Succeeded { node, attempt, .. }
         | Event::Failed { node, attempt, .. }
-        | Event::Lost { node, attempt } => Some((plan.nodes[*node].id.clone(), *attempt as i32)),
+        | Event::Lost { node, attempt }
+            if may_leave_work(plan, &event) =>
+        {
+            Some((plan.nodes[*node].id.clone(), *attempt as i32))
+        }
         _ => None,
     };
     let started = matches!(event, Event::Start);
@@ -195,6 +199,23 @@ fn node_rows(
         };
         tracer.node(&step, &mut row, &mut writes.events);
         writes.nodes.push(row);
+    }
+}
+
+/// Whether the attempt `event` ends may have stored work left that must go with it. An
+/// attempt's result arrives through its own work item (the run item, its delay's resume item,
+/// its task), which the transition consumes as its fence, or through a signal, which has none.
+/// What can be left is a timeout timer (its node has a timeout) or, when that timer is what
+/// ends the attempt, the item the attempt was still on. Skipping the delete otherwise saves a
+/// statement per step; a wrongly kept item would only be claimed later and change nothing
+/// (the attempt is no longer current).
+fn may_leave_work(plan: &Plan, event: &Event) -> bool {
+    match event {
+        Event::Failed { timed_out: true, .. } => true,
+        Event::Succeeded { node, .. } | Event::Failed { node, .. } | Event::Lost { node, .. } => {
+            plan.nodes[*node].timeout_ms.is_some()
+        }
+        _ => false,
     }
 }
 

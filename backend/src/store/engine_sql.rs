@@ -43,7 +43,7 @@ macro_rules! impl_instance_store {
                 async fn append_events(&self, tx: &mut sqlx::Transaction<'_, Db>, id: Uuid, workflow: Uuid, events: &[NewEvent]) -> Result<Option<i64>> {
                     let mut batch = BatchWrites::default();
                     batch.add(id, workflow, &Writes { events: events.to_vec(), ..Writes::default() });
-                    Ok(self.write_history(tx, &batch).await?.get(&id).copied())
+                    Ok(self.write_history(tx, &batch, &Default::default()).await?.get(&id).copied())
                 }
 
                 /// One transition's writes, as a batch of one writes them (`transition_sql.rs`).
@@ -54,7 +54,7 @@ macro_rules! impl_instance_store {
                     let mut batch = BatchWrites::default();
                     batch.add(id, workflow, w);
                     Self::write_rows(tx, &batch).await?;
-                    w.first_seq = self.write_history(tx, &batch).await?.get(&id).copied();
+                    w.first_seq = self.write_history(tx, &batch, &Default::default()).await?.get(&id).copied();
                     Ok(())
                 }
             }

@@ -32,29 +32,45 @@ macro_rules! impl_transitions {
                 instance_id: Uuid,
                 #[sqlx(flatten)]
                 row: NodeRow,
+                /// The `seq` of the instance's last history entry (none yet: NULL).
+                last_seq: Option<i64>,
             }
 
             impl $store {
-                /// Locks the instances (in id order) and reads them with their nodes.
-                async fn lock_snapshots(tx: &mut Tx<'_>, ids: &[Uuid]) -> Result<HashMap<Uuid, Snapshot>> {
+                /// Locks the instances (in id order) and reads them with their nodes, and the `seq`
+                /// of each one's last history entry. That is read with the nodes, in a statement
+                /// begun after the lock was granted: read in the locking statement, Postgres would
+                /// take it from the snapshot of before the wait for the lock, missing what the
+                /// lock's last holder appended.
+                async fn lock_snapshots(tx: &mut Tx<'_>, ids: &[Uuid]) -> Result<(HashMap<Uuid, Snapshot>, HashMap<Uuid, i64>)> {
                     let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id IN ("));
                     let mut list = sql.separated(", ");
                     ids.iter().for_each(|id| { list.push_bind(*id); });
                     sql.push(") ORDER BY id").push(LOCK_ROW);
                     let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
-                    let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT instance_id, {NODE_COLUMNS} FROM instance_nodes WHERE instance_id IN ("));
+                    let columns: Vec<String> = NODE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect();
+                    let mut sql = sqlx::QueryBuilder::<Db>::new(format!(
+                        "SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n LEFT JOIN \
+                         (SELECT instance_id, MAX(seq) AS last_seq FROM instance_events WHERE instance_id IN (",
+                        columns.join(", ")
+                    ));
                     let mut list = sql.separated(", ");
                     ids.iter().for_each(|id| { list.push_bind(*id); });
-                    sql.push(") ORDER BY instance_id, position");
+                    sql.push(") GROUP BY instance_id) h ON h.instance_id = n.instance_id WHERE n.instance_id IN (");
+                    let mut list = sql.separated(", ");
+                    ids.iter().for_each(|id| { list.push_bind(*id); });
+                    sql.push(") ORDER BY n.instance_id, n.position");
                     let nodes: Vec<NodeOf> = sql.build_query_as().fetch_all(&mut **tx).await?;
                     let mut snapshots: HashMap<Uuid, Snapshot> =
                         rows.into_iter().map(|instance| (instance.id, Snapshot { instance, nodes: Vec::new() })).collect();
+                    let mut last_seq = HashMap::new();
                     for node in nodes {
                         if let Some(snapshot) = snapshots.get_mut(&node.instance_id) {
+                            last_seq.insert(node.instance_id, node.last_seq.unwrap_or(0));
                             snapshot.nodes.push(node.row);
                         }
                     }
-                    Ok(snapshots)
+                    Ok((snapshots, last_seq))
                 }
 
                 /// Deletes the work items whose fences still hold; returns their ids.
@@ -142,20 +158,23 @@ macro_rules! impl_transitions {
                 }
 
                 /// Appends each instance's new entries after its last one (its lock held) and
-                /// announces them; returns the `seq` each instance's first new entry got. The last
-                /// `seq` is read here, in a statement of its own begun after the lock was granted:
-                /// read in the locking statement, Postgres would take it from the snapshot of
-                /// before the wait for the lock, missing what the lock's last holder appended.
-                async fn write_history(&self, tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<HashMap<Uuid, i64>> {
+                /// announces them; returns the `seq` each instance's first new entry got. `known`:
+                /// the last `seq` of instances read since their lock was granted (the others' is
+                /// read here).
+                async fn write_history(&self, tx: &mut Tx<'_>, batch: &BatchWrites, known: &HashMap<Uuid, i64>) -> Result<HashMap<Uuid, i64>> {
                     let appended: Vec<_> = batch.events.iter().filter(|(_, _, entries)| !entries.is_empty()).collect();
                     if appended.is_empty() {
                         return Ok(HashMap::new());
                     }
-                    let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT instance_id, MAX(seq) FROM instance_events WHERE instance_id IN (");
-                    let mut list = sql.separated(", ");
-                    appended.iter().for_each(|(id, _, _)| { list.push_bind(*id); });
-                    sql.push(") GROUP BY instance_id");
-                    let last: HashMap<Uuid, i64> = sql.build_query_as::<(Uuid, i64)>().fetch_all(&mut **tx).await?.into_iter().collect();
+                    let mut last = known.clone();
+                    let unknown: Vec<Uuid> = appended.iter().map(|(id, _, _)| *id).filter(|id| !known.contains_key(id)).collect();
+                    if !unknown.is_empty() {
+                        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT instance_id, MAX(seq) FROM instance_events WHERE instance_id IN (");
+                        let mut list = sql.separated(", ");
+                        unknown.iter().for_each(|id| { list.push_bind(*id); });
+                        sql.push(") GROUP BY instance_id");
+                        last.extend(sql.build_query_as::<(Uuid, i64)>().fetch_all(&mut **tx).await?);
+                    }
                     let first: HashMap<Uuid, i64> =
                         appended.iter().map(|(id, _, _)| (*id, last.get(id).copied().unwrap_or(0) + 1)).collect();
                     let rows: Vec<_> = appended
@@ -185,7 +204,7 @@ macro_rules! impl_transitions {
                     lap.lap(Phase::Begin);
                     let groups = by_instance(steps);
                     let ids: Vec<Uuid> = groups.iter().map(|(id, _)| *id).collect();
-                    let mut snapshots = Self::lock_snapshots(&mut tx, &ids).await?;
+                    let (mut snapshots, last_seq) = Self::lock_snapshots(&mut tx, &ids).await?;
                     lap.lap(Phase::Lock);
                     let consumed = Self::consume_fences(&mut tx, steps).await?;
                     lap.lap(Phase::Fence);
@@ -221,7 +240,7 @@ macro_rules! impl_transitions {
                     lap.lap(Phase::Instances);
                     Self::write_rows(&mut tx, &batch).await?;
                     lap.lap(Phase::Rows);
-                    let first_seq = self.write_history(&mut tx, &batch).await?;
+                    let first_seq = self.write_history(&mut tx, &batch, &last_seq).await?;
                     lap.lap(Phase::History);
                     tx.commit().await?;
                     lap.lap(Phase::Commit);
