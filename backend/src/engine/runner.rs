@@ -28,29 +28,36 @@ pub(super) const TIMER_BATCH: usize = 512;
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
 const ADMIT_EVERY: Duration = Duration::from_secs(1);
+/// While the claim loop is busy with runs, timers are looked for at most this often (unless
+/// the last look filled its batch): a claim query per run claimed would double the queries.
+const TIMER_POLL: Duration = Duration::from_millis(10);
 
 impl Engine {
     /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
     /// for running attempts and gives up every lease still held so others take over at once.
     pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>, grace: Duration) {
         let mut last_admit = tokio::time::Instant::now() - ADMIT_EVERY;
+        let mut last_timers = tokio::time::Instant::now() - TIMER_POLL;
+        let mut more_timers = false;
         while !*shutdown.borrow() {
             if last_admit.elapsed() >= ADMIT_EVERY {
                 self.admit_everywhere().await;
                 last_admit = tokio::time::Instant::now();
             }
-            let more_timers = self.claim_timers().await;
+            if more_timers || last_timers.elapsed() >= TIMER_POLL {
+                more_timers = self.claim_timers().await;
+                last_timers = tokio::time::Instant::now();
+            }
             let (claimed, slots) = self.claim_round().await;
             if more_timers || (slots > 0 && claimed == slots) {
                 continue;
             }
             if slots == 0 {
                 // Every worker is busy: wait for one to free up rather than polling (or for
-                // a timer to come due).
+                // timers to come due).
                 tokio::select! {
                     _ = self.permits.acquire() => {}
-                    _ = self.wake.notified() => {}
-                    _ = tokio::time::sleep(MAX_IDLE) => {}
+                    _ = tokio::time::sleep(TIMER_POLL) => {}
                     _ = shutdown.changed() => {}
                 }
                 continue;

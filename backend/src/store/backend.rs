@@ -33,8 +33,10 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// Rounds a non-negative number down before a `CAST(... AS BIGINT)`: Postgres's cast
     /// rounds to nearest, SQLite's truncates (which is the same for a non-negative number).
     const FLOOR: &'static str;
-    /// The statement that announces appended history entries to other processes, if any.
-    const NOTIFY_EVENTS: Option<&'static str>;
+    /// How appended history entries are announced to other processes, if they are: a query
+    /// that follows the entries' insert in the same statement (its `WITH`), in two parts
+    /// around the bound payloads (a JSON array of strings, one per instance).
+    const NOTIFY_EVENTS: Option<(&'static str, &'static str)>;
 
     fn pool(&self) -> &sqlx::Pool<Self::Db>;
     /// Names this store (this process) in its announcements, so its listener skips them.

@@ -61,7 +61,8 @@ impl Backend for PgStore {
     const NEWEST_ID: &'static str = "MAX(id::text)::uuid";
     const EPOCH_OF: &'static str = "EXTRACT(EPOCH FROM {})";
     const FLOOR: &'static str = "FLOOR";
-    const NOTIFY_EVENTS: Option<&'static str> = Some("SELECT pg_notify('trellis_events', $1)");
+    const NOTIFY_EVENTS: Option<(&'static str, &'static str)> =
+        Some(("SELECT pg_notify('trellis_events', p) FROM json_array_elements_text(", "::json) AS p"));
 
     fn pool(&self) -> &PgPool {
         &self.pool

@@ -68,7 +68,7 @@ impl Backend for SqliteStore {
     // Fractional: `unixepoch` would drop the milliseconds a duration is made of.
     const EPOCH_OF: &'static str = "((julianday({}) - 2440587.5) * 86400.0)";
     const FLOOR: &'static str = "";
-    const NOTIFY_EVENTS: Option<&'static str> = None;
+    const NOTIFY_EVENTS: Option<(&'static str, &'static str)> = None;
 
     fn pool(&self) -> &SqlitePool {
         &self.pool

@@ -25,7 +25,7 @@ macro_rules! impl_transitions {
             type Db = <$store as Backend>::Db;
             type Tx<'t> = sqlx::Transaction<'t, Db>;
             const LOCK_ROW: &str = <$store as Backend>::LOCK_ROW;
-            const NOTIFY_EVENTS: Option<&str> = <$store as Backend>::NOTIFY_EVENTS;
+            const NOTIFY_EVENTS: Option<(&str, &str)> = <$store as Backend>::NOTIFY_EVENTS;
 
             #[derive(sqlx::FromRow)]
             struct NodeOf {
@@ -109,6 +109,23 @@ macro_rules! impl_transitions {
                     Ok(())
                 }
 
+                /// Writes the instance rows as the batch left them, in one statement: for updates
+                /// that only set what `absorb` mirrors (not a retry's restart, not a failure's
+                /// triage columns).
+                async fn write_instance_rows(tx: &mut Tx<'_>, rows: &[&InstanceRow]) -> Result<()> {
+                    for chunk in rows.chunks(ROWS_PER_INSERT) {
+                        let mut sql = sqlx::QueryBuilder::<Db>::new("UPDATE instances SET status = v.column2, output = v.column3, \
+                            error = v.column4, started_at = v.column5, ended_at = v.column6 FROM (");
+                        sql.push_values(chunk.iter(), |mut v, row| {
+                            v.push_bind(row.id).push_bind(&row.status).push_bind(&row.output).push_bind(&row.error)
+                                .push_bind(row.started_at).push_bind(row.ended_at);
+                        });
+                        sql.push(") AS v WHERE instances.id = v.column1");
+                        sql.build().execute(&mut **tx).await?;
+                    }
+                    Ok(())
+                }
+
                 /// Deletes the finished instances' work and the ended attempts' leftovers, then
                 /// writes the node rows and inserts the new work items.
                 async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
@@ -181,18 +198,26 @@ macro_rules! impl_transitions {
                         .iter()
                         .flat_map(|(id, _, entries)| entries.iter().enumerate().map(move |(k, e)| (*id, k as i64, e)))
                         .collect();
-                    for chunk in rows.chunks(EVENTS_PER_INSERT) {
-                        let mut insert = sqlx::QueryBuilder::<Db>::new("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
-                        insert.push_values(chunk, |mut values, (id, k, e)| {
+                    // The announcement rides on the last insert: no round trip of its own.
+                    let announce = NOTIFY_EVENTS.map(|notify| {
+                        let payloads: Vec<String> = appended
+                            .iter()
+                            .map(|(id, workflow, entries)| $crate::store::notice::payload(self.origin(), *id, *workflow, first[id], entries))
+                            .collect();
+                        (notify, serde_json::Value::from(payloads).to_string())
+                    });
+                    let chunks: Vec<_> = rows.chunks(EVENTS_PER_INSERT).collect();
+                    for (k, chunk) in chunks.iter().enumerate() {
+                        let announce = announce.as_ref().filter(|_| k + 1 == chunks.len());
+                        let mut insert = sqlx::QueryBuilder::<Db>::new(if announce.is_some() { "WITH appended AS (" } else { "" });
+                        insert.push("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
+                        insert.push_values(chunk.iter(), |mut values, (id, k, e)| {
                             values.push_bind(*id).push_bind(first[id] + k).push_bind(e.kind).push_bind(e.at).push_bind(Json(&e.data));
                         });
-                        insert.build().execute(&mut **tx).await?;
-                    }
-                    if let Some(sql) = NOTIFY_EVENTS {
-                        for (id, workflow, entries) in appended {
-                            let payload = $crate::store::notice::payload(self.origin(), *id, *workflow, first[id], entries);
-                            sqlx::query(sql).bind(payload).execute(&mut **tx).await?;
+                        if let Some(((head, tail), payloads)) = announce {
+                            insert.push(") ").push(head).push_bind(payloads.clone()).push(tail);
                         }
+                        insert.build().execute(&mut **tx).await?;
                     }
                     Ok(first)
                 }
@@ -234,8 +259,20 @@ macro_rules! impl_transitions {
                         }
                     }
                     lap.lap(Phase::Decide);
-                    for (id, u) in &instance_updates {
+                    // A restart or a failure writes columns the snapshot does not hold: such an
+                    // instance's updates are written one by one, in order; the others' final rows
+                    // in one statement.
+                    let one_by_one: HashSet<Uuid> =
+                        instance_updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()).map(|(id, _)| *id).collect();
+                    for (id, u) in instance_updates.iter().filter(|(id, _)| one_by_one.contains(id)) {
                         Self::write_instance(&mut tx, *id, u).await?;
+                    }
+                    let mut finals: Vec<Uuid> = instance_updates.iter().map(|(id, _)| *id).filter(|id| !one_by_one.contains(id)).collect();
+                    finals.sort_unstable();
+                    finals.dedup();
+                    let rows: Vec<&InstanceRow> = finals.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
+                    if !rows.is_empty() {
+                        Self::write_instance_rows(&mut tx, &rows).await?;
                     }
                     lap.lap(Phase::Instances);
                     Self::write_rows(&mut tx, &batch).await?;
