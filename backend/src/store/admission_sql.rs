@@ -39,11 +39,18 @@ macro_rules! impl_admission {
                 /// Whether `workflow` has a concurrency slot for one more instance, holding its lock:
                 /// nothing queued (FIFO: a start or retry never overtakes instances already waiting)
                 /// and fewer than `limit` active.
+                ///
+                /// One statement, and one that stays cheap however long the queue grows: it asks
+                /// whether anything is queued and counts active instances only up to `limit`. The
+                /// workflow lock is held for as long as starts take, so every start waits for it.
                 async fn slot_free(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid, limit: u32) -> Result<bool> {
                     Self::lock_workflow(tx, workflow).await?;
-                    let (queued,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued'")
-                        .bind(workflow).fetch_one(&mut **tx).await?;
-                    Ok(queued == 0 && Self::active_count(tx, workflow).await? < i64::from(limit))
+                    let sql = format!(
+                        "SELECT NOT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued') \
+                         AND (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} LIMIT $2) a) < $2"
+                    );
+                    let (free,): (bool,) = sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
+                    Ok(free)
                 }
 
                 /// Whether the key-reuse policy refuses `key` because of an earlier instance.

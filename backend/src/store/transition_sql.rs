@@ -49,14 +49,19 @@ macro_rules! impl_transitions {
                     sql.push(") ORDER BY id").push(LOCK_ROW);
                     let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
                     let columns: Vec<String> = NODE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect();
+                    // The last seq is looked up per instance (a correlated MAX the primary key
+                    // answers from its end), never by aggregating the instances' history: with
+                    // statistics lagging a fast-growing history, Postgres planned that aggregate
+                    // as a parallel scan costing milliseconds per batch.
                     let mut sql = sqlx::QueryBuilder::<Db>::new(format!(
-                        "SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n LEFT JOIN \
-                         (SELECT instance_id, MAX(seq) AS last_seq FROM instance_events WHERE instance_id IN (",
+                        "SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n JOIN \
+                         (SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) AS last_seq \
+                          FROM instances i WHERE i.id IN (",
                         columns.join(", ")
                     ));
                     let mut list = sql.separated(", ");
                     ids.iter().for_each(|id| { list.push_bind(*id); });
-                    sql.push(") GROUP BY instance_id) h ON h.instance_id = n.instance_id WHERE n.instance_id IN (");
+                    sql.push(")) h ON h.id = n.instance_id WHERE n.instance_id IN (");
                     let mut list = sql.separated(", ");
                     ids.iter().for_each(|id| { list.push_bind(*id); });
                     sql.push(") ORDER BY n.instance_id, n.position");
@@ -186,11 +191,14 @@ macro_rules! impl_transitions {
                     let mut last = known.clone();
                     let unknown: Vec<Uuid> = appended.iter().map(|(id, _, _)| *id).filter(|id| !known.contains_key(id)).collect();
                     if !unknown.is_empty() {
-                        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT instance_id, MAX(seq) FROM instance_events WHERE instance_id IN (");
+                        let mut sql = sqlx::QueryBuilder::<Db>::new(
+                            "SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) FROM instances i WHERE i.id IN (",
+                        );
                         let mut list = sql.separated(", ");
                         unknown.iter().for_each(|id| { list.push_bind(*id); });
-                        sql.push(") GROUP BY instance_id");
-                        last.extend(sql.build_query_as::<(Uuid, i64)>().fetch_all(&mut **tx).await?);
+                        sql.push(")");
+                        let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+                        last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
                     }
                     let first: HashMap<Uuid, i64> =
                         appended.iter().map(|(id, _, _)| (*id, last.get(id).copied().unwrap_or(0) + 1)).collect();
