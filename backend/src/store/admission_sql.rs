@@ -43,13 +43,16 @@ macro_rules! impl_admission {
                 /// One statement, and one that stays cheap however long the queue grows: it asks
                 /// whether anything is queued and counts active instances only up to `limit`. The
                 /// workflow lock is held for as long as starts take, so every start waits for it.
-                async fn slot_free(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid, limit: u32) -> Result<bool> {
+                /// `asking`: the instance that wants the slot, which does not count as queued
+                /// ahead of itself (a start inserts its row before asking).
+                async fn slot_free(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid, limit: u32, asking: Uuid) -> Result<bool> {
                     Self::lock_workflow(tx, workflow).await?;
                     let sql = format!(
-                        "SELECT NOT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued') \
+                        "SELECT NOT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id <> $3) \
                          AND (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} LIMIT $2) a) < $2"
                     );
-                    let (free,): (bool,) = sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
+                    let (free,): (bool,) =
+                        sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).bind(asking).fetch_one(&mut **tx).await?;
                     Ok(free)
                 }
 
@@ -82,6 +85,32 @@ macro_rules! impl_admission {
                     let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
                     Ok(live.map(|(id,)| id))
                 }
+                /// Inserts the new instance (queued until admitted) and its nodes. False, with
+                /// nothing inserted, if another live instance holds its business key.
+                async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
+                    let row = &new.row;
+                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
+                    let inserted = sqlx::query(&sql)
+                        .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
+                        .bind(&row.trace_id).bind(&row.parent_span_id)
+                        .execute(&mut **tx).await;
+                    match inserted.map_err(StoreError::from_sqlx) {
+                        // The id is fresh, so the only unique rule this can break is one live
+                        // instance per key (`instances_one_live_per_key`).
+                        Err(StoreError::Conflict(_)) if row.business_key.is_some() => return Ok(false),
+                        other => {
+                            other?;
+                        }
+                    }
+                    // One statement for all nodes (at most 1,000, well under both bind limits).
+                    let mut insert = sqlx::QueryBuilder::<Db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
+                    insert.push_values(&new.nodes, |mut values, n| {
+                        values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(0i32);
+                    });
+                    insert.build().execute(&mut **tx).await?;
+                    Ok(true)
+                }
+
                 async fn start_instance_once(&self, new: &NewInstance) -> Result<StartOutcome> {
                     let _guard = self.write_guard().await;
                     let mut tx = self.pool().begin().await?;
@@ -108,37 +137,28 @@ macro_rules! impl_admission {
                             return Ok(refused);
                         }
                     }
+                    // Without a business key the rows need no lock, so they go in before the
+                    // workflow lock is taken: the lock every start of a limited workflow waits for
+                    // is held for two statements fewer. A keyed insert stays after the lock: made
+                    // earlier, it could wait on the key's unique index for a start that holds the
+                    // lock and is waiting in turn for this one.
+                    let rows_first = row.business_key.is_none();
+                    if rows_first {
+                        Self::insert_instance_rows(&mut tx, new).await?;
+                    }
                     let mut outcome = StartOutcome::Running;
                     if let Some(limit) = new.limit {
-                        if !Self::slot_free(&mut tx, row.workflow_id, limit).await? {
+                        if !Self::slot_free(&mut tx, row.workflow_id, limit, row.id).await? {
                             outcome = if new.reject_over_limit { StartOutcome::Rejected } else { StartOutcome::Queued };
                         }
                     }
                     if outcome == StartOutcome::Rejected {
                         return Ok(outcome);
                     }
-                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
-                    let inserted = sqlx::query(&sql)
-                        .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
-                        .bind(&row.trace_id).bind(&row.parent_span_id)
-                        .execute(&mut *tx).await;
-                    match inserted.map_err(StoreError::from_sqlx) {
-                        // The id is fresh, so the only unique rule this can break is one live
-                        // instance per key (`instances_one_live_per_key`).
-                        Err(StoreError::Conflict(_)) if row.business_key.is_some() => {
-                            drop(tx);
-                            return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
-                        }
-                        other => {
-                            other?;
-                        }
+                    if !rows_first && !Self::insert_instance_rows(&mut tx, new).await? {
+                        drop(tx);
+                        return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
                     }
-                    // One statement for all nodes (at most 1,000, well under both bind limits).
-                    let mut insert = sqlx::QueryBuilder::<Db>::new("INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ");
-                    insert.push_values(&new.nodes, |mut values, n| {
-                        values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(&n.status).push_bind(0i32);
-                    });
-                    insert.build().execute(&mut *tx).await?;
                     // The history starts at 1: creation, then waiting in the queue or admission.
                     let mut on_admit = new.on_admit.clone();
                     let mut events = new.created_events.clone();
@@ -174,7 +194,7 @@ macro_rules! impl_admission {
                     let mut admit = true;
                     if let Some(limit) = limit {
                         // Workflow lock, then instance lock: the order admission takes them in.
-                        admit = Self::slot_free(&mut tx, workflow, limit).await?;
+                        admit = Self::slot_free(&mut tx, workflow, limit, id).await?;
                         if !admit && reject_over_limit {
                             return Ok(None);
                         }
@@ -215,18 +235,50 @@ macro_rules! impl_admission {
                         Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
                         None => i64::MAX,
                     };
-                    let ids: Vec<(Uuid,)> = sqlx::query_as("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
+                    let ids: Vec<Uuid> = sqlx::query_scalar("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
                         .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
-                    let mut admitted = Vec::with_capacity(ids.len());
-                    for (id,) in ids {
-                        // Locked and re-read: a cancel may have got there first.
-                        if let Some(snapshot) = Self::load_snapshot(&mut tx, id, true).await? {
-                            let mut writes = decide(&snapshot);
-                            self.apply_writes(&mut tx, id, workflow, &mut writes).await?;
-                            admitted.push((id, writes));
+                    if ids.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    let admitted = self.admit_locked(&mut tx, workflow, &ids, decide).await?;
+                    tx.commit().await?;
+                    Ok(admitted)
+                }
+
+                /// Admits `ids` the way a batch of transitions is written (`transition_sql.rs`),
+                /// so the workflow lock is held for a handful of statements however many are
+                /// admitted: locked and re-read together (a cancel may have got there first),
+                /// each decided on its own row, then instance rows, node rows and work, and
+                /// history written once for all of them.
+                async fn admit_locked(
+                    &self,
+                    tx: &mut sqlx::Transaction<'_, Db>,
+                    workflow: Uuid,
+                    ids: &[Uuid],
+                    decide: Decide<'_>,
+                ) -> Result<Vec<(Uuid, Writes)>> {
+                    let (mut snapshots, last_seq) = Self::lock_snapshots(tx, ids).await?;
+                    let mut batch = $crate::store::batch::BatchWrites::default();
+                    let mut updates = Vec::new();
+                    let mut admitted = Vec::with_capacity(snapshots.len());
+                    for id in ids {
+                        let Some(snapshot) = snapshots.get_mut(id) else { continue };
+                        let writes = decide(snapshot);
+                        $crate::store::batch::absorb(snapshot, &writes);
+                        batch.add(*id, workflow, &writes);
+                        if let Some(u) = &writes.instance {
+                            updates.push((*id, u.clone()));
+                        }
+                        admitted.push((*id, writes));
+                    }
+                    Self::write_instance_updates(tx, &updates, &snapshots).await?;
+                    Self::write_rows(tx, &batch).await?;
+                    let first_seq = self.write_history(tx, &batch, &last_seq).await?;
+                    for (id, writes) in &mut admitted {
+                        if !writes.events.is_empty() {
+                            writes.first_seq = first_seq.get(id).copied();
                         }
                     }
-                    tx.commit().await?;
                     Ok(admitted)
                 }
 

@@ -131,6 +131,30 @@ macro_rules! impl_transitions {
                     Ok(())
                 }
 
+                /// Writes the batch's changes of instance rows. A restart or a failure writes
+                /// columns the snapshot does not hold: such an instance's updates are written one
+                /// by one, in order; the others' final rows (`snapshots`, as `absorb` left them)
+                /// in one statement.
+                async fn write_instance_updates(
+                    tx: &mut Tx<'_>,
+                    updates: &[(Uuid, InstanceUpdate)],
+                    snapshots: &HashMap<Uuid, Snapshot>,
+                ) -> Result<()> {
+                    let one_by_one: HashSet<Uuid> =
+                        updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()).map(|(id, _)| *id).collect();
+                    for (id, u) in updates.iter().filter(|(id, _)| one_by_one.contains(id)) {
+                        Self::write_instance(tx, *id, u).await?;
+                    }
+                    let mut finals: Vec<Uuid> = updates.iter().map(|(id, _)| *id).filter(|id| !one_by_one.contains(id)).collect();
+                    finals.sort_unstable();
+                    finals.dedup();
+                    let rows: Vec<&InstanceRow> = finals.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
+                    if !rows.is_empty() {
+                        Self::write_instance_rows(tx, &rows).await?;
+                    }
+                    Ok(())
+                }
+
                 /// Deletes the finished instances' work and the ended attempts' leftovers, then
                 /// writes the node rows and inserts the new work items.
                 async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
@@ -267,21 +291,7 @@ macro_rules! impl_transitions {
                         }
                     }
                     lap.lap(Phase::Decide);
-                    // A restart or a failure writes columns the snapshot does not hold: such an
-                    // instance's updates are written one by one, in order; the others' final rows
-                    // in one statement.
-                    let one_by_one: HashSet<Uuid> =
-                        instance_updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()).map(|(id, _)| *id).collect();
-                    for (id, u) in instance_updates.iter().filter(|(id, _)| one_by_one.contains(id)) {
-                        Self::write_instance(&mut tx, *id, u).await?;
-                    }
-                    let mut finals: Vec<Uuid> = instance_updates.iter().map(|(id, _)| *id).filter(|id| !one_by_one.contains(id)).collect();
-                    finals.sort_unstable();
-                    finals.dedup();
-                    let rows: Vec<&InstanceRow> = finals.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
-                    if !rows.is_empty() {
-                        Self::write_instance_rows(&mut tx, &rows).await?;
-                    }
+                    Self::write_instance_updates(&mut tx, &instance_updates, &snapshots).await?;
                     lap.lap(Phase::Instances);
                     Self::write_rows(&mut tx, &batch).await?;
                     lap.lap(Phase::Rows);
