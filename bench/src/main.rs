@@ -128,6 +128,8 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         }
         progress(backend, "fan-out");
         scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
+        progress(backend, "a lone timer");
+        scenarios::lone_timer(&api, &db, if options.quick { 3 } else { 9 }, &mut figures).await?;
         progress(backend, &format!("{timers} timers due at once"));
         scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
     }

@@ -104,3 +104,29 @@ pub async fn timers(api: &Api, server: &Server, db: &Db, count: usize, out: &mut
     out.insert("timer_lateness_p99_ms".into(), percentile(&mut lateness, 99.0));
     Ok(())
 }
+
+/// (f) A lone timer: one instance whose delay comes due while nothing else runs, `runs` times
+/// one after another; how late its node ends after the due instant (goal: within 10 ms).
+pub async fn lone_timer(api: &Api, db: &Db, runs: usize, out: &mut Figures) -> Result<()> {
+    let mut dues = Vec::with_capacity(runs);
+    for k in 0..runs {
+        let due = chrono::Utc::now() + chrono::Duration::milliseconds(300);
+        let definition = json!({"nodes": [{"id": "lone", "type": "delay", "config": {"until": due.to_rfc3339()}}]});
+        let workflow = api.publish(&format!("bench lone timer {k}"), definition).await?;
+        api.start(&workflow).await?;
+        dues.push(due);
+        // Past the due instant and its end, so the next run's timer is again the only one.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let mut ends = db.node_ends("lone").await?;
+    ends.sort();
+    anyhow::ensure!(ends.len() == runs, "{} of {runs} lone timers ended", ends.len());
+    let mut lateness: Vec<f64> = ends
+        .iter()
+        .zip(&dues)
+        .map(|(end, due)| (*end - *due).num_microseconds().unwrap_or(0) as f64 / 1000.0)
+        .collect();
+    out.insert("lone_timer_lateness_p50_ms".into(), percentile(&mut lateness, 50.0));
+    out.insert("lone_timer_lateness_max_ms".into(), percentile(&mut lateness, 100.0));
+    Ok(())
+}

@@ -52,16 +52,15 @@ macro_rules! impl_transitions {
                     // The last seq is looked up per instance (a correlated MAX the primary key
                     // answers from its end), never by aggregating the instances' history: with
                     // statistics lagging a fast-growing history, Postgres planned that aggregate
-                    // as a parallel scan costing milliseconds per batch.
-                    let mut sql = sqlx::QueryBuilder::<Db>::new(format!(
-                        "SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n JOIN \
-                         (SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) AS last_seq \
-                          FROM instances i WHERE i.id IN (",
-                        columns.join(", ")
-                    ));
+                    // as a parallel scan costing milliseconds per batch. MATERIALIZED keeps the
+                    // lookup once per instance: folded into the join it would run once per node.
+                    let mut sql = sqlx::QueryBuilder::<Db>::new(
+                        "WITH h AS MATERIALIZED (SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) AS last_seq \
+                         FROM instances i WHERE i.id IN (",
+                    );
                     let mut list = sql.separated(", ");
                     ids.iter().for_each(|id| { list.push_bind(*id); });
-                    sql.push(")) h ON h.id = n.instance_id WHERE n.instance_id IN (");
+                    sql.push(format!(")) SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n JOIN h ON h.id = n.instance_id WHERE n.instance_id IN (", columns.join(", ")));
                     let mut list = sql.separated(", ");
                     ids.iter().for_each(|id| { list.push_bind(*id); });
                     sql.push(") ORDER BY n.instance_id, n.position");
