@@ -54,7 +54,13 @@ pub async fn run(a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
 
 /// Runs `script` on the script threads (never on the caller's).
 pub async fn run_script(script: Script) -> Result<Ran, String> {
-    pool::shared().run(script).await
+    pool::shared().run(move || sandbox::run(&script)).await
+}
+
+/// Compiles each of `sources` on the script threads (in one job): the first syntax error of
+/// each, if any.
+pub async fn compile_all(sources: Vec<String>) -> Result<Vec<Result<(), Failure>>, String> {
+    pool::shared().run(move || sources.iter().map(|source| check_syntax(source)).collect()).await
 }
 
 /// The limits `config` asks for, the defaults where it is silent.

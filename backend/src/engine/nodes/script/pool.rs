@@ -7,7 +7,7 @@
 //! sized well above the interpreter's own stack limit, so deep recursion is the script's
 //! error and never the thread's overflow.
 
-use super::sandbox::{self, Ran, Script};
+use super::sandbox;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -45,15 +45,16 @@ impl Pool {
         Pool { jobs, permits: Arc::new(Semaphore::new(started)) }
     }
 
-    /// Runs `script` on a pool thread once one is free. The slot is held until the run ends
-    /// even if the caller stops waiting, so an abandoned script still counts.
-    pub async fn run(&self, script: Script) -> Result<Ran, String> {
+    /// Runs `work` (a script, or compiling some) on a pool thread once one is free. The slot
+    /// is held until `work` ends even if the caller stops waiting, so an abandoned script
+    /// still counts.
+    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
         let permit =
             self.permits.clone().acquire_owned().await.map_err(|_| "the script pool is shut down".to_owned())?;
         let (done, ran) = oneshot::channel();
         let job: Job = Box::new(move || {
             let _slot = permit;
-            let _ = done.send(catch_unwind(AssertUnwindSafe(|| sandbox::run(&script))));
+            let _ = done.send(catch_unwind(AssertUnwindSafe(work)));
         });
         self.jobs.send(job).map_err(|_| "the script pool is shut down".to_owned())?;
         match ran.await {
