@@ -185,6 +185,12 @@ fn allocation_bombs_hit_the_memory_limit() {
 }
 
 #[test]
+fn the_smallest_memory_limit_still_runs_a_small_script() {
+    let ran = run(&script("return input.a;", Limits { memory_mb: 1, timeout_ms: 1_000 }));
+    assert_eq!(ran.output, Ok(json!(2)));
+}
+
+#[test]
 fn deep_recursion_is_a_stack_overflow() {
     let f = failure("function f(n) { return f(n + 1) + 1; }\nreturn f(0);", LIMITS);
     assert_eq!(f.kind, FailureKind::Stack, "{f:?}");
