@@ -70,7 +70,7 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
                 "config.source",
                 "Script (JavaScript function body)",
                 Code,
-                "Sees input, nodes.<id>.output and instance; return the output. Tab indents.",
+                "Sees input, nodes.<id>.output and instance; return the output. Tab indents (Esc, Tab leaves).",
             ),
             field("config.memory_mb", "Memory limit (MiB)", Number, "Empty: 64."),
             field("config.timeout_ms", "Time limit (ms)", Number, "Empty: 1000."),
