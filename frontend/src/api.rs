@@ -170,3 +170,23 @@ pub async fn instance_stats(query: &str) -> Result<trellis_model::api::InstanceS
 pub async fn failures(query: &str) -> Result<trellis_model::api::FailureReport, ApiError> {
     decode(send(Request::get(&format!("{}/failures?{query}", urls::API)).build()).await?).await
 }
+
+// --- Scripts (issue 16) ---
+
+/// `POST /scripts/preview`: the script's output and logs, or (a 422 naming a failure) why it
+/// failed, where, and what it logged first. Other refusals (an invalid config, 403) are errors.
+pub async fn preview_script(
+    body: &trellis_model::api::ScriptPreviewRequest,
+) -> Result<Result<trellis_model::api::ScriptPreview, trellis_model::api::ScriptProblem>, ApiError> {
+    let url = format!("{}/scripts/preview", urls::API);
+    let response = Request::post(&url).json(body).map_err(transport)?.send().await.map_err(transport)?;
+    if response.ok() {
+        return decode(response).await.map(Ok);
+    }
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    match serde_json::from_str::<trellis_model::api::ScriptProblem>(&text) {
+        Ok(failed) if status == 422 => Ok(Err(failed)),
+        _ => Err(ApiError::from_response(status, &text)),
+    }
+}

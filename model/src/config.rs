@@ -21,10 +21,11 @@ pub enum NodeKind {
     Fail,
     WaitSignal,
     Task,
+    Script,
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 8] = [
+    pub const ALL: [NodeKind; 9] = [
         NodeKind::Noop,
         NodeKind::Delay,
         NodeKind::Http,
@@ -33,6 +34,7 @@ impl NodeKind {
         NodeKind::Fail,
         NodeKind::WaitSignal,
         NodeKind::Task,
+        NodeKind::Script,
     ];
 
     pub fn parse(s: &str) -> Option<NodeKind> {
@@ -49,6 +51,7 @@ impl NodeKind {
             NodeKind::Fail => "fail",
             NodeKind::WaitSignal => "wait_signal",
             NodeKind::Task => "task",
+            NodeKind::Script => "script",
         }
     }
 
@@ -63,6 +66,7 @@ impl NodeKind {
             NodeKind::Fail => "Fails, optionally only its first attempts (for testing retries).",
             NodeKind::WaitSignal => "Waits until a signal is sent to this node.",
             NodeKind::Task => "Hands work to an external worker polling a named queue.",
+            NodeKind::Script => "Runs a JavaScript function body in a sandbox; what it returns is the output.",
         }
     }
 }
@@ -154,6 +158,38 @@ pub struct TaskConfig {
     pub input: Option<Value>,
 }
 
+/// The `script` node: `source` is the body of a JavaScript function that sees `input`,
+/// `nodes` and `instance`; what it returns is the node's output. The limits bound each attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptConfig {
+    #[serde(default)]
+    pub source: String,
+    /// The attempt's heap, in MiB ([`SCRIPT_MEMORY_MB`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u32>,
+    /// How long the script may run, in milliseconds ([`SCRIPT_TIMEOUT_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// A script's memory limit: (least, default, most) in MiB.
+pub const SCRIPT_MEMORY_MB: (u32, u32, u32) = (1, 64, 1024);
+/// A script's time limit: (least, default, most) in milliseconds.
+pub const SCRIPT_TIMEOUT_MS: (u64, u64, u64) = (1, 1_000, 60_000);
+
+impl ScriptConfig {
+    /// The memory limit in MiB, the default when not given.
+    pub fn memory_mb(&self) -> u32 {
+        self.memory_mb.unwrap_or(SCRIPT_MEMORY_MB.1)
+    }
+
+    /// The time limit in milliseconds, the default when not given.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms.unwrap_or(SCRIPT_TIMEOUT_MS.1)
+    }
+}
+
 /// A problem with one node's config; `path` is relative to the node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigProblem {
@@ -177,6 +213,7 @@ pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
         NodeKind::Branch => with_parsed(config, check_branch),
         NodeKind::Fail => with_parsed(config, |_: FailConfig| Vec::new()),
         NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
+        NodeKind::Script => with_parsed(config, check_script),
     }
 }
 
@@ -227,6 +264,21 @@ fn check_http(c: HttpConfig) -> Vec<ConfigProblem> {
         problems.push(ConfigProblem::at("url", "`url` is required"));
     } else if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("{{")) {
         problems.push(ConfigProblem::at("url", "`url` must start with http:// or https://"));
+    }
+    problems
+}
+
+/// The script's own syntax is checked by the server, which can compile it (this crate also
+/// runs in the browser, without a JavaScript engine of its own to compile with).
+fn check_script(c: ScriptConfig) -> Vec<ConfigProblem> {
+    let mut problems = required("source", &c.source);
+    let (least, _, most) = SCRIPT_MEMORY_MB;
+    if c.memory_mb.is_some_and(|mb| !(least..=most).contains(&mb)) {
+        problems.push(ConfigProblem::at("memory_mb", format!("`memory_mb` must be between {least} and {most}")));
+    }
+    let (least, _, most) = SCRIPT_TIMEOUT_MS;
+    if c.timeout_ms.is_some_and(|ms| !(least..=most).contains(&ms)) {
+        problems.push(ConfigProblem::at("timeout_ms", format!("`timeout_ms` must be between {least} and {most}")));
     }
     problems
 }

@@ -21,6 +21,9 @@ pub struct Detail {
     pub work: Vec<NewWork>,
     /// A `Start` admitting an instance that waited in the queue for a slot.
     pub from_queue: bool,
+    /// What the attempt logged (a script's `console` lines, already bounded): kept on the
+    /// attempt's span.
+    pub logs: Vec<String>,
 }
 
 /// The machine state stored in `snapshot`.
@@ -196,6 +199,7 @@ fn node_rows(
             error: if is_event_node { detail.error.as_deref() } else { None },
             output: if is_event_node { detail.output.as_ref() } else { None },
             execution_started_at: if is_event_node { detail.started_at } else { None },
+            logs: if is_event_node { &detail.logs } else { &[] },
         };
         tracer.node(&step, &mut row, &mut writes.events);
         writes.nodes.push(row);

@@ -17,6 +17,7 @@ mod runner;
 mod start;
 mod tasks;
 pub mod trace;
+pub mod validate;
 
 pub use error::EngineError;
 pub use runner::context;
@@ -90,6 +91,11 @@ impl Engine {
         });
         let _ = engine.lanes.set(committer::Lanes::spawn(&engine, lanes));
         engine
+    }
+
+    /// The caps on stored outputs (a script preview is held to the per-node one).
+    pub fn output_caps(&self) -> outputs::OutputCaps {
+        self.config.output_caps
     }
 
     fn lease(&self) -> chrono::Duration {

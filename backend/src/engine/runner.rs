@@ -251,8 +251,8 @@ impl Engine {
             context,
             now: Utc::now(),
         };
-        let result = {
-            let running = self.runtime.run(&run);
+        let (result, logs) = {
+            let running = self.runtime.run_logged(&run);
             tokio::pin!(running);
             // The first renewal a third of a lease from now. (Not `interval`: awaiting its
             // immediate first tick goes through the timer wheel, about a millisecond — which
@@ -261,7 +261,7 @@ impl Engine {
             let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
             loop {
                 tokio::select! {
-                    result = &mut running => break result,
+                    ran = &mut running => break ran,
                     _ = renew.tick() => {
                         let _ = self.store.extend_lease(fence, Utc::now() + self.lease()).await;
                     }
@@ -280,6 +280,7 @@ impl Engine {
             }
         };
         detail.started_at = Some(run.now);
+        detail.logs = logs;
         (event, detail)
     }
 }
@@ -345,7 +346,12 @@ fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
 fn reads_context(kind: NodeKind) -> bool {
     match kind {
         // `fail`: its message is a template.
-        NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Task | NodeKind::Fail => true,
+        NodeKind::Http
+        | NodeKind::Transform
+        | NodeKind::Branch
+        | NodeKind::Task
+        | NodeKind::Fail
+        | NodeKind::Script => true,
         NodeKind::Noop | NodeKind::Delay | NodeKind::WaitSignal => false,
     }
 }
@@ -358,5 +364,11 @@ pub fn context(snapshot: &Snapshot) -> Value {
         nodes.insert(row.node_id.clone(), json!({"output": output, "status": row.status}));
     }
     let instance = &snapshot.instance;
-    json!({"input": instance.input.0, "nodes": nodes, "instance": {"id": instance.id, "trace_id": instance.trace_id()}})
+    let about = json!({
+        "id": instance.id,
+        "workflow_id": instance.workflow_id,
+        "version": instance.version,
+        "trace_id": instance.trace_id(),
+    });
+    json!({"input": instance.input.0, "nodes": nodes, "instance": about})
 }

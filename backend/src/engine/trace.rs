@@ -208,6 +208,8 @@ pub struct NodeStep<'a> {
     pub error: Option<&'a str>,
     pub output: Option<&'a Value>,
     pub execution_started_at: Option<DateTime<Utc>>,
+    /// The attempt's log lines (`trellis.logs` on its span).
+    pub logs: &'a [String],
 }
 
 impl Tracer<'_> {
@@ -271,9 +273,12 @@ impl Tracer<'_> {
                 NodeKind::Task => wait::TASK,
                 NodeKind::WaitSignal => wait::SIGNAL,
                 // Only the three above suspend; the rest never reach here.
-                NodeKind::Noop | NodeKind::Http | NodeKind::Transform | NodeKind::Branch | NodeKind::Fail => {
-                    wait::SIGNAL
-                }
+                NodeKind::Noop
+                | NodeKind::Http
+                | NodeKind::Transform
+                | NodeKind::Branch
+                | NodeKind::Fail
+                | NodeKind::Script => wait::SIGNAL,
             });
         }
         (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(wait::SLOT)
@@ -311,6 +316,9 @@ impl Tracer<'_> {
         }
         if let Some(at) = step.execution_started_at {
             span.attributes.insert("trellis.execution_started_at".into(), json!(at));
+        }
+        if !step.logs.is_empty() {
+            span.attributes.insert("trellis.logs".into(), json!(step.logs));
         }
         self.ended(span, status)
     }

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod openapi;
 pub mod probes;
 pub mod retention;
+pub mod scripts;
 pub mod sign_in;
 pub mod spa;
 pub mod stats;
@@ -78,6 +79,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(audit::router())
         .merge(jobs::router())
         .merge(retention::router())
+        .merge(scripts::router())
         .merge(openapi::router())
 }
 

@@ -5,6 +5,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{optional_json, ApiPath, RawBody};
 use super::workflows::{archived_error, find, workflow_not_found};
 use super::AppState;
+use crate::engine::validate::validate;
 use crate::store::{NewVersion, VersionInfo, WriteOutcome};
 use axum::extract::State;
 use axum::http::header::LOCATION;
@@ -12,7 +13,6 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use trellis_model::api::{Items, Problem, PublishRequest, Published, Version, VersionSummary};
-use trellis_model::validate;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -49,7 +49,7 @@ async fn publish(
         if workflow.archived {
             return Err(archived_error());
         }
-        let report = validate(&workflow.draft.0, &state.limits);
+        let report = validate(&workflow.draft.0, &state.limits).await;
         if !report.valid {
             return Err(ApiError::invalid(
                 format!("the draft cannot be published: it has {} problem(s); see `errors`", report.errors.len()),

@@ -4,6 +4,7 @@ use super::auth::{AsEditor, AsViewer, Authed};
 use super::error::{ApiError, ApiResult};
 use super::extract::{next_cursor, page_limit, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
+use crate::engine::validate::validate;
 use crate::store::{NewWorkflow, WorkflowChange, WorkflowQuery, WorkflowRecord, WriteOutcome};
 use axum::extract::State;
 use axum::http::header::{ETAG, IF_MATCH, LOCATION};
@@ -13,7 +14,7 @@ use axum::Json;
 use serde::Deserialize;
 use trellis_model::api::Problem;
 use trellis_model::api::{CreateWorkflow, Page, UpdateWorkflow, Workflow, WorkflowSummary};
-use trellis_model::{validate, Definition, Report};
+use trellis_model::{Definition, Report};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -45,7 +46,7 @@ async fn create(
     ApiJson(body): ApiJson<CreateWorkflow>,
 ) -> ApiResult<Response> {
     let draft = body.definition.unwrap_or_default();
-    check_draft(&state, &draft)?;
+    check_draft(&state, &draft).await?;
     let new = NewWorkflow {
         id: Uuid::now_v7(),
         name: clean_name(&body.name)?,
@@ -183,7 +184,7 @@ async fn save_draft(
     ApiJson(draft): ApiJson<Definition>,
 ) -> ApiResult<Response> {
     let expected = if_match(&headers)?;
-    check_draft(&state, &draft)?;
+    check_draft(&state, &draft).await?;
     match state.store.save_draft(id, expected, &draft).await? {
         WriteOutcome::Done(_) => Ok(with_etag(&find(&state, id).await?)),
         WriteOutcome::Stale => Err(ApiError::PreconditionFailed(
@@ -209,13 +210,13 @@ async fn validate_definition(
     ApiJson(definition): ApiJson<Definition>,
 ) -> ApiResult<Json<Report>> {
     find(&state, id).await?;
-    Ok(Json(validate(&definition, &state.limits)))
+    Ok(Json(validate(&definition, &state.limits).await))
 }
 
 /// A draft may be saved while it is still empty (a new workflow starts that way), but
 /// otherwise only when it is valid, so what is stored is always publishable.
-fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
-    let report = validate(draft, &state.limits);
+async fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
+    let report = validate(draft, &state.limits).await;
     if report.valid || (draft.nodes.is_empty() && report.only_empty_graph()) {
         return Ok(());
     }

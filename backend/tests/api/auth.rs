@@ -182,6 +182,7 @@ both_backends! {
             ("PUT", "/api/v1/retention".to_owned()),
             ("GET", format!("/api/v1/workflows/{id}/retention")),
             ("PUT", format!("/api/v1/workflows/{id}/retention")),
+            ("POST", "/api/v1/scripts/preview".to_owned()),
         ];
         for (method, path) in routes {
             let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

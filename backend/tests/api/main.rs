@@ -30,6 +30,7 @@ mod process;
 mod retention;
 mod retry;
 mod schema;
+mod scripts;
 mod sessions;
 mod sign_in;
 mod sse;

@@ -17,6 +17,9 @@ pub enum FieldKind {
     Expression,
     /// Comma-separated labels.
     List,
+    /// JavaScript source: a code editor (monospace, Tab indents, line numbers) with a preview
+    /// that runs on the server.
+    Code,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +64,16 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
         NodeKind::Task => vec![
             field("config.queue", "Queue", Text, "Workers poll this queue."),
             field("config.input", "Task input (JSON)", Json, "Strings inside may use templates."),
+        ],
+        NodeKind::Script => vec![
+            field(
+                "config.source",
+                "Script (JavaScript function body)",
+                Code,
+                "Sees input, nodes.<id>.output and instance; return the output. Tab indents (Esc, Tab leaves).",
+            ),
+            field("config.memory_mb", "Memory limit (MiB)", Number, "Empty: 64."),
+            field("config.timeout_ms", "Time limit (ms)", Number, "Empty: 1000."),
         ],
     }
 }
@@ -116,7 +129,9 @@ pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
         return Ok(None);
     }
     match kind {
-        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) => Ok(Some(Value::String(text.to_owned()))),
+        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) | FieldKind::Code => {
+            Ok(Some(Value::String(text.to_owned())))
+        }
         FieldKind::Number => trimmed
             .parse::<u64>()
             .map(|n| Some(Value::from(n)))

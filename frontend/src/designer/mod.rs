@@ -15,6 +15,7 @@
 //! * [`scene`]: the shapes the canvas draws, for editing and for a version diff.
 
 pub mod board;
+pub mod code;
 pub mod connect;
 pub mod diff;
 pub mod editor;

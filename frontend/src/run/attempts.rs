@@ -1,5 +1,5 @@
 //! A node's attempts as its details panel lists them: read from the attempt spans the history
-//! carried (`trellis.node`, `trellis.attempt`, `error`), oldest first.
+//! carried (`trellis.node`, `trellis.attempt`, `error`, a script's `trellis.logs`), oldest first.
 
 use super::RunState;
 use chrono::{DateTime, Utc};
@@ -14,6 +14,8 @@ pub struct Attempt {
     /// `ok`, `error`, `unset` (canceled), or `running` while the span is open.
     pub outcome: String,
     pub error: Option<String>,
+    /// A script's `console` lines (bounded by the server), once the attempt has ended.
+    pub logs: Vec<String>,
 }
 
 /// The attempts of `node` the history has told so far.
@@ -33,6 +35,12 @@ pub fn attempts(run: &RunState, node: &str) -> Vec<Attempt> {
                 (Some(_), status) => status.as_str().to_owned(),
             },
             error: s.attributes.get("error").and_then(|v| v.as_str()).map(str::to_owned),
+            logs: s
+                .attributes
+                .get("trellis.logs")
+                .and_then(|v| v.as_array())
+                .map(|lines| lines.iter().filter_map(|l| l.as_str()).map(str::to_owned).collect())
+                .unwrap_or_default(),
         })
         .collect();
     rows.sort_by_key(|a| (a.start, a.number));
@@ -59,6 +67,7 @@ mod tests {
         attributes.insert("trellis.attempt".into(), json!(attempt));
         if let Some(e) = error {
             attributes.insert("error".into(), json!(e));
+            attributes.insert("trellis.logs".into(), json!(["about to fail", "[warn] careful"]));
         }
         SpanRun {
             span: Span {
@@ -86,6 +95,8 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].number, rows[0].outcome.as_str(), rows[0].error.as_deref()), (1, "error", Some("boom")));
         assert_eq!(rows[0].duration_ms, Some(250));
+        assert_eq!(rows[0].logs, ["about to fail", "[warn] careful"]);
+        assert!(rows[1].logs.is_empty());
         assert!(failed(&rows[0]));
         assert_eq!((rows[1].number, rows[1].outcome.as_str()), (2, "running"));
         assert!(attempts(&run, "missing").is_empty());

@@ -125,11 +125,26 @@ fn per_type_configs_are_checked() {
         ("task", json!({}), false),
         ("noop", json!({"unexpected": 1}), false),
         ("wait_signal", json!({}), true),
+        ("script", json!({"source": "return input.a + 1;"}), true),
+        ("script", json!({"source": "return 1;", "memory_mb": 1024, "timeout_ms": 60000}), true),
+        ("script", json!({"source": "  "}), false),
+        ("script", json!({"source": "return 1;", "memory_mb": 0}), false),
+        ("script", json!({"source": "return 1;", "timeout_ms": 60001}), false),
+        ("script", json!({"source": "return 1;", "language": "python"}), false),
     ];
     for (kind, config, ok) in cases {
         let r = check(&def(vec![Node::new("n", kind).with_config(config.clone())], vec![]));
         assert_eq!(r.valid, ok, "{kind} {config}: {r:?}");
     }
+}
+
+#[test]
+fn a_script_nodes_problems_name_their_field() {
+    let bad = Node::new("s", "script").with_config(json!({"source": "", "memory_mb": 2048, "timeout_ms": 0}));
+    let r = check(&def(vec![bad], vec![]));
+    let paths: Vec<_> = r.errors.iter().map(|e| e.path.as_deref().unwrap_or_default()).collect();
+    assert_eq!(paths, ["nodes[0].config.source", "nodes[0].config.memory_mb", "nodes[0].config.timeout_ms"]);
+    assert!(r.errors[1].message.contains("between 1 and 1024"), "{:?}", r.errors[1]);
 }
 
 #[test]

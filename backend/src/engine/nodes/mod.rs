@@ -5,6 +5,7 @@
 
 pub mod eval;
 pub mod http;
+pub mod script;
 
 pub use trellis_model::expr::Expressions;
 
@@ -61,6 +62,15 @@ impl Runtime {
             },
             NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
             NodeKind::Task => evaluated(a, task).await,
+            NodeKind::Script => script::run(a).await.0,
+        }
+    }
+
+    /// Runs the attempt like [`Runtime::run`], with the lines it logged (only scripts log).
+    pub async fn run_logged(&self, a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
+        match a.node.kind {
+            NodeKind::Script => script::run(a).await,
+            _ => (self.run(a).await, Vec::new()),
         }
     }
 }

@@ -147,7 +147,8 @@ impl Sim {
                 | NodeKind::Transform
                 | NodeKind::Branch
                 | NodeKind::Fail
-                | NodeKind::Task => match choice % 4 {
+                | NodeKind::Task
+                | NodeKind::Script => match choice % 4 {
                     0 => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),
                     1 => (Event::Lost { node, attempt }, failure),
                     _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),

@@ -2,7 +2,9 @@
 //! is not lost), hands each change to `on_change`, and shows either why the text cannot be used
 //! or what the validator says about the stored value.
 
+use crate::components::designer::code_editor::CodeEditor;
 use crate::components::designer::expression_preview::ExpressionPreview;
+use crate::components::designer::script_preview::ScriptPreview;
 use crate::designer::forms::{Field, FieldKind};
 use leptos::prelude::*;
 
@@ -15,6 +17,9 @@ pub fn FieldInput(
     /// The validator's verdict on the stored value.
     #[prop(into)]
     problem: Signal<Option<String>>,
+    /// The node the field belongs to (a script's preview reads its limits).
+    #[prop(optional)]
+    node: Option<String>,
 ) -> impl IntoView {
     let text = RwSignal::new(initial.clone());
     let parse_error = RwSignal::new(None::<String>);
@@ -51,6 +56,10 @@ pub fn FieldInput(
             ></textarea>
         }
         .into_any(),
+        FieldKind::Code => {
+            let on_input = Callback::new(move |value: String| change(value));
+            view! { <CodeEditor test_id=testid initial=initial.clone() on_input=on_input /> }.into_any()
+        }
         FieldKind::Text | FieldKind::Number | FieldKind::List => view! {
             <input
                 data-testid=testid
@@ -61,7 +70,11 @@ pub fn FieldInput(
         }
         .into_any(),
     };
-    let preview = (field.kind == FieldKind::Expression).then(|| view! { <ExpressionPreview expression=text /> });
+    let preview = match field.kind {
+        FieldKind::Expression => Some(view! { <ExpressionPreview expression=text /> }.into_any()),
+        FieldKind::Code => Some(view! { <ScriptPreview source=text node=node.unwrap_or_default() /> }.into_any()),
+        _ => None,
+    };
     view! {
         <label class="field" class:has-problem=move || message().is_some()>
             <span class="field-label">{field.label}</span>

@@ -1,6 +1,7 @@
 //! The designer's components, one per file; their logic lives in `crate::designer`.
 
 pub mod canvas;
+pub mod code_editor;
 pub mod conflict_dialog;
 pub mod designer_page;
 pub mod diff_canvas;
@@ -14,6 +15,7 @@ pub mod node_box;
 pub mod node_form;
 pub mod palette;
 pub mod run_panel;
+pub mod script_preview;
 pub mod settings_form;
 pub mod side_panel;
 pub mod state;

@@ -27,7 +27,10 @@ pub fn NodeForm(id: String) -> impl IntoView {
             Ok(())
         });
         let problem = Signal::derive(move || d.issues.with(|p| p.field(&node_id.get_value(), field.path)));
-        view! { <FieldInput field=field initial=forms::read(&json, field.path) on_change=on_change problem=problem /> }
+        let node = node_id.get_value();
+        view! {
+            <FieldInput field=field initial=forms::read(&json, field.path) on_change=on_change problem=problem node=node />
+        }
     };
     let common = forms::common_fields().into_iter().map(&field_view).collect_view();
     let config = kind.map(forms::config_fields).unwrap_or_default().into_iter().map(&field_view).collect_view();

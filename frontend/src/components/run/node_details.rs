@@ -1,5 +1,6 @@
 //! The details of the node last clicked on the run graph: its attempts (number, start, end,
-//! duration, outcome, error), its output, and its config as the instance's version has it.
+//! duration, outcome, error), the last attempt's logs (scripts), its output, and its config
+//! as the instance's version has it.
 
 use crate::components::copy_button::CopyButton;
 use crate::components::run::state::RunView;
@@ -19,6 +20,8 @@ pub fn NodeDetails() -> impl IntoView {
     move || {
         let node = v.picked.get()?;
         let rows = v.run.with(|r| attempts(r, &node));
+        // The last attempt that logged anything (a script's `console` lines).
+        let logs = rows.iter().rev().find(|a| !a.logs.is_empty()).map(|a| (a.number, a.logs.clone()));
         let output = v.detail.with(|d| d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == node)?.output.clone()));
         let config = v.definition.with(|d| {
             d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == node)).map(|n| (n.kind.clone(), n.config.clone()))
@@ -58,6 +61,12 @@ pub fn NodeDetails() -> impl IntoView {
                         }).collect_view()}
                     </tbody>
                 </table>
+                {logs.map(|(number, lines)| view! {
+                    <details open data-testid="node-logs">
+                        <summary>{format!("Logs of attempt {number}")}</summary>
+                        <pre class="logs">{lines.join("\n")}</pre>
+                    </details>
+                })}
                 {output.map(|o| {
                     let text = pretty(&o);
                     view! {

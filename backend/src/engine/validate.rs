@@ -1,0 +1,61 @@
+//! The server's validation of a definition: the model's rules (the ones the designer runs in
+//! the browser), plus what only the server can check — that every script compiles. The model
+//! crate also builds for the browser, where there is no QuickJS to compile with.
+
+use super::nodes::script::{self, Failure, FailureKind};
+use trellis_model::config::{NodeKind, ScriptConfig};
+use trellis_model::{Definition, Issue, Limits, Report};
+
+/// Validates `def` as a save or a publish must: every problem at once.
+pub async fn validate(def: &Definition, limits: &Limits) -> Report {
+    let mut report = trellis_model::validate(def, limits);
+    if report.errors.iter().any(|e| matches!(e.code.as_str(), "too_large" | "too_many_nodes" | "too_many_edges")) {
+        // An oversized definition is not analysed further (see `trellis_model::validate`).
+        return report;
+    }
+    let problems = script_problems(def).await;
+    report.valid &= problems.is_empty();
+    report.errors.extend(problems);
+    report
+}
+
+/// A problem for each script node whose source does not compile, at `nodes[i].config.source`
+/// with the script's own line and column. Nodes whose config is invalid otherwise are left
+/// to the model's checks. Compiling runs none of the script.
+async fn script_problems(def: &Definition) -> Vec<Issue> {
+    let scripts: Vec<(usize, String)> = def
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| NodeKind::parse(&node.kind) == Some(NodeKind::Script))
+        .filter_map(|(i, node)| Some((i, serde_json::from_value::<ScriptConfig>(node.config.clone()).ok()?.source)))
+        .filter(|(_, source)| !source.trim().is_empty())
+        .collect();
+    if scripts.is_empty() {
+        return Vec::new();
+    }
+    let sources: Vec<String> = scripts.iter().map(|(_, source)| source.clone()).collect();
+    let compiled = script::compile_all(sources).await;
+    let mut problems = Vec::new();
+    for (n, (i, _)) in scripts.iter().enumerate() {
+        let message = match &compiled {
+            Ok(results) => match &results[n] {
+                Ok(()) => continue,
+                Err(failure) => syntax_message(failure),
+            },
+            Err(stopped) => format!("the script could not be checked ({stopped}); try again"),
+        };
+        let node = &def.nodes[*i];
+        problems.push(Issue::new("script_syntax", message).node(&node.id).path(format!("nodes[{i}].config.source")));
+    }
+    problems
+}
+
+/// `line 3, column 9: unexpected token in expression: ';'`
+pub fn syntax_message(failure: &Failure) -> String {
+    match (failure.kind, failure.at) {
+        (FailureKind::Syntax, Some(at)) => format!("line {}, column {}: {}", at.line, at.column, failure.message),
+        (FailureKind::Syntax, None) => failure.message.clone(),
+        _ => format!("the script could not be compiled: {}", failure.message),
+    }
+}

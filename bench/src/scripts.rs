@@ -1,0 +1,105 @@
+//! The `script` node: what an attempt costs over a no-op's, and whether 1,000 scripts that hit
+//! their limits (memory, time, stack) leave the server's memory where it was.
+
+use crate::scenarios::Figures;
+use crate::server::{Api, Server};
+use crate::stats::{millis, percentile};
+use anyhow::{ensure, Result};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A chain of `n` nodes of `node` (its `id` set per position).
+fn chain_of(n: usize, node: &Value) -> Value {
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut node = node.clone();
+            node["id"] = json!(format!("n{i}"));
+            node
+        })
+        .collect();
+    let edges: Vec<Value> = (1..n).map(|i| json!({"from": format!("n{}", i - 1), "to": format!("n{i}")})).collect();
+    json!({"nodes": nodes, "edges": edges})
+}
+
+/// Instance time (created -> ended), p50, of `runs` instances of `workflow` run one at a time.
+async fn instance_p50(api: &Api, workflow: &str, runs: usize) -> Result<f64> {
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        let id = api.start(workflow).await?;
+        let detail = api.wait_succeeded(&id, Duration::from_millis(2)).await?;
+        samples.extend(millis(
+            detail["created_at"].as_str().unwrap_or_default(),
+            detail["ended_at"].as_str().unwrap_or_default(),
+        ));
+    }
+    Ok(percentile(&mut samples, 50.0))
+}
+
+/// Chain-10 of trivial scripts against chain-10 of no-ops, alternating in the same run: the
+/// difference per node is what a script attempt adds (a fresh QuickJS runtime and context,
+/// the prelude, compiling, the JSON in and out, the hop to a script thread).
+pub async fn overhead(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
+    let noops = api.publish("bench chain-10 noop (script baseline)", chain_of(10, &json!({"type": "noop"}))).await?;
+    let script = json!({"type": "script", "config": {"source": "return {ok: true};"}});
+    let scripts = api.publish("bench chain-10 script", chain_of(10, &script)).await?;
+    // Warm-up: the first script starts the pool's threads.
+    instance_p50(api, &scripts, 1).await?;
+    let (mut noop_ms, mut script_ms) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        noop_ms.push(instance_p50(api, &noops, 1).await?);
+        script_ms.push(instance_p50(api, &scripts, 1).await?);
+    }
+    let (noop, script) = (percentile(&mut noop_ms, 50.0), percentile(&mut script_ms, 50.0));
+    out.insert("script_chain10_p50_ms".into(), script);
+    out.insert("script_noop_chain10_p50_ms".into(), noop);
+    out.insert("script_overhead_per_attempt_ms".into(), (script - noop) / 10.0);
+    Ok(())
+}
+
+/// `count` scripts over their limits — a third each out of memory (growing arrays), out of
+/// time (an endless loop, 50 ms limit) and out of stack (endless recursion) — started 16 at a
+/// time; the server's resident memory (VmRSS) before and after, and a trivial script after.
+pub async fn bombs(api: &Api, server: &Server, count: usize, out: &mut Figures) -> Result<()> {
+    let kinds = [
+        ("memory", json!({"source": "const a = []; for (;;) a.push(new Array(10000).fill(1));"})),
+        ("time", json!({"source": "while (true) {}", "timeout_ms": 50})),
+        ("stack", json!({"source": "function f(n) { return f(n + 1) + 1; }\nreturn f(0);"})),
+    ];
+    let after = api
+        .publish(
+            "bench script after bombs",
+            json!({"nodes": [{"id": "s", "type": "script", "config": {"source": "return 1;"}}]}),
+        )
+        .await?;
+    let mut workflows = Vec::new();
+    for (kind, config) in &kinds {
+        let definition = json!({"nodes": [{"id": "bomb", "type": "script", "config": config}]});
+        workflows.push(api.publish(&format!("bench script bomb {kind}"), definition).await?);
+    }
+    // Warm: the pool's threads exist and have run a script each before the first reading.
+    for _ in 0..4 {
+        instance_p50(api, &after, 1).await?;
+    }
+    let rss_before = server.rss_kib()?;
+    let share = count / kinds.len();
+    let mut set = tokio::task::JoinSet::new();
+    for workflow in &workflows {
+        let (api, workflow) = (api.clone(), workflow.clone());
+        set.spawn(async move { api.start_many(&workflow, share, 6).await });
+    }
+    while let Some(done) = set.join_next().await {
+        done??;
+    }
+    for workflow in &workflows {
+        let counts = api.drain(workflow, Duration::from_millis(100)).await?;
+        ensure!(counts["failed"].as_u64() == Some(share as u64), "every bomb fails its attempt: {counts}");
+    }
+    let rss_after = server.rss_kib()?;
+    let still = instance_p50(api, &after, 1).await?;
+    out.insert("script_bombs".into(), (share * kinds.len()) as f64);
+    out.insert("script_bombs_rss_before_kib".into(), rss_before as f64);
+    out.insert("script_bombs_rss_after_kib".into(), rss_after as f64);
+    out.insert("script_bombs_rss_growth_kib".into(), rss_after as f64 - rss_before as f64);
+    out.insert("script_after_bombs_ms".into(), still);
+    Ok(())
+}
