@@ -125,6 +125,18 @@ fn per_type_configs_are_checked() {
         ("task", json!({}), false),
         ("noop", json!({"unexpected": 1}), false),
         ("wait_signal", json!({}), true),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}), true),
+        (
+            "subworkflow",
+            json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": 3, "input": "input.x"}),
+            true,
+        ),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": "latest"}), true),
+        ("subworkflow", json!({}), false),
+        ("subworkflow", json!({"workflow": "billing"}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": 0}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": "newest"}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "input": "input.("}), false),
     ];
     for (kind, config, ok) in cases {
         let r = check(&def(vec![Node::new("n", kind).with_config(config.clone())], vec![]));
