@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|subworkflows] [--out DIR]
 
 mod auth;
 mod db;
@@ -15,6 +15,7 @@ mod scenarios;
 mod server;
 mod sse;
 mod stats;
+mod subworkflows;
 
 use anyhow::{bail, Context, Result};
 use scenarios::Figures;
@@ -25,7 +26,7 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list` or `failures`), or all of them.
+    /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures` or `subworkflows`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -69,9 +70,11 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args.next().context("--only engine|peers|scale|sse|auth|list|failures")?;
-                if !["engine", "peers", "scale", "sse", "auth", "list", "failures"].contains(&group.as_str()) {
-                    bail!("--only engine|peers|scale|sse|auth|list|failures, not `{group}`");
+                let group = args.next().context("--only engine|peers|scale|sse|auth|list|failures|subworkflows")?;
+                if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "subworkflows"]
+                    .contains(&group.as_str())
+                {
+                    bail!("--only engine|peers|scale|sse|auth|list|failures|subworkflows, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -132,6 +135,10 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         scenarios::lone_timer(&api, &db, if options.quick { 3 } else { 9 }, &mut figures).await?;
         progress(backend, &format!("{timers} timers due at once"));
         scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
+    }
+    if runs("subworkflows") {
+        progress(backend, "a sub-workflow chain (3 levels) beside the same nodes inline");
+        subworkflows::chain(&api, if options.quick { 5 } else { 30 }, &mut figures).await?;
     }
     if runs("scale") && backend == "postgres" {
         let count = if options.quick { 1_000 } else { 10_000 };

@@ -109,6 +109,13 @@ both_backends! {
         let root = span_of(&history(&app, &child_id).await, "instance");
         assert_eq!(root["trace_id"], span_of(&parent_history, "instance")["trace_id"]);
         assert_eq!(root["parent_span_id"], attempt["span_id"]);
+
+        // The document names the new fields and the node's config.
+        let doc: Value = app.get("/api/v1/openapi.json").send().await.unwrap().json().await.unwrap();
+        let schemas = &doc["components"]["schemas"];
+        assert!(schemas["NodeView"]["properties"]["child"].is_object(), "{}", schemas["NodeView"]);
+        assert!(schemas["ParentRef"]["properties"]["instance"].is_object(), "{}", schemas["ParentRef"]);
+        assert_eq!(schemas["SubworkflowConfig"]["required"], json!(["workflow"]));
     }
 
     async fn a_child_failure_fails_the_parent_node_with_the_childs_error(app: TestApp) {

@@ -3,6 +3,7 @@
 //! or what the validator says about the stored value.
 
 use crate::components::designer::expression_preview::ExpressionPreview;
+use crate::components::designer::workflow_picker::WorkflowPicker;
 use crate::designer::forms::{Field, FieldKind};
 use leptos::prelude::*;
 
@@ -51,7 +52,11 @@ pub fn FieldInput(
             ></textarea>
         }
         .into_any(),
-        FieldKind::Text | FieldKind::Number | FieldKind::List => view! {
+        FieldKind::Workflow => {
+            let pick = Callback::new(move |id: String| change(id));
+            view! { <WorkflowPicker testid=testid initial=initial.clone() on_pick=pick /> }.into_any()
+        }
+        FieldKind::Text | FieldKind::Number | FieldKind::List | FieldKind::Version => view! {
             <input
                 data-testid=testid
                 inputmode=if field.kind == FieldKind::Number { "numeric" } else { "text" }

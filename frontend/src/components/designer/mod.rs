@@ -19,3 +19,4 @@ pub mod side_panel;
 pub mod state;
 pub mod toolbar;
 pub mod versions_panel;
+pub mod workflow_picker;
