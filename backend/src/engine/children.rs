@@ -126,6 +126,27 @@ impl Engine {
         root
     }
 
+    /// What a finished child brings its parent's attempt (see [`child_outcome`]); a child's
+    /// output over the parent's caps fails the node instead, for good.
+    pub(super) fn child_done(
+        &self,
+        id: &str,
+        node: usize,
+        attempt: u32,
+        payload: Option<&Value>,
+        context: &Value,
+    ) -> (Event, Detail) {
+        let (event, detail) = child_outcome(node, attempt, payload);
+        let Some(output) = &detail.output else { return (event, detail) };
+        match self.config.output_caps.check(id, output, super::outputs::other_outputs(context, id)) {
+            Ok(()) => (event, detail),
+            Err(error) => (
+                Event::Failed { node, attempt, retryable: false, timed_out: false },
+                Detail { error: Some(format!("the child instance's output: {error}")), ..Default::default() },
+            ),
+        }
+    }
+
     /// Cancels `instance`'s live children that no running attempt of it waits for (all of
     /// them once it has ended); theirs follow, as each canceled child does the same.
     pub(super) async fn cancel_children(self: &Arc<Self>, instance: Uuid) -> anyhow::Result<()> {
@@ -162,7 +183,7 @@ fn serves(child: &ChildRow, node: &str, attempt: i32) -> bool {
 /// The event a finished child brings its parent's `subworkflow` attempt, from the payload
 /// `effects::parent_wake` wrote: success with the child's output, or a (retryable) failure
 /// naming the child.
-pub(super) fn child_done(node: usize, attempt: u32, payload: Option<&Value>) -> (Event, Detail) {
+pub(super) fn child_outcome(node: usize, attempt: u32, payload: Option<&Value>) -> (Event, Detail) {
     let payload = payload.cloned().unwrap_or(Value::Null);
     let child = payload.get("child").and_then(Value::as_str).unwrap_or("?").to_owned();
     let status: Option<InstanceStatus> = payload.get("status").and_then(|s| serde_json::from_value(s.clone()).ok());
@@ -181,5 +202,94 @@ pub(super) fn child_done(node: usize, attempt: u32, payload: Option<&Value>) -> 
         Some(InstanceStatus::Canceled) => failed(format!("child instance {child} was canceled")),
         Some(InstanceStatus::TimedOut) => failed(format!("child instance {child} timed out: {error}")),
         _ => failed(format!("child instance {child} failed: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::effects::decide;
+    use crate::engine::plan::Plan;
+    use crate::store::{NodeRow, Snapshot, WorkKind};
+    use chrono::Utc;
+    use serde_json::json;
+    use sqlx::types::Json;
+    use trellis_model::{Definition, Node};
+
+    fn plan(kind: &str) -> Plan {
+        let mut node = Node::new("n", kind);
+        if kind == "subworkflow" {
+            node.config = json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"});
+        }
+        Plan::new(&Definition { nodes: vec![node], ..Default::default() }).unwrap()
+    }
+
+    /// A running instance whose one node runs attempt 1; a child of `parent` if given.
+    fn running(parent: Option<Uuid>) -> Snapshot {
+        let now = Utc::now();
+        let instance = InstanceRow {
+            id: Uuid::now_v7(),
+            workflow_id: Uuid::now_v7(),
+            version: 1,
+            status: InstanceStatus::Running,
+            input: Json(json!({})),
+            output: None,
+            error: None,
+            business_key: None,
+            created_at: now,
+            started_at: Some(now),
+            ended_at: None,
+            trace_id: None,
+            parent_span_id: None,
+            run: 1,
+            parent_instance_id: parent,
+            parent_node_id: parent.map(|_| "call".to_owned()),
+            parent_attempt: parent.map(|_| 2),
+            depth: i32::from(parent.is_some()),
+        };
+        let node = NodeRow { attempts: 1, ..NodeRow::fresh("n".into(), 0, NodeStatus::Running) };
+        Snapshot { instance, nodes: vec![node] }
+    }
+
+    #[test]
+    fn a_child_that_ends_wakes_the_parents_attempt_in_the_same_writes() {
+        let parent = Uuid::now_v7();
+        let child = running(Some(parent));
+        let failed = Detail { error: Some("boom".into()), ..Default::default() };
+        let event = Event::Failed { node: 0, attempt: 1, retryable: false, timed_out: false };
+        let writes = decide(&plan("noop"), &child, event, &failed, Utc::now(), 0.0);
+        let (to, wake) = writes.wake.expect("the parent is woken");
+        assert_eq!(to, parent);
+        assert_eq!((wake.kind, wake.node_id.as_deref(), wake.attempt), (WorkKind::ChildDone, Some("call"), Some(2)));
+        let (event, detail) = child_outcome(4, 2, wake.payload.as_ref());
+        assert_eq!(event, Event::Failed { node: 4, attempt: 2, retryable: true, timed_out: false });
+        let error = detail.error.unwrap();
+        assert_eq!(error, format!("child instance {} failed: node `n` failed: boom", child.instance.id));
+    }
+
+    #[test]
+    fn a_succeeded_child_hands_its_output_and_a_top_level_instance_wakes_nobody() {
+        let parent = Uuid::now_v7();
+        let ok = Event::Succeeded { node: 0, attempt: 1, outcome: None };
+        let output = Detail { output: Some(json!({"x": 1})), ..Default::default() };
+        let writes = decide(&plan("noop"), &running(Some(parent)), ok.clone(), &output, Utc::now(), 0.0);
+        let (_, wake) = writes.wake.unwrap();
+        let (event, detail) = child_outcome(0, 2, wake.payload.as_ref());
+        assert_eq!(event, Event::Succeeded { node: 0, attempt: 2, outcome: None });
+        assert_eq!(detail.output, Some(json!({"n": {"x": 1}})));
+        assert!(decide(&plan("noop"), &running(None), ok, &output, Utc::now(), 0.0).wake.is_none());
+    }
+
+    #[test]
+    fn ending_badly_or_losing_a_subworkflow_attempt_cancels_children_but_succeeding_does_not() {
+        let cancels = |kind: &str, event: Event| {
+            let writes = decide(&plan(kind), &running(None), event, &Detail::default(), Utc::now(), 0.0);
+            writes.new_work.iter().any(|w| w.kind == WorkKind::CancelChildren)
+        };
+        assert!(cancels("subworkflow", Event::Cancel));
+        assert!(cancels("subworkflow", Event::Lost { node: 0, attempt: 1 }));
+        assert!(cancels("subworkflow", Event::Failed { node: 0, attempt: 1, retryable: true, timed_out: true }));
+        assert!(!cancels("subworkflow", Event::Succeeded { node: 0, attempt: 1, outcome: None }));
+        assert!(!cancels("noop", Event::Cancel), "no subworkflow node, no children");
     }
 }

@@ -216,14 +216,7 @@ impl Engine {
             }
             (WorkKind::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
             (WorkKind::ChildDone, Some(node)) => {
-                let (event, detail) = super::children::child_done(node, attempt, item.payload.as_ref().map(|p| &p.0));
-                match self.oversized(detail.output.as_ref(), &plan.nodes[node].id, &context) {
-                    Some(error) => (
-                        Event::Failed { node, attempt, retryable: false, timed_out: false },
-                        Detail { error: Some(error), ..Default::default() },
-                    ),
-                    None => (event, detail),
-                }
+                self.child_done(&plan.nodes[node].id, node, attempt, item.payload.as_ref().map(|p| &p.0), &context)
             }
             (WorkKind::CancelChildren, _) => {
                 self.cancel_children(item.instance_id).await?;
@@ -335,13 +328,6 @@ impl Engine {
             Ok(()) => result,
             Err(error) => NodeResult::Failed { error, retryable: false },
         }
-    }
-
-    /// Why a child's output cannot be its parent node's output (it is held to the same caps).
-    fn oversized(&self, output: Option<&Value>, node: &str, context: &Value) -> Option<String> {
-        let caps = self.config.output_caps;
-        let error = caps.check(node, output?, outputs::other_outputs(context, node)).err()?;
-        Some(format!("the child instance's output: {error}"))
     }
 }
 
