@@ -46,6 +46,7 @@ test('a parent links to its child, the child links back, and the parent ends wit
   // The parent: the subworkflow node waits, showing its child running, with a link.
   await page.goto(`${baseUrl()}/instances/${instance}`);
   await expect(page.getByTestId('run-node-approve')).toHaveAttribute('data-status', 'waiting');
+  await expect(page.getByTestId('run-node-approve')).toContainText(/child running/i);
   const childLink = page.getByTestId('child-link-approve');
   await expect(childLink).toHaveText('child instance · running');
   await expect(page.getByTestId('instance-parent')).toHaveCount(0);

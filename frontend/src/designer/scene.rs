@@ -61,7 +61,7 @@ pub fn icon(kind: &str) -> &'static str {
         Some(NodeKind::Fail) => "✕",
         Some(NodeKind::WaitSignal) => "⚑",
         Some(NodeKind::Task) => "⚙",
-        Some(NodeKind::Subworkflow) => "⧉",
+        Some(NodeKind::Subworkflow) => "↪",
         None => "?",
     }
 }
