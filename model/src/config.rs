@@ -241,7 +241,7 @@ pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
 
 fn check_subworkflow(c: SubworkflowConfig) -> Vec<ConfigProblem> {
     let mut problems = required("workflow", &c.workflow);
-    if problems.is_empty() && !is_uuid(c.workflow.trim()) {
+    if problems.is_empty() && !is_uuid(&c.workflow) {
         problems.push(ConfigProblem::at("workflow", "`workflow` must be a workflow id (a UUID)"));
     }
     if let VersionRef::Pinned(n) = c.version {

@@ -134,6 +134,7 @@ fn per_type_configs_are_checked() {
         ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": "latest"}), true),
         ("subworkflow", json!({}), false),
         ("subworkflow", json!({"workflow": "billing"}), false),
+        ("subworkflow", json!({"workflow": " 0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}), false),
         ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": 0}), false),
         ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": "newest"}), false),
         ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "input": "input.("}), false),
