@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows] [--out DIR]
 
 mod auth;
 mod db;
@@ -16,6 +16,7 @@ mod scripts;
 mod server;
 mod sse;
 mod stats;
+mod subworkflows;
 
 use anyhow::{bail, Context, Result};
 use scenarios::Figures;
@@ -26,8 +27,8 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures` or
-    /// `scripts`), or all of them.
+    /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures`,
+    /// `scripts` or `subworkflows`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -71,10 +72,12 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args.next().context("--only engine|peers|scale|sse|auth|list|failures|scripts")?;
-                if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "scripts"].contains(&group.as_str())
+                let group =
+                    args.next().context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows")?;
+                if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "scripts", "subworkflows"]
+                    .contains(&group.as_str())
                 {
-                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts, not `{group}`");
+                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -142,6 +145,10 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let bombs = if options.quick { 30 } else { 1_000 };
         progress(backend, &format!("{bombs} scripts over their limits, and the server's memory"));
         scripts::bombs(&api, &server, bombs, &mut figures).await?;
+    }
+    if runs("subworkflows") {
+        progress(backend, "a sub-workflow chain (3 levels) beside the same nodes inline");
+        subworkflows::chain(&api, if options.quick { 5 } else { 30 }, &mut figures).await?;
     }
     if runs("scale") && backend == "postgres" {
         let count = if options.quick { 1_000 } else { 10_000 };

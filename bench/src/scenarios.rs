@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 pub type Figures = BTreeMap<String, f64>;
 
-fn chain(n: usize) -> Value {
+pub fn chain(n: usize) -> Value {
     let nodes: Vec<Value> = (0..n).map(|i| json!({"id": format!("n{i}"), "type": "noop"})).collect();
     let edges: Vec<Value> = (1..n).map(|i| json!({"from": format!("n{}", i - 1), "to": format!("n{i}")})).collect();
     json!({"nodes": nodes, "edges": edges})

@@ -22,10 +22,11 @@ pub enum NodeKind {
     WaitSignal,
     Task,
     Script,
+    Subworkflow,
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 9] = [
+    pub const ALL: [NodeKind; 10] = [
         NodeKind::Noop,
         NodeKind::Delay,
         NodeKind::Http,
@@ -35,6 +36,7 @@ impl NodeKind {
         NodeKind::WaitSignal,
         NodeKind::Task,
         NodeKind::Script,
+        NodeKind::Subworkflow,
     ];
 
     pub fn parse(s: &str) -> Option<NodeKind> {
@@ -52,6 +54,7 @@ impl NodeKind {
             NodeKind::WaitSignal => "wait_signal",
             NodeKind::Task => "task",
             NodeKind::Script => "script",
+            NodeKind::Subworkflow => "subworkflow",
         }
     }
 
@@ -67,6 +70,7 @@ impl NodeKind {
             NodeKind::WaitSignal => "Waits until a signal is sent to this node.",
             NodeKind::Task => "Hands work to an external worker polling a named queue.",
             NodeKind::Script => "Runs a JavaScript function body in a sandbox; what it returns is the output.",
+            NodeKind::Subworkflow => "Runs another workflow as a child instance and outputs its output.",
         }
     }
 }
@@ -190,6 +194,60 @@ impl ScriptConfig {
     }
 }
 
+/// Which version of the called workflow a `subworkflow` node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VersionRef {
+    /// The latest published version when the node's attempt starts the child.
+    #[default]
+    Latest,
+    Pinned(i64),
+}
+
+impl Serialize for VersionRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            VersionRef::Latest => s.serialize_str("latest"),
+            VersionRef::Pinned(n) => s.serialize_i64(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if s == "latest" => Ok(VersionRef::Latest),
+            Value::Number(n) => n
+                .as_i64()
+                .map(VersionRef::Pinned)
+                .ok_or_else(|| serde::de::Error::custom("`version` must be \"latest\" or a whole number")),
+            _ => Err(serde::de::Error::custom("`version` must be \"latest\" or a whole number")),
+        }
+    }
+}
+
+/// A `subworkflow` node: runs `workflow` as a child instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubworkflowConfig {
+    /// The called workflow's id.
+    #[serde(default)]
+    pub workflow: String,
+    #[serde(default)]
+    pub version: VersionRef,
+    /// An expression giving the child's input; without it, the parent's input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+}
+
+/// The nesting depth past which a `subworkflow` node refuses to start a child.
+pub const MAX_SUBWORKFLOW_DEPTH: i32 = 16;
+
+/// The workflow a `subworkflow` node's config calls, and the version it pins, if the config
+/// is valid (its problems are reported by [`check_config`]).
+pub fn subworkflow_target(config: &Value) -> Option<(String, VersionRef)> {
+    parse::<SubworkflowConfig>(config).ok().filter(|c| is_uuid(&c.workflow)).map(|c| (c.workflow, c.version))
+}
+
 /// A problem with one node's config; `path` is relative to the node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConfigProblem {
@@ -214,7 +272,35 @@ pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
         NodeKind::Fail => with_parsed(config, |_: FailConfig| Vec::new()),
         NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
         NodeKind::Script => with_parsed(config, check_script),
+        NodeKind::Subworkflow => with_parsed(config, check_subworkflow),
     }
+}
+
+fn check_subworkflow(c: SubworkflowConfig) -> Vec<ConfigProblem> {
+    let mut problems = required("workflow", &c.workflow);
+    if problems.is_empty() && !is_uuid(&c.workflow) {
+        problems.push(ConfigProblem::at("workflow", "`workflow` must be a workflow id (a UUID)"));
+    }
+    if let VersionRef::Pinned(n) = c.version {
+        if n < 1 {
+            problems.push(ConfigProblem::at("version", "`version` must be \"latest\" or at least 1"));
+        }
+    }
+    if let Some(input) = &c.input {
+        if input.trim().is_empty() {
+            problems.push(ConfigProblem::at("input", "`input` is empty; omit it to pass the parent's input"));
+        } else if let Err(e) = crate::expr::Expressions::default().check(input) {
+            problems.push(ConfigProblem::at("input", format!("`input` is not a valid expression: {e}")));
+        }
+    }
+    problems
+}
+
+/// Whether `s` is a UUID in its hyphenated form (8-4-4-4-12 hex digits).
+pub fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 fn with_parsed<T: DeserializeOwned>(config: &Value, check: impl FnOnce(T) -> Vec<ConfigProblem>) -> Vec<ConfigProblem> {

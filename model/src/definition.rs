@@ -30,6 +30,10 @@ pub struct Node {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The type's settings (an object): `delay` `{duration_ms | until}`, `http` `{method, url,
+    /// headers, body}`, `transform` `{expression}`, `branch` `{condition, outcomes}`, `fail`
+    /// `{message, fail_attempts}`, `task` `{queue, input}`, `subworkflow` `{workflow, version,
+    /// input}` (see the `SubworkflowConfig` schema); `noop` and `wait_signal` take none.
     #[serde(default = "empty_object", skip_serializing_if = "is_empty_object")]
     pub config: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -39,6 +39,8 @@ pub enum SpanKind {
     Signal,
     /// Waiting for an external worker to finish a `task` node.
     Task,
+    /// A `subworkflow` node waiting for its child instance.
+    Child,
 }
 
 /// `Span::status`, as OpenTelemetry has it.
@@ -55,7 +57,7 @@ string_forms!(EventKind {
 });
 
 string_forms!(SpanKind {
-    Instance => "instance", Node => "node", Timer => "timer", Queue => "queue", Signal => "signal", Task => "task",
+    Instance => "instance", Node => "node", Timer => "timer", Queue => "queue", Signal => "signal", Task => "task", Child => "child",
 });
 
 string_forms!(SpanStatus { Unset => "unset", Ok => "ok", Error => "error" });

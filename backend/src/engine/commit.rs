@@ -164,7 +164,8 @@ impl Engine {
             self.bus.committed(instance, plan.workflow, first, &writes.events);
         }
         self.launch(plan, instance, writes, reservation);
-        if writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
+        // A finished child's wake of its parent is due at once, like new work of its own.
+        if writes.wake.is_some() || writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
             self.wake.notify_one();
         }
         if writes.new_work.iter().any(|w| w.queue.is_some()) {

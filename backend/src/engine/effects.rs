@@ -7,6 +7,7 @@ use super::trace::{NodeStep, Tracer};
 use crate::store::{InstanceRow, InstanceUpdate, NewWork, NodeRow, Snapshot, WorkKind, Writes};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
+use trellis_model::config::NodeKind;
 use trellis_model::{InstanceStatus, NodeStatus};
 
 /// What happened, beyond the machine's event: the data to record with it.
@@ -135,17 +136,55 @@ pub fn decide(
                     (None, false) => before.status,
                 };
                 writes.events.extend(tracer.finished(from, status, u.error.clone()));
+                writes.wake = parent_wake(&snapshot.instance, status, &u, now);
                 writes.instance = Some(u);
                 writes.clear_work = true;
                 writes.new_work.clear();
             }
         }
     }
+    if strands_children(plan, &event, &commands) {
+        writes.new_work.push(work(WorkKind::CancelChildren, None, None, now));
+    }
     if writes.instance.is_none() && after.status != before.status {
         writes.instance = Some(update(after.status, None, None));
         writes.events.push(tracer.instance_change(after.status, Some(before.status), None));
     }
     writes
+}
+
+/// The work item that completes the parent's `subworkflow` attempt when a child instance
+/// ends: written in the child's finishing transaction, so the parent cannot miss it.
+fn parent_wake(
+    child: &InstanceRow,
+    status: InstanceStatus,
+    end: &InstanceUpdate,
+    now: DateTime<Utc>,
+) -> Option<(uuid::Uuid, crate::store::NewWork)> {
+    let parent = child.parent_instance_id?;
+    let payload = serde_json::json!({
+        "child": child.id,
+        "status": status,
+        "output": end.output,
+        "error": end.error,
+    });
+    let attempt = child.parent_attempt.map(|a| a.max(0) as u32);
+    let item = work(WorkKind::ChildDone, child.parent_node_id.as_deref(), attempt, now);
+    Some((parent, crate::store::NewWork { payload: Some(payload), ..item }))
+}
+
+/// Whether this step may leave a child instance running that no attempt waits for: the
+/// instance ended other than by succeeding (canceled, failed, timed out), or a `subworkflow`
+/// attempt ended without its child (it timed out, or its process died).
+fn strands_children(plan: &Plan, event: &Event, commands: &[Command]) -> bool {
+    let is_sub = |node: usize| plan.nodes.get(node).is_some_and(|n| n.kind == NodeKind::Subworkflow);
+    let ended_early = match event {
+        Event::Failed { node, timed_out: true, .. } | Event::Lost { node, .. } => is_sub(*node),
+        _ => false,
+    };
+    let ended_badly =
+        commands.iter().any(|c| matches!(c, Command::Finish { status, .. } if *status != InstanceStatus::Succeeded));
+    ended_early || (ended_badly && plan.nodes.iter().any(|n| n.kind == NodeKind::Subworkflow))
 }
 
 /// The node rows the step changed, with their history entries.

@@ -3,6 +3,7 @@
 //! commands the API calls (`start`, `control`, `tasks`).
 
 mod actions;
+mod children;
 mod commit;
 mod committer;
 mod control;
@@ -21,7 +22,7 @@ pub mod validate;
 
 pub use error::EngineError;
 pub use runner::context;
-pub use start::{StartRequest, Started};
+pub use start::{ParentLink, StartRequest, Started};
 pub use tasks::TaskLease;
 
 use crate::events::EventBus;

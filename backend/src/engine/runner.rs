@@ -2,6 +2,7 @@
 //! each outcome as one fenced transition. Every process runs one of these loops; they
 //! share the work through leases, so any number may serve one Postgres.
 
+use super::children::ChildStart;
 use super::commit::OUTAGE_POLL;
 use super::effects::{self, Detail};
 use super::machine::Event;
@@ -214,7 +215,18 @@ impl Engine {
                 (Event::Failed { node, attempt, retryable: true, timed_out: true }, detail)
             }
             (WorkKind::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
-            (WorkKind::Run | WorkKind::Resume | WorkKind::Retry | WorkKind::NodeTimeout, None)
+            (WorkKind::ChildDone, Some(node)) => {
+                self.child_done(&plan.nodes[node].id, node, attempt, item.payload.as_ref().map(|p| &p.0), &context)
+            }
+            (WorkKind::CancelChildren, _) => {
+                self.cancel_children(item.instance_id).await?;
+                self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
+                return Ok(());
+            }
+            (
+                WorkKind::Run | WorkKind::Resume | WorkKind::Retry | WorkKind::NodeTimeout | WorkKind::ChildDone,
+                None,
+            )
             | (WorkKind::Task | WorkKind::Unknown, _) => {
                 // From a newer version of Trellis, for a node no longer in the plan, or a task
                 // (claimed by workers, never here):
@@ -230,7 +242,7 @@ impl Engine {
 
     /// Runs one attempt, keeping its lease alive while it runs.
     async fn execute(
-        &self,
+        self: &Arc<Self>,
         plan: &Plan,
         instance: uuid::Uuid,
         context: Value,
@@ -268,7 +280,22 @@ impl Engine {
                 }
             }
         };
-        let result = self.capped(sanitized(result), &spec.id, &run.context);
+        let result = match sanitized(result) {
+            NodeResult::Suspend(Suspend::Child { workflow, version, input }) => {
+                let start = ChildStart {
+                    parent: instance,
+                    node: &spec.id,
+                    attempt,
+                    traceparent: run.traceparent.as_deref(),
+                    workflow,
+                    version,
+                    input,
+                };
+                self.start_child(start).await
+            }
+            other => other,
+        };
+        let result = self.capped(result, &spec.id, &run.context);
         let (event, mut detail) = match result {
             NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
             NodeResult::Failed { error, retryable } => (
@@ -319,6 +346,10 @@ fn sanitized(result: NodeResult) -> NodeResult {
             super::json::replace_nul(&mut input);
             NodeResult::Suspend(Suspend::Task { queue, input })
         }
+        NodeResult::Suspend(Suspend::Child { workflow, version, mut input }) => {
+            super::json::replace_nul(&mut input);
+            NodeResult::Suspend(Suspend::Child { workflow, version, input })
+        }
         other => other,
     }
 }
@@ -332,7 +363,8 @@ fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
     let mut work = Vec::new();
     match suspend {
         Suspend::Until(at) => work.push(effects::work(WorkKind::Resume, Some(node), Some(attempt), at)),
-        Suspend::Signal => {}
+        // The child's end writes what completes the attempt (see `children.rs`).
+        Suspend::Signal | Suspend::Child { .. } => {}
         Suspend::Task { queue, input } => work.push(NewWork {
             queue: Some(queue),
             payload: Some(input),
@@ -352,6 +384,8 @@ fn reads_context(kind: NodeKind) -> bool {
         | NodeKind::Task
         | NodeKind::Fail
         | NodeKind::Script => true,
+        // Its input expression; and the parent's input, the default.
+        NodeKind::Subworkflow => true,
         NodeKind::Noop | NodeKind::Delay | NodeKind::WaitSignal => false,
     }
 }

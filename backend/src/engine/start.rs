@@ -28,11 +28,30 @@ pub struct StartRequest {
     pub idempotency_key: Option<String>,
     /// The caller's W3C trace context: the instance span becomes a child of it.
     pub trace_parent: Option<TraceParent>,
+    /// Set when a `subworkflow` node starts the instance as its child.
+    pub parent: Option<ParentLink>,
+}
+
+/// The `subworkflow` node attempt that starts a child instance, and the child's depth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentLink {
+    pub instance: Uuid,
+    pub node: String,
+    pub attempt: i32,
+    pub depth: i32,
 }
 
 impl StartRequest {
     pub fn new(workflow: Uuid, input: Value) -> StartRequest {
-        StartRequest { workflow, version: None, input, key: None, idempotency_key: None, trace_parent: None }
+        StartRequest {
+            workflow,
+            version: None,
+            input,
+            key: None,
+            idempotency_key: None,
+            trace_parent: None,
+            parent: None,
+        }
     }
 
     pub fn idempotency_key(self, idempotency_key: String) -> StartRequest {
@@ -51,7 +70,7 @@ impl Engine {
     /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
     /// first answer and creates nothing; the same key with a different request is refused.
     pub async fn start(self: &Arc<Self>, request: StartRequest) -> Result<Started, EngineError> {
-        let StartRequest { workflow, version, input, key, idempotency_key, trace_parent } = request;
+        let StartRequest { workflow, version, input, key, idempotency_key, trace_parent, parent } = request;
         refuse_nul(&input, "the input")?;
         let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
@@ -91,6 +110,10 @@ impl Engine {
             trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
             parent_span_id: trace_parent.map(|p| p.span_id),
             run: 1,
+            parent_instance_id: parent.as_ref().map(|p| p.instance),
+            parent_node_id: parent.as_ref().map(|p| p.node.clone()),
+            parent_attempt: parent.as_ref().map(|p| p.attempt),
+            depth: parent.as_ref().map_or(0, |p| p.depth),
         };
         let nodes: Vec<NodeRow> = plan
             .nodes

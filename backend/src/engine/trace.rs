@@ -18,6 +18,8 @@ pub mod wait {
     pub const TIMER: &str = "timer";
     pub const SIGNAL: &str = "signal";
     pub const TASK: &str = "task";
+    /// A `subworkflow` node waits for its child instance.
+    pub const CHILD: &str = "child";
     pub const BACKOFF: &str = "backoff";
     /// Ready, but the instance already runs `max_parallel_nodes` attempts.
     pub const SLOT: &str = "slot";
@@ -272,7 +274,8 @@ impl Tracer<'_> {
                 NodeKind::Delay => wait::TIMER,
                 NodeKind::Task => wait::TASK,
                 NodeKind::WaitSignal => wait::SIGNAL,
-                // Only the three above suspend; the rest never reach here.
+                NodeKind::Subworkflow => wait::CHILD,
+                // Only the four above suspend; the rest never reach here.
                 NodeKind::Noop
                 | NodeKind::Http
                 | NodeKind::Transform
@@ -338,6 +341,7 @@ impl Tracer<'_> {
             wait::TIMER => ("timer", SpanKind::Timer, attempt_span),
             wait::TASK => ("task wait", SpanKind::Task, attempt_span),
             wait::SIGNAL => ("signal wait", SpanKind::Signal, attempt_span),
+            wait::CHILD => ("child wait", SpanKind::Child, attempt_span),
             wait::BACKOFF => ("retry backoff", SpanKind::Timer, Some(self.root_id())),
             _ => ("queue wait: max_parallel_nodes", SpanKind::Queue, Some(self.root_id())),
         };

@@ -4,6 +4,7 @@
 pub mod api_keys;
 pub mod audit;
 pub mod auth;
+pub mod callees;
 pub mod csrf;
 pub mod edge;
 pub mod error;

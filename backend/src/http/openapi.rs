@@ -126,6 +126,19 @@ fn components(doc: &mut Value) {
     }
     problem["description"] = json!("An RFC 9457 problem; validation errors list every issue in `errors`.");
     schemas["Problem"] = problem;
+    // A node's `config` is free-form per type (`Node.config`); the sub-workflow node's, spelled out.
+    schemas["SubworkflowConfig"] = json!({
+        "type": "object",
+        "description": "The config of a `subworkflow` node: runs `workflow` as a child instance; the node's output is the child's output.",
+        "required": ["workflow"],
+        "additionalProperties": false,
+        "properties": {
+            "workflow": {"type": "string", "format": "uuid", "description": "The called workflow's id."},
+            "version": {"oneOf": [{"type": "string", "enum": ["latest"]}, {"type": "integer", "minimum": 1}],
+                        "description": "`latest` (resolved when the node's attempt runs) or a published version number."},
+            "input": {"type": "string", "description": "An expression giving the child's input; without it, the parent's input."}
+        }
+    });
     components["securitySchemes"] = json!({
         "bearer": {"type": "http", "scheme": "bearer",
                    "description": "A token from `POST /api/v1/auth/login`, or an API key (`trk_...`)."},

@@ -1,6 +1,7 @@
 //! Publishing drafts as immutable, numbered versions, and reading them back.
 
 use super::auth::{AsEditor, AsViewer, Authed};
+use super::callees::{callee_issues, cycle_issue};
 use super::error::{ApiError, ApiResult};
 use super::extract::{optional_json, ApiPath, RawBody};
 use super::workflows::{archived_error, find, workflow_not_found};
@@ -49,8 +50,13 @@ async fn publish(
         if workflow.archived {
             return Err(archived_error());
         }
-        let report = validate(&workflow.draft.0, &state.limits).await;
-        if !report.valid {
+        let mut report = validate(&workflow.draft.0, &state.limits).await;
+        if report.valid {
+            // The checks that read other workflows, once the draft itself is sound.
+            report.errors.extend(callee_issues(&state, id, &workflow.draft.0).await?);
+            report.errors.extend(cycle_issue(&state, id, &workflow.draft.0).await?);
+        }
+        if !report.errors.is_empty() {
             return Err(ApiError::invalid(
                 format!("the draft cannot be published: it has {} problem(s); see `errors`", report.errors.len()),
                 report.errors,

@@ -89,10 +89,11 @@ macro_rules! impl_admission {
                 /// nothing inserted, if another live instance holds its business key.
                 async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
                     let row = &new.row;
-                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1)");
+                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12)");
                     let inserted = sqlx::query(&sql)
                         .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
                         .bind(&row.trace_id).bind(&row.parent_span_id)
+                        .bind(row.parent_instance_id).bind(&row.parent_node_id).bind(row.parent_attempt).bind(row.depth)
                         .execute(&mut **tx).await;
                     match inserted.map_err(StoreError::from_sqlx) {
                         // The id is fresh, so the only unique rule this can break is one live

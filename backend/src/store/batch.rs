@@ -32,6 +32,8 @@ pub struct BatchWrites {
     pub cleared: Vec<Uuid>,
     /// History entries per instance, in step order: (instance, workflow, entries).
     pub events: Vec<(Uuid, Uuid, Vec<NewEvent>)>,
+    /// Work for other instances (parents woken by their children): (instance, item).
+    pub wakes: Vec<(Uuid, NewWork)>,
 }
 
 impl BatchWrites {
@@ -56,6 +58,7 @@ impl BatchWrites {
             self.cleared.push(instance);
         }
         self.work.extend(writes.new_work.iter().map(|w| (instance, workflow, w.clone())));
+        self.wakes.extend(writes.wake.iter().cloned());
         for row in &writes.nodes {
             match self.node_index.get(&(instance, row.node_id.clone())) {
                 Some(&at) => self.nodes[at].1 = row.clone(),

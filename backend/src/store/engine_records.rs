@@ -26,6 +26,13 @@ pub struct InstanceRow {
     pub parent_span_id: Option<String>,
     /// 1, then one more per retry (`POST /instances/{id}/retry`).
     pub run: i32,
+    /// Of a child instance (started by a `subworkflow` node): the parent, the node and the
+    /// node's attempt that started it.
+    pub parent_instance_id: Option<Uuid>,
+    pub parent_node_id: Option<String>,
+    pub parent_attempt: Option<i32>,
+    /// 0 for an instance nobody started as a child; a child's is its parent's + 1.
+    pub depth: i32,
 }
 
 impl InstanceRow {
@@ -112,6 +119,12 @@ pub enum WorkKind {
     InstanceTimeout,
     /// An attempt of a `task` node, for an external worker.
     Task,
+    /// A child instance ended: completes the `subworkflow` node's attempt that started it
+    /// (written on the parent by the transaction that ends the child; the payload says how).
+    ChildDone,
+    /// Cancel the instance's live children that no longer serve a running attempt (written
+    /// when the instance ends, or a `subworkflow` attempt times out or is lost).
+    CancelChildren,
     /// A kind this build does not know (a newer Trellis wrote it): consumed without effect,
     /// never written.
     Unknown,
@@ -126,13 +139,17 @@ impl WorkKind {
             WorkKind::NodeTimeout => "node_timeout",
             WorkKind::InstanceTimeout => "instance_timeout",
             WorkKind::Task => "task",
+            WorkKind::ChildDone => "child_done",
+            WorkKind::CancelChildren => "cancel_children",
             WorkKind::Unknown => "unknown",
         }
     }
 
     pub fn parse(name: &str) -> Option<WorkKind> {
         use WorkKind::*;
-        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task].into_iter().find(|k| k.as_str() == name)
+        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task, ChildDone, CancelChildren]
+            .into_iter()
+            .find(|k| k.as_str() == name)
     }
 }
 
@@ -219,6 +236,9 @@ pub struct Writes {
     pub events: Vec<NewEvent>,
     /// Set by the store once written: the `seq` of `events[0]`.
     pub first_seq: Option<i64>,
+    /// A work item for another instance: the parent a finishing child wakes. Inserted only
+    /// if that instance still exists (a purged parent is not an error).
+    pub wake: Option<(Uuid, NewWork)>,
 }
 
 impl Writes {
@@ -228,6 +248,7 @@ impl Writes {
             && self.new_work.is_empty()
             && !self.clear_work
             && self.ended_attempts.is_empty()
+            && self.wake.is_none()
     }
 }
 
@@ -247,6 +268,15 @@ pub struct NewInstance {
     /// History entries of creating it; `queued_events` follow if it has to wait for a slot.
     pub created_events: Vec<NewEvent>,
     pub queued_events: Vec<NewEvent>,
+}
+
+/// A child instance as its parent's page shows it.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ChildRow {
+    pub id: Uuid,
+    pub parent_node_id: Option<String>,
+    pub parent_attempt: Option<i32>,
+    pub status: InstanceStatus,
 }
 
 /// The first start made with an Idempotency-Key.

@@ -5,7 +5,7 @@
 //! process, whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
-    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id, run";
+    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth";
 pub(super) const NODE_COLUMNS: &str =
     "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, wait_started_at";
 /// History rows per INSERT: 5 binds each keeps a statement far below both backends' limits.
@@ -17,7 +17,7 @@ macro_rules! impl_instance_store {
     ($store:ty) => {
         const _: () = {
             use $crate::store::backend::Backend;
-            use $crate::store::engine_records::{EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
+            use $crate::store::engine_records::{ChildRow, EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
             use $crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
             use $crate::store::batch::{BatchWrites, Step, StepDecide};
             use $crate::store::InstanceQuery;
@@ -114,6 +114,14 @@ macro_rules! impl_instance_store {
                     ids.iter().for_each(|id| { list.push_bind(*id); });
                     sql.push(")");
                     Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+                }
+
+                async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>> {
+                    let rows = sqlx::query_as(
+                        "SELECT id, parent_node_id, parent_attempt, status FROM instances WHERE parent_instance_id = $1 ORDER BY id",
+                    )
+                    .bind(parent).fetch_all(self.pool()).await?;
+                    Ok(rows)
                 }
 
                 async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {

@@ -115,6 +115,8 @@ pub trait InstanceStore: Send + Sync + 'static {
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
+    /// The child instances `parent`'s `subworkflow` nodes started, oldest first.
+    async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
     async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(InstanceStatus, i64)>>;
     /// Up to `limit` history entries of `instance` after `seq` `after`, in order.

@@ -199,6 +199,19 @@ macro_rules! impl_transitions {
                         });
                         sql.build().execute(&mut **tx).await?;
                     }
+                    // A parent woken by its finishing child: one statement per wake (a child
+                    // ends once), inserted only while the parent exists, so a purged parent
+                    // never fails the child's transition.
+                    for (parent, w) in &batch.wakes {
+                        sqlx::query(
+                            "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, lease_epoch, \
+                             lease_expires_at, workflow_id) SELECT $1, id, $2, $3, $4, NULL, $5, $6, NULL, 0, NULL, workflow_id \
+                             FROM instances WHERE id = $7",
+                        )
+                        .bind(w.id.unwrap_or_else(Uuid::now_v7)).bind(&w.kind).bind(&w.node_id).bind(w.attempt)
+                        .bind(w.payload.as_ref().map(Json)).bind(w.due_at).bind(*parent)
+                        .execute(&mut **tx).await?;
+                    }
                     Ok(())
                 }
 

@@ -37,6 +37,7 @@ mod sse;
 mod starts;
 mod store;
 mod stream_sessions;
+mod subworkflows;
 mod traces;
 mod trigger_list;
 mod user_admin;

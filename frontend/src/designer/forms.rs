@@ -20,6 +20,10 @@ pub enum FieldKind {
     /// JavaScript source: a code editor (monospace, Tab indents, line numbers) with a preview
     /// that runs on the server.
     Code,
+    /// A workflow's id, picked from the workflow list.
+    Workflow,
+    /// `latest` or a version number (1 or more).
+    Version,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +79,11 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
             field("config.memory_mb", "Memory limit (MiB)", Number, "Empty: 64."),
             field("config.timeout_ms", "Time limit (ms)", Number, "Empty: 1000."),
         ],
+        NodeKind::Subworkflow => vec![
+            field("config.workflow", "Workflow", Workflow, "Runs as a child instance; its output is this node's."),
+            field("config.version", "Version", Version, "latest (when the node runs) or a number; empty: latest."),
+            field("config.input", "Child input", Expression, "Empty: this instance's input."),
+        ],
     }
 }
 
@@ -129,9 +138,14 @@ pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
         return Ok(None);
     }
     match kind {
-        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) | FieldKind::Code => {
+        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) | FieldKind::Code | FieldKind::Workflow => {
             Ok(Some(Value::String(text.to_owned())))
         }
+        FieldKind::Version if trimmed == "latest" => Ok(Some(Value::String("latest".to_owned()))),
+        FieldKind::Version => match trimmed.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(Some(Value::from(n))),
+            _ => Err("Enter latest or a version number (1 or more).".to_owned()),
+        },
         FieldKind::Number => trimmed
             .parse::<u64>()
             .map(|n| Some(Value::from(n)))
@@ -247,6 +261,22 @@ mod tests {
         assert_eq!(parse(FieldKind::Json, r#"{"a":1}"#), Ok(Some(json!({"a": 1}))));
         assert!(parse(FieldKind::Json, "{a").unwrap_err().starts_with("Not valid JSON"));
         assert_eq!(parse(FieldKind::List, "yes, no"), Ok(Some(json!(["yes", "no"]))));
+        assert_eq!(parse(FieldKind::Version, "latest"), Ok(Some(json!("latest"))));
+        assert_eq!(parse(FieldKind::Version, " 3 "), Ok(Some(json!(3))));
+        assert!(parse(FieldKind::Version, "0").is_err());
+        assert!(parse(FieldKind::Version, "newest").is_err());
+    }
+
+    #[test]
+    fn a_subworkflow_form_picks_a_workflow_a_version_and_an_input() {
+        let fields = config_fields(NodeKind::Subworkflow);
+        let node = Node::new("sub", "subworkflow");
+        let id = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+        let node = edit_node(&node, &find(&fields, "config.workflow"), id).unwrap();
+        let node = edit_node(&node, &find(&fields, "config.version"), "2").unwrap();
+        let node = edit_node(&node, &find(&fields, "config.input"), "{'n': input.n}").unwrap();
+        assert_eq!(node.config, json!({"workflow": id, "version": 2, "input": "{'n': input.n}"}));
+        assert!(trellis_model::config::check_config(NodeKind::Subworkflow, &node.config).is_empty());
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub fn icon(kind: &str) -> &'static str {
         Some(NodeKind::WaitSignal) => "⚑",
         Some(NodeKind::Task) => "⚙",
         Some(NodeKind::Script) => "{}",
+        Some(NodeKind::Subworkflow) => "↪",
         None => "?",
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod actions;
 pub mod attempts;
+pub mod family;
 pub mod graph;
 pub mod queue_text;
 pub mod retry_preview;

@@ -66,6 +66,12 @@ pub struct NodeView {
     pub ended_at: Option<DateTime<Utc>>,
     pub output: Option<serde_json::Value>,
     pub error: Option<String>,
+    /// A `subworkflow` node's latest child instance (of its latest attempt that started one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<String>,
+    /// That child's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_status: Option<InstanceStatus>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,6 +82,25 @@ pub struct InstanceDetail {
     pub input: serde_json::Value,
     pub output: Option<serde_json::Value>,
     pub nodes: Vec<NodeView>,
+    /// The instance and `subworkflow` node that started this one as its child; `null` for an
+    /// instance started otherwise.
+    #[serde(default)]
+    pub parent: Option<ParentRef>,
+}
+
+/// Where a child instance came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ParentRef {
+    /// The parent instance's id (it may have been purged since).
+    pub instance: String,
+    /// The parent's `subworkflow` node.
+    pub node: String,
+    /// The parent's workflow, when the parent still exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

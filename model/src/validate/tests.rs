@@ -131,6 +131,19 @@ fn per_type_configs_are_checked() {
         ("script", json!({"source": "return 1;", "memory_mb": 0}), false),
         ("script", json!({"source": "return 1;", "timeout_ms": 60001}), false),
         ("script", json!({"source": "return 1;", "language": "python"}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}), true),
+        (
+            "subworkflow",
+            json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": 3, "input": "input.x"}),
+            true,
+        ),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": "latest"}), true),
+        ("subworkflow", json!({}), false),
+        ("subworkflow", json!({"workflow": "billing"}), false),
+        ("subworkflow", json!({"workflow": " 0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": 0}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "version": "newest"}), false),
+        ("subworkflow", json!({"workflow": "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "input": "input.("}), false),
     ];
     for (kind, config, ok) in cases {
         let r = check(&def(vec![Node::new("n", kind).with_config(config.clone())], vec![]));

@@ -12,7 +12,9 @@ pub use trellis_model::expr::Expressions;
 use super::plan::PlanNode;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use trellis_model::config::{BranchConfig, DelayConfig, FailConfig, NodeKind, TaskConfig, TransformConfig};
+use trellis_model::config::{
+    BranchConfig, DelayConfig, FailConfig, NodeKind, SubworkflowConfig, TaskConfig, TransformConfig, VersionRef,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeResult {
@@ -25,7 +27,16 @@ pub enum NodeResult {
 pub enum Suspend {
     Until(DateTime<Utc>),
     Signal,
-    Task { queue: String, input: Value },
+    Task {
+        queue: String,
+        input: Value,
+    },
+    /// Start a child instance of `workflow` (the engine does it: see `engine/children.rs`).
+    Child {
+        workflow: uuid::Uuid,
+        version: VersionRef,
+        input: Value,
+    },
 }
 
 /// One attempt of one node.
@@ -63,6 +74,7 @@ impl Runtime {
             NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
             NodeKind::Task => evaluated(a, task).await,
             NodeKind::Script => script::run(a).await.0,
+            NodeKind::Subworkflow => evaluated(a, subworkflow).await,
         }
     }
 
@@ -146,6 +158,21 @@ fn task(c: TaskConfig, x: &Expressions, context: &Value) -> NodeResult {
         None => context.get("input").cloned().unwrap_or(Value::Null),
     };
     NodeResult::Suspend(Suspend::Task { queue: c.queue, input })
+}
+
+/// The child's input (the `input` expression, else the parent's input); the engine starts it.
+fn subworkflow(c: SubworkflowConfig, x: &Expressions, context: &Value) -> NodeResult {
+    let Ok(workflow) = c.workflow.trim().parse() else {
+        return permanent(format!("`workflow` is not a workflow id: {}", c.workflow));
+    };
+    let input = match &c.input {
+        Some(expression) => match x.eval(expression, context) {
+            Ok(v) => v,
+            Err(e) => return permanent(e),
+        },
+        None => context.get("input").cloned().unwrap_or(Value::Null),
+    };
+    NodeResult::Suspend(Suspend::Child { workflow, version: c.version, input })
 }
 
 fn config<T: serde::de::DeserializeOwned>(a: &Attempt<'_>) -> Result<T, NodeResult> {

@@ -39,6 +39,10 @@ impl Sim {
             trace_id: None,
             parent_span_id: None,
             run: 1,
+            parent_instance_id: None,
+            parent_node_id: None,
+            parent_attempt: None,
+            depth: 0,
         };
         let nodes = plan
             .nodes
@@ -141,7 +145,7 @@ impl Sim {
                     );
                     (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
                 }
-                NodeKind::WaitSignal => (Event::Suspended { node, attempt }, Detail::default()),
+                NodeKind::WaitSignal | NodeKind::Subworkflow => (Event::Suspended { node, attempt }, Detail::default()),
                 NodeKind::Noop
                 | NodeKind::Http
                 | NodeKind::Transform
@@ -156,7 +160,12 @@ impl Sim {
             },
             WorkKind::Resume => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
             WorkKind::Retry => (Event::RetryDue { node, attempt }, Detail::default()),
-            WorkKind::NodeTimeout | WorkKind::InstanceTimeout | WorkKind::Task | WorkKind::Unknown => return,
+            WorkKind::NodeTimeout
+            | WorkKind::InstanceTimeout
+            | WorkKind::Task
+            | WorkKind::ChildDone
+            | WorkKind::CancelChildren
+            | WorkKind::Unknown => return,
         };
         self.step(event, detail);
     }

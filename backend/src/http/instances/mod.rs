@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use trellis_model::api::{
-    InstanceDetail, InstancePage, InstanceSummary, NodeView, Problem, RetryRequest, SignalRequest, StartInstance,
-    Started, StatusCounts,
+    InstanceDetail, InstancePage, InstanceSummary, NodeView, ParentRef, Problem, RetryRequest, SignalRequest,
+    StartInstance, Started, StatusCounts,
 };
 use trellis_model::trace::TraceParent;
 use trellis_model::InstanceStatus;
@@ -288,7 +288,36 @@ async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
     let snapshot =
         state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
     let name = state.store.get_workflow(snapshot.instance.workflow_id).await?.map(|w| w.name);
-    Ok(detail(&snapshot, name))
+    let mut shown = detail(&snapshot, name);
+    link_family(state, &snapshot, &mut shown).await?;
+    Ok(shown)
+}
+
+/// Fills in the sub-workflow links: the parent (with its workflow while it exists) and each
+/// `subworkflow` node's latest child with its status.
+async fn link_family(state: &AppState, snapshot: &Snapshot, shown: &mut InstanceDetail) -> ApiResult<()> {
+    let row = &snapshot.instance;
+    if let (Some(parent), Some(node)) = (row.parent_instance_id, &row.parent_node_id) {
+        let workflow = state.store.instance_versions(&[parent]).await?.first().map(|(_, workflow, _)| *workflow);
+        let workflow_name = match workflow {
+            Some(id) => state.store.get_workflow(id).await?.map(|w| w.name),
+            None => None,
+        };
+        shown.parent = Some(ParentRef {
+            instance: parent.to_string(),
+            node: node.clone(),
+            workflow_id: workflow.map(|w| w.to_string()),
+            workflow_name,
+        });
+    }
+    // Oldest first, so the last one a node started wins.
+    for child in state.store.children(row.id).await? {
+        if let Some(view) = shown.nodes.iter_mut().find(|n| Some(&n.id) == child.parent_node_id.as_ref()) {
+            view.child = Some(child.id.to_string());
+            view.child_status = Some(child.status);
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn summary(r: &InstanceRow, workflow_name: Option<String>) -> InstanceSummary {
@@ -315,12 +344,15 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         ended_at: n.ended_at,
         output: n.output.clone(),
         error: n.error.clone(),
+        child: None,
+        child_status: None,
     });
     InstanceDetail {
         summary: summary(&s.instance, workflow_name),
         input: s.instance.input.0.clone(),
         output: s.instance.output.as_ref().map(|o| o.0.clone()),
         nodes: nodes.collect(),
+        parent: None,
     }
 }
 

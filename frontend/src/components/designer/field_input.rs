@@ -5,6 +5,7 @@
 use crate::components::designer::code_editor::CodeEditor;
 use crate::components::designer::expression_preview::ExpressionPreview;
 use crate::components::designer::script_preview::ScriptPreview;
+use crate::components::designer::workflow_picker::WorkflowPicker;
 use crate::designer::forms::{Field, FieldKind};
 use leptos::prelude::*;
 
@@ -60,7 +61,11 @@ pub fn FieldInput(
             let on_input = Callback::new(move |value: String| change(value));
             view! { <CodeEditor test_id=testid initial=initial.clone() on_input=on_input /> }.into_any()
         }
-        FieldKind::Text | FieldKind::Number | FieldKind::List => view! {
+        FieldKind::Workflow => {
+            let pick = Callback::new(move |id: String| change(id));
+            view! { <WorkflowPicker testid=testid initial=initial.clone() on_pick=pick /> }.into_any()
+        }
+        FieldKind::Text | FieldKind::Number | FieldKind::List | FieldKind::Version => view! {
             <input
                 data-testid=testid
                 inputmode=if field.kind == FieldKind::Number { "numeric" } else { "text" }

@@ -21,3 +21,4 @@ pub mod side_panel;
 pub mod state;
 pub mod toolbar;
 pub mod versions_panel;
+pub mod workflow_picker;

@@ -5,6 +5,7 @@ use crate::components::run::queue_explain::QueueExplain;
 use crate::components::run::run_actions::RunActions;
 use crate::components::run::state::RunView;
 use crate::format;
+use crate::run::family::started_by;
 use crate::urls;
 use leptos::prelude::*;
 
@@ -46,6 +47,14 @@ pub fn InstanceHeader() -> impl IntoView {
                         " · " {when("created", Some(s.created_at))}
                         {s.started_at.map(|_| " · ")} {when("started", s.started_at)}
                         {s.ended_at.map(|_| " · ")} {when("ended", s.ended_at)}
+                    </p>
+                }
+            })}
+            {move || v.detail.get().and_then(|d| d.parent).map(|p| {
+                let (link, node) = started_by(&p);
+                view! {
+                    <p class="run-parent" data-testid="instance-parent">
+                        "Started by " <a href=link.href data-testid="parent-link">{link.text}</a> " / node " <code>{node}</code>
                     </p>
                 }
             })}

@@ -6,6 +6,7 @@ use crate::components::copy_button::CopyButton;
 use crate::components::run::state::RunView;
 use crate::format;
 use crate::run::attempts::{attempts, failed};
+use crate::run::family::child_link;
 use leptos::prelude::*;
 
 /// An attempt's instant to the millisecond (attempts are often milliseconds apart), UTC.
@@ -23,6 +24,7 @@ pub fn NodeDetails() -> impl IntoView {
         // The last attempt that logged anything (a script's `console` lines).
         let logs = rows.iter().rev().find(|a| !a.logs.is_empty()).map(|a| (a.number, a.logs.clone()));
         let output = v.detail.with(|d| d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == node)?.output.clone()));
+        let child = v.detail.with(|d| d.as_ref().and_then(|d| child_link(d.nodes.iter().find(|n| n.id == node)?)));
         let config = v.definition.with(|d| {
             d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == node)).map(|n| (n.kind.clone(), n.config.clone()))
         });
@@ -33,6 +35,7 @@ pub fn NodeDetails() -> impl IntoView {
                     <h2>"Node " <code>{node.clone()}</code> {config.as_ref().map(|(kind, _)| format!(" · {kind}"))}</h2>
                     <button type="button" on:click=close>"Close"</button>
                 </header>
+                {child.map(|l| view! { <p><a class="child-link" href=l.href data-testid="node-child-link">{l.text}</a></p> })}
                 <table class="workflows attempts" data-testid="node-attempts">
                     <thead>
                         <tr>

@@ -2,6 +2,7 @@
 //! instance last read has them.
 
 use crate::components::run::state::RunView;
+use crate::run::family::child_link;
 use leptos::prelude::*;
 
 #[component]
@@ -50,12 +51,17 @@ fn NodeRow(id: String) -> impl IntoView {
             .or_else(|| live.with(|l| l.as_ref().and_then(|l| l.2.clone())))
             .unwrap_or_default()
     };
+    let child = move || view_of.with(|n| n.as_ref().and_then(child_link));
+    let child_id = format!("child-link-{id}");
     view! {
         <tr data-testid=format!("instance-node-{id}")>
             <td>{id.clone()}</td>
             <td class=move || format!("status run-{}", status())>{move || status().replace('_', " ")}</td>
             <td>{attempts}</td>
-            <td class="output">{detail}</td>
+            <td class="output">
+                {move || child().map(|l| view! { <a class="child-link" href=l.href data-testid=child_id.clone()>{l.text}</a> " " })}
+                {detail}
+            </td>
         </tr>
     }
 }

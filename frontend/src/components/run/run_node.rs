@@ -14,11 +14,21 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
         v.run.with(|r| (r.node_status(&key).to_owned(), r.nodes.get(&key).map(|n| (n.attempt, n.error.clone()))))
     });
     let status = move || run.with(|(s, _)| s.clone());
+    let key = id.clone();
+    // A subworkflow node's child, while the node waits for it.
+    let child = Memo::new(move |_| {
+        v.detail.with(|d| d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == key)?.child_status))
+    });
     let label = move || {
-        run.with(|(s, n)| match n {
+        let own = run.with(|(s, n)| match n {
             Some((a, _)) if *a > 1 => format!("{} · attempt {a}", s.replace('_', " ")),
             _ => s.replace('_', " "),
-        })
+        });
+        match child.get() {
+            // Waiting for it is what the node does: its status says no more than the child's.
+            Some(c) if status() == "waiting" => format!("child {}", c.to_string().replace('_', " ")),
+            _ => own,
+        }
     };
     let tooltip = move || run.with(|(_, n)| n.as_ref().and_then(|(_, e)| e.clone()));
     let title = move || shape_text(shape, |s| s.title.clone());

@@ -1,0 +1,209 @@
+//! Sub-workflows: a `subworkflow` node's attempt starts a child instance through the normal
+//! start path and waits (suspended, holding no worker). The child's finishing transition
+//! writes a `child_done` work item on the parent (`effects::parent_wake`), which completes
+//! the attempt here; an instance that ends early, or a `subworkflow` attempt that times out
+//! or is lost, writes `cancel_children`, which cancels the children no attempt waits for.
+
+use super::effects::Detail;
+use super::machine::Event;
+use super::nodes::{permanent, NodeResult, Suspend};
+use super::{Engine, EngineError, ParentLink, StartRequest};
+use crate::store::{ChildRow, InstanceRow};
+use serde_json::Value;
+use std::sync::Arc;
+use trellis_model::config::{VersionRef, MAX_SUBWORKFLOW_DEPTH};
+use trellis_model::trace::TraceParent;
+use trellis_model::{InstanceStatus, NodeStatus};
+use uuid::Uuid;
+
+/// One attempt of a `subworkflow` node that wants its child started.
+pub(super) struct ChildStart<'a> {
+    pub parent: Uuid,
+    pub node: &'a str,
+    pub attempt: u32,
+    /// The attempt's span, which the child's instance span hangs under.
+    pub traceparent: Option<&'a str>,
+    pub workflow: Uuid,
+    pub version: VersionRef,
+    pub input: Value,
+}
+
+impl Engine {
+    /// Starts (or finds, when this attempt is run again) the attempt's child instance.
+    /// `Suspend(Child)` when it runs or is queued; a failure otherwise — retryable only for
+    /// passing trouble (the database, the called workflow's instance limit).
+    pub(super) async fn start_child(self: &Arc<Self>, c: ChildStart<'_>) -> NodeResult {
+        match self.try_start_child(&c).await {
+            Ok(_) => {
+                NodeResult::Suspend(Suspend::Child { workflow: c.workflow, version: c.version, input: Value::Null })
+            }
+            Err(failed) => failed,
+        }
+    }
+
+    async fn try_start_child(self: &Arc<Self>, c: &ChildStart<'_>) -> Result<Uuid, NodeResult> {
+        let transient = |e: &dyn std::fmt::Display| NodeResult::Failed {
+            error: format!("could not start the child instance: {e}"),
+            retryable: true,
+        };
+        let attempt = c.attempt as i32;
+        // A redone attempt (its commit was lost to an outage) finds the child it started.
+        let children = self.store.children(c.parent).await.map_err(|e| transient(&e))?;
+        if let Some(child) = children.iter().find(|k| serves(k, c.node, attempt)) {
+            return Ok(child.id);
+        }
+        let parent = self.store.get_instance(c.parent).await.map_err(|e| transient(&e))?;
+        let Some(parent) = parent else { return Err(permanent("the parent instance no longer exists".into())) };
+        let depth = parent.instance.depth + 1;
+        if depth > MAX_SUBWORKFLOW_DEPTH {
+            let root = self.chain_root(&parent.instance).await;
+            return Err(permanent(format!(
+                "sub-workflow depth limit ({MAX_SUBWORKFLOW_DEPTH}) exceeded: the chain of child instances started at instance {root}"
+            )));
+        }
+        let version = self.callee_version(c.workflow, c.version).await?;
+        let request = StartRequest {
+            version: Some(version),
+            // Derived from the attempt's key, `{instance}:{node}:{attempt}`: two executions of
+            // one attempt start one child.
+            idempotency_key: Some(format!("subworkflow:{}:{}:{}", c.parent, c.node, c.attempt)),
+            trace_parent: c.traceparent.and_then(TraceParent::parse),
+            parent: Some(ParentLink { instance: c.parent, node: c.node.to_owned(), attempt, depth }),
+            ..StartRequest::new(c.workflow, c.input.clone())
+        };
+        match self.start(request).await {
+            Ok(started) => Ok(started.id),
+            Err(e @ (EngineError::Store(_) | EngineError::Internal(_) | EngineError::LimitReached(_))) => {
+                Err(transient(&e))
+            }
+            Err(e) => Err(permanent(format!("could not start the child instance: {e}"))),
+        }
+    }
+
+    /// The version a child runs: `latest` is resolved now. A missing or archived workflow, or
+    /// one without the version, is the node's permanent failure.
+    async fn callee_version(&self, workflow: Uuid, version: VersionRef) -> Result<i64, NodeResult> {
+        let record = match self.store.get_workflow(workflow).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return Err(permanent(format!("the called workflow {workflow} does not exist"))),
+            Err(e) => {
+                return Err(NodeResult::Failed {
+                    error: format!("could not read the called workflow: {e}"),
+                    retryable: true,
+                })
+            }
+        };
+        let name = &record.name;
+        if record.archived {
+            return Err(permanent(format!(
+                "the called workflow `{name}` ({workflow}) is archived; unarchive it or change the node"
+            )));
+        }
+        let Some(latest) = record.latest_version else {
+            return Err(permanent(format!("the called workflow `{name}` ({workflow}) has no published version")));
+        };
+        match version {
+            VersionRef::Latest => Ok(latest),
+            VersionRef::Pinned(n) if (1..=latest).contains(&n) => Ok(n),
+            VersionRef::Pinned(n) => Err(permanent(format!(
+                "the called workflow `{name}` ({workflow}) has no version {n} (latest: {latest})"
+            ))),
+        }
+    }
+
+    /// The top of the chain of parents above `instance` (itself when it has none).
+    async fn chain_root(&self, instance: &InstanceRow) -> Uuid {
+        let (mut root, mut parent) = (instance.id, instance.parent_instance_id);
+        // Bounded: a chain is at most the depth limit long.
+        for _ in 0..=MAX_SUBWORKFLOW_DEPTH {
+            let Some(id) = parent else { break };
+            root = id;
+            parent = match self.store.get_instance(id).await {
+                Ok(Some(s)) => s.instance.parent_instance_id,
+                _ => None,
+            };
+        }
+        root
+    }
+
+    /// What a finished child brings its parent's attempt (see [`child_outcome`]); a child's
+    /// output over the parent's caps fails the node instead, for good.
+    pub(super) fn child_done(
+        &self,
+        id: &str,
+        node: usize,
+        attempt: u32,
+        payload: Option<&Value>,
+        context: &Value,
+    ) -> (Event, Detail) {
+        let (event, detail) = child_outcome(node, attempt, payload);
+        let Some(output) = &detail.output else { return (event, detail) };
+        match self.config.output_caps.check(id, output, super::outputs::other_outputs(context, id)) {
+            Ok(()) => (event, detail),
+            Err(error) => (
+                Event::Failed { node, attempt, retryable: false, timed_out: false },
+                Detail { error: Some(format!("the child instance's output: {error}")), ..Default::default() },
+            ),
+        }
+    }
+
+    /// Cancels `instance`'s live children that no running attempt of it waits for (all of
+    /// them once it has ended); theirs follow, as each canceled child does the same.
+    pub(super) async fn cancel_children(self: &Arc<Self>, instance: Uuid) -> anyhow::Result<()> {
+        let children = self.store.children(instance).await?;
+        let live: Vec<&ChildRow> = children.iter().filter(|c| !c.status.is_terminal()).collect();
+        if live.is_empty() {
+            return Ok(());
+        }
+        let parent = self.store.get_instance(instance).await?;
+        let waited_for = |child: &ChildRow| {
+            parent.as_ref().is_some_and(|p| {
+                !p.instance.status.is_terminal()
+                    && p.nodes.iter().any(|n| {
+                        matches!(n.status, NodeStatus::Running | NodeStatus::Waiting)
+                            && serves(child, &n.node_id, n.attempts)
+                    })
+            })
+        };
+        for child in live.into_iter().filter(|c| !waited_for(c)) {
+            match self.cancel(child.id).await {
+                Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
+                Err(e) => return Err(anyhow::anyhow!("canceling child instance {}: {e}", child.id)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `child` was started by attempt `attempt` of node `node`.
+fn serves(child: &ChildRow, node: &str, attempt: i32) -> bool {
+    child.parent_node_id.as_deref() == Some(node) && child.parent_attempt == Some(attempt)
+}
+
+/// The event a finished child brings its parent's `subworkflow` attempt, from the payload
+/// `effects::parent_wake` wrote: success with the child's output, or a (retryable) failure
+/// naming the child.
+pub(super) fn child_outcome(node: usize, attempt: u32, payload: Option<&Value>) -> (Event, Detail) {
+    let payload = payload.cloned().unwrap_or(Value::Null);
+    let child = payload.get("child").and_then(Value::as_str).unwrap_or("?").to_owned();
+    let status: Option<InstanceStatus> = payload.get("status").and_then(|s| serde_json::from_value(s.clone()).ok());
+    let error = payload.get("error").and_then(Value::as_str).unwrap_or("no error message");
+    let failed = |error: String| {
+        (
+            Event::Failed { node, attempt, retryable: true, timed_out: false },
+            Detail { error: Some(error), ..Default::default() },
+        )
+    };
+    match status {
+        Some(InstanceStatus::Succeeded) => {
+            let output = payload.get("output").cloned().unwrap_or(Value::Null);
+            (Event::Succeeded { node, attempt, outcome: None }, Detail { output: Some(output), ..Default::default() })
+        }
+        Some(InstanceStatus::Canceled) => failed(format!("child instance {child} was canceled")),
+        Some(InstanceStatus::TimedOut) => failed(format!("child instance {child} timed out: {error}")),
+        _ => failed(format!("child instance {child} failed: {error}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

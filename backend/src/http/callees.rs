@@ -1,0 +1,138 @@
+//! The checks of `subworkflow` nodes that need the store, beside the model's validator:
+//! the called workflow must exist, not be archived, and have the version the node runs; and
+//! publishing refuses workflows that call each other in a cycle (A → B → A, or A → A).
+
+use super::error::ApiResult;
+use super::AppState;
+use std::collections::HashMap;
+use trellis_model::config::{subworkflow_target, NodeKind, VersionRef};
+use trellis_model::{Definition, Issue};
+use uuid::Uuid;
+
+/// Workflows a cycle search reads at most: a bound on the store reads one publish makes.
+const MAX_VISITED: usize = 500;
+
+/// What is wrong with the workflows `definition` (of workflow `own`) calls, each reported at
+/// `nodes[i].config.workflow` (or `.version`). A call of `own` is [`cycle_issue`]'s to report.
+pub async fn callee_issues(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Vec<Issue>> {
+    let mut issues = Vec::new();
+    for (i, node, workflow, version) in calls(definition).into_iter().filter(|c| c.2 != own) {
+        let at = |field: &str| format!("nodes[{i}].config.{field}");
+        let issue = |code: &str, message: String, field: &str| Issue::new(code, message).node(node).path(at(field));
+        let Some(record) = state.store.get_workflow(workflow).await? else {
+            issues.push(issue("unknown_workflow", format!("no workflow with id {workflow}"), "workflow"));
+            continue;
+        };
+        let name = &record.name;
+        if record.archived {
+            let message = format!("the workflow `{name}` is archived; unarchive it or call another");
+            issues.push(issue("archived_workflow", message, "workflow"));
+        }
+        match (record.latest_version, version) {
+            (None, _) => {
+                let message = format!("the workflow `{name}` has no published version; publish it first");
+                issues.push(issue("unpublished_workflow", message, "workflow"));
+            }
+            (Some(latest), VersionRef::Pinned(n)) if n > latest => {
+                let message = format!("the workflow `{name}` has no version {n} (its latest is {latest})");
+                issues.push(issue("unknown_version", message, "version"));
+            }
+            _ => {}
+        }
+    }
+    Ok(issues)
+}
+
+/// A cycle of workflows calling each other that publishing `draft` as `workflow` would make,
+/// as an issue naming it ("workflow cycle: A → B → A"). Callees are followed in the version
+/// they run — their latest published one, or the pinned one — and `workflow` itself in the
+/// draft being published; a cycle is by workflow, whatever the versions.
+pub async fn cycle_issue(state: &AppState, workflow: Uuid, draft: &Definition) -> ApiResult<Option<Issue>> {
+    let mut search = CycleSearch { state, root: workflow, names: HashMap::new(), done: Vec::new() };
+    for (i, node, callee, version) in calls(draft) {
+        let mut path = vec![workflow];
+        if search.leads_back(callee, version, &mut path).await? {
+            let mut names = Vec::new();
+            for id in &path {
+                names.push(search.name(*id).await?);
+            }
+            let message = format!("workflow cycle: {}", names.join(" → "));
+            return Ok(Some(
+                Issue::new("workflow_cycle", message).node(node).path(format!("nodes[{i}].config.workflow")),
+            ));
+        }
+    }
+    Ok(None)
+}
+
+struct CycleSearch<'a> {
+    state: &'a AppState,
+    root: Uuid,
+    names: HashMap<Uuid, String>,
+    /// Workflows already searched without finding the way back.
+    done: Vec<Uuid>,
+}
+
+impl CycleSearch<'_> {
+    /// Whether calling `workflow` (at `version`) leads back to the root; `path` then holds the
+    /// cycle from the root back to it.
+    async fn leads_back(&mut self, workflow: Uuid, version: VersionRef, path: &mut Vec<Uuid>) -> ApiResult<bool> {
+        path.push(workflow);
+        if workflow == self.root {
+            return Ok(true);
+        }
+        if self.done.contains(&workflow) || path[..path.len() - 1].contains(&workflow) || self.done.len() > MAX_VISITED
+        {
+            // Searched already, or a cycle not through the root (its own publish refused it).
+            path.pop();
+            return Ok(false);
+        }
+        if let Some(definition) = self.definition(workflow, version).await? {
+            for (_, _, callee, version) in calls(&definition) {
+                if Box::pin(self.leads_back(callee, version, path)).await? {
+                    return Ok(true);
+                }
+            }
+        }
+        self.done.push(workflow);
+        path.pop();
+        Ok(false)
+    }
+
+    /// The definition a call to `workflow` at `version` runs; none if it cannot run.
+    async fn definition(&mut self, workflow: Uuid, version: VersionRef) -> ApiResult<Option<Definition>> {
+        let Some(record) = self.state.store.get_workflow(workflow).await? else { return Ok(None) };
+        self.names.insert(workflow, record.name);
+        let number = match version {
+            VersionRef::Latest => record.latest_version,
+            VersionRef::Pinned(n) => Some(n),
+        };
+        let Some(number) = number else { return Ok(None) };
+        Ok(self.state.store.get_version(workflow, number).await?.map(|v| v.definition.0))
+    }
+
+    async fn name(&mut self, workflow: Uuid) -> ApiResult<String> {
+        if let Some(name) = self.names.get(&workflow) {
+            return Ok(name.clone());
+        }
+        let name = self.state.store.get_workflow(workflow).await?.map_or_else(|| workflow.to_string(), |w| w.name);
+        self.names.insert(workflow, name.clone());
+        Ok(name)
+    }
+}
+
+/// The `subworkflow` nodes of `definition` with a well-formed target: (index, node id,
+/// workflow, version). Malformed ones are the model validator's to report.
+fn calls(definition: &Definition) -> Vec<(usize, &str, Uuid, VersionRef)> {
+    let subworkflow = NodeKind::Subworkflow.as_str();
+    definition
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == subworkflow)
+        .filter_map(|(i, n)| {
+            let (workflow, version) = subworkflow_target(&n.config)?;
+            Some((i, n.id.as_str(), workflow.trim().parse().ok()?, version))
+        })
+        .collect()
+}
