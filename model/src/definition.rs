@@ -196,6 +196,16 @@ pub struct Settings {
     /// Left out when it is the default, so existing definitions keep their normal form.
     #[serde(default, skip_serializing_if = "KeyReuse::is_default")]
     pub key_reuse: KeyReuse,
+    /// An expression over the start's input (`input.customer_id`), evaluated once when an
+    /// instance starts: instances with the same value run at most `max_per_key` at once.
+    /// A value that is null, not a string/number/boolean, or fails to evaluate refuses the
+    /// start (422).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
+    /// At most this many instances per `concurrency_key` value run at once (default 1);
+    /// `on_limit` says whether further starts queue (FIFO per value) or are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_key: Option<u32>,
 }
 
 /// The business-key reuse policy. Whatever the policy, at most one instance per

@@ -127,11 +127,15 @@ fn check_limits(def: &Definition, limits: &Limits) -> Option<Issue> {
         .then(|| Issue::new("too_large", format!("the definition is {bytes} bytes; the limit is {}", limits.max_bytes)))
 }
 
+/// Longer than any sensible `input.a.b` path: a guard, not a style rule.
+const MAX_CONCURRENCY_KEY_EXPRESSION: usize = 1_000;
+
 fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
     let s = &def.settings;
     let positive = [
         ("max_concurrent_instances", s.max_concurrent_instances.map(u64::from)),
         ("max_parallel_nodes", s.max_parallel_nodes.map(u64::from)),
+        ("max_per_key", s.max_per_key.map(u64::from)),
         ("timeout_ms", s.timeout_ms),
     ];
     for (field, value) in positive {
@@ -144,6 +148,33 @@ fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
     }
     if s.timeout_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
         errors.push(too_long("invalid_settings", "settings.timeout_ms".into()));
+    }
+    check_concurrency_key(s, errors);
+}
+
+/// A concurrency key is an expression; `max_per_key` means nothing without one.
+fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>) {
+    let issue =
+        |field: &str, message: String| Issue::new("invalid_settings", message).path(format!("settings.{field}"));
+    match s.concurrency_key.as_deref().map(str::trim) {
+        None if s.max_per_key.is_some() => errors.push(issue(
+            "max_per_key",
+            "`max_per_key` needs a `concurrency_key` expression (e.g. `input.customer_id`); set one or omit `max_per_key`".into(),
+        )),
+        None => {}
+        Some("") => errors.push(issue(
+            "concurrency_key",
+            "`concurrency_key` is empty; give an expression such as `input.customer_id`, or omit it".into(),
+        )),
+        Some(key) if key.len() > MAX_CONCURRENCY_KEY_EXPRESSION => errors.push(issue(
+            "concurrency_key",
+            format!("`concurrency_key` is longer than {MAX_CONCURRENCY_KEY_EXPRESSION} characters"),
+        )),
+        Some(key) => {
+            if let Err(e) = crate::expr::Expressions::default().check(key) {
+                errors.push(issue("concurrency_key", format!("`concurrency_key` is not a valid expression: {e}")));
+            }
+        }
     }
 }
 

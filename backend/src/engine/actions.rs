@@ -153,19 +153,18 @@ impl Engine {
             writes
         };
         let migrate = migrate.as_ref().map(|(v, rows)| (*v, rows.as_slice()));
-        let outcome =
-            self.store.retry_instance(id, limits.instance_limit, limits.reject_over_limit, migrate, &decide_fn).await;
+        let outcome = self.store.retry_instance(id, limits.admission(), migrate, &decide_fn).await;
         match outcome {
-            Ok(Some(TransitionOutcome::Applied(writes))) => {
+            Ok(Ok(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().map_or(InstanceStatus::Running, |u| u.status);
                 self.after_commit(&plan, id, &writes, reservation).await;
                 Ok(now)
             }
-            Ok(None) => Err(EngineError::LimitReached(format!(
-                "the workflow already runs its limit of {} instances; retry later",
-                limits.instance_limit.unwrap_or_default()
+            Ok(Err(held)) => Err(EngineError::LimitReached(format!(
+                "{}; retry later",
+                super::concurrency_key::limit_reached(&limits, held, snapshot.instance.concurrency_key.as_deref())
             ))),
-            Ok(Some(_)) => Err(EngineError::Conflict("the instance changed while it was being retried; look at it and try again".into())),
+            Ok(Ok(_)) => Err(EngineError::Conflict("the instance changed while it was being retried; look at it and try again".into())),
             Err(StoreError::Conflict(_)) => Err(EngineError::Conflict(
                 "another instance with this instance's business key is live; wait for it to finish or cancel it, then retry".into(),
             )),

@@ -148,8 +148,8 @@ impl Engine {
     }
 
     /// Publishes a committed transition's entries and runs, or wakes whoever runs, the work
-    /// it created. True if it finished an instance of a workflow with an instance limit: a
-    /// slot is free for a queued instance.
+    /// it created. True if it finished an instance of a workflow with an instance or key limit:
+    /// a slot is free for a queued instance.
     pub(super) fn react(
         self: &Arc<Self>,
         plan: &Arc<Plan>,
@@ -172,6 +172,6 @@ impl Engine {
             self.task_wake.notify_waiters();
         }
         let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
-        finished && plan.instance_limit.is_some()
+        finished && plan.admission().any()
     }
 }

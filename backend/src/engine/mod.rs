@@ -6,6 +6,7 @@ mod actions;
 mod children;
 mod commit;
 mod committer;
+mod concurrency_key;
 mod control;
 pub mod effects;
 mod error;

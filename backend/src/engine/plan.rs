@@ -56,6 +56,8 @@ pub struct Plan {
     pub reject_over_limit: bool,
     /// What a start with a business key does about earlier instances with it.
     pub key_reuse: trellis_model::KeyReuse,
+    /// The `concurrency_key` expression and its `max_per_key` (1 unless set).
+    pub concurrency_key: Option<(String, u32)>,
     index: HashMap<String, usize>,
 }
 
@@ -86,8 +88,21 @@ impl Plan {
             instance_limit: settings.max_concurrent_instances,
             reject_over_limit: settings.on_limit == trellis_model::OnLimit::Reject,
             key_reuse: settings.key_reuse,
+            concurrency_key: settings
+                .concurrency_key
+                .clone()
+                .map(|key| (key, settings.max_per_key.unwrap_or(1).max(1))),
             index,
         })
+    }
+
+    /// The limits admission holds the workflow to (when this is its latest version's plan).
+    pub fn admission(&self) -> crate::store::AdmissionLimits {
+        crate::store::AdmissionLimits {
+            instances: self.instance_limit,
+            per_key: self.concurrency_key.as_ref().map(|(_, n)| *n),
+            reject: self.reject_over_limit,
+        }
     }
 
     pub fn index_of(&self, id: &str) -> Option<usize> {

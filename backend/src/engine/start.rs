@@ -1,4 +1,4 @@
-//! Starting instances (idempotency keys, business keys, concurrency limits) and admitting
+//! Starting instances (idempotency keys, business keys, concurrency limits and keys) and admitting
 //! queued ones into free slots.
 
 use super::control::refuse_nul;
@@ -92,8 +92,9 @@ impl Engine {
             return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
         }
         let plan = self.plan(workflow, version).await?;
-        // The workflow's concurrency limit is that of its latest version.
+        // The workflow's concurrency limits (and key) are those of its latest version.
         let limits = self.plan(workflow, latest).await?;
+        let concurrency_key = super::concurrency_key::evaluate(&limits, &input).await?;
         let now = Utc::now();
         let row = InstanceRow {
             id: Uuid::now_v7(),
@@ -114,6 +115,7 @@ impl Engine {
             parent_node_id: parent.as_ref().map(|p| p.node.clone()),
             parent_attempt: parent.as_ref().map(|p| p.attempt),
             depth: parent.as_ref().map_or(0, |p| p.depth),
+            concurrency_key,
         };
         let nodes: Vec<NodeRow> = plan
             .nodes
@@ -133,8 +135,7 @@ impl Engine {
         let new = NewInstance {
             row,
             nodes,
-            limit: limits.instance_limit,
-            reject_over_limit: limits.reject_over_limit,
+            limits: limits.admission(),
             on_admit: on_admit.clone(),
             idempotency,
             created_events: created_events.clone(),
@@ -154,11 +155,9 @@ impl Engine {
                 self.bus.committed(id, workflow, 1, &[created_events, queued_events].concat());
                 InstanceStatus::Queued
             }
-            StartOutcome::Rejected => {
-                let limit = limits.instance_limit.unwrap_or_default();
-                return Err(EngineError::LimitReached(format!(
-                    "the workflow already runs its limit of {limit} instances"
-                )));
+            StartOutcome::Rejected(held) => {
+                let key = new.row.concurrency_key.as_deref();
+                return Err(EngineError::LimitReached(super::concurrency_key::limit_reached(&limits, held, key)));
             }
             StartOutcome::Repeated(first) if first.request_hash == request_hash => {
                 return Ok(Started { id: first.instance_id, status: first.status, version: first.version });
@@ -207,14 +206,14 @@ impl Engine {
         for v in 1..=latest {
             plans.insert(v, self.plan(workflow, v).await?);
         }
-        let limit = plans[&latest].instance_limit;
+        let limits = plans[&latest].admission();
         let now = Utc::now();
         let from_queue = Detail { from_queue: true, ..Detail::default() };
         let start = |s: &Snapshot| match plans.get(&s.instance.version) {
             Some(plan) => decide(plan, s, Event::Start, &from_queue, now, 0.0),
             None => Writes::default(),
         };
-        let admitted = self.store.admit_queued(workflow, limit, &start).await?;
+        let admitted = self.store.admit_queued(workflow, limits, &start).await?;
         for (instance, writes) in &admitted {
             if let Some(first) = writes.first_seq {
                 self.bus.committed(*instance, workflow, first, &writes.events);

@@ -111,12 +111,30 @@ impl Tracer<'_> {
         span
     }
 
+    /// The wait for a slot, named after the limits that can hold the instance: the
+    /// workflow's `max_concurrent_instances`, and `max_per_key` when it has a concurrency key.
     fn queue(&self) -> Span {
-        let name = "queue wait: max_concurrent_instances".to_owned();
+        let key = self.plan.concurrency_key.as_ref().zip(self.instance.concurrency_key.as_ref());
+        let limits = match (self.plan.instance_limit, key) {
+            (Some(_), Some(_)) => "max_concurrent_instances, max_per_key",
+            (None, Some(_)) => "max_per_key",
+            _ => "max_concurrent_instances",
+        };
+        let name = format!("queue wait: {limits}");
         let mut span =
             self.span(self.run_span_id("queue"), Some(self.root_id()), name, SpanKind::Queue, self.root().start);
-        span.attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
-        span.attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
+        let attributes = &mut span.attributes;
+        if key.is_none() || self.plan.instance_limit.is_some() {
+            attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
+            attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
+        }
+        if let Some(((expression, per_key), value)) = key {
+            attributes.insert("trellis.concurrency_key".into(), json!(expression));
+            // Stored as JSON text; shown as the value, as the API shows it.
+            let value: serde_json::Value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
+            attributes.insert("trellis.concurrency_key_value".into(), value);
+            attributes.insert("trellis.max_per_key".into(), json!(per_key));
+        }
         span
     }
 

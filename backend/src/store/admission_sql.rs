@@ -1,7 +1,7 @@
 //! Admission's SQL, shared by both backends like `engine_sql.rs`: starting an instance,
 //! retrying a finished one and admitting queued ones, each under the workflow's lock
-//! (`LOCK_ROW`), which is how `max_concurrent_instances` (FIFO) and the business-key rules
-//! hold across processes. Each transaction here can be chosen as a deadlock victim; the
+//! (`LOCK_ROW`), which is how `max_concurrent_instances`, `max_per_key` (FIFO; the slot
+//! checks are in `slot_sql.rs`) and the business-key rules hold across processes. Each transaction here can be chosen as a deadlock victim; the
 //! `InstanceStore` methods in `engine_sql.rs` run them through `retry_transient`. The queue
 //! inspector's `queue_place` reads the same queue.
 
@@ -21,7 +21,7 @@ macro_rules! impl_admission {
     ($store:ty) => {
         const _: () = {
             use $crate::store::backend::Backend;
-            use $crate::store::engine_records::{NewInstance, NodeRow, StartOutcome, StoredStart, TransitionOutcome, Writes};
+            use $crate::store::engine_records::{AdmissionLimits, Refusable, NewInstance, NodeRow, StartOutcome, StoredStart, TransitionOutcome, Writes};
             use $crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
             use $crate::store::statuses::ACTIVE;
             use $crate::store::{Decide, Result, RetryDecide, StoreError};
@@ -30,32 +30,6 @@ macro_rules! impl_admission {
             const LOCK_ROW: &str = <$store as Backend>::LOCK_ROW;
 
             impl $store {
-                async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
-                    let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
-                    let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
-                    Ok(n)
-                }
-
-                /// Whether `workflow` has a concurrency slot for one more instance, holding its lock:
-                /// nothing queued (FIFO: a start or retry never overtakes instances already waiting)
-                /// and fewer than `limit` active.
-                ///
-                /// One statement, and one that stays cheap however long the queue grows: it asks
-                /// whether anything is queued and counts active instances only up to `limit`. The
-                /// workflow lock is held for as long as starts take, so every start waits for it.
-                /// `asking`: the instance that wants the slot, which does not count as queued
-                /// ahead of itself (a start inserts its row before asking).
-                async fn slot_free(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid, limit: u32, asking: Uuid) -> Result<bool> {
-                    Self::lock_workflow(tx, workflow).await?;
-                    let sql = format!(
-                        "SELECT NOT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id <> $3) \
-                         AND (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} LIMIT $2) a) < $2"
-                    );
-                    let (free,): (bool,) =
-                        sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).bind(asking).fetch_one(&mut **tx).await?;
-                    Ok(free)
-                }
-
                 /// Whether the key-reuse policy refuses `key` because of an earlier instance.
                 /// It holds the workflow lock, so two starts cannot both find no earlier one.
                 async fn key_refusal(
@@ -89,11 +63,12 @@ macro_rules! impl_admission {
                 /// nothing inserted, if another live instance holds its business key.
                 async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
                     let row = &new.row;
-                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12)");
+                    let sql = format!("INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, $13)");
                     let inserted = sqlx::query(&sql)
                         .bind(row.id).bind(row.workflow_id).bind(row.version).bind(&row.input).bind(&row.business_key).bind(row.created_at)
                         .bind(&row.trace_id).bind(&row.parent_span_id)
                         .bind(row.parent_instance_id).bind(&row.parent_node_id).bind(row.parent_attempt).bind(row.depth)
+                        .bind(&row.concurrency_key)
                         .execute(&mut **tx).await;
                     match inserted.map_err(StoreError::from_sqlx) {
                         // The id is fresh, so the only unique rule this can break is one live
@@ -148,13 +123,13 @@ macro_rules! impl_admission {
                         Self::insert_instance_rows(&mut tx, new).await?;
                     }
                     let mut outcome = StartOutcome::Running;
-                    if let Some(limit) = new.limit {
-                        if !Self::slot_free(&mut tx, row.workflow_id, limit, row.id).await? {
-                            outcome = if new.reject_over_limit { StartOutcome::Rejected } else { StartOutcome::Queued };
+                    if new.limits.any() {
+                        if let Some(held) = Self::held_back(&mut tx, row.workflow_id, new.limits, row.concurrency_key.as_deref(), row.id).await? {
+                            if new.limits.reject {
+                                return Ok(StartOutcome::Rejected(held));
+                            }
+                            outcome = StartOutcome::Queued;
                         }
-                    }
-                    if outcome == StartOutcome::Rejected {
-                        return Ok(outcome);
                     }
                     if !rows_first && !Self::insert_instance_rows(&mut tx, new).await? {
                         drop(tx);
@@ -181,27 +156,28 @@ macro_rules! impl_admission {
                 async fn retry_instance_once(
                     &self,
                     id: Uuid,
-                    limit: Option<u32>,
-                    reject_over_limit: bool,
+                    limits: AdmissionLimits,
                     migrate: Option<(i64, &[NodeRow])>,
                     decide: RetryDecide<'_>,
-                ) -> Result<Option<TransitionOutcome>> {
+                ) -> Result<Refusable<TransitionOutcome>> {
                     let _guard = self.write_guard().await;
                     let mut tx = self.pool().begin().await?;
                     let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
-                        return Ok(Some(TransitionOutcome::NotFound));
+                        return Ok(Ok(TransitionOutcome::NotFound));
                     };
                     let workflow = peek.instance.workflow_id;
                     let mut admit = true;
-                    if let Some(limit) = limit {
+                    if limits.any() {
                         // Workflow lock, then instance lock: the order admission takes them in.
-                        admit = Self::slot_free(&mut tx, workflow, limit, id).await?;
-                        if !admit && reject_over_limit {
-                            return Ok(None);
+                        let key = peek.instance.concurrency_key.as_deref();
+                        let held = Self::held_back(&mut tx, workflow, limits, key, id).await?;
+                        admit = held.is_none();
+                        if let (Some(held), true) = (held, limits.reject) {
+                            return Ok(Err(held));
                         }
                     }
                     let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
-                        return Ok(Some(TransitionOutcome::NotFound));
+                        return Ok(Ok(TransitionOutcome::NotFound));
                     };
                     if let Some((version, nodes)) = migrate {
                         // Rolled back with the rest if `decide` finds the retry does not apply.
@@ -218,26 +194,29 @@ macro_rules! impl_admission {
                     }
                     let mut writes = decide(&snapshot, admit);
                     if writes.is_empty() {
-                        return Ok(Some(TransitionOutcome::Unchanged));
+                        return Ok(Ok(TransitionOutcome::Unchanged));
                     }
                     self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
                         StoreError::Database(e) => StoreError::from_sqlx(e),
                         e => e,
                     })?;
                     tx.commit().await?;
-                    Ok(Some(TransitionOutcome::Applied(Box::new(writes))))
+                    Ok(Ok(TransitionOutcome::Applied(Box::new(writes))))
                 }
 
-                async fn admit_queued_once(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
+                async fn admit_queued_once(&self, workflow: Uuid, limits: AdmissionLimits, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
                     let _guard = self.write_guard().await;
                     let mut tx = self.pool().begin().await?;
                     Self::lock_workflow(&mut tx, workflow).await?;
-                    let free = match limit {
+                    let free = match limits.instances {
                         Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
                         None => i64::MAX,
                     };
-                    let ids: Vec<Uuid> = sqlx::query_scalar("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
-                        .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?;
+                    let ids: Vec<Uuid> = match limits.per_key {
+                        Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, free).await?,
+                        None => sqlx::query_scalar("SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2")
+                            .bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?,
+                    };
                     if ids.is_empty() {
                         return Ok(Vec::new());
                     }
@@ -283,7 +262,13 @@ macro_rules! impl_admission {
                     Ok(admitted)
                 }
 
-                async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
+                async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
+                    let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+                    let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
+                    Ok(n)
+                }
+
+                pub(super) async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
                     let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
                     sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
                     Ok(())

@@ -33,6 +33,8 @@ pub struct InstanceRow {
     pub parent_attempt: Option<i32>,
     /// 0 for an instance nobody started as a child; a child's is its parent's + 1.
     pub depth: i32,
+    /// The value of the workflow's `concurrency_key` when it started, as JSON text.
+    pub concurrency_key: Option<String>,
 }
 
 impl InstanceRow {
@@ -256,9 +258,8 @@ impl Writes {
 pub struct NewInstance {
     pub row: InstanceRow,
     pub nodes: Vec<NodeRow>,
-    /// `max_concurrent_instances` of the version, and whether to reject beyond it.
-    pub limit: Option<u32>,
-    pub reject_over_limit: bool,
+    /// The workflow's concurrency limits, and whether to reject beyond them.
+    pub limits: AdmissionLimits,
     /// The workflow's business-key policy (checked only when the row has a key).
     pub key_reuse: trellis_model::KeyReuse,
     /// What starting it writes, applied if it is admitted at once.
@@ -294,8 +295,9 @@ pub enum StartOutcome {
     /// then the queued or the admission entries.)
     Running,
     Queued,
-    /// The workflow is at its limit and refuses rather than queues.
-    Rejected,
+    /// The workflow (or the instance's concurrency key) is at its limit and refuses rather
+    /// than queues.
+    Rejected(Held),
     /// A start with the same Idempotency-Key was made before; nothing new was created.
     Repeated(StoredStart),
     /// Another instance with the business key is live (`None`: it ended just after
@@ -340,4 +342,34 @@ pub struct EngineGauges {
 pub struct QueuePlace {
     pub ahead: i64,
     pub active: i64,
+}
+
+/// The limits admission holds a workflow's instances to: those of its latest version.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AdmissionLimits {
+    /// `max_concurrent_instances`.
+    pub instances: Option<u32>,
+    /// `max_per_key`, when the workflow has a `concurrency_key`.
+    pub per_key: Option<u32>,
+    /// `on_limit: reject`: a start beyond a limit is refused rather than queued.
+    pub reject: bool,
+}
+
+impl AdmissionLimits {
+    /// Whether admission has anything to hold back: a start or retry must ask for a slot.
+    pub fn any(&self) -> bool {
+        self.instances.is_some() || self.per_key.is_some()
+    }
+}
+
+/// An outcome, or the limit that refused it.
+pub type Refusable<T> = std::result::Result<T, Held>;
+
+/// What holds back an instance that asks for a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// `max_concurrent_instances`, or earlier instances of the workflow waiting for it.
+    Workflow,
+    /// `max_per_key`, or earlier instances with the same key waiting for it.
+    Key,
 }

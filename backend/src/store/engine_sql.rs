@@ -5,7 +5,7 @@
 //! process, whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
-    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth";
+    "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth, concurrency_key";
 pub(super) const NODE_COLUMNS: &str =
     "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, wait_started_at";
 /// History rows per INSERT: 5 binds each keeps a statement far below both backends' limits.
@@ -17,7 +17,7 @@ macro_rules! impl_instance_store {
     ($store:ty) => {
         const _: () = {
             use $crate::store::backend::Backend;
-            use $crate::store::engine_records::{ChildRow, EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
+            use $crate::store::engine_records::{AdmissionLimits, Refusable, ChildRow, EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes};
             use $crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
             use $crate::store::batch::{BatchWrites, Step, StepDecide};
             use $crate::store::InstanceQuery;
@@ -80,16 +80,15 @@ macro_rules! impl_instance_store {
                 async fn retry_instance(
                     &self,
                     id: Uuid,
-                    limit: Option<u32>,
-                    reject_over_limit: bool,
+                    limits: AdmissionLimits,
                     migrate: Option<(i64, &[NodeRow])>,
                     decide: RetryDecide<'_>,
-                ) -> Result<Option<TransitionOutcome>> {
-                    $crate::store::retry_transient(|| self.retry_instance_once(id, limit, reject_over_limit, migrate, decide)).await
+                ) -> Result<Refusable<TransitionOutcome>> {
+                    $crate::store::retry_transient(|| self.retry_instance_once(id, limits, migrate, decide)).await
                 }
 
-                async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
-                    $crate::store::retry_transient(|| self.admit_queued_once(workflow, limit, decide)).await
+                async fn admit_queued(&self, workflow: Uuid, limits: AdmissionLimits, decide: Decide<'_>) -> Result<Vec<(Uuid, Writes)>> {
+                    $crate::store::retry_transient(|| self.admit_queued_once(workflow, limits, decide)).await
                 }
 
                 async fn workflows_with_queued(&self) -> Result<Vec<Uuid>> {

@@ -20,6 +20,7 @@ pub mod phases;
 mod postgres;
 mod records;
 mod retention_sql;
+mod slot_sql;
 mod sql;
 mod sqlite;
 pub mod statuses;
@@ -40,6 +41,7 @@ pub use job_records::*;
 pub use job_sql::JobStore;
 pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
+pub use slot_sql::KeyQueue;
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
@@ -95,22 +97,25 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// on what the earlier ones left. One outcome per step; an error means none was written.
     async fn transition_batch(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>>;
     /// A retry of a finished instance as one transition: under a concurrency limit it holds
-    /// the workflow's lock (like a start) and tells `decide` whether a slot is free; `None`
-    /// when there is none and the workflow refuses rather than queues. A retry that would
+    /// the workflow's lock (like a start) and tells `decide` whether a slot is free; the limit
+    /// that held it back when there is none and the workflow refuses rather than queues. A retry that would
     /// make a second live instance with the same business key is a `Conflict`.
     /// `migrate`: first move the instance to this version with these node rows (all of them).
     async fn retry_instance(
         &self,
         id: Uuid,
-        limit: Option<u32>,
-        reject_over_limit: bool,
+        limits: AdmissionLimits,
         migrate: Option<(i64, &[NodeRow])>,
         decide: RetryDecide<'_>,
-    ) -> Result<Option<TransitionOutcome>>;
+    ) -> Result<Refusable<TransitionOutcome>>;
     /// Admits the oldest queued instances of `workflow` into its free slots; returns each
     /// with what admitting it wrote.
-    async fn admit_queued(&self, workflow: Uuid, limit: Option<u32>, decide: Decide<'_>)
-        -> Result<Vec<(Uuid, Writes)>>;
+    async fn admit_queued(
+        &self,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        decide: Decide<'_>,
+    ) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
@@ -132,6 +137,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 pub trait Store:
     InstanceStore
     + AdmissionQueue
+    + KeyQueue
     + WorkQueue
     + TriggerStore
     + AuditStore

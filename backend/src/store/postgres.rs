@@ -39,6 +39,7 @@ super::account_sql::impl_account_store!(PgStore);
 super::engine_sql::impl_instance_store!(PgStore);
 super::transition_sql::impl_transitions!(PgStore);
 super::admission_sql::impl_admission!(PgStore);
+super::slot_sql::impl_slots!(PgStore);
 super::work_sql::impl_work_queue!(PgStore);
 super::job_sql::impl_job_store!(PgStore);
 super::retention_sql::impl_retention_store!(PgStore);

@@ -51,6 +51,7 @@ super::account_sql::impl_account_store!(SqliteStore);
 super::engine_sql::impl_instance_store!(SqliteStore);
 super::transition_sql::impl_transitions!(SqliteStore);
 super::admission_sql::impl_admission!(SqliteStore);
+super::slot_sql::impl_slots!(SqliteStore);
 super::work_sql::impl_work_queue!(SqliteStore);
 super::job_sql::impl_job_store!(SqliteStore);
 super::retention_sql::impl_retention_store!(SqliteStore);

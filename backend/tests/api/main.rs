@@ -10,6 +10,7 @@ mod bad_input;
 mod bounds;
 mod cleanup;
 mod cli;
+mod concurrency_keys;
 mod contention;
 mod crash;
 mod cron;

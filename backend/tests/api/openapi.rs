@@ -56,6 +56,21 @@ async fn the_document_is_openapi_3_1_with_security_schemes_and_problem_errors() 
     for name in ["Definition", "Workflow", "InstanceDetail", "AuditEntry", "Issue"] {
         assert!(doc["components"]["schemas"][name].is_object(), "schema {name} is missing");
     }
+    // The composition contract: concurrency keys, and the parent/child links.
+    let schemas = &doc["components"]["schemas"];
+    for (schema, property) in [
+        ("Settings", "concurrency_key"),
+        ("Settings", "max_per_key"),
+        ("QueueHold", "key"),
+        ("QueueHold", "key_value"),
+        ("InstanceDetail", "concurrency_key"),
+        ("InstanceDetail", "parent"),
+        ("NodeView", "child"),
+    ] {
+        let has = |s: &serde_json::Value| s["properties"][property].is_object();
+        let found = has(&schemas[schema]) || schemas[schema]["allOf"].as_array().is_some_and(|all| all.iter().any(has));
+        assert!(found, "{schema}.{property} is missing from the OpenAPI document");
+    }
 
     let public = ["/api/v1/auth/login", "/api/v1/auth/logout", "/api/v1/openapi.json"];
     for (method, path) in operations(&doc) {

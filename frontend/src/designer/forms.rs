@@ -107,6 +107,8 @@ pub fn settings_fields() -> Vec<Field> {
     vec![
         field("max_concurrent_instances", "Max concurrent instances", Number, "Empty: no limit."),
         field("on_limit", "At the limit", Select(&ON_LIMIT), "Queue new starts, or reject them."),
+        field("concurrency_key", "Concurrency key", Text, "Expression over the input, e.g. input.customer_id."),
+        field("max_per_key", "Max per key", Number, "Instances per key value at once; empty: 1."),
         field("max_parallel_nodes", "Max parallel nodes", Number, "Per instance; empty: no limit."),
         field("timeout_ms", "Instance timeout (ms)", Number, "Empty: no timeout."),
     ]
@@ -323,5 +325,8 @@ mod tests {
         assert!(edit_settings(&s, &find(&fields, "on_limit"), "explode").is_err());
         let s = edit_settings(&s, &find(&fields, "max_concurrent_instances"), "").unwrap();
         assert_eq!(s.max_concurrent_instances, None);
+        let s = edit_settings(&s, &find(&fields, "concurrency_key"), "input.customer_id").unwrap();
+        let s = edit_settings(&s, &find(&fields, "max_per_key"), "2").unwrap();
+        assert_eq!((s.concurrency_key.as_deref(), s.max_per_key), (Some("input.customer_id"), Some(2)));
     }
 }

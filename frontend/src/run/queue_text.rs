@@ -1,6 +1,6 @@
 //! The sentences that explain why an instance waits (`GET /instances/{id}/queue`).
 
-use trellis_model::api::QueuePlace;
+use trellis_model::api::{QueueHold, QueuePlace};
 use trellis_model::InstanceStatus;
 
 /// One line per fact: the limit that holds it (value and how many run), its place in the
@@ -9,10 +9,12 @@ use trellis_model::InstanceStatus;
 pub fn explain(place: &QueuePlace) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(hold) = &place.held_by {
-        let value = hold.value.map_or("no limit".to_owned(), |v| v.to_string());
-        let what = if hold.limit == "max_parallel_nodes" { "node" } else { "instance" };
-        let plural = if hold.running == 1 { "" } else { "s" };
-        lines.push(format!("Held by {} = {value}: {} {what}{plural} running now.", hold.limit, hold.running));
+        if let (Some(key), Some(key_value)) = (&hold.key, &hold.key_value) {
+            let limit = hold.value.unwrap_or_default();
+            lines.push(format!("Waiting for key {key} = {key_value}: {} of {limit} running.", hold.running));
+        } else {
+            lines.push(held_line(hold));
+        }
     }
     if place.status == InstanceStatus::Queued {
         match (place.position, place.ahead) {
@@ -28,16 +30,24 @@ pub fn explain(place: &QueuePlace) -> Vec<String> {
     lines
 }
 
+/// "Held by max_concurrent_instances = 2: 2 instances running now."
+fn held_line(hold: &QueueHold) -> String {
+    let value = hold.value.map_or("no limit".to_owned(), |v| v.to_string());
+    let what = if hold.limit == "max_parallel_nodes" { "node" } else { "instance" };
+    let plural = if hold.running == 1 { "" } else { "s" };
+    format!("Held by {} = {value}: {} {what}{plural} running now.", hold.limit, hold.running)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trellis_model::api::{QueueHold, QueuedNode};
+    use trellis_model::api::QueuedNode;
 
     fn place(status: InstanceStatus, limit: &str) -> QueuePlace {
         QueuePlace {
             instance_id: "i".into(),
             status,
-            held_by: Some(QueueHold { limit: limit.into(), value: Some(1), running: 1 }),
+            held_by: Some(QueueHold { limit: limit.into(), value: Some(1), running: 1, key: None, key_value: None }),
             position: None,
             ahead: None,
             nodes: None,
@@ -63,6 +73,22 @@ mod tests {
         assert_eq!(
             explain(&p),
             ["Held by max_parallel_nodes = 1: 1 node running now.", "Waiting for a node slot: b (1), c (2)."]
+        );
+    }
+
+    #[test]
+    fn a_queued_instance_held_by_its_key_names_the_key_and_value() {
+        let mut p = place(InstanceStatus::Queued, "max_per_key");
+        let hold = p.held_by.as_mut().unwrap();
+        hold.value = Some(2);
+        hold.running = 2;
+        hold.key = Some("input.customer_id".into());
+        hold.key_value = Some(serde_json::json!("acme"));
+        p.position = Some(1);
+        p.ahead = Some(0);
+        assert_eq!(
+            explain(&p),
+            ["Waiting for key input.customer_id = \"acme\": 2 of 2 running.", "Position 1 in the queue, 0 ahead."]
         );
     }
 

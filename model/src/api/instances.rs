@@ -86,6 +86,10 @@ pub struct InstanceDetail {
     /// instance started otherwise.
     #[serde(default)]
     pub parent: Option<ParentRef>,
+    /// The value of the workflow's `concurrency_key` the instance runs under (`max_per_key`
+    /// counts instances with the same value); `null` when the workflow has no key.
+    #[serde(default)]
+    pub concurrency_key: Option<serde_json::Value>,
 }
 
 /// Where a child instance came from.
@@ -154,12 +158,19 @@ pub struct QueuePlace {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueHold {
-    /// `max_concurrent_instances` or `max_parallel_nodes`.
+    /// `max_concurrent_instances`, `max_per_key` or `max_parallel_nodes`.
     pub limit: String,
     /// The limit's value; `null` when there is none.
     pub value: Option<u64>,
-    /// How many instances (or nodes) hold a slot now.
+    /// How many instances (or nodes) hold a slot now; under `max_per_key`, those with the
+    /// same key.
     pub running: i64,
+    /// Under `max_per_key`: the workflow's `concurrency_key` expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Under `max_per_key`: the instance's key value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_value: Option<serde_json::Value>,
 }
 
 /// A ready node and its place in the line for a slot (1 starts next).

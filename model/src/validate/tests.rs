@@ -256,6 +256,24 @@ fn definitions_round_trip_through_json() {
     assert_eq!(serde_json::to_value(&d).unwrap(), text);
 }
 
+#[test]
+fn a_concurrency_key_must_be_an_expression_and_max_per_key_needs_one() {
+    let with = |key: Option<&str>, max: Option<u32>| {
+        let mut d = def(vec![noop("a")], vec![]);
+        d.settings.concurrency_key = key.map(str::to_owned);
+        d.settings.max_per_key = max;
+        check(&d)
+    };
+    assert!(with(Some("input.customer_id"), Some(2)).valid);
+    assert!(with(Some("input.customer_id"), None).valid, "max_per_key defaults to 1");
+    let paths = |r: Report| r.errors.iter().map(|e| e.path.clone().unwrap_or_default()).collect::<Vec<_>>();
+    assert_eq!(paths(with(None, Some(2))), ["settings.max_per_key"]);
+    assert_eq!(paths(with(Some("input.id"), Some(0))), ["settings.max_per_key"]);
+    assert_eq!(paths(with(Some("  "), None)), ["settings.concurrency_key"]);
+    let broken = with(Some("input.(("), None);
+    assert!(broken.errors[0].message.contains("not a valid expression"), "{:?}", broken.errors);
+}
+
 proptest! {
     /// Edges that only point forward in a fixed order can never form a cycle; one edge
     /// pointing back along an existing path always does.

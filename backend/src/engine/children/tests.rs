@@ -40,6 +40,7 @@ fn running(parent: Option<Uuid>) -> Snapshot {
         parent_node_id: parent.map(|_| "call".to_owned()),
         parent_attempt: parent.map(|_| 2),
         depth: i32::from(parent.is_some()),
+        concurrency_key: None,
     };
     let node = NodeRow { attempts: 1, ..NodeRow::fresh("n".into(), 0, NodeStatus::Running) };
     Snapshot { instance, nodes: vec![node] }

@@ -43,6 +43,7 @@ impl Sim {
             parent_node_id: None,
             parent_attempt: None,
             depth: 0,
+            concurrency_key: None,
         };
         let nodes = plan
             .nodes

@@ -353,6 +353,8 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         output: s.instance.output.as_ref().map(|o| o.0.clone()),
         nodes: nodes.collect(),
         parent: None,
+        // Stored as JSON text, so it always parses.
+        concurrency_key: s.instance.concurrency_key.as_deref().and_then(|k| serde_json::from_str(k).ok()),
     }
 }
 

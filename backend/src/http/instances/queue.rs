@@ -50,26 +50,46 @@ async fn queue(
     Ok(Json(place))
 }
 
-/// A queued instance: its place among the workflow's queued instances.
+/// A queued instance: its place among the instances with its concurrency key when that key
+/// is what holds it, else among the workflow's queued instances.
 async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace> {
     let i = &snapshot.instance;
-    // Admission follows the latest published version's limit, as the engine does.
+    // Admission follows the latest published version's limits, as the engine does.
     let latest = state.store.get_workflow(i.workflow_id).await?.and_then(|w| w.latest_version).unwrap_or(i.version);
     let plan = state.engine.plan(i.workflow_id, latest).await?;
+    if let (Some((expression, per_key)), Some(key)) = (&plan.concurrency_key, &i.concurrency_key) {
+        let place = state.store.key_queue_place(i.workflow_id, key, i.id).await?;
+        if place.ahead > 0 || place.active >= i64::from(*per_key) {
+            let hold = QueueHold {
+                limit: "max_per_key".into(),
+                value: Some(u64::from(*per_key)),
+                running: place.active,
+                key: Some(expression.clone()),
+                key_value: serde_json::from_str(key).ok(),
+            };
+            return Ok(queued(i.id, hold, place.ahead));
+        }
+    }
     let place = state.store.queue_place(i.workflow_id, i.id).await?;
     let hold = QueueHold {
         limit: "max_concurrent_instances".into(),
         value: plan.instance_limit.map(u64::from),
         running: place.active,
+        key: None,
+        key_value: None,
     };
-    Ok(QueuePlace {
-        instance_id: i.id.to_string(),
+    Ok(queued(i.id, hold, place.ahead))
+}
+
+fn queued(id: Uuid, hold: QueueHold, ahead: i64) -> QueuePlace {
+    QueuePlace {
+        instance_id: id.to_string(),
         status: InstanceStatus::Queued,
         held_by: Some(hold),
-        position: Some(place.ahead + 1),
-        ahead: Some(place.ahead),
+        position: Some(ahead + 1),
+        ahead: Some(ahead),
         nodes: None,
-    })
+    }
 }
 
 /// A running instance: its ready nodes in the order they will get a slot.
@@ -83,7 +103,13 @@ async fn dispatch(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace
     let nodes: Vec<QueuedNode> =
         ready.iter().enumerate().map(|(k, n)| QueuedNode { node: n.node_id.clone(), position: k + 1 }).collect();
     let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel as u64);
-    let hold = QueueHold { limit: "max_parallel_nodes".into(), value: limit, running: running as i64 };
+    let hold = QueueHold {
+        limit: "max_parallel_nodes".into(),
+        value: limit,
+        running: running as i64,
+        key: None,
+        key_value: None,
+    };
     Ok(QueuePlace {
         instance_id: i.id.to_string(),
         status: InstanceStatus::Running,

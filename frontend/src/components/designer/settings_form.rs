@@ -1,4 +1,5 @@
-//! Workflow settings (concurrency limit, what happens at the limit, parallelism, timeout) and
+//! Workflow settings (concurrency limit, what happens at the limit, concurrency key,
+//! parallelism, timeout) and
 //! the problems and warnings of the draft as a whole.
 
 use crate::components::designer::field_input::FieldInput;

@@ -38,12 +38,14 @@ pub fn InstanceHeader() -> impl IntoView {
                 </strong>
             </div>
             {move || v.detail.get().map(|d| {
+                let concurrency_key = d.concurrency_key.map(|k| format!(" · concurrency key {k}"));
                 let s = d.summary;
                 view! {
                     <p class="run-meta muted">
                         <a href=urls::designer_page(&s.workflow_id) data-testid="instance-workflow">{s.workflow_name.clone().unwrap_or_else(|| "Workflow".to_owned())}</a>
                         {format!(" · version {}", s.version)}
                         {s.key.map(|k| format!(" · key {k}"))}
+                        <span data-testid="instance-concurrency-key">{concurrency_key}</span>
                         " · " {when("created", Some(s.created_at))}
                         {s.started_at.map(|_| " · ")} {when("started", s.started_at)}
                         {s.ended_at.map(|_| " · ")} {when("ended", s.ended_at)}
