@@ -1,5 +1,6 @@
-// What the specs share: page-error collection, signing in, and cleaning up after themselves.
-import { expect, Browser, BrowserContext, Page } from '@playwright/test';
+// What the specs share: page-error collection, signing in, publishing through the API, dragging
+// with the mouse, and cleaning up after themselves.
+import { expect, APIRequestContext, Browser, BrowserContext, Locator, Page } from '@playwright/test';
 import type { PlaywrightWorkerArgs } from '@playwright/test';
 import { adminPassword, baseUrl } from './env';
 
@@ -36,6 +37,36 @@ export async function signInNewUser(admin: Page, browser: Browser, role: string)
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByTestId('username')).toHaveText(username);
   return { page, context };
+}
+
+// Creates the workflow `name` with `definition` and publishes it as version 1, on a signed-in
+// page's session (`page.request`): a change must name its origin, as the app's own do.
+export async function publishWorkflow(api: APIRequestContext, name: string, definition: object): Promise<string> {
+  const headers = { origin: baseUrl() };
+  const created = await api.post(`${baseUrl()}/api/v1/workflows`, { headers, data: { name, definition } });
+  expect(created.status()).toBe(201);
+  const id = (await created.json()).id;
+  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers, data: {} });
+  expect(published.status()).toBe(201);
+  return id;
+}
+
+/** The middle of `locator` on the page, for the mouse. */
+export async function centre(locator: Locator): Promise<{ x: number; y: number }> {
+  const box = await locator.boundingBox();
+  if (!box) throw new Error('element is not visible');
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/** Presses at `from`, moves in steps to `to`, and releases there unless `release` is false. */
+export async function drag(page: Page, from: { x: number; y: number }, to: { x: number; y: number }, options: { shift?: boolean; release?: boolean } = {}) {
+  if (options.shift) await page.keyboard.down('Shift');
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
+  await page.mouse.move(to.x, to.y, { steps: 5 });
+  if (options.release !== false) await page.mouse.up();
+  if (options.shift) await page.keyboard.up('Shift');
 }
 
 // The specs share one server with the smoke test, which expects an empty list: a spec's
