@@ -31,8 +31,19 @@ pub fn evaluate(expression: &str, sample_json: &str) -> Result<Value, String> {
     } else {
         serde_json::from_str(sample_json).map_err(|e| format!("The sample input is not valid JSON: {e}"))?
     };
-    Expressions::default().eval(expression, &context(&sample))
+    let context = context(&sample);
+    Expressions::default().eval(expression, &context).map_err(|e| {
+        let no_nodes = context["nodes"].as_object().is_some_and(|n| n.is_empty());
+        if no_nodes && expression.contains("nodes.") && e.starts_with("expression failed") {
+            format!("{e}. Earlier nodes' outputs are not known here: give them in the sample, as {NODES_SAMPLE}")
+        } else {
+            e
+        }
+    })
 }
+
+/// How a sample supplies earlier nodes' outputs.
+const NODES_SAMPLE: &str = r#"{"input": {...}, "nodes": {"<id>": {"output": ...}}}"#;
 
 #[cfg(test)]
 mod tests {
@@ -53,5 +64,7 @@ mod tests {
         assert!(evaluate("input.(", "{}").unwrap_err().starts_with("invalid expression"));
         assert!(evaluate("input", "{").unwrap_err().contains("not valid JSON"));
         assert!(evaluate("  ", "{}").is_err());
+        let unknown = evaluate("nodes.script_1.output", r#"{"n": 1}"#).unwrap_err();
+        assert!(unknown.contains("give them in the sample"), "{unknown}");
     }
 }
