@@ -57,8 +57,8 @@ pub async fn overhead(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
 }
 
 /// `count` scripts over their limits — a third each out of memory (growing arrays), out of
-/// time (an endless loop, 50 ms limit) and out of stack (endless recursion) — started 16 at a
-/// time; the server's resident memory (VmRSS) before and after, and a trivial script after.
+/// time (an endless loop, 50 ms limit) and out of stack (endless recursion) — in two rounds;
+/// the server's resident memory (VmRSS) before, between and after, and a trivial script after.
 pub async fn bombs(api: &Api, server: &Server, count: usize, out: &mut Figures) -> Result<()> {
     let kinds = [
         ("memory", json!({"source": "const a = []; for (;;) a.push(new Array(10000).fill(1));"})),
@@ -81,25 +81,44 @@ pub async fn bombs(api: &Api, server: &Server, count: usize, out: &mut Figures) 
         instance_p50(api, &after, 1).await?;
     }
     let rss_before = server.rss_kib()?;
-    let share = count / kinds.len();
-    let mut set = tokio::task::JoinSet::new();
+    // Two rounds of half each: memory the allocator keeps after the first round is reused by
+    // the second, so a leak shows as growth between the two readings.
+    let share = count / kinds.len() / 2;
+    let mut rss_half = 0;
+    for round in 0..2 {
+        bomb_round(api, &workflows, share).await?;
+        if round == 0 {
+            rss_half = server.rss_kib()?;
+        }
+    }
     for workflow in &workflows {
+        let counts = api.drain(workflow, Duration::from_millis(100)).await?;
+        ensure!(counts["failed"].as_u64() == Some(2 * share as u64), "every bomb fails its attempt: {counts}");
+    }
+    let rss_after = server.rss_kib()?;
+    let still = instance_p50(api, &after, 1).await?;
+    out.insert("script_bombs".into(), (2 * share * kinds.len()) as f64);
+    out.insert("script_bombs_rss_before_kib".into(), rss_before as f64);
+    out.insert("script_bombs_rss_half_kib".into(), rss_half as f64);
+    out.insert("script_bombs_rss_second_half_growth_kib".into(), rss_after as f64 - rss_half as f64);
+    out.insert("script_bombs_rss_after_kib".into(), rss_after as f64);
+    out.insert("script_bombs_rss_growth_kib".into(), rss_after as f64 - rss_before as f64);
+    out.insert("script_after_bombs_ms".into(), still);
+    Ok(())
+}
+
+/// `share` instances of each bomb workflow, started 6 at a time per workflow, all finished.
+async fn bomb_round(api: &Api, workflows: &[String], share: usize) -> Result<()> {
+    let mut set = tokio::task::JoinSet::new();
+    for workflow in workflows {
         let (api, workflow) = (api.clone(), workflow.clone());
         set.spawn(async move { api.start_many(&workflow, share, 6).await });
     }
     while let Some(done) = set.join_next().await {
         done??;
     }
-    for workflow in &workflows {
-        let counts = api.drain(workflow, Duration::from_millis(100)).await?;
-        ensure!(counts["failed"].as_u64() == Some(share as u64), "every bomb fails its attempt: {counts}");
+    for workflow in workflows {
+        api.drain(workflow, Duration::from_millis(100)).await?;
     }
-    let rss_after = server.rss_kib()?;
-    let still = instance_p50(api, &after, 1).await?;
-    out.insert("script_bombs".into(), (share * kinds.len()) as f64);
-    out.insert("script_bombs_rss_before_kib".into(), rss_before as f64);
-    out.insert("script_bombs_rss_after_kib".into(), rss_after as f64);
-    out.insert("script_bombs_rss_growth_kib".into(), rss_after as f64 - rss_before as f64);
-    out.insert("script_after_bombs_ms".into(), still);
     Ok(())
 }
