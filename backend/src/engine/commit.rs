@@ -172,6 +172,7 @@ impl Engine {
             self.task_wake.notify_waiters();
         }
         let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
-        finished && plan.admission().any()
+        // The limits are the latest version's, which may not be this instance's.
+        finished && (plan.admission().any() || self.limits_admission(plan.workflow))
     }
 }

@@ -59,6 +59,9 @@ pub struct Engine {
     /// This process's identity in leases.
     owner: String,
     plans: RwLock<HashMap<(Uuid, i64), Arc<Plan>>>,
+    /// Workflows with a version (among the cached plans) that limits admission: an instance
+    /// of any of their versions finishing may free a slot.
+    limited: RwLock<std::collections::HashSet<Uuid>>,
     wake: Notify,
     task_wake: Notify,
     permits: Arc<Semaphore>,
@@ -82,6 +85,7 @@ impl Engine {
             runtime,
             owner: format!("{}-{}", hostname(), Uuid::now_v7()),
             plans: RwLock::default(),
+            limited: RwLock::default(),
             wake: Notify::new(),
             task_wake: Notify::new(),
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
@@ -114,8 +118,18 @@ impl Engine {
         plan.workflow = workflow;
         plan.name = self.store.get_workflow(workflow).await?.map(|w| w.name).unwrap_or_default();
         let plan = Arc::new(plan);
+        if plan.admission().any() {
+            self.limited.write().expect("limited workflows").insert(workflow);
+        }
         self.plans.write().expect("plan cache").insert((workflow, version), plan.clone());
         Ok(plan)
+    }
+
+    /// Whether a finished instance of `workflow` may have freed a slot: a version of it that
+    /// this process has loaded limits admission (the latest one is loaded by every start;
+    /// the admission sweep covers what a process has not seen).
+    fn limits_admission(&self, workflow: Uuid) -> bool {
+        self.limited.read().expect("limited workflows").contains(&workflow)
     }
 
     fn cached_plan(&self, workflow: Uuid, version: i64) -> Option<Arc<Plan>> {

@@ -114,7 +114,9 @@ impl Tracer<'_> {
     /// The wait for a slot, named after the limits that can hold the instance: the
     /// workflow's `max_concurrent_instances`, and `max_per_key` when it has a concurrency key.
     fn queue(&self) -> Span {
-        let key = self.plan.concurrency_key.as_ref().zip(self.instance.concurrency_key.as_ref());
+        // An instance has a key when the workflow's latest version had one at its start; its
+        // own version's plan may not say so.
+        let key = self.instance.concurrency_key.as_ref();
         let limits = match (self.plan.instance_limit, key) {
             (Some(_), Some(_)) => "max_concurrent_instances, max_per_key",
             (None, Some(_)) => "max_per_key",
@@ -128,12 +130,14 @@ impl Tracer<'_> {
             attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
             attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
         }
-        if let Some(((expression, per_key), value)) = key {
-            attributes.insert("trellis.concurrency_key".into(), json!(expression));
+        if let Some(value) = key {
             // Stored as JSON text; shown as the value, as the API shows it.
             let value: serde_json::Value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
             attributes.insert("trellis.concurrency_key_value".into(), value);
-            attributes.insert("trellis.max_per_key".into(), json!(per_key));
+            if let Some((expression, per_key)) = &self.plan.concurrency_key {
+                attributes.insert("trellis.concurrency_key".into(), json!(expression));
+                attributes.insert("trellis.max_per_key".into(), json!(per_key));
+            }
         }
         span
     }

@@ -13,8 +13,9 @@ use uuid::Uuid;
 /// The FIFO queue of instances waiting for a slot under `max_concurrent_instances`.
 #[async_trait]
 pub trait AdmissionQueue: Send + Sync + 'static {
-    /// Where a queued instance stands in its workflow's queue.
-    async fn queue_place(&self, workflow: Uuid, id: Uuid) -> Result<QueuePlace>;
+    /// Where a queued instance stands in its workflow's queue; with `per_key`, instances
+    /// held by their own concurrency key are not counted ahead of it.
+    async fn queue_place(&self, workflow: Uuid, id: Uuid, per_key: Option<u32>) -> Result<QueuePlace>;
 }
 
 macro_rules! impl_admission {
@@ -277,12 +278,19 @@ macro_rules! impl_admission {
 
             #[async_trait::async_trait]
             impl $crate::store::AdmissionQueue for $store {
-                async fn queue_place(&self, workflow: Uuid, id: Uuid) -> Result<$crate::store::QueuePlace> {
-                    // Admission takes the oldest queued id first (FIFO), so those before it are ahead.
-                    let (ahead,): (i64,) = sqlx::query_as(
-                        "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2",
-                    )
-                    .bind(workflow).bind(id).fetch_one(self.pool()).await?;
+                async fn queue_place(&self, workflow: Uuid, id: Uuid, per_key: Option<u32>) -> Result<$crate::store::QueuePlace> {
+                    // Admission takes the oldest queued id first (FIFO), so those before it are
+                    // ahead — except, under a key limit, those held by their own key.
+                    let (ahead,): (i64,) = match per_key {
+                        Some(per_key) => {
+                            let sql = format!("SELECT COUNT(*) FROM ({}) w WHERE w.id < $3", $crate::store::slot_sql::admissible_queued());
+                            sqlx::query_as(&sql).bind(workflow).bind(i64::from(per_key)).bind(id).fetch_one(self.pool()).await?
+                        }
+                        None => {
+                            sqlx::query_as("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2")
+                                .bind(workflow).bind(id).fetch_one(self.pool()).await?
+                        }
+                    };
                     let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
                     let (active,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(self.pool()).await?;
                     Ok($crate::store::QueuePlace { ahead, active })

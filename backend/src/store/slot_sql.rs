@@ -14,7 +14,6 @@ macro_rules! impl_slots {
             use $crate::store::engine_records::{AdmissionLimits, Held};
             use $crate::store::statuses::ACTIVE;
             use $crate::store::Result;
-            use std::collections::HashMap;
             use uuid::Uuid;
             type Db = <$store as Backend>::Db;
 
@@ -47,86 +46,67 @@ macro_rules! impl_slots {
                         }
                     }
                     let Some(limit) = limits.instances else { return Ok(None) };
-                    let waiting = match limits.per_key {
-                        None => "SELECT 1 FROM instances q WHERE workflow_id = $1 AND status = 'queued' AND id <> $3".to_owned(),
-                        Some(_) => format!("{} AND id <> $3", Self::admissible_queued("$4")),
-                    };
                     let sql = format!(
-                        "SELECT NOT EXISTS ({waiting}) \
-                         AND (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} LIMIT $2) a) < $2"
+                        "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} LIMIT $2) a) < $2"
                     );
-                    let mut query = sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).bind(asking);
-                    if let Some(per_key) = limits.per_key {
-                        query = query.bind(i64::from(per_key));
+                    let (room,): (bool,) = sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
+                    if !room || Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await? {
+                        return Ok(Some(Held::Workflow));
                     }
-                    let (free,): (bool,) = query.fetch_one(&mut **tx).await?;
-                    Ok((!free).then_some(Held::Workflow))
+                    Ok(None)
                 }
 
-                /// Queued instances of workflow `$1` whose key has room under the per-key limit
-                /// bound at `per_key` (or that have no key), as `q`.
-                fn admissible_queued(per_key: &str) -> String {
-                    format!(
-                        "SELECT q.id, q.concurrency_key FROM instances q WHERE q.workflow_id = $1 AND q.status = 'queued' \
-                         AND (q.concurrency_key IS NULL OR (SELECT COUNT(*) FROM instances a \
-                         WHERE a.workflow_id = $1 AND a.concurrency_key = q.concurrency_key AND a.status IN {ACTIVE}) < {per_key})"
-                    )
+                /// Whether an instance other than `asking` waits that admission could take now:
+                /// one without a key, or one whose key has room. A key's room is read once per
+                /// key with instances waiting, not once per waiting instance, so a long line
+                /// behind one busy key stays cheap. `asking`'s own key has no one else waiting
+                /// (the key check before this one made sure).
+                async fn admissible_waiting(
+                    tx: &mut sqlx::Transaction<'_, Db>,
+                    workflow: Uuid,
+                    per_key: Option<u32>,
+                    key: Option<&str>,
+                    asking: Uuid,
+                ) -> Result<bool> {
+                    let Some(per_key) = per_key else {
+                        let (waiting,): (bool,) = sqlx::query_as(
+                            "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id <> $2)",
+                        )
+                        .bind(workflow).bind(asking).fetch_one(&mut **tx).await?;
+                        return Ok(waiting);
+                    };
+                    let sql = format!(
+                        "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND concurrency_key IS NULL AND id <> $2) \
+                         OR EXISTS (SELECT 1 FROM (SELECT DISTINCT concurrency_key FROM instances WHERE workflow_id = $1 AND status = 'queued' \
+                         AND concurrency_key IS NOT NULL AND concurrency_key <> $3) k \
+                         WHERE (SELECT COUNT(*) FROM instances a WHERE a.workflow_id = $1 AND a.concurrency_key = k.concurrency_key AND a.status IN {ACTIVE}) < $4)"
+                    );
+                    let (waiting,): (bool,) = sqlx::query_as(&sql)
+                        .bind(workflow).bind(asking).bind(key.unwrap_or_default()).bind(i64::from(per_key))
+                        .fetch_one(&mut **tx).await?;
+                    Ok(waiting)
                 }
 
                 /// The queued instances an admission may take into `free` workflow slots,
                 /// oldest first, at most `per_key` running per key counting those it takes.
+                ///
+                /// One statement: each waiting instance's place in its key's line, against the
+                /// room its key has (whose count is read only for the first `per_key` in each
+                /// line), so instances past their key's room are skipped and never fill the
+                /// page in place of instances with other keys.
                 pub(super) async fn admissible_ids(
                     tx: &mut sqlx::Transaction<'_, Db>,
                     workflow: Uuid,
                     per_key: u32,
                     free: i64,
                 ) -> Result<Vec<Uuid>> {
-                    // A bounded look: instances held by their keys are skipped in SQL, so a
-                    // long line behind one busy key does not hide instances that could run.
-                    let sql = format!("{} ORDER BY q.id LIMIT $3", Self::admissible_queued("$2"));
-                    let candidates: Vec<(Uuid, Option<String>)> = sqlx::query_as(&sql)
+                    let sql = format!("{} ORDER BY q.id LIMIT $3", $crate::store::slot_sql::admissible_queued());
+                    let ids: Vec<Uuid> = sqlx::query_scalar(&sql)
                         .bind(workflow).bind(i64::from(per_key)).bind(free.min(1_000))
                         .fetch_all(&mut **tx).await?;
-                    let keys: Vec<String> = candidates.iter().filter_map(|(_, k)| k.clone()).collect();
-                    let mut running = Self::running_per_key(tx, workflow, &keys).await?;
-                    let mut ids = Vec::new();
-                    for (id, key) in candidates {
-                        if ids.len() as i64 >= free {
-                            break;
-                        }
-                        if let Some(key) = key {
-                            let n = running.entry(key).or_insert(0);
-                            if *n >= i64::from(per_key) {
-                                continue;
-                            }
-                            *n += 1;
-                        }
-                        ids.push(id);
-                    }
                     Ok(ids)
                 }
 
-                /// How many instances run now with each of `keys`.
-                async fn running_per_key(
-                    tx: &mut sqlx::Transaction<'_, Db>,
-                    workflow: Uuid,
-                    keys: &[String],
-                ) -> Result<HashMap<String, i64>> {
-                    if keys.is_empty() {
-                        return Ok(HashMap::new());
-                    }
-                    let mut query = sqlx::QueryBuilder::<Db>::new(
-                        "SELECT concurrency_key, COUNT(*) FROM instances WHERE workflow_id = ",
-                    );
-                    query.push_bind(workflow).push(format!(" AND status IN {ACTIVE} AND concurrency_key IN ("));
-                    let mut list = query.separated(", ");
-                    for key in keys {
-                        list.push_bind(key.clone());
-                    }
-                    list.push_unseparated(") GROUP BY concurrency_key");
-                    let rows: Vec<(String, i64)> = query.build_query_as().fetch_all(&mut **tx).await?;
-                    Ok(rows.into_iter().collect())
-                }
             }
 
             #[async_trait::async_trait]
@@ -146,6 +126,19 @@ macro_rules! impl_slots {
 }
 
 pub(super) use impl_slots;
+
+/// The queued instances of workflow `$1` that admission could take now, as `q` (`q.id`): those
+/// without a key, and those whose place in their key's line is within the room the key has
+/// under `max_per_key` (`$2`). The running count is read only for the first `$2` in each line.
+pub(super) fn admissible_queued() -> String {
+    let active = super::statuses::ACTIVE;
+    format!(
+        "SELECT q.id FROM (SELECT id, concurrency_key, ROW_NUMBER() OVER (PARTITION BY concurrency_key ORDER BY id) AS place \
+         FROM instances WHERE workflow_id = $1 AND status = 'queued') q \
+         WHERE q.concurrency_key IS NULL OR (q.place <= $2 AND q.place <= $2 - (SELECT COUNT(*) FROM instances a \
+         WHERE a.workflow_id = $1 AND a.concurrency_key = q.concurrency_key AND a.status IN {active}))"
+    )
+}
 
 /// Where a queued instance stands among those with its concurrency key.
 #[async_trait::async_trait]

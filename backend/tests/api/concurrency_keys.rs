@@ -100,6 +100,36 @@ both_backends! {
         app.wait_for(&a2.id, |i| i.summary.status == InstanceStatus::Running).await;
     }
 
+    async fn instances_held_by_their_key_never_keep_free_slots_from_other_keys(app: TestApp) {
+        let v1 = held_per_customer(json!({"max_concurrent_instances": 2, "max_per_key": 1}));
+        let wf = app.publish(v1.clone()).await;
+        let x = start_for(&app, &wf, json!("x")).await;
+        let y = start_for(&app, &wf, json!("y")).await;
+        // The workflow is full: k1 waits for it; k2 and k3 wait behind k1 in k's line; z too.
+        let k: Vec<Started> =
+            [start_for(&app, &wf, json!("k")).await, start_for(&app, &wf, json!("k")).await, start_for(&app, &wf, json!("k")).await].into();
+        let z = start_for(&app, &wf, json!("z")).await;
+        assert!([&k[0], &k[1], &k[2], &z].iter().all(|s| s.status == InstanceStatus::Queued));
+        let z_place = queue_of(&app, &z.id).await;
+        assert_eq!(z_place.held_by.unwrap().limit, "max_concurrent_instances");
+        assert_eq!(z_place.ahead, Some(1), "only k1 is ahead of z: k2 and k3 wait for their key");
+
+        // Three more slots at once (a new version): k1 and z take two; k2 and k3 still wait for k.
+        let mut v2 = v1;
+        v2["settings"]["max_concurrent_instances"] = json!(5);
+        let saved = app.put(&format!("/api/v1/workflows/{wf}/draft")).header("if-match", "*").json(&v2).send().await.unwrap();
+        assert!(saved.status().is_success(), "{}", saved.status());
+        assert!(app.post(&format!("/api/v1/workflows/{wf}/versions")).send().await.unwrap().status().is_success());
+        app.wait_for(&z.id, |i| i.summary.status == InstanceStatus::Running).await;
+        app.wait_for(&k[0].id, |i| i.summary.status == InstanceStatus::Running).await;
+        assert_eq!([status(&app, &k[1].id).await, status(&app, &k[2].id).await], [InstanceStatus::Queued; 2]);
+        // A start of a new key runs at once: nothing that could run is waiting.
+        assert_eq!(start_for(&app, &wf, json!("w")).await.status, InstanceStatus::Running);
+        for done in [&x, &y] {
+            release(&app, &done.id).await;
+        }
+    }
+
     async fn a_key_that_fails_is_null_or_not_a_scalar_refuses_the_start_and_creates_nothing(app: TestApp) {
         let wf = app.publish(held_per_customer(json!({}))).await;
         let starts = [

@@ -59,7 +59,9 @@ async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlac
     let plan = state.engine.plan(i.workflow_id, latest).await?;
     if let (Some((expression, per_key)), Some(key)) = (&plan.concurrency_key, &i.concurrency_key) {
         let place = state.store.key_queue_place(i.workflow_id, key, i.id).await?;
-        if place.ahead > 0 || place.active >= i64::from(*per_key) {
+        // The key holds it when those running with it and those ahead of it in the key's
+        // line use up the key's room; otherwise it is the workflow's limit.
+        if place.ahead + place.active >= i64::from(*per_key) {
             let hold = QueueHold {
                 limit: "max_per_key".into(),
                 value: Some(u64::from(*per_key)),
@@ -70,7 +72,8 @@ async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlac
             return Ok(queued(i.id, hold, place.ahead));
         }
     }
-    let place = state.store.queue_place(i.workflow_id, i.id).await?;
+    let per_key = plan.concurrency_key.as_ref().map(|(_, n)| *n);
+    let place = state.store.queue_place(i.workflow_id, i.id, per_key).await?;
     let hold = QueueHold {
         limit: "max_concurrent_instances".into(),
         value: plan.instance_limit.map(u64::from),
