@@ -2,12 +2,13 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys] [--out DIR]
 
 mod auth;
 mod db;
 mod failures;
 mod floor;
+mod keys;
 mod list;
 mod peers;
 mod scale;
@@ -28,7 +29,7 @@ struct Options {
     quick: bool,
     backends: Vec<&'static str>,
     /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures`,
-    /// `scripts` or `subworkflows`), or all of them.
+    /// `scripts`, `subworkflows` or `keys`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -72,12 +73,13 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group =
-                    args.next().context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows")?;
-                if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "scripts", "subworkflows"]
+                let group = args
+                    .next()
+                    .context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys")?;
+                if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "scripts", "subworkflows", "keys"]
                     .contains(&group.as_str())
                 {
-                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows, not `{group}`");
+                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -149,6 +151,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     if runs("subworkflows") {
         progress(backend, "a sub-workflow chain (3 levels) beside the same nodes inline");
         subworkflows::chain(&api, if options.quick { 5 } else { 30 }, &mut figures).await?;
+    }
+    if runs("keys") {
+        let long = if options.quick { 1_000 } else { 10_000 };
+        progress(backend, &format!("concurrency keys: 10 and then {long} waiting behind one key"));
+        keys::long_line(&api, 10, long, if options.quick { 5 } else { 9 }, &mut figures).await?;
     }
     if runs("scale") && backend == "postgres" {
         let count = if options.quick { 1_000 } else { 10_000 };
