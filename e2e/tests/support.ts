@@ -1,5 +1,6 @@
-// What the specs share: page-error collection, signing in, publishing through the API, dragging
-// with the mouse, and cleaning up after themselves.
+// What the specs share: page-error collection, signing in, creating a workflow in the designer,
+// publishing, starting and signalling through the API, dragging with the mouse, and cleaning up
+// after themselves.
 import { expect, APIRequestContext, Browser, BrowserContext, Locator, Page } from '@playwright/test';
 import type { PlaywrightWorkerArgs } from '@playwright/test';
 import { adminPassword, baseUrl } from './env';
@@ -49,6 +50,33 @@ export async function publishWorkflow(api: APIRequestContext, name: string, defi
   const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers, data: {} });
   expect(published.status()).toBe(201);
   return id;
+}
+
+// Creates the workflow `name` from the workflow list, as a user does, and opens it in the
+// designer; returns its id.
+export async function createWorkflowInDesigner(page: Page, name: string): Promise<string> {
+  await page.goto(`${baseUrl()}/workflows`);
+  await page.getByLabel('New workflow name').fill(name);
+  await page.getByRole('button', { name: 'New workflow' }).click();
+  await page.getByRole('link', { name, exact: true }).click();
+  await expect(page).toHaveURL(/\/workflows\/[0-9a-f-]+$/);
+  await expect(page.getByTestId('workflow-name')).toHaveText(name);
+  return page.url().split('/').pop()!;
+}
+
+// Starts the latest version of `workflow` with `input` through the API, on a signed-in page's
+// session; returns the new instance's id and whether it runs or waits (`queued`).
+export async function startInstance(api: APIRequestContext, workflow: string, input: unknown): Promise<{ id: string; status: string }> {
+  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: { origin: baseUrl() }, data: { input } });
+  expect(started.status()).toBe(201);
+  const body = await started.json();
+  return { id: body.id, status: body.status };
+}
+
+// Sends the signal a `wait_signal` node waits for, through the API.
+export async function signalNode(api: APIRequestContext, instance: string, node: string, payload?: unknown): Promise<void> {
+  const signalled = await api.post(`${baseUrl()}/api/v1/instances/${instance}/signal`, { headers: { origin: baseUrl() }, data: { node, payload } });
+  expect(signalled.status()).toBe(200);
 }
 
 /** The middle of `locator` on the page, for the mouse. */
