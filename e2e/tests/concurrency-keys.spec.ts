@@ -76,7 +76,7 @@ test('instances with the same concurrency key wait for each other, and the run v
   const why = page.getByTestId('queue-explain');
   await expect(status).toHaveText('queued');
   await expect(page.getByTestId('instance-concurrency-key')).toHaveText(' · concurrency key "acme"');
-  await expect(why.locator('p')).toHaveText(['Waiting for key input.customer = "acme": 1 of 1 running.', 'Position 1 in the queue, 0 ahead.']);
+  await expect(why.locator('p')).toHaveText(['Waiting for key input.customer = "acme": 1 of 1 running.', "Position 1 in this key's line, 0 ahead."]);
   await expect(page.getByTestId('run-node-wait_signal_1')).toHaveAttribute('data-status', 'pending');
   await shot('concurrency-keys-waiting');
 

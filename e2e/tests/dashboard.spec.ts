@@ -1,20 +1,11 @@
 import { test, expect, APIRequestContext, Page } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
+import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn, signInNewUser } from './support';
 
 // The dashboard (the landing page) and failure triage: live counts, the charts, failures
 // grouped by what went wrong, and a group retried as one job.
 
 const sameOrigin = () => ({ origin: baseUrl() });
-
-async function publish(api: APIRequestContext, name: string, definition: object): Promise<string> {
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, { headers: sameOrigin(), data: { name, definition } });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
-  expect(published.status()).toBe(201);
-  return id;
-}
 
 async function start(api: APIRequestContext, workflow: string, input: object = {}): Promise<string> {
   const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input } });
@@ -39,9 +30,9 @@ test('the dashboard counts change live and its charts draw what finished', async
   const failedBefore = await tile(page, 'tile-failed');
   const runningBefore = await tile(page, 'tile-running');
 
-  const failing = await publish(page.request, 'Dashboard e2e failing', { nodes: [{ id: 'boom', type: 'fail' }] });
-  const gated = await publish(page.request, 'Dashboard e2e waiting', { nodes: [{ id: 'gate', type: 'wait_signal' }] });
-  const quick = await publish(page.request, 'Dashboard e2e quick', { nodes: [{ id: 'n', type: 'noop' }] });
+  const failing = await publishWorkflow(page.request, 'Dashboard e2e failing', { nodes: [{ id: 'boom', type: 'fail' }] });
+  const gated = await publishWorkflow(page.request, 'Dashboard e2e waiting', { nodes: [{ id: 'gate', type: 'wait_signal' }] });
+  const quick = await publishWorkflow(page.request, 'Dashboard e2e quick', { nodes: [{ id: 'n', type: 'noop' }] });
   for (let i = 0; i < 3; i++) await settled(page.request, await start(page.request, quick), 'succeeded');
   await settled(page.request, await start(page.request, failing), 'failed');
   const waiting = await start(page.request, gated);
@@ -74,7 +65,7 @@ test('failures differing only in a number group together, and the group is retri
   const errors = collectPageErrors(page);
   await signIn(page);
   const name = `Failures e2e ${Date.now()}`;
-  const flaky = await publish(page.request, name, {
+  const flaky = await publishWorkflow(page.request, name, {
     nodes: [{ id: 'call', type: 'fail', config: { message: 'timeout after {{ input.ms }} ms', fail_attempts: 1 } }],
   });
   const ids = [await start(page.request, flaky, { ms: 3012 }), await start(page.request, flaky, { ms: 2990 })];

@@ -1,28 +1,11 @@
 import { test, expect, Page, Locator } from '@playwright/test';
 import * as fs from 'node:fs';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+import { archiveEveryWorkflow, centre, collectPageErrors, drag, signIn } from './support';
 
 // The designer driven with the real mouse and keyboard: palette drops, port-to-port connects,
 // a refused cycle, configuration with expression preview, save, publish, reload, a second
 // version, the diff of the two, undo/redo, a save conflict, and a run.
-
-async function centre(locator: Locator): Promise<{ x: number; y: number }> {
-  const box = await locator.boundingBox();
-  if (!box) throw new Error('element is not visible');
-  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-}
-
-/** Presses at `from`, moves in steps to `to`, and releases there unless `release` is false. */
-async function drag(page: Page, from: { x: number; y: number }, to: { x: number; y: number }, options: { shift?: boolean; release?: boolean } = {}) {
-  if (options.shift) await page.keyboard.down('Shift');
-  await page.mouse.move(from.x, from.y);
-  await page.mouse.down();
-  await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
-  await page.mouse.move(to.x, to.y, { steps: 5 });
-  if (options.release !== false) await page.mouse.up();
-  if (options.shift) await page.keyboard.up('Shift');
-}
 
 test.afterAll(archiveEveryWorkflow);
 

@@ -1,20 +1,11 @@
 import { test, expect, APIRequestContext, Page } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
+import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn, signInNewUser } from './support';
 
 // The instance page's actions: pause and resume a running instance, cancel and purge it,
 // retry a failed one, and a viewer who sees no action at all. Workflows are made through the API.
 
 const sameOrigin = () => ({ origin: baseUrl() });
-
-async function publish(api: APIRequestContext, name: string, definition: object): Promise<string> {
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, { headers: sameOrigin(), data: { name, definition } });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
-  expect(published.status()).toBe(201);
-  return id;
-}
 
 async function start(api: APIRequestContext, workflow: string): Promise<string> {
   const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
@@ -47,7 +38,7 @@ test.afterAll(archiveEveryWorkflow);
 test('pause, resume, cancel and purge a running instance', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const instance = await start(page.request, await publish(page.request, 'Actions e2e gated', gated));
+  const instance = await start(page.request, await publishWorkflow(page.request, 'Actions e2e gated', gated));
   await page.goto(`${baseUrl()}/instances/${instance}`);
   const status = page.getByTestId('instance-status');
   await expect(status).toHaveText('running');
@@ -81,7 +72,7 @@ test('pause, resume, cancel and purge a running instance', async ({ page }, test
 test('retry from a node picked on the graph: the preview outlines exactly the nodes that run again', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const instance = await start(page.request, await publish(page.request, 'Actions e2e flaky', flaky));
+  const instance = await start(page.request, await publishWorkflow(page.request, 'Actions e2e flaky', flaky));
   await page.goto(`${baseUrl()}/instances/${instance}`);
   const status = page.getByTestId('instance-status');
   await expect(status).toHaveText('failed');
@@ -118,7 +109,7 @@ test('retry from a node picked on the graph: the preview outlines exactly the no
 test('a retry onto the latest version previews its added nodes, then the page draws that version', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const workflow = await publish(page.request, 'Actions e2e versions', flaky);
+  const workflow = await publishWorkflow(page.request, 'Actions e2e versions', flaky);
   const instance = await start(page.request, workflow);
   // Version 2 adds a node after `last`.
   const current = await page.request.get(`${baseUrl()}/api/v1/workflows/${workflow}`);
@@ -157,7 +148,7 @@ test('a retry onto the latest version previews its added nodes, then the page dr
 
 test('a viewer sees no action buttons', async ({ page, browser }, testInfo) => {
   await signIn(page);
-  const instance = await start(page.request, await publish(page.request, 'Actions e2e viewer', flaky));
+  const instance = await start(page.request, await publishWorkflow(page.request, 'Actions e2e viewer', flaky));
   const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
   await viewer.goto(`${baseUrl()}/instances/${instance}`);
   await expect(viewer.getByTestId('instance-status')).toHaveText('failed');
@@ -171,7 +162,7 @@ test('a viewer sees no action buttons', async ({ page, browser }, testInfo) => {
 test('a queued instance explains which limit holds it', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const workflow = await publish(page.request, 'Actions e2e queued', { ...gated, settings: { max_concurrent_instances: 1, on_limit: 'queue' } });
+  const workflow = await publishWorkflow(page.request, 'Actions e2e queued', { ...gated, settings: { max_concurrent_instances: 1, on_limit: 'queue' } });
   const first = await start(page.request, workflow);
   const second = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
   expect([201, 202]).toContain(second.status());
@@ -196,7 +187,7 @@ test('a queued instance explains which limit holds it', async ({ page }, testInf
 test('a node clicked on the graph shows its attempts, output and config', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const instance = await start(page.request, await publish(page.request, 'Actions e2e details', flaky));
+  const instance = await start(page.request, await publishWorkflow(page.request, 'Actions e2e details', flaky));
   await page.goto(`${baseUrl()}/instances/${instance}`);
   await expect(page.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'failed');
   await page.getByTestId('run-node-flaky').click();

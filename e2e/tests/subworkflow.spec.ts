@@ -1,6 +1,6 @@
 import { test, expect, APIRequestContext } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn } from './support';
 
 // Sub-workflows on the run view: a child workflow (a signal gate) and a parent calling it are
 // published through the API and the parent is started. The parent's page shows its
@@ -10,25 +10,16 @@ import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
 
 const sameOrigin = () => ({ origin: baseUrl() });
 
-async function publish(api: APIRequestContext, name: string, definition: object): Promise<string> {
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, { headers: sameOrigin(), data: { name, definition } });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
-  expect(published.status()).toBe(201);
-  return id;
-}
-
 test.afterAll(archiveEveryWorkflow);
 
 test('a parent links to its child, the child links back, and the parent ends with the child', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   const shot = (name: string) => page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage: true });
   await signIn(page);
-  const child = await publish(page.request, 'Approve order', {
+  const child = await publishWorkflow(page.request, 'Approve order', {
     nodes: [{ id: 'approval', type: 'wait_signal', name: 'Approval' }],
   });
-  const parent = await publish(page.request, 'Place order', {
+  const parent = await publishWorkflow(page.request, 'Place order', {
     nodes: [
       { id: 'receive', type: 'noop' },
       { id: 'approve', type: 'subworkflow', name: 'Approve', config: { workflow: child, version: 'latest', input: "{'order': input.order}" } },

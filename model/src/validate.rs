@@ -172,7 +172,8 @@ fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>) {
         )),
         Some(key) => {
             if let Err(e) = crate::expr::Expressions::default().check(key) {
-                errors.push(issue("concurrency_key", format!("`concurrency_key` is not a valid expression: {e}")));
+                let why = e.strip_prefix("invalid expression: ").unwrap_or(&e);
+                errors.push(issue("concurrency_key", format!("`concurrency_key` is not a valid expression: {why}")));
             }
         }
     }

@@ -106,7 +106,7 @@ pub fn settings_fields() -> Vec<Field> {
     use FieldKind::*;
     vec![
         field("max_concurrent_instances", "Max concurrent instances", Number, "Empty: no limit."),
-        field("on_limit", "At the limit", Select(&ON_LIMIT), "Queue new starts, or reject them."),
+        field("on_limit", "At the limit", Select(&ON_LIMIT), "Of either limit: queue new starts, or reject them."),
         field("concurrency_key", "Concurrency key", Text, "Expression over the input, e.g. input.customer_id."),
         field("max_per_key", "Max per key", Number, "Instances per key value at once; empty: 1."),
         field("max_parallel_nodes", "Max parallel nodes", Number, "Per instance; empty: no limit."),

@@ -17,9 +17,13 @@ pub fn explain(place: &QueuePlace) -> Vec<String> {
         }
     }
     if place.status == InstanceStatus::Queued {
+        let line = match place.held_by.as_ref().and_then(|h| h.key.as_ref()) {
+            Some(_) => "this key's line",
+            None => "the queue",
+        };
         match (place.position, place.ahead) {
-            (Some(p), Some(a)) => lines.push(format!("Position {p} in the queue, {a} ahead.")),
-            (Some(p), None) => lines.push(format!("Position {p} in the queue.")),
+            (Some(p), Some(a)) => lines.push(format!("Position {p} in {line}, {a} ahead.")),
+            (Some(p), None) => lines.push(format!("Position {p} in {line}.")),
             _ => {}
         }
     }
@@ -88,7 +92,10 @@ mod tests {
         p.ahead = Some(0);
         assert_eq!(
             explain(&p),
-            ["Waiting for key input.customer_id = \"acme\": 2 of 2 running.", "Position 1 in the queue, 0 ahead."]
+            [
+                "Waiting for key input.customer_id = \"acme\": 2 of 2 running.",
+                "Position 1 in this key's line, 0 ahead."
+            ]
         );
     }
 
