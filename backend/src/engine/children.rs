@@ -93,22 +93,9 @@ impl Engine {
                 })
             }
         };
-        let name = &record.name;
-        if record.archived {
-            return Err(permanent(format!(
-                "the called workflow `{name}` ({workflow}) is archived; unarchive it or change the node"
-            )));
-        }
-        let Some(latest) = record.latest_version else {
-            return Err(permanent(format!("the called workflow `{name}` ({workflow}) has no published version")));
-        };
-        match version {
-            VersionRef::Latest => Ok(latest),
-            VersionRef::Pinned(n) if (1..=latest).contains(&n) => Ok(n),
-            VersionRef::Pinned(n) => Err(permanent(format!(
-                "the called workflow `{name}` ({workflow}) has no version {n} (latest: {latest})"
-            ))),
-        }
+        super::callee::resolve(&record, version).map_err(|problems| {
+            permanent(problems[0].describe(&format!("the called workflow `{}` ({workflow})", record.name)))
+        })
     }
 
     /// The top of the chain of parents above `instance` (itself when it has none).

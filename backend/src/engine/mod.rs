@@ -3,6 +3,7 @@
 //! commands the API calls (`start`, `control`, `tasks`).
 
 mod actions;
+pub mod callee;
 mod children;
 mod commit;
 mod committer;

@@ -4,17 +4,31 @@
 
 use super::error::ApiResult;
 use super::AppState;
+use crate::engine::validate::validate;
 use std::collections::HashMap;
 use trellis_model::config::{subworkflow_target, NodeKind, VersionRef};
-use trellis_model::{Definition, Issue};
+use trellis_model::{Definition, Issue, Report};
 use uuid::Uuid;
 
 /// Workflows a cycle search reads at most: a bound on the store reads one publish makes.
 const MAX_VISITED: usize = 500;
 
+/// Validates `definition` as workflow `own`'s to publish: the definition's own rules and,
+/// once it is sound, what needs the store — the workflows its `subworkflow` nodes call, and
+/// cycles of workflows calling each other.
+pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Report> {
+    let mut report = validate(definition, &state.limits).await;
+    if report.valid {
+        report.errors.extend(callee_issues(state, own, definition).await?);
+        report.errors.extend(cycle_issue(state, own, definition).await?);
+        report.valid = report.errors.is_empty();
+    }
+    Ok(report)
+}
+
 /// What is wrong with the workflows `definition` (of workflow `own`) calls, each reported at
 /// `nodes[i].config.workflow` (or `.version`). A call of `own` is [`cycle_issue`]'s to report.
-pub async fn callee_issues(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Vec<Issue>> {
+async fn callee_issues(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Vec<Issue>> {
     let mut issues = Vec::new();
     for (i, node, workflow, version) in calls(definition).into_iter().filter(|c| c.2 != own) {
         let at = |field: &str| format!("nodes[{i}].config.{field}");
@@ -23,21 +37,9 @@ pub async fn callee_issues(state: &AppState, own: Uuid, definition: &Definition)
             issues.push(issue("unknown_workflow", format!("no workflow with id {workflow}"), "workflow"));
             continue;
         };
-        let name = &record.name;
-        if record.archived {
-            let message = format!("the workflow `{name}` is archived; unarchive it or call another");
-            issues.push(issue("archived_workflow", message, "workflow"));
-        }
-        match (record.latest_version, version) {
-            (None, _) => {
-                let message = format!("the workflow `{name}` has no published version; publish it first");
-                issues.push(issue("unpublished_workflow", message, "workflow"));
-            }
-            (Some(latest), VersionRef::Pinned(n)) if n > latest => {
-                let message = format!("the workflow `{name}` has no version {n} (its latest is {latest})");
-                issues.push(issue("unknown_version", message, "version"));
-            }
-            _ => {}
+        if let Err(problems) = crate::engine::callee::resolve(&record, version) {
+            let callee = format!("the workflow `{}`", record.name);
+            issues.extend(problems.into_iter().map(|p| issue(p.code(), p.describe(&callee), p.field())));
         }
     }
     Ok(issues)
@@ -47,7 +49,7 @@ pub async fn callee_issues(state: &AppState, own: Uuid, definition: &Definition)
 /// as an issue naming it ("workflow cycle: A → B → A"). Callees are followed in the version
 /// they run — their latest published one, or the pinned one — and `workflow` itself in the
 /// draft being published; a cycle is by workflow, whatever the versions.
-pub async fn cycle_issue(state: &AppState, workflow: Uuid, draft: &Definition) -> ApiResult<Option<Issue>> {
+async fn cycle_issue(state: &AppState, workflow: Uuid, draft: &Definition) -> ApiResult<Option<Issue>> {
     let mut search = CycleSearch { state, root: workflow, names: HashMap::new(), done: Vec::new() };
     for (i, node, callee, version) in calls(draft) {
         let mut path = vec![workflow];

@@ -1,12 +1,11 @@
 //! Publishing drafts as immutable, numbered versions, and reading them back.
 
 use super::auth::{AsEditor, AsViewer, Authed};
-use super::callees::{callee_issues, cycle_issue};
+use super::callees::validate_for_publish;
 use super::error::{ApiError, ApiResult};
 use super::extract::{optional_json, ApiPath, RawBody};
 use super::workflows::{archived_error, find, workflow_not_found};
 use super::AppState;
-use crate::engine::validate::validate;
 use crate::store::{NewVersion, VersionInfo, WriteOutcome};
 use axum::extract::State;
 use axum::http::header::LOCATION;
@@ -50,12 +49,7 @@ async fn publish(
         if workflow.archived {
             return Err(archived_error());
         }
-        let mut report = validate(&workflow.draft.0, &state.limits).await;
-        if report.valid {
-            // The checks that read other workflows, once the draft itself is sound.
-            report.errors.extend(callee_issues(&state, id, &workflow.draft.0).await?);
-            report.errors.extend(cycle_issue(&state, id, &workflow.draft.0).await?);
-        }
+        let report = validate_for_publish(&state, id, &workflow.draft.0).await?;
         if !report.errors.is_empty() {
             return Err(ApiError::invalid(
                 format!("the draft cannot be published: it has {} problem(s); see `errors`", report.errors.len()),

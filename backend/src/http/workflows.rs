@@ -210,14 +210,7 @@ async fn validate_definition(
     ApiJson(definition): ApiJson<Definition>,
 ) -> ApiResult<Json<Report>> {
     find(&state, id).await?;
-    let mut report = validate(&definition, &state.limits).await;
-    if report.valid {
-        // What needs the store: the workflows its `subworkflow` nodes call, and cycles.
-        report.errors.extend(super::callees::callee_issues(&state, id, &definition).await?);
-        report.errors.extend(super::callees::cycle_issue(&state, id, &definition).await?);
-        report.valid = report.errors.is_empty();
-    }
-    Ok(Json(report))
+    Ok(Json(super::callees::validate_for_publish(&state, id, &definition).await?))
 }
 
 /// A draft may be saved while it is still empty (a new workflow starts that way), but
