@@ -17,21 +17,20 @@ pub const MAX_KEY_BYTES: usize = 512;
 /// The key of an instance started with `input`, as JSON text (so the number 1 and the
 /// string "1" are different keys); `None` if the workflow has no `concurrency_key`.
 pub async fn evaluate(plan: &Plan, input: &Value) -> Result<Option<String>, EngineError> {
-    let Some((expression, _)) = plan.concurrency_key.clone() else { return Ok(None) };
-    let context = json!({ "input": input });
-    let source = expression.clone();
+    let Some((expression, _)) = &plan.concurrency_key else { return Ok(None) };
+    let (source, context) = (expression.clone(), json!({ "input": input }));
     let value = eval::shared()
         .run(move |x| x.eval(&source, &context))
         .await
         .map_err(|e| EngineError::Internal(anyhow::anyhow!(e)))?
-        .map_err(|e| refused(&expression, format!("failed: {e}")))?;
+        .map_err(|e| refused(expression, format!("failed: {e}")))?;
     match &value {
         Value::Null => Err(refused(
-            &expression,
+            expression,
             "is null for this input; every start must give it a value (a string, number or boolean)".into(),
         )),
         Value::Array(_) | Value::Object(_) => Err(refused(
-            &expression,
+            expression,
             format!(
                 "must be a string, number or boolean, not {}",
                 if value.is_array() { "an array" } else { "an object" }
@@ -40,7 +39,7 @@ pub async fn evaluate(plan: &Plan, input: &Value) -> Result<Option<String>, Engi
         scalar => {
             let text = scalar.to_string();
             if text.len() > MAX_KEY_BYTES {
-                return Err(refused(&expression, format!("is {} bytes; the limit is {MAX_KEY_BYTES}", text.len())));
+                return Err(refused(expression, format!("is {} bytes; the limit is {MAX_KEY_BYTES}", text.len())));
             }
             Ok(Some(text))
         }

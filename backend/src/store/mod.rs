@@ -41,7 +41,6 @@ pub use job_records::*;
 pub use job_sql::JobStore;
 pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
-pub use slot_sql::KeyQueue;
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
@@ -98,8 +97,8 @@ pub trait InstanceStore: Send + Sync + 'static {
     async fn transition_batch(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>>;
     /// A retry of a finished instance as one transition: under a concurrency limit it holds
     /// the workflow's lock (like a start) and tells `decide` whether a slot is free; the limit
-    /// that held it back when there is none and the workflow refuses rather than queues. A retry that would
-    /// make a second live instance with the same business key is a `Conflict`.
+    /// that held it back when there is none and the workflow refuses rather than queues. A
+    /// retry that would make a second live instance with the same business key is a `Conflict`.
     /// `migrate`: first move the instance to this version with these node rows (all of them).
     async fn retry_instance(
         &self,
@@ -137,7 +136,6 @@ pub trait InstanceStore: Send + Sync + 'static {
 pub trait Store:
     InstanceStore
     + AdmissionQueue
-    + KeyQueue
     + WorkQueue
     + TriggerStore
     + AuditStore

@@ -1,6 +1,6 @@
 //! Whether an instance may take a slot, under `max_concurrent_instances` and the concurrency
 //! key's `max_per_key` together: the checks a start or retry makes, the choice of which
-//! queued instances an admission takes, and where a key's queue stands for the inspector.
+//! queued instances an admission takes, and the SQL the queue inspector shares with them.
 //! Everything here runs under the workflow's lock (see `admission_sql.rs`), which is what
 //! makes both limits hold across processes.
 //!
@@ -78,8 +78,8 @@ macro_rules! impl_slots {
                     let sql = format!(
                         "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND concurrency_key IS NULL AND id <> $2) \
                          OR EXISTS (SELECT 1 FROM (SELECT DISTINCT concurrency_key FROM instances WHERE workflow_id = $1 AND status = 'queued' \
-                         AND concurrency_key IS NOT NULL AND concurrency_key <> $3) k \
-                         WHERE (SELECT COUNT(*) FROM instances a WHERE a.workflow_id = $1 AND a.concurrency_key = k.concurrency_key AND a.status IN {ACTIVE}) < $4)"
+                         AND concurrency_key IS NOT NULL AND concurrency_key <> $3) k WHERE {} < $4)",
+                        $crate::store::slot_sql::running_with_key("k.concurrency_key")
                     );
                     let (waiting,): (bool,) = sqlx::query_as(&sql)
                         .bind(workflow).bind(asking).bind(key.unwrap_or_default()).bind(i64::from(per_key))
@@ -106,20 +106,6 @@ macro_rules! impl_slots {
                         .fetch_all(&mut **tx).await?;
                     Ok(ids)
                 }
-
-            }
-
-            #[async_trait::async_trait]
-            impl $crate::store::KeyQueue for $store {
-                async fn key_queue_place(&self, workflow: Uuid, key: &str, id: Uuid) -> Result<$crate::store::QueuePlace> {
-                    let sql = format!(
-                        "SELECT (SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status = 'queued' AND id < $3), \
-                         (SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status IN {ACTIVE})"
-                    );
-                    let (ahead, active): (i64, i64) =
-                        sqlx::query_as(&sql).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
-                    Ok($crate::store::QueuePlace { ahead, active })
-                }
             }
         };
     };
@@ -131,23 +117,19 @@ pub(super) use impl_slots;
 /// without a key, and those whose place in their key's line is within the room the key has
 /// under `max_per_key` (`$2`). The running count is read only for the first `$2` in each line.
 pub(super) fn admissible_queued() -> String {
-    let active = super::statuses::ACTIVE;
     format!(
         "SELECT q.id FROM (SELECT id, concurrency_key, ROW_NUMBER() OVER (PARTITION BY concurrency_key ORDER BY id) AS place \
          FROM instances WHERE workflow_id = $1 AND status = 'queued') q \
-         WHERE q.concurrency_key IS NULL OR (q.place <= $2 AND q.place <= $2 - (SELECT COUNT(*) FROM instances a \
-         WHERE a.workflow_id = $1 AND a.concurrency_key = q.concurrency_key AND a.status IN {active}))"
+         WHERE q.concurrency_key IS NULL OR (q.place <= $2 AND q.place <= $2 - {})",
+        running_with_key("q.concurrency_key")
     )
 }
 
-/// Where a queued instance stands among those with its concurrency key.
-#[async_trait::async_trait]
-pub trait KeyQueue: Send + Sync + 'static {
-    /// Instances with `key` queued before `id`, and how many with it run now.
-    async fn key_queue_place(
-        &self,
-        workflow: uuid::Uuid,
-        key: &str,
-        id: uuid::Uuid,
-    ) -> super::Result<super::QueuePlace>;
+/// How many instances of workflow `$1` run with the concurrency key `key` (a column or a
+/// parameter), as a subquery.
+pub(super) fn running_with_key(key: &str) -> String {
+    format!(
+        "(SELECT COUNT(*) FROM instances a WHERE a.workflow_id = $1 AND a.concurrency_key = {key} AND a.status IN {})",
+        super::statuses::ACTIVE
+    )
 }
