@@ -11,7 +11,18 @@ use std::time::{Duration, Instant};
 pub type Figures = BTreeMap<String, f64>;
 
 pub fn chain(n: usize) -> Value {
-    let nodes: Vec<Value> = (0..n).map(|i| json!({"id": format!("n{i}"), "type": "noop"})).collect();
+    chain_of(n, &json!({"type": "noop"}))
+}
+
+/// A chain of `n` nodes like `node` (its `id` set per position: n0, n1, ...).
+pub fn chain_of(n: usize, node: &Value) -> Value {
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut node = node.clone();
+            node["id"] = json!(format!("n{i}"));
+            node
+        })
+        .collect();
     let edges: Vec<Value> = (1..n).map(|i| json!({"from": format!("n{}", i - 1), "to": format!("n{i}")})).collect();
     json!({"nodes": nodes, "edges": edges})
 }
@@ -65,12 +76,7 @@ pub async fn fan_out(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let workflow = api.publish("bench fan-out-100", json!({"nodes": nodes, "edges": edges})).await?;
     let mut samples = Vec::new();
     for _ in 0..runs {
-        let id = api.start(&workflow).await?;
-        let detail = api.wait_succeeded(&id, Duration::from_millis(5)).await?;
-        samples.extend(millis(
-            detail["created_at"].as_str().unwrap_or_default(),
-            detail["ended_at"].as_str().unwrap_or_default(),
-        ));
+        samples.extend(api.instance_time_ms(&workflow, Duration::from_millis(5)).await?);
     }
     out.insert("fanout100_p50_ms".into(), percentile(&mut samples, 50.0));
     Ok(())

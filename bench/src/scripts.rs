@@ -1,36 +1,19 @@
 //! The `script` node: what an attempt costs over a no-op's, and whether 1,000 scripts that hit
 //! their limits (memory, time, stack) leave the server's memory where it was.
 
+use crate::scenarios::chain_of;
 use crate::scenarios::Figures;
 use crate::server::{Api, Server};
-use crate::stats::{millis, percentile};
+use crate::stats::percentile;
 use anyhow::{ensure, Result};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::Duration;
-
-/// A chain of `n` nodes of `node` (its `id` set per position).
-fn chain_of(n: usize, node: &Value) -> Value {
-    let nodes: Vec<Value> = (0..n)
-        .map(|i| {
-            let mut node = node.clone();
-            node["id"] = json!(format!("n{i}"));
-            node
-        })
-        .collect();
-    let edges: Vec<Value> = (1..n).map(|i| json!({"from": format!("n{}", i - 1), "to": format!("n{i}")})).collect();
-    json!({"nodes": nodes, "edges": edges})
-}
 
 /// Instance time (created -> ended), p50, of `runs` instances of `workflow` run one at a time.
 async fn instance_p50(api: &Api, workflow: &str, runs: usize) -> Result<f64> {
     let mut samples = Vec::new();
     for _ in 0..runs {
-        let id = api.start(workflow).await?;
-        let detail = api.wait_succeeded(&id, Duration::from_millis(2)).await?;
-        samples.extend(millis(
-            detail["created_at"].as_str().unwrap_or_default(),
-            detail["ended_at"].as_str().unwrap_or_default(),
-        ));
+        samples.extend(api.instance_time_ms(workflow, Duration::from_millis(2)).await?);
     }
     Ok(percentile(&mut samples, 50.0))
 }

@@ -172,6 +172,15 @@ impl Api {
         }
     }
 
+    /// Starts an instance of `workflow`, waits (polling every `poll`) until it succeeded, and
+    /// returns its time from created to ended as the server recorded them.
+    pub async fn instance_time_ms(&self, workflow: &str, poll: Duration) -> Result<Option<f64>> {
+        let id = self.start(workflow).await?;
+        let detail = self.wait_succeeded(&id, poll).await?;
+        let (created, ended) = (detail["created_at"].as_str(), detail["ended_at"].as_str());
+        Ok(crate::stats::millis(created.unwrap_or_default(), ended.unwrap_or_default()))
+    }
+
     /// Waits until `workflow` has no queued or running instance.
     pub async fn drain(&self, workflow: &str, poll: Duration) -> Result<Value> {
         loop {

@@ -3,7 +3,7 @@
 
 use crate::scenarios::Figures;
 use crate::server::Api;
-use crate::stats::{millis, percentile};
+use crate::stats::percentile;
 use anyhow::Result;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -31,10 +31,7 @@ pub async fn chain(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let (mut nested, mut flat) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         for (workflow, samples) in [(&top, &mut nested), (&inline, &mut flat)] {
-            let id = api.start(workflow).await?;
-            let detail = api.wait_succeeded(&id, Duration::from_millis(2)).await?;
-            let (created, ended) = (detail["created_at"].as_str(), detail["ended_at"].as_str());
-            samples.extend(millis(created.unwrap_or_default(), ended.unwrap_or_default()));
+            samples.extend(api.instance_time_ms(workflow, Duration::from_millis(2)).await?);
         }
     }
     let (nested, flat) = (percentile(&mut nested, 50.0), percentile(&mut flat, 50.0));
