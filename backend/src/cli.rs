@@ -26,6 +26,9 @@ enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
+    /// Run user code for a server (started by `trellis serve`, not by people).
+    #[command(hide = true)]
+    SandboxWorker(crate::sandbox::worker::WorkerLimits),
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +45,10 @@ enum UserCommand {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::SandboxWorker(limits) = cli.command {
+        // Before logging or an async runtime: a worker starts no threads (see `sandbox::worker`).
+        return crate::sandbox::worker::main(limits);
+    }
     crate::server::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     match runtime.block_on(run(cli)) {
@@ -62,6 +69,7 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::User(cmd) => user(cli.db, cmd).await,
+        Command::SandboxWorker(_) => bail!("`sandbox-worker` runs before the async runtime (see `main`)"),
     }
 }
 

@@ -99,6 +99,21 @@ pub struct ServeConfig {
     /// not per the proxy's.
     #[arg(long, env = "TRELLIS_BEHIND_PROXY", default_value_t = false)]
     pub behind_proxy: bool,
+    /// Sandbox worker processes, which run every expression, template and script (default:
+    /// one per core).
+    #[arg(long, env = "TRELLIS_SANDBOX_WORKERS")]
+    pub sandbox_workers: Option<usize>,
+    /// Memory one sandbox worker may allocate for user code, in MiB (a script's own
+    /// `memory_mb` holds within it).
+    #[arg(long, env = "TRELLIS_SANDBOX_MEMORY_MB", default_value_t = 256)]
+    pub sandbox_memory_mb: u64,
+    /// Wall-clock deadline of one evaluation of a node's expressions (and of a check), in
+    /// ms; past it the worker is killed and the attempt fails.
+    #[arg(long, env = "TRELLIS_SANDBOX_TIMEOUT_MS", default_value_t = 10_000)]
+    pub sandbox_timeout_ms: u64,
+    /// The program sandbox workers run (`PROGRAM sandbox-worker`); default: this binary.
+    #[arg(long, env = "TRELLIS_SANDBOX_WORKER")]
+    pub sandbox_worker: Option<PathBuf>,
 }
 
 /// Who may read `/metrics` (it names workflows and shows load).
@@ -110,6 +125,23 @@ pub enum MetricsAccess {
 }
 
 impl ServeConfig {
+    /// The sandbox's settings: the worker program defaults to the running binary.
+    pub fn sandbox(&self) -> anyhow::Result<crate::sandbox::SandboxSettings> {
+        let program = match &self.sandbox_worker {
+            Some(path) => path.clone(),
+            None => std::env::current_exe().map_err(|e| {
+                anyhow::anyhow!("cannot find this binary to run sandbox workers ({e}); set TRELLIS_SANDBOX_WORKER")
+            })?,
+        };
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Ok(crate::sandbox::SandboxSettings {
+            program,
+            workers: self.sandbox_workers.filter(|&n| n > 0).unwrap_or(cores),
+            memory_mib: self.sandbox_memory_mb.max(16),
+            timeout_ms: self.sandbox_timeout_ms.max(100),
+        })
+    }
+
     /// Settings for a server on a free loopback port: what tests and examples start from.
     pub fn local() -> Self {
         ServeConfig {
@@ -136,6 +168,10 @@ impl ServeConfig {
             metrics: MetricsAccess::Token,
             metrics_token: None,
             behind_proxy: false,
+            sandbox_workers: None,
+            sandbox_memory_mb: 256,
+            sandbox_timeout_ms: 10_000,
+            sandbox_worker: None,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! * [`triggers`]: webhook and cron triggers.
 //! * [`jobs`]: bulk jobs over many instances and the retention sweeper.
 //! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
+//! * [`sandbox`]: where user code runs: the pool of sandbox worker processes, and the worker.
 //! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
 //! * [`digest`]: SHA-256, for what is named or compared without being kept.
 //! * [`http_client`]: the one builder of outbound HTTP clients (rustls on ring, Mozilla roots).
@@ -24,6 +25,7 @@ pub mod events;
 pub mod http;
 pub mod http_client;
 pub mod jobs;
+pub mod sandbox;
 pub mod server;
 pub mod store;
 pub mod triggers;

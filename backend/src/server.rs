@@ -8,6 +8,7 @@ use crate::engine::outputs::OutputCaps;
 use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
 use crate::jobs::{retention::Sweeper, JobLoop};
+use crate::sandbox::Sandbox;
 use crate::store;
 use crate::triggers::fire::FireLoop;
 use anyhow::{Context, Result};
@@ -51,7 +52,8 @@ impl Server {
             TcpListener::bind(serve.listen).await.with_context(|| format!("cannot listen on {}", serve.listen))?;
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
-        let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?);
+        let sandbox = Sandbox::start(serve.sandbox()?).await?;
+        let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?, sandbox);
         if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
         }

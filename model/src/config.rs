@@ -4,6 +4,7 @@
 //! the others; [`check_config`] parses it into the type's struct and reports what is wrong
 //! with a JSON path relative to the node (`config.url`).
 
+use crate::validate::SyntaxCheck;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -262,7 +263,14 @@ impl ConfigProblem {
 }
 
 /// Parses and checks the config of a node of `kind`, returning every problem found.
+/// Expressions are compiled in this process (see [`check_config_with`]).
 pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
+    let expressions = crate::expr::Expressions::default();
+    check_config_with(kind, config, &mut |text| expressions.check(text))
+}
+
+/// [`check_config`], with each expression's syntax judged by `syntax`.
+pub fn check_config_with(kind: NodeKind, config: &Value, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
     match kind {
         NodeKind::Noop | NodeKind::WaitSignal => parse::<EmptyConfig>(config).err().into_iter().collect(),
         NodeKind::Delay => with_parsed(config, check_delay),
@@ -272,11 +280,11 @@ pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
         NodeKind::Fail => with_parsed(config, |_: FailConfig| Vec::new()),
         NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
         NodeKind::Script => with_parsed(config, check_script),
-        NodeKind::Subworkflow => with_parsed(config, check_subworkflow),
+        NodeKind::Subworkflow => with_parsed(config, |c| check_subworkflow(c, syntax)),
     }
 }
 
-fn check_subworkflow(c: SubworkflowConfig) -> Vec<ConfigProblem> {
+fn check_subworkflow(c: SubworkflowConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
     let mut problems = required("workflow", &c.workflow);
     if problems.is_empty() && !is_uuid(&c.workflow) {
         problems.push(ConfigProblem::at("workflow", "`workflow` must be a workflow id (a UUID)"));
@@ -289,7 +297,7 @@ fn check_subworkflow(c: SubworkflowConfig) -> Vec<ConfigProblem> {
     if let Some(input) = &c.input {
         if input.trim().is_empty() {
             problems.push(ConfigProblem::at("input", "`input` is empty; omit it to pass the parent's input"));
-        } else if let Err(e) = crate::expr::Expressions::default().check(input) {
+        } else if let Err(e) = syntax(input) {
             problems.push(ConfigProblem::at("input", format!("`input` is not a valid expression: {e}")));
         }
     }

@@ -24,4 +24,4 @@ pub mod validate;
 
 pub use definition::{Definition, Edge, EdgeWhen, KeyReuse, Node, OnLimit, Position, RetryPolicy, Settings};
 pub use status::{InstanceStatus, NodeStatus};
-pub use validate::{validate, Issue, Limits, Report};
+pub use validate::{validate, validate_with, Issue, Limits, Report, SyntaxCheck};

@@ -5,7 +5,7 @@
 
 mod graph;
 
-use crate::config::{branch_outcomes, check_config, NodeKind};
+use crate::config::{branch_outcomes, check_config_with, NodeKind};
 use crate::definition::{Definition, EdgeWhen, Node};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -91,8 +91,21 @@ impl Report {
     }
 }
 
-/// Validates `def` against `limits`, reporting every problem found.
+/// Checks one expression's syntax: `Err` says what is wrong with it.
+pub type SyntaxCheck<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
+
+/// Validates `def` against `limits`, reporting every problem found. Expressions are
+/// compiled here, in this process: what the designer (in the browser) does. The server
+/// compiles them in its sandbox workers instead, through [`validate_with`].
 pub fn validate(def: &Definition, limits: &Limits) -> Report {
+    let expressions = crate::expr::Expressions::default();
+    validate_with(def, limits, &mut |text| expressions.check(text))
+}
+
+/// [`validate`], with each expression's syntax judged by `syntax`, called in a fixed order
+/// for the same definition (so a caller can collect the texts in one pass, compile them
+/// elsewhere, and answer from the results in a second).
+pub fn validate_with(def: &Definition, limits: &Limits, syntax: &mut SyntaxCheck<'_>) -> Report {
     let mut errors = Vec::new();
     if let Some(too_big) = check_limits(def, limits) {
         // Deeper analysis of an oversized graph is wasted work and a denial-of-service lever.
@@ -101,8 +114,8 @@ pub fn validate(def: &Definition, limits: &Limits) -> Report {
     if def.nodes.is_empty() {
         errors.push(Issue::new("empty_graph", "the workflow has no nodes; add at least one").path("nodes"));
     }
-    check_settings(def, &mut errors);
-    let known = check_nodes(&def.nodes, &mut errors);
+    check_settings(def, &mut errors, syntax);
+    let known = check_nodes(&def.nodes, &mut errors, syntax);
     check_edges(def, &known, &mut errors);
     errors.extend(graph::cycles(def));
     let warnings = graph::reachability_warnings(def);
@@ -130,7 +143,7 @@ fn check_limits(def: &Definition, limits: &Limits) -> Option<Issue> {
 /// Longer than any sensible `input.a.b` path: a guard, not a style rule.
 const MAX_CONCURRENCY_KEY_EXPRESSION: usize = 1_000;
 
-fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
+fn check_settings(def: &Definition, errors: &mut Vec<Issue>, syntax: &mut SyntaxCheck<'_>) {
     let s = &def.settings;
     let positive = [
         ("max_concurrent_instances", s.max_concurrent_instances.map(u64::from)),
@@ -149,11 +162,11 @@ fn check_settings(def: &Definition, errors: &mut Vec<Issue>) {
     if s.timeout_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
         errors.push(too_long("invalid_settings", "settings.timeout_ms".into()));
     }
-    check_concurrency_key(s, errors);
+    check_concurrency_key(s, errors, syntax);
 }
 
 /// A concurrency key is an expression; `max_per_key` means nothing without one.
-fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>) {
+fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>, syntax: &mut SyntaxCheck<'_>) {
     let issue =
         |field: &str, message: String| Issue::new("invalid_settings", message).path(format!("settings.{field}"));
     match s.concurrency_key.as_deref().map(str::trim) {
@@ -171,7 +184,7 @@ fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>) {
             format!("`concurrency_key` is longer than {MAX_CONCURRENCY_KEY_EXPRESSION} characters"),
         )),
         Some(key) => {
-            if let Err(e) = crate::expr::Expressions::default().check(key) {
+            if let Err(e) = syntax(key) {
                 let why = e.strip_prefix("invalid expression: ").unwrap_or(&e);
                 errors.push(issue("concurrency_key", format!("`concurrency_key` is not a valid expression: {why}")));
             }
@@ -180,7 +193,11 @@ fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>) {
 }
 
 /// Checks each node on its own; returns the kinds of the nodes whose ids are usable.
-fn check_nodes<'a>(nodes: &'a [Node], errors: &mut Vec<Issue>) -> HashMap<&'a str, Option<NodeKind>> {
+fn check_nodes<'a>(
+    nodes: &'a [Node],
+    errors: &mut Vec<Issue>,
+    syntax: &mut SyntaxCheck<'_>,
+) -> HashMap<&'a str, Option<NodeKind>> {
     let mut known = HashMap::new();
     for (i, node) in nodes.iter().enumerate() {
         let at = |field: &str| format!("nodes[{i}]{field}");
@@ -216,7 +233,7 @@ fn check_nodes<'a>(nodes: &'a [Node], errors: &mut Vec<Issue>) -> HashMap<&'a st
                 .path(at(".type")),
             ),
             Some(kind) => {
-                for p in check_config(kind, &node.config) {
+                for p in check_config_with(kind, &node.config, syntax) {
                     errors
                         .push(Issue::new("invalid_config", p.message).node(&node.id).path(at(&format!(".{}", p.path))));
                 }

@@ -73,9 +73,12 @@ impl Engine {
         };
         match self.start(request).await {
             Ok(started) => Ok(started.id),
-            Err(e @ (EngineError::Store(_) | EngineError::Internal(_) | EngineError::LimitReached(_))) => {
-                Err(transient(&e))
-            }
+            Err(
+                e @ (EngineError::Store(_)
+                | EngineError::Internal(_)
+                | EngineError::Unavailable(_)
+                | EngineError::LimitReached(_)),
+            ) => Err(transient(&e)),
             Err(e) => Err(permanent(format!("could not start the child instance: {e}"))),
         }
     }

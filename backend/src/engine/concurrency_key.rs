@@ -5,9 +5,9 @@
 //! group such instances under null: a typo in the expression or a start without the field
 //! would otherwise put every such instance under one key, silently serializing them.
 
-use super::nodes::eval;
 use super::plan::Plan;
 use super::EngineError;
+use crate::sandbox::{Cause, Job, Sandbox};
 use crate::store::Held;
 use serde_json::{json, Value};
 
@@ -16,14 +16,22 @@ pub const MAX_KEY_BYTES: usize = 512;
 
 /// The key of an instance started with `input`, as JSON text (so the number 1 and the
 /// string "1" are different keys); `None` if the workflow has no `concurrency_key`.
-pub async fn evaluate(plan: &Plan, input: &Value) -> Result<Option<String>, EngineError> {
+pub async fn evaluate(plan: &Plan, input: &Value, sandbox: &Sandbox) -> Result<Option<String>, EngineError> {
     let Some((expression, _)) = &plan.concurrency_key else { return Ok(None) };
-    let (source, context) = (expression.clone(), json!({ "input": input }));
-    let value = eval::shared()
-        .run(move |x| x.eval(&source, &context))
+    let context = json!({ "input": input });
+    let value = sandbox
+        .evaluate(vec![Job::Eval(expression.clone())], &context, None)
         .await
-        .map_err(|e| EngineError::Internal(anyhow::anyhow!(e)))?
-        .map_err(|e| refused(expression, format!("failed: {e}")))?;
+        .map_err(|stopped| match stopped.cause {
+            // The key's own doing: a limit it met.
+            Cause::Memory | Cause::Time | Cause::Cpu | Cause::Stack => {
+                refused(expression, format!("failed: {stopped}"))
+            }
+            _ => EngineError::Unavailable(format!("the concurrency key could not be evaluated: {stopped}")),
+        })?
+        .map_err(|e| refused(expression, format!("failed: {e}")))?
+        .pop()
+        .unwrap_or(Value::Null);
     match &value {
         Value::Null => Err(refused(
             expression,

@@ -15,6 +15,9 @@ pub enum EngineError {
     /// Input a client can fix.
     #[error("{0}")]
     Invalid(String),
+    /// Passing trouble outside the database (a sandbox worker lost mid-evaluation): try again.
+    #[error("{0}")]
+    Unavailable(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

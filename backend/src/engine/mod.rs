@@ -28,6 +28,7 @@ pub use start::{ParentLink, StartRequest, Started};
 pub use tasks::TaskLease;
 
 use crate::events::EventBus;
+use crate::sandbox::Sandbox;
 use crate::store::DynStore;
 use anyhow::Context;
 use nodes::http::{HttpRunner, OutboundPolicy};
@@ -78,8 +79,8 @@ pub struct Engine {
 
 impl Engine {
     /// A new engine with its commit lanes running (so: inside a tokio runtime).
-    pub fn new(store: DynStore, config: EngineConfig) -> Arc<Engine> {
-        let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()) };
+    pub fn new(store: DynStore, config: EngineConfig, sandbox: Arc<Sandbox>) -> Arc<Engine> {
+        let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()), sandbox };
         let lanes = config.commit_lanes;
         let engine = Arc::new(Engine {
             store,
@@ -98,6 +99,12 @@ impl Engine {
         });
         let _ = engine.lanes.set(committer::Lanes::spawn(&engine, lanes));
         engine
+    }
+
+    /// Where user code runs: node expressions and scripts, and also validation, previews,
+    /// concurrency keys and webhook mappings.
+    pub fn sandbox(&self) -> &Arc<Sandbox> {
+        &self.runtime.sandbox
     }
 
     /// The caps on stored outputs (a script preview is held to the per-node one).

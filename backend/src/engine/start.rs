@@ -94,7 +94,7 @@ impl Engine {
         let plan = self.plan(workflow, version).await?;
         // The workflow's concurrency limits (and key) are those of its latest version.
         let limits = self.plan(workflow, latest).await?;
-        let concurrency_key = super::concurrency_key::evaluate(&limits, &input).await?;
+        let concurrency_key = super::concurrency_key::evaluate(&limits, &input, self.sandbox()).await?;
         let now = Utc::now();
         let row = InstanceRow {
             id: Uuid::now_v7(),

@@ -1,19 +1,29 @@
 //! The server's validation of a definition: the model's rules (the ones the designer runs in
-//! the browser), plus what only the server can check — that every script compiles. The model
-//! crate also builds for the browser, where there is no QuickJS to compile with.
+//! the browser), with every expression compiled in the sandbox rather than in this process
+//! (minijinja folds constants while compiling, which user text can make allocate without
+//! bound), plus what only the server can check — that every script compiles.
 
-use super::nodes::script::{self, Failure, FailureKind};
+use crate::sandbox::script::{Failure, FailureKind};
+use crate::sandbox::Sandbox;
 use trellis_model::config::{NodeKind, ScriptConfig};
 use trellis_model::{Definition, Issue, Limits, Report};
 
 /// Validates `def` as a save or a publish must: every problem at once.
-pub async fn validate(def: &Definition, limits: &Limits) -> Report {
-    let mut report = trellis_model::validate(def, limits);
+pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> Report {
+    // The model calls back for each expression in a fixed order: the first pass collects
+    // them, the sandbox compiles them, the second pass reads the results.
+    let mut texts = Vec::new();
+    trellis_model::validate_with(def, limits, &mut |text| {
+        texts.push(text.to_owned());
+        Ok(())
+    });
+    let syntax = sandbox.syntax_of(texts).await;
+    let mut report = trellis_model::validate_with(def, limits, &mut |text| syntax.get(text).cloned().unwrap_or(Ok(())));
     if report.errors.iter().any(|e| matches!(e.code.as_str(), "too_large" | "too_many_nodes" | "too_many_edges")) {
         // An oversized definition is not analysed further (see `trellis_model::validate`).
         return report;
     }
-    let problems = script_problems(def).await;
+    let problems = script_problems(def, sandbox).await;
     report.valid &= problems.is_empty();
     report.errors.extend(problems);
     report
@@ -22,7 +32,7 @@ pub async fn validate(def: &Definition, limits: &Limits) -> Report {
 /// A problem for each script node whose source does not compile, at `nodes[i].config.source`
 /// with the script's own line and column. Nodes whose config is invalid otherwise are left
 /// to the model's checks. Compiling runs none of the script.
-async fn script_problems(def: &Definition) -> Vec<Issue> {
+async fn script_problems(def: &Definition, sandbox: &Sandbox) -> Vec<Issue> {
     let scripts: Vec<(usize, String)> = def
         .nodes
         .iter()
@@ -35,15 +45,16 @@ async fn script_problems(def: &Definition) -> Vec<Issue> {
         return Vec::new();
     }
     let sources: Vec<String> = scripts.iter().map(|(_, source)| source.clone()).collect();
-    let compiled = script::compile_all(sources).await;
+    let compiled = sandbox.check(Vec::new(), sources).await;
     let mut problems = Vec::new();
     for (n, (i, _)) in scripts.iter().enumerate() {
         let message = match &compiled {
-            Ok(results) => match &results[n] {
-                Ok(()) => continue,
-                Err(failure) => syntax_message(failure),
+            Ok(checked) => match checked.scripts.get(n) {
+                Some(Ok(())) => continue,
+                Some(Err(failure)) => syntax_message(failure),
+                None => "the script could not be checked; try again".to_owned(),
             },
-            Err(stopped) => format!("the script could not be checked ({stopped}); try again"),
+            Err(stopped) => format!("the script could not be checked: {stopped}"),
         };
         let node = &def.nodes[*i];
         problems.push(Issue::new("script_syntax", message).node(&node.id).path(format!("nodes[{i}].config.source")));

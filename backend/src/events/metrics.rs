@@ -100,6 +100,7 @@ impl Metrics {
             "Transitions this process committed (in its batches)",
             self.commit_transitions.clone(),
         );
+        crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
             "trellis_sse_history_reads",

@@ -1,12 +1,14 @@
 //! Scripts: `POST /scripts/preview` runs a `script` node's source against sample values in
-//! the sandbox, threads and limits an attempt gets, so the designer can try a script before
+//! the sandbox workers and with the limits an attempt gets, so the designer can try a script before
 //! publishing it. Nothing is stored.
 
 use super::auth::{AsEditor, Authed};
 use super::error::{problem, ApiError, ApiResult};
 use super::extract::ApiJson;
 use super::AppState;
-use crate::engine::nodes::script::{self, Failure, FailureKind, Script};
+use crate::engine::nodes::script;
+use crate::sandbox::script::{Failure, FailureKind, Script};
+use crate::sandbox::{Cause, Stopped};
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -14,11 +16,11 @@ use axum::Json;
 use serde_json::{json, Value};
 use std::time::Duration;
 use trellis_model::api::{Problem, ScriptPreview, ScriptPreviewRequest, ScriptProblem};
-use trellis_model::config::{check_config, NodeKind, ScriptConfig};
+use trellis_model::config::{check_config_with, NodeKind, ScriptConfig};
 use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-/// How long a preview waits for a free script thread on top of its own time limit.
+/// How long a preview waits for a free sandbox worker on top of its own time limit.
 const QUEUE_WAIT: Duration = Duration::from_secs(5);
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -39,7 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
             body = ScriptProblem,
             content_type = "application/problem+json"
         ),
-        (status = 503, description = "Every script thread stayed busy; try again", body = Problem),
+        (status = 503, description = "Every sandbox worker stayed busy; try again", body = Problem),
     )
 )]
 async fn preview(
@@ -59,10 +61,11 @@ async fn preview(
         now: chrono::Utc::now(),
         limits,
     };
-    let wait = Duration::from_millis(limits.timeout_ms) + QUEUE_WAIT;
-    let ran = match tokio::time::timeout(wait, script::run_script(sample)).await {
+    let deadline = script::deadline(&limits);
+    let ran = state.engine.sandbox().run_script(sample, deadline);
+    let ran = match tokio::time::timeout(deadline + QUEUE_WAIT, ran).await {
         Ok(Ok(ran)) => ran,
-        Ok(Err(stopped)) => return Err(ApiError::Internal(anyhow::anyhow!(stopped))),
+        Ok(Err(stopped)) => return Ok(refusal(&stopped_failure(stopped), Vec::new())),
         Err(_) => return Err(busy()),
     };
     let output = ran.output.and_then(|output| {
@@ -81,7 +84,8 @@ async fn preview(
 /// The config's own problems (an empty source, limits out of range), as a save reports them.
 fn check(config: &ScriptConfig) -> ApiResult<()> {
     let value = serde_json::to_value(config).map_err(|e| ApiError::Internal(e.into()))?;
-    let problems = check_config(NodeKind::Script, &value);
+    // A script's config holds no expression, so nothing is compiled here.
+    let problems = check_config_with(NodeKind::Script, &value, &mut |_| Ok(()));
     if problems.is_empty() {
         return Ok(());
     }
@@ -92,10 +96,21 @@ fn check(config: &ScriptConfig) -> ApiResult<()> {
     Err(ApiError::invalid("the script cannot be run as given; see `errors`", issues))
 }
 
+/// A worker that ended under the script (a limit it met in the sandbox, a crash), as a failure.
+fn stopped_failure(stopped: Stopped) -> Failure {
+    let kind = match stopped.cause {
+        Cause::Memory => FailureKind::Memory,
+        Cause::Time | Cause::Cpu => FailureKind::Time,
+        Cause::Stack => FailureKind::Stack,
+        _ => FailureKind::Engine,
+    };
+    Failure { kind, message: stopped.message, at: None }
+}
+
 fn busy() -> ApiError {
     ApiError::Rejected {
         status: StatusCode::SERVICE_UNAVAILABLE,
-        detail: "every script thread stayed busy; try the preview again shortly".into(),
+        detail: "every sandbox worker stayed busy; try the preview again shortly".into(),
     }
 }
 

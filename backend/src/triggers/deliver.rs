@@ -12,8 +12,8 @@
 
 use super::signature;
 use super::spec::WebhookSpec;
-use crate::engine::nodes::eval;
 use crate::engine::{Engine, EngineError, StartRequest};
+use crate::sandbox::{Cause, Job, Sandbox};
 use crate::store::{DeliveryRow, DynStore, TriggerRow};
 use chrono::{DateTime, Duration, Utc};
 use http::{HeaderMap, StatusCode};
@@ -107,7 +107,7 @@ async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Ste
     if let Some(limit) = d.spec.rate_limit_per_minute {
         rate_limit(store, d.trigger.id, limit, d.received_at).await.map_err(fail)?;
     }
-    let input = input(d).await.map_err(fail)?;
+    let input = input(d, engine.sandbox()).await.map_err(fail)?;
     let mut start = StartRequest::new(d.trigger.workflow_id, input);
     let dedupe_key = keys.digest.as_ref().map_or_else(|| keys.id.clone(), |digest| format!("sha256:{digest}"));
     start.idempotency_key = Some(format!("webhook:{}:{dedupe_key}", d.trigger.id));
@@ -143,9 +143,8 @@ async fn rate_limit(store: &DynStore, trigger: Uuid, per_minute: u32, now: DateT
 }
 
 /// The instance's input: the JSON body (an empty body is `null`), or the value of the
-/// trigger's input mapping over `{body, headers}`, evaluated on the evaluator's pool (never
-/// on the async worker answering the request).
-async fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
+/// trigger's input mapping over `{body, headers}`, evaluated in the sandbox.
+async fn input(d: &Delivery<'_>, sandbox: &Sandbox) -> Result<Value, Answer> {
     let body: Value = if d.body.iter().all(u8::is_ascii_whitespace) {
         Value::Null
     } else {
@@ -154,24 +153,31 @@ async fn input(d: &Delivery<'_>) -> Result<Value, Answer> {
     };
     let Some(mapping) = &d.spec.input_mapping else { return Ok(body) };
     let context = serde_json::json!({"body": body, "headers": header_map(d.headers)});
-    let mapping = mapping.clone();
-    let evaluated = eval::shared().run(move |x| x.eval(&mapping, &context));
-    // A bounded evaluation takes well under a second; this only answers a sender whose
-    // delivery waits behind a pool that is full.
-    let Ok(evaluated) = tokio::time::timeout(std::time::Duration::from_secs(10), evaluated).await else {
-        let reason = "the server is too busy to evaluate the trigger's input mapping; retry later";
-        return Err(Answer::Refused {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            reason: reason.into(),
-            retry_after: Some(5),
-        });
+    let evaluated = sandbox.evaluate(vec![Job::Eval(mapping.clone())], &context, None);
+    // A sender whose delivery waits behind a full sandbox is told to come back.
+    let waited = std::time::Duration::from_secs(10) + std::time::Duration::from_millis(sandbox.settings().timeout_ms);
+    let Ok(evaluated) = tokio::time::timeout(waited, evaluated).await else {
+        return Err(busy("the server is too busy to evaluate the trigger's input mapping; retry later".into()));
     };
-    evaluated.map_err(internal)?.map_err(|e| {
+    let refused = |e: String| {
         Answer::refused(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("the trigger's input mapping failed on this body: {e}"),
         )
-    })
+    };
+    match evaluated {
+        Ok(Ok(mut values)) => Ok(values.pop().unwrap_or(Value::Null)),
+        Ok(Err(e)) => Err(refused(e)),
+        Err(stopped) => match stopped.cause {
+            Cause::Memory | Cause::Time | Cause::Cpu | Cause::Stack => Err(refused(stopped.message)),
+            _ => Err(busy(format!("the trigger's input mapping could not be evaluated ({stopped}); retry later"))),
+        },
+    }
+}
+
+/// A 503 the sender should retry after a few seconds.
+fn busy(reason: String) -> Answer {
+    Answer::Refused { status: StatusCode::SERVICE_UNAVAILABLE, reason, retry_after: Some(5) }
 }
 
 fn header_map(headers: &HeaderMap) -> Value {
@@ -198,6 +204,7 @@ fn start_refused(e: EngineError) -> Answer {
         EngineError::LimitReached(m) => Answer::refused(StatusCode::TOO_MANY_REQUESTS, m),
         EngineError::TooLarge(m) => Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, m),
         EngineError::Invalid(m) => Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, m),
+        EngineError::Unavailable(m) => busy(m),
         EngineError::Store(e) => internal(e),
         EngineError::Internal(e) => internal(e),
     }

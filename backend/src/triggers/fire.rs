@@ -197,6 +197,7 @@ impl FireLoop {
             Ok(started) => self.log(t.id, Some(tick), "started", None, Some(started.id)).await,
             Err(EngineError::Store(e)) => return Err(Retry(e.to_string())),
             Err(EngineError::Internal(e)) => return Err(Retry(format!("{e:#}"))),
+            Err(EngineError::Unavailable(e)) => return Err(Retry(e)),
             Err(e) => self.log(t.id, Some(tick), "rejected", Some(e.to_string()), None).await,
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! `spec` column), and their validation: every problem listed with what to fix.
 
 use super::schedule::Schedule;
-use crate::engine::nodes::eval;
+use crate::sandbox::Sandbox;
 use serde::{Deserialize, Serialize};
 use trellis_model::Issue;
 
@@ -95,10 +95,12 @@ impl TriggerSpec {
         serde_json::from_value(value.clone()).map_err(|e| format!("a stored trigger spec does not parse: {e}"))
     }
 
-    /// Every problem with these settings; empty when they are usable.
-    pub fn check(&self) -> Vec<Issue> {
+    /// Every problem with these settings; empty when they are usable. An input mapping is
+    /// compiled in the sandbox (never run: a field of the body can only be checked against
+    /// a real body).
+    pub async fn check(&self, sandbox: &Sandbox) -> Vec<Issue> {
         match self {
-            TriggerSpec::Webhook(w) => w.check(),
+            TriggerSpec::Webhook(w) => w.check(sandbox).await,
             TriggerSpec::Cron(c) => match Schedule::new(c) {
                 Ok(_) => Vec::new(),
                 Err(issues) => issues,
@@ -108,14 +110,14 @@ impl TriggerSpec {
 }
 
 impl WebhookSpec {
-    fn check(&self) -> Vec<Issue> {
+    async fn check(&self, sandbox: &Sandbox) -> Vec<Issue> {
         let mut issues = Vec::new();
         if let Some(mapping) = &self.input_mapping {
             if mapping.trim().is_empty() || mapping.len() > MAX_MAPPING_LEN {
                 let message =
                     format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
                 issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
-            } else if let Err(e) = syntax_error(mapping) {
+            } else if let Some(Err(e)) = sandbox.syntax_of(vec![mapping.clone()]).await.remove(mapping) {
                 let message = format!(
                     "`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`"
                 );
@@ -132,11 +134,4 @@ impl WebhookSpec {
         }
         issues
     }
-}
-
-/// Compiles `mapping` the way deliveries will evaluate it, without evaluating it: only
-/// syntax errors count here (a reference to a field of the body can only be checked against
-/// a real body), and an evaluation would run the editor's code inside this request.
-fn syntax_error(mapping: &str) -> Result<(), String> {
-    eval::shared().expressions().check(mapping)
 }

@@ -55,6 +55,9 @@ impl TestApp {
         serve.max_body_bytes = 1024 * 1024;
         // `http` nodes in tests call servers the tests start on loopback.
         serve.http_allow = "127.0.0.0/8".into();
+        // Integration tests run in their own binary: the workers are the server's binary.
+        serve.sandbox_worker = Some(env!("CARGO_BIN_EXE_trellis").into());
+        serve.sandbox_workers = Some(2);
         configure(&mut serve);
         let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
         let addr = server.addr;

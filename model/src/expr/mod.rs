@@ -12,6 +12,7 @@
 
 mod builtins;
 mod meter;
+pub mod scope;
 
 pub use meter::Limits;
 

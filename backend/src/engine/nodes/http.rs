@@ -2,7 +2,8 @@
 //! refused unless listed in `TRELLIS_HTTP_ALLOW`. The policy is checked on the addresses
 //! the connection will actually use (a resolver wrapper), so DNS cannot rebind around it.
 
-use super::{evaluate, permanent, Attempt, Expressions, NodeResult};
+use super::{evaluate, permanent, Attempt, NodeResult};
+use crate::sandbox::{Job, Sandbox};
 use ipnet::IpNet;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde_json::{json, Map, Value};
@@ -117,14 +118,17 @@ impl HttpRunner {
         HttpRunner { client, policy }
     }
 
-    pub async fn run(&self, a: &Attempt<'_>) -> NodeResult {
+    pub async fn run(&self, a: &Attempt<'_>, sandbox: &Sandbox) -> NodeResult {
         let c: HttpConfig = match serde_json::from_value(a.node.config.clone()) {
             Ok(c) => c,
             Err(e) => return permanent(format!("invalid config: {e}")),
         };
-        let rendered = match evaluate(a, move |x, context| Rendered::new(c, x, context)).await {
-            Ok(Ok(rendered)) => rendered,
-            Ok(Err(e)) => return permanent(e),
+        let method = c.method.clone();
+        let rendered = match evaluate(sandbox, a, Rendered::jobs(c)).await {
+            Ok(values) => match Rendered::from_values(method, values) {
+                Ok(rendered) => rendered,
+                Err(e) => return permanent(e),
+            },
             Err(stopped) => return stopped,
         };
         let request = match self.build(rendered, a) {
@@ -183,7 +187,7 @@ impl HttpRunner {
     }
 }
 
-/// The node's config with its templates rendered (on the evaluator's pool).
+/// The node's config with its templates rendered (in the sandbox).
 struct Rendered {
     method: String,
     url: String,
@@ -192,15 +196,28 @@ struct Rendered {
 }
 
 impl Rendered {
-    fn new(c: HttpConfig, x: &Expressions, context: &Value) -> Result<Rendered, String> {
-        let url = x.render(&c.url, context)?;
-        let headers = c
-            .headers
-            .iter()
-            .map(|(name, value)| Ok((name.clone(), x.render(value, context)?)))
-            .collect::<Result<_, String>>()?;
-        let body = c.body.as_ref().map(|body| x.render_value(body, context)).transpose()?;
-        Ok(Rendered { method: c.method, url, headers, body })
+    /// The templates to render, in one request: the url, the headers, the body.
+    fn jobs(c: HttpConfig) -> Vec<Job> {
+        let headers = c.headers.into_iter().map(|(name, value)| (name, Value::String(value))).collect();
+        let mut jobs = vec![Job::Render(Value::String(c.url)), Job::Render(Value::Object(headers))];
+        jobs.extend(c.body.map(Job::Render));
+        jobs
+    }
+
+    /// The config again from what [`Rendered::jobs`] rendered.
+    fn from_values(method: String, values: Vec<Value>) -> Result<Rendered, String> {
+        let mut values = values.into_iter();
+        let (Some(Value::String(url)), Some(Value::Object(headers))) = (values.next(), values.next()) else {
+            return Err("the rendered url or headers came back in another shape".into());
+        };
+        let headers = headers
+            .into_iter()
+            .map(|(name, value)| match value {
+                Value::String(value) => (name, value),
+                other => (name, other.to_string()),
+            })
+            .collect();
+        Ok(Rendered { method, url, headers, body: values.next() })
     }
 }
 

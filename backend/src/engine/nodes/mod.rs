@@ -3,15 +3,14 @@
 //! that must wait returns [`NodeResult::Suspend`] and the engine records a durable timer,
 //! a task or a signal wait instead of holding a thread.
 
-pub mod eval;
 pub mod http;
 pub mod script;
 
-pub use trellis_model::expr::Expressions;
-
 use super::plan::PlanNode;
+use crate::sandbox::{Job, Sandbox};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use trellis_model::config::{
     BranchConfig, DelayConfig, FailConfig, NodeKind, SubworkflowConfig, TaskConfig, TransformConfig, VersionRef,
 };
@@ -54,68 +53,50 @@ pub struct Attempt<'a> {
 
 pub struct Runtime {
     pub http: http::HttpRunner,
+    /// Where every expression, template and script of a node runs.
+    pub sandbox: Arc<Sandbox>,
 }
 
 impl Runtime {
     pub async fn run(&self, a: &Attempt<'_>) -> NodeResult {
-        match a.node.kind {
+        self.run_logged(a).await.0
+    }
+
+    /// Runs the attempt, with the lines it logged (only scripts log).
+    pub async fn run_logged(&self, a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
+        let sandbox = &self.sandbox;
+        let result = match a.node.kind {
             NodeKind::Noop => done(json!({})),
             NodeKind::Delay => config(a).map_or_else(|e| e, |c: DelayConfig| delay(c, a.now)),
-            NodeKind::Http => self.http.run(a).await,
-            NodeKind::Transform => evaluated(a, transform).await,
-            NodeKind::Branch => evaluated(a, branch).await,
-            NodeKind::Fail => match config::<FailConfig>(a) {
-                Ok(c) => {
-                    let attempt = a.attempt;
-                    evaluate(a, move |x, context| fail(c, x, context, attempt)).await.unwrap_or_else(|stopped| stopped)
-                }
-                Err(invalid) => invalid,
-            },
+            NodeKind::Http => self.http.run(a, sandbox).await,
+            NodeKind::Transform => transform(sandbox, a).await.unwrap_or_else(|stopped| stopped),
+            NodeKind::Branch => branch(sandbox, a).await.unwrap_or_else(|stopped| stopped),
+            NodeKind::Fail => fail(sandbox, a).await.unwrap_or_else(|stopped| stopped),
             NodeKind::WaitSignal => NodeResult::Suspend(Suspend::Signal),
-            NodeKind::Task => evaluated(a, task).await,
-            NodeKind::Script => script::run(a).await.0,
-            NodeKind::Subworkflow => evaluated(a, subworkflow).await,
-        }
-    }
-
-    /// Runs the attempt like [`Runtime::run`], with the lines it logged (only scripts log).
-    pub async fn run_logged(&self, a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
-        match a.node.kind {
-            NodeKind::Script => script::run(a).await,
-            _ => (self.run(a).await, Vec::new()),
-        }
+            NodeKind::Task => task(sandbox, a).await.unwrap_or_else(|stopped| stopped),
+            NodeKind::Script => return script::run(sandbox, a).await,
+            NodeKind::Subworkflow => subworkflow(sandbox, a).await.unwrap_or_else(|stopped| stopped),
+        };
+        (result, Vec::new())
     }
 }
 
-/// Runs `work` over the attempt's context on the evaluator's pool, within the node's
-/// `timeout_ms`. The engine's durable timer is what ends a timed-out attempt (as
-/// `timed_out`); this deadline, just past it, only stops the attempt waiting.
-async fn evaluate<T: Send + 'static>(
-    a: &Attempt<'_>,
-    work: impl FnOnce(&Expressions, &Value) -> T + Send + 'static,
-) -> Result<T, NodeResult> {
-    let context = a.context.clone();
-    let run = eval::shared().run(move |x| work(x, &context));
-    let result = match a.node.timeout_ms {
-        Some(ms) => match tokio::time::timeout(backstop(ms), run).await {
-            Ok(result) => result,
-            Err(_) => return Err(NodeResult::Failed { error: format!("timed out after {ms} ms"), retryable: true }),
-        },
-        None => run.await,
-    };
-    result.map_err(|error| NodeResult::Failed { error, retryable: true })
+/// Evaluates a node's `jobs` over the attempt's context in the sandbox, within the node's
+/// `timeout_ms` (the engine's durable timer is what ends a timed-out attempt, as
+/// `timed_out`; this deadline, just past it, only stops the worker). The user's error (a
+/// typo, a type error) fails the attempt for good; the sandbox's (a limit, a crash) is
+/// retried per the node's policy.
+async fn evaluate(sandbox: &Sandbox, a: &Attempt<'_>, jobs: Vec<Job>) -> Result<Vec<Value>, NodeResult> {
+    match sandbox.evaluate(jobs, &a.context, a.node.timeout_ms.map(backstop)).await {
+        Ok(Ok(values)) => Ok(values),
+        Ok(Err(error)) => Err(permanent(error)),
+        Err(stopped) => Err(NodeResult::Failed { error: stopped.message, retryable: true }),
+    }
 }
 
-/// Runs a node type whose config holds expressions: its config is read, then `run` works
-/// on it over the attempt's context on the evaluator's pool (see [`evaluate`]).
-async fn evaluated<C>(a: &Attempt<'_>, run: fn(C, &Expressions, &Value) -> NodeResult) -> NodeResult
-where
-    C: serde::de::DeserializeOwned + Send + 'static,
-{
-    match config(a) {
-        Ok(c) => evaluate(a, move |x, context| run(c, x, context)).await.unwrap_or_else(|stopped| stopped),
-        Err(invalid) => invalid,
-    }
+/// The value of a node's one expression.
+async fn evaluate_one(sandbox: &Sandbox, a: &Attempt<'_>, job: Job) -> Result<Value, NodeResult> {
+    Ok(evaluate(sandbox, a, vec![job]).await?.into_iter().next().unwrap_or(Value::Null))
 }
 
 /// A deadline just past a node's timeout, for work the durable timer ends.
@@ -123,18 +104,19 @@ pub fn backstop(timeout_ms: u64) -> std::time::Duration {
     std::time::Duration::from_millis(timeout_ms) + std::time::Duration::from_secs(1)
 }
 
-fn transform(c: TransformConfig, x: &Expressions, context: &Value) -> NodeResult {
-    match x.eval(&c.expression, context) {
-        Ok(output) => done(output),
-        Err(e) => permanent(e),
-    }
+async fn transform(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, NodeResult> {
+    let c: TransformConfig = config(a)?;
+    Ok(done(evaluate_one(sandbox, a, Job::Eval(c.expression)).await?))
 }
 
-fn branch(c: BranchConfig, x: &Expressions, context: &Value) -> NodeResult {
-    let value = match x.eval(&c.condition, context) {
-        Ok(v) => v,
-        Err(e) => return permanent(e),
-    };
+async fn branch(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, NodeResult> {
+    let c: BranchConfig = config(a)?;
+    let value = evaluate_one(sandbox, a, Job::Eval(c.condition.clone())).await?;
+    Ok(choose(&c, value))
+}
+
+/// The outcome a branch's condition picked.
+fn choose(c: &BranchConfig, value: Value) -> NodeResult {
     let label = match &value {
         Value::Bool(b) => b.to_string(),
         Value::String(s) => s.clone(),
@@ -149,30 +131,45 @@ fn branch(c: BranchConfig, x: &Expressions, context: &Value) -> NodeResult {
     NodeResult::Done { output: json!({"outcome": label}), outcome: Some(label) }
 }
 
-fn task(c: TaskConfig, x: &Expressions, context: &Value) -> NodeResult {
-    let input = match &c.input {
-        Some(template) => match x.render_value(template, context) {
-            Ok(v) => v,
-            Err(e) => return permanent(e),
-        },
-        None => context.get("input").cloned().unwrap_or(Value::Null),
+async fn task(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, NodeResult> {
+    let c: TaskConfig = config(a)?;
+    let input = match c.input {
+        Some(template) => evaluate_one(sandbox, a, Job::Render(template)).await?,
+        None => a.context.get("input").cloned().unwrap_or(Value::Null),
     };
-    NodeResult::Suspend(Suspend::Task { queue: c.queue, input })
+    Ok(NodeResult::Suspend(Suspend::Task { queue: c.queue, input }))
 }
 
 /// The child's input (the `input` expression, else the parent's input); the engine starts it.
-fn subworkflow(c: SubworkflowConfig, x: &Expressions, context: &Value) -> NodeResult {
+async fn subworkflow(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, NodeResult> {
+    let c: SubworkflowConfig = config(a)?;
     let Ok(workflow) = c.workflow.trim().parse() else {
-        return permanent(format!("`workflow` is not a workflow id: {}", c.workflow));
+        return Err(permanent(format!("`workflow` is not a workflow id: {}", c.workflow)));
     };
-    let input = match &c.input {
-        Some(expression) => match x.eval(expression, context) {
-            Ok(v) => v,
-            Err(e) => return permanent(e),
+    let input = match c.input {
+        Some(expression) => evaluate_one(sandbox, a, Job::Eval(expression)).await?,
+        None => a.context.get("input").cloned().unwrap_or(Value::Null),
+    };
+    Ok(NodeResult::Suspend(Suspend::Child { workflow, version: c.version, input }))
+}
+
+/// Fails the first `fail_attempts` attempts (retryably), then succeeds; without it, always
+/// fails. Its `message` is a template over the attempt's context (`{{ input.order }}`).
+async fn fail(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, NodeResult> {
+    let c: FailConfig = config(a)?;
+    if c.fail_attempts.is_some_and(|n| a.attempt > n) {
+        return Ok(done(json!({"attempt": a.attempt})));
+    }
+    let error = match c.message {
+        Some(template) => match evaluate_one(sandbox, a, Job::Render(Value::String(template.clone()))).await {
+            Ok(Value::String(message)) => message,
+            Ok(other) => other.to_string(),
+            Err(NodeResult::Failed { error, .. }) => format!("{template} ({error})"),
+            Err(other) => return Err(other),
         },
-        None => context.get("input").cloned().unwrap_or(Value::Null),
+        None => "failed on purpose".to_owned(),
     };
-    NodeResult::Suspend(Suspend::Child { workflow, version: c.version, input })
+    Ok(NodeResult::Failed { error, retryable: true })
 }
 
 fn config<T: serde::de::DeserializeOwned>(a: &Attempt<'_>) -> Result<T, NodeResult> {
@@ -197,17 +194,4 @@ fn delay(c: DelayConfig, now: DateTime<Utc>) -> NodeResult {
         (None, None) => return permanent("a delay needs `duration_ms` or `until`".into()),
     };
     NodeResult::Suspend(Suspend::Until(until))
-}
-
-/// Fails the first `fail_attempts` attempts (retryably), then succeeds; without it, always
-/// fails. Its `message` is a template over the attempt's context (`{{ input.order }}`).
-fn fail(c: FailConfig, x: &Expressions, context: &Value, attempt: u32) -> NodeResult {
-    if c.fail_attempts.is_some_and(|n| attempt > n) {
-        return done(json!({"attempt": attempt}));
-    }
-    let error = match c.message {
-        Some(template) => x.render(&template, context).unwrap_or_else(|e| format!("{template} ({e})")),
-        None => "failed on purpose".to_owned(),
-    };
-    NodeResult::Failed { error, retryable: true }
 }

@@ -1,21 +1,22 @@
-//! The `script` node: a JavaScript function body run in the sandbox (`sandbox.rs`, which says
-//! why QuickJS) on the script threads (`pool.rs`). The script sees `input`, `nodes`
+//! The `script` node: a JavaScript function body run in QuickJS inside a sandbox worker
+//! (`sandbox/worker/quickjs.rs` says why QuickJS). The script sees `input`, `nodes`
 //! (`nodes.<id>.output`, `.status`) and `instance` (`id`, `workflow_id`, `version`,
 //! `trace_id`, and this attempt's `node` and `attempt`); what it returns is the node's output
 //! (`undefined` is `null`). Its `console` lines are kept with the attempt.
 
-mod logs;
-mod pool;
-pub mod sandbox;
-
-pub use sandbox::{check_syntax, Failure, FailureKind, Limits, Position, Ran, Script};
-
 use super::{Attempt, NodeResult};
+use crate::sandbox::script::{Failure, FailureKind, Limits, Script};
+use crate::sandbox::Sandbox;
 use serde_json::{json, Value};
+use std::time::Duration;
 use trellis_model::config::ScriptConfig;
 
+/// Past a script's own time limit (which the worker enforces), how long the server waits
+/// before it kills the worker: converting a large result still takes a moment.
+const GRACE: Duration = Duration::from_secs(1);
+
 /// Runs one attempt of a script node: its result, and the lines it logged.
-pub async fn run(a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
+pub async fn run(sandbox: &Sandbox, a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
     let config: ScriptConfig = match super::config(a) {
         Ok(c) => c,
         Err(invalid) => return (invalid, Vec::new()),
@@ -34,33 +35,21 @@ pub async fn run(a: &Attempt<'_>) -> (NodeResult, Vec<String>) {
         now: a.now,
         limits: limits(&config),
     };
-    // The sandbox's interrupt ends the script at its limit; this only stops waiting should a
-    // single long native call (which the interpreter cannot interrupt) outlast it, or the
-    // node's own timeout come first (the engine's durable timer ends the attempt then).
-    let mut wait = super::backstop(script.limits.timeout_ms);
+    // The node's own timeout, if shorter, is ended by the engine's durable timer; the
+    // deadline only stops the worker just past it.
+    let mut deadline = deadline(&script.limits);
     if let Some(ms) = a.node.timeout_ms {
-        wait = wait.min(super::backstop(ms));
+        deadline = deadline.min(super::backstop(ms));
     }
-    let ran = tokio::time::timeout(wait, run_script(script)).await;
-    match ran {
-        Ok(Ok(ran)) => (result(ran.output), ran.logs),
-        Ok(Err(stopped)) => (NodeResult::Failed { error: stopped, retryable: true }, Vec::new()),
-        Err(_) => {
-            let error = format!("script ran longer than its limit (stopped waiting after {} ms)", wait.as_millis());
-            (NodeResult::Failed { error, retryable: true }, Vec::new())
-        }
+    match sandbox.run_script(script, deadline).await {
+        Ok(ran) => (result(ran.output), ran.logs),
+        Err(stopped) => (NodeResult::Failed { error: stopped.message, retryable: true }, Vec::new()),
     }
 }
 
-/// Runs `script` on the script threads (never on the caller's).
-pub async fn run_script(script: Script) -> Result<Ran, String> {
-    pool::shared().run(move || sandbox::run(&script)).await
-}
-
-/// Compiles each of `sources` on the script threads (in one job): the first syntax error of
-/// each, if any.
-pub async fn compile_all(sources: Vec<String>) -> Result<Vec<Result<(), Failure>>, String> {
-    pool::shared().run(move || sources.iter().map(|source| check_syntax(source)).collect()).await
+/// How long the server lets a script with `limits` run before it kills its worker.
+pub fn deadline(limits: &Limits) -> Duration {
+    Duration::from_millis(limits.timeout_ms) + GRACE
 }
 
 /// The limits `config` asks for, the defaults where it is silent.

@@ -366,6 +366,7 @@ impl From<EngineError> for ApiError {
             EngineError::LimitReached(m) => ApiError::Rejected { status: StatusCode::TOO_MANY_REQUESTS, detail: m },
             EngineError::TooLarge(m) => ApiError::PayloadTooLarge(m),
             EngineError::Invalid(m) => ApiError::invalid(m, vec![]),
+            EngineError::Unavailable(m) => ApiError::Unavailable(m),
             EngineError::Store(s) => s.into(),
             EngineError::Internal(e) => ApiError::Internal(e),
         }

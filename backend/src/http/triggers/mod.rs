@@ -72,7 +72,7 @@ async fn create(
     let mut fields = object(body)?;
     let name = take_name(&mut fields)?.flatten();
     let paused = take_paused(&mut fields)?.unwrap_or(false);
-    let spec = parse_spec(Value::Object(fields))?;
+    let spec = parse_spec(&state, Value::Object(fields)).await?;
     let now = Utc::now();
     let next_fire_at = match (&spec, paused) {
         (TriggerSpec::Cron(cron), false) => schedule(cron)?.next_after(now),
@@ -168,7 +168,7 @@ async fn update(
     if let (Value::Object(stored), true) = (&mut merged, respec) {
         stored.extend(fields);
     }
-    let spec = parse_spec(merged)?;
+    let spec = parse_spec(&state, merged).await?;
     if spec.kind() != current.kind {
         return Err(ApiError::invalid("a trigger's `kind` cannot change; create a new trigger instead", vec![]));
     }
@@ -268,7 +268,7 @@ fn take_paused(fields: &mut Map<String, Value>) -> ApiResult<Option<bool>> {
 }
 
 /// The kind and its settings; shape errors and every settings problem are 422s.
-fn parse_spec(fields: Value) -> ApiResult<TriggerSpec> {
+async fn parse_spec(state: &AppState, fields: Value) -> ApiResult<TriggerSpec> {
     if serde_json::to_string(&fields).is_ok_and(|s| s.contains("\\u0000")) {
         return Err(ApiError::invalid("trigger settings must not contain NUL characters", vec![]));
     }
@@ -276,7 +276,7 @@ fn parse_spec(fields: Value) -> ApiResult<TriggerSpec> {
         let issue = Issue::new("invalid_trigger", e.to_string());
         ApiError::invalid(format!("invalid trigger: {e}; `kind` is `webhook` or `cron`"), vec![issue])
     })?;
-    let issues = spec.check();
+    let issues = spec.check(state.engine.sandbox()).await;
     if issues.is_empty() {
         Ok(spec)
     } else {

@@ -16,8 +16,11 @@
 //! module, so [`check_syntax`] can compile it without running a line of it, and the line
 //! numbers a script sees are its own (the head shares the first line).
 
-use super::logs::Logs;
+mod logs;
+
+use crate::sandbox::script::{Failure, FailureKind, Limits, Position, Ran, Script};
 use chrono::{DateTime, Utc};
+use logs::Logs;
 use rquickjs::context::intrinsic;
 use rquickjs::{Context, Ctx, Function, Module, Runtime, Value};
 use serde_json::Value as Json;
@@ -31,10 +34,10 @@ use std::time::{Duration, Instant};
 const NAME: &str = "script";
 /// Put before the script's first line: the script is this function's body.
 const HEAD: &str = "export default function (input, nodes, instance) {";
-/// The interpreter's stack limit: bounds recursion well inside the pool threads' stacks.
+/// The interpreter's stack limit: bounds recursion well inside the worker's main-thread stack.
 pub const STACK_BYTES: usize = 1024 * 1024;
 const MIB: usize = 1024 * 1024;
-const PRELUDE: &str = include_str!("prelude.js");
+const PRELUDE: &str = include_str!("quickjs/prelude.js");
 const THREW_NULL: &str = "the script threw null";
 
 /// The standard objects a script gets. Left out: `performance` (a clock), `WeakRef` and
@@ -52,80 +55,7 @@ type Intrinsics = (
     intrinsic::Promise,
 );
 
-/// A run's bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub memory_mb: u32,
-    pub timeout_ms: u64,
-}
-
-/// One run: the source and what it sees, as JSON (the script gets plain values).
-#[derive(Debug, Clone)]
-pub struct Script {
-    pub source: String,
-    pub input: Json,
-    pub nodes: Json,
-    pub instance: Json,
-    /// What `Date.now()` and `new Date()` say for the whole run.
-    pub now: DateTime<Utc>,
-    pub limits: Limits,
-}
-
-/// What a run gave: its output (`undefined` is `null`) or why it failed, and its logs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ran {
-    pub output: Result<Json, Failure>,
-    pub logs: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
-    pub kind: FailureKind,
-    pub message: String,
-    /// Where in the script, when known (1-based, the script's own lines).
-    pub at: Option<Position>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Position {
-    pub line: u32,
-    pub column: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureKind {
-    /// The source does not compile.
-    Syntax,
-    /// The script threw (an `Error` or any other value).
-    Thrown,
-    Memory,
-    Time,
-    /// Calls nested past the stack limit.
-    Stack,
-    /// The return value cannot be stored as JSON.
-    Output,
-    /// The engine itself failed (not the script's doing).
-    Engine,
-}
-
-impl Failure {
-    /// Whether another attempt could go differently: a throw may depend on the moment (and
-    /// is how a script asks for a retry), a time limit on the machine's load; the rest come
-    /// out the same on the same input.
-    pub fn retryable(&self) -> bool {
-        matches!(self.kind, FailureKind::Thrown | FailureKind::Time | FailureKind::Engine)
-    }
-
-    fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
-        Failure { kind, message: message.into(), at: None }
-    }
-
-    fn memory(limits: Limits) -> Failure {
-        Failure::new(FailureKind::Memory, format!("script exceeded its {} MiB memory limit", limits.memory_mb))
-    }
-}
-
-/// Runs `script` to the end or to a limit. Blocking: call it on the script pool.
+/// Runs `script` to the end or to a limit, on this thread.
 pub fn run(script: &Script) -> Ran {
     let logs = Rc::new(RefCell::new(Logs::default()));
     let output = Sandbox::new(script.limits).and_then(|sandbox| sandbox.run(script, &logs));

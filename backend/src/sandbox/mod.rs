@@ -1,0 +1,238 @@
+//! Where user code runs: in sandbox worker processes, never in the server.
+//!
+//! Every expression and template (node configs, branch conditions, transforms, concurrency
+//! keys, webhook input mappings, sub-workflow inputs), their compilation for validation,
+//! and every `script` node run in a pool of `trellis sandbox-worker` processes (`worker/`),
+//! each confined by the operating system (`worker/confine.rs`) and killed at its deadline.
+//! In-process meters cannot bound what minijinja's own operators and its constant folding
+//! allocate, and an allocation that fails in Rust aborts the whole process; in a worker it
+//! aborts only the worker, and its request fails with the limit it met while every other
+//! instance, stream and request carries on. The server only sends a request (`protocol.rs`)
+//! and reads a bounded answer, so nothing a user writes can make it allocate more than the
+//! request it built and [`protocol::MAX_ANSWER_BYTES`].
+//!
+//! A request carries only the parts of the context its texts can reach (`trellis_model::
+//! expr::scope`): an expression reading one field of a 1 MB upstream output sends that
+//! field, not the megabyte.
+
+mod metrics;
+mod pool;
+mod process;
+pub mod protocol;
+pub mod script;
+pub mod worker;
+
+pub use metrics::SANDBOX as METRICS;
+pub use protocol::Job;
+
+use anyhow::{bail, Context};
+use pool::{Pool, PoolSettings};
+pub use process::Cause;
+use protocol::{Answer, Request};
+use script::{Failure, Ran, Script};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use trellis_model::expr::scope;
+
+#[derive(Debug, Clone)]
+pub struct SandboxSettings {
+    /// The `trellis` binary the workers run (`trellis sandbox-worker`).
+    pub program: PathBuf,
+    pub workers: usize,
+    /// Memory a worker may allocate for user code.
+    pub memory_mib: u64,
+    /// The deadline of one evaluation of a node's expressions, and of a check.
+    pub timeout_ms: u64,
+}
+
+/// The sandbox failed a request: a limit, a crash, a kill. Another attempt may succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    pub cause: Cause,
+    /// What the user is told, e.g. `expression exceeded the sandbox memory limit of 256 MiB`.
+    pub message: String,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What compiling without running found: each expression's and each script's first error.
+pub struct Checked {
+    pub expressions: Vec<Result<(), String>>,
+    pub scripts: Vec<Result<(), Failure>>,
+}
+
+pub struct Sandbox {
+    pool: Arc<Pool>,
+    settings: SandboxSettings,
+}
+
+impl Sandbox {
+    /// A sandbox whose workers start when first needed.
+    pub fn new(settings: SandboxSettings) -> Arc<Sandbox> {
+        let pool = Pool::new(PoolSettings {
+            program: settings.program.clone(),
+            workers: settings.workers,
+            memory_mib: settings.memory_mib,
+        });
+        Arc::new(Sandbox { pool, settings })
+    }
+
+    /// A sandbox with every worker started and confined: refuses when the worker program
+    /// is missing, not executable, or does not start as a worker.
+    pub async fn start(settings: SandboxSettings) -> anyhow::Result<Arc<Sandbox>> {
+        check_program(&settings.program)?;
+        let sandbox = Sandbox::new(settings);
+        let filtered = sandbox.pool.fill().await.map_err(anyhow::Error::msg).context("the sandbox workers")?;
+        let s = &sandbox.settings;
+        tracing::info!(
+            workers = s.workers,
+            memory_mib = s.memory_mib,
+            timeout_ms = s.timeout_ms,
+            syscall_filter = filtered,
+            "sandbox workers ready"
+        );
+        Ok(sandbox)
+    }
+
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.settings
+    }
+
+    /// The pids of the idle workers (tests kill one to see only its request fail).
+    pub fn idle_pids(&self) -> Vec<u32> {
+        self.pool.idle_pids()
+    }
+
+    /// Evaluates a node's `jobs` over `context` (narrowed to what they reach), within
+    /// `timeout` if given, else the sandbox's deadline. `Ok(Err)` is the user's error (a
+    /// typo, a type error); `Err` is the sandbox's (a limit, a crash).
+    pub async fn evaluate(
+        &self,
+        jobs: Vec<Job>,
+        context: &Value,
+        timeout: Option<Duration>,
+    ) -> Result<Result<Vec<Value>, String>, Stopped> {
+        if jobs.is_empty() {
+            return Ok(Ok(Vec::new()));
+        }
+        let texts: Vec<&str> = jobs.iter().flat_map(Job::texts).collect();
+        let context = scope::narrow(&texts, context);
+        let deadline = self.deadline(timeout);
+        match self.call(Request::Evaluate { context, jobs, deadline_ms: millis(deadline) }).await? {
+            Answer::Evaluated(result) => Ok(result),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// Runs one script within `deadline` (its own time limit is enforced inside the worker;
+    /// the deadline is the backstop).
+    pub async fn run_script(&self, script: Script, deadline: Duration) -> Result<Ran, Stopped> {
+        match self.call(Request::Script { script, deadline_ms: millis(deadline) }).await? {
+            Answer::Script(ran) => Ok(ran),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// Compiles expressions and scripts without running them.
+    pub async fn check(&self, expressions: Vec<String>, scripts: Vec<String>) -> Result<Checked, Stopped> {
+        let deadline_ms = self.settings.timeout_ms;
+        match self.call(Request::Check { expressions, scripts, deadline_ms }).await? {
+            Answer::Checked { expressions, scripts } => Ok(Checked { expressions, scripts }),
+            _ => Err(unexpected()),
+        }
+    }
+
+    /// Each distinct text's syntax. When compiling them together fails in the sandbox (one
+    /// of them is a bomb), each is compiled alone, so the failure lands on the one it is.
+    pub async fn syntax_of(&self, texts: Vec<String>) -> HashMap<String, Result<(), String>> {
+        let mut texts = texts;
+        texts.sort();
+        texts.dedup();
+        if texts.is_empty() {
+            return HashMap::new();
+        }
+        if let Ok(checked) = self.check(texts.clone(), Vec::new()).await {
+            return texts.into_iter().zip(checked.expressions).collect();
+        }
+        let mut results = HashMap::new();
+        for text in texts {
+            let result = match self.check(vec![text.clone()], Vec::new()).await {
+                Ok(mut checked) => checked.expressions.pop().unwrap_or(Ok(())),
+                Err(stopped) => Err(stopped.message),
+            };
+            results.insert(text, result);
+        }
+        results
+    }
+
+    fn deadline(&self, timeout: Option<Duration>) -> Duration {
+        let limit = Duration::from_millis(self.settings.timeout_ms);
+        timeout.map_or(limit, |t| t.min(limit))
+    }
+
+    /// Sends `request` to a worker. It runs as a task of its own, so a caller that stops
+    /// waiting (a timed-out attempt) never leaves a worker half-way through a frame.
+    async fn call(&self, request: Request) -> Result<Answer, Stopped> {
+        let subject = request.subject();
+        let deadline = Duration::from_millis(request.deadline_ms());
+        let frame = protocol::encode(&request).map_err(|e| Stopped {
+            cause: Cause::Protocol,
+            message: format!("the {subject} could not be sent: {e}"),
+        })?;
+        drop(request);
+        let pool = self.pool.clone();
+        let called = tokio::spawn(async move { pool.call(frame, deadline).await });
+        match called.await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(failed)) => {
+                let cause = failed.death.cause;
+                Err(Stopped { cause, message: self.describe(subject, failed.death, deadline) })
+            }
+            Err(e) => Err(Stopped { cause: Cause::Crash, message: format!("the sandbox stopped unexpectedly: {e}") }),
+        }
+    }
+
+    /// What the user is told when a worker ended under their code.
+    fn describe(&self, subject: &str, death: process::Death, deadline: Duration) -> String {
+        let detail = death.detail;
+        match death.cause {
+            Cause::Memory => format!("{subject} exceeded the sandbox memory limit of {} MiB", self.settings.memory_mib),
+            Cause::Time => format!("{subject} exceeded the sandbox time limit of {} ms", deadline.as_millis()),
+            Cause::Cpu => format!("{subject} exceeded the sandbox CPU-time limit of {} s", deadline.as_secs() + 1),
+            Cause::Stack => format!("{subject} exceeded the sandbox stack limit (it is nested too deeply)"),
+            Cause::Killed => format!("the sandbox worker running this {subject} was killed ({detail})"),
+            Cause::Protocol => format!("the sandbox worker's answer for this {subject} could not be read ({detail})"),
+            Cause::Crash | Cause::Retired => format!("the sandbox worker crashed running this {subject} ({detail})"),
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn unexpected() -> Stopped {
+    Stopped { cause: Cause::Protocol, message: "the sandbox worker answered a different question".into() }
+}
+
+/// Refuses a worker program that is missing or cannot be executed, saying which.
+fn check_program(program: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = program.display();
+    let hint = "set TRELLIS_SANDBOX_WORKER to the path of the trellis binary";
+    let meta = match std::fs::metadata(program) {
+        Ok(meta) => meta,
+        Err(e) => bail!("the sandbox worker program `{shown}` cannot be found ({e}); {hint}"),
+    };
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        bail!("the sandbox worker program `{shown}` is not an executable file; {hint}");
+    }
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The sandbox worker: `trellis sandbox-worker`, a process the server starts to run user
+//! code. It confines itself first (`confine.rs`), says it is ready, then answers one request
+//! at a time from standard input on standard output until the input ends. It holds nothing
+//! between requests but the compiled-in expression environment, so a worker can be killed
+//! and replaced at any moment without losing anything.
+//!
+//! This is the only place expressions are compiled or evaluated, and scripts run, for the
+//! server: the server's own code cannot reach `trellis_model::expr` (clippy's
+//! `disallowed-methods`, see `clippy.toml`), and QuickJS is only linked in from here.
+
+mod confine;
+mod quickjs;
+
+pub use confine::WorkerLimits;
+
+use super::protocol::{self, Answer, Job, Request, MAX_REQUEST_BYTES};
+use serde_json::Value;
+use std::io::Write;
+use std::process::ExitCode;
+use trellis_model::expr::Expressions;
+
+/// Runs the worker until its input ends. Never starts a thread or an async runtime.
+pub fn main(limits: WorkerLimits) -> ExitCode {
+    let ready = match confine::apply(&limits) {
+        Ok(ready) => ready,
+        Err(e) => {
+            eprintln!("trellis sandbox-worker: cannot confine itself: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut input = std::io::stdin().lock();
+    let mut output = std::io::BufWriter::new(std::io::stdout().lock());
+    if protocol::write_message(&mut output, &ready).is_err() {
+        return ExitCode::FAILURE;
+    }
+    #[allow(clippy::disallowed_methods)] // the one place expressions are evaluated
+    let expressions = Expressions::default();
+    loop {
+        let body = match protocol::read_frame(&mut input, MAX_REQUEST_BYTES) {
+            Ok(Some(body)) => body,
+            Ok(None) => return ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("trellis sandbox-worker: cannot read a request: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let request: Request = match protocol::decode(&body) {
+            Ok(request) => request,
+            Err(e) => {
+                eprintln!("trellis sandbox-worker: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        drop(body);
+        confine::limit_cpu_for(request.deadline_ms());
+        let answer = answer(&expressions, request);
+        if protocol::write_message(&mut output, &answer).and_then(|()| output.flush()).is_err() {
+            return ExitCode::FAILURE;
+        }
+    }
+}
+
+#[allow(clippy::disallowed_methods)] // the one place expressions are evaluated
+fn answer(expressions: &Expressions, request: Request) -> Answer {
+    match request {
+        Request::Evaluate { context, jobs, .. } => Answer::Evaluated(evaluate(expressions, &context, &jobs)),
+        Request::Script { script, .. } => Answer::Script(quickjs::run(&script)),
+        Request::Check { expressions: texts, scripts, .. } => Answer::Checked {
+            expressions: texts.iter().map(|text| expressions.check(text)).collect(),
+            scripts: scripts.iter().map(|source| quickjs::check_syntax(source)).collect(),
+        },
+    }
+}
+
+/// Each job's value, stopping at the first error.
+#[allow(clippy::disallowed_methods)] // the one place expressions are evaluated
+fn evaluate(expressions: &Expressions, context: &Value, jobs: &[Job]) -> Result<Vec<Value>, String> {
+    jobs.iter()
+        .map(|job| match job {
+            Job::Eval(text) => expressions.eval(text, context),
+            Job::Render(value) => expressions.render_value(value, context),
+        })
+        .collect()
+}
