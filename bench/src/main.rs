@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox] [--out DIR]
 
 mod auth;
 mod db;
@@ -11,6 +11,8 @@ mod floor;
 mod keys;
 mod list;
 mod peers;
+mod sandbox;
+mod sandbox_bombs;
 mod scale;
 mod scenarios;
 mod scripts;
@@ -75,11 +77,11 @@ fn parse() -> Result<Options> {
             "--only" => {
                 let group = args
                     .next()
-                    .context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys")?;
+                    .context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox")?;
                 if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "scripts", "subworkflows", "keys"]
                     .contains(&group.as_str())
                 {
-                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys, not `{group}`");
+                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -147,6 +149,16 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let bombs = if options.quick { 30 } else { 1_000 };
         progress(backend, &format!("{bombs} scripts over their limits, and the server's memory"));
         scripts::bombs(&api, &server, bombs, &mut figures).await?;
+    }
+    if runs("sandbox") {
+        progress(backend, "one evaluation in a sandbox worker beside the same in this process");
+        sandbox::evaluation(&options.binary, if options.quick { 2_000 } else { 20_000 }, &mut figures).await?;
+        progress(backend, "chain-10 of transforms beside chain-10 of no-ops");
+        let (runs, drained) = if options.quick { (5, 200) } else { (30, 1_000) };
+        sandbox::end_to_end(&api, runs, drained, &mut figures).await?;
+        let bombs = if options.quick { 50 } else { 1_000 };
+        progress(backend, &format!("{bombs} bombs of every kind, /healthz and the server's memory"));
+        sandbox_bombs::bombs(&api, &server, bombs, &mut figures).await?;
     }
     if runs("subworkflows") {
         progress(backend, "a sub-workflow chain (3 levels) beside the same nodes inline");

@@ -37,6 +37,11 @@ impl Server {
         Ok(Server { child, base: format!("http://{addr}") })
     }
 
+    /// The server's process id (`None` once it has exited).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Resident memory of the server process, in KiB.
     pub fn rss_kib(&self) -> Result<u64> {
         let pid = self.child.id().context("the server has exited")?;

@@ -30,6 +30,7 @@ mod outage;
 mod process;
 mod retention;
 mod retry;
+mod sandbox;
 mod schema;
 mod scripts;
 mod sessions;

@@ -14,10 +14,15 @@ mod quickjs;
 pub use confine::WorkerLimits;
 
 use super::protocol::{self, Answer, Job, Request, MAX_REQUEST_BYTES};
+use super::script::{FailureKind, Ran, Script};
 use serde_json::Value;
 use std::io::Write;
 use std::process::ExitCode;
 use trellis_model::expr::Expressions;
+
+/// Of a worker's memory, what a script is not given: room for the request, its JSON and
+/// the answer, outside the script's heap.
+const WORKER_OWN_MIB: u64 = 32;
 
 /// Runs the worker until its input ends. Never starts a thread or an async runtime.
 pub fn main(limits: WorkerLimits) -> ExitCode {
@@ -53,7 +58,7 @@ pub fn main(limits: WorkerLimits) -> ExitCode {
         };
         drop(body);
         confine::limit_cpu_for(request.deadline_ms());
-        let answer = answer(&expressions, request);
+        let answer = answer(&expressions, request, limits.memory_mib);
         if protocol::write_message(&mut output, &answer).and_then(|()| output.flush()).is_err() {
             return ExitCode::FAILURE;
         }
@@ -61,15 +66,33 @@ pub fn main(limits: WorkerLimits) -> ExitCode {
 }
 
 #[allow(clippy::disallowed_methods)] // the one place expressions are evaluated
-fn answer(expressions: &Expressions, request: Request) -> Answer {
+fn answer(expressions: &Expressions, request: Request, memory_mib: u64) -> Answer {
     match request {
         Request::Evaluate { context, jobs, .. } => Answer::Evaluated(evaluate(expressions, &context, &jobs)),
-        Request::Script { script, .. } => Answer::Script(quickjs::run(&script)),
+        Request::Script { script, .. } => Answer::Script(run_script(script, memory_mib)),
         Request::Check { expressions: texts, scripts, .. } => Answer::Checked {
             expressions: texts.iter().map(|text| expressions.check(text)).collect(),
             scripts: scripts.iter().map(|source| quickjs::check_syntax(source)).collect(),
         },
     }
+}
+
+/// Runs a script within the worker's memory: a script allowed more than the worker has gets
+/// what the worker has (less room for the worker's own needs), and hearing that it ran out
+/// says which limit it met.
+fn run_script(mut script: Script, memory_mib: u64) -> Ran {
+    let room = memory_mib.saturating_sub(WORKER_OWN_MIB).max(1);
+    if u64::from(script.limits.memory_mb) <= room {
+        return quickjs::run(&script);
+    }
+    script.limits.memory_mb = u32::try_from(room).unwrap_or(u32::MAX);
+    let mut ran = quickjs::run(&script);
+    if let Err(failure) = &mut ran.output {
+        if failure.kind == FailureKind::Memory {
+            failure.message = format!("script exceeded the sandbox memory limit of {memory_mib} MiB");
+        }
+    }
+    ran
 }
 
 /// Each job's value, stopping at the first error.
