@@ -84,6 +84,11 @@ impl Pool {
                     death
                 }
             },
+            // Too large to read: the worker is still writing it, so it is killed at once.
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let death = worker.end(true).await;
+                Death { cause: Cause::Protocol, detail: format!("{e}; {}", death.detail) }
+            }
             Ok(Err(_)) => worker.end(false).await,
             Err(_) => worker.end(true).await,
         };

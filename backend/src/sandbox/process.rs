@@ -150,7 +150,8 @@ impl Worker {
 async fn read_frame(reader: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Vec<u8>> {
     let len = reader.read_u32_le().await? as usize;
     if len > MAX_ANSWER_BYTES {
-        return Err(std::io::Error::other(format!("an answer of {len} bytes is over the limit of {MAX_ANSWER_BYTES}")));
+        let message = format!("its result is {} MiB, over the limit of {} MiB", len >> 20, MAX_ANSWER_BYTES >> 20);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
     }
     let mut body = vec![0; len];
     reader.read_exact(&mut body).await?;

@@ -47,6 +47,22 @@ async fn bomb_beside_a_good_instance(app: &TestApp, bomb: Value) -> String {
     bombed.nodes.iter().find_map(|n| n.error.clone()).unwrap_or_default()
 }
 
+/// The pids of this process's sandbox workers.
+fn workers() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let parent = stat.rsplit_once(") ").and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_owned));
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if parent.as_deref() == Some(me.as_str()) && String::from_utf8_lossy(&cmdline).contains("sandbox-worker") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
 /// The pids of this process's sandbox workers that are running (not waiting for a request).
 fn busy_workers() -> Vec<i32> {
     let me = std::process::id().to_string();
@@ -62,6 +78,39 @@ fn busy_workers() -> Vec<i32> {
         }
     }
     busy
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_has_no_environment_no_descriptors_but_its_pipes_and_a_syscall_filter() {
+    let _app = TestApp::spawn(Backend::Sqlite).await;
+    let pids = workers();
+    assert_eq!(pids.len(), 2, "the pool's workers are started with the server");
+    for pid in pids {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        assert!(environ.is_empty(), "a worker's environment is empty: {}", String::from_utf8_lossy(&environ));
+        // Its pipes, and at most what this process was itself given by whatever started it
+        // (a test runner's jobserver pipe): nothing the server opened.
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap() {
+            let fd = fd.unwrap().file_name().to_string_lossy().into_owned();
+            let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).unwrap().to_string_lossy().into_owned();
+            if ["0", "1", "2"].contains(&fd.as_str()) {
+                assert!(target.starts_with("pipe:"), "fd {fd} is a pipe: {target}");
+                continue;
+            }
+            assert!(!target.starts_with("socket:") && !target.contains(".db"), "fd {fd}: {target}");
+            let ours = std::fs::read_link(format!("/proc/self/fd/{fd}")).map(|t| t.to_string_lossy().into_owned());
+            assert_eq!(ours.ok(), Some(target), "fd {fd} came from above the server");
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let field = |name: &str| {
+            status.lines().find(|l| l.starts_with(name)).unwrap().split_whitespace().nth(1).unwrap().to_owned()
+        };
+        assert_eq!(field("NoNewPrivs:"), "1");
+        assert_eq!(field("Seccomp:"), "2", "in filter mode");
+        let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+        let fsize = limits.lines().find(|l| l.starts_with("Max file size")).unwrap();
+        assert!(fsize.split_whitespace().any(|w| w == "0"), "no file writes: {fsize}");
+    }
 }
 
 both_backends! {

@@ -6,7 +6,8 @@
 //!   request's deadline, because the kernel counts it over the whole process.
 //! - **A syscall filter** (seccomp, Linux on x86_64 and aarch64): opening, creating or
 //!   removing files, sockets of any kind, starting processes or threads, signalling other
-//!   processes, tracing, mounting and loading kernel code all fail with `EPERM`. A filter
+//!   processes, tracing, mounting and loading kernel code all fail with `EPERM`, and so does
+//!   any I/O on a descriptor other than its three pipes. A filter
 //!   that lists what is refused (rather than what is allowed) keeps the allocator, the clock
 //!   and the pipe working whatever the C library needs for them; what matters is that
 //!   nothing the worker could be made to do reaches a file, the network or another process.
@@ -32,7 +33,8 @@ pub struct WorkerLimits {
 pub fn apply(limits: &WorkerLimits) -> Result<Ready, String> {
     let extra_descriptors = extra_descriptors();
     nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no_new_privs: {e}"))?;
-    let own_size = own_address_space().ok_or("cannot read its own size from /proc/self/status")?;
+    // Without /proc (some containers), a generous allowance for the binary's own mappings.
+    let own_size = own_address_space().unwrap_or(256 * MIB);
     let address_space = own_size + limits.memory_mib * MIB;
     limit(Resource::RLIMIT_AS, address_space)?;
     limit(Resource::RLIMIT_CORE, 0)?;
@@ -72,7 +74,8 @@ fn extra_descriptors() -> usize {
 
 #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod filter {
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter};
+    use seccompiler::SeccompRule;
+    use seccompiler::{BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter};
     use std::collections::BTreeMap;
 
     /// Syscalls the worker has no use for once confined.
@@ -107,8 +110,32 @@ mod filter {
     #[cfg(not(target_arch = "x86_64"))]
     const REFUSED_LEGACY: &[i64] = &[];
 
+    /// Syscalls that act on a descriptor (their first argument): refused on any descriptor but
+    /// the worker's three pipes. The server opens everything close-on-exec, but whatever
+    /// started the server may have left descriptors open that reach the worker too (a test
+    /// runner's jobserver pipe, say); without `unsafe` the worker cannot close them, so it
+    /// cannot use them instead.
+    #[rustfmt::skip]
+    const PIPES_ONLY: &[i64] = &[
+        libc::SYS_read, libc::SYS_write, libc::SYS_readv, libc::SYS_writev, libc::SYS_pread64,
+        libc::SYS_pwrite64, libc::SYS_preadv, libc::SYS_pwritev, libc::SYS_preadv2, libc::SYS_pwritev2,
+        libc::SYS_sendto, libc::SYS_recvfrom, libc::SYS_sendmsg, libc::SYS_recvmsg, libc::SYS_sendmmsg,
+        libc::SYS_recvmmsg, libc::SYS_ioctl, libc::SYS_fcntl, libc::SYS_dup, libc::SYS_dup3, libc::SYS_lseek,
+        libc::SYS_getdents64, libc::SYS_fchdir, libc::SYS_fchmod, libc::SYS_fchown, libc::SYS_ftruncate,
+        libc::SYS_fsync, libc::SYS_splice, libc::SYS_tee, libc::SYS_sendfile, libc::SYS_copy_file_range,
+        libc::SYS_flock, libc::SYS_shutdown, libc::SYS_getsockopt, libc::SYS_setsockopt,
+        libc::SYS_getpeername, libc::SYS_getsockname,
+    ];
+
     pub fn apply() -> Result<bool, String> {
-        let rules = REFUSED.iter().chain(REFUSED_LEGACY).map(|&call| (call, Vec::new())).collect::<BTreeMap<_, _>>();
+        let mut rules =
+            REFUSED.iter().chain(REFUSED_LEGACY).map(|&call| (call, Vec::new())).collect::<BTreeMap<_, _>>();
+        for &call in PIPES_ONLY {
+            let beyond_pipes = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Gt, 2)
+                .and_then(|c| SeccompRule::new(vec![c]))
+                .map_err(|e| format!("seccomp: {e}"))?;
+            rules.insert(call, vec![beyond_pipes]);
+        }
         let arch = std::env::consts::ARCH.try_into().map_err(|e| format!("seccomp: {e}"))?;
         let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
             .map_err(|e| format!("seccomp: {e}"))?;
