@@ -139,6 +139,7 @@ impl ServeConfig {
             workers: self.sandbox_workers.filter(|&n| n > 0).unwrap_or(cores),
             memory_mib: self.sandbox_memory_mb.max(16),
             timeout_ms: self.sandbox_timeout_ms.max(100),
+            max_result_bytes: self.max_node_output_bytes,
         })
     }
 

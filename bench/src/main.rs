@@ -78,8 +78,20 @@ fn parse() -> Result<Options> {
                 let group = args
                     .next()
                     .context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox")?;
-                if !["engine", "peers", "scale", "sse", "auth", "list", "failures", "scripts", "subworkflows", "keys"]
-                    .contains(&group.as_str())
+                if ![
+                    "engine",
+                    "peers",
+                    "scale",
+                    "sse",
+                    "auth",
+                    "list",
+                    "failures",
+                    "scripts",
+                    "subworkflows",
+                    "keys",
+                    "sandbox",
+                ]
+                .contains(&group.as_str())
                 {
                     bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox, not `{group}`");
                 }

@@ -20,12 +20,12 @@ async fn instance_p50(api: &Api, workflow: &str, runs: usize) -> Result<f64> {
 
 /// Chain-10 of trivial scripts against chain-10 of no-ops, alternating in the same run: the
 /// difference per node is what a script attempt adds (a fresh QuickJS runtime and context,
-/// the prelude, compiling, the JSON in and out, the hop to a script thread).
+/// the prelude, compiling, the JSON in and out, the round trip to a sandbox worker).
 pub async fn overhead(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let noops = api.publish("bench chain-10 noop (script baseline)", chain_of(10, &json!({"type": "noop"}))).await?;
     let script = json!({"type": "script", "config": {"source": "return {ok: true};"}});
     let scripts = api.publish("bench chain-10 script", chain_of(10, &script)).await?;
-    // Warm-up: the first script starts the pool's threads.
+    // Warm-up: the first script finds the sandbox workers' code paths cold.
     instance_p50(api, &scripts, 1).await?;
     let (mut noop_ms, mut script_ms) = (Vec::new(), Vec::new());
     for _ in 0..runs {
@@ -59,7 +59,7 @@ pub async fn bombs(api: &Api, server: &Server, count: usize, out: &mut Figures) 
         let definition = json!({"nodes": [{"id": "bomb", "type": "script", "config": config}]});
         workflows.push(api.publish(&format!("bench script bomb {kind}"), definition).await?);
     }
-    // Warm: the pool's threads exist and have run a script each before the first reading.
+    // Warm: the sandbox workers have each run a script before the first reading.
     for _ in 0..4 {
         instance_p50(api, &after, 1).await?;
     }

@@ -7,7 +7,7 @@
 
 use super::plan::Plan;
 use super::EngineError;
-use crate::sandbox::{Cause, Job, Sandbox};
+use crate::sandbox::{Job, Sandbox};
 use crate::store::Held;
 use serde_json::{json, Value};
 
@@ -22,12 +22,10 @@ pub async fn evaluate(plan: &Plan, input: &Value, sandbox: &Sandbox) -> Result<O
     let value = sandbox
         .evaluate(vec![Job::Eval(expression.clone())], &context, None)
         .await
-        .map_err(|stopped| match stopped.cause {
+        .map_err(|stopped| match stopped.cause.is_limit() {
             // The key's own doing: a limit it met.
-            Cause::Memory | Cause::Time | Cause::Cpu | Cause::Stack => {
-                refused(expression, format!("failed: {stopped}"))
-            }
-            _ => EngineError::Unavailable(format!("the concurrency key could not be evaluated: {stopped}")),
+            true => refused(expression, format!("failed: {stopped}")),
+            false => EngineError::Unavailable(format!("the concurrency key could not be evaluated: {stopped}")),
         })?
         .map_err(|e| refused(expression, format!("failed: {e}")))?
         .pop()

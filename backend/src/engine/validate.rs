@@ -4,12 +4,13 @@
 //! bound), plus what only the server can check — that every script compiles.
 
 use crate::sandbox::script::{Failure, FailureKind};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, Stopped};
 use trellis_model::config::{NodeKind, ScriptConfig};
 use trellis_model::{Definition, Issue, Limits, Report};
 
-/// Validates `def` as a save or a publish must: every problem at once.
-pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> Report {
+/// Validates `def` as a save or a publish must: every problem at once. `Err`: the sandbox
+/// could not compile for a reason of its own (not the definition's); try again.
+pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> Result<Report, Stopped> {
     // The model calls back for each expression in a fixed order: the first pass collects
     // them, the sandbox compiles them, the second pass reads the results.
     let mut texts = Vec::new();
@@ -17,22 +18,22 @@ pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> R
         texts.push(text.to_owned());
         Ok(())
     });
-    let syntax = sandbox.syntax_of(texts).await;
+    let syntax = sandbox.syntax_of(texts).await?;
     let mut report = trellis_model::validate_with(def, limits, &mut |text| syntax.get(text).cloned().unwrap_or(Ok(())));
     if report.errors.iter().any(|e| matches!(e.code.as_str(), "too_large" | "too_many_nodes" | "too_many_edges")) {
         // An oversized definition is not analysed further (see `trellis_model::validate`).
-        return report;
+        return Ok(report);
     }
-    let problems = script_problems(def, sandbox).await;
+    let problems = script_problems(def, sandbox).await?;
     report.valid &= problems.is_empty();
     report.errors.extend(problems);
-    report
+    Ok(report)
 }
 
 /// A problem for each script node whose source does not compile, at `nodes[i].config.source`
 /// with the script's own line and column. Nodes whose config is invalid otherwise are left
 /// to the model's checks. Compiling runs none of the script.
-async fn script_problems(def: &Definition, sandbox: &Sandbox) -> Vec<Issue> {
+async fn script_problems(def: &Definition, sandbox: &Sandbox) -> Result<Vec<Issue>, Stopped> {
     let scripts: Vec<(usize, String)> = def
         .nodes
         .iter()
@@ -42,24 +43,29 @@ async fn script_problems(def: &Definition, sandbox: &Sandbox) -> Vec<Issue> {
         .filter(|(_, source)| !source.trim().is_empty())
         .collect();
     if scripts.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let sources: Vec<String> = scripts.iter().map(|(_, source)| source.clone()).collect();
-    let compiled = sandbox.check(Vec::new(), sources).await;
+    let compiled = match sandbox.check(Vec::new(), sources).await {
+        Ok(checked) => Ok(checked.scripts),
+        // Compiling met a limit: every script is named, as which one did cannot be told.
+        Err(stopped) if stopped.cause.is_limit() => Err(stopped.message),
+        Err(stopped) => return Err(stopped),
+    };
     let mut problems = Vec::new();
     for (n, (i, _)) in scripts.iter().enumerate() {
         let message = match &compiled {
-            Ok(checked) => match checked.scripts.get(n) {
+            Ok(results) => match results.get(n) {
                 Some(Ok(())) => continue,
                 Some(Err(failure)) => syntax_message(failure),
                 None => "the script could not be checked; try again".to_owned(),
             },
-            Err(stopped) => format!("the script could not be checked: {stopped}"),
+            Err(limit) => format!("the script could not be compiled: {limit}"),
         };
         let node = &def.nodes[*i];
         problems.push(Issue::new("script_syntax", message).node(&node.id).path(format!("nodes[{i}].config.source")));
     }
-    problems
+    Ok(problems)
 }
 
 /// `line 3, column 9: unexpected token in expression: ';'`

@@ -17,7 +17,7 @@ const MAX_VISITED: usize = 500;
 /// once it is sound, what needs the store — the workflows its `subworkflow` nodes call, and
 /// cycles of workflows calling each other.
 pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Report> {
-    let mut report = validate(definition, &state.limits, state.engine.sandbox()).await;
+    let mut report = validate(definition, &state.limits, state.engine.sandbox()).await?;
     if report.valid {
         report.errors.extend(callee_issues(state, own, definition).await?);
         report.errors.extend(cycle_issue(state, own, definition).await?);

@@ -126,7 +126,7 @@ impl ApiError {
     fn render(self) -> Response {
         match &self {
             ApiError::Internal(e) => tracing::error!(error = format!("{e:#}"), "request failed"),
-            ApiError::Unavailable(e) => tracing::warn!(error = %e, "database unavailable"),
+            ApiError::Unavailable(e) => tracing::warn!(error = %e, "unavailable (database or sandbox)"),
             _ => {}
         }
         let mut response = problem_response(&self.to_problem());
@@ -191,5 +191,13 @@ impl From<axum_extra::extract::QueryRejection> for ApiError {
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
         ApiError::BadRequest(rejection.body_text())
+    }
+}
+
+/// The sandbox could not run a check for a reason of its own (a worker lost, none started):
+/// passing trouble, answered 503 with `Retry-After`.
+impl From<crate::sandbox::Stopped> for ApiError {
+    fn from(stopped: crate::sandbox::Stopped) -> Self {
+        ApiError::Unavailable(stopped.message)
     }
 }

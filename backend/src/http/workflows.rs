@@ -216,7 +216,7 @@ async fn validate_definition(
 /// A draft may be saved while it is still empty (a new workflow starts that way), but
 /// otherwise only when it is valid, so what is stored is always publishable.
 async fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
-    let report = validate(draft, &state.limits, state.engine.sandbox()).await;
+    let report = validate(draft, &state.limits, state.engine.sandbox()).await?;
     if report.valid || (draft.nodes.is_empty() && report.only_empty_graph()) {
         return Ok(());
     }

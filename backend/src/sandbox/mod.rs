@@ -46,6 +46,8 @@ pub struct SandboxSettings {
     pub memory_mib: u64,
     /// The deadline of one evaluation of a node's expressions, and of a check.
     pub timeout_ms: u64,
+    /// The most JSON a result may be (a node's output cap): checked in the worker.
+    pub max_result_bytes: usize,
 }
 
 /// The sandbox failed a request: a limit, a crash, a kill. Another attempt may succeed.
@@ -125,7 +127,9 @@ impl Sandbox {
         let texts: Vec<&str> = jobs.iter().flat_map(Job::texts).collect();
         let context = scope::narrow(&texts, context);
         let deadline = self.deadline(timeout);
-        match self.call(Request::Evaluate { context, jobs, deadline_ms: millis(deadline) }).await? {
+        let max_result_bytes = self.settings.max_result_bytes;
+        let request = Request::Evaluate { context, jobs, deadline_ms: millis(deadline), max_result_bytes };
+        match self.call(request).await? {
             Answer::Evaluated(result) => Ok(result),
             _ => Err(unexpected()),
         }
@@ -134,7 +138,8 @@ impl Sandbox {
     /// Runs one script within `deadline` (its own time limit is enforced inside the worker;
     /// the deadline is the backstop).
     pub async fn run_script(&self, script: Script, deadline: Duration) -> Result<Ran, Stopped> {
-        match self.call(Request::Script { script, deadline_ms: millis(deadline) }).await? {
+        let max_result_bytes = self.settings.max_result_bytes;
+        match self.call(Request::Script { script, deadline_ms: millis(deadline), max_result_bytes }).await? {
             Answer::Script(ran) => Ok(ran),
             _ => Err(unexpected()),
         }
@@ -149,27 +154,31 @@ impl Sandbox {
         }
     }
 
-    /// Each distinct text's syntax. When compiling them together fails in the sandbox (one
-    /// of them is a bomb), each is compiled alone, so the failure lands on the one it is.
-    pub async fn syntax_of(&self, texts: Vec<String>) -> HashMap<String, Result<(), String>> {
+    /// Each distinct text's syntax. When compiling them together meets a limit (one of them
+    /// is a bomb), each is compiled alone, so the failure lands on the one it is. `Err`: the
+    /// sandbox could not check them for a reason of its own (try again).
+    pub async fn syntax_of(&self, texts: Vec<String>) -> Result<HashMap<String, Result<(), String>>, Stopped> {
         let mut texts = texts;
         texts.sort();
         texts.dedup();
         if texts.is_empty() {
-            return HashMap::new();
+            return Ok(HashMap::new());
         }
-        if let Ok(checked) = self.check(texts.clone(), Vec::new()).await {
-            return texts.into_iter().zip(checked.expressions).collect();
+        match self.check(texts.clone(), Vec::new()).await {
+            Ok(checked) => return Ok(texts.into_iter().zip(checked.expressions).collect()),
+            Err(stopped) if !stopped.cause.is_limit() => return Err(stopped),
+            Err(_) => {}
         }
         let mut results = HashMap::new();
         for text in texts {
             let result = match self.check(vec![text.clone()], Vec::new()).await {
                 Ok(mut checked) => checked.expressions.pop().unwrap_or(Ok(())),
-                Err(stopped) => Err(stopped.message),
+                Err(stopped) if stopped.cause.is_limit() => Err(stopped.message),
+                Err(stopped) => return Err(stopped),
             };
             results.insert(text, result);
         }
-        results
+        Ok(results)
     }
 
     fn deadline(&self, timeout: Option<Duration>) -> Duration {
@@ -177,18 +186,25 @@ impl Sandbox {
         timeout.map_or(limit, |t| t.min(limit))
     }
 
-    /// Sends `request` to a worker. It runs as a task of its own, so a caller that stops
-    /// waiting (a timed-out attempt) never leaves a worker half-way through a frame.
+    /// Sends `request` to a worker once one is free. The caller waits in line itself (one
+    /// that gives up leaves it); the exchange then runs as a task of its own, so a caller that
+    /// stops waiting (a timed-out attempt) never leaves a worker half-way through a frame.
     async fn call(&self, request: Request) -> Result<Answer, Stopped> {
         let subject = request.subject();
         let deadline = Duration::from_millis(request.deadline_ms());
-        let frame = protocol::encode(&request).map_err(|e| Stopped {
-            cause: Cause::Protocol,
-            message: format!("the {subject} could not be sent: {e}"),
-        })?;
+        let unsent = |message: String| Stopped { cause: Cause::Protocol, message };
+        let frame = protocol::encode(&request).map_err(|e| unsent(format!("the {subject} could not be sent: {e}")))?;
         drop(request);
+        if frame.len() > protocol::MAX_REQUEST_BYTES {
+            let (size, limit) = (frame.len() >> 20, protocol::MAX_REQUEST_BYTES >> 20);
+            return Err(unsent(format!("what this {subject} sees is {size} MiB; a sandbox request takes {limit} MiB")));
+        }
+        let slot = match self.pool.slot().await {
+            Ok(slot) => slot,
+            Err(failed) => return Err(Stopped { cause: failed.death.cause, message: failed.death.detail }),
+        };
         let pool = self.pool.clone();
-        let called = tokio::spawn(async move { pool.call(frame, deadline).await });
+        let called = tokio::spawn(async move { pool.call(slot, frame, deadline).await });
         match called.await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(failed)) => {
@@ -205,10 +221,13 @@ impl Sandbox {
         match death.cause {
             Cause::Memory => format!("{subject} exceeded the sandbox memory limit of {} MiB", self.settings.memory_mib),
             Cause::Time => format!("{subject} exceeded the sandbox time limit of {} ms", deadline.as_millis()),
-            Cause::Cpu => format!("{subject} exceeded the sandbox CPU-time limit of {} s", deadline.as_secs() + 1),
+            Cause::Cpu => {
+                format!("{subject} exceeded the sandbox CPU-time limit (its deadline of {} ms)", deadline.as_millis())
+            }
             Cause::Stack => format!("{subject} exceeded the sandbox stack limit (it is nested too deeply)"),
             Cause::Killed => format!("the sandbox worker running this {subject} was killed ({detail})"),
             Cause::Protocol => format!("the sandbox worker's answer for this {subject} could not be read ({detail})"),
+            Cause::Start => format!("no sandbox worker could be started for this {subject} ({detail})"),
             Cause::Crash | Cause::Retired => format!("the sandbox worker crashed running this {subject} ({detail})"),
         }
     }

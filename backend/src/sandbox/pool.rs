@@ -4,12 +4,12 @@
 //! fails with the cause, and a fresh worker is started in its place at once.
 
 use super::metrics::SANDBOX;
-use super::process::{Cause, Death, Worker};
+use super::process::{Cause, Death, Ending, Worker};
 use super::protocol::{self, Answer};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A worker is retired after this many answers: whatever its heap kept from them goes with it.
 const RETIRE_AFTER: u64 = 10_000;
@@ -24,7 +24,12 @@ pub struct PoolSettings {
 pub struct Pool {
     settings: PoolSettings,
     idle: Mutex<Vec<Worker>>,
-    slots: Semaphore,
+    slots: Arc<Semaphore>,
+}
+
+/// The right to use one worker; held from the line until the answer (or the worker's end).
+pub struct Slot {
+    _permit: OwnedSemaphorePermit,
 }
 
 /// Why a request got no answer: the worker's end, judged.
@@ -35,7 +40,7 @@ pub struct Failed {
 
 impl Pool {
     pub fn new(settings: PoolSettings) -> Arc<Pool> {
-        let slots = Semaphore::new(settings.workers.max(1));
+        let slots = Arc::new(Semaphore::new(settings.workers.max(1)));
         Arc::new(Pool { settings, idle: Mutex::new(Vec::new()), slots })
     }
 
@@ -47,7 +52,7 @@ impl Pool {
             if ready.extra_descriptors > 0 {
                 tracing::warn!(
                     count = ready.extra_descriptors,
-                    "a sandbox worker inherited descriptors beyond its pipes"
+                    "a sandbox worker inherited descriptors from whatever started the server (its filter refuses I/O on them)"
                 );
             }
             filtered &= ready.syscall_filter;
@@ -56,45 +61,47 @@ impl Pool {
         Ok(filtered)
     }
 
-    /// Sends `frame` to a free worker and reads its answer within `deadline`.
-    pub async fn call(self: &Arc<Self>, frame: Vec<u8>, deadline: Duration) -> Result<Answer, Failed> {
+    /// Waits in line for a worker. The caller waits here itself, so a caller that gives up
+    /// leaves the line (nothing it asked for runs later).
+    pub async fn slot(&self) -> Result<Slot, Failed> {
         let queued = Instant::now();
-        let _slot = self.slots.acquire().await.map_err(|_| failed(Cause::Crash, "the sandbox is shut down"))?;
+        let permit =
+            self.slots.clone().acquire_owned().await.map_err(|_| failed(Cause::Start, "the sandbox is shut down"))?;
         SANDBOX.waited(queued.elapsed());
+        Ok(Slot { _permit: permit })
+    }
+
+    /// Sends `frame` to a free worker and reads its answer within `deadline`.
+    pub async fn call(self: &Arc<Self>, slot: Slot, frame: Vec<u8>, deadline: Duration) -> Result<Answer, Failed> {
+        let _slot = slot;
         let mut worker = match self.take() {
             Some(worker) => worker,
             None => Worker::start(&self.settings.program, self.settings.memory_mib)
                 .await
                 .map(|(worker, _)| worker)
-                .map_err(|e| failed(Cause::Crash, &e))?,
+                .map_err(|e| failed(Cause::Start, &e))?,
         };
         let sent = Instant::now();
         let exchanged = tokio::time::timeout(deadline, worker.exchange(&frame)).await;
         SANDBOX.answered(sent.elapsed());
-        let failure = match exchanged {
+        let death = match exchanged {
             Ok(Ok(body)) => match protocol::decode::<Answer>(&body) {
                 Ok(answer) => {
                     self.keep(worker);
                     return Ok(answer);
                 }
-                Err(e) => {
-                    let mut death = worker.end(false).await;
-                    death.cause = Cause::Protocol;
-                    death.detail = e;
-                    death
-                }
+                Err(e) => worker.end(Ending::Unreadable(e)).await,
             },
-            // Too large to read: the worker is still writing it, so it is killed at once.
+            // Too large to read: the worker may still be writing it.
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::InvalidData => {
-                let death = worker.end(true).await;
-                Death { cause: Cause::Protocol, detail: format!("{e}; {}", death.detail) }
+                worker.end(Ending::Unreadable(e.to_string())).await
             }
-            Ok(Err(_)) => worker.end(false).await,
-            Err(_) => worker.end(true).await,
+            Ok(Err(_)) => worker.end(Ending::Exited).await,
+            Err(_) => worker.end(Ending::PastDeadline).await,
         };
-        SANDBOX.restarted(failure.cause.label());
+        SANDBOX.restarted(death.cause.label());
         self.replace();
-        Err(Failed { death: failure })
+        Err(Failed { death })
     }
 
     /// The pids of the idle workers (for tests that kill one).
@@ -102,8 +109,16 @@ impl Pool {
         self.idle.lock().expect("idle workers").iter().filter_map(Worker::pid).collect()
     }
 
-    fn take(&self) -> Option<Worker> {
-        self.idle.lock().expect("idle workers").pop()
+    /// An idle worker that is still alive; one that died while idle is replaced, not used.
+    fn take(self: &Arc<Self>) -> Option<Worker> {
+        loop {
+            let mut worker = self.idle.lock().expect("idle workers").pop()?;
+            if worker.alive() {
+                return Some(worker);
+            }
+            SANDBOX.restarted(Cause::Crash.label());
+            self.replace();
+        }
     }
 
     /// Returns a worker after an answer, or retires it after many.

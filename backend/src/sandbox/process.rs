@@ -45,9 +45,28 @@ pub enum Cause {
     Protocol,
     /// The server retired it after many requests.
     Retired,
+    /// No worker could be started for the request.
+    Start,
+}
+
+/// How the server came to end a worker.
+#[derive(Debug)]
+pub enum Ending {
+    /// It closed its output: it exited or was killed.
+    Exited,
+    /// Its request ran out of time.
+    PastDeadline,
+    /// Its answer could not be read (why).
+    Unreadable(String),
 }
 
 impl Cause {
+    /// Whether the user's code met a limit (the same code meets it again): not the
+    /// sandbox's own trouble.
+    pub fn is_limit(self) -> bool {
+        matches!(self, Cause::Memory | Cause::Time | Cause::Cpu | Cause::Stack)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Cause::Memory => "memory",
@@ -58,6 +77,7 @@ impl Cause {
             Cause::Killed => "killed",
             Cause::Protocol => "protocol",
             Cause::Retired => "retired",
+            Cause::Start => "start",
         }
     }
 }
@@ -93,10 +113,16 @@ impl Worker {
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("it did not say it was ready within {} s", READY_WITHIN.as_secs())),
         };
+        let ready = ready.and_then(|ready| match ready.version == protocol::VERSION {
+            true => Ok(ready),
+            false => {
+                Err(format!("it speaks version {} of the protocol, the server {}", ready.version, protocol::VERSION))
+            }
+        });
         match ready {
             Ok(ready) => Ok((worker, ready)),
             Err(e) => {
-                let death = worker.end(false).await;
+                let death = worker.end(Ending::Unreadable(e.clone())).await;
                 Err(format!("`{}` did not start as a sandbox worker ({e}; {})", program.display(), death.detail))
             }
         }
@@ -116,24 +142,37 @@ impl Worker {
         self.child.id()
     }
 
-    /// Ends the worker (killing it if it still runs) and judges how it ended;
-    /// `past_deadline`: the server is ending it because its request ran out of time.
-    pub async fn end(mut self, past_deadline: bool) -> Death {
-        if past_deadline {
+    /// Whether the process is still running (an idle worker can die too: killed by hand).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Ends the worker (killing it if it still runs) and judges how it ended.
+    pub async fn end(mut self, ending: Ending) -> Death {
+        if !matches!(ending, Ending::Exited) {
             let _ = self.child.start_kill();
         }
-        // A worker that stopped answering without exiting (it closed its output, say) is
-        // killed too; one that exited is only reaped.
+        // A worker that closed its output but does not exit is killed too; one that exited is
+        // only reaped.
+        let mut unresponsive = false;
         let status = match tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await {
             Ok(status) => status.ok(),
             Err(_) => {
+                unresponsive = true;
                 let _ = self.child.start_kill();
                 self.child.wait().await.ok()
             }
         };
         let stderr = tokio::time::timeout(Duration::from_millis(500), &mut self.stderr).await;
         let stderr = stderr.ok().and_then(Result::ok).unwrap_or_default();
-        judge(status, &stderr, past_deadline)
+        match ending {
+            Ending::PastDeadline => Death { cause: Cause::Time, detail: "killed at its deadline".into() },
+            Ending::Unreadable(why) => Death { cause: Cause::Protocol, detail: why },
+            Ending::Exited if unresponsive => {
+                Death { cause: Cause::Protocol, detail: "it closed its output without exiting".into() }
+            }
+            Ending::Exited => judge(status, &stderr),
+        }
     }
 
     /// Ends an idle worker by closing its input (it exits when its input ends).
@@ -174,13 +213,11 @@ async fn tail(mut stderr: impl AsyncRead + Unpin) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
-/// Why a worker that ended with `status`, having written `stderr`, ended.
-pub fn judge(status: Option<ExitStatus>, stderr: &str, past_deadline: bool) -> Death {
-    let said = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_owned();
+/// Why a worker that ended on its own with `status`, having written `stderr`, ended.
+pub fn judge(status: Option<ExitStatus>, stderr: &str) -> Death {
+    let said = last_words(stderr);
     let signal = status.and_then(|s| s.signal());
-    let cause = if past_deadline {
-        Cause::Time
-    } else if stderr.contains("memory allocation of") || stderr.contains("out of memory") {
+    let cause = if stderr.contains("memory allocation of") || stderr.contains("out of memory") {
         Cause::Memory
     } else if stderr.contains("has overflowed its stack") {
         Cause::Stack
@@ -198,6 +235,17 @@ pub fn judge(status: Option<ExitStatus>, stderr: &str, past_deadline: bool) -> D
         (None, None) => "its end could not be read".to_owned(),
     };
     Death { cause, detail }
+}
+
+/// What a worker said last on standard error that says why: the panic's message (the line
+/// after `panicked at`), else the last line that is not one of Rust's `note:` hints.
+fn last_words(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    if let Some(at) = lines.iter().rposition(|l| l.contains("panicked at")) {
+        let message = lines.get(at + 1).filter(|l| !l.starts_with("note:")).copied().unwrap_or_default();
+        return format!("panicked: {message}").trim_end_matches(": ").to_owned();
+    }
+    lines.iter().rev().find(|l| !l.starts_with("note:")).copied().unwrap_or_default().to_owned()
 }
 
 fn signal_name(signal: i32) -> &'static str {

@@ -15,9 +15,16 @@ pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// worker cannot make the server allocate more than this for it.
 pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 
+/// The program's version and the protocol's (bump the number with any change to the types
+/// here): a worker from another build (a binary replaced under a running server) is refused
+/// at its start, not misread later.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "/1");
+
 /// What the worker says once it has confined itself, before its first request.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Ready {
+    /// [`VERSION`] of the worker's build.
+    pub version: String,
     /// Whether the syscall filter is on (only on Linux where seccomp is available).
     pub syscall_filter: bool,
     /// Descriptors open beyond standard input, output and error (should be none).
@@ -26,10 +33,11 @@ pub struct Ready {
 
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Request {
-    /// A node's expressions and templates, all over one context.
-    Evaluate { context: Value, jobs: Vec<Job>, deadline_ms: u64 },
-    /// A `script` node's attempt (or a preview).
-    Script { script: Script, deadline_ms: u64 },
+    /// A node's expressions and templates, all over one context; values whose JSON is over
+    /// `max_result_bytes` together are refused in the worker, before they are sent.
+    Evaluate { context: Value, jobs: Vec<Job>, deadline_ms: u64, max_result_bytes: usize },
+    /// A `script` node's attempt (or a preview), its output held to `max_result_bytes` of JSON.
+    Script { script: Script, deadline_ms: u64, max_result_bytes: usize },
     /// Compile without running: expressions (their syntax) and script sources.
     Check { expressions: Vec<String>, scripts: Vec<String>, deadline_ms: u64 },
 }

@@ -13,7 +13,7 @@
 use super::signature;
 use super::spec::WebhookSpec;
 use crate::engine::{Engine, EngineError, StartRequest};
-use crate::sandbox::{Cause, Job, Sandbox};
+use crate::sandbox::{Job, Sandbox};
 use crate::store::{DeliveryRow, DynStore, TriggerRow};
 use chrono::{DateTime, Duration, Utc};
 use http::{HeaderMap, StatusCode};
@@ -168,10 +168,10 @@ async fn input(d: &Delivery<'_>, sandbox: &Sandbox) -> Result<Value, Answer> {
     match evaluated {
         Ok(Ok(mut values)) => Ok(values.pop().unwrap_or(Value::Null)),
         Ok(Err(e)) => Err(refused(e)),
-        Err(stopped) => match stopped.cause {
-            Cause::Memory | Cause::Time | Cause::Cpu | Cause::Stack => Err(refused(stopped.message)),
-            _ => Err(busy(format!("the trigger's input mapping could not be evaluated ({stopped}); retry later"))),
-        },
+        Err(stopped) if stopped.cause.is_limit() => Err(refused(stopped.message)),
+        Err(stopped) => {
+            Err(busy(format!("the trigger's input mapping could not be evaluated ({stopped}); retry later")))
+        }
     }
 }
 

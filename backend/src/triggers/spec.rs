@@ -117,7 +117,7 @@ impl WebhookSpec {
                 let message =
                     format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
                 issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
-            } else if let Some(Err(e)) = sandbox.syntax_of(vec![mapping.clone()]).await.remove(mapping) {
+            } else if let Some(Err(e)) = mapping_syntax(sandbox, mapping).await {
                 let message = format!(
                     "`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`"
                 );
@@ -133,5 +133,14 @@ impl WebhookSpec {
             }
         }
         issues
+    }
+}
+
+/// The mapping's syntax as the sandbox judges it; a sandbox that could not judge it (for a
+/// reason of its own) says so as the problem, and the client may send it again.
+async fn mapping_syntax(sandbox: &Sandbox, mapping: &str) -> Option<Result<(), String>> {
+    match sandbox.syntax_of(vec![mapping.to_owned()]).await {
+        Ok(mut results) => results.remove(mapping),
+        Err(stopped) => Some(Err(format!("it could not be checked now ({stopped}); try again"))),
     }
 }

@@ -197,6 +197,12 @@ both_backends! {
         assert_eq!(body["failure"], "memory");
     }
 
+    async fn a_result_over_the_output_cap_is_refused_before_it_reaches_the_server(app: TestApp) {
+        let big = "[input.s * 1000000, input.s * 1000000, input.s * 1000000]";
+        let error = bomb_beside_a_good_instance(&app, transform(big)).await;
+        assert!(error.starts_with("the result is 3000") && error.contains("bytes of JSON; the limit is 2097152"), "{error}");
+    }
+
     async fn deep_nesting_and_a_huge_expression_fail_cleanly(app: TestApp) {
         let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
         let long = vec!["1"; 200_000].join("+");

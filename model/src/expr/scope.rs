@@ -137,6 +137,10 @@ impl Chain<'_> {
         while self.peek().is_some_and(is_ident) {
             self.at += 1;
         }
+        if self.peek().is_some_and(|b| !b.is_ascii()) {
+            // A name that goes on past ASCII is not read as a shorter one: the path stops.
+            return None;
+        }
         Some(String::from_utf8_lossy(&self.bytes[start..self.at]).into_owned())
     }
 

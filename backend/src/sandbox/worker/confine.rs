@@ -41,7 +41,7 @@ pub fn apply(limits: &WorkerLimits) -> Result<Ready, String> {
     limit(Resource::RLIMIT_FSIZE, 0)?;
     limit(Resource::RLIMIT_NOFILE, 16)?;
     let syscall_filter = filter::apply()?;
-    Ok(Ready { syscall_filter, extra_descriptors })
+    Ok(Ready { version: super::super::protocol::VERSION.to_owned(), syscall_filter, extra_descriptors })
 }
 
 /// Lets the next request use the CPU for its deadline (rounded up) and a second more.
@@ -97,6 +97,14 @@ mod filter {
         libc::SYS_finit_module, libc::SYS_delete_module, libc::SYS_kexec_load, libc::SYS_bpf,
         libc::SYS_perf_event_open, libc::SYS_userfaultfd, libc::SYS_io_uring_setup, libc::SYS_keyctl,
         libc::SYS_add_key, libc::SYS_request_key, libc::SYS_reboot, libc::SYS_swapon, libc::SYS_swapoff,
+        // signals to others, and other processes' scheduling (a worker runs as the server's user)
+        libc::SYS_tkill, libc::SYS_rt_sigqueueinfo, libc::SYS_rt_tgsigqueueinfo, libc::SYS_pidfd_send_signal,
+        libc::SYS_setpriority, libc::SYS_sched_setaffinity, libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam, libc::SYS_ioprio_set,
+        // files changed by path, and shared memory and queues between processes
+        libc::SYS_setxattr, libc::SYS_lsetxattr, libc::SYS_removexattr, libc::SYS_lremovexattr,
+        libc::SYS_utimensat, libc::SYS_mq_open, libc::SYS_mq_unlink, libc::SYS_shmget, libc::SYS_shmat,
+        libc::SYS_msgget, libc::SYS_semget,
     ];
 
     /// The older forms x86_64 still has beside the `*at` ones.
@@ -105,7 +113,8 @@ mod filter {
     const REFUSED_LEGACY: &[i64] = &[
         libc::SYS_open, libc::SYS_creat, libc::SYS_mkdir, libc::SYS_mknod, libc::SYS_unlink, libc::SYS_rmdir,
         libc::SYS_rename, libc::SYS_renameat, libc::SYS_link, libc::SYS_symlink, libc::SYS_chmod,
-        libc::SYS_chown, libc::SYS_lchown, libc::SYS_fork, libc::SYS_vfork,
+        libc::SYS_chown, libc::SYS_lchown, libc::SYS_fork, libc::SYS_vfork, libc::SYS_utime, libc::SYS_utimes,
+        libc::SYS_futimesat,
     ];
     #[cfg(not(target_arch = "x86_64"))]
     const REFUSED_LEGACY: &[i64] = &[];
@@ -124,18 +133,40 @@ mod filter {
         libc::SYS_getdents64, libc::SYS_fchdir, libc::SYS_fchmod, libc::SYS_fchown, libc::SYS_ftruncate,
         libc::SYS_fsync, libc::SYS_splice, libc::SYS_tee, libc::SYS_sendfile, libc::SYS_copy_file_range,
         libc::SYS_flock, libc::SYS_shutdown, libc::SYS_getsockopt, libc::SYS_setsockopt,
-        libc::SYS_getpeername, libc::SYS_getsockname,
+        libc::SYS_getpeername, libc::SYS_getsockname, libc::SYS_fsetxattr, libc::SYS_fremovexattr,
     ];
+
+    /// x86_64's `dup2`, refused on an inherited descriptor like `dup3`.
+    #[cfg(target_arch = "x86_64")]
+    const PIPES_ONLY_LEGACY: &[i64] = &[libc::SYS_dup2];
+    #[cfg(not(target_arch = "x86_64"))]
+    const PIPES_ONLY_LEGACY: &[i64] = &[];
+
+    fn rule(conditions: Vec<(u8, SeccompCmpOp, u64)>) -> Result<SeccompRule, String> {
+        let conditions = conditions
+            .into_iter()
+            .map(|(arg, op, value)| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("seccomp: {e}"))?;
+        SeccompRule::new(conditions).map_err(|e| format!("seccomp: {e}"))
+    }
 
     pub fn apply() -> Result<bool, String> {
         let mut rules =
             REFUSED.iter().chain(REFUSED_LEGACY).map(|&call| (call, Vec::new())).collect::<BTreeMap<_, _>>();
-        for &call in PIPES_ONLY {
-            let beyond_pipes = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Gt, 2)
-                .and_then(|c| SeccompRule::new(vec![c]))
-                .map_err(|e| format!("seccomp: {e}"))?;
-            rules.insert(call, vec![beyond_pipes]);
+        for &call in PIPES_ONLY.iter().chain(PIPES_ONLY_LEGACY) {
+            rules.insert(call, vec![rule(vec![(0, SeccompCmpOp::Gt, 2)])?]);
         }
+        // Mapping an inherited descriptor (an anonymous mapping passes -1).
+        rules.insert(
+            libc::SYS_mmap,
+            vec![rule(vec![(4, SeccompCmpOp::Gt, 2), (4, SeccompCmpOp::Ne, u64::from(u32::MAX))])?],
+        );
+        // `abort()` signals the worker itself; any other process is refused.
+        let own = u64::from(std::process::id());
+        rules.insert(libc::SYS_tgkill, vec![rule(vec![(0, SeccompCmpOp::Ne, own)])?]);
+        // Resource limits of itself only (pid 0 or its own).
+        rules.insert(libc::SYS_prlimit64, vec![rule(vec![(0, SeccompCmpOp::Ne, 0), (0, SeccompCmpOp::Ne, own)])?]);
         let arch = std::env::consts::ARCH.try_into().map_err(|e| format!("seccomp: {e}"))?;
         let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
             .map_err(|e| format!("seccomp: {e}"))?;

@@ -14,7 +14,7 @@ mod quickjs;
 pub use confine::WorkerLimits;
 
 use super::protocol::{self, Answer, Job, Request, MAX_REQUEST_BYTES};
-use super::script::{FailureKind, Ran, Script};
+use super::script::{Failure, FailureKind, Ran, Script};
 use serde_json::Value;
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,8 +68,21 @@ pub fn main(limits: WorkerLimits) -> ExitCode {
 #[allow(clippy::disallowed_methods)] // the one place expressions are evaluated
 fn answer(expressions: &Expressions, request: Request, memory_mib: u64) -> Answer {
     match request {
-        Request::Evaluate { context, jobs, .. } => Answer::Evaluated(evaluate(expressions, &context, &jobs)),
-        Request::Script { script, .. } => Answer::Script(run_script(script, memory_mib)),
+        Request::Evaluate { context, jobs, max_result_bytes, .. } => {
+            let values = evaluate(expressions, &context, &jobs);
+            Answer::Evaluated(values.and_then(|v| within(v, max_result_bytes, "the result")))
+        }
+        Request::Script { script, max_result_bytes, .. } => {
+            let mut ran = run_script(script, memory_mib);
+            if let Ok(output) = ran.output {
+                ran.output = within(output, max_result_bytes, "the script's return value").map_err(|message| Failure {
+                    kind: FailureKind::Output,
+                    message,
+                    at: None,
+                });
+            }
+            Answer::Script(ran)
+        }
         Request::Check { expressions: texts, scripts, .. } => Answer::Checked {
             expressions: texts.iter().map(|text| expressions.check(text)).collect(),
             scripts: scripts.iter().map(|source| quickjs::check_syntax(source)).collect(),
@@ -93,6 +106,33 @@ fn run_script(mut script: Script, memory_mib: u64) -> Ran {
         }
     }
     ran
+}
+
+/// `value` if its JSON is at most `max` bytes: what is sent back is bounded by what the
+/// server would keep, so reading an answer never costs the server more than that.
+fn within<T: serde::Serialize>(value: T, max: usize, what: &str) -> Result<T, String> {
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, &value);
+    match counter.0 <= max {
+        true => Ok(value),
+        false => {
+            Err(format!("{what} is {} bytes of JSON; the limit is {max} (TRELLIS_MAX_NODE_OUTPUT_BYTES)", counter.0))
+        }
+    }
+}
+
+/// Counts what is written to it.
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Each job's value, stopping at the first error.

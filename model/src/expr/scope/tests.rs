@@ -62,6 +62,20 @@ fn several_texts_share_one_narrowed_context() {
 }
 
 #[test]
+fn a_name_that_goes_on_past_ascii_stops_the_path() {
+    let narrowed = narrow(&["input.orderé"], &context());
+    assert_eq!(narrowed["input"], context()["input"]);
+}
+
+#[test]
+fn aliases_and_loops_keep_what_they_start_from() {
+    let text = "{% set o = input.order %}{% for l in o.lines %}{{ loop.index }}{% endfor %}{{- nodes['big'].output | tojson -}}";
+    let narrowed = narrow(&[text], &context());
+    assert_eq!(narrowed["input"], json!({"order": context()["input"]["order"]}));
+    assert_eq!(narrowed["nodes"], json!({"big": {"output": context()["nodes"]["big"]["output"]}}));
+}
+
+#[test]
 fn debug_sees_the_whole_context() {
     assert_eq!(narrow(&["debug()"], &context()), context());
 }
