@@ -139,7 +139,9 @@ impl ServeConfig {
             workers: self.sandbox_workers.filter(|&n| n > 0).unwrap_or(cores),
             memory_mib: self.sandbox_memory_mb.max(16),
             timeout_ms: self.sandbox_timeout_ms.max(100),
-            max_result_bytes: self.max_node_output_bytes,
+            // Well over a node's output cap: a result the engine would refuse reaches it (and
+            // its message); far larger ones stop in the worker.
+            max_result_bytes: self.max_node_output_bytes.saturating_mul(2).saturating_add(1 << 20),
         })
     }
 

@@ -46,7 +46,7 @@ pub struct SandboxSettings {
     pub memory_mib: u64,
     /// The deadline of one evaluation of a node's expressions, and of a check.
     pub timeout_ms: u64,
-    /// The most JSON a result may be (a node's output cap): checked in the worker.
+    /// The most JSON a result may be, checked in the worker (well over a node's output cap).
     pub max_result_bytes: usize,
 }
 

@@ -7,7 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::task::JoinHandle;
 
@@ -20,7 +20,8 @@ const READY_WITHIN: Duration = Duration::from_secs(10);
 pub struct Worker {
     child: Child,
     stdin: ChildStdin,
-    stdout: ChildStdout,
+    /// Buffered: a small answer's length and body come in one read.
+    stdout: BufReader<ChildStdout>,
     stderr: JoinHandle<String>,
     /// Requests answered, for retiring a worker after many.
     pub served: u64,
@@ -107,7 +108,7 @@ impl Worker {
             return Err("the worker's pipes were not set up".into());
         };
         let stderr = tokio::spawn(tail(stderr));
-        let mut worker = Worker { child, stdin, stdout, stderr, served: 0 };
+        let mut worker = Worker { child, stdin, stdout: BufReader::new(stdout), stderr, served: 0 };
         let ready = match tokio::time::timeout(READY_WITHIN, read_frame(&mut worker.stdout)).await {
             Ok(Ok(body)) => protocol::decode::<Ready>(&body),
             Ok(Err(e)) => Err(e.to_string()),

@@ -47,37 +47,31 @@ async fn bomb_beside_a_good_instance(app: &TestApp, bomb: Value) -> String {
     bombed.nodes.iter().find_map(|n| n.error.clone()).unwrap_or_default()
 }
 
-/// The pids of this process's sandbox workers.
-fn workers() -> Vec<i32> {
+/// This process's sandbox workers: each one's pid and state (`R` running, `S` waiting).
+fn workers_with_state() -> Vec<(i32, String)> {
     let me = std::process::id().to_string();
     let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let parent = stat.rsplit_once(") ").and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_owned));
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if parent.as_deref() == Some(me.as_str()) && String::from_utf8_lossy(&cmdline).contains("sandbox-worker") {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// The pids of this process's sandbox workers that are running (not waiting for a request).
-fn busy_workers() -> Vec<i32> {
-    let me = std::process::id().to_string();
-    let mut busy = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
         // `pid (comm) state ppid ...`
         let Some((_, rest)) = stat.rsplit_once(") ") else { continue };
         let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(1) == Some(&me.as_str()) && fields.first() == Some(&"R") {
-            busy.push(pid);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if fields.get(1) == Some(&me.as_str()) && String::from_utf8_lossy(&cmdline).contains("sandbox-worker") {
+            found.push((pid, fields.first().copied().unwrap_or_default().to_owned()));
         }
     }
-    busy
+    found
+}
+
+fn workers() -> Vec<i32> {
+    workers_with_state().into_iter().map(|(pid, _)| pid).collect()
+}
+
+/// The workers that are running (not waiting for a request).
+fn busy_workers() -> Vec<i32> {
+    workers_with_state().into_iter().filter(|(_, state)| state == "R").map(|(pid, _)| pid).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -198,9 +192,9 @@ both_backends! {
     }
 
     async fn a_result_over_the_output_cap_is_refused_before_it_reaches_the_server(app: TestApp) {
-        let big = "[input.s * 1000000, input.s * 1000000, input.s * 1000000]";
+        let big = "[input.s * 1000000] * 6";
         let error = bomb_beside_a_good_instance(&app, transform(big)).await;
-        assert!(error.starts_with("the result is 3000") && error.contains("bytes of JSON; the limit is 2097152"), "{error}");
+        assert!(error.starts_with("the result is 6000") && error.contains("the sandbox returns at most 5242880"), "{error}");
     }
 
     async fn deep_nesting_and_a_huge_expression_fail_cleanly(app: TestApp) {

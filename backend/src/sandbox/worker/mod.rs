@@ -108,15 +108,15 @@ fn run_script(mut script: Script, memory_mib: u64) -> Ran {
     ran
 }
 
-/// `value` if its JSON is at most `max` bytes: what is sent back is bounded by what the
-/// server would keep, so reading an answer never costs the server more than that.
+/// `value` if its JSON is at most `max` bytes: what is sent back is bounded by a little over
+/// what the server would keep, so reading an answer never costs the server much more.
 fn within<T: serde::Serialize>(value: T, max: usize, what: &str) -> Result<T, String> {
     let mut counter = Counter(0);
     let _ = serde_json::to_writer(&mut counter, &value);
     match counter.0 <= max {
         true => Ok(value),
         false => {
-            Err(format!("{what} is {} bytes of JSON; the limit is {max} (TRELLIS_MAX_NODE_OUTPUT_BYTES)", counter.0))
+            Err(format!("{what} is {} bytes of JSON; the sandbox returns at most {max} (twice TRELLIS_MAX_NODE_OUTPUT_BYTES and 1 MiB)", counter.0))
         }
     }
 }
