@@ -2,6 +2,7 @@
 //! for a worker, and how long workers take to answer. Process-wide (like the commit phases),
 //! registered by `events::metrics`.
 
+use super::process::Cause;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
@@ -26,9 +27,14 @@ pub static SANDBOX: LazyLock<SandboxMetrics> = LazyLock::new(|| SandboxMetrics {
 
 impl SandboxMetrics {
     pub fn register(&self, registry: &mut Registry) {
+        // Every cause from the start, at zero: a series that appears only once it happens
+        // cannot be alerted on by its rate.
+        for cause in Cause::ALL {
+            drop(self.restarts.get_or_create(&vec![("cause", cause.label().to_owned())]));
+        }
         registry.register(
             "trellis_sandbox_worker_restarts",
-            "Sandbox workers replaced, by cause (memory, time, cpu, stack, crash, killed, protocol, retired)",
+            "Sandbox workers replaced, by cause (memory, time, cpu, stack, crash, killed, protocol, retired, start)",
             self.restarts.clone(),
         );
         registry.register(

@@ -91,13 +91,15 @@ impl Sandbox {
     pub async fn start(settings: SandboxSettings) -> anyhow::Result<Arc<Sandbox>> {
         check_program(&settings.program)?;
         let sandbox = Sandbox::new(settings);
-        let filtered = sandbox.pool.fill().await.map_err(anyhow::Error::msg).context("the sandbox workers")?;
+        let (filtered, inherited) =
+            sandbox.pool.fill().await.map_err(anyhow::Error::msg).context("the sandbox workers")?;
         let s = &sandbox.settings;
         tracing::info!(
             workers = s.workers,
             memory_mib = s.memory_mib,
             timeout_ms = s.timeout_ms,
             syscall_filter = filtered,
+            inherited_descriptors = inherited,
             "sandbox workers ready"
         );
         Ok(sandbox)

@@ -44,21 +44,19 @@ impl Pool {
         Arc::new(Pool { settings, idle: Mutex::new(Vec::new()), slots })
     }
 
-    /// Starts every worker now: a worker that cannot start is a reason not to serve.
-    pub async fn fill(&self) -> Result<bool, String> {
-        let mut filtered = true;
+    /// Starts every worker now: a worker that cannot start is a reason not to serve. What
+    /// they said when ready: whether the syscall filter is on in all, and the most
+    /// descriptors one inherited from whatever started the server (`cargo run` passes its
+    /// jobserver's; the filter refuses I/O on them).
+    pub async fn fill(&self) -> Result<(bool, usize), String> {
+        let (mut filtered, mut inherited) = (true, 0);
         for _ in 0..self.settings.workers.max(1) {
             let (worker, ready) = Worker::start(&self.settings.program, self.settings.memory_mib).await?;
-            if ready.extra_descriptors > 0 {
-                tracing::warn!(
-                    count = ready.extra_descriptors,
-                    "a sandbox worker inherited descriptors from whatever started the server (its filter refuses I/O on them)"
-                );
-            }
             filtered &= ready.syscall_filter;
+            inherited = inherited.max(ready.extra_descriptors);
             self.give_back(worker);
         }
-        Ok(filtered)
+        Ok((filtered, inherited))
     }
 
     /// Waits in line for a worker. The caller waits here itself, so a caller that gives up

@@ -62,6 +62,18 @@ pub enum Ending {
 }
 
 impl Cause {
+    pub const ALL: [Cause; 9] = [
+        Cause::Memory,
+        Cause::Time,
+        Cause::Cpu,
+        Cause::Stack,
+        Cause::Crash,
+        Cause::Killed,
+        Cause::Protocol,
+        Cause::Retired,
+        Cause::Start,
+    ];
+
     /// Whether the user's code met a limit (the same code meets it again): not the
     /// sandbox's own trouble.
     pub fn is_limit(self) -> bool {
