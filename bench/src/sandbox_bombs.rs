@@ -5,7 +5,7 @@
 //! limit's message.
 
 use crate::scenarios::Figures;
-use crate::server::{Api, Server};
+use crate::server::{rss_kib_of, Api, Server};
 use crate::stats::percentile;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
@@ -52,7 +52,8 @@ pub async fn bombs(api: &Api, server: &Server, count: usize, out: &mut Figures) 
     let share = count / (workflows.len() + 1);
     let rss_before = server.rss_kib()?;
     let stop = Arc::new(AtomicBool::new(false));
-    let watch = tokio::spawn(watch(api.clone(), server.rss_kib()?, server_pid(server)?, stop.clone()));
+    let pid = server.pid().context("the server has exited")?;
+    let watch = tokio::spawn(watch(api.clone(), rss_before, pid, stop.clone()));
     let mut set = tokio::task::JoinSet::new();
     for (workflow, _) in &workflows {
         let (api, workflow) = (api.clone(), workflow.clone());
@@ -104,17 +105,8 @@ async fn watch(api: Api, mut peak: u64, pid: u32, stop: Arc<AtomicBool>) -> Resu
     let mut latencies = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         latencies.push(api.time_get("/healthz", None).await?.as_secs_f64() * 1e3);
-        peak = peak.max(rss_of(pid).unwrap_or(0));
+        peak = peak.max(rss_kib_of(pid).unwrap_or(0));
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok((latencies, peak))
-}
-
-fn server_pid(server: &Server) -> Result<u32> {
-    server.pid().context("the server has exited")
-}
-
-fn rss_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
 }

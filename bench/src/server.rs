@@ -44,11 +44,15 @@ impl Server {
 
     /// Resident memory of the server process, in KiB.
     pub fn rss_kib(&self) -> Result<u64> {
-        let pid = self.child.id().context("the server has exited")?;
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).context("no VmRSS")?;
-        Ok(line.split_whitespace().nth(1).context("VmRSS value")?.parse()?)
+        rss_kib_of(self.child.id().context("the server has exited")?)
     }
+}
+
+/// Resident memory of process `pid` (VmRSS), in KiB.
+pub fn rss_kib_of(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).context("no VmRSS")?;
+    Ok(line.split_whitespace().nth(1).context("VmRSS value")?.parse()?)
 }
 
 #[derive(Clone)]

@@ -26,7 +26,7 @@ pub use metrics::SANDBOX as METRICS;
 pub use protocol::Job;
 
 use anyhow::{bail, Context};
-use pool::{Pool, PoolSettings};
+use pool::Pool;
 pub use process::Cause;
 use protocol::{Answer, Request};
 use script::{Failure, Ran, Script};
@@ -72,18 +72,12 @@ pub struct Checked {
 
 pub struct Sandbox {
     pool: Arc<Pool>,
-    settings: SandboxSettings,
 }
 
 impl Sandbox {
     /// A sandbox whose workers start when first needed.
     pub fn new(settings: SandboxSettings) -> Arc<Sandbox> {
-        let pool = Pool::new(PoolSettings {
-            program: settings.program.clone(),
-            workers: settings.workers,
-            memory_mib: settings.memory_mib,
-        });
-        Arc::new(Sandbox { pool, settings })
+        Arc::new(Sandbox { pool: Pool::new(settings) })
     }
 
     /// A sandbox with every worker started and confined: refuses when the worker program
@@ -93,7 +87,7 @@ impl Sandbox {
         let sandbox = Sandbox::new(settings);
         let (filtered, inherited) =
             sandbox.pool.fill().await.map_err(anyhow::Error::msg).context("the sandbox workers")?;
-        let s = &sandbox.settings;
+        let s = sandbox.settings();
         tracing::info!(
             workers = s.workers,
             memory_mib = s.memory_mib,
@@ -106,12 +100,7 @@ impl Sandbox {
     }
 
     pub fn settings(&self) -> &SandboxSettings {
-        &self.settings
-    }
-
-    /// The pids of the idle workers (tests kill one to see only its request fail).
-    pub fn idle_pids(&self) -> Vec<u32> {
-        self.pool.idle_pids()
+        &self.pool.settings
     }
 
     /// Evaluates a node's `jobs` over `context` (narrowed to what they reach), within
@@ -129,7 +118,7 @@ impl Sandbox {
         let texts: Vec<&str> = jobs.iter().flat_map(Job::texts).collect();
         let context = scope::narrow(&texts, context);
         let deadline = self.deadline(timeout);
-        let max_result_bytes = self.settings.max_result_bytes;
+        let max_result_bytes = self.settings().max_result_bytes;
         let request = Request::Evaluate { context, jobs, deadline_ms: millis(deadline), max_result_bytes };
         match self.call(request).await? {
             Answer::Evaluated(result) => Ok(result),
@@ -140,7 +129,7 @@ impl Sandbox {
     /// Runs one script within `deadline` (its own time limit is enforced inside the worker;
     /// the deadline is the backstop).
     pub async fn run_script(&self, script: Script, deadline: Duration) -> Result<Ran, Stopped> {
-        let max_result_bytes = self.settings.max_result_bytes;
+        let max_result_bytes = self.settings().max_result_bytes;
         match self.call(Request::Script { script, deadline_ms: millis(deadline), max_result_bytes }).await? {
             Answer::Script(ran) => Ok(ran),
             _ => Err(unexpected()),
@@ -149,7 +138,7 @@ impl Sandbox {
 
     /// Compiles expressions and scripts without running them.
     pub async fn check(&self, expressions: Vec<String>, scripts: Vec<String>) -> Result<Checked, Stopped> {
-        let deadline_ms = self.settings.timeout_ms;
+        let deadline_ms = self.settings().timeout_ms;
         match self.call(Request::Check { expressions, scripts, deadline_ms }).await? {
             Answer::Checked { expressions, scripts } => Ok(Checked { expressions, scripts }),
             _ => Err(unexpected()),
@@ -184,7 +173,7 @@ impl Sandbox {
     }
 
     fn deadline(&self, timeout: Option<Duration>) -> Duration {
-        let limit = Duration::from_millis(self.settings.timeout_ms);
+        let limit = Duration::from_millis(self.settings().timeout_ms);
         timeout.map_or(limit, |t| t.min(limit))
     }
 
@@ -203,16 +192,13 @@ impl Sandbox {
         }
         let slot = match self.pool.slot().await {
             Ok(slot) => slot,
-            Err(failed) => return Err(Stopped { cause: failed.death.cause, message: failed.death.detail }),
+            Err(death) => return Err(Stopped { cause: death.cause, message: death.detail }),
         };
         let pool = self.pool.clone();
         let called = tokio::spawn(async move { pool.call(slot, frame, deadline).await });
         match called.await {
             Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(failed)) => {
-                let cause = failed.death.cause;
-                Err(Stopped { cause, message: self.describe(subject, failed.death, deadline) })
-            }
+            Ok(Err(death)) => Err(Stopped { cause: death.cause, message: self.describe(subject, death, deadline) }),
             Err(e) => Err(Stopped { cause: Cause::Crash, message: format!("the sandbox stopped unexpectedly: {e}") }),
         }
     }
@@ -221,7 +207,9 @@ impl Sandbox {
     fn describe(&self, subject: &str, death: process::Death, deadline: Duration) -> String {
         let detail = death.detail;
         match death.cause {
-            Cause::Memory => format!("{subject} exceeded the sandbox memory limit of {} MiB", self.settings.memory_mib),
+            Cause::Memory => {
+                format!("{subject} exceeded the sandbox memory limit of {} MiB", self.settings().memory_mib)
+            }
             Cause::Time => format!("{subject} exceeded the sandbox time limit of {} ms", deadline.as_millis()),
             Cause::Cpu => {
                 format!("{subject} exceeded the sandbox CPU-time limit (its deadline of {} ms)", deadline.as_millis())

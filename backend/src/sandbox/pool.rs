@@ -5,8 +5,8 @@
 
 use super::metrics::SANDBOX;
 use super::process::{Cause, Death, Ending, Worker};
-use super::protocol::{self, Answer};
-use std::path::PathBuf;
+use super::protocol::{self, Answer, Ready};
+use super::SandboxSettings;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -14,15 +14,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// A worker is retired after this many answers: whatever its heap kept from them goes with it.
 const RETIRE_AFTER: u64 = 10_000;
 
-#[derive(Debug, Clone)]
-pub struct PoolSettings {
-    pub program: PathBuf,
-    pub workers: usize,
-    pub memory_mib: u64,
-}
-
 pub struct Pool {
-    settings: PoolSettings,
+    pub settings: SandboxSettings,
     idle: Mutex<Vec<Worker>>,
     slots: Arc<Semaphore>,
 }
@@ -32,14 +25,8 @@ pub struct Slot {
     _permit: OwnedSemaphorePermit,
 }
 
-/// Why a request got no answer: the worker's end, judged.
-#[derive(Debug, Clone)]
-pub struct Failed {
-    pub death: Death,
-}
-
 impl Pool {
-    pub fn new(settings: PoolSettings) -> Arc<Pool> {
+    pub fn new(settings: SandboxSettings) -> Arc<Pool> {
         let slots = Arc::new(Semaphore::new(settings.workers.max(1)));
         Arc::new(Pool { settings, idle: Mutex::new(Vec::new()), slots })
     }
@@ -51,7 +38,7 @@ impl Pool {
     pub async fn fill(&self) -> Result<(bool, usize), String> {
         let (mut filtered, mut inherited) = (true, 0);
         for _ in 0..self.settings.workers.max(1) {
-            let (worker, ready) = Worker::start(&self.settings.program, self.settings.memory_mib).await?;
+            let (worker, ready) = self.start_worker().await?;
             filtered &= ready.syscall_filter;
             inherited = inherited.max(ready.extra_descriptors);
             self.give_back(worker);
@@ -61,7 +48,7 @@ impl Pool {
 
     /// Waits in line for a worker. The caller waits here itself, so a caller that gives up
     /// leaves the line (nothing it asked for runs later).
-    pub async fn slot(&self) -> Result<Slot, Failed> {
+    pub async fn slot(&self) -> Result<Slot, Death> {
         let queued = Instant::now();
         let permit =
             self.slots.clone().acquire_owned().await.map_err(|_| failed(Cause::Start, "the sandbox is shut down"))?;
@@ -70,14 +57,12 @@ impl Pool {
     }
 
     /// Sends `frame` to a free worker and reads its answer within `deadline`.
-    pub async fn call(self: &Arc<Self>, slot: Slot, frame: Vec<u8>, deadline: Duration) -> Result<Answer, Failed> {
+    /// Why there is none: the worker's end, judged.
+    pub async fn call(self: &Arc<Self>, slot: Slot, frame: Vec<u8>, deadline: Duration) -> Result<Answer, Death> {
         let _slot = slot;
         let mut worker = match self.take() {
             Some(worker) => worker,
-            None => Worker::start(&self.settings.program, self.settings.memory_mib)
-                .await
-                .map(|(worker, _)| worker)
-                .map_err(|e| failed(Cause::Start, &e))?,
+            None => self.start_worker().await.map(|(worker, _)| worker).map_err(|e| failed(Cause::Start, &e))?,
         };
         let sent = Instant::now();
         let exchanged = tokio::time::timeout(deadline, worker.exchange(&frame)).await;
@@ -99,12 +84,11 @@ impl Pool {
         };
         SANDBOX.restarted(death.cause.label());
         self.replace();
-        Err(Failed { death })
+        Err(death)
     }
 
-    /// The pids of the idle workers (for tests that kill one).
-    pub fn idle_pids(&self) -> Vec<u32> {
-        self.idle.lock().expect("idle workers").iter().filter_map(Worker::pid).collect()
+    async fn start_worker(&self) -> Result<(Worker, Ready), String> {
+        Worker::start(&self.settings.program, self.settings.memory_mib).await
     }
 
     /// An idle worker that is still alive; one that died while idle is replaced, not used.
@@ -144,7 +128,7 @@ impl Pool {
     fn replace(self: &Arc<Self>) {
         let pool = self.clone();
         tokio::spawn(async move {
-            match Worker::start(&pool.settings.program, pool.settings.memory_mib).await {
+            match pool.start_worker().await {
                 Ok((worker, _)) => pool.give_back(worker),
                 Err(e) => tracing::error!(error = %e, "could not start a sandbox worker; the next request tries again"),
             }
@@ -152,6 +136,6 @@ impl Pool {
     }
 }
 
-fn failed(cause: Cause, detail: &str) -> Failed {
-    Failed { death: Death { cause, detail: detail.to_owned() } }
+fn failed(cause: Cause, detail: &str) -> Death {
+    Death { cause, detail: detail.to_owned() }
 }

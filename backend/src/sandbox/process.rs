@@ -150,11 +150,6 @@ impl Worker {
         Ok(body)
     }
 
-    /// The operating system's id of the process (`None` once it has been reaped).
-    pub fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-
     /// Whether the process is still running (an idle worker can die too: killed by hand).
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -227,7 +222,7 @@ async fn tail(mut stderr: impl AsyncRead + Unpin) -> String {
 }
 
 /// Why a worker that ended on its own with `status`, having written `stderr`, ended.
-pub fn judge(status: Option<ExitStatus>, stderr: &str) -> Death {
+fn judge(status: Option<ExitStatus>, stderr: &str) -> Death {
     let said = last_words(stderr);
     let signal = status.and_then(|s| s.signal());
     let cause = if stderr.contains("memory allocation of") || stderr.contains("out of memory") {

@@ -54,7 +54,8 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-fn rss_bytes() -> u64 {
+/// The resident memory of this process (the server runs in it), in bytes.
+pub fn rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
     line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024

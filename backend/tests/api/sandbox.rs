@@ -2,6 +2,7 @@
 //! the server's memory stays where it was, a killed worker fails one attempt and the retry
 //! succeeds, and validation and previews of a bomb are refusals, not crashes.
 
+use crate::bounds::rss_bytes;
 use crate::common::{both_backends, node, problem, Backend, TestApp};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -20,13 +21,6 @@ const BOMBS: &[(&str, &str, &str)] = &[
     ("list multiplication with in", "'y' in ([input.s] * 1000000000)", TIME_MESSAGE),
     ("constant folding", FOLDING_BOMB, MEMORY_MESSAGE),
 ];
-
-/// The resident memory of this process (the server runs in it), in KiB.
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 fn transform(expression: &str) -> Value {
     json!({"nodes": [{"id": "t", "type": "transform", "config": {"expression": expression}}]})
@@ -112,14 +106,14 @@ both_backends! {
         let app = respawn(&app, |serve| serve.sandbox_timeout_ms = 3_000).await;
         // Warm up (first requests allocate the server's own buffers).
         bomb_beside_a_good_instance(&app, transform("input.missing.field")).await;
-        let before = rss_kib();
+        let before = rss_bytes();
         for (kind, expression, message) in BOMBS {
             let error = bomb_beside_a_good_instance(&app, transform(expression)).await;
             assert!(error.contains(message), "{kind}: {error}");
             assert!(error.starts_with("expression "), "{kind}: {error}");
         }
-        let grown = rss_kib().saturating_sub(before);
-        assert!(grown < 50 * 1024, "the server grew by {grown} KiB over the bombs");
+        let grown = rss_bytes().saturating_sub(before);
+        assert!(grown < 50 * 1024 * 1024, "the server grew by {grown} bytes over the bombs");
         let metrics = app.get("/metrics").send().await.unwrap().text().await.unwrap();
         assert!(metrics.contains("trellis_sandbox_worker_restarts_total{cause=\"memory\"}"), "{metrics}");
     }
