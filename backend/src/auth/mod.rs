@@ -3,7 +3,7 @@
 //! Callers prove who they are with a JWT (from `POST /auth/login`, sent as a bearer token
 //! or in the session cookie) or an API key (bearer). Either way they become a
 //! [`Principal`] with one [`Role`]; routes demand a minimum role through
-//! [`crate::http::auth::Authed`].
+//! [`crate::http::middleware::authed::Authed`].
 
 pub mod api_key;
 pub mod bootstrap;

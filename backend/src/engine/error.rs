@@ -1,4 +1,4 @@
-//! What the engine's commands can refuse with; `http::error` maps each to a status.
+//! What the engine's commands can refuse with; `http::middleware::error` maps each to a status.
 
 use crate::store::StoreError;
 

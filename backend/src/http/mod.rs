@@ -1,33 +1,10 @@
-//! The HTTP surface: one module per resource, each with `router()`, merged under
-//! `/api/v1`, plus health probes and the single-page app.
+//! The HTTP surface: the resources (`resources/`, one module each with `router()`), merged
+//! under `/api/v1` beside the health probes and the single-page app, inside the middleware
+//! every request passes (`middleware/`); `openapi` documents what is served.
 
-pub mod api_keys;
-pub mod audit;
-pub mod auth;
-pub mod callees;
-pub mod csrf;
-pub mod edge;
-pub mod error;
-pub mod events;
-pub mod extract;
-pub mod failures;
-pub mod headers;
-pub mod hooks;
-pub mod instances;
-pub mod jobs;
+pub mod middleware;
 pub mod openapi;
-pub mod probes;
-pub mod retention;
-pub mod scripts;
-pub mod sign_in;
-pub mod spa;
-pub mod stats;
-pub mod strict;
-pub mod tasks;
-pub mod triggers;
-pub mod users;
-pub mod versions;
-pub mod workflows;
+pub mod resources;
 
 use crate::auth::jwt::TokenKeys;
 use crate::config::ServeConfig;
@@ -37,7 +14,12 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{header, Request, StatusCode};
 use axum::response::Response;
 use axum::Router;
-use error::{problem, problem_response};
+use middleware::error::{problem, problem_response};
+use middleware::{audit_trail, csrf, edge, headers};
+use resources::{
+    api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts, session,
+    spa, stats, tasks, trigger_management, users, versions, workflows,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -66,7 +48,7 @@ pub struct AppState {
 /// axum's `.route`), so what is served is what `openapi.json` documents.
 fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .merge(auth::router())
+        .merge(session::router())
         .merge(workflows::router())
         .merge(versions::router())
         .merge(api_keys::router())
@@ -74,11 +56,11 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(instances::router())
         .merge(failures::router())
         .merge(stats::router())
-        .merge(events::router())
+        .merge(event_streams::router())
         .merge(tasks::router())
-        .merge(triggers::router())
-        .merge(audit::router())
-        .merge(jobs::router())
+        .merge(trigger_management::router())
+        .merge(audit_log::router())
+        .merge(bulk_jobs::router())
         .merge(retention::router())
         .merge(scripts::router())
         .merge(openapi::router())
@@ -102,7 +84,7 @@ pub fn router(state: AppState) -> Router {
         // Inside the audit layer, so refused cross-site requests are recorded too.
         .layer(axum::middleware::from_fn_with_state(state.clone(), csrf::guard))
         // Last, so it wraps every route above, including ones merged in later.
-        .layer(axum::middleware::from_fn_with_state(state.clone(), audit::record));
+        .layer(axum::middleware::from_fn_with_state(state.clone(), audit_trail::record));
     let (root, _) = root_routes().split_for_parts();
     Router::new()
         .nest("/api/v1", api)

@@ -142,7 +142,7 @@ fn components(doc: &mut Value) {
     components["securitySchemes"] = json!({
         "bearer": {"type": "http", "scheme": "bearer",
                    "description": "A token from `POST /api/v1/auth/login`, or an API key (`trk_...`)."},
-        "cookie": {"type": "apiKey", "in": "cookie", "name": super::auth::SESSION_COOKIE,
+        "cookie": {"type": "apiKey", "in": "cookie", "name": super::middleware::authed::SESSION_COOKIE,
                    "description": "The session cookie `POST /api/v1/auth/login` sets."},
     });
 }

@@ -1,6 +1,6 @@
 //! The audit log's SQL, shared by both backends like `sql.rs` and stamped onto each store
 //! by `impl_audit_store!`. Rows are inserted (in batches, by the background writer in
-//! `http::audit`), read newest first, and deleted by age by the retention sweeper.
+//! `http::middleware::audit_trail`), read newest first, and deleted by age by the retention sweeper.
 
 use super::Result;
 use async_trait::async_trait;

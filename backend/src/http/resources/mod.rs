@@ -1,0 +1,25 @@
+//! The resources: one module per resource, each with `router()` registering its handlers
+//! with their OpenAPI operations. Merged under `/api/v1` in `http::api_routes`, except the
+//! probes, metrics and webhook deliveries (`probes`, `hooks`) at the root, and the web app
+//! (`spa`) as the fallback. `callees` and `sign_in` are checks the resources beside them share.
+
+pub mod api_keys;
+pub mod audit_log;
+pub mod bulk_jobs;
+pub mod callees;
+pub mod event_streams;
+pub mod failures;
+pub mod hooks;
+pub mod instances;
+pub mod probes;
+pub mod retention;
+pub mod scripts;
+pub mod session;
+pub mod sign_in;
+pub mod spa;
+pub mod stats;
+pub mod tasks;
+pub mod trigger_management;
+pub mod users;
+pub mod versions;
+pub mod workflows;
