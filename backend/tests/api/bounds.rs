@@ -65,76 +65,85 @@ fn error_of(instance: &InstanceDetail) -> String {
     instance.summary.error.clone().unwrap_or_default()
 }
 
-both_backends! {
-    async fn expression_cpu_bombs_fail_with_a_clear_error_while_the_api_keeps_answering(app: TestApp) {
-        let heavy = app.publish(transform(&budget_bomb())).await;
-        let bomb = app.publish(transform(REPEATED_RANGE)).await;
-        let probes = probe(&app);
-        let mut ids = Vec::new();
-        for _ in 0..=cores() {
-            ids.push((app.start(&heavy, json!({"input": {}})).await, "budget of"));
-            ids.push((app.start(&bomb, json!({"input": {}})).await, "over the cap of 100000 items"));
-        }
-        for (id, expected) in &ids {
-            let finished = app.wait_finished(id).await;
-            assert_eq!(finished.summary.status, InstanceStatus::Failed, "{finished:?}");
-            assert!(error_of(&finished).contains(expected), "{finished:?}");
-        }
-        let slowest = slowest_probe(probes).await;
-        eprintln!("slowest probe: {slowest:?}");
-        assert!(slowest < Duration::from_secs(2), "a probe took {slowest:?}");
+async fn expression_cpu_bombs_fail_with_a_clear_error_while_the_api_keeps_answering(app: TestApp) {
+    let heavy = app.publish(transform(&budget_bomb())).await;
+    let bomb = app.publish(transform(REPEATED_RANGE)).await;
+    let probes = probe(&app);
+    let mut ids = Vec::new();
+    for _ in 0..=cores() {
+        ids.push((app.start(&heavy, json!({"input": {}})).await, "budget of"));
+        ids.push((app.start(&bomb, json!({"input": {}})).await, "over the cap of 100000 items"));
     }
-
-    async fn a_memory_bomb_fails_with_the_cap_error_and_memory_stays_bounded(app: TestApp) {
-        let before = rss_bytes();
-        // 500 joins of a 1 MB separator: half a gigabyte, then its JSON copies.
-        let wf = app.publish(transform("range(500) | join('x' * 1000000)")).await;
-        let id = app.start(&wf, json!({"input": {}})).await;
-        let finished = app.wait_finished(&id).await;
-        assert_eq!(finished.summary.status, InstanceStatus::Failed);
-        assert!(error_of(&finished).contains("over the cap of 1048576 bytes per string"), "{finished:?}");
-        let grown = rss_bytes().saturating_sub(before);
-        eprintln!("RSS grew by {} KB", grown >> 10);
-        assert!(grown < 200 << 20, "RSS grew by {} MB", grown >> 20);
+    for (id, expected) in &ids {
+        let finished = app.wait_finished(id).await;
+        assert_eq!(finished.summary.status, InstanceStatus::Failed, "{finished:?}");
+        assert!(error_of(&finished).contains(expected), "{finished:?}");
     }
-
-    async fn a_webhook_whose_input_mapping_is_a_cpu_bomb_does_not_stall_the_server(app: TestApp) {
-        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
-        let probes = probe(&app);
-        let (trigger, secret) = create_webhook(&app, &wf, json!({"input_mapping": REPEATED_RANGE})).await;
-        let (heavy, heavy_secret) = create_webhook(&app, &wf, json!({"input_mapping": budget_bomb()})).await;
-        let mut deliveries = Vec::new();
-        for i in 0..=cores() {
-            for (trigger, secret) in [(&trigger, &secret), (&heavy, &heavy_secret)] {
-                let (id, ts, body) = (format!("bomb-{i}"), chrono::Utc::now().timestamp(), "{}");
-                let request = app.client.post(app.url(&format!("/hooks/{trigger}")))
-                    .header("content-type", "application/json")
-                    .header("webhook-id", &id)
-                    .header("webhook-timestamp", ts.to_string())
-                    .header("webhook-signature", signature(secret, &id, ts, body))
-                    .body(body);
-                deliveries.push(tokio::spawn(request.send()));
-            }
-        }
-        for delivery in deliveries {
-            let refused = problem(delivery.await.unwrap().unwrap(), 422).await;
-            let detail = refused["detail"].as_str().unwrap();
-            assert!(detail.contains("input mapping") && (detail.contains("over the cap") || detail.contains("budget of")), "{detail}");
-        }
-        let slowest = slowest_probe(probes).await;
-        eprintln!("slowest probe: {slowest:?}");
-        assert!(slowest < Duration::from_secs(2), "a probe took {slowest:?}");
-    }
-
-    async fn a_node_whose_output_is_over_the_cap_fails_naming_the_cap(app: TestApp) {
-        let big = app.publish(transform("'x' * 3000000")).await;
-        let id = app.start(&big, json!({"input": {}})).await;
-        let finished = app.wait_finished(&id).await;
-        assert_eq!(finished.summary.status, InstanceStatus::Failed);
-        // The expression's own string cap (1 MiB) stops it first.
-        assert!(error_of(&finished).contains("over the cap of 1048576 bytes"), "{finished:?}");
-    }
+    let slowest = slowest_probe(probes).await;
+    eprintln!("slowest probe: {slowest:?}");
+    assert!(slowest < Duration::from_secs(2), "a probe took {slowest:?}");
 }
+
+async fn a_memory_bomb_fails_with_the_cap_error_and_memory_stays_bounded(app: TestApp) {
+    let before = rss_bytes();
+    // 500 joins of a 1 MB separator: half a gigabyte, then its JSON copies.
+    let wf = app.publish(transform("range(500) | join('x' * 1000000)")).await;
+    let id = app.start(&wf, json!({"input": {}})).await;
+    let finished = app.wait_finished(&id).await;
+    assert_eq!(finished.summary.status, InstanceStatus::Failed);
+    assert!(error_of(&finished).contains("over the cap of 1048576 bytes per string"), "{finished:?}");
+    let grown = rss_bytes().saturating_sub(before);
+    eprintln!("RSS grew by {} KB", grown >> 10);
+    assert!(grown < 200 << 20, "RSS grew by {} MB", grown >> 20);
+}
+
+async fn a_webhook_whose_input_mapping_is_a_cpu_bomb_does_not_stall_the_server(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let probes = probe(&app);
+    let (trigger, secret) = create_webhook(&app, &wf, json!({"input_mapping": REPEATED_RANGE})).await;
+    let (heavy, heavy_secret) = create_webhook(&app, &wf, json!({"input_mapping": budget_bomb()})).await;
+    let mut deliveries = Vec::new();
+    for i in 0..=cores() {
+        for (trigger, secret) in [(&trigger, &secret), (&heavy, &heavy_secret)] {
+            let (id, ts, body) = (format!("bomb-{i}"), chrono::Utc::now().timestamp(), "{}");
+            let request = app
+                .client
+                .post(app.url(&format!("/hooks/{trigger}")))
+                .header("content-type", "application/json")
+                .header("webhook-id", &id)
+                .header("webhook-timestamp", ts.to_string())
+                .header("webhook-signature", signature(secret, &id, ts, body))
+                .body(body);
+            deliveries.push(tokio::spawn(request.send()));
+        }
+    }
+    for delivery in deliveries {
+        let refused = problem(delivery.await.unwrap().unwrap(), 422).await;
+        let detail = refused["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("input mapping") && (detail.contains("over the cap") || detail.contains("budget of")),
+            "{detail}"
+        );
+    }
+    let slowest = slowest_probe(probes).await;
+    eprintln!("slowest probe: {slowest:?}");
+    assert!(slowest < Duration::from_secs(2), "a probe took {slowest:?}");
+}
+
+async fn a_node_whose_output_is_over_the_cap_fails_naming_the_cap(app: TestApp) {
+    let big = app.publish(transform("'x' * 3000000")).await;
+    let id = app.start(&big, json!({"input": {}})).await;
+    let finished = app.wait_finished(&id).await;
+    assert_eq!(finished.summary.status, InstanceStatus::Failed);
+    // The expression's own string cap (1 MiB) stops it first.
+    assert!(error_of(&finished).contains("over the cap of 1048576 bytes"), "{finished:?}");
+}
+both_backends!(
+    expression_cpu_bombs_fail_with_a_clear_error_while_the_api_keeps_answering,
+    a_memory_bomb_fails_with_the_cap_error_and_memory_stays_bounded,
+    a_webhook_whose_input_mapping_is_a_cpu_bomb_does_not_stall_the_server,
+    a_node_whose_output_is_over_the_cap_fails_naming_the_cap
+);
 
 /// A server with small output caps, so a test can reach them with small values.
 async fn with_small_caps(backend: crate::common::Backend) -> TestApp {

@@ -239,24 +239,21 @@ pub async fn problem(response: reqwest::Response, status: u16) -> Value {
     body
 }
 
-/// Runs each test once on SQLite and once on Postgres: `<name>::sqlite`, `<name>::postgres`.
+/// Runs each named test once on SQLite and once on Postgres: `<name>::sqlite`, `<name>::postgres`.
+/// The tests are plain `async fn name(app: TestApp)` items, so rustfmt formats their bodies.
 macro_rules! both_backends {
-    ($(async fn $name:ident($app:ident: TestApp) $body:block)*) => {$(
+    ($($name:ident),* $(,)?) => {$(
         mod $name {
-            #[allow(unused_imports)]
-            use super::*;
             use $crate::common::{Backend, TestApp};
-
-            async fn run($app: TestApp) $body
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                run(TestApp::spawn(Backend::Sqlite).await).await
+                super::$name(TestApp::spawn(Backend::Sqlite).await).await
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
-                run(TestApp::spawn(Backend::Postgres).await).await
+                super::$name(TestApp::spawn(Backend::Postgres).await).await
             }
         }
     )*};

@@ -70,157 +70,233 @@ fn count(log: &[Value], outcome: &str) -> usize {
     log.iter().filter(|d| d["outcome"] == outcome).count()
 }
 
-both_backends! {
-    async fn invalid_expressions_and_time_zones_are_422_saying_what_to_fix(app: TestApp) {
-        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
-        let create = |body: Value| app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&body).send();
-        let both = problem(create(json!({"kind": "cron", "expression": "99 * * * *", "timezone": "Mars/Base"})).await.unwrap(), 422).await;
-        let paths: Vec<&str> = both["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
-        assert_eq!(paths, ["expression", "timezone"]);
-        assert!(both["errors"][1]["message"].as_str().unwrap().contains("IANA"));
-        let short = problem(create(json!({"kind": "cron", "expression": "* *"})).await.unwrap(), 422).await;
-        assert!(short["errors"][0]["message"].as_str().unwrap().contains("5"));
-        problem(create(json!({"kind": "cron"})).await.unwrap(), 422).await;
-        problem(create(json!({"kind": "cron", "expression": "* * * * *", "overlap": "sometimes"})).await.unwrap(), 422).await;
-        problem(create(json!({"kind": "cron", "expression": "0 0 30 2 *"})).await.unwrap(), 422).await;
-        let preview = app.post("/api/v1/triggers/preview").json(&json!({"expression": "*/5 * * * *", "timezone": "Nope"})).send().await.unwrap();
-        problem(preview, 422).await;
-    }
-
-    async fn previews_list_the_next_fire_times_in_the_zone(app: TestApp) {
-        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
-        let created = create_cron(&app, &wf, json!({"expression": "0 9 * * *", "timezone": "Europe/Berlin", "paused": true})).await;
-        let times = created["next_fire_times"].as_array().unwrap();
-        assert_eq!(times.len(), 5);
-        assert!(created["next_fire_at"].is_null(), "paused: no next tick");
-        for t in times {
-            let t = t.as_str().unwrap();
-            assert!(t.contains("T09:00:00") && (t.ends_with("+01:00") || t.ends_with("+02:00")), "{t}");
-        }
-        let id = created["id"].as_str().unwrap();
-        let preview: Value = app.get(&format!("/api/v1/triggers/{id}/preview?count=3")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(preview["times"].as_array().unwrap().len(), 3);
-        assert_eq!(preview["timezone"], "Europe/Berlin");
-        problem(app.get(&format!("/api/v1/triggers/{id}/preview?count=0")).send().await.unwrap(), 400).await;
-        let bad = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"expression": "every day"})).send().await.unwrap();
-        assert_eq!(problem(bad, 422).await["errors"][0]["path"], "expression");
-        let moved: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"timezone": "America/New_York", "name": "standup"}))
-            .send().await.unwrap().json().await.unwrap();
-        assert_eq!((moved["timezone"].as_str(), moved["expression"].as_str()), (Some("America/New_York"), Some("0 9 * * *")));
-        assert_eq!(moved["name"], "standup");
-        let preview: Value = app.get(&format!("/api/v1/triggers/{id}/preview?count=1")).send().await.unwrap().json().await.unwrap();
-        let t = preview["times"][0].as_str().unwrap();
-        assert!(t.ends_with("-05:00") || t.ends_with("-04:00"), "{t}");
-        let seconds: Value = app.post("/api/v1/triggers/preview").json(&json!({"expression": "*/15 * * * * *", "count": 4}))
-            .send().await.unwrap().json().await.unwrap();
-        let seconds: Vec<&str> = seconds["times"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-        assert_eq!(seconds.len(), 4);
-        assert!(seconds.iter().all(|t| ["00+", "15+", "30+", "45+"].iter().any(|s| t.contains(&format!(":{s}")))), "{seconds:?}");
-        let webhook = app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&json!({"kind": "webhook"})).send().await.unwrap();
-        let webhook = webhook.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
-        problem(app.get(&format!("/api/v1/triggers/{webhook}/preview")).send().await.unwrap(), 409).await;
-    }
-
-    async fn an_every_second_schedule_starts_instances_until_paused(app: TestApp) {
-        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
-        let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "allow"})).await;
-        let id = created["id"].as_str().unwrap();
-        assert!(created["next_fire_at"].is_string());
-        let fired = wait_for_instances(&app, &wf, 2).await;
-        let input = app.instance(fired[0]["id"].as_str().unwrap()).await.input;
-        assert_eq!(input["trigger_id"], id);
-        assert!(input["scheduled_at"].is_string());
-        let log = deliveries(&app, id).await;
-        assert!(log.iter().any(|d| d["outcome"] == "started" && d["instance_id"].is_string() && d["scheduled_at"].is_string()));
-        let page: Value = app.get(&format!("/api/v1/triggers/{id}/deliveries?limit=1")).send().await.unwrap().json().await.unwrap();
-        let cursor = page["next_cursor"].as_str().unwrap();
-        let next: Value = app.get(&format!("/api/v1/triggers/{id}/deliveries?limit=1&cursor={cursor}")).send().await.unwrap().json().await.unwrap();
-        assert!(next["items"][0]["id"].as_str().unwrap() < page["items"][0]["id"].as_str().unwrap(), "older entries on the next page");
-        let paused: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap().json().await.unwrap();
-        let paused_by = chrono::Utc::now();
-        assert!(paused["next_fire_at"].is_null());
-        // A fire under way when the pause lands may still finish, but only with ticks due
-        // before the pause; give such a fire, and any tick after the pause, time to show.
-        tokio::time::sleep(Duration::from_millis(2500)).await;
-        let settled = instances(&app, &wf).await;
-        for instance in &settled {
-            let input = app.instance(instance["id"].as_str().unwrap()).await.input;
-            let tick: chrono::DateTime<chrono::Utc> = input["scheduled_at"].as_str().unwrap().parse().unwrap();
-            assert!(tick <= paused_by, "tick {tick} fired after the pause");
-        }
-        let settled = settled.len();
-        let resumed: Value = app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": false})).send().await.unwrap().json().await.unwrap();
-        assert!(resumed["next_fire_at"].is_string());
-        wait_for_instances(&app, &wf, settled + 1).await;
-    }
-
-    async fn with_overlap_skip_a_tick_while_an_instance_runs_starts_nothing(app: TestApp) {
-        let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
-        let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "skip"})).await;
-        let id = created["id"].as_str().unwrap();
-        let mut skipped = false;
-        for _ in 0..300 {
-            if deliveries(&app, id).await.iter().any(|d| d["outcome"] == "skipped") {
-                skipped = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(skipped, "a later tick was skipped");
-        app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
-        assert_eq!(instances(&app, &wf).await.len(), 1, "one instance while it is still running");
-    }
-
-    async fn with_overlap_queue_one_one_tick_waits_for_the_running_instance(app: TestApp) {
-        let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
-        let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "queue_one"})).await;
-        let id = created["id"].as_str().unwrap();
-        let log = wait_for_log(&app, id, |log| count(log, "queued") == 1 && count(log, "skipped") >= 1).await;
-        let queued = log.iter().find(|d| d["outcome"] == "queued").unwrap()["scheduled_at"].clone();
-        let running = instances(&app, &wf).await;
-        assert_eq!(running.len(), 1);
-        let first = running[0]["id"].as_str().unwrap();
-        let signal = app.post(&format!("/api/v1/instances/{first}/signal")).json(&json!({"node": "hold", "payload": {}})).send().await.unwrap();
-        assert_eq!(signal.status(), 200);
-        let log = wait_for_log(&app, id, |log| count(log, "started") == 2).await;
-        let second = log.iter().find(|d| d["outcome"] == "started").unwrap();
-        assert_eq!(second["scheduled_at"], queued, "the waiting tick is the one that starts");
-        app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
-    }
-
-    async fn after_downtime_missed_ticks_follow_the_catch_up_policy(app: TestApp) {
-        use chrono::{Datelike, DurationRound, TimeZone, Utc};
-        let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
-        let new_year = Utc.with_ymd_and_hms(Utc::now().year(), 1, 1, 0, 0, 0).unwrap();
-        let yearly = |catch_up: &str| json!({"expression": "0 0 1 1 *", "catch_up": catch_up, "paused": true});
-        let none = create_cron(&app, &wf, yearly("none")).await["id"].as_str().unwrap().to_owned();
-        let last = create_cron(&app, &wf, yearly("last")).await["id"].as_str().unwrap().to_owned();
-        let every_minute = json!({"expression": "* * * * *", "catch_up": "all", "overlap": "allow", "paused": true});
-        let all = create_cron(&app, &wf, every_minute).await["id"].as_str().unwrap().to_owned();
-        rewind(&app, &none, new_year).await;
-        rewind(&app, &last, new_year).await;
-        let ten_minutes_ago = (Utc::now() - chrono::Duration::minutes(10)).duration_trunc(chrono::Duration::minutes(1)).unwrap();
-        rewind(&app, &all, ten_minutes_ago).await;
-
-        let log = wait_for_log(&app, &none, |log| count(log, "missed") == 1).await;
-        assert_eq!(count(&log, "started"), 0, "`none` fires nothing missed");
-        let missed = log.iter().find(|d| d["outcome"] == "missed").unwrap();
-        assert!(missed["reason"].as_str().unwrap().contains("`none`"), "{missed}");
-        let log = wait_for_log(&app, &last, |log| count(log, "started") == 1).await;
-        let fired = log.iter().find(|d| d["outcome"] == "started").unwrap();
-        assert_eq!(fired["scheduled_at"].as_str().unwrap().parse::<chrono::DateTime<Utc>>().unwrap(), new_year);
-        // Ten missed minutes and the current one, each once (a minute may turn meanwhile).
-        let log = wait_for_log(&app, &all, |log| count(log, "started") >= 11).await;
-        let started = count(&log, "started");
-        assert!(started <= 12, "{started} starts");
-        for id in [&none, &last, &all] {
-            let shown: Value = app.get(&format!("/api/v1/triggers/{id}")).send().await.unwrap().json().await.unwrap();
-            let next: chrono::DateTime<Utc> = shown["next_fire_at"].as_str().unwrap().parse().unwrap();
-            assert!(next > Utc::now() - chrono::Duration::seconds(60), "moved on past the downtime");
-        }
-        app.patch(&format!("/api/v1/triggers/{all}")).json(&json!({"paused": true})).send().await.unwrap();
-    }
+async fn invalid_expressions_and_time_zones_are_422_saying_what_to_fix(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let create = |body: Value| app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&body).send();
+    let both = problem(
+        create(json!({"kind": "cron", "expression": "99 * * * *", "timezone": "Mars/Base"})).await.unwrap(),
+        422,
+    )
+    .await;
+    let paths: Vec<&str> = both["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["expression", "timezone"]);
+    assert!(both["errors"][1]["message"].as_str().unwrap().contains("IANA"));
+    let short = problem(create(json!({"kind": "cron", "expression": "* *"})).await.unwrap(), 422).await;
+    assert!(short["errors"][0]["message"].as_str().unwrap().contains("5"));
+    problem(create(json!({"kind": "cron"})).await.unwrap(), 422).await;
+    problem(create(json!({"kind": "cron", "expression": "* * * * *", "overlap": "sometimes"})).await.unwrap(), 422)
+        .await;
+    problem(create(json!({"kind": "cron", "expression": "0 0 30 2 *"})).await.unwrap(), 422).await;
+    let preview = app
+        .post("/api/v1/triggers/preview")
+        .json(&json!({"expression": "*/5 * * * *", "timezone": "Nope"}))
+        .send()
+        .await
+        .unwrap();
+    problem(preview, 422).await;
 }
+
+async fn previews_list_the_next_fire_times_in_the_zone(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let created =
+        create_cron(&app, &wf, json!({"expression": "0 9 * * *", "timezone": "Europe/Berlin", "paused": true})).await;
+    let times = created["next_fire_times"].as_array().unwrap();
+    assert_eq!(times.len(), 5);
+    assert!(created["next_fire_at"].is_null(), "paused: no next tick");
+    for t in times {
+        let t = t.as_str().unwrap();
+        assert!(t.contains("T09:00:00") && (t.ends_with("+01:00") || t.ends_with("+02:00")), "{t}");
+    }
+    let id = created["id"].as_str().unwrap();
+    let preview: Value =
+        app.get(&format!("/api/v1/triggers/{id}/preview?count=3")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(preview["times"].as_array().unwrap().len(), 3);
+    assert_eq!(preview["timezone"], "Europe/Berlin");
+    problem(app.get(&format!("/api/v1/triggers/{id}/preview?count=0")).send().await.unwrap(), 400).await;
+    let bad =
+        app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"expression": "every day"})).send().await.unwrap();
+    assert_eq!(problem(bad, 422).await["errors"][0]["path"], "expression");
+    let moved: Value = app
+        .patch(&format!("/api/v1/triggers/{id}"))
+        .json(&json!({"timezone": "America/New_York", "name": "standup"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (moved["timezone"].as_str(), moved["expression"].as_str()),
+        (Some("America/New_York"), Some("0 9 * * *"))
+    );
+    assert_eq!(moved["name"], "standup");
+    let preview: Value =
+        app.get(&format!("/api/v1/triggers/{id}/preview?count=1")).send().await.unwrap().json().await.unwrap();
+    let t = preview["times"][0].as_str().unwrap();
+    assert!(t.ends_with("-05:00") || t.ends_with("-04:00"), "{t}");
+    let seconds: Value = app
+        .post("/api/v1/triggers/preview")
+        .json(&json!({"expression": "*/15 * * * * *", "count": 4}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let seconds: Vec<&str> = seconds["times"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(seconds.len(), 4);
+    assert!(
+        seconds.iter().all(|t| ["00+", "15+", "30+", "45+"].iter().any(|s| t.contains(&format!(":{s}")))),
+        "{seconds:?}"
+    );
+    let webhook =
+        app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&json!({"kind": "webhook"})).send().await.unwrap();
+    let webhook = webhook.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    problem(app.get(&format!("/api/v1/triggers/{webhook}/preview")).send().await.unwrap(), 409).await;
+}
+
+async fn an_every_second_schedule_starts_instances_until_paused(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "allow"})).await;
+    let id = created["id"].as_str().unwrap();
+    assert!(created["next_fire_at"].is_string());
+    let fired = wait_for_instances(&app, &wf, 2).await;
+    let input = app.instance(fired[0]["id"].as_str().unwrap()).await.input;
+    assert_eq!(input["trigger_id"], id);
+    assert!(input["scheduled_at"].is_string());
+    let log = deliveries(&app, id).await;
+    assert!(log
+        .iter()
+        .any(|d| d["outcome"] == "started" && d["instance_id"].is_string() && d["scheduled_at"].is_string()));
+    let page: Value =
+        app.get(&format!("/api/v1/triggers/{id}/deliveries?limit=1")).send().await.unwrap().json().await.unwrap();
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let next: Value = app
+        .get(&format!("/api/v1/triggers/{id}/deliveries?limit=1&cursor={cursor}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        next["items"][0]["id"].as_str().unwrap() < page["items"][0]["id"].as_str().unwrap(),
+        "older entries on the next page"
+    );
+    let paused: Value = app
+        .patch(&format!("/api/v1/triggers/{id}"))
+        .json(&json!({"paused": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let paused_by = chrono::Utc::now();
+    assert!(paused["next_fire_at"].is_null());
+    // A fire under way when the pause lands may still finish, but only with ticks due
+    // before the pause; give such a fire, and any tick after the pause, time to show.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let settled = instances(&app, &wf).await;
+    for instance in &settled {
+        let input = app.instance(instance["id"].as_str().unwrap()).await.input;
+        let tick: chrono::DateTime<chrono::Utc> = input["scheduled_at"].as_str().unwrap().parse().unwrap();
+        assert!(tick <= paused_by, "tick {tick} fired after the pause");
+    }
+    let settled = settled.len();
+    let resumed: Value = app
+        .patch(&format!("/api/v1/triggers/{id}"))
+        .json(&json!({"paused": false}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(resumed["next_fire_at"].is_string());
+    wait_for_instances(&app, &wf, settled + 1).await;
+}
+
+async fn with_overlap_skip_a_tick_while_an_instance_runs_starts_nothing(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
+    let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "skip"})).await;
+    let id = created["id"].as_str().unwrap();
+    let mut skipped = false;
+    for _ in 0..300 {
+        if deliveries(&app, id).await.iter().any(|d| d["outcome"] == "skipped") {
+            skipped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(skipped, "a later tick was skipped");
+    app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
+    assert_eq!(instances(&app, &wf).await.len(), 1, "one instance while it is still running");
+}
+
+async fn with_overlap_queue_one_one_tick_waits_for_the_running_instance(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
+    let created = create_cron(&app, &wf, json!({"expression": "* * * * * *", "overlap": "queue_one"})).await;
+    let id = created["id"].as_str().unwrap();
+    let log = wait_for_log(&app, id, |log| count(log, "queued") == 1 && count(log, "skipped") >= 1).await;
+    let queued = log.iter().find(|d| d["outcome"] == "queued").unwrap()["scheduled_at"].clone();
+    let running = instances(&app, &wf).await;
+    assert_eq!(running.len(), 1);
+    let first = running[0]["id"].as_str().unwrap();
+    let signal = app
+        .post(&format!("/api/v1/instances/{first}/signal"))
+        .json(&json!({"node": "hold", "payload": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signal.status(), 200);
+    let log = wait_for_log(&app, id, |log| count(log, "started") == 2).await;
+    let second = log.iter().find(|d| d["outcome"] == "started").unwrap();
+    assert_eq!(second["scheduled_at"], queued, "the waiting tick is the one that starts");
+    app.patch(&format!("/api/v1/triggers/{id}")).json(&json!({"paused": true})).send().await.unwrap();
+}
+
+async fn after_downtime_missed_ticks_follow_the_catch_up_policy(app: TestApp) {
+    use chrono::{Datelike, DurationRound, TimeZone, Utc};
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let new_year = Utc.with_ymd_and_hms(Utc::now().year(), 1, 1, 0, 0, 0).unwrap();
+    let yearly = |catch_up: &str| json!({"expression": "0 0 1 1 *", "catch_up": catch_up, "paused": true});
+    let none = create_cron(&app, &wf, yearly("none")).await["id"].as_str().unwrap().to_owned();
+    let last = create_cron(&app, &wf, yearly("last")).await["id"].as_str().unwrap().to_owned();
+    let every_minute = json!({"expression": "* * * * *", "catch_up": "all", "overlap": "allow", "paused": true});
+    let all = create_cron(&app, &wf, every_minute).await["id"].as_str().unwrap().to_owned();
+    rewind(&app, &none, new_year).await;
+    rewind(&app, &last, new_year).await;
+    let ten_minutes_ago =
+        (Utc::now() - chrono::Duration::minutes(10)).duration_trunc(chrono::Duration::minutes(1)).unwrap();
+    rewind(&app, &all, ten_minutes_ago).await;
+
+    let log = wait_for_log(&app, &none, |log| count(log, "missed") == 1).await;
+    assert_eq!(count(&log, "started"), 0, "`none` fires nothing missed");
+    let missed = log.iter().find(|d| d["outcome"] == "missed").unwrap();
+    assert!(missed["reason"].as_str().unwrap().contains("`none`"), "{missed}");
+    let log = wait_for_log(&app, &last, |log| count(log, "started") == 1).await;
+    let fired = log.iter().find(|d| d["outcome"] == "started").unwrap();
+    assert_eq!(fired["scheduled_at"].as_str().unwrap().parse::<chrono::DateTime<Utc>>().unwrap(), new_year);
+    // Ten missed minutes and the current one, each once (a minute may turn meanwhile).
+    let log = wait_for_log(&app, &all, |log| count(log, "started") >= 11).await;
+    let started = count(&log, "started");
+    assert!(started <= 12, "{started} starts");
+    for id in [&none, &last, &all] {
+        let shown: Value = app.get(&format!("/api/v1/triggers/{id}")).send().await.unwrap().json().await.unwrap();
+        let next: chrono::DateTime<Utc> = shown["next_fire_at"].as_str().unwrap().parse().unwrap();
+        assert!(next > Utc::now() - chrono::Duration::seconds(60), "moved on past the downtime");
+    }
+    app.patch(&format!("/api/v1/triggers/{all}")).json(&json!({"paused": true})).send().await.unwrap();
+}
+both_backends!(
+    invalid_expressions_and_time_zones_are_422_saying_what_to_fix,
+    previews_list_the_next_fire_times_in_the_zone,
+    an_every_second_schedule_starts_instances_until_paused,
+    with_overlap_skip_a_tick_while_an_instance_runs_starts_nothing,
+    with_overlap_queue_one_one_tick_waits_for_the_running_instance,
+    after_downtime_missed_ticks_follow_the_catch_up_policy
+);
 
 /// A signed-in client of a `trellis serve` process.
 struct Node {

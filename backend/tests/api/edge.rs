@@ -42,131 +42,190 @@ fn body_routes(workflow: &str, instance: &str) -> Vec<(reqwest::Method, String)>
     .into()
 }
 
-both_backends! {
-    async fn an_array_or_a_scalar_body_is_refused_on_every_route_and_changes_nothing(app: TestApp) {
-        let workflow = app.publish(chain()).await;
-        let instance = app.start(&workflow, json!({})).await;
-        app.wait_finished(&instance).await;
-        let retention_before: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
-        for (method, path) in body_routes(&workflow, &instance) {
-            for body in NOT_OBJECTS {
-                let response = app.as_admin(app.client.request(method.clone(), app.url(&path)))
-                    .header("content-type", "application/json").header("if-match", "*")
-                    .body(body).send().await.unwrap();
-                let status = response.status().as_u16();
-                assert_eq!(status, 422, "{method} {path} with {body}");
-                let problem = problem(response, 422).await;
-                assert!(problem["detail"].as_str().unwrap().contains("JSON object"), "{method} {path} with {body}: {problem}");
-            }
-        }
-        let current: Value = app.get(&format!("/api/v1/workflows/{workflow}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(current["draft"], chain(), "the draft is intact");
-        let versions: Value = app.get(&format!("/api/v1/workflows/{workflow}/versions")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(versions["items"].as_array().map(Vec::len), Some(1), "{versions}");
-        let retention_after: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
-        assert_eq!(retention_before, retention_after);
-        let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
-        assert_eq!(jobs["items"], json!([]), "no bulk job started");
-        let list: Value = app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(list["items"].as_array().unwrap().len(), 1, "no instance started");
-    }
-
-    async fn an_array_standing_in_for_a_nested_object_is_refused(app: TestApp) {
-        let created = app.create_workflow(json!({"name": "kept", "definition": chain()})).await;
-        let id = created.summary.id.as_str();
-        let nested = app.post("/api/v1/workflows").json(&json!({"name": "x", "definition": []})).send().await.unwrap();
-        assert!(problem(nested, 422).await["detail"].as_str().unwrap().contains("expected a JSON object"));
-        for draft in [json!({"nodes": [[]]}), json!({"nodes": [], "settings": []}), json!({"nodes": [{"id": "a", "type": "noop", "retry": []}]})] {
-            let response = app.put(&format!("/api/v1/workflows/{id}/draft")).header("if-match", "*").json(&draft).send().await.unwrap();
-            problem(response, 422).await;
-        }
-        let current: Value = app.get(&format!("/api/v1/workflows/{id}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(current["draft"], chain());
-    }
-
-    async fn rejections_of_every_kind_are_problem_json(app: TestApp) {
-        let workflow = app.publish(chain()).await;
-        // 413 on a route that reads its (optional) body raw, and on one that reads JSON.
-        let big = format!(r#"{{"input": "{}"}}"#, "x".repeat(2 * 1024 * 1024));
-        for path in [format!("/api/v1/workflows/{workflow}/instances"), "/api/v1/workflows".to_owned()] {
-            let (status, text) = send_while_reading(&app, "POST", &path, big.clone().into_bytes()).await;
-            assert_eq!(status, 413, "{path}: {text}");
-            assert!(text.contains("application/problem+json") && text.contains("larger than this server accepts"), "{path}: {text}");
-        }
-        let malformed = app.post(&format!("/api/v1/workflows/{workflow}/instances")).header("content-type", "application/json")
-            .body("{").send().await.unwrap();
-        problem(malformed, 400).await;
-        let form = app.post("/api/v1/workflows").header("content-type", "text/plain").body("{}").send().await.unwrap();
-        problem(form, 415).await;
-        // A path parameter that is not UTF-8, on the webhook route outside /api/v1.
-        problem(app.client.post(app.url("/hooks/%FF%FE")).body("{}").send().await.unwrap(), 400).await;
-        problem(app.get("/api/v1/instances?limit=many").send().await.unwrap(), 400).await;
-        problem(app.get("/api/v1/instances?since=yesterday").send().await.unwrap(), 400).await;
-    }
-
-    async fn a_declared_body_length_over_the_limit_is_413_without_waiting_for_the_body(app: TestApp) {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = tokio::net::TcpStream::connect(app.addr).await.unwrap();
-        let head = format!(
-            "POST /api/v1/workflows HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: 99999999\r\n\r\n",
-            app.addr, app.admin_token
-        );
-        stream.write_all(head.as_bytes()).await.unwrap();
-        // No body follows: a server waiting for it would never answer.
-        let mut answer = vec![0u8; 4096];
-        let read = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut answer)).await;
-        let text = String::from_utf8_lossy(&answer[..read.expect("answered without the body").unwrap()]).into_owned();
-        assert!(text.starts_with("HTTP/1.1 413"), "{text}");
-        assert!(text.contains("application/problem+json"), "{text}");
-    }
-
-    async fn a_nul_in_a_path_a_query_a_json_value_or_key_is_a_4xx_and_the_server_keeps_working(app: TestApp) {
-        let workflow = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
-        let instance = app.start(&workflow, json!({})).await;
-        for path in [
-            "/api/v1/workflows/a%00b".to_owned(),
-            format!("/api/v1/instances/{instance}%00/cancel"),
-            "/api/v1/instances/%00/cancel".to_owned(),
-            "/api/v1/triggers/x%00y".to_owned(),
-            "/hooks/%00".to_owned(),
-            "/web%00app".to_owned(),
-            format!("/api/v1/audit?actor=a%00&target={instance}"),
-            "/api/v1/workflows?q=%00".to_owned(),
-        ] {
-            for method in [reqwest::Method::GET, reqwest::Method::POST] {
-                let response = app.as_admin(app.client.request(method.clone(), app.url(&path)))
-                    .header("content-type", "application/json").body("{}").send().await.unwrap();
-                let status = response.status().as_u16();
-                assert!((400..500).contains(&status), "{method} {path}: {status}");
-                problem(response, status).await;
-            }
-        }
-        let anonymous = app.client.post(app.url("/api/v1/instances/a%00b/cancel")).send().await.unwrap();
-        problem(anonymous, 400).await;
-        let nul = "x\u{0}y";
-        let cases = [
-            (format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {"deep": [{"text": nul}]}}), "input.deep[0].text"),
-            (format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {nul: 1}})  , "input.x\\u0000y"),
-            (format!("/api/v1/instances/{instance}/signal"), json!({"node": "hold", "payload": {"a": nul}}), "payload.a"),
-            ("/api/v1/workflows".to_owned(), json!({"name": "n", "definition": {"nodes": [{"id": "a", "type": "noop", "config": {nul: 1}}]}}), "definition.nodes[0].config.x\\u0000y"),
-            (format!("/api/v1/workflows/{workflow}/triggers"), json!({"kind": "webhook", "input_mapping": nul}), "input_mapping"),
-            (format!("/api/v1/tasks/{}/complete", uuid::Uuid::now_v7()), json!({"lease_token": "t", "output": [nul]}), "output[0]"),
-            ("/api/v1/auth/login".to_owned(), json!({"username": nul, "password": "whatever-123"}), "username"),
-            ("/api/v1/users".to_owned(), json!({"username": nul, "password": "password-123", "role": "viewer"}), "username"),
-        ];
-        for (path, body, where_) in cases {
-            let response = app.post(&path).json(&body).send().await.unwrap();
+async fn an_array_or_a_scalar_body_is_refused_on_every_route_and_changes_nothing(app: TestApp) {
+    let workflow = app.publish(chain()).await;
+    let instance = app.start(&workflow, json!({})).await;
+    app.wait_finished(&instance).await;
+    let retention_before: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
+    for (method, path) in body_routes(&workflow, &instance) {
+        for body in NOT_OBJECTS {
+            let response = app
+                .as_admin(app.client.request(method.clone(), app.url(&path)))
+                .header("content-type", "application/json")
+                .header("if-match", "*")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            assert_eq!(status, 422, "{method} {path} with {body}");
             let problem = problem(response, 422).await;
-            assert_eq!(problem["errors"][0]["path"], where_, "{path}: {problem}");
-            assert!(problem["detail"].as_str().unwrap().contains("NUL"), "{problem}");
+            assert!(
+                problem["detail"].as_str().unwrap().contains("JSON object"),
+                "{method} {path} with {body}: {problem}"
+            );
         }
-        assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
-        assert_eq!(app.instance(&instance).await.summary.status, InstanceStatus::Running);
-        let list: Value = app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(list["items"].as_array().unwrap().len(), 1, "nothing started with a NUL");
-        app.create_workflow(json!({"name": "still working"})).await;
     }
+    let current: Value = app.get(&format!("/api/v1/workflows/{workflow}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(current["draft"], chain(), "the draft is intact");
+    let versions: Value =
+        app.get(&format!("/api/v1/workflows/{workflow}/versions")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(versions["items"].as_array().map(Vec::len), Some(1), "{versions}");
+    let retention_after: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
+    assert_eq!(retention_before, retention_after);
+    let jobs: Value = app.get("/api/v1/jobs").send().await.unwrap().json().await.unwrap();
+    assert_eq!(jobs["items"], json!([]), "no bulk job started");
+    let list: Value =
+        app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1, "no instance started");
 }
+
+async fn an_array_standing_in_for_a_nested_object_is_refused(app: TestApp) {
+    let created = app.create_workflow(json!({"name": "kept", "definition": chain()})).await;
+    let id = created.summary.id.as_str();
+    let nested = app.post("/api/v1/workflows").json(&json!({"name": "x", "definition": []})).send().await.unwrap();
+    assert!(problem(nested, 422).await["detail"].as_str().unwrap().contains("expected a JSON object"));
+    for draft in [
+        json!({"nodes": [[]]}),
+        json!({"nodes": [], "settings": []}),
+        json!({"nodes": [{"id": "a", "type": "noop", "retry": []}]}),
+    ] {
+        let response = app
+            .put(&format!("/api/v1/workflows/{id}/draft"))
+            .header("if-match", "*")
+            .json(&draft)
+            .send()
+            .await
+            .unwrap();
+        problem(response, 422).await;
+    }
+    let current: Value = app.get(&format!("/api/v1/workflows/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(current["draft"], chain());
+}
+
+async fn rejections_of_every_kind_are_problem_json(app: TestApp) {
+    let workflow = app.publish(chain()).await;
+    // 413 on a route that reads its (optional) body raw, and on one that reads JSON.
+    let big = format!(r#"{{"input": "{}"}}"#, "x".repeat(2 * 1024 * 1024));
+    for path in [format!("/api/v1/workflows/{workflow}/instances"), "/api/v1/workflows".to_owned()] {
+        let (status, text) = send_while_reading(&app, "POST", &path, big.clone().into_bytes()).await;
+        assert_eq!(status, 413, "{path}: {text}");
+        assert!(
+            text.contains("application/problem+json") && text.contains("larger than this server accepts"),
+            "{path}: {text}"
+        );
+    }
+    let malformed = app
+        .post(&format!("/api/v1/workflows/{workflow}/instances"))
+        .header("content-type", "application/json")
+        .body("{")
+        .send()
+        .await
+        .unwrap();
+    problem(malformed, 400).await;
+    let form = app.post("/api/v1/workflows").header("content-type", "text/plain").body("{}").send().await.unwrap();
+    problem(form, 415).await;
+    // A path parameter that is not UTF-8, on the webhook route outside /api/v1.
+    problem(app.client.post(app.url("/hooks/%FF%FE")).body("{}").send().await.unwrap(), 400).await;
+    problem(app.get("/api/v1/instances?limit=many").send().await.unwrap(), 400).await;
+    problem(app.get("/api/v1/instances?since=yesterday").send().await.unwrap(), 400).await;
+}
+
+async fn a_declared_body_length_over_the_limit_is_413_without_waiting_for_the_body(app: TestApp) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /api/v1/workflows HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: 99999999\r\n\r\n",
+        app.addr, app.admin_token
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // No body follows: a server waiting for it would never answer.
+    let mut answer = vec![0u8; 4096];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut answer)).await;
+    let text = String::from_utf8_lossy(&answer[..read.expect("answered without the body").unwrap()]).into_owned();
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("application/problem+json"), "{text}");
+}
+
+async fn a_nul_in_a_path_a_query_a_json_value_or_key_is_a_4xx_and_the_server_keeps_working(app: TestApp) {
+    let workflow = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}]})).await;
+    let instance = app.start(&workflow, json!({})).await;
+    for path in [
+        "/api/v1/workflows/a%00b".to_owned(),
+        format!("/api/v1/instances/{instance}%00/cancel"),
+        "/api/v1/instances/%00/cancel".to_owned(),
+        "/api/v1/triggers/x%00y".to_owned(),
+        "/hooks/%00".to_owned(),
+        "/web%00app".to_owned(),
+        format!("/api/v1/audit?actor=a%00&target={instance}"),
+        "/api/v1/workflows?q=%00".to_owned(),
+    ] {
+        for method in [reqwest::Method::GET, reqwest::Method::POST] {
+            let response = app
+                .as_admin(app.client.request(method.clone(), app.url(&path)))
+                .header("content-type", "application/json")
+                .body("{}")
+                .send()
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            assert!((400..500).contains(&status), "{method} {path}: {status}");
+            problem(response, status).await;
+        }
+    }
+    let anonymous = app.client.post(app.url("/api/v1/instances/a%00b/cancel")).send().await.unwrap();
+    problem(anonymous, 400).await;
+    let nul = "x\u{0}y";
+    let cases = [
+        (
+            format!("/api/v1/workflows/{workflow}/instances"),
+            json!({"input": {"deep": [{"text": nul}]}}),
+            "input.deep[0].text",
+        ),
+        (format!("/api/v1/workflows/{workflow}/instances"), json!({"input": {nul: 1}}), "input.x\\u0000y"),
+        (format!("/api/v1/instances/{instance}/signal"), json!({"node": "hold", "payload": {"a": nul}}), "payload.a"),
+        (
+            "/api/v1/workflows".to_owned(),
+            json!({"name": "n", "definition": {"nodes": [{"id": "a", "type": "noop", "config": {nul: 1}}]}}),
+            "definition.nodes[0].config.x\\u0000y",
+        ),
+        (
+            format!("/api/v1/workflows/{workflow}/triggers"),
+            json!({"kind": "webhook", "input_mapping": nul}),
+            "input_mapping",
+        ),
+        (
+            format!("/api/v1/tasks/{}/complete", uuid::Uuid::now_v7()),
+            json!({"lease_token": "t", "output": [nul]}),
+            "output[0]",
+        ),
+        ("/api/v1/auth/login".to_owned(), json!({"username": nul, "password": "whatever-123"}), "username"),
+        (
+            "/api/v1/users".to_owned(),
+            json!({"username": nul, "password": "password-123", "role": "viewer"}),
+            "username",
+        ),
+    ];
+    for (path, body, where_) in cases {
+        let response = app.post(&path).json(&body).send().await.unwrap();
+        let problem = problem(response, 422).await;
+        assert_eq!(problem["errors"][0]["path"], where_, "{path}: {problem}");
+        assert!(problem["detail"].as_str().unwrap().contains("NUL"), "{problem}");
+    }
+    assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
+    assert_eq!(app.instance(&instance).await.summary.status, InstanceStatus::Running);
+    let list: Value =
+        app.get(&format!("/api/v1/instances?workflow={workflow}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1, "nothing started with a NUL");
+    app.create_workflow(json!({"name": "still working"})).await;
+}
+both_backends!(
+    an_array_or_a_scalar_body_is_refused_on_every_route_and_changes_nothing,
+    an_array_standing_in_for_a_nested_object_is_refused,
+    rejections_of_every_kind_are_problem_json,
+    a_declared_body_length_over_the_limit_is_413_without_waiting_for_the_body,
+    a_nul_in_a_path_a_query_a_json_value_or_key_is_a_4xx_and_the_server_keeps_working
+);
 
 /// A server with a built web app (an `index.html` in its web folder).
 async fn with_web_app(backend: Backend) -> (TestApp, tempfile::TempDir) {

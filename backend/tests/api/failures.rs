@@ -21,67 +21,76 @@ fn flaky_timeout() -> serde_json::Value {
     ], "edges": [{"from": "prepare", "to": "call"}]})
 }
 
-both_backends! {
-    async fn failures_differing_only_in_numbers_group_and_the_group_is_retried_as_one(app: TestApp) {
-        let wf = app.publish(flaky_timeout()).await;
-        let other = app.publish(json!({"nodes": [{"id": "boom", "type": "fail"}]})).await;
-        let mut ids = Vec::new();
-        for ms in [3012, 2990] {
-            let id = app.start(&wf, json!({"input": {"ms": ms}})).await;
-            assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
-            ids.push(id);
-        }
-        let lone = app.start(&other, json!({})).await;
-        app.wait_finished(&lone).await;
-
-        let all = report(&app, "").await;
-        let ours: Vec<_> = all.groups.iter().filter(|g| g.workflow_id == wf || g.workflow_id == other).collect();
-        assert_eq!(ours.len(), 2, "{all:?}");
-        let group = ours.iter().find(|g| g.workflow_id == wf).unwrap();
-        assert_eq!((group.count, group.node.as_deref()), (2, Some("call")));
-        assert_eq!(group.error_class, "node `call` failed: timeout after <n> ms");
-        assert_eq!(group.sample_instance, ids[1], "the newest instance is the sample");
-        assert_eq!(group.sample_error.as_deref(), Some("node `call` failed: timeout after 2990 ms"), "the newest error");
-        assert_eq!(group.workflow_name.as_deref(), Some("engine test"));
-        assert!(group.first_seen <= group.last_seen);
-        let only = report(&app, &format!("workflow={wf}")).await;
-        assert_eq!((only.total, only.groups.len()), (2, 1));
-
-        // The group as a list: its node and class are list filters.
-        let class = urlencode(&group.error_class);
-        let listed: InstancePage = app.get(&format!("/api/v1/instances?workflow={wf}&node=call&error_class={class}"))
-            .send().await.unwrap().json().await.unwrap();
-        assert_eq!(listed.items.len(), 2);
-        // ... and a bulk retry filter: the whole group runs again, from its failed node.
-        let filter = json!({"workflow": wf, "node": "call", "error_class": group.error_class});
-        let started = app.post("/api/v1/instances/retry").json(&json!({"filter": filter})).send().await.unwrap();
-        assert_eq!(started.status(), 202);
-        let answer: BulkAnswer = started.json().await.unwrap();
-        assert_eq!(answer.matched, 2);
-        let job = wait_job(&app, answer.job_id.as_deref().unwrap()).await;
-        assert_eq!((job.status.as_str(), job.processed), ("succeeded", 2), "{job:?}");
-        for id in &ids {
-            let done = app.wait_finished(id).await;
-            assert_eq!(done.summary.status, InstanceStatus::Succeeded);
-            assert_eq!(done.nodes.iter().find(|n| n.id == "prepare").unwrap().attempts, 1, "kept its result");
-        }
-        let after = report(&app, &format!("workflow={wf}")).await;
-        assert_eq!((after.total, after.groups.len()), (0, 0), "a retried instance is no longer a failure: {after:?}");
+async fn failures_differing_only_in_numbers_group_and_the_group_is_retried_as_one(app: TestApp) {
+    let wf = app.publish(flaky_timeout()).await;
+    let other = app.publish(json!({"nodes": [{"id": "boom", "type": "fail"}]})).await;
+    let mut ids = Vec::new();
+    for ms in [3012, 2990] {
+        let id = app.start(&wf, json!({"input": {"ms": ms}})).await;
+        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
+        ids.push(id);
     }
+    let lone = app.start(&other, json!({})).await;
+    app.wait_finished(&lone).await;
 
-    async fn a_failure_range_must_make_sense(app: TestApp) {
-        let empty = report(&app, "since=2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z").await;
-        assert_eq!((empty.total, empty.groups.len()), (0, 0));
-        let backwards = app.get("/api/v1/failures?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z").send().await.unwrap();
-        assert!(problem(backwards, 400).await["detail"].as_str().unwrap().contains("before"));
-        problem(app.get("/api/v1/failures?limit=0").send().await.unwrap(), 400).await;
-        problem(app.get("/api/v1/failures?since=yesterday").send().await.unwrap(), 400).await;
-        problem(app.get("/api/v1/failures?colour=red").send().await.unwrap(), 400).await;
-        let viewer = app.token_for("viewer").await;
-        let seen = app.client.get(app.url("/api/v1/failures")).bearer_auth(viewer).send().await.unwrap();
-        assert_eq!(seen.status(), 200, "viewers read failures");
+    let all = report(&app, "").await;
+    let ours: Vec<_> = all.groups.iter().filter(|g| g.workflow_id == wf || g.workflow_id == other).collect();
+    assert_eq!(ours.len(), 2, "{all:?}");
+    let group = ours.iter().find(|g| g.workflow_id == wf).unwrap();
+    assert_eq!((group.count, group.node.as_deref()), (2, Some("call")));
+    assert_eq!(group.error_class, "node `call` failed: timeout after <n> ms");
+    assert_eq!(group.sample_instance, ids[1], "the newest instance is the sample");
+    assert_eq!(group.sample_error.as_deref(), Some("node `call` failed: timeout after 2990 ms"), "the newest error");
+    assert_eq!(group.workflow_name.as_deref(), Some("engine test"));
+    assert!(group.first_seen <= group.last_seen);
+    let only = report(&app, &format!("workflow={wf}")).await;
+    assert_eq!((only.total, only.groups.len()), (2, 1));
+
+    // The group as a list: its node and class are list filters.
+    let class = urlencode(&group.error_class);
+    let listed: InstancePage = app
+        .get(&format!("/api/v1/instances?workflow={wf}&node=call&error_class={class}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 2);
+    // ... and a bulk retry filter: the whole group runs again, from its failed node.
+    let filter = json!({"workflow": wf, "node": "call", "error_class": group.error_class});
+    let started = app.post("/api/v1/instances/retry").json(&json!({"filter": filter})).send().await.unwrap();
+    assert_eq!(started.status(), 202);
+    let answer: BulkAnswer = started.json().await.unwrap();
+    assert_eq!(answer.matched, 2);
+    let job = wait_job(&app, answer.job_id.as_deref().unwrap()).await;
+    assert_eq!((job.status.as_str(), job.processed), ("succeeded", 2), "{job:?}");
+    for id in &ids {
+        let done = app.wait_finished(id).await;
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded);
+        assert_eq!(done.nodes.iter().find(|n| n.id == "prepare").unwrap().attempts, 1, "kept its result");
     }
+    let after = report(&app, &format!("workflow={wf}")).await;
+    assert_eq!((after.total, after.groups.len()), (0, 0), "a retried instance is no longer a failure: {after:?}");
 }
+
+async fn a_failure_range_must_make_sense(app: TestApp) {
+    let empty = report(&app, "since=2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z").await;
+    assert_eq!((empty.total, empty.groups.len()), (0, 0));
+    let backwards =
+        app.get("/api/v1/failures?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z").send().await.unwrap();
+    assert!(problem(backwards, 400).await["detail"].as_str().unwrap().contains("before"));
+    problem(app.get("/api/v1/failures?limit=0").send().await.unwrap(), 400).await;
+    problem(app.get("/api/v1/failures?since=yesterday").send().await.unwrap(), 400).await;
+    problem(app.get("/api/v1/failures?colour=red").send().await.unwrap(), 400).await;
+    let viewer = app.token_for("viewer").await;
+    let seen = app.client.get(app.url("/api/v1/failures")).bearer_auth(viewer).send().await.unwrap();
+    assert_eq!(seen.status(), 200, "viewers read failures");
+}
+both_backends!(
+    failures_differing_only_in_numbers_group_and_the_group_is_retried_as_one,
+    a_failure_range_must_make_sense
+);
 
 fn urlencode(text: &str) -> String {
     text.bytes()
@@ -92,42 +101,60 @@ fn urlencode(text: &str) -> String {
         .collect()
 }
 
-both_backends! {
-    async fn stats_count_finished_instances_per_slot_and_rank_durations(app: TestApp) {
-        let wf = app.publish(crate::common::chain()).await;
-        for _ in 0..3 {
-            let id = app.start(&wf, json!({})).await;
-            app.wait_finished(&id).await;
-        }
-        let stats: InstanceStats = app.get(&format!("/api/v1/stats/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(stats.bucket, "minute");
-        assert!((60..=61).contains(&stats.slots.len()), "an hour of minutes: {}", stats.slots.len());
-        let succeeded: i64 = stats.slots.iter().map(|s| s.counts.get(InstanceStatus::Succeeded)).sum();
-        assert_eq!(succeeded, 3);
-        assert_eq!(stats.durations.len(), 1);
-        let d = &stats.durations[0];
-        assert_eq!((d.count, d.workflow_name.as_deref()), (3, Some("engine test")));
-        assert!(d.p50_ms > 0.0 && d.p50_ms <= d.p95_ms, "{d:?}");
+async fn stats_count_finished_instances_per_slot_and_rank_durations(app: TestApp) {
+    let wf = app.publish(crate::common::chain()).await;
+    for _ in 0..3 {
+        let id = app.start(&wf, json!({})).await;
+        app.wait_finished(&id).await;
+    }
+    let stats: InstanceStats =
+        app.get(&format!("/api/v1/stats/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(stats.bucket, "minute");
+    assert!((60..=61).contains(&stats.slots.len()), "an hour of minutes: {}", stats.slots.len());
+    let succeeded: i64 = stats.slots.iter().map(|s| s.counts.get(InstanceStatus::Succeeded)).sum();
+    assert_eq!(succeeded, 3);
+    assert_eq!(stats.durations.len(), 1);
+    let d = &stats.durations[0];
+    assert_eq!((d.count, d.workflow_name.as_deref()), (3, Some("engine test")));
+    assert!(d.p50_ms > 0.0 && d.p50_ms <= d.p95_ms, "{d:?}");
 
-        // Rows placed at known times land in their slots.
-        let other = app.publish(crate::common::chain()).await;
-        let base = chrono::DateTime::parse_from_rfc3339("2026-01-01T10:00:00Z").unwrap().with_timezone(&chrono::Utc);
-        let at = |s: i64| base + chrono::Duration::seconds(s);
-        crate::cleanup::insert_finished(&app, &other, &[("failed", at(5)), ("failed", at(65)), ("canceled", at(70)), ("succeeded", at(179))]).await;
-        let query = format!("/api/v1/stats/instances?workflow={other}&since=2026-01-01T10:00:30Z&until=2026-01-01T10:03:00Z");
-        let placed: InstanceStats = app.get(&query).send().await.unwrap().json().await.unwrap();
-        assert_eq!(placed.since.to_rfc3339(), "2026-01-01T10:00:00+00:00", "since rounds down to the minute");
-        let per_slot: Vec<(i64, i64, i64)> = placed.slots.iter()
-            .map(|s| (s.counts.get(InstanceStatus::Failed), s.counts.get(InstanceStatus::Canceled), s.counts.get(InstanceStatus::Succeeded)))
-            .collect();
-        assert_eq!(per_slot, [(1, 0, 0), (1, 1, 0), (0, 0, 1)]);
-        let by_hour: InstanceStats = app.get(&format!("/api/v1/stats/instances?workflow={other}&bucket=hour&since=2026-01-01T00:00:00Z&until=2026-01-02T00:00:00Z"))
-            .send().await.unwrap().json().await.unwrap();
-        assert_eq!((by_hour.slots.len(), by_hour.slots[10].counts.get(InstanceStatus::Failed)), (24, 2));
+    // Rows placed at known times land in their slots.
+    let other = app.publish(crate::common::chain()).await;
+    let base = chrono::DateTime::parse_from_rfc3339("2026-01-01T10:00:00Z").unwrap().with_timezone(&chrono::Utc);
+    let at = |s: i64| base + chrono::Duration::seconds(s);
+    crate::cleanup::insert_finished(
+        &app,
+        &other,
+        &[("failed", at(5)), ("failed", at(65)), ("canceled", at(70)), ("succeeded", at(179))],
+    )
+    .await;
+    let query =
+        format!("/api/v1/stats/instances?workflow={other}&since=2026-01-01T10:00:30Z&until=2026-01-01T10:03:00Z");
+    let placed: InstanceStats = app.get(&query).send().await.unwrap().json().await.unwrap();
+    assert_eq!(placed.since.to_rfc3339(), "2026-01-01T10:00:00+00:00", "since rounds down to the minute");
+    let per_slot: Vec<(i64, i64, i64)> = placed
+        .slots
+        .iter()
+        .map(|s| {
+            (
+                s.counts.get(InstanceStatus::Failed),
+                s.counts.get(InstanceStatus::Canceled),
+                s.counts.get(InstanceStatus::Succeeded),
+            )
+        })
+        .collect();
+    assert_eq!(per_slot, [(1, 0, 0), (1, 1, 0), (0, 0, 1)]);
+    let by_hour: InstanceStats = app.get(&format!("/api/v1/stats/instances?workflow={other}&bucket=hour&since=2026-01-01T00:00:00Z&until=2026-01-02T00:00:00Z"))
+        .send().await.unwrap().json().await.unwrap();
+    assert_eq!((by_hour.slots.len(), by_hour.slots[10].counts.get(InstanceStatus::Failed)), (24, 2));
 
-        for bad in ["bucket=week", "since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z", "since=2026-01-01T00:00:00Z&until=2026-01-03T00:00:00Z"] {
-            let refused = app.get(&format!("/api/v1/stats/instances?{bad}")).send().await.unwrap();
-            problem(refused, 400).await;
-        }
+    for bad in [
+        "bucket=week",
+        "since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z",
+        "since=2026-01-01T00:00:00Z&until=2026-01-03T00:00:00Z",
+    ] {
+        let refused = app.get(&format!("/api/v1/stats/instances?{bad}")).send().await.unwrap();
+        problem(refused, 400).await;
     }
 }
+both_backends!(stats_count_finished_instances_per_slot_and_rank_durations);

@@ -32,29 +32,40 @@ async fn with_spa(backend: Backend) -> (TestApp, tempfile::TempDir) {
     (TestApp::spawn_with(backend, |s| s.web_dir = dir).await, web)
 }
 
-both_backends! {
-    async fn auth_answers_are_never_cached(app: TestApp) {
-        let login = app.client.post(app.url("/api/v1/auth/login"))
-            .json(&json!({"username": "admin", "password": crate::common::ADMIN_PASSWORD})).send().await.unwrap();
-        assert_eq!(login.headers()["cache-control"], "no-store");
-        assert_eq!(app.get("/api/v1/auth/me").send().await.unwrap().headers()["cache-control"], "no-store");
-        let key = app.post("/api/v1/api-keys").json(&json!({"name": "ci", "role": "viewer"})).send().await.unwrap();
-        assert_eq!(key.status(), 201);
-        assert_eq!(key.headers()["cache-control"], "no-store");
-        let out = app.post("/api/v1/auth/logout").send().await.unwrap();
-        assert_eq!(out.headers()["cache-control"], "no-store");
-    }
-
-    async fn metrics_need_a_credential_by_default(app: TestApp) {
-        problem(app.client.get(app.url("/metrics")).send().await.unwrap(), 401).await;
-        problem(app.client.get(app.url("/metrics")).bearer_auth("guess").send().await.unwrap(), 401).await;
-        assert_eq!(app.get("/metrics").send().await.unwrap().status(), 200, "a sign-in token");
-        let key: serde_json::Value = app.post("/api/v1/api-keys").json(&json!({"name": "prometheus", "role": "viewer"}))
-            .send().await.unwrap().json().await.unwrap();
-        let by_key = app.client.get(app.url("/metrics")).bearer_auth(key["key"].as_str().unwrap()).send().await.unwrap();
-        assert_eq!(by_key.status(), 200, "an API key");
-    }
+async fn auth_answers_are_never_cached(app: TestApp) {
+    let login = app
+        .client
+        .post(app.url("/api/v1/auth/login"))
+        .json(&json!({"username": "admin", "password": crate::common::ADMIN_PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.headers()["cache-control"], "no-store");
+    assert_eq!(app.get("/api/v1/auth/me").send().await.unwrap().headers()["cache-control"], "no-store");
+    let key = app.post("/api/v1/api-keys").json(&json!({"name": "ci", "role": "viewer"})).send().await.unwrap();
+    assert_eq!(key.status(), 201);
+    assert_eq!(key.headers()["cache-control"], "no-store");
+    let out = app.post("/api/v1/auth/logout").send().await.unwrap();
+    assert_eq!(out.headers()["cache-control"], "no-store");
 }
+
+async fn metrics_need_a_credential_by_default(app: TestApp) {
+    problem(app.client.get(app.url("/metrics")).send().await.unwrap(), 401).await;
+    problem(app.client.get(app.url("/metrics")).bearer_auth("guess").send().await.unwrap(), 401).await;
+    assert_eq!(app.get("/metrics").send().await.unwrap().status(), 200, "a sign-in token");
+    let key: serde_json::Value = app
+        .post("/api/v1/api-keys")
+        .json(&json!({"name": "prometheus", "role": "viewer"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let by_key = app.client.get(app.url("/metrics")).bearer_auth(key["key"].as_str().unwrap()).send().await.unwrap();
+    assert_eq!(by_key.status(), 200, "an API key");
+}
+both_backends!(auth_answers_are_never_cached, metrics_need_a_credential_by_default);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_follow_the_setting() {

@@ -50,34 +50,41 @@ async fn resume_at_random_points(app: &TestApp, instance: &str) -> Vec<SseEvent>
     }
 }
 
-both_backends! {
-    async fn resuming_at_random_points_while_entries_are_written_loses_and_repeats_nothing(app: TestApp) {
-        let workflow = app.publish(slow_chain(30)).await;
-        let id = app.start(&workflow, json!({})).await;
-        let received = tokio::time::timeout(HANG, resume_at_random_points(&app, &id)).await.expect("the stream ends");
-        let stored: Vec<i64> = history(&app, &id).await.iter().map(|h| h["seq"].as_i64().unwrap()).collect();
-        assert_eq!(seqs(&received), stored, "the union of the resumed streams is the history, in order, once each");
-        assert_eq!(received.last().unwrap().data["status"], "succeeded");
-    }
-
-    async fn a_stalled_client_does_not_hold_up_another(app: TestApp) {
-        let workflow = app.publish(gated_fan_out(300)).await;
-        let id = app.start(&workflow, json!({})).await;
-        app.wait_for(&id, |i| i.nodes.iter().any(|n| n.status == NodeStatus::Waiting)).await;
-        // Connected and never read until the end of the test.
-        let mut stalled = events(&app, &id, None).await;
-        let mut reader = events(&app, &id, None).await;
-        let signal = app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "gate", "payload": {}})).send().await.unwrap();
-        assert_eq!(signal.status(), 200);
-        let read = tokio::time::timeout(HANG, reader.rest()).await.expect("the reading client gets everything");
-        assert_eq!(read.last().unwrap().data["status"], "succeeded");
-        let stored = history(&app, &id).await;
-        assert_eq!(read.len(), stored.len());
-        // The stalled client, once it reads, still gets the whole history in order.
-        let late = tokio::time::timeout(HANG, stalled.rest()).await.expect("the stalled client catches up");
-        assert_eq!(seqs(&late), seqs(&read));
-    }
+async fn resuming_at_random_points_while_entries_are_written_loses_and_repeats_nothing(app: TestApp) {
+    let workflow = app.publish(slow_chain(30)).await;
+    let id = app.start(&workflow, json!({})).await;
+    let received = tokio::time::timeout(HANG, resume_at_random_points(&app, &id)).await.expect("the stream ends");
+    let stored: Vec<i64> = history(&app, &id).await.iter().map(|h| h["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs(&received), stored, "the union of the resumed streams is the history, in order, once each");
+    assert_eq!(received.last().unwrap().data["status"], "succeeded");
 }
+
+async fn a_stalled_client_does_not_hold_up_another(app: TestApp) {
+    let workflow = app.publish(gated_fan_out(300)).await;
+    let id = app.start(&workflow, json!({})).await;
+    app.wait_for(&id, |i| i.nodes.iter().any(|n| n.status == NodeStatus::Waiting)).await;
+    // Connected and never read until the end of the test.
+    let mut stalled = events(&app, &id, None).await;
+    let mut reader = events(&app, &id, None).await;
+    let signal = app
+        .post(&format!("/api/v1/instances/{id}/signal"))
+        .json(&json!({"node": "gate", "payload": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signal.status(), 200);
+    let read = tokio::time::timeout(HANG, reader.rest()).await.expect("the reading client gets everything");
+    assert_eq!(read.last().unwrap().data["status"], "succeeded");
+    let stored = history(&app, &id).await;
+    assert_eq!(read.len(), stored.len());
+    // The stalled client, once it reads, still gets the whole history in order.
+    let late = tokio::time::timeout(HANG, stalled.rest()).await.expect("the stalled client catches up");
+    assert_eq!(seqs(&late), seqs(&read));
+}
+both_backends!(
+    resuming_at_random_points_while_entries_are_written_loses_and_repeats_nothing,
+    a_stalled_client_does_not_hold_up_another
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_on_one_process_sees_what_another_process_writes() {

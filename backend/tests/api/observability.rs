@@ -118,41 +118,51 @@ async fn http_nodes_forward_the_attempt_as_traceparent() {
     assert_eq!(attempt["attributes"]["http.response.status_code"], 200);
 }
 
-both_backends! {
-    async fn the_metrics_page_parses_as_prometheus_text(app: TestApp) {
-        let workflow = app.publish(chain()).await;
-        let id = app.start(&workflow, json!({})).await;
-        app.wait_finished(&id).await;
-        let response = app.get("/metrics").send().await.unwrap();
-        assert_eq!(response.status(), 200);
-        let text = response.text().await.unwrap();
-        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text");
-        let value = |name: &str, label: Option<(&str, &str)>| {
-            scrape.samples.iter().find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v))).map(|s| match s.value {
-                prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+async fn the_metrics_page_parses_as_prometheus_text(app: TestApp) {
+    let workflow = app.publish(chain()).await;
+    let id = app.start(&workflow, json!({})).await;
+    app.wait_finished(&id).await;
+    let response = app.get("/metrics").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text");
+    let value = |name: &str, label: Option<(&str, &str)>| {
+        scrape.samples.iter().find(|s| s.metric == name && label.is_none_or(|(k, v)| s.labels.get(k) == Some(v))).map(
+            |s| match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
                 _ => -1.0,
-            })
-        };
-        assert_eq!(value("trellis_instances_started_total", None), Some(1.0), "{text}");
-        assert_eq!(value("trellis_instances_finished_total", Some(("status", "succeeded"))), Some(1.0), "{text}");
-        assert_eq!(value("trellis_sse_clients", None), Some(0.0));
-        assert!(value("trellis_db_pool_connections", Some(("state", "idle"))).is_some());
-        assert!(value("trellis_timers_pending", None).is_some());
-        assert!(scrape.samples.iter().any(|s| s.metric.starts_with("trellis_node_duration_seconds")
-            && s.labels.get("type") == Some("noop")), "{text}");
-    }
-
-    async fn a_retried_instance_counts_as_started_once(app: TestApp) {
-        let workflow = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
-        let id = app.start(&workflow, json!({})).await;
-        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
-        let retried = app.post(&format!("/api/v1/instances/{id}/retry")).json(&json!({"from": "failed"})).send().await.unwrap();
-        assert!(retried.status().is_success(), "{}", retried.status());
-        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Succeeded);
-        let text = app.get("/metrics").send().await.unwrap().text().await.unwrap();
-        let sample = |line: &str| text.lines().find(|l| l.starts_with(line)).map(|l| l[line.len()..].trim().to_owned());
-        assert_eq!(sample("trellis_instances_started_total "), Some("1".into()), "{text}");
-        assert_eq!(sample("trellis_instances_finished_total{status=\"failed\"} "), Some("1".into()), "{text}");
-        assert_eq!(sample("trellis_instances_finished_total{status=\"succeeded\"} "), Some("1".into()), "{text}");
-    }
+            },
+        )
+    };
+    assert_eq!(value("trellis_instances_started_total", None), Some(1.0), "{text}");
+    assert_eq!(value("trellis_instances_finished_total", Some(("status", "succeeded"))), Some(1.0), "{text}");
+    assert_eq!(value("trellis_sse_clients", None), Some(0.0));
+    assert!(value("trellis_db_pool_connections", Some(("state", "idle"))).is_some());
+    assert!(value("trellis_timers_pending", None).is_some());
+    assert!(
+        scrape
+            .samples
+            .iter()
+            .any(|s| s.metric.starts_with("trellis_node_duration_seconds") && s.labels.get("type") == Some("noop")),
+        "{text}"
+    );
 }
+
+async fn a_retried_instance_counts_as_started_once(app: TestApp) {
+    let workflow =
+        app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
+    let id = app.start(&workflow, json!({})).await;
+    assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
+    let retried =
+        app.post(&format!("/api/v1/instances/{id}/retry")).json(&json!({"from": "failed"})).send().await.unwrap();
+    assert!(retried.status().is_success(), "{}", retried.status());
+    assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Succeeded);
+    let text = app.get("/metrics").send().await.unwrap().text().await.unwrap();
+    let sample = |line: &str| text.lines().find(|l| l.starts_with(line)).map(|l| l[line.len()..].trim().to_owned());
+    assert_eq!(sample("trellis_instances_started_total "), Some("1".into()), "{text}");
+    assert_eq!(sample("trellis_instances_finished_total{status=\"failed\"} "), Some("1".into()), "{text}");
+    assert_eq!(sample("trellis_instances_finished_total{status=\"succeeded\"} "), Some("1".into()), "{text}");
+}
+both_backends!(the_metrics_page_parses_as_prometheus_text, a_retried_instance_counts_as_started_once);

@@ -7,33 +7,39 @@ use serde_json::{json, Value};
 use trellis_model::api::RetentionPreview;
 use trellis_model::InstanceStatus;
 
-both_backends! {
-    async fn retention_policies_are_validated_and_admin_only(app: TestApp) {
-        let empty: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
-        assert_eq!(empty["succeeded_days"], Value::Null, "keep forever until a policy is set");
-        let bad = app.put("/api/v1/retention").json(&json!({"succeeded_days": 0, "failed_days": -3})).send().await.unwrap();
-        let body = problem(bad, 422).await;
-        let paths: Vec<&str> = body["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
-        assert_eq!(paths, ["succeeded_days", "failed_days"], "{body}");
-        problem(app.put("/api/v1/retention").json(&json!({"succeeded": 7})).send().await.unwrap(), 422).await;
-        problem(app.put("/api/v1/retention").json(&json!({"succeeded_days": "7"})).send().await.unwrap(), 422).await;
-        let operator = app.token_for("operator").await;
-        let denied = app.client.put(app.url("/api/v1/retention")).bearer_auth(operator).json(&json!({})).send().await.unwrap();
-        problem(denied, 403).await;
+async fn retention_policies_are_validated_and_admin_only(app: TestApp) {
+    let empty: Value = app.get("/api/v1/retention").send().await.unwrap().json().await.unwrap();
+    assert_eq!(empty["succeeded_days"], Value::Null, "keep forever until a policy is set");
+    let bad = app.put("/api/v1/retention").json(&json!({"succeeded_days": 0, "failed_days": -3})).send().await.unwrap();
+    let body = problem(bad, 422).await;
+    let paths: Vec<&str> = body["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["succeeded_days", "failed_days"], "{body}");
+    problem(app.put("/api/v1/retention").json(&json!({"succeeded": 7})).send().await.unwrap(), 422).await;
+    problem(app.put("/api/v1/retention").json(&json!({"succeeded_days": "7"})).send().await.unwrap(), 422).await;
+    let operator = app.token_for("operator").await;
+    let denied =
+        app.client.put(app.url("/api/v1/retention")).bearer_auth(operator).json(&json!({})).send().await.unwrap();
+    problem(denied, 403).await;
 
-        let set = app.put("/api/v1/retention").json(&json!({"succeeded_days": 7, "failed_days": 30})).send().await.unwrap();
-        assert_eq!(set.status(), 200);
-        let wf = app.publish(crate::common::chain()).await;
-        let inherited: Value = app.get(&format!("/api/v1/workflows/{wf}/retention")).send().await.unwrap().json().await.unwrap();
-        assert_eq!((inherited["inherited"].clone(), inherited["succeeded_days"].clone()), (json!(true), json!(7)));
-        let own = app.put(&format!("/api/v1/workflows/{wf}/retention")).json(&json!({"canceled_days": 1})).send().await.unwrap();
-        assert_eq!(own.status(), 200);
-        let own: Value = app.get(&format!("/api/v1/workflows/{wf}/retention")).send().await.unwrap().json().await.unwrap();
-        assert_eq!((own["inherited"].clone(), own["succeeded_days"].clone(), own["canceled_days"].clone()), (json!(false), Value::Null, json!(1)));
-        let missing = uuid::Uuid::now_v7();
-        problem(app.put(&format!("/api/v1/workflows/{missing}/retention")).json(&json!({})).send().await.unwrap(), 404).await;
-    }
+    let set = app.put("/api/v1/retention").json(&json!({"succeeded_days": 7, "failed_days": 30})).send().await.unwrap();
+    assert_eq!(set.status(), 200);
+    let wf = app.publish(crate::common::chain()).await;
+    let inherited: Value =
+        app.get(&format!("/api/v1/workflows/{wf}/retention")).send().await.unwrap().json().await.unwrap();
+    assert_eq!((inherited["inherited"].clone(), inherited["succeeded_days"].clone()), (json!(true), json!(7)));
+    let own =
+        app.put(&format!("/api/v1/workflows/{wf}/retention")).json(&json!({"canceled_days": 1})).send().await.unwrap();
+    assert_eq!(own.status(), 200);
+    let own: Value = app.get(&format!("/api/v1/workflows/{wf}/retention")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (own["inherited"].clone(), own["succeeded_days"].clone(), own["canceled_days"].clone()),
+        (json!(false), Value::Null, json!(1))
+    );
+    let missing = uuid::Uuid::now_v7();
+    problem(app.put(&format!("/api/v1/workflows/{missing}/retention")).json(&json!({})).send().await.unwrap(), 404)
+        .await;
 }
+both_backends!(retention_policies_are_validated_and_admin_only);
 
 /// 100,000 finished instances; the sweeper deletes exactly the expired ones in bounded batches,
 /// and the list keeps answering while it works: it is seen mid-sweep, not only before and after.

@@ -101,118 +101,155 @@ async fn a_worker_has_no_environment_no_descriptors_but_its_pipes_and_a_syscall_
     }
 }
 
-both_backends! {
-    async fn every_expression_bomb_fails_its_attempt_with_the_limit_and_the_server_stays_small(app: TestApp) {
-        let app = respawn(&app, |serve| serve.sandbox_timeout_ms = 3_000).await;
-        // Warm up (first requests allocate the server's own buffers).
-        bomb_beside_a_good_instance(&app, transform("input.missing.field")).await;
-        let before = rss_bytes();
-        for (kind, expression, message) in BOMBS {
-            let error = bomb_beside_a_good_instance(&app, transform(expression)).await;
-            assert!(error.contains(message), "{kind}: {error}");
-            assert!(error.starts_with("expression "), "{kind}: {error}");
-        }
-        let grown = rss_bytes().saturating_sub(before);
-        assert!(grown < 50 * 1024 * 1024, "the server grew by {grown} bytes over the bombs");
-        let metrics = app.get("/metrics").send().await.unwrap().text().await.unwrap();
-        assert!(metrics.contains("trellis_sandbox_worker_restarts_total{cause=\"memory\"}"), "{metrics}");
+async fn every_expression_bomb_fails_its_attempt_with_the_limit_and_the_server_stays_small(app: TestApp) {
+    let app = respawn(&app, |serve| serve.sandbox_timeout_ms = 3_000).await;
+    // Warm up (first requests allocate the server's own buffers).
+    bomb_beside_a_good_instance(&app, transform("input.missing.field")).await;
+    let before = rss_bytes();
+    for (kind, expression, message) in BOMBS {
+        let error = bomb_beside_a_good_instance(&app, transform(expression)).await;
+        assert!(error.contains(message), "{kind}: {error}");
+        assert!(error.starts_with("expression "), "{kind}: {error}");
     }
+    let grown = rss_bytes().saturating_sub(before);
+    assert!(grown < 50 * 1024 * 1024, "the server grew by {grown} bytes over the bombs");
+    let metrics = app.get("/metrics").send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("trellis_sandbox_worker_restarts_total{cause=\"memory\"}"), "{metrics}");
+}
 
-    async fn a_script_allowed_more_than_the_sandbox_meets_the_sandbox_limit(app: TestApp) {
-        let source = "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);";
-        let bomb = json!({"nodes": [{"id": "s", "type": "script", "config": {"source": source, "memory_mb": 1024, "timeout_ms": 20000}}]});
-        let error = bomb_beside_a_good_instance(&app, bomb).await;
-        assert_eq!(error, format!("script {MEMORY_MESSAGE}"));
-    }
+async fn a_script_allowed_more_than_the_sandbox_meets_the_sandbox_limit(app: TestApp) {
+    let source = "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);";
+    let bomb = json!({"nodes": [{"id": "s", "type": "script", "config": {"source": source, "memory_mb": 1024, "timeout_ms": 20000}}]});
+    let error = bomb_beside_a_good_instance(&app, bomb).await;
+    assert_eq!(error, format!("script {MEMORY_MESSAGE}"));
+}
 
-    async fn a_worker_killed_mid_evaluation_fails_one_attempt_and_the_retry_succeeds(app: TestApp) {
-        let source = "if (instance.attempt === 1) { for (;;) {} } return 'second';";
-        let workflow = app.publish(json!({"nodes": [{
+async fn a_worker_killed_mid_evaluation_fails_one_attempt_and_the_retry_succeeds(app: TestApp) {
+    let source = "if (instance.attempt === 1) { for (;;) {} } return 'second';";
+    let workflow = app
+        .publish(json!({"nodes": [{
             "id": "s", "type": "script",
             "config": {"source": source, "timeout_ms": 20000},
             "retry": {"max_attempts": 2, "backoff_ms": 10}
-        }]})).await;
-        let id = app.start(&workflow, json!({})).await;
-        let mut killed = Vec::new();
-        for _ in 0..200 {
-            killed = busy_workers();
-            if !killed.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+        }]}))
+        .await;
+    let id = app.start(&workflow, json!({})).await;
+    let mut killed = Vec::new();
+    for _ in 0..200 {
+        killed = busy_workers();
+        if !killed.is_empty() {
+            break;
         }
-        assert_eq!(killed.len(), 1, "one worker spins");
-        std::process::Command::new("kill").args(["-9", &killed[0].to_string()]).status().unwrap();
-        let done = app.wait_finished(&id).await;
-        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
-        let s = node(&done, "s");
-        assert_eq!((s.status, s.attempts, s.output.clone()), (NodeStatus::Succeeded, 2, Some(json!("second"))));
-        let history = crate::traces::history(&app, &id).await;
-        let first = history.iter().find(|e| e["event"] == "span_end" && e["kind"] == "node").unwrap();
-        let error = first["attributes"]["error"].as_str().unwrap_or_default().to_owned();
-        assert!(error.contains("was killed") && error.contains("SIGKILL"), "{first}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
+    assert_eq!(killed.len(), 1, "one worker spins");
+    std::process::Command::new("kill").args(["-9", &killed[0].to_string()]).status().unwrap();
+    let done = app.wait_finished(&id).await;
+    assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{done:?}");
+    let s = node(&done, "s");
+    assert_eq!((s.status, s.attempts, s.output.clone()), (NodeStatus::Succeeded, 2, Some(json!("second"))));
+    let history = crate::traces::history(&app, &id).await;
+    let first = history.iter().find(|e| e["event"] == "span_end" && e["kind"] == "node").unwrap();
+    let error = first["attributes"]["error"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("was killed") && error.contains("SIGKILL"), "{first}");
+}
 
-    async fn saving_or_validating_a_constant_folding_bomb_is_a_refusal_naming_the_limit(app: TestApp) {
-        let definition = |key: &str| json!({
+async fn saving_or_validating_a_constant_folding_bomb_is_a_refusal_naming_the_limit(app: TestApp) {
+    let definition = |key: &str| {
+        json!({
             "nodes": [{"id": "t", "type": "noop"}],
             "settings": {"concurrency_key": key, "max_per_key": 1}
-        });
-        let refused = app.post("/api/v1/workflows")
-            .json(&json!({"name": "fold", "definition": definition(FOLDING_BOMB)}))
-            .send().await.unwrap();
-        let body = problem(refused, 422).await;
-        let errors = body["errors"].to_string();
-        assert!(errors.contains(MEMORY_MESSAGE) && errors.contains("settings.concurrency_key"), "{body}");
-        // The server is still here: the same check of a harmless key passes, a bomb does not.
-        let id = app.create_workflow(json!({"name": "fold", "definition": definition("input.k")})).await.summary.id;
-        let report: Value = app.post(&format!("/api/v1/workflows/{id}/validate"))
-            .json(&definition(FOLDING_BOMB)).send().await.unwrap().json().await.unwrap();
-        assert_eq!(report["valid"], false, "{report}");
-        assert!(report["errors"].to_string().contains(MEMORY_MESSAGE), "{report}");
-        let report: Value = app.post(&format!("/api/v1/workflows/{id}/validate"))
-            .json(&definition("input.k")).send().await.unwrap().json().await.unwrap();
-        assert_eq!(report["valid"], true, "{report}");
-    }
+        })
+    };
+    let refused = app
+        .post("/api/v1/workflows")
+        .json(&json!({"name": "fold", "definition": definition(FOLDING_BOMB)}))
+        .send()
+        .await
+        .unwrap();
+    let body = problem(refused, 422).await;
+    let errors = body["errors"].to_string();
+    assert!(errors.contains(MEMORY_MESSAGE) && errors.contains("settings.concurrency_key"), "{body}");
+    // The server is still here: the same check of a harmless key passes, a bomb does not.
+    let id = app.create_workflow(json!({"name": "fold", "definition": definition("input.k")})).await.summary.id;
+    let report: Value = app
+        .post(&format!("/api/v1/workflows/{id}/validate"))
+        .json(&definition(FOLDING_BOMB))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(report["valid"], false, "{report}");
+    assert!(report["errors"].to_string().contains(MEMORY_MESSAGE), "{report}");
+    let report: Value = app
+        .post(&format!("/api/v1/workflows/{id}/validate"))
+        .json(&definition("input.k"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(report["valid"], true, "{report}");
+}
 
-    async fn previewing_a_script_bomb_is_a_422_naming_the_limit(app: TestApp) {
-        let source = "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);";
-        let response = app.post("/api/v1/scripts/preview")
-            .json(&json!({"source": source, "memory_mb": 1024, "timeout_ms": 20000}))
-            .send().await.unwrap();
-        let body = problem(response, 422).await;
-        assert_eq!(body["detail"], format!("script {MEMORY_MESSAGE}"), "{body}");
-        assert_eq!(body["failure"], "memory");
-    }
+async fn previewing_a_script_bomb_is_a_422_naming_the_limit(app: TestApp) {
+    let source = "const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length);";
+    let response = app
+        .post("/api/v1/scripts/preview")
+        .json(&json!({"source": source, "memory_mb": 1024, "timeout_ms": 20000}))
+        .send()
+        .await
+        .unwrap();
+    let body = problem(response, 422).await;
+    assert_eq!(body["detail"], format!("script {MEMORY_MESSAGE}"), "{body}");
+    assert_eq!(body["failure"], "memory");
+}
 
-    async fn a_result_over_the_output_cap_is_refused_before_it_reaches_the_server(app: TestApp) {
-        let big = "[input.s * 1000000] * 6";
-        let error = bomb_beside_a_good_instance(&app, transform(big)).await;
-        assert!(error.starts_with("the result is 6000") && error.contains("the sandbox returns at most 5242880"), "{error}");
-    }
+async fn a_result_over_the_output_cap_is_refused_before_it_reaches_the_server(app: TestApp) {
+    let big = "[input.s * 1000000] * 6";
+    let error = bomb_beside_a_good_instance(&app, transform(big)).await;
+    assert!(
+        error.starts_with("the result is 6000") && error.contains("the sandbox returns at most 5242880"),
+        "{error}"
+    );
+}
 
-    async fn deep_nesting_and_a_huge_expression_fail_cleanly(app: TestApp) {
-        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
-        let long = vec!["1"; 200_000].join("+");
-        for expression in [deep, long] {
-            let error = bomb_beside_a_good_instance(&app, transform(&expression)).await;
-            assert!(!error.is_empty(), "a failure names its cause");
-        }
-    }
-
-    async fn with_every_worker_busy_a_node_waits_its_turn_instead_of_failing(app: TestApp) {
-        let app = respawn(&app, |serve| serve.sandbox_workers = Some(1)).await;
-        let slow = app.publish(json!({"nodes": [{"id": "s", "type": "script",
-            "config": {"source": "let n = 0; for (let i = 0; i < 1e7; i++) n += i; return n > 0;", "timeout_ms": 20000}}]})).await;
-        let quick = app.publish(transform("input.n * 2")).await;
-        let first = app.start(&slow, json!({})).await;
-        let second = app.start(&quick, json!({"input": {"n": 21}})).await;
-        let second = app.wait_finished(&second).await;
-        assert_eq!(second.summary.status, InstanceStatus::Succeeded, "{second:?}");
-        assert_eq!(node(&second, "t").output, Some(json!(42)));
-        assert_eq!(app.wait_finished(&first).await.summary.status, InstanceStatus::Succeeded);
+async fn deep_nesting_and_a_huge_expression_fail_cleanly(app: TestApp) {
+    let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    let long = vec!["1"; 200_000].join("+");
+    for expression in [deep, long] {
+        let error = bomb_beside_a_good_instance(&app, transform(&expression)).await;
+        assert!(!error.is_empty(), "a failure names its cause");
     }
 }
+
+async fn with_every_worker_busy_a_node_waits_its_turn_instead_of_failing(app: TestApp) {
+    let app = respawn(&app, |serve| serve.sandbox_workers = Some(1)).await;
+    let slow = app
+        .publish(json!({"nodes": [{"id": "s", "type": "script",
+        "config": {"source": "let n = 0; for (let i = 0; i < 1e7; i++) n += i; return n > 0;", "timeout_ms": 20000}}]}))
+        .await;
+    let quick = app.publish(transform("input.n * 2")).await;
+    let first = app.start(&slow, json!({})).await;
+    let second = app.start(&quick, json!({"input": {"n": 21}})).await;
+    let second = app.wait_finished(&second).await;
+    assert_eq!(second.summary.status, InstanceStatus::Succeeded, "{second:?}");
+    assert_eq!(node(&second, "t").output, Some(json!(42)));
+    assert_eq!(app.wait_finished(&first).await.summary.status, InstanceStatus::Succeeded);
+}
+both_backends!(
+    every_expression_bomb_fails_its_attempt_with_the_limit_and_the_server_stays_small,
+    a_script_allowed_more_than_the_sandbox_meets_the_sandbox_limit,
+    a_worker_killed_mid_evaluation_fails_one_attempt_and_the_retry_succeeds,
+    saving_or_validating_a_constant_folding_bomb_is_a_refusal_naming_the_limit,
+    previewing_a_script_bomb_is_a_422_naming_the_limit,
+    a_result_over_the_output_cap_is_refused_before_it_reaches_the_server,
+    deep_nesting_and_a_huge_expression_fail_cleanly,
+    with_every_worker_busy_a_node_waits_its_turn_instead_of_failing
+);
 
 /// A server of its own on a fresh database of the same kind as `app`'s, set up by `configure`.
 async fn respawn(app: &TestApp, configure: impl FnOnce(&mut trellis::config::ServeConfig)) -> TestApp {

@@ -43,48 +43,54 @@ async fn audit_until(app: &TestApp, ready: impl Fn(&[Value]) -> bool) -> Vec<Val
     panic!("the audit log never showed the throttled sign-ins");
 }
 
-both_backends! {
-    async fn a_burst_of_wrong_passwords_costs_bounded_memory_and_locks_the_account(app: TestApp) {
-        let before = rss_mib();
-        let attempts = (0..200).map(|i| {
-            let app = &app;
-            async move { login(app, "admin", &format!("wrong-password-{i}")).await.status().as_u16() }
-        });
-        let statuses = futures_util::future::join_all(attempts).await;
-        let grown = rss_mib().saturating_sub(before);
-        // Unbounded, each attempt held an Argon2 block (~19 MiB): gigabytes for 200.
-        assert!(grown < 400, "RSS grew by {grown} MiB during the burst");
-        assert!(statuses.iter().all(|s| [401, 429, 503].contains(s)), "{statuses:?}");
-        assert!(statuses.iter().filter(|&&s| s == 401).count() < 50, "most attempts never reach the hash: {statuses:?}");
+async fn a_burst_of_wrong_passwords_costs_bounded_memory_and_locks_the_account(app: TestApp) {
+    let before = rss_mib();
+    let attempts = (0..200).map(|i| {
+        let app = &app;
+        async move { login(app, "admin", &format!("wrong-password-{i}")).await.status().as_u16() }
+    });
+    let statuses = futures_util::future::join_all(attempts).await;
+    let grown = rss_mib().saturating_sub(before);
+    // Unbounded, each attempt held an Argon2 block (~19 MiB): gigabytes for 200.
+    assert!(grown < 400, "RSS grew by {grown} MiB during the burst");
+    assert!(statuses.iter().all(|s| [401, 429, 503].contains(s)), "{statuses:?}");
+    assert!(statuses.iter().filter(|&&s| s == 401).count() < 50, "most attempts never reach the hash: {statuses:?}");
 
-        // Locked: even the right password waits.
-        throttled(login(&app, "admin", ADMIN_PASSWORD).await).await;
+    // Locked: even the right password waits.
+    throttled(login(&app, "admin", ADMIN_PASSWORD).await).await;
 
-        let items = audit_until(&app, |items| items.iter().any(|e| e["status"] == 429)).await;
-        let entry = items.iter().find(|e| e["status"] == 429).unwrap();
-        assert_eq!(entry["actor"]["name"], "admin");
-        assert!(entry["detail"].as_str().unwrap().contains("too many failed sign-ins"), "{entry}");
-    }
-
-    async fn a_locked_account_does_not_lock_other_accounts(app: TestApp) {
-        app.post("/api/v1/users").json(&json!({"username": "ed", "password": "password-123", "role": "editor"}))
-            .send().await.unwrap();
-        for _ in 0..5 {
-            problem(login(&app, "admin", "not-the-password").await, 401).await;
-        }
-        let body = throttled(login(&app, "admin", ADMIN_PASSWORD).await).await;
-        assert!(body["detail"].as_str().unwrap().contains("this account"), "{body}");
-        assert_eq!(login(&app, "ed", "password-123").await.status(), 200);
-    }
-
-    async fn many_failures_from_one_address_lock_that_address(app: TestApp) {
-        for i in 0..20 {
-            problem(login(&app, &format!("guess-{i}"), "not-the-password").await, 401).await;
-        }
-        let body = throttled(login(&app, "admin", ADMIN_PASSWORD).await).await;
-        assert!(body["detail"].as_str().unwrap().contains("your address"), "{body}");
-    }
+    let items = audit_until(&app, |items| items.iter().any(|e| e["status"] == 429)).await;
+    let entry = items.iter().find(|e| e["status"] == 429).unwrap();
+    assert_eq!(entry["actor"]["name"], "admin");
+    assert!(entry["detail"].as_str().unwrap().contains("too many failed sign-ins"), "{entry}");
 }
+
+async fn a_locked_account_does_not_lock_other_accounts(app: TestApp) {
+    app.post("/api/v1/users")
+        .json(&json!({"username": "ed", "password": "password-123", "role": "editor"}))
+        .send()
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        problem(login(&app, "admin", "not-the-password").await, 401).await;
+    }
+    let body = throttled(login(&app, "admin", ADMIN_PASSWORD).await).await;
+    assert!(body["detail"].as_str().unwrap().contains("this account"), "{body}");
+    assert_eq!(login(&app, "ed", "password-123").await.status(), 200);
+}
+
+async fn many_failures_from_one_address_lock_that_address(app: TestApp) {
+    for i in 0..20 {
+        problem(login(&app, &format!("guess-{i}"), "not-the-password").await, 401).await;
+    }
+    let body = throttled(login(&app, "admin", ADMIN_PASSWORD).await).await;
+    assert!(body["detail"].as_str().unwrap().contains("your address"), "{body}");
+}
+both_backends!(
+    a_burst_of_wrong_passwords_costs_bounded_memory_and_locks_the_account,
+    a_locked_account_does_not_lock_other_accounts,
+    many_failures_from_one_address_lock_that_address
+);
 
 /// Behind a proxy every caller shares the proxy's address: the one it forwards counts instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
