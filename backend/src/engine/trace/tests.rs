@@ -245,27 +245,8 @@ fn check(sim: &Sim) {
             }
             EventKind::Instance => {
                 let change: InstanceChange = serde_json::from_value(event.data.clone()).unwrap();
-                if let Some(previous) = &change.previous {
-                    assert_eq!(Some(previous), instance_status.as_ref(), "instance changes chain up");
-                }
-                instance_status = Some(change.status.clone());
-                let terminal = InstanceStatus::parse(&change.status).unwrap().is_terminal();
-                // The terminal status is the last entry, unless a retry begins a new run
-                // (its instance span opens right after).
-                let last = i + 1 == sim.events.len();
-                if !terminal {
-                    assert!(!last, "the history ends with a terminal status");
-                } else if !last {
-                    let next = &sim.events[i + 1];
-                    assert!(
-                        next.kind == EventKind::SpanStart && next.data["kind"] == SpanKind::Instance.as_str(),
-                        "only a retry follows the end: {:?}",
-                        sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())]
-                            .iter()
-                            .map(|e| (e.kind, e.data.get("status").or(e.data.get("name")).cloned()))
-                            .collect::<Vec<_>>()
-                    );
-                }
+                check_instance_change(sim, i, &change, instance_status.as_deref());
+                instance_status = Some(change.status);
             }
             EventKind::Counts => panic!("counts are never recorded"),
         }
@@ -274,6 +255,31 @@ fn check(sim: &Sim) {
     let trace_ids: HashSet<String> =
         sim.events.iter().filter_map(|e| e.data.get("trace_id")).map(|t| t.to_string()).collect();
     assert_eq!(trace_ids.len(), 1);
+}
+
+/// The instance change at `sim.events[i]` follows the one before and ends the history, unless
+/// a retry begins a new run.
+fn check_instance_change(sim: &Sim, i: usize, change: &InstanceChange, before: Option<&str>) {
+    if let Some(previous) = &change.previous {
+        assert_eq!(Some(previous.as_str()), before, "instance changes chain up");
+    }
+    let terminal = InstanceStatus::parse(&change.status).unwrap().is_terminal();
+    // The terminal status is the last entry, unless a retry begins a new run
+    // (its instance span opens right after).
+    let last = i + 1 == sim.events.len();
+    if !terminal {
+        assert!(!last, "the history ends with a terminal status");
+    } else if !last {
+        let next = &sim.events[i + 1];
+        assert!(
+            next.kind == EventKind::SpanStart && next.data["kind"] == SpanKind::Instance.as_str(),
+            "only a retry follows the end: {:?}",
+            sim.events[i.saturating_sub(3)..(i + 3).min(sim.events.len())]
+                .iter()
+                .map(|e| (e.kind, e.data.get("status").or(e.data.get("name")).cloned()))
+                .collect::<Vec<_>>()
+        );
+    }
 }
 
 proptest! {
