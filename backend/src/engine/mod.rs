@@ -16,6 +16,7 @@ pub mod machine;
 pub mod nodes;
 pub mod outputs;
 pub mod plan;
+mod results;
 mod runner;
 mod start;
 mod tasks;

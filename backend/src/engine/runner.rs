@@ -9,9 +9,10 @@ use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
 use super::outputs;
 use super::plan::Plan;
+use super::results::{outcome, output, sanitized};
 use super::Engine;
 use crate::store::transient::trouble_of;
-use crate::store::{Fence, NewWork, Snapshot, Trouble, WorkItem, WorkKind, Writes};
+use crate::store::{Fence, Snapshot, Trouble, WorkItem, WorkKind, Writes};
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -263,23 +264,7 @@ impl Engine {
             context,
             now: Utc::now(),
         };
-        let (result, logs) = {
-            let running = self.runtime.run_logged(&run);
-            tokio::pin!(running);
-            // The first renewal a third of a lease from now. (Not `interval`: awaiting its
-            // immediate first tick goes through the timer wheel, about a millisecond — which
-            // was a third of every step of a chain of no-op nodes.)
-            let period = self.lease().to_std().unwrap_or(Duration::from_secs(30)) / 3;
-            let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-            loop {
-                tokio::select! {
-                    ran = &mut running => break ran,
-                    _ = renew.tick() => {
-                        let _ = self.store.extend_lease(fence, Utc::now() + self.lease()).await;
-                    }
-                }
-            }
-        };
+        let (result, logs) = self.run_leased(&run, fence).await;
         let result = match sanitized(result) {
             NodeResult::Suspend(Suspend::Child { workflow, version, input }) => {
                 let start = ChildStart {
@@ -296,16 +281,7 @@ impl Engine {
             other => other,
         };
         let result = self.capped(result, &spec.id, &run.context);
-        let (event, mut detail) = match result {
-            NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
-            NodeResult::Failed { error, retryable } => (
-                Event::Failed { node, attempt, retryable, timed_out: false },
-                Detail { error: Some(error), ..Default::default() },
-            ),
-            NodeResult::Suspend(suspend) => {
-                (Event::Suspended { node, attempt }, suspension(&spec.id, attempt, suspend))
-            }
-        };
+        let (event, mut detail) = outcome(result, node, attempt, &spec.id);
         detail.started_at = Some(run.now);
         detail.logs = logs;
         (event, detail)
@@ -313,6 +289,25 @@ impl Engine {
 }
 
 impl Engine {
+    /// Runs the attempt's node, renewing the attempt's lease while it runs.
+    async fn run_leased(&self, run: &Attempt<'_>, fence: &Fence) -> (NodeResult, Vec<String>) {
+        let running = self.runtime.run_logged(run);
+        tokio::pin!(running);
+        // The first renewal a third of a lease from now. (Not `interval`: awaiting its
+        // immediate first tick goes through the timer wheel, about a millisecond — which
+        // was a third of every step of a chain of no-op nodes.)
+        let period = self.lease().to_std().unwrap_or(Duration::from_secs(30)) / 3;
+        let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        loop {
+            tokio::select! {
+                ran = &mut running => break ran,
+                _ = renew.tick() => {
+                    let _ = self.store.extend_lease(fence, Utc::now() + self.lease()).await;
+                }
+            }
+        }
+    }
+
     /// Fails an attempt whose output (or task input) is over the caps on what an instance
     /// stores. `context` carries the instance's other outputs for the node types that can
     /// produce large ones (it is empty for the rest, whose outputs are small and fixed).
@@ -330,48 +325,6 @@ impl Engine {
             Err(error) => NodeResult::Failed { error, retryable: false },
         }
     }
-}
-
-/// Keeps U+0000 out of what is stored (see `json.rs`).
-fn sanitized(result: NodeResult) -> NodeResult {
-    match result {
-        NodeResult::Done { mut output, outcome } => {
-            super::json::replace_nul(&mut output);
-            NodeResult::Done { output, outcome }
-        }
-        NodeResult::Failed { error, retryable } => {
-            NodeResult::Failed { error: super::json::replace_nul_str(&error), retryable }
-        }
-        NodeResult::Suspend(Suspend::Task { queue, mut input }) => {
-            super::json::replace_nul(&mut input);
-            NodeResult::Suspend(Suspend::Task { queue, input })
-        }
-        NodeResult::Suspend(Suspend::Child { workflow, version, mut input }) => {
-            super::json::replace_nul(&mut input);
-            NodeResult::Suspend(Suspend::Child { workflow, version, input })
-        }
-        other => other,
-    }
-}
-
-fn output(value: Value) -> Detail {
-    Detail { output: Some(value), ..Default::default() }
-}
-
-/// What a suspended attempt leaves behind: its timer or its task; a signal wait needs none.
-fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
-    let mut work = Vec::new();
-    match suspend {
-        Suspend::Until(at) => work.push(effects::work(WorkKind::Resume, Some(node), Some(attempt), at)),
-        // The child's end writes what completes the attempt (see `children.rs`).
-        Suspend::Signal | Suspend::Child { .. } => {}
-        Suspend::Task { queue, input } => work.push(NewWork {
-            queue: Some(queue),
-            payload: Some(input),
-            ..effects::work(WorkKind::Task, Some(node), Some(attempt), Utc::now())
-        }),
-    }
-    Detail { work, ..Default::default() }
 }
 
 /// Whether a node type evaluates expressions over the instance (and so needs its state).

@@ -1,0 +1,63 @@
+//! An attempt's result as the engine records it: made storable, then turned into the
+//! machine's event and the detail recorded with it.
+
+use super::effects::{self, Detail};
+use super::machine::Event;
+use super::nodes::{NodeResult, Suspend};
+use crate::store::{NewWork, WorkKind};
+use chrono::Utc;
+use serde_json::Value;
+
+/// Keeps U+0000 out of what is stored (see `json.rs`).
+pub(super) fn sanitized(result: NodeResult) -> NodeResult {
+    match result {
+        NodeResult::Done { mut output, outcome } => {
+            super::json::replace_nul(&mut output);
+            NodeResult::Done { output, outcome }
+        }
+        NodeResult::Failed { error, retryable } => {
+            NodeResult::Failed { error: super::json::replace_nul_str(&error), retryable }
+        }
+        NodeResult::Suspend(Suspend::Task { queue, mut input }) => {
+            super::json::replace_nul(&mut input);
+            NodeResult::Suspend(Suspend::Task { queue, input })
+        }
+        NodeResult::Suspend(Suspend::Child { workflow, version, mut input }) => {
+            super::json::replace_nul(&mut input);
+            NodeResult::Suspend(Suspend::Child { workflow, version, input })
+        }
+        other => other,
+    }
+}
+
+/// The machine event for an attempt's result, and what to record with it.
+pub(super) fn outcome(result: NodeResult, node: usize, attempt: u32, node_id: &str) -> (Event, Detail) {
+    match result {
+        NodeResult::Done { output: out, outcome } => (Event::Succeeded { node, attempt, outcome }, output(out)),
+        NodeResult::Failed { error, retryable } => (
+            Event::Failed { node, attempt, retryable, timed_out: false },
+            Detail { error: Some(error), ..Default::default() },
+        ),
+        NodeResult::Suspend(suspend) => (Event::Suspended { node, attempt }, suspension(node_id, attempt, suspend)),
+    }
+}
+
+pub(super) fn output(value: Value) -> Detail {
+    Detail { output: Some(value), ..Default::default() }
+}
+
+/// What a suspended attempt leaves behind: its timer or its task; a signal wait needs none.
+fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
+    let mut work = Vec::new();
+    match suspend {
+        Suspend::Until(at) => work.push(effects::work(WorkKind::Resume, Some(node), Some(attempt), at)),
+        // The child's end writes what completes the attempt (see `children.rs`).
+        Suspend::Signal | Suspend::Child { .. } => {}
+        Suspend::Task { queue, input } => work.push(NewWork {
+            queue: Some(queue),
+            payload: Some(input),
+            ..effects::work(WorkKind::Task, Some(node), Some(attempt), Utc::now())
+        }),
+    }
+    Detail { work, ..Default::default() }
+}
