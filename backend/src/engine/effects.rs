@@ -52,18 +52,7 @@ pub fn decide(
 ) -> Writes {
     let before = state_of(plan, snapshot);
     let mut after = before.clone();
-    let event_node = event_node(&event);
-    let ended_attempt = match &event {
-        Event::Succeeded { node, attempt, .. }
-        | Event::Failed { node, attempt, .. }
-        | Event::Lost { node, attempt }
-            if may_leave_work(plan, &event) =>
-        {
-            Some((plan.nodes[*node].id.clone(), *attempt as i32))
-        }
-        _ => None,
-    };
-    let started = matches!(event, Event::Start);
+    let ended_attempt = ended_attempt(plan, &event);
     // The status a retry puts the instance in (it may also finish in the same step).
     let retried = match &event {
         Event::Retry { admit, .. } => Some(if *admit { InstanceStatus::Running } else { InstanceStatus::Queued }),
@@ -83,25 +72,65 @@ pub fn decide(
     } else {
         &snapshot.instance
     };
-    let tracer = Tracer { plan, instance, now };
+    let step = Applied {
+        tracer: Tracer { plan, instance, now },
+        snapshot,
+        detail,
+        before: &before,
+        after: &after,
+        retried,
+        started: matches!(event, Event::Start),
+    };
     let mut writes = Writes { ended_attempts: ended_attempt.into_iter().collect(), ..Writes::default() };
-    if let Some(status) = retried {
-        writes.instance = Some(InstanceUpdate { restart: true, ..update(status, Some(now), None) });
-        writes.events.extend(tracer.retried(before.status, status));
-        if let (Some(ms), InstanceStatus::Running) = (plan.timeout_ms, status) {
-            writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
-        }
-    }
-    if started {
-        writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
-        writes.events.extend(tracer.admitted(detail.from_queue));
-        if let Some(ms) = plan.timeout_ms {
-            writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
-        }
-    }
-    node_rows(&tracer, snapshot, (&before, &after), (&event, event_node), detail, &commands, &mut writes);
+    step.begin(&mut writes);
+    node_rows(&step.tracer, snapshot, (&before, &after), (&event, event_node(&event)), detail, &commands, &mut writes);
     writes.new_work.extend(detail.work.iter().cloned());
     for command in &commands {
+        step.command(command, jitter, &mut writes);
+    }
+    if strands_children(plan, &event, &commands) {
+        writes.new_work.push(work(WorkKind::CancelChildren, None, None, now));
+    }
+    step.status_change(&mut writes);
+    writes
+}
+
+/// One applied event, as `decide` turns it into writes.
+struct Applied<'a> {
+    tracer: Tracer<'a>,
+    snapshot: &'a Snapshot,
+    detail: &'a Detail,
+    before: &'a InstanceState,
+    after: &'a InstanceState,
+    /// The status a retry put the instance in.
+    retried: Option<InstanceStatus>,
+    /// A `Start`: the instance is admitted.
+    started: bool,
+}
+
+impl Applied<'_> {
+    /// A retry's or an admission's instance row, history and instance timeout.
+    fn begin(&self, writes: &mut Writes) {
+        let (plan, now) = (self.tracer.plan, self.tracer.now);
+        if let Some(status) = self.retried {
+            writes.instance = Some(InstanceUpdate { restart: true, ..update(status, Some(now), None) });
+            writes.events.extend(self.tracer.retried(self.before.status, status));
+            if let (Some(ms), InstanceStatus::Running) = (plan.timeout_ms, status) {
+                writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
+            }
+        }
+        if self.started {
+            writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
+            writes.events.extend(self.tracer.admitted(self.detail.from_queue));
+            if let Some(ms) = plan.timeout_ms {
+                writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
+            }
+        }
+    }
+
+    /// The work a machine command makes, or the instance's end.
+    fn command(&self, command: &Command, jitter: f64, writes: &mut Writes) {
+        let (plan, now) = (self.tracer.plan, self.tracer.now);
         match *command {
             Command::Dispatch { node, attempt } => {
                 let id = &plan.nodes[node].id;
@@ -113,44 +142,59 @@ pub fn decide(
             Command::ScheduleRetry { node, attempt, delay_ms } => {
                 // "Equal jitter": between half and all of the computed backoff.
                 let delay = delay_ms / 2 + ((delay_ms / 2) as f64 * jitter) as u64;
-                writes.new_work.push(work(
-                    WorkKind::Retry,
-                    Some(&plan.nodes[node].id),
-                    Some(attempt),
-                    now + ms_duration(delay),
-                ));
+                let id = Some(plan.nodes[node].id.as_str());
+                writes.new_work.push(work(WorkKind::Retry, id, Some(attempt), now + ms_duration(delay)));
             }
-            Command::Finish { status, failed_node } => {
-                // A retry whose re-run nodes are all skipped at once still begins a run.
-                let restart = retried.is_some();
-                let mut u =
-                    InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
-                u.output = Some(final_output(plan, snapshot, &writes, &after));
-                u.error = finish_error(plan, status, failed_node, detail);
-                u.failure = failure(plan, status, failed_node, u.error.as_deref());
-                // What this step already recorded: a retry's new status, or an admission
-                // (which closed the queue wait) when a retried run finishes on admission.
-                let from = match (retried, started) {
-                    (Some(status), _) => status,
-                    (None, true) => InstanceStatus::Running,
-                    (None, false) => before.status,
-                };
-                writes.events.extend(tracer.finished(from, status, u.error.clone()));
-                writes.wake = parent_wake(&snapshot.instance, status, &u, now);
-                writes.instance = Some(u);
-                writes.clear_work = true;
-                writes.new_work.clear();
-            }
+            Command::Finish { status, failed_node } => self.finish(status, failed_node, writes),
         }
     }
-    if strands_children(plan, &event, &commands) {
-        writes.new_work.push(work(WorkKind::CancelChildren, None, None, now));
+
+    /// The instance ends: its output or error, its history entry, its parent's wake, and no
+    /// work left behind.
+    fn finish(&self, status: InstanceStatus, failed_node: Option<usize>, writes: &mut Writes) {
+        let (plan, now) = (self.tracer.plan, self.tracer.now);
+        // A retry whose re-run nodes are all skipped at once still begins a run.
+        let restart = self.retried.is_some();
+        let mut u = InstanceUpdate { restart, started_at: restart.then_some(now), ..update(status, None, Some(now)) };
+        u.output = Some(final_output(plan, self.snapshot, writes, self.after));
+        u.error = finish_error(plan, status, failed_node, self.detail);
+        u.failure = failure(plan, status, failed_node, u.error.as_deref());
+        // What this step already recorded: a retry's new status, or an admission
+        // (which closed the queue wait) when a retried run finishes on admission.
+        let from = match (self.retried, self.started) {
+            (Some(status), _) => status,
+            (None, true) => InstanceStatus::Running,
+            (None, false) => self.before.status,
+        };
+        writes.events.extend(self.tracer.finished(from, status, u.error.clone()));
+        writes.wake = parent_wake(&self.snapshot.instance, status, &u, now);
+        writes.instance = Some(u);
+        writes.clear_work = true;
+        writes.new_work.clear();
     }
-    if writes.instance.is_none() && after.status != before.status {
-        writes.instance = Some(update(after.status, None, None));
-        writes.events.push(tracer.instance_change(after.status, Some(before.status), None));
+
+    /// A status the machine changed that nothing above wrote (a pause, a resume).
+    fn status_change(&self, writes: &mut Writes) {
+        let (before, after) = (self.before.status, self.after.status);
+        if writes.instance.is_none() && after != before {
+            writes.instance = Some(update(after, None, None));
+            writes.events.push(self.tracer.instance_change(after, Some(before), None));
+        }
     }
-    writes
+}
+
+/// The attempt `event` ends, when it may have left work behind (see `may_leave_work`).
+fn ended_attempt(plan: &Plan, event: &Event) -> Option<(String, i32)> {
+    match event {
+        Event::Succeeded { node, attempt, .. }
+        | Event::Failed { node, attempt, .. }
+        | Event::Lost { node, attempt }
+            if may_leave_work(plan, event) =>
+        {
+            Some((plan.nodes[*node].id.clone(), *attempt as i32))
+        }
+        _ => None,
+    }
 }
 
 /// The work item that completes the parent's `subworkflow` attempt when a child instance
