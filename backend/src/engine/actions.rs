@@ -4,6 +4,7 @@
 
 use super::effects::{decide, state_of, Detail};
 use super::machine::{retry_set, Event, RetryFrom};
+use super::reserve::PRELEASE_MAX;
 use super::Engine;
 use super::EngineError;
 use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
@@ -144,7 +145,7 @@ impl Engine {
             )));
         }
         let limits = self.plan(workflow, latest).await?;
-        let reservation = self.reserve(super::commit::PRELEASE_MAX);
+        let reservation = self.reserve(PRELEASE_MAX);
         let decide_fn = |s: &Snapshot, admit: bool| {
             // Decided again on the locked row: it may have changed since it was read.
             let reset = retry_set(&plan, &state_of(&plan, s), &from);
@@ -157,7 +158,7 @@ impl Engine {
         match outcome {
             Ok(Ok(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().map_or(InstanceStatus::Running, |u| u.status);
-                self.after_commit(&plan, id, &writes, reservation).await;
+                self.react_and_admit(&plan, id, &writes, reservation).await;
                 Ok(now)
             }
             Ok(Err(held)) => Err(EngineError::LimitReached(format!(

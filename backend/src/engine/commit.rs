@@ -1,115 +1,311 @@
-//! Committing one event: the transition, then what it set in motion — attempts leased to
-//! this process run at once, the claim loop is woken for other new work, and a finished
-//! instance frees its slot for a queued one.
+//! One transition, top to bottom. Whatever ends or moves a node — an attempt's result, a
+//! timer, a task worker's answer, an operator's cancel or signal — is a machine `Event`
+//! that goes through five steps, in this file and in this order:
+//!
+//! 1. **submit** (`Engine::commit`, `Engine::submit`): the caller hands the event over and
+//!    waits. The commit runs detached (a caller that goes away strands nothing) and is tried
+//!    again on transient database trouble, through an outage for up to a lease.
+//! 2. **lane** (`run_lane`): the instance's commit lane (one of `commit_lanes`, picked by
+//!    instance, so one instance's events meet in one lane) takes every request waiting for it,
+//!    up to `MAX_BATCH`, as one batch: group commit, one transaction for all of them.
+//! 3. **decide** (`Engine::decide`): for each request, on its instance as the store locked it
+//!    (and as the batch's earlier steps left it), the pure `effects::decide` turns the event
+//!    into `Writes`; worker slots are reserved (`reserve.rs`) so the attempts it dispatches
+//!    are inserted already leased to this process.
+//! 4. **write** (`Engine::write`): the store commits the batch (`transition_batch`, which
+//!    calls decide per step inside its transaction). A failed batch holding several instances
+//!    is written again instance by instance, so one instance's trouble holds back no other.
+//! 5. **react** (`Engine::react_to_batch`, `Engine::react`): in commit order, publish each
+//!    transition's history entries, run the attempts leased to this process (each ends in a
+//!    transition of its own, from `runner.rs`), wake the claim loop and task pollers, admit
+//!    queued instances into a slot a finished instance freed (`admission.rs`), then answer.
+//!
+//! Starts (`start.rs`) and retries (`actions.rs`) are written by their own store calls and
+//! join at step 5 (`Engine::react_and_admit`). Nothing this file calls calls back into it.
 
-use super::committer::CommitRequest;
 use super::effects::{self, Detail};
 use super::machine::Event;
 use super::plan::Plan;
+use super::reserve::{runs_to_lease, Reservation};
 use super::Engine;
-use crate::store::{Fence, TransitionOutcome, Trouble, WorkItem, Writes};
+use crate::store::{Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, WorkItem, Writes};
 use chrono::Utc;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
 
 /// Tries at committing one event before its work item is left to its lease.
 const COMMIT_TRIES: u32 = 5;
 /// The longest wait between two tries at a commit while the database is away.
 pub(super) const OUTAGE_POLL: Duration = Duration::from_millis(250);
-/// Attempts one transition may hand straight to this process's workers.
-pub(super) const PRELEASE_MAX: usize = 16;
+/// Most requests committed in one batch.
+const MAX_BATCH: usize = 256;
 
-/// Reserved worker slots, the ids their work items get, and their lease's end.
-pub(super) struct Reservation {
-    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
-    ids: Vec<uuid::Uuid>,
-    until: chrono::DateTime<Utc>,
+/// An event waiting to be committed, and where to say how it went.
+struct CommitRequest {
+    plan: Arc<Plan>,
+    instance: Uuid,
+    fence: Option<Fence>,
+    event: Event,
+    detail: Detail,
+    /// In [0, 1): spreads retry delays.
+    jitter: f64,
+    reply: oneshot::Sender<Result<TransitionOutcome, CommitFailed>>,
 }
 
-impl Reservation {
-    /// Leases up to the reserved number of the attempts `writes` dispatches to `owner`.
-    pub(super) fn lease_runs(&self, writes: &mut Writes, owner: &str) {
-        effects::prelease(writes, owner, self.until, &self.ids);
-    }
+/// Why a batch holding the request was not committed (nothing of it was written).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+struct CommitFailed {
+    message: String,
+    trouble: Option<Trouble>,
 }
 
+/// The senders of this process's commit lanes.
+pub(super) struct Lanes(Vec<mpsc::UnboundedSender<CommitRequest>>);
+
+// Step 1: submit.
 impl Engine {
-    /// Commits one event as one transition (through a commit lane, batched with whatever else
-    /// is ready) and reacts to what it wrote. It runs detached, so a caller that goes away (an
-    /// HTTP client hanging up) cannot strand what it dispatched, and it retries transient
-    /// database failures: giving up would throw the attempt's result away and run it again
-    /// under a new attempt number.
+    /// Commits one event as one transition and reacts to what it wrote (steps 1 to 5). It
+    /// runs detached and retries transient database failures: giving up would throw the
+    /// attempt's result away and run it again under a new attempt number.
     pub(super) async fn commit(
         self: &Arc<Self>,
         plan: &Arc<Plan>,
-        instance: uuid::Uuid,
+        instance: Uuid,
         fence: Option<&Fence>,
         event: Event,
         detail: Detail,
     ) -> anyhow::Result<TransitionOutcome> {
         let (engine, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
-        tokio::spawn(async move {
-            // While the database is away the commit keeps trying, every `OUTAGE_POLL` at most,
-            // until its lease would have ended (another process may take the work over then):
-            // the result lands as soon as the database is back, not a lease later.
-            let outage_deadline = std::time::Instant::now() + Duration::from_millis(engine.config.lease_ms);
-            let mut delay = Duration::from_millis(50);
-            for attempt in 1.. {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                let request = CommitRequest {
-                    plan: plan.clone(),
-                    instance,
-                    fence: fence.clone(),
-                    event: event.clone(),
-                    detail: detail.clone(),
-                    jitter: rand::random::<f64>(),
-                    reply,
-                };
-                if engine.lanes.get().is_none_or(|lanes| !lanes.submit(request)) {
-                    anyhow::bail!("the engine is shutting down");
-                }
-                match answer.await {
-                    Ok(Ok(outcome)) => return Ok(outcome),
-                    Ok(Err(e))
-                        if attempt < COMMIT_TRIES
-                            || (e.trouble == Some(Trouble::Unavailable)
-                                && std::time::Instant::now() < outage_deadline) =>
-                    {
-                        tracing::warn!(error = %e, attempt, "commit failed; retrying");
-                        tokio::time::sleep(delay).await;
-                        delay = (delay * 2).min(OUTAGE_POLL);
-                    }
-                    Ok(Err(e)) => return Err(e.into()),
-                    Err(_) => anyhow::bail!("the commit lane stopped"),
-                }
-            }
-            unreachable!("the loop returns")
-        })
-        .await?
+        tokio::spawn(async move { engine.submit(plan, instance, fence, event, detail).await }).await?
     }
 
-    /// Worker slots (and work ids) for attempts a transition may dispatch, so this process
-    /// can run them at once instead of inserting them for a later claim round trip.
-    pub(super) fn reserve(&self, wanted: usize) -> Reservation {
-        let mut permits = Vec::new();
-        if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
-            return Reservation { permits, ids: Vec::new(), until: Utc::now() };
+    /// Hands the event to its lane until it is committed, it fails for good, or the engine stops.
+    async fn submit(
+        &self,
+        plan: Arc<Plan>,
+        instance: Uuid,
+        fence: Option<Fence>,
+        event: Event,
+        detail: Detail,
+    ) -> anyhow::Result<TransitionOutcome> {
+        // While the database is away the commit keeps trying, every `OUTAGE_POLL` at most,
+        // until its lease would have ended (another process may take the work over then):
+        // the result lands as soon as the database is back, not a lease later.
+        let outage_deadline = Instant::now() + Duration::from_millis(self.config.lease_ms);
+        let mut delay = Duration::from_millis(50);
+        for attempt in 1.. {
+            let (reply, answer) = oneshot::channel();
+            let (plan, fence, event, detail) = (plan.clone(), fence.clone(), event.clone(), detail.clone());
+            let request = CommitRequest { plan, instance, fence, event, detail, jitter: rand::random::<f64>(), reply };
+            if self.lanes.get().is_none_or(|lanes| !lanes.submit(request)) {
+                anyhow::bail!("the engine is shutting down");
+            }
+            match answer.await {
+                Ok(Ok(outcome)) => return Ok(outcome),
+                Ok(Err(e))
+                    if attempt < COMMIT_TRIES
+                        || (e.trouble == Some(Trouble::Unavailable) && Instant::now() < outage_deadline) =>
+                {
+                    tracing::warn!(error = %e, attempt, "commit failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(OUTAGE_POLL);
+                }
+                Ok(Err(e)) => return Err(e.into()),
+                Err(_) => anyhow::bail!("the commit lane stopped"),
+            }
         }
-        // A quarter of the pool stays for claimed work, which takes turns between
-        // workflows: a workflow feeding itself slots cannot starve the others.
-        let kept_for_claims = self.config.workers / 4;
-        while permits.len() < wanted.min(PRELEASE_MAX) && self.permits.available_permits() > kept_for_claims {
-            match self.permits.clone().try_acquire_owned() {
-                Ok(permit) => permits.push(permit),
+        unreachable!("the loop returns")
+    }
+}
+
+// Step 2: lane.
+impl Lanes {
+    /// `count` lanes, each committing on its own task for as long as `engine` lives.
+    pub(super) fn spawn(engine: &Arc<Engine>, count: usize) -> Lanes {
+        let senders = (0..count.max(1))
+            .map(|_| {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                tokio::spawn(run_lane(Arc::downgrade(engine), receiver));
+                sender
+            })
+            .collect();
+        Lanes(senders)
+    }
+
+    /// Hands `request` to its instance's lane. False if the lane is gone (shutting down).
+    fn submit(&self, request: CommitRequest) -> bool {
+        let lane = (request.instance.as_u128() % self.0.len() as u128) as usize;
+        self.0[lane].send(request).is_ok()
+    }
+}
+
+/// A lane: takes what is waiting (whatever arrived while its previous batch was committing)
+/// as the next batch. An idle lane commits a lone request at once, so batching adds no
+/// latency; under load the batches grow by themselves.
+async fn run_lane(engine: Weak<Engine>, mut requests: mpsc::UnboundedReceiver<CommitRequest>) {
+    while let Some(first) = requests.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match requests.try_recv() {
+                Ok(request) => batch.push(request),
                 Err(_) => break,
             }
         }
-        let ids = (0..permits.len()).map(|_| uuid::Uuid::now_v7()).collect();
-        Reservation { permits, ids, until: Utc::now() + self.lease() }
+        let Some(engine) = engine.upgrade() else { return };
+        engine.commit_batch(batch).await;
+    }
+}
+
+impl Engine {
+    /// Writes a batch (deciding each step inside) and reacts to it; if it fails and holds
+    /// several instances, does so for each instance's requests on their own.
+    async fn commit_batch(self: &Arc<Self>, batch: Vec<CommitRequest>) {
+        let instances: BTreeSet<Uuid> = batch.iter().map(|r| r.instance).collect();
+        match self.write(&batch).await {
+            Ok(written) => self.react_to_batch(batch, written).await,
+            Err(e) if instances.len() > 1 => {
+                tracing::warn!(error = %e, steps = batch.len(), "a batch failed; committing its instances one by one");
+                for group in by_instance(batch, &instances) {
+                    match self.write(&group).await {
+                        Ok(written) => self.react_to_batch(group, written).await,
+                        Err(e) => fail(group, &e),
+                    }
+                }
+            }
+            Err(e) => fail(batch, &e),
+        }
+    }
+}
+
+/// The batch's requests, one group per instance, in `instances`' order.
+fn by_instance(batch: Vec<CommitRequest>, instances: &BTreeSet<Uuid>) -> Vec<Vec<CommitRequest>> {
+    let mut groups: Vec<Vec<CommitRequest>> = instances.iter().map(|_| Vec::new()).collect();
+    for request in batch {
+        let at = instances.iter().position(|id| *id == request.instance).unwrap_or_default();
+        groups[at].push(request);
+    }
+    groups
+}
+
+/// Answers every request of a batch that was not written.
+fn fail(batch: Vec<CommitRequest>, e: &StoreError) {
+    let failed = CommitFailed { message: e.to_string(), trouble: e.trouble() };
+    for request in batch {
+        let _ = request.reply.send(Err(failed.clone()));
+    }
+}
+
+// Step 3: decide.
+impl Engine {
+    /// The rows one request writes, given its instance as the store locked it, with the worker
+    /// slots for the attempts they dispatch (leased to this process in the rows).
+    fn decide(&self, request: &CommitRequest, snapshot: &Snapshot) -> (Writes, Reservation) {
+        let (plan, event, detail) = (&request.plan, request.event.clone(), &request.detail);
+        let mut writes = effects::decide(plan, snapshot, event, detail, Utc::now(), request.jitter);
+        let reservation = self.reserve(runs_to_lease(&writes));
+        reservation.lease_runs(&mut writes, &self.owner);
+        (writes, reservation)
+    }
+}
+
+/// What a written batch gives step 5: each request's outcome and its reserved slots.
+type Written = (Vec<TransitionOutcome>, Vec<Option<Reservation>>);
+
+// Step 4: write.
+impl Engine {
+    /// Commits the batch in one transaction, deciding each step inside it.
+    async fn write(&self, batch: &[CommitRequest]) -> Result<Written, StoreError> {
+        let steps: Vec<Step<'_>> =
+            batch.iter().map(|r| Step { instance: r.instance, fence: r.fence.as_ref() }).collect();
+        let reservations: Vec<Mutex<Option<Reservation>>> = batch.iter().map(|_| Mutex::new(None)).collect();
+        let decide_step = |i: usize, snapshot: &Snapshot| {
+            let (writes, reservation) = self.decide(&batch[i], snapshot);
+            // A batch run again (a deadlock victim) decides again: the first run's slots go back.
+            *reservations[i].lock().expect("reservation slot") = Some(reservation);
+            writes
+        };
+        let outcomes = self.store.transition_batch(&steps, &decide_step).await?;
+        let reservations = reservations.into_iter().map(|slot| slot.into_inner().expect("reservation slot")).collect();
+        Ok((outcomes, reservations))
+    }
+}
+
+// Step 5: react.
+impl Engine {
+    /// Reacts to a written batch in commit order, then answers its requests. Those that
+    /// finished an instance of a limited workflow are answered once queued instances were
+    /// admitted into the freed slots (once per workflow), off the lane.
+    async fn react_to_batch(self: &Arc<Self>, batch: Vec<CommitRequest>, (outcomes, reservations): Written) {
+        let mut admit = BTreeSet::new();
+        let mut after_admission = Vec::new();
+        for ((request, outcome), reservation) in batch.into_iter().zip(outcomes).zip(reservations) {
+            if let TransitionOutcome::Applied(writes) = &outcome {
+                let reservation = reservation.unwrap_or_else(|| self.reserve(0));
+                if self.react(&request.plan, request.instance, writes, reservation) {
+                    admit.insert(request.plan.workflow);
+                    after_admission.push((request.reply, outcome));
+                    continue;
+                }
+            }
+            let _ = request.reply.send(Ok(outcome));
+        }
+        if admit.is_empty() {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            for workflow in admit {
+                engine.admit(workflow).await;
+            }
+            for (reply, outcome) in after_admission {
+                let _ = reply.send(Ok(outcome));
+            }
+        });
+    }
+
+    /// Step 5 for a transition written outside the lanes (a start, a retry): reacts, then
+    /// admits queued instances into a slot it freed.
+    pub(super) async fn react_and_admit(
+        self: &Arc<Self>,
+        plan: &Arc<Plan>,
+        instance: Uuid,
+        writes: &Writes,
+        reservation: Reservation,
+    ) {
+        if self.react(plan, instance, writes, reservation) {
+            self.admit(plan.workflow).await;
+        }
+    }
+
+    /// Publishes a committed transition's entries and runs, or wakes whoever runs, the work
+    /// it created. True if it finished an instance of a workflow with an instance or key limit:
+    /// a slot is free for a queued instance.
+    fn react(self: &Arc<Self>, plan: &Arc<Plan>, instance: Uuid, writes: &Writes, reservation: Reservation) -> bool {
+        // Publish before launching: the launched attempt's own transition must not reach the
+        // hub ahead of this one's entries, or followers would find a gap in the hub's ring and
+        // all reread the history at once.
+        if let Some(first) = writes.first_seq {
+            self.bus.committed(instance, plan.workflow, first, &writes.events);
+        }
+        self.launch(plan, instance, writes, reservation);
+        // A finished child's wake of its parent is due at once, like new work of its own.
+        if writes.wake.is_some() || writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
+            self.wake.notify_one();
+        }
+        if writes.new_work.iter().any(|w| w.queue.is_some()) {
+            self.task_wake.notify_waiters();
+        }
+        let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
+        // The limits are the latest version's, which may not be this instance's.
+        finished && (plan.admission().any() || self.limits_admission(plan.workflow))
     }
 
     /// Runs the attempts a committed transition leased to this process.
-    fn launch(self: &Arc<Self>, plan: &Arc<Plan>, instance: uuid::Uuid, writes: &Writes, mut reservation: Reservation) {
+    fn launch(self: &Arc<Self>, plan: &Arc<Plan>, instance: Uuid, writes: &Writes, mut reservation: Reservation) {
         let leased = writes.new_work.iter().filter(|w| w.lease.as_ref().is_some_and(|(owner, _)| *owner == self.owner));
         for work in leased {
             let (Some(id), Some(permit)) = (work.id, reservation.permits.pop()) else { break };
@@ -132,47 +328,5 @@ impl Engine {
                 drop(permit);
             });
         }
-    }
-
-    /// Reacts to a committed transition and admits queued instances into a slot it freed.
-    pub(super) async fn after_commit(
-        self: &Arc<Self>,
-        plan: &Arc<Plan>,
-        instance: uuid::Uuid,
-        writes: &Writes,
-        reservation: Reservation,
-    ) {
-        if self.react(plan, instance, writes, reservation) {
-            self.admit(plan.workflow).await;
-        }
-    }
-
-    /// Publishes a committed transition's entries and runs, or wakes whoever runs, the work
-    /// it created. True if it finished an instance of a workflow with an instance or key limit:
-    /// a slot is free for a queued instance.
-    pub(super) fn react(
-        self: &Arc<Self>,
-        plan: &Arc<Plan>,
-        instance: uuid::Uuid,
-        writes: &Writes,
-        reservation: Reservation,
-    ) -> bool {
-        // Publish before launching: the launched attempt's own transition must not reach the
-        // hub ahead of this one's entries, or followers would find a gap in the hub's ring and
-        // all reread the history at once.
-        if let Some(first) = writes.first_seq {
-            self.bus.committed(instance, plan.workflow, first, &writes.events);
-        }
-        self.launch(plan, instance, writes, reservation);
-        // A finished child's wake of its parent is due at once, like new work of its own.
-        if writes.wake.is_some() || writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
-            self.wake.notify_one();
-        }
-        if writes.new_work.iter().any(|w| w.queue.is_some()) {
-            self.task_wake.notify_waiters();
-        }
-        let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
-        // The limits are the latest version's, which may not be this instance's.
-        finished && (plan.admission().any() || self.limits_admission(plan.workflow))
     }
 }

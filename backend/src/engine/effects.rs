@@ -385,13 +385,3 @@ fn failure(
     let node = failed_node.map(|i| plan.nodes[i].id.clone());
     Some((node, trellis_model::failure::error_class(error.unwrap_or_default())))
 }
-
-/// Marks the first `ids.len()` attempts to run as already leased to `owner` until `until`,
-/// with the given ids, so the dispatching process runs them without claiming them.
-pub fn prelease(writes: &mut Writes, owner: &str, until: DateTime<Utc>, ids: &[uuid::Uuid]) {
-    let runs = writes.new_work.iter_mut().filter(|w| w.kind == WorkKind::Run && w.lease.is_none());
-    for (work, id) in runs.zip(ids) {
-        work.id = Some(*id);
-        work.lease = Some((owner.to_owned(), until));
-    }
-}

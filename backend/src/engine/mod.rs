@@ -3,10 +3,10 @@
 //! commands the API calls (`start`, `control`, `tasks`).
 
 mod actions;
+mod admission;
 pub mod callee;
 mod children;
 mod commit;
-mod committer;
 mod concurrency_key;
 mod control;
 pub mod effects;
@@ -16,6 +16,7 @@ pub mod machine;
 pub mod nodes;
 pub mod outputs;
 pub mod plan;
+mod reserve;
 mod results;
 mod runner;
 mod start;
@@ -51,7 +52,7 @@ pub struct EngineConfig {
     pub max_input_bytes: usize,
     /// Largest node output and instance total of node outputs, serialized.
     pub output_caps: outputs::OutputCaps,
-    /// Batches committed at once (see `committer.rs`); outcomes of one instance share one.
+    /// Batches committed at once (see `commit.rs`); outcomes of one instance share one.
     pub commit_lanes: usize,
 }
 
@@ -75,7 +76,7 @@ pub struct Engine {
     /// Where committed history entries go: live views, metrics, OpenTelemetry.
     pub bus: Arc<EventBus>,
     /// Where outcomes go to be committed in batches; set once the engine exists.
-    lanes: std::sync::OnceLock<committer::Lanes>,
+    lanes: std::sync::OnceLock<commit::Lanes>,
 }
 
 impl Engine {
@@ -98,7 +99,7 @@ impl Engine {
             lanes: std::sync::OnceLock::new(),
             config,
         });
-        let _ = engine.lanes.set(committer::Lanes::spawn(&engine, lanes));
+        let _ = engine.lanes.set(commit::Lanes::spawn(&engine, lanes));
         engine
     }
 

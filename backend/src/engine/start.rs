@@ -1,13 +1,15 @@
-//! Starting instances (idempotency keys, business keys, concurrency limits and keys) and admitting
-//! queued ones into free slots.
+//! Starting instances (idempotency keys, business keys, concurrency limits and keys). A start
+//! is written by its own store call (`start_instance`), then joins the commit path at its
+//! last step (`commit.rs`, react); `admission.rs` admits queued instances.
 
 use super::control::refuse_nul;
 use super::effects::{decide, Detail};
 use super::machine::Event;
+use super::reserve::PRELEASE_MAX;
 use super::trace::Tracer;
 use super::Engine;
 use super::EngineError;
-use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
+use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome};
 use chrono::Utc;
 use serde_json::Value;
 use sqlx::types::Json;
@@ -126,7 +128,7 @@ impl Engine {
         let tracer = Tracer { plan: &plan, instance: &row, now };
         let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
-        let reservation = self.reserve(super::commit::PRELEASE_MAX);
+        let reservation = self.reserve(PRELEASE_MAX);
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
         reservation.lease_runs(&mut on_admit, &self.owner);
         let id = row.id;
@@ -148,7 +150,7 @@ impl Engine {
                 let after = created_events.len() as i64;
                 self.bus.committed(id, workflow, 1, &created_events);
                 on_admit.first_seq = Some(after + 1);
-                self.after_commit(&plan, id, &on_admit, reservation).await;
+                self.react_and_admit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }
             StartOutcome::Queued => {
@@ -176,53 +178,6 @@ impl Engine {
             }
         };
         Ok(Started { id, status, version })
-    }
-
-    /// Admits queued instances of every workflow into free slots (a periodic sweep that
-    /// also covers a process that died between finishing an instance and admitting).
-    pub(super) async fn admit_everywhere(&self) {
-        match self.store.workflows_with_queued().await {
-            Ok(workflows) => {
-                for workflow in workflows {
-                    self.admit(workflow).await;
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "admission sweep failed"),
-        }
-    }
-
-    pub(super) async fn admit(&self, workflow: Uuid) {
-        if let Err(e) = self.try_admit(workflow).await {
-            tracing::warn!(error = %e, %workflow, "admitting queued instances failed");
-        }
-    }
-
-    async fn try_admit(&self, workflow: Uuid) -> anyhow::Result<()> {
-        let Some(record) = self.store.get_workflow(workflow).await? else { return Ok(()) };
-        let Some(latest) = record.latest_version else { return Ok(()) };
-        // Admission decides inside the store's transaction, without awaiting: load every
-        // version's plan first.
-        let mut plans = std::collections::HashMap::new();
-        for v in 1..=latest {
-            plans.insert(v, self.plan(workflow, v).await?);
-        }
-        let limits = plans[&latest].admission();
-        let now = Utc::now();
-        let from_queue = Detail { from_queue: true, ..Detail::default() };
-        let start = |s: &Snapshot| match plans.get(&s.instance.version) {
-            Some(plan) => decide(plan, s, Event::Start, &from_queue, now, 0.0),
-            None => Writes::default(),
-        };
-        let admitted = self.store.admit_queued(workflow, limits, &start).await?;
-        for (instance, writes) in &admitted {
-            if let Some(first) = writes.first_seq {
-                self.bus.committed(*instance, workflow, first, &writes.events);
-            }
-        }
-        if !admitted.is_empty() {
-            self.wake.notify_one();
-        }
-        Ok(())
     }
 }
 

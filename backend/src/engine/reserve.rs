@@ -1,0 +1,58 @@
+//! Worker slots held for the attempts a transition is about to dispatch, so this process runs
+//! them as soon as the transition commits instead of inserting them for a later claim round
+//! trip. A leaf of the commit path: it reads the worker pool and calls nothing back.
+
+use super::Engine;
+use crate::store::{WorkKind, Writes};
+use chrono::{DateTime, Utc};
+use tokio::sync::OwnedSemaphorePermit;
+use uuid::Uuid;
+
+/// Attempts one transition may hand straight to this process's workers.
+pub(super) const PRELEASE_MAX: usize = 16;
+
+/// Reserved worker slots, the ids their work items get, and their lease's end.
+pub(super) struct Reservation {
+    pub permits: Vec<OwnedSemaphorePermit>,
+    ids: Vec<Uuid>,
+    until: DateTime<Utc>,
+}
+
+impl Reservation {
+    /// Marks the first reserved number of the attempts `writes` dispatches as already leased
+    /// to `owner`, with the reserved ids, so this process runs them without claiming them.
+    pub(super) fn lease_runs(&self, writes: &mut Writes, owner: &str) {
+        let runs = writes.new_work.iter_mut().filter(|w| w.kind == WorkKind::Run && w.lease.is_none());
+        for (work, id) in runs.zip(&self.ids) {
+            work.id = Some(*id);
+            work.lease = Some((owner.to_owned(), self.until));
+        }
+    }
+}
+
+/// The attempts `writes` dispatches that this process could run at once.
+pub(super) fn runs_to_lease(writes: &Writes) -> usize {
+    writes.new_work.iter().filter(|w| w.kind == WorkKind::Run && w.lease.is_none()).count().min(PRELEASE_MAX)
+}
+
+impl Engine {
+    /// Up to `wanted` free worker slots (and work ids) for attempts a transition may dispatch;
+    /// none while draining.
+    pub(super) fn reserve(&self, wanted: usize) -> Reservation {
+        let mut permits = Vec::new();
+        if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            return Reservation { permits, ids: Vec::new(), until: Utc::now() };
+        }
+        // A quarter of the pool stays for claimed work, which takes turns between
+        // workflows: a workflow feeding itself slots cannot starve the others.
+        let kept_for_claims = self.config.workers / 4;
+        while permits.len() < wanted.min(PRELEASE_MAX) && self.permits.available_permits() > kept_for_claims {
+            match self.permits.clone().try_acquire_owned() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => break,
+            }
+        }
+        let ids = (0..permits.len()).map(|_| Uuid::now_v7()).collect();
+        Reservation { permits, ids, until: Utc::now() + self.lease() }
+    }
+}
