@@ -4,13 +4,13 @@
 
 use super::effects::{decide, state_of, Detail};
 use super::machine::{retry_set, Event, RetryFrom};
+use super::plan::Plan;
 use super::reserve::PRELEASE_MAX;
 use super::Engine;
 use super::EngineError;
-use crate::store::{NewInstance, NodeRow, Snapshot, StartOutcome, StoreError, TransitionOutcome};
+use crate::store::{NodeRow, Snapshot, StoreError, TransitionOutcome};
 use chrono::Utc;
 use std::sync::Arc;
-use trellis_model::KeyReuse;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
@@ -36,33 +36,6 @@ impl Engine {
             s => format!("the instance has finished ({}); only a paused instance can be resumed", s.as_str()),
         })
         .await
-    }
-
-    /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
-    /// canceled first. The database's one-live-instance-per-key index decides races: a
-    /// start that loses to a concurrent one cancels that one in turn, a bounded number of
-    /// times, so the last start wins and no two instances with the key ever run together.
-    pub(super) async fn start_keyed(self: &Arc<Self>, new: &NewInstance) -> Result<StartOutcome, EngineError> {
-        const TERMINATE_TRIES: u32 = 10;
-        let mut tries = 0;
-        loop {
-            let outcome = self.store.start_instance(new).await?;
-            match outcome {
-                StartOutcome::KeyLive(live)
-                    if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES =>
-                {
-                    tries += 1;
-                    if let Some(live) = live {
-                        // Already finished (or canceled by a concurrent start) is just as good.
-                        match self.cancel(live).await {
-                            Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                }
-                outcome => return Ok(outcome),
-            }
-        }
     }
 
     /// Commits an operator's `event` (cancel, pause, resume); when it does not apply,
@@ -101,7 +74,7 @@ impl Engine {
         from: &str,
         latest_version: bool,
     ) -> Result<InstanceStatus, EngineError> {
-        let snapshot = self.snapshot(id).await?;
+        let mut snapshot = self.snapshot(id).await?;
         let status = snapshot.instance.status;
         if !status.is_terminal() {
             return Err(EngineError::Conflict(format!(
@@ -109,35 +82,15 @@ impl Engine {
                 status.as_str()
             )));
         }
-        let (workflow, mut version) = (snapshot.instance.workflow_id, snapshot.instance.version);
+        let (workflow, version) = (snapshot.instance.workflow_id, snapshot.instance.version);
         let latest = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
-        let mut snapshot = snapshot;
-        let mut migrate = None;
-        if latest_version && latest != version {
-            let target = self.plan(workflow, latest).await?;
-            let rows: Vec<NodeRow> = target
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
-                    old.map(|r| NodeRow { position: i as i32, ..r.clone() })
-                        .unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
-                })
-                .collect();
-            snapshot.nodes = rows.clone();
-            snapshot.instance.version = latest;
-            migrate = Some((latest, rows));
-            version = latest;
-        }
-        let plan = self.plan(workflow, version).await?;
-        let from = match from {
-            "failed" => RetryFrom::Failed,
-            "start" => RetryFrom::Start,
-            node => RetryFrom::Node(plan.index_of(node).ok_or_else(|| {
-                EngineError::Invalid(format!("version {version} of the workflow has no node `{node}`; `from` is \"failed\", \"start\" or a node id"))
-            })?),
+        let migrate = match latest_version && latest != version {
+            true => Some(self.migrate(&mut snapshot, latest).await?),
+            false => None,
         };
+        let version = snapshot.instance.version;
+        let plan = self.plan(workflow, version).await?;
+        let from = retry_from(&plan, version, from)?;
         if retry_set(&plan, &state_of(&plan, &snapshot), &from).is_empty() {
             return Err(EngineError::Conflict(format!(
                 "nothing failed, timed out or was canceled in this {} instance; retry from \"start\" or from a node id",
@@ -145,11 +98,44 @@ impl Engine {
             )));
         }
         let limits = self.plan(workflow, latest).await?;
+        let key = snapshot.instance.concurrency_key.as_deref();
+        self.write_retry(id, (&plan, &limits), &from, migrate, key).await
+    }
+
+    /// Moves `snapshot` onto version `latest`: nodes are matched by id (kept results stay,
+    /// new nodes are pending, removed ones are dropped). Returns the version and its rows.
+    async fn migrate(&self, snapshot: &mut Snapshot, latest: i64) -> Result<(i64, Vec<NodeRow>), EngineError> {
+        let target = self.plan(snapshot.instance.workflow_id, latest).await?;
+        let rows: Vec<NodeRow> = target
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
+                old.map(|r| NodeRow { position: i as i32, ..r.clone() })
+                    .unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
+            })
+            .collect();
+        snapshot.nodes = rows.clone();
+        snapshot.instance.version = latest;
+        Ok((latest, rows))
+    }
+
+    /// Writes the retry in one transaction (admitted under the latest version's `limits`, or
+    /// queued), then reacts to it like any transition (step 5 of `commit.rs`).
+    async fn write_retry(
+        self: &Arc<Self>,
+        id: Uuid,
+        (plan, limits): (&Arc<Plan>, &Plan),
+        from: &RetryFrom,
+        migrate: Option<(i64, Vec<NodeRow>)>,
+        concurrency_key: Option<&str>,
+    ) -> Result<InstanceStatus, EngineError> {
         let reservation = self.reserve(PRELEASE_MAX);
         let decide_fn = |s: &Snapshot, admit: bool| {
             // Decided again on the locked row: it may have changed since it was read.
-            let reset = retry_set(&plan, &state_of(&plan, s), &from);
-            let mut writes = decide(&plan, s, Event::Retry { reset, admit }, &Detail::default(), Utc::now(), 0.0);
+            let reset = retry_set(plan, &state_of(plan, s), from);
+            let mut writes = decide(plan, s, Event::Retry { reset, admit }, &Detail::default(), Utc::now(), 0.0);
             reservation.lease_runs(&mut writes, &self.owner);
             writes
         };
@@ -158,12 +144,12 @@ impl Engine {
         match outcome {
             Ok(Ok(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().map_or(InstanceStatus::Running, |u| u.status);
-                self.react_and_admit(&plan, id, &writes, reservation).await;
+                self.react_and_admit(plan, id, &writes, reservation).await;
                 Ok(now)
             }
             Ok(Err(held)) => Err(EngineError::LimitReached(format!(
                 "{}; retry later",
-                super::concurrency_key::limit_reached(&limits, held, snapshot.instance.concurrency_key.as_deref())
+                super::concurrency_key::limit_reached(limits, held, concurrency_key)
             ))),
             Ok(Ok(_)) => Err(EngineError::Conflict("the instance changed while it was being retried; look at it and try again".into())),
             Err(StoreError::Conflict(_)) => Err(EngineError::Conflict(
@@ -172,4 +158,17 @@ impl Engine {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// Where a retry starts: `failed`, `start` or a node id of `version`.
+fn retry_from(plan: &Plan, version: i64, from: &str) -> Result<RetryFrom, EngineError> {
+    Ok(match from {
+        "failed" => RetryFrom::Failed,
+        "start" => RetryFrom::Start,
+        node => RetryFrom::Node(plan.index_of(node).ok_or_else(|| {
+            EngineError::Invalid(format!(
+                "version {version} of the workflow has no node `{node}`; `from` is \"failed\", \"start\" or a node id"
+            ))
+        })?),
+    })
 }

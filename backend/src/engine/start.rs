@@ -1,21 +1,22 @@
-//! Starting instances (idempotency keys, business keys, concurrency limits and keys). A start
-//! is written by its own store call (`start_instance`), then joins the commit path at its
-//! last step (`commit.rs`, react); `admission.rs` admits queued instances.
+//! Starting instances, keyed or not: idempotency keys, business keys (`key_reuse`),
+//! concurrency limits and keys. A start is written by its own store call
+//! (`start_instance`), then joins the commit path at its last step (`commit.rs`, react).
 
 use super::control::refuse_nul;
 use super::effects::{decide, Detail};
 use super::machine::Event;
-use super::reserve::PRELEASE_MAX;
+use super::plan::Plan;
+use super::reserve::{Reservation, PRELEASE_MAX};
 use super::trace::Tracer;
 use super::Engine;
 use super::EngineError;
-use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome};
-use chrono::Utc;
+use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
 use std::sync::Arc;
 use trellis_model::trace::TraceParent;
-use trellis_model::{InstanceStatus, NodeStatus};
+use trellis_model::{InstanceStatus, KeyReuse, NodeStatus};
 use uuid::Uuid;
 
 /// What a start asks for: build it with [`StartRequest::new`] and set what applies.
@@ -72,53 +73,29 @@ impl Engine {
     /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
     /// first answer and creates nothing; the same key with a different request is refused.
     pub async fn start(self: &Arc<Self>, request: StartRequest) -> Result<Started, EngineError> {
-        let StartRequest { workflow, version, input, key, idempotency_key, trace_parent, parent } = request;
-        refuse_nul(&input, "the input")?;
-        let size = serde_json::to_vec(&input).map(|v| v.len()).unwrap_or(usize::MAX);
+        let prepared = self.prepare(request).await?;
+        let outcome = self.start_keyed(&prepared.new).await?;
+        self.started(prepared, outcome).await
+    }
+
+    /// Checks the request and builds the instance to insert, with what its admission writes.
+    async fn prepare(&self, request: StartRequest) -> Result<PreparedStart, EngineError> {
+        refuse_nul(&request.input, "the input")?;
+        let size = serde_json::to_vec(&request.input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
             return Err(EngineError::TooLarge(format!(
                 "the input is {size} bytes; the limit is {}",
                 self.config.max_input_bytes
             )));
         }
-        let record = self
-            .store
-            .get_workflow(workflow)
-            .await?
-            .ok_or_else(|| EngineError::NotFound(format!("no workflow with id {workflow}")))?;
-        let latest = record
-            .latest_version
-            .ok_or_else(|| EngineError::Conflict("the workflow has no published version; publish one first".into()))?;
-        let version = version.unwrap_or(latest);
-        if version < 1 || version > latest {
-            return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
-        }
-        let plan = self.plan(workflow, version).await?;
+        let (version, latest) = self.versions(request.workflow, request.version).await?;
+        let plan = self.plan(request.workflow, version).await?;
         // The workflow's concurrency limits (and key) are those of its latest version.
-        let limits = self.plan(workflow, latest).await?;
-        let concurrency_key = super::concurrency_key::evaluate(&limits, &input, self.sandbox()).await?;
+        let limits = self.plan(request.workflow, latest).await?;
+        let concurrency_key = super::concurrency_key::evaluate(&limits, &request.input, self.sandbox()).await?;
         let now = Utc::now();
-        let row = InstanceRow {
-            id: Uuid::now_v7(),
-            workflow_id: workflow,
-            version,
-            status: InstanceStatus::Queued,
-            input: Json(input),
-            output: None,
-            error: None,
-            business_key: key,
-            created_at: now,
-            started_at: None,
-            ended_at: None,
-            trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
-            parent_span_id: trace_parent.map(|p| p.span_id),
-            run: 1,
-            parent_instance_id: parent.as_ref().map(|p| p.instance),
-            parent_node_id: parent.as_ref().map(|p| p.node.clone()),
-            parent_attempt: parent.as_ref().map(|p| p.attempt),
-            depth: parent.as_ref().map_or(0, |p| p.depth),
-            concurrency_key,
-        };
+        let idempotency_key = request.idempotency_key.clone();
+        let row = instance_row(request, version, concurrency_key, now);
         let nodes: Vec<NodeRow> = plan
             .nodes
             .iter()
@@ -131,30 +108,83 @@ impl Engine {
         let reservation = self.reserve(PRELEASE_MAX);
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
         reservation.lease_runs(&mut on_admit, &self.owner);
-        let id = row.id;
         let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
+        let admission = limits.admission();
+        let key_reuse = limits.key_reuse;
         let new = NewInstance {
             row,
             nodes,
-            limits: limits.admission(),
-            on_admit: on_admit.clone(),
+            limits: admission,
+            on_admit,
             idempotency,
-            created_events: created_events.clone(),
-            queued_events: queued_events.clone(),
-            key_reuse: limits.key_reuse,
+            created_events,
+            queued_events,
+            key_reuse,
         };
-        let status = match self.start_keyed(&new).await? {
+        Ok(PreparedStart { new, request_hash, plan, limits, reservation })
+    }
+
+    /// The version to start (the latest published one unless `version` names another) and
+    /// the latest one.
+    async fn versions(&self, workflow: Uuid, version: Option<i64>) -> Result<(i64, i64), EngineError> {
+        let record = self
+            .store
+            .get_workflow(workflow)
+            .await?
+            .ok_or_else(|| EngineError::NotFound(format!("no workflow with id {workflow}")))?;
+        let latest = record
+            .latest_version
+            .ok_or_else(|| EngineError::Conflict("the workflow has no published version; publish one first".into()))?;
+        let version = version.unwrap_or(latest);
+        if version < 1 || version > latest {
+            return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
+        }
+        Ok((version, latest))
+    }
+
+    /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
+    /// canceled first. The database's one-live-instance-per-key index decides races: a
+    /// start that loses to a concurrent one cancels that one in turn, a bounded number of
+    /// times, so the last start wins and no two instances with the key ever run together.
+    async fn start_keyed(self: &Arc<Self>, new: &NewInstance) -> Result<StartOutcome, EngineError> {
+        const TERMINATE_TRIES: u32 = 10;
+        let mut tries = 0;
+        loop {
+            let outcome = self.store.start_instance(new).await?;
+            match outcome {
+                StartOutcome::KeyLive(live)
+                    if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES =>
+                {
+                    tries += 1;
+                    if let Some(live) = live {
+                        // Already finished (or canceled by a concurrent start) is just as good.
+                        match self.cancel(live).await {
+                            Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                outcome => return Ok(outcome),
+            }
+        }
+    }
+
+    /// Publishes and runs what an inserted instance wrote, and answers the start.
+    async fn started(self: &Arc<Self>, prepared: PreparedStart, outcome: StartOutcome) -> Result<Started, EngineError> {
+        let PreparedStart { new, request_hash, plan, limits, reservation } = prepared;
+        let (id, workflow, version) = (new.row.id, new.row.workflow_id, new.row.version);
+        let status = match outcome {
             StartOutcome::Running => {
                 // The history starts with creation, then admission (see `start_instance`).
-                let after = created_events.len() as i64;
-                self.bus.committed(id, workflow, 1, &created_events);
-                on_admit.first_seq = Some(after + 1);
+                let after = new.created_events.len() as i64;
+                self.bus.committed(id, workflow, 1, &new.created_events);
+                let on_admit = Writes { first_seq: Some(after + 1), ..new.on_admit };
                 self.react_and_admit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }
             StartOutcome::Queued => {
-                self.bus.committed(id, workflow, 1, &[created_events, queued_events].concat());
+                self.bus.committed(id, workflow, 1, &[new.created_events, new.queued_events].concat());
                 InstanceStatus::Queued
             }
             StartOutcome::Rejected(held) => {
@@ -170,14 +200,52 @@ impl Engine {
                 ));
             }
             refused @ (StartOutcome::KeyLive(_) | StartOutcome::KeyUsed { .. }) => {
-                return Err(key_refused(
-                    &refused,
-                    new.row.business_key.as_deref().unwrap_or_default(),
-                    limits.key_reuse,
-                ));
+                let key = new.row.business_key.as_deref().unwrap_or_default();
+                return Err(key_refused(&refused, key, limits.key_reuse));
             }
         };
         Ok(Started { id, status, version })
+    }
+}
+
+/// A start ready for the store: the instance, and what answering and reacting need.
+struct PreparedStart {
+    new: NewInstance,
+    request_hash: String,
+    plan: Arc<Plan>,
+    /// The latest version's plan, whose limits apply.
+    limits: Arc<Plan>,
+    reservation: Reservation,
+}
+
+/// The row of a new instance, queued until admitted.
+fn instance_row(
+    request: StartRequest,
+    version: i64,
+    concurrency_key: Option<String>,
+    now: DateTime<Utc>,
+) -> InstanceRow {
+    let StartRequest { workflow, input, key, trace_parent, parent, .. } = request;
+    InstanceRow {
+        id: Uuid::now_v7(),
+        workflow_id: workflow,
+        version,
+        status: InstanceStatus::Queued,
+        input: Json(input),
+        output: None,
+        error: None,
+        business_key: key,
+        created_at: now,
+        started_at: None,
+        ended_at: None,
+        trace_id: trace_parent.as_ref().map(|p| p.trace_id.clone()),
+        parent_span_id: trace_parent.map(|p| p.span_id),
+        run: 1,
+        parent_instance_id: parent.as_ref().map(|p| p.instance),
+        parent_node_id: parent.as_ref().map(|p| p.node.clone()),
+        parent_attempt: parent.as_ref().map(|p| p.attempt),
+        depth: parent.as_ref().map_or(0, |p| p.depth),
+        concurrency_key,
     }
 }
 
