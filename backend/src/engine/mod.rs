@@ -1,6 +1,7 @@
 //! The durable DAG engine: a pure state machine at the core (`machine`, `effects`), a
 //! shell that persists its decisions and runs nodes around it (`runner`), and the
-//! commands the API calls (`start`, `control`, `tasks`).
+//! commands the API calls (`start`, `control`, `tasks`, `actions`). One transition, from
+//! an event to what it set in motion, reads top to bottom in `commit.rs`.
 
 mod actions;
 mod admission;
