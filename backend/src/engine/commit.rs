@@ -21,7 +21,8 @@
 //!    queued instances into a slot a finished instance freed (`admission.rs`), then answer.
 //!
 //! Starts (`start.rs`) and retries (`actions.rs`) are written by their own store calls and
-//! join at step 5 (`Engine::react_and_admit`). Nothing this file calls calls back into it.
+//! join at step 5 (`Engine::react_and_admit`). Nothing this file calls calls back into it,
+//! but for the store running step 3 inside step 4's transaction, as the invariant wants.
 
 use super::effects::{self, Detail};
 use super::machine::Event;
