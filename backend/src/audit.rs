@@ -7,7 +7,7 @@
 //! rows still queued (at most a batch or two, a few milliseconds' worth), and that a flood
 //! beyond the queue's capacity drops rows, counted and logged. See ARCHITECTURE.md.
 
-use crate::auth::Principal;
+use crate::auth::{Principal, Role};
 use crate::store::{AuditRow, DynStore, StoreError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +30,7 @@ const LINGER: Duration = Duration::from_millis(200);
 pub struct Actor {
     pub id: Option<String>,
     pub name: String,
-    pub role: Option<String>,
+    pub role: Option<Role>,
 }
 
 impl Actor {
@@ -55,7 +55,7 @@ pub fn clip(text: &str) -> String {
 
 impl From<&Principal> for Actor {
     fn from(p: &Principal) -> Actor {
-        Actor { id: Some(p.id.clone()), name: p.name.clone(), role: Some(p.role.to_string()) }
+        Actor { id: Some(p.id.clone()), name: p.name.clone(), role: Some(p.role) }
     }
 }
 

@@ -3,41 +3,26 @@
 
 use crate::instance_filter::InstanceFilter;
 use trellis_model::api::{BulkAnswer, BulkRequest, InstanceFilter as ApiFilter, Job};
+use trellis_model::JobKind;
 
-/// The three bulk actions, as the API names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BulkAction {
-    Retry,
-    Cancel,
-    Purge,
+/// The bulk actions in the order the bar offers them.
+pub const ACTIONS: [JobKind; 3] = [JobKind::Retry, JobKind::Cancel, JobKind::Purge];
+
+/// The action's button label.
+pub fn label(action: JobKind) -> &'static str {
+    match action {
+        JobKind::Retry => "Retry",
+        JobKind::Cancel => "Cancel",
+        JobKind::Purge => "Purge",
+    }
 }
 
-impl BulkAction {
-    pub const ALL: [BulkAction; 3] = [BulkAction::Retry, BulkAction::Cancel, BulkAction::Purge];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BulkAction::Retry => "retry",
-            BulkAction::Cancel => "cancel",
-            BulkAction::Purge => "purge",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            BulkAction::Retry => "Retry",
-            BulkAction::Cancel => "Cancel",
-            BulkAction::Purge => "Purge",
-        }
-    }
-
-    /// What the action does to one instance, for the preview's sentence.
-    fn done(self) -> &'static str {
-        match self {
-            BulkAction::Retry => "retried from their failed nodes",
-            BulkAction::Cancel => "canceled",
-            BulkAction::Purge => "purged with their whole history",
-        }
+/// What the action does to one instance, for the preview's sentence.
+fn done(action: JobKind) -> &'static str {
+    match action {
+        JobKind::Retry => "retried from their failed nodes",
+        JobKind::Cancel => "canceled",
+        JobKind::Purge => "purged with their whole history",
     }
 }
 
@@ -54,15 +39,15 @@ pub fn request(filter: &InstanceFilter, selected: &[String], dry_run: bool) -> B
 }
 
 /// The preview's lines: how many the action applies to, and how many it skips by status.
-pub fn preview_lines(action: BulkAction, answer: &BulkAnswer) -> Vec<String> {
+pub fn preview_lines(action: JobKind, answer: &BulkAnswer) -> Vec<String> {
     if answer.matched == 0 {
         let mut lines =
-            vec![format!("Nothing to {}: no instance this filter shows can be {}.", action.as_str(), action.done())];
+            vec![format!("Nothing to {}: no instance this filter shows can be {}.", action.as_str(), done(action))];
         lines.extend(skipped_line(answer));
         return lines;
     }
     let noun = if answer.matched == 1 { "instance" } else { "instances" };
-    let mut lines = vec![format!("{} {noun} will be {}.", answer.matched, action.done())];
+    let mut lines = vec![format!("{} {noun} will be {}.", answer.matched, done(action))];
     lines.extend(skipped_line(answer));
     lines
 }
@@ -82,7 +67,7 @@ fn skipped_line(answer: &BulkAnswer) -> Option<String> {
 
 /// A job is over once it succeeded, failed or was canceled.
 pub fn job_finished(job: &Job) -> bool {
-    matches!(job.status.as_str(), "succeeded" | "failed" | "canceled")
+    job.status.is_terminal()
 }
 
 /// The progress line under the bar: `120 / 500 processed, 2 failed`.
@@ -102,11 +87,11 @@ mod tests {
     use super::*;
     use serde_json::json;
     use trellis_model::api::StatusCounts;
-    use trellis_model::InstanceStatus;
+    use trellis_model::{InstanceStatus, JobStatus};
 
     fn answer(matched: i64, skipped: i64) -> BulkAnswer {
         BulkAnswer {
-            action: "purge".into(),
+            action: JobKind::Purge,
             dry_run: true,
             filter: json!({}),
             matched,
@@ -136,20 +121,20 @@ mod tests {
 
     #[test]
     fn the_preview_says_how_many_and_why_some_are_skipped() {
-        let lines = preview_lines(BulkAction::Purge, &answer(3, 2));
+        let lines = preview_lines(JobKind::Purge, &answer(3, 2));
         assert_eq!(lines[0], "3 instances will be purged with their whole history.");
         assert!(lines[1].starts_with("2 skipped"), "{lines:?}");
         assert!(lines[1].contains("2 running") && lines[1].contains("3 failed"));
-        assert!(preview_lines(BulkAction::Cancel, &answer(0, 0))[0].starts_with("Nothing to cancel"));
+        assert!(preview_lines(JobKind::Cancel, &answer(0, 0))[0].starts_with("Nothing to cancel"));
     }
 
     #[test]
     fn progress_reads_processed_of_matched() {
         let job = Job {
             id: "j".into(),
-            kind: "retry".into(),
+            kind: JobKind::Retry,
             filter: json!({}),
-            status: "running".into(),
+            status: JobStatus::Running,
             matched: 10,
             processed: 4,
             failed: 1,

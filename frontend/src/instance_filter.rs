@@ -4,6 +4,7 @@
 //! dropped and named in a warning, and the list shows without it.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
+use trellis_model::api::read_statuses;
 use trellis_model::InstanceStatus;
 
 use crate::urls::encode_component;
@@ -43,7 +44,7 @@ impl InstanceFilter {
             let ok = match name {
                 "workflow" => set(&mut f.workflow, is_uuid(value).then(|| value.to_ascii_lowercase())),
                 "status" => {
-                    let (known, unknown) = parse_statuses(value);
+                    let (known, unknown) = read_statuses(&[value.to_owned()]);
                     f.status = sorted(f.status.iter().copied().chain(known));
                     parsed.warnings.extend(unknown.iter().map(|u| warning(name, u)));
                     true
@@ -168,12 +169,6 @@ impl InstanceFilter {
 }
 
 /// The known statuses of a comma-separated list, and the unknown names in it.
-fn parse_statuses(list: &str) -> (Vec<InstanceStatus>, Vec<&str>) {
-    let names = list.split(',').map(str::trim).filter(|n| !n.is_empty());
-    let (known, unknown): (Vec<_>, Vec<_>) = names.partition(|n| InstanceStatus::parse(n).is_some());
-    (known.into_iter().filter_map(InstanceStatus::parse).collect(), unknown)
-}
-
 /// `statuses` once each, in `InstanceStatus::ALL` order.
 fn sorted(statuses: impl IntoIterator<Item = InstanceStatus>) -> Vec<InstanceStatus> {
     let given: Vec<InstanceStatus> = statuses.into_iter().collect();

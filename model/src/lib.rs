@@ -15,6 +15,7 @@ pub mod config;
 pub mod definition;
 pub mod expr;
 pub mod failure;
+pub mod kinds;
 pub mod retry;
 #[cfg(feature = "sqlx")]
 mod sql_text;
@@ -23,5 +24,6 @@ pub mod trace;
 pub mod validate;
 
 pub use definition::{Definition, Edge, EdgeWhen, KeyReuse, Node, OnLimit, Position, RetryPolicy, Settings};
+pub use kinds::{DeliveryOutcome, JobKind, JobStatus, Role, TriggerKind, WaitKind};
 pub use status::{InstanceStatus, NodeStatus};
 pub use validate::{validate, validate_with, Issue, Limits, Report, SyntaxCheck};

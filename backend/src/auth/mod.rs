@@ -11,50 +11,8 @@ pub mod jwt;
 pub mod password;
 pub mod throttle;
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
-
-/// Roles, each including the ones before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Viewer,
-    Operator,
-    Editor,
-    Admin,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Operator => "operator",
-            Role::Editor => "editor",
-            Role::Admin => "admin",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Role {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "viewer" => Ok(Role::Viewer),
-            "operator" => Ok(Role::Operator),
-            "editor" => Ok(Role::Editor),
-            "admin" => Ok(Role::Admin),
-            other => Err(format!("unknown role `{other}`; use viewer, operator, editor or admin")),
-        }
-    }
-}
+/// Roles, each including the ones before it: defined with the other closed sets in trellis-model.
+pub use trellis_model::Role;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,15 +41,6 @@ pub fn check_username(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn roles_are_ordered_from_viewer_to_admin() {
-        assert!(Role::Viewer < Role::Operator && Role::Operator < Role::Editor && Role::Editor < Role::Admin);
-        for role in [Role::Viewer, Role::Operator, Role::Editor, Role::Admin] {
-            assert_eq!(role.as_str().parse::<Role>(), Ok(role));
-        }
-        assert!("root".parse::<Role>().is_err());
-    }
 
     #[test]
     fn usernames_reject_spaces_and_markup() {

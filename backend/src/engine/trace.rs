@@ -11,19 +11,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use trellis_model::config::NodeKind;
 use trellis_model::trace::{EventKind, InstanceChange, NodeChange, Span, SpanKind, SpanStatus};
-use trellis_model::{InstanceStatus, NodeStatus};
-
-/// What a node is waiting on (`instance_nodes.wait_kind`).
-pub mod wait {
-    pub const TIMER: &str = "timer";
-    pub const SIGNAL: &str = "signal";
-    pub const TASK: &str = "task";
-    /// A `subworkflow` node waits for its child instance.
-    pub const CHILD: &str = "child";
-    pub const BACKOFF: &str = "backoff";
-    /// Ready, but the instance already runs `max_parallel_nodes` attempts.
-    pub const SLOT: &str = "slot";
-}
+use trellis_model::{InstanceStatus, NodeStatus, WaitKind};
 
 /// The instance a transition belongs to, and when it happens.
 pub struct Tracer<'a> {
@@ -246,7 +234,9 @@ impl Tracer<'_> {
         let ends_attempt =
             attempt_open(old) && (self.event_ends_attempt(step) || new.status.is_terminal() || attempt_changed);
         if old.wait_kind.is_some() && (ends_attempt || status_changed || attempt_changed) {
-            events.push(self.ended(self.wait_span(old, old.wait_kind.as_deref().unwrap_or_default()), SpanStatus::Ok));
+            if let Some(wait_kind) = old.wait_kind {
+                events.push(self.ended(self.wait_span(old, wait_kind), SpanStatus::Ok));
+            }
             new.wait_kind = None;
             new.wait_started_at = None;
         }
@@ -269,7 +259,7 @@ impl Tracer<'_> {
             events.push(self.event(EventKind::SpanStart, &self.attempt_span(new)));
         }
         if let Some(wait_kind) = self.new_wait(step, old.status, new.status) {
-            new.wait_kind = Some(wait_kind.to_owned());
+            new.wait_kind = Some(wait_kind);
             new.wait_started_at = Some(self.now);
             events.push(self.event(EventKind::SpanStart, &self.wait_span(new, wait_kind)));
         }
@@ -285,28 +275,28 @@ impl Tracer<'_> {
     }
 
     /// The wait the node enters in this transition.
-    fn new_wait(&self, step: &NodeStep<'_>, old: NodeStatus, new: NodeStatus) -> Option<&'static str> {
+    fn new_wait(&self, step: &NodeStep<'_>, old: NodeStatus, new: NodeStatus) -> Option<WaitKind> {
         let retries =
             step.commands.iter().any(|c| matches!(c, Command::ScheduleRetry { node, .. } if *node == step.index));
         if retries {
-            return Some(wait::BACKOFF);
+            return Some(WaitKind::Backoff);
         }
         if matches!(step.event, Event::Suspended { node, .. } if *node == step.index) {
             return Some(match self.plan.nodes[step.index].kind {
-                NodeKind::Delay => wait::TIMER,
-                NodeKind::Task => wait::TASK,
-                NodeKind::WaitSignal => wait::SIGNAL,
-                NodeKind::Subworkflow => wait::CHILD,
+                NodeKind::Delay => WaitKind::Timer,
+                NodeKind::Task => WaitKind::Task,
+                NodeKind::WaitSignal => WaitKind::Signal,
+                NodeKind::Subworkflow => WaitKind::Child,
                 // Only the four above suspend; the rest never reach here.
                 NodeKind::Noop
                 | NodeKind::Http
                 | NodeKind::Transform
                 | NodeKind::Branch
                 | NodeKind::Fail
-                | NodeKind::Script => wait::SIGNAL,
+                | NodeKind::Script => WaitKind::Signal,
             });
         }
-        (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(wait::SLOT)
+        (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(WaitKind::Slot)
     }
 
     fn attempt_span(&self, row: &NodeRow) -> Span {
@@ -348,24 +338,24 @@ impl Tracer<'_> {
         self.ended(span, status)
     }
 
-    fn wait_span(&self, row: &NodeRow, wait_kind: &str) -> Span {
+    fn wait_span(&self, row: &NodeRow, wait_kind: WaitKind) -> Span {
         let attempt = row.attempts.to_string();
         // A node a retry reset waits for a slot with the attempt count of the last run.
         let run = self.instance.run.to_string();
         let parts: &[&str] = if self.instance.run > 1 {
-            &["wait", &row.node_id, &attempt, wait_kind, &run]
+            &["wait", &row.node_id, &attempt, wait_kind.as_str(), &run]
         } else {
-            &["wait", &row.node_id, &attempt, wait_kind]
+            &["wait", &row.node_id, &attempt, wait_kind.as_str()]
         };
         let id = span_id(self.instance.id, parts);
         let attempt_span = Some(self.attempt_id(&row.node_id, row.attempts));
         let (name, kind, parent) = match wait_kind {
-            wait::TIMER => ("timer", SpanKind::Timer, attempt_span),
-            wait::TASK => ("task wait", SpanKind::Task, attempt_span),
-            wait::SIGNAL => ("signal wait", SpanKind::Signal, attempt_span),
-            wait::CHILD => ("child wait", SpanKind::Child, attempt_span),
-            wait::BACKOFF => ("retry backoff", SpanKind::Timer, Some(self.root_id())),
-            _ => ("queue wait: max_parallel_nodes", SpanKind::Queue, Some(self.root_id())),
+            WaitKind::Timer => ("timer", SpanKind::Timer, attempt_span),
+            WaitKind::Task => ("task wait", SpanKind::Task, attempt_span),
+            WaitKind::Signal => ("signal wait", SpanKind::Signal, attempt_span),
+            WaitKind::Child => ("child wait", SpanKind::Child, attempt_span),
+            WaitKind::Backoff => ("retry backoff", SpanKind::Timer, Some(self.root_id())),
+            WaitKind::Slot => ("queue wait: max_parallel_nodes", SpanKind::Queue, Some(self.root_id())),
         };
         let start = row.wait_started_at.unwrap_or(self.now);
         let mut span = self.span(id, parent, format!("{name} {}", row.node_id), kind, start);
@@ -373,12 +363,12 @@ impl Tracer<'_> {
         attributes.insert("trellis.node".into(), json!(row.node_id));
         attributes.insert("trellis.wait".into(), json!(wait_kind));
         let index = row.position.max(0) as usize;
-        if wait_kind == wait::BACKOFF {
+        if wait_kind == WaitKind::Backoff {
             let next = row.attempts.max(0) as u32 + 1;
             attributes.insert("trellis.next_attempt".into(), json!(next));
             // Before jitter, which takes off up to half.
             attributes.insert("trellis.backoff_ms".into(), json!(self.plan.backoff_ms(index, next)));
-        } else if wait_kind == wait::SLOT {
+        } else if wait_kind == WaitKind::Slot {
             attributes.insert("trellis.limit".into(), json!("max_parallel_nodes"));
             attributes.insert("trellis.limit_value".into(), json!(self.plan.max_parallel));
         }
@@ -391,7 +381,7 @@ impl Tracer<'_> {
 fn attempt_open(row: &NodeRow) -> bool {
     match row.status {
         NodeStatus::Running => true,
-        NodeStatus::Waiting => row.wait_kind.as_deref() != Some(wait::BACKOFF),
+        NodeStatus::Waiting => row.wait_kind != Some(WaitKind::Backoff),
         _ => false,
     }
 }

@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 use std::sync::Arc;
 use tokio::sync::watch;
 use trellis_model::api::InstanceFilter;
-use trellis_model::InstanceStatus;
+use trellis_model::{InstanceStatus, JobStatus};
 use uuid::Uuid;
 
 /// Instances purged per transaction.
@@ -37,35 +37,24 @@ pub fn wake() {
 /// Database errors in a row before a job is given up as failed.
 const MAX_ERRORS: u32 = 3;
 
-/// What a bulk job does to each instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobKind {
-    Purge,
-    Cancel,
-    /// Re-runs the failed, canceled or timed-out nodes (`"from": "failed"`) of each instance.
-    Retry,
+pub use trellis_model::JobKind;
+
+/// What a job of each kind acts on, and how much of it at a time.
+pub trait JobScope: Copy {
+    /// The statuses the action applies to; instances in others are left alone.
+    fn statuses(self) -> StatusSet;
+    /// Only instances that had ended before this moment (a job's creation), if the action
+    /// asks it: a retry leaves alone what was retried since (by this job before a takeover,
+    /// or by someone else) and finished again.
+    fn ended_before(self, job_created: DateTime<Utc>) -> Option<DateTime<Utc>>;
+    fn applies_to(self, status: InstanceStatus) -> bool {
+        self.statuses().contains(status)
+    }
+    fn batch_size(self) -> i64;
 }
 
-impl JobKind {
-    pub fn parse(kind: &str) -> Option<JobKind> {
-        match kind {
-            "purge" => Some(JobKind::Purge),
-            "cancel" => Some(JobKind::Cancel),
-            "retry" => Some(JobKind::Retry),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobKind::Purge => "purge",
-            JobKind::Cancel => "cancel",
-            JobKind::Retry => "retry",
-        }
-    }
-
-    /// The statuses the action applies to; instances in others are left alone.
-    pub fn statuses(self) -> StatusSet {
+impl JobScope for JobKind {
+    fn statuses(self) -> StatusSet {
         match self {
             JobKind::Purge => StatusSet::Terminal,
             JobKind::Cancel => StatusSet::Unfinished,
@@ -73,15 +62,8 @@ impl JobKind {
         }
     }
 
-    /// Only instances that had ended before this moment (a job's creation), if the action
-    /// asks it: a retry leaves alone what was retried since (by this job before a takeover,
-    /// or by someone else) and finished again.
     fn ended_before(self, job_created: DateTime<Utc>) -> Option<DateTime<Utc>> {
         (self == JobKind::Retry).then_some(job_created)
-    }
-
-    pub fn applies_to(self, status: InstanceStatus) -> bool {
-        self.statuses().contains(status)
     }
 
     fn batch_size(self) -> i64 {
@@ -98,9 +80,9 @@ pub fn new_job(kind: JobKind, filter: &InstanceFilter, matched: i64, created_by:
     let id = Uuid::now_v7();
     JobRow {
         id,
-        kind: kind.as_str().to_owned(),
+        kind,
         filter: sqlx::types::Json(serde_json::to_value(filter).unwrap_or_default()),
-        status: "queued".into(),
+        status: JobStatus::Queued,
         matched,
         processed: 0,
         failed: 0,
@@ -161,10 +143,9 @@ impl JobLoop {
     async fn run_job(&self, job: JobRow, shutdown: &watch::Receiver<bool>) {
         let mut lease = JobLease { job: job.id, owner: self.owner.clone(), until: Utc::now() + self.lease };
         let filter = serde_json::from_value::<InstanceFilter>(job.filter.0.clone()).ok();
-        let (Some(kind), Some(Ok(query))) =
-            (JobKind::parse(&job.kind), filter.as_ref().map(InstanceQuery::from_filter))
-        else {
-            self.finish(&lease, "failed", Some("the job's kind or filter is not understood by this server")).await;
+        let kind = job.kind;
+        let Some(Ok(query)) = filter.as_ref().map(InstanceQuery::from_filter) else {
+            self.finish(&lease, JobStatus::Failed, Some("the job's filter is not understood by this server")).await;
             return;
         };
         tracing::info!(job = %job.id, kind = kind.as_str(), "running a bulk job");
@@ -187,7 +168,7 @@ impl JobLoop {
                     errors += 1;
                     tracing::warn!(job = %job.id, error = %e, "reading a job's batch failed");
                     if errors >= MAX_ERRORS {
-                        self.finish(&lease, "failed", Some("database error; see the server log")).await;
+                        self.finish(&lease, JobStatus::Failed, Some("database error; see the server log")).await;
                         return;
                     }
                     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
@@ -195,7 +176,7 @@ impl JobLoop {
                 }
             };
             let Some(&last) = ids.last() else {
-                self.finish(&lease, "succeeded", None).await;
+                self.finish(&lease, JobStatus::Succeeded, None).await;
                 return;
             };
             match self.batch(kind, &lease, &ids, shutdown).await {
@@ -212,7 +193,7 @@ impl JobLoop {
                     errors += 1;
                     tracing::warn!(job = %job.id, error = %e, "a job's batch failed");
                     if errors >= MAX_ERRORS {
-                        self.finish(&lease, "failed", Some("database error; see the server log")).await;
+                        self.finish(&lease, JobStatus::Failed, Some("database error; see the server log")).await;
                         return;
                     }
                     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
@@ -277,9 +258,9 @@ impl JobLoop {
         }
     }
 
-    async fn finish(&self, lease: &JobLease, status: &str, error: Option<&str>) {
+    async fn finish(&self, lease: &JobLease, status: JobStatus, error: Option<&str>) {
         match self.store.finish_job(lease, status, error).await {
-            Ok(true) => tracing::info!(job = %lease.job, status, "bulk job finished"),
+            Ok(true) => tracing::info!(job = %lease.job, status = status.as_str(), "bulk job finished"),
             Ok(false) => {}
             Err(e) => {
                 tracing::warn!(job = %lease.job, error = %e, "recording a job's end failed; its lease will expire")

@@ -8,6 +8,7 @@
 use super::{Result, UserRecord};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use trellis_model::Role;
 use uuid::Uuid;
 
 /// A session's user as it is now.
@@ -15,7 +16,7 @@ use uuid::Uuid;
 pub struct SessionUser {
     pub user_id: Uuid,
     pub username: String,
-    pub role: String,
+    pub role: Role,
 }
 
 #[async_trait]
@@ -28,7 +29,7 @@ pub trait AccountStore: Send + Sync + 'static {
     /// Ends one session; `false` if it had already ended.
     async fn delete_session(&self, id: Uuid) -> Result<bool>;
     /// `false` if there is no such user. Sessions carry on with the new role.
-    async fn set_role(&self, user: Uuid, role: &str) -> Result<bool>;
+    async fn set_role(&self, user: Uuid, role: Role) -> Result<bool>;
     /// Deletes a user and (by the cascade) their sessions; `false` if there is no such user.
     async fn delete_user(&self, user: Uuid) -> Result<bool>;
     /// Every user, by username.
@@ -92,7 +93,7 @@ macro_rules! impl_account_store {
                     Ok(done.rows_affected() == 1)
                 }
 
-                async fn set_role(&self, user: Uuid, role: &str) -> Result<bool> {
+                async fn set_role(&self, user: Uuid, role: trellis_model::Role) -> Result<bool> {
                     let _guard = self.write_guard().await;
                     let done = sqlx::query("UPDATE users SET role = $1, updated_at = $2 WHERE id = $3")
                         .bind(role)

@@ -5,6 +5,7 @@
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use trellis_model::Role;
 use uuid::Uuid;
 
 pub(super) const AUDIT_COLUMNS: &str =
@@ -18,7 +19,7 @@ pub struct AuditRow {
     pub at: DateTime<Utc>,
     pub actor_id: Option<String>,
     pub actor_name: String,
-    pub actor_role: Option<String>,
+    pub actor_role: Option<Role>,
     pub action: String,
     pub target: Option<String>,
     pub status: i32,
@@ -45,7 +46,7 @@ impl AuditRow {
             at: self.at,
             actor_id: opt(&self.actor_id, MAX_NAME_CHARS),
             actor_name: text(&self.actor_name, MAX_NAME_CHARS),
-            actor_role: opt(&self.actor_role, MAX_NAME_CHARS),
+            actor_role: self.actor_role,
             action: text(&self.action, MAX_ACTION_CHARS),
             target: opt(&self.target, MAX_NAME_CHARS),
             status: self.status,

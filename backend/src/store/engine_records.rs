@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
 use trellis_model::trace::EventKind;
-use trellis_model::{InstanceStatus, NodeStatus};
+use trellis_model::{InstanceStatus, NodeStatus, WaitKind};
 use uuid::Uuid;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -59,8 +59,8 @@ pub struct NodeRow {
     pub ended_at: Option<DateTime<Utc>>,
     /// When the current attempt was dispatched: its span's start.
     pub dispatched_at: Option<DateTime<Utc>>,
-    /// What the node waits on (see `engine::trace::wait`) and since when: an open span.
-    pub wait_kind: Option<String>,
+    /// What the node waits on and since when: an open span.
+    pub wait_kind: Option<WaitKind>,
     pub wait_started_at: Option<DateTime<Utc>>,
 }
 

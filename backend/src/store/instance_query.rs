@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::{Database, Encode, QueryBuilder, Type};
-use trellis_model::api::{split_list, InstanceFilter, MAX_FILTER_IDS};
+use trellis_model::api::{read_statuses, InstanceFilter, MAX_FILTER_IDS};
 use trellis_model::{InstanceStatus, Issue};
 use uuid::Uuid;
 
@@ -33,15 +33,10 @@ pub struct InstanceQuery {
 /// `status` values, each possibly a comma-separated list, as statuses; the error names the
 /// first unknown one and the known ones.
 pub fn parse_statuses(values: &[String]) -> Result<Vec<InstanceStatus>, String> {
-    let mut statuses = Vec::new();
-    for name in split_list(values) {
-        let Some(status) = InstanceStatus::parse(&name) else {
-            let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
-            return Err(format!("unknown status `{name}`; use one of {}", known.join(", ")));
-        };
-        if !statuses.contains(&status) {
-            statuses.push(status);
-        }
+    let (statuses, unknown) = read_statuses(values);
+    if let Some(name) = unknown.first() {
+        let known: Vec<&str> = InstanceStatus::ALL.iter().map(|s| s.as_str()).collect();
+        return Err(format!("unknown status `{name}`; use one of {}", known.join(", ")));
     }
     Ok(statuses)
 }

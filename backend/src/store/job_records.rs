@@ -3,18 +3,17 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
+use trellis_model::{JobKind, JobStatus};
 use uuid::Uuid;
 
 /// A bulk action over the instances a filter matches, processed in batches.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobRow {
     pub id: Uuid,
-    /// `purge` or `cancel`.
-    pub kind: String,
+    pub kind: JobKind,
     /// The list filter as the client sent it (`workflow`, `status`, ...).
     pub filter: Json<Value>,
-    /// `queued`, `running`, `succeeded`, `failed`, `canceled`.
-    pub status: String,
+    pub status: JobStatus,
     pub matched: i64,
     pub processed: i64,
     pub failed: i64,

@@ -10,6 +10,7 @@ use super::statuses::StatusSet;
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use trellis_model::JobStatus;
 use uuid::Uuid;
 
 pub(super) const JOB_COLUMNS: &str = "id, kind, filter, status, matched, processed, failed, error, created_by, \
@@ -43,7 +44,7 @@ pub trait JobStore: Send + Sync + 'static {
     /// Records a batch processed outside the store (cancels); `false` if the lease was lost.
     async fn record_batch(&self, lease: &JobLease, done: &BatchDone) -> Result<bool>;
     /// Ends a running job with `status`; `false` if the lease was lost or it was canceled.
-    async fn finish_job(&self, lease: &JobLease, status: &str, error: Option<&str>) -> Result<bool>;
+    async fn finish_job(&self, lease: &JobLease, status: JobStatus, error: Option<&str>) -> Result<bool>;
     /// Gives up a job's lease (a draining process), so another process resumes it at once.
     async fn release_job(&self, lease: &JobLease) -> Result<()>;
 }
@@ -167,7 +168,7 @@ macro_rules! impl_job_store {
                     Ok(moved)
                 }
 
-                async fn finish_job(&self, lease: &$crate::store::JobLease, status: &str, error: Option<&str>) -> Result<bool> {
+                async fn finish_job(&self, lease: &$crate::store::JobLease, status: trellis_model::JobStatus, error: Option<&str>) -> Result<bool> {
                     let _guard = self.write_guard().await;
                     let done = sqlx::query(
                         "UPDATE jobs SET status = $1, error = $2, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3 \

@@ -1,9 +1,8 @@
 //! Rows as the store hands them out, and the inputs it takes.
 
-use crate::auth::Role;
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
-use trellis_model::Definition;
+use trellis_model::{Definition, Role};
 use uuid::Uuid;
 
 /// The result of a conditional write.
@@ -29,8 +28,6 @@ pub struct UserRecord {
     pub disabled_at: Option<DateTime<Utc>>,
 }
 
-trellis_model::sqlx_text!(@impls Role, |name: &str| name.parse::<Role>().map_err(Into::into));
-
 #[derive(Debug, Clone)]
 pub struct NewUser {
     pub id: Uuid,
@@ -54,7 +51,7 @@ pub struct ApiKeyRecord {
     pub prefix: String,
     /// SHA-256 of the whole key, hex.
     pub key_hash: String,
-    pub role: String,
+    pub role: Role,
     pub created_by: Option<String>,
     pub created_at: DateTime<Utc>,
 }

@@ -3,13 +3,14 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
+use trellis_model::{DeliveryOutcome, TriggerKind};
 use uuid::Uuid;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TriggerRow {
     pub id: Uuid,
     pub workflow_id: Uuid,
-    pub kind: String,
+    pub kind: TriggerKind,
     pub name: Option<String>,
     pub paused: bool,
     /// The kind's settings; `triggers::TriggerSpec` gives them a type.
@@ -49,7 +50,7 @@ pub struct DeliveryRow {
     pub verified: Option<bool>,
     pub delivery_key: Option<String>,
     pub scheduled_at: Option<DateTime<Utc>>,
-    pub outcome: String,
+    pub outcome: DeliveryOutcome,
     pub status: Option<i32>,
     pub reason: Option<String>,
     pub instance_id: Option<Uuid>,

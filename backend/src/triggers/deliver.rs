@@ -19,6 +19,7 @@ use chrono::{DateTime, Duration, Utc};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use trellis_model::DeliveryOutcome;
 use uuid::Uuid;
 
 /// How long a delivery id is remembered for deduplication.
@@ -42,14 +43,16 @@ impl Answer {
         Answer::Refused { status, reason: reason.into(), retry_after: None }
     }
 
-    fn outcome(&self) -> (&'static str, Option<Uuid>, u16, Option<String>) {
+    fn outcome(&self) -> (DeliveryOutcome, Option<Uuid>, u16, Option<String>) {
         match self {
-            Answer::Started(id) => ("started", Some(*id), 202, None),
-            Answer::Duplicate(id) => ("duplicate", Some(*id), 200, None),
+            Answer::Started(id) => (DeliveryOutcome::Started, Some(*id), 202, None),
+            Answer::Duplicate(id) => (DeliveryOutcome::Duplicate, Some(*id), 200, None),
             Answer::Refused { status, reason, .. } if status.is_server_error() => {
-                ("failed", None, status.as_u16(), Some(reason.clone()))
+                (DeliveryOutcome::Failed, None, status.as_u16(), Some(reason.clone()))
             }
-            Answer::Refused { status, reason, .. } => ("rejected", None, status.as_u16(), Some(reason.clone())),
+            Answer::Refused { status, reason, .. } => {
+                (DeliveryOutcome::Rejected, None, status.as_u16(), Some(reason.clone()))
+            }
         }
     }
 }
@@ -230,7 +233,7 @@ pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>,
         verified: Some(verified.is_some()),
         delivery_key: verified.as_ref().map(|k| k.id.clone()),
         scheduled_at: None,
-        outcome: outcome.to_owned(),
+        outcome,
         status: Some(i32::from(status)),
         reason,
         instance_id,

@@ -14,6 +14,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::watch;
+use trellis_model::DeliveryOutcome;
 use uuid::Uuid;
 
 /// Schedules leased per round.
@@ -147,7 +148,7 @@ impl FireLoop {
                 .unwrap_or_default();
             let reason =
                 format!("ticks from {due} on were missed while no process was running; `catch_up` is `{policy}`");
-            self.log(t.id, Some(due), "missed", Some(reason), None).await;
+            self.log(t.id, Some(due), DeliveryOutcome::Missed, Some(reason), None).await;
         }
         for tick in plan.fire {
             self.tick(t, &spec, tick, &mut done).await?;
@@ -172,14 +173,14 @@ impl FireLoop {
             self.log(
                 t.id,
                 Some(tick),
-                "queued",
+                DeliveryOutcome::Queued,
                 Some("an earlier instance is still running; this tick starts when it finishes".into()),
                 None,
             )
             .await;
         } else {
             let reason = "an earlier instance of this schedule is still running (`overlap` policy)".to_owned();
-            self.log(t.id, Some(tick), "skipped", Some(reason), None).await;
+            self.log(t.id, Some(tick), DeliveryOutcome::Skipped, Some(reason), None).await;
         }
         Ok(())
     }
@@ -194,11 +195,11 @@ impl FireLoop {
         let input = json!({"trigger_id": t.id, "scheduled_at": tick});
         let key = format!("cron:{}:{}", t.id, tick.to_rfc3339());
         match self.engine.start(StartRequest::new(t.workflow_id, input).idempotency_key(key)).await {
-            Ok(started) => self.log(t.id, Some(tick), "started", None, Some(started.id)).await,
+            Ok(started) => self.log(t.id, Some(tick), DeliveryOutcome::Started, None, Some(started.id)).await,
             Err(EngineError::Store(e)) => return Err(Retry(e.to_string())),
             Err(EngineError::Internal(e)) => return Err(Retry(format!("{e:#}"))),
             Err(EngineError::Unavailable(e)) => return Err(Retry(e)),
-            Err(e) => self.log(t.id, Some(tick), "rejected", Some(e.to_string()), None).await,
+            Err(e) => self.log(t.id, Some(tick), DeliveryOutcome::Rejected, Some(e.to_string()), None).await,
         }
         Ok(())
     }
@@ -206,7 +207,7 @@ impl FireLoop {
     /// A schedule that cannot fire: logged, and left without a next tick.
     async fn stop(&self, t: &TriggerRow, mut done: FireDone, reason: String) -> FireDone {
         tracing::warn!(trigger = %t.id, %reason, "a schedule stopped");
-        self.log(t.id, t.next_fire_at, "failed", Some(reason), None).await;
+        self.log(t.id, t.next_fire_at, DeliveryOutcome::Failed, Some(reason), None).await;
         done.next = None;
         done.pending = None;
         done
@@ -216,7 +217,7 @@ impl FireLoop {
         &self,
         trigger: Uuid,
         scheduled_at: Option<DateTime<Utc>>,
-        outcome: &str,
+        outcome: DeliveryOutcome,
         reason: Option<String>,
         instance_id: Option<Uuid>,
     ) {
@@ -227,7 +228,7 @@ impl FireLoop {
             verified: None,
             delivery_key: None,
             scheduled_at,
-            outcome: outcome.to_owned(),
+            outcome,
             status: None,
             reason,
             instance_id,

@@ -4,7 +4,7 @@
 use super::schedule::Schedule;
 use crate::sandbox::Sandbox;
 use serde::{Deserialize, Serialize};
-use trellis_model::Issue;
+use trellis_model::{Issue, TriggerKind};
 
 /// Expressions longer than this are refused (they are evaluated on every delivery).
 pub const MAX_MAPPING_LEN: usize = 4_000;
@@ -83,10 +83,10 @@ fn utc() -> String {
 }
 
 impl TriggerSpec {
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> TriggerKind {
         match self {
-            TriggerSpec::Webhook(_) => "webhook",
-            TriggerSpec::Cron(_) => "cron",
+            TriggerSpec::Webhook(_) => TriggerKind::Webhook,
+            TriggerSpec::Cron(_) => TriggerKind::Cron,
         }
     }
 

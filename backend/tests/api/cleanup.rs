@@ -4,7 +4,7 @@ use crate::common::{both_backends, problem, TestApp};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use trellis_model::api::{BulkAnswer, InstancePage, Job, Page, QueueHold, QueuePlace, Started, StatusCounts};
-use trellis_model::{InstanceStatus, NodeStatus};
+use trellis_model::{InstanceStatus, JobStatus, NodeStatus};
 
 /// Finished instances of `workflow` (version 1), inserted straight into the database: far
 /// faster than running them, for tests about many instances.
@@ -144,7 +144,7 @@ async fn a_dry_run_counts_and_changes_nothing_then_a_purge_job_deletes_only_fini
     let waiting = app.start(&hold_wf, json!({})).await;
     let (answer, job) = start_job(&app, "purge", json!({"filter": {}, "all": true})).await;
     assert_eq!((answer.matched, answer.skipped), (4, 1), "{answer:?}");
-    assert_eq!(job.status, "succeeded", "{job:?}");
+    assert_eq!(job.status, JobStatus::Succeeded, "{job:?}");
     assert_eq!((job.processed, job.failed, job.kind.as_str()), (4, 0, "purge"));
     assert_eq!(counts(&app, &done_wf).await.get(InstanceStatus::Succeeded), 0);
     assert_eq!(app.instance(&waiting).await.summary.status, InstanceStatus::Running);
@@ -334,7 +334,7 @@ async fn a_job_left_by_a_dead_process_is_taken_over_where_it_stopped(app: TestAp
     assert_eq!(all.len(), 1_200);
     // A process claimed the job, recorded its first 500 and died: its lease has expired.
     let mut job = trellis::jobs::new_job(trellis::jobs::JobKind::Purge, &filter, 1_200, "test");
-    job.status = "running".into();
+    job.status = JobStatus::Running;
     job.last_id = Some(all[499]);
     job.processed = 500;
     job.lease_owner = Some("dead-process".into());
@@ -366,7 +366,7 @@ async fn a_job_left_by_a_dead_process_is_taken_over_where_it_stopped(app: TestAp
 
 async fn canceling_a_job_stops_it_and_a_finished_job_cannot_be_canceled(app: TestApp) {
     let (answer, job) = start_job(&app, "purge", json!({"filter": {}, "all": true})).await;
-    assert_eq!(job.status, "succeeded");
+    assert_eq!(job.status, JobStatus::Succeeded);
     let id = answer.job_id.as_deref().unwrap();
     problem(app.post(&format!("/api/v1/jobs/{id}/cancel")).send().await.unwrap(), 409).await;
     problem(app.post(&format!("/api/v1/jobs/{}/cancel", uuid::Uuid::now_v7())).send().await.unwrap(), 404).await;
@@ -381,7 +381,7 @@ async fn canceling_a_job_stops_it_and_a_finished_job_cannot_be_canceled(app: Tes
     store.insert_job(&queued).await.unwrap();
     let canceled = app.post(&format!("/api/v1/jobs/{}/cancel", queued.id)).send().await.unwrap();
     assert_eq!(canceled.status(), 200);
-    assert_eq!(canceled.json::<Job>().await.unwrap().status, "canceled");
+    assert_eq!(canceled.json::<Job>().await.unwrap().status, JobStatus::Canceled);
     let lease = trellis::store::JobLease { job: queued.id, owner: "elsewhere".into(), until: Utc::now() };
     let ids = store
         .matching_ids(

@@ -1,9 +1,9 @@
 //! The store conformance suite: the same expectations of both backends, called directly.
 
 use crate::common::{both_backends, TestApp};
-use trellis::auth::Role;
 use trellis::store::{NewUser, NewVersion, NewWorkflow, WorkflowQuery, WriteOutcome};
-use trellis_model::{Definition, Node};
+use trellis_model::api::InstanceFilter;
+use trellis_model::{Definition, JobKind, Node, Role};
 use uuid::Uuid;
 
 fn workflow(name: &str) -> NewWorkflow {
@@ -91,10 +91,31 @@ async fn workflow_queries_filter_page_and_escape_patterns(app: TestApp) {
     assert_eq!(ids(store.list_workflows(&query(Some("ALPHA_"), None)).await.unwrap()), [a.id]);
     assert_eq!(ids(store.list_workflows(&query(Some("alpha"), None)).await.unwrap()), [b.id, a.id]);
 }
+async fn a_stored_name_this_build_does_not_know_is_a_decode_error_naming_it(app: TestApp) {
+    let store = app.store().await;
+    let job = trellis::jobs::new_job(JobKind::Purge, &InstanceFilter::default(), 0, "test");
+    store.insert_job(&job).await.unwrap();
+    execute(&app.database_url, "UPDATE jobs SET kind = 'archive'").await;
+    let error = store.get_job(job.id).await.unwrap_err().to_string();
+    assert!(error.contains("unknown job kind `archive`"), "{error}");
+}
+
+/// Runs `sql` on the database behind the store, as a writer outside Trellis would.
+async fn execute(database_url: &str, sql: &'static str) {
+    if database_url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(database_url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    } else {
+        let pool = sqlx::PgPool::connect(database_url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+}
+
 both_backends!(
     settings_keep_the_first_value_under_concurrent_initialisation,
     usernames_are_unique,
     draft_saves_compare_and_swap_on_the_revision,
     publish_copies_the_draft_it_was_asked_for_or_reports_it_stale,
-    workflow_queries_filter_page_and_escape_patterns
+    workflow_queries_filter_page_and_escape_patterns,
+    a_stored_name_this_build_does_not_know_is_a_decode_error_naming_it
 );

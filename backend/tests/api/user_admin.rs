@@ -4,6 +4,7 @@
 use crate::common::{both_backends, problem, TestApp};
 use serde_json::json;
 use trellis_model::api::{Items, UserView};
+use trellis_model::Role;
 
 async fn users(app: &TestApp) -> Vec<UserView> {
     let listed = app.get("/api/v1/users").send().await.unwrap();
@@ -65,7 +66,7 @@ async fn a_disabled_user_is_shut_out_at_once_and_let_back_in_when_enabled(app: T
 }
 
 async fn admins_cannot_disable_themselves_and_viewers_cannot_list_users(app: TestApp) {
-    let admin = users(&app).await.into_iter().find(|u| u.role == "admin").unwrap();
+    let admin = users(&app).await.into_iter().find(|u| u.role == Role::Admin).unwrap();
     let own = app
         .as_admin(app.client.patch(app.url(&format!("/api/v1/users/{}", admin.id))))
         .json(&json!({"disabled": true}))

@@ -7,6 +7,7 @@ use crate::components::session::to_sign_in;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_location, use_navigate};
+use trellis_model::Role;
 
 /// The sections in the header: label, address, and the path prefixes that belong to it.
 const SECTIONS: &[(&str, &str, &[&str])] = &[
@@ -50,8 +51,7 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
         view! { <a href=*href aria-current=current>{*label}</a> }
     };
     let nav = SECTIONS.iter().map(link).collect_view();
-    let admin_nav =
-        move || (role().as_deref() == Some("admin")).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
+    let admin_nav = move || (role() == Some(Role::Admin)).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
 
     view! {
         <header class="app-header">
@@ -60,7 +60,7 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
             <div class="session">
                 <ErrorAlert message=error />
                 <span class="username" data-testid="username">{move || username.get()}</span>
-                <span class="role" data-testid="role">{role}</span>
+                <span class="role" data-testid="role">{move || role().map(Role::as_str)}</span>
                 <button type="button" on:click=sign_out>"Sign out"</button>
             </div>
         </header>

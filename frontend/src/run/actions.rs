@@ -1,7 +1,7 @@
 //! Which actions the instance page offers: only those the API would accept for the instance's
 //! status, and only to a role that may act (`operator`, `editor`, `admin`; a `viewer` only looks).
 
-use trellis_model::InstanceStatus;
+use trellis_model::{InstanceStatus, Role};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -15,18 +15,19 @@ pub enum Action {
 }
 
 /// Whether `role` (as `GET /me` has it) may change instances: the server's `AsOperator`.
-pub fn may_act(role: &str) -> bool {
-    matches!(role, "operator" | "editor" | "admin")
+pub fn may_act(role: Role) -> bool {
+    role >= Role::Operator
 }
 
 /// Whether `role` may change definitions and their triggers (editors and admins).
-pub fn may_edit(role: &str) -> bool {
-    matches!(role, "editor" | "admin")
+pub fn may_edit(role: Role) -> bool {
+    role >= Role::Editor
 }
 
-/// The actions offered for an instance in `status` to a user with `role`, in the order shown.
-pub fn available(status: InstanceStatus, role: &str) -> Vec<Action> {
-    if !may_act(role) {
+/// The actions offered for an instance in `status` to a user with `role` (none while it is
+/// not known), in the order shown.
+pub fn available(status: InstanceStatus, role: Option<Role>) -> Vec<Action> {
+    if !role.is_some_and(may_act) {
         return Vec::new();
     }
     use InstanceStatus as S;
@@ -47,14 +48,14 @@ mod tests {
     #[test]
     fn a_viewer_gets_no_action_in_any_status() {
         for s in [S::Queued, S::Running, S::Paused, S::Succeeded, S::Failed, S::Canceled, S::TimedOut] {
-            assert!(available(s, "viewer").is_empty(), "{s:?}");
-            assert!(available(s, "").is_empty(), "{s:?}");
+            assert!(available(s, Some(Role::Viewer)).is_empty(), "{s:?}");
+            assert!(available(s, None).is_empty(), "{s:?}");
         }
     }
 
     #[test]
     fn actions_follow_what_the_api_accepts() {
-        for role in ["operator", "editor", "admin"] {
+        for role in [Role::Operator, Role::Editor, Role::Admin].map(Some) {
             assert_eq!(available(S::Running, role), [Action::Pause, Action::Cancel, Action::Signal]);
             assert_eq!(available(S::Paused, role), [Action::Resume, Action::Cancel, Action::Signal]);
             assert_eq!(available(S::Queued, role), [Action::Cancel]);

@@ -1,5 +1,6 @@
 //! Who may do what: sign-in, users, API keys and the audit trail of what they did.
 
+use crate::Role;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +26,7 @@ pub struct TokenResponse {
 pub struct Me {
     pub id: String,
     pub username: String,
-    pub role: String,
+    pub role: Role,
 }
 
 /// A user as `GET /users` lists them (admins only).
@@ -34,7 +35,7 @@ pub struct Me {
 pub struct UserView {
     pub id: String,
     pub username: String,
-    pub role: String,
+    pub role: Role,
     /// A disabled user cannot sign in, and their sessions and API keys do not work.
     pub disabled: bool,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -47,6 +48,9 @@ pub struct UserView {
 pub struct CreateUser {
     pub username: String,
     pub password: String,
+    /// Text, not a `Role`, in requests: a name that is no role is answered as a problem with
+    /// this field (`Role::from_str` says which names are), not as a body that does not parse.
+    #[cfg_attr(feature = "openapi", schema(value_type = Role))]
     pub role: String,
 }
 
@@ -56,6 +60,7 @@ pub struct CreateUser {
 #[serde(deny_unknown_fields)]
 pub struct UpdateUser {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Role>))]
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
@@ -70,6 +75,7 @@ pub struct UpdateUser {
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKey {
     pub name: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Role))]
     pub role: String,
 }
 
@@ -78,7 +84,7 @@ pub struct CreateApiKey {
 pub struct CreatedApiKey {
     pub id: String,
     pub name: String,
-    pub role: String,
+    pub role: Role,
     /// The secret, shown this once; only its hash is stored.
     pub key: String,
 }
@@ -91,7 +97,7 @@ pub struct ApiKey {
     pub name: String,
     /// The key's first characters, to recognise it; not enough to use it.
     pub prefix: String,
-    pub role: String,
+    pub role: Role,
     pub created_by: Option<String>,
     pub created_at: DateTime<Utc>,
 }
@@ -103,7 +109,7 @@ pub struct ApiKey {
 pub struct AuditActor {
     pub id: Option<String>,
     pub name: String,
-    pub role: Option<String>,
+    pub role: Option<Role>,
 }
 
 /// One entry of `GET /api/v1/audit`.

@@ -19,7 +19,7 @@ pub struct InstanceFilter {
     /// Any of these statuses: `"failed"`, `["failed", "timed_out"]` and `"failed,timed_out"`
     /// all read.
     #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::InstanceStatus>))]
     pub status: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
@@ -89,6 +89,21 @@ fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>
         OneOrMany::Many(many) => many,
     };
     Ok(split_list(&items))
+}
+
+/// A status filter (names repeated, separated by commas, or both) as the statuses it names,
+/// once each in the order given, and the names that are no status (for the caller to refuse
+/// or to warn about).
+pub fn read_statuses(items: &[String]) -> (Vec<crate::InstanceStatus>, Vec<String>) {
+    let (mut statuses, mut unknown) = (Vec::new(), Vec::new());
+    for name in split_list(items) {
+        match crate::InstanceStatus::parse(&name) {
+            Some(status) if !statuses.contains(&status) => statuses.push(status),
+            Some(_) => {}
+            None => unknown.push(name),
+        }
+    }
+    (statuses, unknown)
 }
 
 /// `["a,b", " c "]` → `["a", "b", "c"]`: lists given as repeated values, commas, or both.

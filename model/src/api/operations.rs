@@ -2,6 +2,7 @@
 //! out, and retention policies.
 
 use super::{is_false, StatusCounts};
+use crate::{JobKind, JobStatus};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -26,8 +27,7 @@ pub struct Ready {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkAnswer {
-    /// `purge`, `cancel` or `retry`.
-    pub action: String,
+    pub action: JobKind,
     pub dry_run: bool,
     /// The filter as the server understood it (the list's filter keys).
     pub filter: serde_json::Value,
@@ -41,7 +41,7 @@ pub struct BulkAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<JobStatus>,
 }
 
 /// A bulk job and its progress.
@@ -49,12 +49,10 @@ pub struct BulkAnswer {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Job {
     pub id: String,
-    /// `purge`, `cancel` or `retry`.
-    pub kind: String,
+    pub kind: JobKind,
     /// The filter as the client sent it.
     pub filter: serde_json::Value,
-    /// `queued`, `running`, `succeeded`, `failed` or `canceled`.
-    pub status: String,
+    pub status: JobStatus,
     pub matched: i64,
     pub processed: i64,
     pub failed: i64,

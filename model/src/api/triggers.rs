@@ -1,5 +1,6 @@
 //! Triggers (webhooks and cron schedules), their secrets, their delivery log and previews.
 
+use crate::{DeliveryOutcome, TriggerKind};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -15,8 +16,7 @@ pub struct Trigger {
     /// The workflow's name, in the list of every workflow's triggers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_name: Option<String>,
-    /// `webhook` or `cron`.
-    pub kind: String,
+    pub kind: TriggerKind,
     pub name: Option<String>,
     pub paused: bool,
     pub created_at: DateTime<Utc>,
@@ -83,7 +83,7 @@ pub struct Delivery {
     pub verified: Option<bool>,
     pub delivery_id: Option<String>,
     pub scheduled_at: Option<DateTime<Utc>>,
-    pub outcome: String,
+    pub outcome: DeliveryOutcome,
     /// The HTTP status the sender got.
     pub status: Option<i32>,
     pub reason: Option<String>,

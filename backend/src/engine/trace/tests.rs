@@ -116,7 +116,7 @@ impl Sim {
             .snapshot
             .nodes
             .iter()
-            .position(|n| n.status == NodeStatus::Waiting && n.wait_kind.as_deref() == Some(wait::SIGNAL));
+            .position(|n| n.status == NodeStatus::Waiting && n.wait_kind == Some(WaitKind::Signal));
         // Now and then an operator pauses or resumes.
         if choice % 11 == 1 {
             let paused = self.snapshot.instance.status == InstanceStatus::Paused;

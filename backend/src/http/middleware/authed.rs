@@ -71,8 +71,7 @@ async fn authenticate_headers(headers: &HeaderMap, state: &AppState) -> ApiResul
     if api_key::looks_like_key(&token) {
         let key = state.store.api_key_by_hash(&api_key::hash(&token)).await?;
         let key = key.ok_or_else(|| ApiError::Unauthorized("unknown or revoked API key".into()))?;
-        let role = key.role.parse().map_err(|e: String| ApiError::Internal(anyhow::anyhow!(e)))?;
-        Ok(Principal { id: key.id.to_string(), name: format!("key:{}", key.name), role })
+        Ok(Principal { id: key.id.to_string(), name: format!("key:{}", key.name), role: key.role })
     } else {
         session_principal(state, &token).await
     }
@@ -103,8 +102,7 @@ async fn session_principal(state: &AppState, token: &str) -> ApiResult<Principal
             "this session has ended (signed out, password changed, or the user was removed); sign in again".into(),
         ));
     };
-    let role = user.role.parse().map_err(|e: String| ApiError::Internal(anyhow::anyhow!(e)))?;
-    Ok(Principal { id: user.user_id.to_string(), name: user.username, role })
+    Ok(Principal { id: user.user_id.to_string(), name: user.username, role: user.role })
 }
 
 fn verify_jwt(state: &AppState, token: &str) -> ApiResult<TokenSession> {

@@ -42,7 +42,7 @@ async fn create(
         name: name.to_owned(),
         prefix: key.display_prefix,
         key_hash: key.hash,
-        role: role.to_string(),
+        role,
         created_by: Some(auth.principal.name),
         created_at: chrono::Utc::now(),
     };

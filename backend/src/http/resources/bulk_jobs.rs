@@ -10,6 +10,7 @@ use axum::Json;
 use chrono::Utc;
 use serde::Deserialize;
 use trellis_model::api::{Job, Page, Problem};
+use trellis_model::JobStatus;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -74,7 +75,7 @@ async fn cancel(
         .cancel_job(id, Utc::now())
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no job with id {id}")))?;
-    if job.status != "canceled" {
+    if job.status != JobStatus::Canceled {
         return Err(ApiError::Conflict(format!(
             "job {id} has already {}; only queued or running jobs can be canceled",
             job.status
@@ -86,9 +87,9 @@ async fn cancel(
 fn view(j: &JobRow) -> Job {
     Job {
         id: j.id.to_string(),
-        kind: j.kind.clone(),
+        kind: j.kind,
         filter: j.filter.0.clone(),
-        status: j.status.clone(),
+        status: j.status,
         matched: j.matched,
         processed: j.processed,
         failed: j.failed,

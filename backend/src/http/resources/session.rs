@@ -132,5 +132,5 @@ async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMa
 )]
 async fn me(auth: Authed<AsViewer>) -> impl IntoResponse {
     let p = auth.principal;
-    (NO_STORE, Json(Me { id: p.id, username: p.name, role: p.role.to_string() }))
+    (NO_STORE, Json(Me { id: p.id, username: p.name, role: p.role }))
 }

@@ -39,7 +39,7 @@ fn view(u: &UserRecord) -> UserView {
     UserView {
         id: u.id.to_string(),
         username: u.username.clone(),
-        role: u.role.to_string(),
+        role: u.role,
         disabled: u.disabled_at.is_some(),
         created_at: u.created_at,
     }
@@ -67,7 +67,7 @@ async fn create(
     if !state.store.insert_user(&user).await? {
         return Err(ApiError::Conflict(format!("a user named `{}` already exists", body.username)));
     }
-    Ok((StatusCode::CREATED, Json(Me { id: user.id.to_string(), username: user.username, role: role.to_string() })))
+    Ok((StatusCode::CREATED, Json(Me { id: user.id.to_string(), username: user.username, role })))
 }
 
 #[utoipa::path(
@@ -121,7 +121,7 @@ async fn update(
         None => None,
     };
     if let Some(role) = role {
-        state.store.set_role(id, role.as_str()).await?;
+        state.store.set_role(id, role).await?;
     }
     if let Some(hash) = new_hash {
         state.store.set_password(&user.username, &hash).await?;
@@ -134,7 +134,7 @@ async fn update(
         }
     }
     let role = role.unwrap_or(user.role);
-    Ok(Json(Me { id: id.to_string(), username: user.username, role: role.to_string() }))
+    Ok(Json(Me { id: id.to_string(), username: user.username, role }))
 }
 
 #[utoipa::path(

@@ -76,7 +76,7 @@ pub fn ApiKeysPanel() -> impl IntoView {
                 <label>"Name " <input required data-testid="key-name" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) /></label>
                 <label>"Role "
                     <select data-testid="key-role" on:change=move |ev| role.set(event_target_value(&ev))>
-                        {ROLES.iter().map(|r| view! { <option value=*r selected=move || role.get() == *r>{*r}</option> }).collect_view()}
+                        {ROLES.iter().map(|r| r.as_str()).map(|r| view! { <option value=r selected=move || role.get() == r>{r}</option> }).collect_view()}
                     </select>
                 </label>
                 <button type="submit" class="primary">"Create key"</button>
@@ -104,7 +104,7 @@ pub fn ApiKeysPanel() -> impl IntoView {
                                 <tr data-testid="key-row">
                                     <td class="name">{k.name.clone()}</td>
                                     <td><code>{format!("{}…", k.prefix)}</code></td>
-                                    <td>{k.role.clone()}</td>
+                                    <td>{k.role.as_str()}</td>
                                     <td>{k.created_by.clone().unwrap_or_default()}</td>
                                     <td class="updated">{format::timestamp(&k.created_at)}</td>
                                     <td class="actions">

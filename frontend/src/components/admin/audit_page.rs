@@ -118,7 +118,7 @@ pub fn AuditPage() -> impl IntoView {
                     <For each=move || entries.get() key=|e| e.id.clone() let:e>
                         <tr data-testid="audit-row" class:failed=(e.status >= 400)>
                             <td class="updated" title=format::rfc3339(&e.at)>{format::timestamp(&e.at)}</td>
-                            <td>{e.actor.name.clone()} {e.actor.role.clone().map(|r| view! { " " <span class="muted">{r}</span> })}</td>
+                            <td>{e.actor.name.clone()} {e.actor.role.map(|r| view! { " " <span class="muted">{r.as_str()}</span> })}</td>
                             <td><code>{e.action.clone()}</code></td>
                             <td><code>{e.target.clone().unwrap_or_default()}</code></td>
                             <td class="version">{e.status}</td>

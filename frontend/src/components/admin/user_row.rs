@@ -45,14 +45,14 @@ pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> imp
             on_done.run(outcome.map(|()| format!("Deleted {}.", name.get_value())).map_err(|e| e.message()));
         });
     };
-    let role = user.role.clone();
+    let role = user.role;
     view! {
         <tr data-testid="user-row" data-username=user.username.clone() class:disabled=disabled>
             <td class="name">{user.username.clone()}</td>
             <td>
                 <select aria-label=format!("Role of {}", user.username) data-testid="user-role"
                     on:change=move |ev| set_role(event_target_value(&ev))>
-                    {ROLES.iter().map(|r| view! { <option value=*r selected=role == *r>{*r}</option> }).collect_view()}
+                    {ROLES.iter().map(|r| view! { <option value=r.as_str() selected=role == *r>{r.as_str()}</option> }).collect_view()}
                 </select>
             </td>
             <td data-testid="user-state">{if disabled { "disabled" } else { "enabled" }}</td>

@@ -9,9 +9,10 @@ use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session:
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::{CreateUser, UserView};
+use trellis_model::Role;
 
 /// The roles, least to most.
-pub const ROLES: [&str; 4] = ["viewer", "operator", "editor", "admin"];
+pub const ROLES: &[Role] = Role::ALL;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
@@ -79,7 +80,7 @@ pub fn UsersPage() -> impl IntoView {
                 <label>"Password " <input type="password" required minlength="12" data-testid="new-password" prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) /></label>
                 <label>"Role "
                     <select data-testid="new-role" on:change=move |ev| role.set(event_target_value(&ev))>
-                        {ROLES.iter().map(|r| view! { <option value=*r selected=move || role.get() == *r>{*r}</option> }).collect_view()}
+                        {ROLES.iter().map(|r| r.as_str()).map(|r| view! { <option value=r selected=move || role.get() == r>{r}</option> }).collect_view()}
                     </select>
                 </label>
                 <button type="submit" class="primary">"Add user"</button>

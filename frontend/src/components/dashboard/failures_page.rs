@@ -4,7 +4,6 @@
 
 use super::failure_groups::FailureGroups;
 use crate::api;
-use crate::bulk::BulkAction;
 use crate::components::instances::bulk_bar::BulkBar;
 use crate::components::run::state::browser_now;
 use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
@@ -16,6 +15,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use trellis_model::api::FailureReport;
+use trellis_model::JobKind;
 
 /// The ranges offered: address value, label, hours.
 const RANGES: [(&str, &str, i64); 3] =
@@ -34,7 +34,7 @@ pub fn FailuresPage() -> impl IntoView {
     let report = RwSignal::new(None::<FailureReport>);
     let error = RwSignal::new(None::<String>);
     let me = LocalResource::new(api::me);
-    let allowed = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_act(&m.role)));
+    let allowed = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_act(m.role)));
     let chosen = RwSignal::new(None::<InstanceFilter>);
     let job = RwSignal::new(None::<String>);
 
@@ -101,7 +101,7 @@ pub fn FailuresPage() -> impl IntoView {
                         <p><strong>{what}</strong></p>
                         <BulkBar filter=filter selected=RwSignal::new(Vec::new()) allowed=allowed job=job
                             on_job=Callback::new(move |j| job.set(j)) on_done=Callback::new(move |_| load())
-                            only=BulkAction::Retry />
+                            only=JobKind::Retry />
                     </div>
                 }
             })}

@@ -4,12 +4,13 @@
 
 use super::job_progress::JobProgress;
 use crate::api;
-use crate::bulk::{preview_lines, request, BulkAction};
+use crate::bulk::{label, preview_lines, request, ACTIONS};
 use crate::components::error_alert::ErrorAlert;
 use crate::instance_filter::InstanceFilter;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::BulkAnswer;
+use trellis_model::JobKind;
 
 #[component]
 pub fn BulkBar(
@@ -26,13 +27,13 @@ pub fn BulkBar(
     on_done: Callback<()>,
     /// Offer only this action (the failures page retries groups).
     #[prop(optional)]
-    only: Option<BulkAction>,
+    only: Option<JobKind>,
 ) -> impl IntoView {
-    let preview = RwSignal::new(None::<(BulkAction, BulkAnswer)>);
+    let preview = RwSignal::new(None::<(JobKind, BulkAnswer)>);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
 
-    let ask = move |action: BulkAction| {
+    let ask = move |action: JobKind| {
         busy.set(true);
         error.set(None);
         let body = request(&filter.get_untracked(), &selected.get_untracked(), true);
@@ -78,17 +79,17 @@ pub fn BulkBar(
                         "Clear selection"
                     </button>
                 </Show>
-                {BulkAction::ALL.iter().filter(|a| only.is_none_or(|o| o == **a)).map(|action| {
+                {ACTIONS.iter().filter(|a| only.is_none_or(|o| o == **a)).map(|action| {
                     let action = *action;
                     view! {
                         <button
                             type="button"
-                            class=if action == BulkAction::Retry { "" } else { "danger" }
+                            class=if action == JobKind::Retry { "" } else { "danger" }
                             data-testid=format!("bulk-{}", action.as_str())
                             disabled=move || busy.get()
                             on:click=move |_| ask(action)
                         >
-                            {move || format!("{} {}…", action.label(), if picked() == 0 { "all" } else { "selected" })}
+                            {move || format!("{} {}…", label(action), if picked() == 0 { "all" } else { "selected" })}
                         </button>
                     }
                 }).collect_view()}
@@ -99,7 +100,7 @@ pub fn BulkBar(
                 let can_confirm = answer.matched > 0;
                 view! {
                     <div class="bulk-preview" role="dialog" aria-label="Bulk action preview" data-testid="bulk-preview">
-                        <h2>{format!("{} — preview", action.label())}</h2>
+                        <h2>{format!("{} — preview", label(action))}</h2>
                         {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
                         {every().then(|| view! { <p class="warning">"No filter is set: this acts on every instance."</p> })}
                         <div class="dialog-buttons">

@@ -34,7 +34,7 @@ pub fn InstancesPage() -> impl IntoView {
     let names = RwSignal::new(HashMap::<String, String>::new());
     let selected = RwSignal::new(Vec::<String>::new());
     let me = LocalResource::new(api::me);
-    let may_act = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_act(&m.role)));
+    let may_act = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_act(m.role)));
     let navigate = use_navigate();
     crate::components::title::set_title("Instances");
 

@@ -57,7 +57,7 @@ pub fn JobProgress(id: String, on_dismiss: Callback<Option<String>>, on_done: Ca
     let running = move || job.with(|j| j.as_ref().is_some_and(|j| !job_finished(j)));
 
     view! {
-        <div class="job-progress" data-testid="job-progress" data-status=move || job.with(|j| j.as_ref().map(|j| j.status.clone()))>
+        <div class="job-progress" data-testid="job-progress" data-status=move || job.with(|j| j.as_ref().map(|j| j.status.as_str()))>
             <ErrorAlert message=error />
             {move || job.get().map(|j| view! {
                 <progress max=j.matched.max(1) value=j.processed aria-label="Job progress"></progress>

@@ -20,7 +20,7 @@ pub fn JobsPage() -> impl IntoView {
     let jobs = RwSignal::new(None::<Vec<Job>>);
     let error = RwSignal::new(None::<String>);
     let me = LocalResource::new(api::me);
-    let can_cancel = move || me.get().and_then(Result::ok).is_some_and(|m| may_act(&m.role));
+    let can_cancel = move || me.get().and_then(Result::ok).is_some_and(|m| may_act(m.role));
     let load = move || {
         spawn_local(async move {
             match api::list_jobs().await {
@@ -75,13 +75,13 @@ pub fn JobsPage() -> impl IntoView {
                 <tbody>
                     <For
                         each=move || jobs.get().unwrap_or_default()
-                        key=|j| (j.id.clone(), j.status.clone(), j.processed)
+                        key=|j| (j.id.clone(), j.status, j.processed)
                         children=move |j: Job| {
                             let running = !job_finished(&j);
                             let id = j.id.clone();
                             view! {
-                                <tr data-testid="job-row" data-status=j.status.clone()>
-                                    <td class="name">{j.kind.clone()}</td>
+                                <tr data-testid="job-row" data-status=j.status.as_str()>
+                                    <td class="name">{j.kind.as_str()}</td>
                                     <td class="filter"><code>{j.filter.to_string()}</code></td>
                                     <td>
                                         <progress max=j.matched.max(1) value=j.processed></progress>

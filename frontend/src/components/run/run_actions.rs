@@ -12,7 +12,7 @@ use leptos::task::spawn_local;
 use leptos_router::hooks::use_navigate;
 use std::future::Future;
 use trellis_model::api::SignalRequest;
-use trellis_model::InstanceStatus;
+use trellis_model::{InstanceStatus, Role};
 
 /// Runs one call to the API; a refusal (403, 409, ...) shows the server's `detail`, and either
 /// way the instance is reread so the page shows what it is now.
@@ -46,15 +46,15 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
     let busy = RwSignal::new(false);
     let payload = RwSignal::new(String::new());
     // The signed-in user's role; until it is known nothing is offered.
-    let role = RwSignal::new(String::new());
+    let role = RwSignal::new(None::<Role>);
     spawn_local(async move {
         if let Ok(me) = api::me().await {
-            role.set(me.role);
+            role.set(Some(me.role));
         }
     });
     let actions = Memo::new(move |_| {
         let status = status.with(|s| InstanceStatus::parse(s));
-        status.map(|s| role.with(|r| available(s, r))).unwrap_or_default()
+        status.map(|s| available(s, role.get())).unwrap_or_default()
     });
     let has = move |a: Action| actions.with(|all| all.contains(&a));
     // The graph offers "Retry from here" and previews the retry only while one may be made.

@@ -61,7 +61,7 @@ fn Row(t: Trigger) -> impl IntoView {
     view! {
         <tr data-testid="any-trigger-row">
             <td class="name"><a href=href>{workflow}</a></td>
-            <td>{t.kind.clone()}</td>
+            <td>{t.kind.as_str()}</td>
             <td>{t.name.clone().unwrap_or_default()}</td>
             <td><code class="wrap">{what}</code></td>
             <td>{if t.paused { "paused" } else { "active" }}</td>

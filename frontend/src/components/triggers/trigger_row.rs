@@ -8,6 +8,7 @@ use crate::format;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::{Delivery, Trigger};
+use trellis_model::TriggerKind;
 
 /// How long a rotated-out secret still verifies: deliveries already on their way get through.
 const ROTATE_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
@@ -62,11 +63,11 @@ pub fn TriggerRow(
             }
         })
     };
-    let is_webhook = t.kind == "webhook";
+    let is_webhook = t.kind == TriggerKind::Webhook;
     let what = where_or_when(&t);
     view! {
-        <tr data-testid="trigger-row" data-kind=t.kind.clone()>
-            <td>{t.kind.clone()}</td>
+        <tr data-testid="trigger-row" data-kind=t.kind.as_str()>
+            <td>{t.kind.as_str()}</td>
             <td class="name">{t.name.clone().unwrap_or_default()}</td>
             <td><code class="wrap">{what}</code></td>
             <td data-testid="trigger-state">{if paused { "paused" } else { "active" }}</td>
@@ -116,7 +117,7 @@ fn DeliveryLog(list: Vec<Delivery>) -> impl IntoView {
                 {list.into_iter().map(|d| view! {
                     <tr data-testid="delivery-row">
                         <td class="updated">{format::timestamp(&d.received_at)}</td>
-                        <td data-testid="delivery-outcome">{d.outcome.clone()}</td>
+                        <td data-testid="delivery-outcome">{d.outcome.as_str()}</td>
                         <td>{match d.verified { Some(true) => "yes", Some(false) => "no", None => "—" }}</td>
                         <td class="version">{d.status.map(|s| s.to_string()).unwrap_or_default()}</td>
                         <td class="error">{d.reason.clone().unwrap_or_default()}</td>

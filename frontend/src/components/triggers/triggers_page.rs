@@ -23,7 +23,7 @@ pub fn TriggersPage(id: String) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let me = LocalResource::new(api::me);
     // Editors and admins manage triggers; the others read them and their logs.
-    let editable = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_edit(&m.role)));
+    let editable = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_edit(m.role)));
     let reload = move || {
         spawn_local(async move {
             match api_triggers::list(&workflow.get_value()).await {

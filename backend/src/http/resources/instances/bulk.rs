@@ -5,7 +5,7 @@ use crate::http::middleware::authed::{AsOperator, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{ApiJson, ApiPath};
 use crate::http::AppState;
-use crate::jobs::{new_job, JobKind};
+use crate::jobs::{new_job, JobKind, JobScope};
 use crate::store::{InstanceQuery, PurgeOutcome};
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -130,7 +130,7 @@ async fn bulk(
     let counts = state.store.count_instances(&query).await?;
     let (applies, not): (Vec<_>, Vec<_>) = counts.iter().partition(|(status, _)| kind.applies_to(*status));
     let mut answer = BulkAnswer {
-        action: kind.as_str().to_owned(),
+        action: kind,
         dry_run: body.dry_run,
         filter: serde_json::to_value(&body.filter).map_err(|e| ApiError::Internal(e.into()))?,
         matched: applies.iter().map(|(_, n)| n).sum(),

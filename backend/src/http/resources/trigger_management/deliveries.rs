@@ -56,7 +56,7 @@ fn delivery_view(d: &DeliveryRow) -> Delivery {
         verified: d.verified,
         delivery_id: d.delivery_key.clone(),
         scheduled_at: d.scheduled_at,
-        outcome: d.outcome.clone(),
+        outcome: d.outcome,
         status: d.status,
         reason: d.reason.clone(),
         instance_id: d.instance_id.map(|i| i.to_string()),

@@ -22,7 +22,7 @@ use chrono::{Duration, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use trellis_model::api::{CreatedTrigger, Items, Problem, RotateSecret, RotatedSecret, Trigger};
-use trellis_model::Issue;
+use trellis_model::{Issue, TriggerKind};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -82,7 +82,7 @@ async fn create(
     let row = TriggerRow {
         id: Uuid::now_v7(),
         workflow_id: workflow,
-        kind: spec.kind().to_owned(),
+        kind: spec.kind(),
         name,
         paused,
         spec: sqlx::types::Json(serde_json::to_value(&spec).map_err(|e| ApiError::Internal(e.into()))?),
@@ -299,13 +299,13 @@ fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Trigger {
         Value::Object(spec) => spec.iter().filter(|(k, _)| *k != "kind").map(|(k, v)| (k.clone(), v.clone())).collect(),
         _ => Map::new(),
     };
-    let webhook = t.kind == "webhook";
+    let webhook = t.kind == TriggerKind::Webhook;
     let grace = t.previous_secret_until.filter(|until| *until > Utc::now());
     Trigger {
         id: t.id.to_string(),
         workflow_id: t.workflow_id.to_string(),
         workflow_name: None,
-        kind: t.kind.clone(),
+        kind: t.kind,
         name: t.name.clone(),
         paused: t.paused,
         created_at: t.created_at,
