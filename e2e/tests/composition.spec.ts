@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, centre, collectPageErrors, drag, publishWorkflow, signIn } from './support';
+import { apiGet, archiveEveryWorkflow, centre, collectPageErrors, drag, publishWorkflow, signIn } from './support';
 
 // Composition, drawn as a user would: a child workflow (published through the API) adds one to
 // what it is given; in the designer a parent is drawn with a script node that doubles its input
@@ -66,7 +66,7 @@ test('a parent drawn with a script node and a subworkflow node runs its child on
   await page.getByRole('button', { name: 'Publish' }).click();
   await expect(page.getByTestId('notice')).toHaveText('Published version 1.');
   // What was saved is what was drawn.
-  const saved = await (await page.request.get(`${baseUrl()}/api/v1/workflows/${parentWorkflow}`)).json();
+  const saved = await apiGet(page.request, `/workflows/${parentWorkflow}`);
   const call = saved.draft.nodes.find((n: { id: string }) => n.id === 'subworkflow_1');
   expect(call.config.input).toBe('nodes.script_1.output');
   expect(saved.draft.edges).toEqual([expect.objectContaining({ from: 'script_1', to: 'subworkflow_1' })]);

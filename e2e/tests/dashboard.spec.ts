@@ -1,21 +1,10 @@
-import { test, expect, APIRequestContext, Page } from '@playwright/test';
+import { test, expect, Page } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn, signInNewUser } from './support';
+import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, settled, signIn, signInNewUser, start } from './support';
 
 // The dashboard (the landing page) and failure triage: live counts, the charts, failures
 // grouped by what went wrong, and a group retried as one job.
 
-const sameOrigin = () => ({ origin: baseUrl() });
-
-async function start(api: APIRequestContext, workflow: string, input: object = {}): Promise<string> {
-  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input } });
-  expect(started.status()).toBe(201);
-  return (await started.json()).id;
-}
-
-async function settled(api: APIRequestContext, id: string, status: string) {
-  await expect.poll(async () => (await (await api.get(`${baseUrl()}/api/v1/instances/${id}`)).json()).status).toBe(status);
-}
 
 const tile = async (page: Page, id: string) => Number(await page.getByTestId(id).locator('.tile-value').innerText());
 

@@ -1,7 +1,7 @@
 import { test, expect, Page, Locator } from '@playwright/test';
 import * as fs from 'node:fs';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, centre, collectPageErrors, drag, signIn } from './support';
+import { apiGet, archiveEveryWorkflow, centre, collectPageErrors, drag, saveDraft, signIn } from './support';
 
 // The designer driven with the real mouse and keyboard: palette drops, port-to-port connects,
 // a refused cycle, configuration with expression preview, save, publish, reload, a second
@@ -200,14 +200,7 @@ test('a workflow is drawn by mouse, configured, saved, published twice, compared
 
   // Someone else saves meanwhile: our save is refused, and we choose to overwrite.
   const id = page.url().split('/').pop()!;
-  const current = await page.request.get(`${baseUrl()}/api/v1/workflows/${id}`);
-  const theirs = await current.json();
-  const put = await page.request.put(`${baseUrl()}/api/v1/workflows/${id}/draft`, {
-    // On the page's session cookie: a change must name its origin, as the app's own do.
-    headers: { 'If-Match': theirs.etag, origin: baseUrl() },
-    data: theirs.draft,
-  });
-  expect(put.status()).toBe(200);
+  await saveDraft(page.request, id, (await apiGet(page.request, `/workflows/${id}`)).draft);
   await page.getByTestId('node-noop_1').click();
   await page.keyboard.press('ArrowDown');
   await page.getByRole('button', { name: 'Save' }).click();

@@ -1,17 +1,10 @@
-import { test, expect, APIRequestContext, Page } from '@playwright/test';
+import { test, expect, Page } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn, signInNewUser } from './support';
+import { apiPost, apiUrl, archiveEveryWorkflow, collectPageErrors, publishWorkflow, saveDraft, signIn, signInNewUser, start } from './support';
 
 // The instance page's actions: pause and resume a running instance, cancel and purge it,
 // retry a failed one, and a viewer who sees no action at all. Workflows are made through the API.
 
-const sameOrigin = () => ({ origin: baseUrl() });
-
-async function start(api: APIRequestContext, workflow: string): Promise<string> {
-  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
-  expect(started.status()).toBe(201);
-  return (await started.json()).id;
-}
 
 const gated = { nodes: [{ id: 'gate', type: 'wait_signal' }, { id: 'after', type: 'noop' }], edges: [{ from: 'gate', to: 'after' }] };
 // `flaky` fails its first attempt only, so a retry from the failed nodes succeeds.
@@ -64,7 +57,7 @@ test('pause, resume, cancel and purge a running instance', async ({ page }, test
   page.once('dialog', (d) => d.accept());
   await page.getByTestId('purge-instance').click();
   await expect(page).toHaveURL(/\/instances$/);
-  const gone = await page.request.get(`${baseUrl()}/api/v1/instances/${instance}`);
+  const gone = await page.request.get(apiUrl(`/instances/${instance}`));
   expect(gone.status()).toBe(404);
   expect(errors).toEqual([]);
 });
@@ -112,15 +105,9 @@ test('a retry onto the latest version previews its added nodes, then the page dr
   const workflow = await publishWorkflow(page.request, 'Actions e2e versions', flaky);
   const instance = await start(page.request, workflow);
   // Version 2 adds a node after `last`.
-  const current = await page.request.get(`${baseUrl()}/api/v1/workflows/${workflow}`);
   const v2 = { nodes: [...flaky.nodes, { id: 'extra', type: 'noop' }], edges: [...flaky.edges, { from: 'last', to: 'extra' }] };
-  const saved = await page.request.put(`${baseUrl()}/api/v1/workflows/${workflow}/draft`, {
-    headers: { ...sameOrigin(), 'If-Match': current.headers()['etag'] },
-    data: v2,
-  });
-  expect(saved.status()).toBe(200);
-  const published = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/versions`, { headers: sameOrigin(), data: {} });
-  expect(published.status()).toBe(201);
+  await saveDraft(page.request, workflow, v2);
+  await apiPost(page.request, `/workflows/${workflow}/versions`, {}, 201);
 
   await page.goto(`${baseUrl()}/instances/${instance}`);
   await expect(page.getByTestId('instance-status')).toHaveText('failed');
@@ -164,9 +151,7 @@ test('a queued instance explains which limit holds it', async ({ page }, testInf
   await signIn(page);
   const workflow = await publishWorkflow(page.request, 'Actions e2e queued', { ...gated, settings: { max_concurrent_instances: 1, on_limit: 'queue' } });
   const first = await start(page.request, workflow);
-  const second = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: sameOrigin(), data: { input: {} } });
-  expect([201, 202]).toContain(second.status());
-  const queued = (await second.json()).id;
+  const queued = await start(page.request, workflow);
 
   await page.goto(`${baseUrl()}/instances/${queued}`);
   await expect(page.getByTestId('instance-status')).toHaveText('queued');
@@ -177,8 +162,7 @@ test('a queued instance explains which limit holds it', async ({ page }, testInf
   await page.screenshot({ path: testInfo.outputPath('queued.png'), fullPage: true });
 
   // Cancel the first: the queued one is admitted and its explanation goes.
-  const canceled = await page.request.post(`${baseUrl()}/api/v1/instances/${first}/cancel`, { headers: sameOrigin() });
-  expect(canceled.status()).toBe(200);
+  await apiPost(page.request, `/instances/${first}/cancel`);
   await expect(page.getByTestId('instance-status')).toHaveText('running');
   await expect(explain).toHaveCount(0);
   expect(errors).toEqual([]);
@@ -196,8 +180,7 @@ test('a node clicked on the graph shows its attempts, output and config', async 
   await expect(details.getByTestId('attempt-row')).toHaveCount(1);
   await expect(details.getByTestId('attempt-row').first()).toContainText('error');
   // A retry made elsewhere (through the API) brings the finished page back to life, no reload.
-  const retried = await page.request.post(`${baseUrl()}/api/v1/instances/${instance}/retry`, { headers: sameOrigin(), data: { from: 'failed' } });
-  expect(retried.ok()).toBeTruthy();
+  await apiPost(page.request, `/instances/${instance}/retry`, { from: 'failed' });
   await expect(page.getByTestId('instance-status')).toHaveText('succeeded');
   await expect(page.getByTestId('run-node-flaky')).toHaveAttribute('data-status', 'succeeded');
   await page.getByTestId('run-node-flaky').click();

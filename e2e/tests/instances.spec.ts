@@ -1,39 +1,16 @@
 import { test, expect, APIRequestContext } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
+import { apiPost, archiveEveryWorkflow, collectPageErrors, publishWorkflow, settled, signIn, signInNewUser, start as startWith } from './support';
 
 // The operator's instances list: filters kept in the address, status counts as chips, rows
 // that appear and change colour live, and a hand-edited address that cannot break the page.
 
-const sameOrigin = () => ({ origin: baseUrl() });
+/** Creates and publishes a one-node workflow; returns its id. */
+const workflowOf = (api: APIRequestContext, name: string, node: object) =>
+  publishWorkflow(api, name, { nodes: [{ id: 'only', ...node }], edges: [] });
 
-/** Creates and publishes a one-node workflow of `type`; returns its id. */
-async function workflowOf(api: APIRequestContext, name: string, node: object): Promise<string> {
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, {
-    headers: sameOrigin(),
-    data: { name, definition: { nodes: [{ id: 'only', ...node }], edges: [] } },
-  });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
-  expect(published.status()).toBe(201);
-  return id;
-}
-
-async function start(api: APIRequestContext, workflow: string, key?: string): Promise<string> {
-  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, {
-    headers: sameOrigin(),
-    data: { input: {}, key },
-  });
-  expect(started.status()).toBe(201);
-  return (await started.json()).id;
-}
-
-async function settled(api: APIRequestContext, id: string, status: string) {
-  await expect
-    .poll(async () => (await (await api.get(`${baseUrl()}/api/v1/instances/${id}`)).json()).status)
-    .toBe(status);
-}
+/** Starts `workflow` with no input, under `key` if given. */
+const start = (api: APIRequestContext, workflow: string, key?: string) => startWith(api, workflow, {}, key);
 
 test.afterAll(archiveEveryWorkflow);
 
@@ -84,7 +61,7 @@ test('instances are found by status from the address and the chips, and new ones
   const fresh = await start(page.request, gated, 'live-one');
   await expect(page.getByTestId('instance-row')).toHaveCount(2);
   await expect(page.getByTestId('instance-row').first()).toHaveAttribute('data-id', fresh);
-  await page.request.post(`${baseUrl()}/api/v1/instances/${fresh}/cancel`, { headers: sameOrigin() });
+  await apiPost(page.request, `/instances/${fresh}/cancel`);
   await expect(page.locator(`[data-testid=instance-row][data-id="${fresh}"]`)).toHaveAttribute('data-status', 'canceled');
   await page.goto(`${baseUrl()}/instances`);
   await expect(page.getByTestId('instance-row').first()).toBeVisible();
@@ -129,11 +106,7 @@ test('bulk purge previews the count the API gives, and bulk retry runs to the en
   await page.goto(`${baseUrl()}/instances?workflow=${flaky}`);
   await expect(page.getByTestId('instance-row')).toHaveCount(4);
   // Purge preview: the same numbers as the API's own dry run.
-  const dry = await page.request.post(`${baseUrl()}/api/v1/instances/purge`, {
-    headers: sameOrigin(),
-    data: { filter: { workflow: flaky }, dry_run: true },
-  });
-  const expected = await dry.json();
+  const expected = await apiPost(page.request, '/instances/purge', { filter: { workflow: flaky }, dry_run: true });
   await page.getByTestId('bulk-purge').click();
   await expect(page.getByTestId('bulk-preview')).toContainText(`${expected.matched} instances will be purged`);
   await shot('bulk-preview');

@@ -1,6 +1,6 @@
 import { test, expect, APIRequestContext } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
+import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signalNode, signIn, start as startWith } from './support';
 
 // The live run view: a workflow made through the API (a wait_signal gate, then a noop) is
 // started and watched on its page. The gate shows as waiting with an open signal span; a signal
@@ -9,38 +9,17 @@ import { archiveEveryWorkflow, collectPageErrors, signIn } from './support';
 
 // These calls ride on the page's session cookie, so like the app's own requests they must
 // say they come from its origin (the server refuses cookie changes from anywhere else).
-const sameOrigin = () => ({ origin: baseUrl() });
-
 /** Creates and publishes gate → after; returns the workflow id. */
-async function gatedWorkflow(api: APIRequestContext, name: string): Promise<string> {
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, {
-    headers: sameOrigin(),
-    data: {
-      name,
-      definition: {
-        nodes: [
-          { id: 'gate', type: 'wait_signal', name: 'Approval' },
-          { id: 'after', type: 'noop' },
-        ],
-        edges: [{ from: 'gate', to: 'after' }],
-      },
-    },
+const gatedWorkflow = (api: APIRequestContext, name: string) =>
+  publishWorkflow(api, name, {
+    nodes: [
+      { id: 'gate', type: 'wait_signal', name: 'Approval' },
+      { id: 'after', type: 'noop' },
+    ],
+    edges: [{ from: 'gate', to: 'after' }],
   });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} });
-  expect(published.status()).toBe(201);
-  return id;
-}
 
-async function start(api: APIRequestContext, workflow: string): Promise<string> {
-  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, {
-    headers: sameOrigin(),
-    data: { input: { order: 42 } },
-  });
-  expect(started.status()).toBe(201);
-  return (await started.json()).id;
-}
+const start = (api: APIRequestContext, workflow: string) => startWith(api, workflow, { order: 42 });
 
 test.afterAll(archiveEveryWorkflow);
 
@@ -86,11 +65,7 @@ test('a run is followed live: waiting gate, spans, signal, succeeded without a r
 
   // Signalled behind the page's back: the page follows without reloading.
   await page.evaluate(() => ((window as unknown as { stillHere: boolean }).stillHere = true));
-  const signalled = await page.request.post(`${baseUrl()}/api/v1/instances/${instance}/signal`, {
-    headers: sameOrigin(),
-    data: { node: 'gate', payload: { approved: true } },
-  });
-  expect(signalled.ok()).toBeTruthy();
+  await signalNode(page.request, instance, 'gate', { approved: true });
   await expect(gate).toHaveAttribute('data-status', 'succeeded');
   await expect(after).toHaveAttribute('data-status', 'succeeded');
   await expect(page.getByTestId('instance-status')).toHaveText('succeeded');

@@ -1,6 +1,6 @@
-import { test, expect, APIRequestContext } from '@playwright/test';
+import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn } from './support';
+import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signalNode, signIn, start } from './support';
 
 // Sub-workflows on the run view: a child workflow (a signal gate) and a parent calling it are
 // published through the API and the parent is started. The parent's page shows its
@@ -8,7 +8,6 @@ import { archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn } from
 // started it and links back; once the child is signaled, the parent finishes. The designer's
 // form for the node has the child picked in its workflow list.
 
-const sameOrigin = () => ({ origin: baseUrl() });
 
 test.afterAll(archiveEveryWorkflow);
 
@@ -27,12 +26,7 @@ test('a parent links to its child, the child links back, and the parent ends wit
     ],
     edges: [{ from: 'receive', to: 'approve' }, { from: 'approve', to: 'ship' }],
   });
-  const started = await page.request.post(`${baseUrl()}/api/v1/workflows/${parent}/instances`, {
-    headers: sameOrigin(),
-    data: { input: { order: 42 } },
-  });
-  expect(started.status()).toBe(201);
-  const instance = (await started.json()).id;
+  const instance = await start(page.request, parent, { order: 42 });
 
   // The parent: the subworkflow node waits, showing its child running, with a link.
   await page.goto(`${baseUrl()}/instances/${instance}`);
@@ -60,11 +54,7 @@ test('a parent links to its child, the child links back, and the parent ends wit
   await shot('child-started-by-parent');
 
   // Signaled, the child succeeds; back on the parent, the node and the instance have too.
-  const signaled = await page.request.post(`${baseUrl()}/api/v1/instances/${childId}/signal`, {
-    headers: sameOrigin(),
-    data: { node: 'approval', payload: { approved: true } },
-  });
-  expect(signaled.status()).toBe(200);
+  await signalNode(page.request, childId, 'approval', { approved: true });
   await expect(page.getByTestId('instance-status')).toHaveText('succeeded');
   await page.getByTestId('parent-link').click();
   await expect(page).toHaveURL(new RegExp(`/instances/${instance}$`));

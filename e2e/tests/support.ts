@@ -1,8 +1,9 @@
-// What the specs share: page-error collection, signing in, creating a workflow in the designer,
-// publishing, starting and signalling through the API, dragging with the mouse, and cleaning up
-// after themselves.
+// What the specs share: page-error collection, signing in, the API (creating, publishing,
+// starting, signalling), creating a workflow in the designer, dragging with the mouse, an
+// accessibility check, and cleaning up after themselves.
 import { expect, APIRequestContext, Browser, BrowserContext, Locator, Page } from '@playwright/test';
 import type { PlaywrightWorkerArgs } from '@playwright/test';
+import AxeBuilder from '@axe-core/playwright';
 import { adminPassword, baseUrl } from './env';
 
 // A panic in the wasm app surfaces as an uncaught page error; any of those fails the test.
@@ -25,11 +26,7 @@ export async function signIn(page: Page) {
 export async function signInNewUser(admin: Page, browser: Browser, role: string): Promise<{ page: Page; context: BrowserContext }> {
   const username = `${role}${Date.now()}`;
   const password = `${role}-password-123456`;
-  const created = await admin.request.post(`${baseUrl()}/api/v1/users`, {
-    headers: { origin: baseUrl() },
-    data: { username, password, role },
-  });
-  expect(created.status()).toBe(201);
+  await apiPost(admin.request, '/users', { username, password, role }, 201);
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${baseUrl()}/login`);
@@ -40,16 +37,66 @@ export async function signInNewUser(admin: Page, browser: Browser, role: string)
   return { page, context };
 }
 
-// Creates the workflow `name` with `definition` and publishes it as version 1, on a signed-in
-// page's session (`page.request`): a change must name its origin, as the app's own do.
+// --- The API, as the specs call it: on a signed-in page's session (`page.request`), each change
+// naming its origin as the app's own requests do, each answer's status checked. ---
+
+/** The headers a change needs to pass the server's same-origin check. */
+export const sameOrigin = () => ({ origin: baseUrl() });
+
+/** `/api/v1{path}` on the server under test. */
+export const apiUrl = (path: string) => `${baseUrl()}/api/v1${path}`;
+
+/** GETs `path` and returns its JSON body. */
+export async function apiGet(api: APIRequestContext, path: string): Promise<any> {
+  const answer = await api.get(apiUrl(path));
+  expect(answer.ok(), `GET ${path} answered ${answer.status()}`).toBeTruthy();
+  return answer.json();
+}
+
+/** POSTs `data` to `path`, expects `status` back, and returns the body (JSON when there is one). */
+export async function apiPost(api: APIRequestContext, path: string, data: unknown = {}, status = 200): Promise<any> {
+  const answer = await api.post(apiUrl(path), { headers: sameOrigin(), data });
+  expect(answer.status(), `POST ${path}`).toBe(status);
+  const text = await answer.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Replaces the draft of `workflow` with `definition`, over whatever revision the server holds. */
+export async function saveDraft(api: APIRequestContext, workflow: string, definition: object): Promise<void> {
+  const current = await api.get(apiUrl(`/workflows/${workflow}`));
+  const saved = await api.put(apiUrl(`/workflows/${workflow}/draft`), {
+    headers: { ...sameOrigin(), 'If-Match': current.headers()['etag'] },
+    data: definition,
+  });
+  expect(saved.status(), `PUT /workflows/${workflow}/draft`).toBe(200);
+}
+
+/** Creates the workflow `name` with `definition` and publishes it as version 1; returns its id. */
 export async function publishWorkflow(api: APIRequestContext, name: string, definition: object): Promise<string> {
-  const headers = { origin: baseUrl() };
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, { headers, data: { name, definition } });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  const published = await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers, data: {} });
-  expect(published.status()).toBe(201);
+  const { id } = await apiPost(api, '/workflows', { name, definition }, 201);
+  await apiPost(api, `/workflows/${id}/versions`, {}, 201);
   return id;
+}
+
+/** Starts the latest version of `workflow`; returns the new instance's id and whether it runs or waits (`queued`). */
+export async function startInstance(api: APIRequestContext, workflow: string, input: unknown = {}, key?: string): Promise<{ id: string; status: string }> {
+  const { id, status } = await apiPost(api, `/workflows/${workflow}/instances`, { input, key }, 201);
+  return { id, status };
+}
+
+/** Starts `workflow` and returns the instance's id. */
+export async function start(api: APIRequestContext, workflow: string, input: unknown = {}, key?: string): Promise<string> {
+  return (await startInstance(api, workflow, input, key)).id;
+}
+
+/** Waits until instance `id` has `status`. */
+export async function settled(api: APIRequestContext, id: string, status: string): Promise<void> {
+  await expect.poll(async () => (await apiGet(api, `/instances/${id}`)).status).toBe(status);
+}
+
+/** Sends the signal a `wait_signal` node waits for. */
+export async function signalNode(api: APIRequestContext, instance: string, node: string, payload?: unknown): Promise<void> {
+  await apiPost(api, `/instances/${instance}/signal`, { node, payload });
 }
 
 // Creates the workflow `name` from the workflow list, as a user does, and opens it in the
@@ -64,19 +111,43 @@ export async function createWorkflowInDesigner(page: Page, name: string): Promis
   return page.url().split('/').pop()!;
 }
 
-// Starts the latest version of `workflow` with `input` through the API, on a signed-in page's
-// session; returns the new instance's id and whether it runs or waits (`queued`).
-export async function startInstance(api: APIRequestContext, workflow: string, input: unknown): Promise<{ id: string; status: string }> {
-  const started = await api.post(`${baseUrl()}/api/v1/workflows/${workflow}/instances`, { headers: { origin: baseUrl() }, data: { input } });
-  expect(started.status()).toBe(201);
-  const body = await started.json();
-  return { id: body.id, status: body.status };
+/** Fails with every WCAG 2.1 A and AA violation axe-core finds on the page as it is now. */
+export async function expectAccessible(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  const found = results.violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help}\n  ${v.nodes.map((n) => n.target.join(' ')).join('\n  ')}`);
+  expect(found).toEqual([]);
 }
 
-// Sends the signal a `wait_signal` node waits for, through the API.
-export async function signalNode(api: APIRequestContext, instance: string, node: string, payload?: unknown): Promise<void> {
-  const signalled = await api.post(`${baseUrl()}/api/v1/instances/${instance}/signal`, { headers: { origin: baseUrl() }, data: { node, payload } });
-  expect(signalled.status()).toBe(200);
+/**
+ * Tabs through the page from where the focus is (at most `stops` times, until a stop comes round
+ * again) and fails naming each focus stop that draws no focus indicator: an outline, or for the
+ * graph's nodes the dashed box they draw instead.
+ */
+export async function expectFocusRings(page: Page, stops = 80): Promise<void> {
+  const seen = new Set<string>();
+  const bare: string[] = [];
+  for (let i = 0; i < stops; i++) {
+    await page.keyboard.press('Tab');
+    const stop = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el || el === document.body) return null;
+      const path: string[] = [];
+      for (let n: Element | null = el; n && n !== document.body; n = n.parentElement) {
+        path.unshift(`${n.tagName.toLowerCase()}:${Array.from(n.parentElement?.children ?? []).indexOf(n)}`);
+      }
+      const style = getComputedStyle(el);
+      const outlined = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0;
+      const box = el.querySelector(':scope > .node-box');
+      const dashed = box !== null && getComputedStyle(box).strokeDasharray !== 'none';
+      const name = `${el.tagName.toLowerCase()} ${el.getAttribute('data-testid') ?? ''} "${(el.textContent ?? '').trim().slice(0, 30)}"`;
+      return { key: path.join('/'), ringed: outlined || dashed, name };
+    });
+    if (!stop) continue;
+    if (seen.has(stop.key)) break;
+    seen.add(stop.key);
+    if (!stop.ringed) bare.push(stop.name);
+  }
+  expect(bare, 'focus stops without a visible focus indicator').toEqual([]);
 }
 
 /** The middle of `locator` on the page, for the mouse. */

@@ -1,24 +1,13 @@
 import { test, expect, APIRequestContext } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, collectPageErrors, signIn, signInNewUser } from './support';
+import { apiPost, archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn, signInNewUser } from './support';
 
 // A workflow's triggers page: a webhook created in the browser is delivered to with the secret
 // and the signed example it shows, and the delivery appears in its log; a schedule's next fire
 // times follow the expression as it is typed, and a bad one says why.
 
-const sameOrigin = () => ({ origin: baseUrl() });
-
-async function publish(api: APIRequestContext, name: string): Promise<string> {
-  const created = await api.post(`${baseUrl()}/api/v1/workflows`, {
-    headers: sameOrigin(),
-    data: { name, definition: { nodes: [{ id: 'n', type: 'noop' }], edges: [] } },
-  });
-  expect(created.status()).toBe(201);
-  const id = (await created.json()).id;
-  expect((await api.post(`${baseUrl()}/api/v1/workflows/${id}/versions`, { headers: sameOrigin(), data: {} })).status()).toBe(201);
-  return id;
-}
+const publish = (api: APIRequestContext, name: string) => publishWorkflow(api, name, { nodes: [{ id: 'n', type: 'noop' }], edges: [] });
 
 test.afterAll(archiveEveryWorkflow);
 
@@ -85,8 +74,7 @@ test('the cron preview follows the expression as it is typed and names what is w
 test('a viewer reads the triggers and their logs but is offered no change', async ({ page, browser }) => {
   await signIn(page);
   const workflow = await publish(page.request, 'Triggers e2e viewer');
-  const made = await page.request.post(`${baseUrl()}/api/v1/workflows/${workflow}/triggers`, { headers: sameOrigin(), data: { kind: 'webhook' } });
-  expect(made.status()).toBe(201);
+  await apiPost(page.request, `/workflows/${workflow}/triggers`, { kind: 'webhook' }, 201);
   const { page: viewer, context } = await signInNewUser(page, browser, 'viewer');
   await viewer.goto(`${baseUrl()}/workflows/${workflow}/triggers`);
   await expect(viewer.getByTestId('trigger-row')).toHaveCount(1);

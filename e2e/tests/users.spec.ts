@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { collectPageErrors, signIn, signInNewUser } from './support';
+import { apiPost, collectPageErrors, signIn, signInNewUser } from './support';
 
 // The admins' Users page: add a user, change a role (effective on the user's next request),
 // disable and enable, API keys shown once and revoked; a viewer is offered none of it.
@@ -86,11 +86,7 @@ test('a viewer is offered no admin page, and one reached by address says why', a
 test('the audit log lists what was done, filtered by action and actor', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const created = await page.request.post(`${baseUrl()}/api/v1/users`, {
-    headers: { origin: baseUrl() },
-    data: { username: `audited${Date.now()}`, password: 'audited-password-1', role: 'viewer' },
-  });
-  expect(created.status()).toBe(201);
+  await apiPost(page.request, '/users', { username: `audited${Date.now()}`, password: 'audited-password-1', role: 'viewer' }, 201);
   await page.getByRole('link', { name: 'Audit', exact: true }).click();
   await expect(page).toHaveTitle(/Audit log · Trellis/);
   await expect(page.getByTestId('audit-row').first()).toBeVisible();
@@ -123,10 +119,9 @@ test('a retention policy is previewed before it is saved, and a value out of ran
   await page.getByTestId('retention-succeeded_days').fill('3650');
   await page.getByTestId('retention-preview').click();
   // The page's count is the API's own preview of the same policy.
-  const expected = await (await page.request.post(`${baseUrl()}/api/v1/retention/preview`, {
-    headers: { origin: baseUrl() },
-    data: { succeeded_days: 3650, failed_days: null, canceled_days: null, timed_out_days: null, audit_days: null },
-  })).json();
+  const expected = await apiPost(page.request, '/retention/preview', {
+    succeeded_days: 3650, failed_days: null, canceled_days: null, timed_out_days: null, audit_days: null,
+  });
   const count = page.getByTestId('retention-preview-count');
   await expect(count).toContainText(expected.instances === 0 ? 'deletes nothing' : `${expected.instances} finished`);
   await expect(page.getByTestId('retention-error-succeeded_days')).toHaveCount(0);
