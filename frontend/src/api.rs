@@ -7,6 +7,8 @@ use crate::error::ApiError;
 use crate::urls;
 use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
+use std::cell::RefCell;
+use std::rc::Rc;
 use trellis_model::api::{
     CreateWorkflow, InstanceDetail, InstancePage, Items, LoginRequest, Me, Page, PublishRequest, Published,
     SignalRequest, StartInstance, Started, TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow,
@@ -14,9 +16,9 @@ use trellis_model::api::{
 };
 use trellis_model::Definition;
 
+/// A 401 here is a wrong password, not a lost session: it goes to the form, not to sign-in.
 pub async fn login(credentials: &LoginRequest) -> Result<TokenResponse, ApiError> {
-    let response = send(Request::post(&urls::login()).json(credentials)).await?;
-    decode(response).await
+    decode(exchange(Request::post(&urls::login()).json(credentials)).await?).await
 }
 
 pub async fn logout() -> Result<(), ApiError> {
@@ -24,7 +26,7 @@ pub async fn logout() -> Result<(), ApiError> {
 }
 
 pub async fn me() -> Result<Me, ApiError> {
-    decode(send(Request::get(&urls::me()).build()).await?).await
+    fetch(Request::get(&urls::me()).build()).await
 }
 
 pub async fn list_workflows(
@@ -33,50 +35,50 @@ pub async fn list_workflows(
     archived: bool,
 ) -> Result<Page<WorkflowSummary>, ApiError> {
     let url = urls::workflow_list(search, cursor, urls::PAGE_SIZE, archived);
-    decode(send(Request::get(&url).build()).await?).await
+    fetch(Request::get(&url).build()).await
 }
 
 pub async fn create_workflow(body: &CreateWorkflow) -> Result<Workflow, ApiError> {
-    decode(send(Request::post(&urls::workflows()).json(body)).await?).await
+    fetch(Request::post(&urls::workflows()).json(body)).await
 }
 
 pub async fn get_workflow(id: &str) -> Result<Workflow, ApiError> {
-    decode(send(Request::get(&urls::workflow(id)).build()).await?).await
+    fetch(Request::get(&urls::workflow(id)).build()).await
 }
 
 pub async fn update_workflow(id: &str, body: &UpdateWorkflow) -> Result<Workflow, ApiError> {
-    decode(send(Request::patch(&urls::workflow(id)).json(body)).await?).await
+    fetch(Request::patch(&urls::workflow(id)).json(body)).await
 }
 
 pub async fn set_archived(id: &str, archived: bool) -> Result<Workflow, ApiError> {
-    decode(send(Request::post(&urls::archive(id, archived)).build()).await?).await
+    fetch(Request::post(&urls::archive(id, archived)).build()).await
 }
 
 /// Saves the draft if the server still holds revision `etag`; `None` overwrites whatever is there.
 pub async fn save_draft(id: &str, etag: Option<&str>, draft: &Definition) -> Result<Workflow, ApiError> {
     let request = Request::put(&urls::draft(id)).header("If-Match", etag.unwrap_or("*")).json(draft);
-    decode(send(request).await?).await
+    fetch(request).await
 }
 
 pub async fn publish(id: &str, note: Option<String>) -> Result<Published, ApiError> {
-    decode(send(Request::post(&urls::versions(id)).json(&PublishRequest { note })).await?).await
+    fetch(Request::post(&urls::versions(id)).json(&PublishRequest { note })).await
 }
 
 pub async fn list_versions(id: &str) -> Result<Vec<VersionSummary>, ApiError> {
-    let page: Items<VersionSummary> = decode(send(Request::get(&urls::versions(id)).build()).await?).await?;
+    let page: Items<VersionSummary> = fetch(Request::get(&urls::versions(id)).build()).await?;
     Ok(page.items)
 }
 
 pub async fn get_version(id: &str, n: i64) -> Result<Version, ApiError> {
-    decode(send(Request::get(&urls::version(id, n)).build()).await?).await
+    fetch(Request::get(&urls::version(id, n)).build()).await
 }
 
 pub async fn start_instance(workflow: &str, body: &StartInstance) -> Result<Started, ApiError> {
-    decode(send(Request::post(&urls::start_instance(workflow)).json(body)).await?).await
+    fetch(Request::post(&urls::start_instance(workflow)).json(body)).await
 }
 
 pub async fn get_instance(id: &str) -> Result<InstanceDetail, ApiError> {
-    decode(send(Request::get(&urls::instance(id)).build()).await?).await
+    fetch(Request::get(&urls::instance(id)).build()).await
 }
 
 pub async fn cancel_instance(id: &str) -> Result<(), ApiError> {
@@ -89,11 +91,43 @@ pub async fn signal_instance(id: &str, body: &SignalRequest) -> Result<(), ApiEr
 
 /// `GET /instances` at `url`, built by `InstanceFilter::api_url`.
 pub async fn list_instances(url: &str) -> Result<InstancePage, ApiError> {
-    decode(send(Request::get(url).build()).await?).await
+    fetch(Request::get(url).build()).await
 }
 
-/// Sends a request and turns any non-2xx answer into the server's problem.
+thread_local! {
+    /// What the app does when a call is answered 401 (set by the layout: go to sign-in).
+    static ON_UNAUTHORIZED: RefCell<Option<Rc<dyn Fn()>>> = RefCell::new(None);
+}
+
+/// Sets (or with `None` removes) what happens when any call but signing in is answered 401.
+pub fn on_unauthorized(hook: Option<Rc<dyn Fn()>>) {
+    ON_UNAUTHORIZED.with(|h| *h.borrow_mut() = hook);
+}
+
+/// The typed call every API function makes: sends `request` and decodes a 2xx answer as `T`.
+pub(crate) async fn fetch<T: DeserializeOwned>(request: Result<Request, gloo_net::Error>) -> Result<T, ApiError> {
+    decode(send(request).await?).await
+}
+
+/// Sends a request and turns any non-2xx answer into the server's problem; a 401 (the session is
+/// gone) also runs the `on_unauthorized` hook.
 pub(crate) async fn send(request: Result<Request, gloo_net::Error>) -> Result<Response, ApiError> {
+    exchange(request).await.map_err(signed_out_on_401)
+}
+
+/// Runs the `on_unauthorized` hook when `err` is a 401; hands `err` on.
+fn signed_out_on_401(err: ApiError) -> ApiError {
+    if err.is_unauthorized() {
+        let hook = ON_UNAUTHORIZED.with(|h| h.borrow().clone());
+        if let Some(hook) = hook {
+            hook();
+        }
+    }
+    err
+}
+
+/// Sends a request; a non-2xx answer is the server's problem.
+async fn exchange(request: Result<Request, gloo_net::Error>) -> Result<Response, ApiError> {
     let response = request.map_err(transport)?.send().await.map_err(transport)?;
     if response.ok() {
         return Ok(response);
@@ -103,7 +137,7 @@ pub(crate) async fn send(request: Result<Request, gloo_net::Error>) -> Result<Re
     Err(ApiError::from_response(status, &body))
 }
 
-pub(crate) async fn decode<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
+async fn decode<T: DeserializeOwned>(response: Response) -> Result<T, ApiError> {
     response.json().await.map_err(transport)
 }
 
@@ -114,16 +148,16 @@ fn transport(err: gloo_net::Error) -> ApiError {
 // --- Instance page actions (issue 13): pause, resume, retry, purge ---
 
 pub async fn pause_instance(id: &str) -> Result<InstanceDetail, ApiError> {
-    decode(send(Request::post(&urls::instance_action(id, "pause")).build()).await?).await
+    fetch(Request::post(&urls::instance_action(id, "pause")).build()).await
 }
 
 pub async fn resume_instance(id: &str) -> Result<InstanceDetail, ApiError> {
-    decode(send(Request::post(&urls::instance_action(id, "resume")).build()).await?).await
+    fetch(Request::post(&urls::instance_action(id, "resume")).build()).await
 }
 
 /// 200 running again, or 202 queued for a slot; both answer with the instance.
 pub async fn retry_instance(id: &str, body: &trellis_model::api::RetryRequest) -> Result<InstanceDetail, ApiError> {
-    decode(send(Request::post(&urls::instance_action(id, "retry")).json(body)).await?).await
+    fetch(Request::post(&urls::instance_action(id, "retry")).json(body)).await
 }
 
 /// `DELETE /instances/{id}`: a finished instance with its whole history.
@@ -133,7 +167,7 @@ pub async fn purge_instance(id: &str) -> Result<(), ApiError> {
 
 /// `GET /instances/{id}/queue`: which limit holds a queued instance, or its ready nodes.
 pub async fn instance_queue(id: &str) -> Result<trellis_model::api::QueuePlace, ApiError> {
-    decode(send(Request::get(&urls::instance_action(id, "queue")).build()).await?).await
+    fetch(Request::get(&urls::instance_action(id, "queue")).build()).await
 }
 
 // --- Bulk actions on the instances list (issue 13) ---
@@ -143,32 +177,32 @@ pub async fn bulk(
     action: &str,
     body: &trellis_model::api::BulkRequest,
 ) -> Result<trellis_model::api::BulkAnswer, ApiError> {
-    decode(send(Request::post(&format!("{}/instances/{action}", urls::API)).json(body)).await?).await
+    fetch(Request::post(&format!("{}/instances/{action}", urls::API)).json(body)).await
 }
 
 pub async fn get_job(id: &str) -> Result<trellis_model::api::Job, ApiError> {
     let url = format!("{}/jobs/{}", urls::API, urls::encode_component(id));
-    decode(send(Request::get(&url).build()).await?).await
+    fetch(Request::get(&url).build()).await
 }
 
 pub async fn cancel_job(id: &str) -> Result<trellis_model::api::Job, ApiError> {
     let url = format!("{}/jobs/{}/cancel", urls::API, urls::encode_component(id));
-    decode(send(Request::post(&url).build()).await?).await
+    fetch(Request::post(&url).build()).await
 }
 
 /// `GET /jobs`: the most recent bulk jobs, newest first.
 pub async fn list_jobs() -> Result<trellis_model::api::Page<trellis_model::api::Job>, ApiError> {
-    decode(send(Request::get(&format!("{}/jobs?limit=100", urls::API)).build()).await?).await
+    fetch(Request::get(&format!("{}/jobs?limit=100", urls::API)).build()).await
 }
 
 /// `GET /stats/instances` with `query` (`since=…&bucket=…`).
 pub async fn instance_stats(query: &str) -> Result<trellis_model::api::InstanceStats, ApiError> {
-    decode(send(Request::get(&format!("{}/stats/instances?{query}", urls::API)).build()).await?).await
+    fetch(Request::get(&format!("{}/stats/instances?{query}", urls::API)).build()).await
 }
 
 /// `GET /failures` with `query` (`since=…&workflow=…`).
 pub async fn failures(query: &str) -> Result<trellis_model::api::FailureReport, ApiError> {
-    decode(send(Request::get(&format!("{}/failures?{query}", urls::API)).build()).await?).await
+    fetch(Request::get(&format!("{}/failures?{query}", urls::API)).build()).await
 }
 
 // --- Scripts (issue 16) ---
@@ -187,6 +221,6 @@ pub async fn preview_script(
     let text = response.text().await.unwrap_or_default();
     match serde_json::from_str::<trellis_model::api::ScriptProblem>(&text) {
         Ok(failed) if status == 422 => Ok(Err(failed)),
-        _ => Err(ApiError::from_response(status, &text)),
+        _ => Err(signed_out_on_401(ApiError::from_response(status, &text))),
     }
 }

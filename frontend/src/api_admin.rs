@@ -1,22 +1,22 @@
-//! The admins' calls: users, API keys, the audit log and retention. Beside `api.rs`, whose `send` and `decode` they use.
+//! The admins' calls: users, API keys, the audit log and retention. Beside `api.rs`, whose `fetch` and `send` they use.
 
-use crate::api::{decode, send};
+use crate::api::{fetch, send};
 use crate::error::ApiError;
 use crate::urls::{encode_component, API};
 use gloo_net::http::Request;
 use trellis_model::api::{ApiKey, CreateApiKey, CreateUser, CreatedApiKey, Items, Me, UpdateUser, UserView};
 
 pub async fn list_users() -> Result<Vec<UserView>, ApiError> {
-    let page: Items<UserView> = decode(send(Request::get(&format!("{API}/users")).build()).await?).await?;
+    let page: Items<UserView> = fetch(Request::get(&format!("{API}/users")).build()).await?;
     Ok(page.items)
 }
 
 pub async fn create_user(body: &CreateUser) -> Result<Me, ApiError> {
-    decode(send(Request::post(&format!("{API}/users")).json(body)).await?).await
+    fetch(Request::post(&format!("{API}/users")).json(body)).await
 }
 
 pub async fn update_user(id: &str, body: &UpdateUser) -> Result<Me, ApiError> {
-    decode(send(Request::patch(&format!("{API}/users/{}", encode_component(id))).json(body)).await?).await
+    fetch(Request::patch(&format!("{API}/users/{}", encode_component(id))).json(body)).await
 }
 
 pub async fn delete_user(id: &str) -> Result<(), ApiError> {
@@ -24,12 +24,12 @@ pub async fn delete_user(id: &str) -> Result<(), ApiError> {
 }
 
 pub async fn list_api_keys() -> Result<Vec<ApiKey>, ApiError> {
-    let page: Items<ApiKey> = decode(send(Request::get(&format!("{API}/api-keys")).build()).await?).await?;
+    let page: Items<ApiKey> = fetch(Request::get(&format!("{API}/api-keys")).build()).await?;
     Ok(page.items)
 }
 
 pub async fn create_api_key(body: &CreateApiKey) -> Result<CreatedApiKey, ApiError> {
-    decode(send(Request::post(&format!("{API}/api-keys")).json(body)).await?).await
+    fetch(Request::post(&format!("{API}/api-keys")).json(body)).await
 }
 
 pub async fn revoke_api_key(id: &str) -> Result<(), ApiError> {
@@ -38,12 +38,12 @@ pub async fn revoke_api_key(id: &str) -> Result<(), ApiError> {
 
 /// `GET /audit` with `query` (`actor=…&action=…&cursor=…`).
 pub async fn audit(query: &str) -> Result<trellis_model::api::Page<trellis_model::api::AuditEntry>, ApiError> {
-    decode(send(Request::get(&format!("{API}/audit?{query}")).build()).await?).await
+    fetch(Request::get(&format!("{API}/audit?{query}")).build()).await
 }
 
 /// The retention policy of `workflow`, or the default one.
 pub async fn retention(workflow: Option<&str>) -> Result<trellis_model::api::Retention, ApiError> {
-    decode(send(Request::get(&retention_url(workflow, "")).build()).await?).await
+    fetch(Request::get(&retention_url(workflow, "")).build()).await
 }
 
 /// Saves `policy` (`{"succeeded_days": n | null, ...}`) for `workflow`, or as the default.
@@ -51,7 +51,7 @@ pub async fn put_retention(
     workflow: Option<&str>,
     policy: &serde_json::Value,
 ) -> Result<trellis_model::api::Retention, ApiError> {
-    decode(send(Request::put(&retention_url(workflow, "")).json(policy)).await?).await
+    fetch(Request::put(&retention_url(workflow, "")).json(policy)).await
 }
 
 /// What `policy` would delete now if saved.
@@ -59,7 +59,7 @@ pub async fn preview_retention(
     workflow: Option<&str>,
     policy: &serde_json::Value,
 ) -> Result<trellis_model::api::RetentionPreview, ApiError> {
-    decode(send(Request::post(&retention_url(workflow, "/preview")).json(policy)).await?).await
+    fetch(Request::post(&retention_url(workflow, "/preview")).json(policy)).await
 }
 
 fn retention_url(workflow: Option<&str>, tail: &str) -> String {

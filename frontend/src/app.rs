@@ -1,4 +1,4 @@
-//! The root component: the router and the pages it shows.
+//! The root component: the router, the sign-in page, and the pages inside the layout.
 
 use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
@@ -6,10 +6,10 @@ use crate::components::designer::designer_page::DesignerPage;
 use crate::components::triggers::{all_triggers_page::AllTriggersPage, triggers_page::TriggersPage};
 use crate::components::{
     instance_page::InstancePage, instances::instances_page::InstancesPage, instances::jobs_page::JobsPage,
-    login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
+    layout::Layout, login_page::LoginPage, not_found::NotFound, workflows_page::WorkflowsPage,
 };
 use leptos::prelude::*;
-use leptos_router::components::{Route, Router, Routes};
+use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::hooks::use_params_map;
 use leptos_router::path;
 
@@ -19,18 +19,20 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=NotFound>
                 <Route path=path!("/login") view=LoginPage />
-                <Route path=path!("/") view=DashboardPage />
-                <Route path=path!("/failures") view=FailuresPage />
-                <Route path=path!("/users") view=UsersPage />
-                <Route path=path!("/audit") view=AuditPage />
-                <Route path=path!("/retention") view=RetentionPage />
-                <Route path=path!("/workflows") view=WorkflowsPage />
-                <Route path=path!("/instances") view=InstancesPage />
-                <Route path=path!("/jobs") view=JobsPage />
-                <Route path=path!("/triggers") view=AllTriggersPage />
-                <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
-                <Route path=path!("/workflows/:id/triggers") view=|| per_id(|id| view! { <TriggersPage id=id /> }) />
-                <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />
+                <ParentRoute path=path!("") view=Layout>
+                    <Route path=path!("/") view=DashboardPage />
+                    <Route path=path!("/failures") view=FailuresPage />
+                    <Route path=path!("/users") view=UsersPage />
+                    <Route path=path!("/audit") view=AuditPage />
+                    <Route path=path!("/retention") view=RetentionPage />
+                    <Route path=path!("/workflows") view=WorkflowsPage />
+                    <Route path=path!("/instances") view=InstancesPage />
+                    <Route path=path!("/jobs") view=JobsPage />
+                    <Route path=path!("/triggers") view=AllTriggersPage />
+                    <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
+                    <Route path=path!("/workflows/:id/triggers") view=|| per_id(|id| view! { <TriggersPage id=id /> }) />
+                    <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />
+                </ParentRoute>
             </Routes>
         </Router>
     }

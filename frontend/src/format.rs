@@ -50,6 +50,14 @@ pub fn run_duration(started: Option<DateTime<Utc>>, ended: Option<DateTime<Utc>>
     }
 }
 
+/// What the empty workflow list says, depending on whether a search filtered everything out.
+pub fn no_workflows(search: &str) -> String {
+    match search.trim() {
+        "" => "No workflows yet. Create the first one above.".to_owned(),
+        q => format!("No workflows match “{q}”."),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +103,11 @@ mod tests {
         assert_eq!(run_duration(Some(t), Some(t + chrono::Duration::milliseconds(42))), "42 ms");
         assert_eq!(run_duration(Some(t), Some(t + chrono::Duration::milliseconds(1250))), "1.2 s");
         assert_eq!(run_duration(Some(t), Some(t + chrono::Duration::seconds(184))), "3 min 4 s");
+    }
+
+    #[test]
+    fn the_empty_workflow_list_mentions_the_search() {
+        assert!(no_workflows("").starts_with("No workflows yet"));
+        assert_eq!(no_workflows(" <b> "), "No workflows match “<b>”.");
     }
 }

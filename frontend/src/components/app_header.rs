@@ -3,10 +3,11 @@
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
-use crate::components::session::to_sign_in;
+use crate::components::session::use_session;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_location, use_navigate};
+use leptos_router::NavigateOptions;
 use trellis_model::Role;
 
 /// The sections in the header: label, address, and the path prefixes that belong to it.
@@ -23,13 +24,12 @@ const ADMIN_SECTIONS: &[(&str, &str, &[&str])] =
     &[("Users", "/users", &["/users"]), ("Retention", "/retention", &["/retention"]), ("Audit", "/audit", &["/audit"])];
 
 #[component]
-pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoView {
+pub fn AppHeader() -> impl IntoView {
     let navigate = use_navigate();
     let error = RwSignal::new(None::<String>);
     let path = use_location().pathname;
-    // Read here rather than passed by every page: the header is the one place that shows it.
-    let me = LocalResource::new(api::me);
-    let role = move || me.get().and_then(Result::ok).map(|m| m.role);
+    let session = use_session();
+    let role = session.role();
 
     let sign_out = move |_| {
         let navigate = navigate.clone();
@@ -37,7 +37,7 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
             match api::logout().await {
                 // A 401 means the session was already gone: signed out either way.
                 Err(err) if !err.is_unauthorized() => error.set(Some(err.message())),
-                _ => to_sign_in(&navigate),
+                _ => navigate("/login", NavigateOptions { replace: true, ..Default::default() }),
             }
         });
     };
@@ -51,7 +51,7 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
         view! { <a href=*href aria-current=current>{*label}</a> }
     };
     let nav = SECTIONS.iter().map(link).collect_view();
-    let admin_nav = move || (role() == Some(Role::Admin)).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
+    let admin_nav = move || (role.get() == Some(Role::Admin)).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
 
     view! {
         <header class="app-header">
@@ -59,8 +59,8 @@ pub fn AppHeader(#[prop(into)] username: Signal<Option<String>>) -> impl IntoVie
             <nav class="sections" aria-label="Sections">{nav} {admin_nav}</nav>
             <div class="session">
                 <ErrorAlert message=error />
-                <span class="username" data-testid="username">{move || username.get()}</span>
-                <span class="role" data-testid="role">{move || role().map(Role::as_str)}</span>
+                <span class="username" data-testid="username">{move || session.username().get()}</span>
+                <span class="role" data-testid="role">{move || role.get().map(Role::as_str)}</span>
                 <button type="button" on:click=sign_out>"Sign out"</button>
             </div>
         </header>

@@ -2,14 +2,12 @@
 //! history arrives over server-sent events, beside a span timeline; the header with the
 //! instance's status and actions; the nodes with their outputs; the input and output.
 
-use crate::components::app_header::AppHeader;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::run::instance_header::InstanceHeader;
 use crate::components::run::node_table::NodeTable;
 use crate::components::run::run_graph::RunGraph;
 use crate::components::run::span_timeline::SpanTimeline;
 use crate::components::run::state::{browser_now, RunView};
-use crate::components::session::use_session;
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -18,7 +16,7 @@ const TICK: Duration = Duration::from_millis(250);
 
 #[component]
 pub fn InstancePage(id: String) -> impl IntoView {
-    let v = RunView::new(id, use_session());
+    let v = RunView::new(id);
     provide_context(v);
     v.start();
 
@@ -40,7 +38,6 @@ pub fn InstancePage(id: String) -> impl IntoView {
 
     let json = |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
     view! {
-        <AppHeader username=v.session.username() />
         <main class="page run-view">
             <InstanceHeader />
             <ErrorAlert message=v.error />

@@ -1,15 +1,20 @@
-//! The sign-in form. Success leaves an HttpOnly session cookie behind and opens the workflow list.
+//! The sign-in form. Success leaves an HttpOnly session cookie behind and opens the page that
+//! sent the app here (`?next=`), or the dashboard.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::title::set_title;
+use crate::shell::after_sign_in;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_navigate, use_query_map};
 use trellis_model::api::LoginRequest;
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
+    set_title("Sign in");
     let navigate = use_navigate();
+    let query = use_query_map();
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let pending = RwSignal::new(false);
@@ -24,11 +29,12 @@ pub fn LoginPage() -> impl IntoView {
         pending.set(true);
         error.set(None);
         let navigate = navigate.clone();
+        let next = after_sign_in(query.with_untracked(|q| q.get("next")).as_deref());
         spawn_local(async move {
             let result = api::login(&credentials).await;
             pending.set(false);
             match result {
-                Ok(_) => navigate("/", Default::default()),
+                Ok(_) => navigate(&next, Default::default()),
                 Err(err) => {
                     // Keep the username; a wrong password is the usual mistake.
                     password.set(String::new());

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 #[component]
 pub fn NotFound() -> impl IntoView {
+    crate::components::title::set_title("Page not found");
     view! {
         <main class="page narrow">
             <h1>"Page not found"</h1>

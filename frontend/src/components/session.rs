@@ -1,54 +1,47 @@
-//! The signed-in user as every page behind sign-in sees it: who it is, and the way back to the
-//! sign-in page once `GET /auth/me` or any call the page notes is answered 401.
+//! The signed-in user as every page behind sign-in sees it. The layout reads `GET /auth/me` once
+//! when it opens (after each sign-in) and provides it as context; pages ask `use_session()`.
 
 use crate::api;
 use crate::error::ApiError;
+use crate::run::actions::{may_act, may_edit};
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
-use leptos_router::NavigateOptions;
 use trellis_model::api::Me;
+use trellis_model::Role;
 
 /// Copied freely into the page's state and parts.
 #[derive(Clone, Copy)]
 pub struct Session {
     me: LocalResource<Result<Me, ApiError>>,
-    /// Set by any 401; one effect turns it into the redirect.
-    signed_out: RwSignal<bool>,
-}
-
-/// The page's session: reads who is signed in and sends the page to sign-in on a 401.
-pub fn use_session() -> Session {
-    let session = Session { me: LocalResource::new(api::me), signed_out: RwSignal::new(false) };
-    Effect::new(move |_| {
-        if let Some(Err(err)) = session.me.get() {
-            session.note(&err);
-        }
-    });
-    let navigate = use_navigate();
-    Effect::new(move |_| {
-        if session.signed_out.get() {
-            to_sign_in(&navigate);
-        }
-    });
-    session
-}
-
-/// Opens the sign-in page in place of this one (Back does not return to a page that needs a session).
-pub fn to_sign_in(navigate: &impl Fn(&str, NavigateOptions)) {
-    navigate("/login", NavigateOptions { replace: true, ..Default::default() });
 }
 
 impl Session {
-    /// Notes a failed call: a 401 means the session is gone.
-    pub fn note(self, err: &ApiError) {
-        if err.is_unauthorized() {
-            self.signed_out.set(true);
-        }
+    /// Reads who is signed in; a 401 sends the app to sign-in (see `api::on_unauthorized`).
+    pub fn read() -> Self {
+        Session { me: LocalResource::new(api::me) }
+    }
+
+    fn field<T: Send + Sync + 'static>(self, pick: fn(&Me) -> T) -> Signal<Option<T>> {
+        Signal::derive(move || self.me.with(|me| me.as_ref().and_then(|r| r.as_ref().ok()).map(pick)))
     }
 
     /// Who is signed in, once known.
     pub fn username(self) -> Signal<Option<String>> {
-        Signal::derive(move || self.me.get().and_then(Result::ok).map(|me| me.username))
+        self.field(|me| me.username.clone())
+    }
+
+    /// Their role, once known.
+    pub fn role(self) -> Signal<Option<Role>> {
+        self.field(|me| me.role)
+    }
+
+    /// Whether their role may act on instances (operators and up); false until known.
+    pub fn may_act(self) -> Signal<bool> {
+        Signal::derive(move || self.role().get().is_some_and(may_act))
+    }
+
+    /// Whether their role may change workflows (editors and up); false until known.
+    pub fn may_edit(self) -> Signal<bool> {
+        Signal::derive(move || self.role().get().is_some_and(may_edit))
     }
 
     /// Why `GET /auth/me` failed, unless it was the 401 that signs out.
@@ -58,4 +51,9 @@ impl Session {
             _ => None,
         })
     }
+}
+
+/// The session the layout provides.
+pub fn use_session() -> Session {
+    expect_context::<Session>()
 }

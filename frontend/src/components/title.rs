@@ -2,5 +2,5 @@
 
 /// Names the page in the tab and the history list.
 pub fn set_title(page: &str) {
-    leptos::prelude::document().set_title(&format!("{page} · Trellis"));
+    leptos::prelude::document().set_title(&crate::shell::document_title(page));
 }

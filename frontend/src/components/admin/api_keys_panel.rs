@@ -5,10 +5,14 @@ use super::users_page::ROLES;
 use crate::api_admin;
 use crate::components::copy_button::CopyButton;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::table_parts::TableHead;
 use crate::format;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::{ApiKey, CreateApiKey, CreatedApiKey};
+
+const COLUMNS: &[(&str, &str)] =
+    &[("Name", ""), ("Key", ""), ("Role", ""), ("Created by", ""), ("Created", "updated"), ("", "")];
 
 #[component]
 pub fn ApiKeysPanel() -> impl IntoView {
@@ -54,24 +58,11 @@ pub fn ApiKeysPanel() -> impl IntoView {
             }
         });
     };
-    let origin = window().location().origin().unwrap_or_default();
     view! {
         <section class="panel api-keys" aria-labelledby="keys-title">
             <h2 id="keys-title">"API keys"</h2>
             <ErrorAlert message=error />
-            {move || created.get().map(|k| {
-                let curl = format!("curl -H 'authorization: Bearer {}' {origin}/api/v1/auth/me", k.key);
-                view! {
-                    <div class="secret-once" role="status" data-testid="new-key">
-                        <p><strong>{format!("Key {} ({}): copy it now, it is not shown again.", k.name, k.role)}</strong></p>
-                        <p><code data-testid="new-key-secret">{k.key.clone()}</code> " " <CopyButton text=k.key.clone() label="Copy key" /></p>
-                        <p class="muted">"Try it:"</p>
-                        <pre>{curl.clone()}</pre>
-                        <CopyButton text=curl label="Copy curl" />
-                        <button type="button" on:click=move |_| created.set(None)>"Done"</button>
-                    </div>
-                }
-            })}
+            {move || created.get().map(|k| view! { <NewKey k=k on_done=Callback::new(move |_| created.set(None)) /> })}
             <form class="inline-form" aria-label="Create an API key" on:submit=create>
                 <label>"Name " <input required data-testid="key-name" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) /></label>
                 <label>"Role "
@@ -82,16 +73,7 @@ pub fn ApiKeysPanel() -> impl IntoView {
                 <button type="submit" class="primary">"Create key"</button>
             </form>
             <table class="workflows" data-testid="keys-table">
-                <thead>
-                    <tr>
-                        <th scope="col">"Name"</th>
-                        <th scope="col">"Key"</th>
-                        <th scope="col">"Role"</th>
-                        <th scope="col">"Created by"</th>
-                        <th scope="col" class="updated">"Created"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
-                    </tr>
-                </thead>
+                <TableHead columns=COLUMNS />
                 <tbody>
                     {move || {
                         let list = keys.get();
@@ -117,5 +99,22 @@ pub fn ApiKeysPanel() -> impl IntoView {
                 </tbody>
             </table>
         </section>
+    }
+}
+
+/// A key just created: its secret, shown this once with a Copy button and a `curl` to try it.
+#[component]
+fn NewKey(k: CreatedApiKey, on_done: Callback<()>) -> impl IntoView {
+    let origin = window().location().origin().unwrap_or_default();
+    let curl = format!("curl -H 'authorization: Bearer {}' {origin}/api/v1/auth/me", k.key);
+    view! {
+        <div class="secret-once" role="status" data-testid="new-key">
+            <p><strong>{format!("Key {} ({}): copy it now, it is not shown again.", k.name, k.role)}</strong></p>
+            <p><code data-testid="new-key-secret">{k.key.clone()}</code> " " <CopyButton text=k.key.clone() label="Copy key" /></p>
+            <p class="muted">"Try it:"</p>
+            <pre>{curl.clone()}</pre>
+            <CopyButton text=curl label="Copy curl" />
+            <button type="button" on:click=move |_| on_done.run(())>"Done"</button>
+        </div>
     }
 }

@@ -2,13 +2,16 @@
 //! a page at a time ("Load more").
 
 use crate::api_admin;
-use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::components::paged::{LoadMore, Paged};
+use crate::components::table_parts::TableHead;
 use crate::format;
 use crate::instance_filter::parse_time;
+use crate::paged::Refresh;
 use crate::urls::encode_component;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
-use trellis_model::api::AuditEntry;
+
+const COLUMNS: &[(&str, &str)] =
+    &[("When", "updated"), ("Actor", ""), ("Action", ""), ("Target", ""), ("Status", "version"), ("Detail", "")];
 
 /// The filter as typed: actor, action, target, since, until (`datetime-local`, read as UTC).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -43,37 +46,12 @@ impl AuditFilter {
 
 #[component]
 pub fn AuditPage() -> impl IntoView {
-    let session = use_session();
-    crate::components::title::set_title("Audit log");
     let filter = RwSignal::new(AuditFilter::default());
-    let entries = RwSignal::new(Vec::<AuditEntry>::new());
-    let cursor = RwSignal::new(None::<String>);
-    let error = RwSignal::new(None::<String>);
-    let loaded = RwSignal::new(false);
-    let load = move |more: bool| {
-        let after = if more { cursor.get_untracked() } else { None };
-        let query = filter.get_untracked().query(after.as_deref());
-        spawn_local(async move {
-            match api_admin::audit(&query).await {
-                Ok(page) => {
-                    entries.update(|e| {
-                        if !more {
-                            e.clear();
-                        }
-                        e.extend(page.items);
-                    });
-                    cursor.set(page.next_cursor);
-                    error.set(None);
-                }
-                Err(e) => {
-                    session.note(&e);
-                    error.set(Some(e.message()));
-                }
-            }
-            loaded.set(true);
-        });
-    };
-    load(false);
+    let paged = Paged::new(Refresh::Replace, move |cursor| {
+        let query = filter.get_untracked().query(cursor.as_deref());
+        async move { api_admin::audit(&query).await.map(|page| (page, ())) }
+    });
+    paged.reload();
     let field =
         move |label: &'static str, test_id: &'static str, kind: &'static str, edit: fn(&mut AuditFilter, String)| {
             view! {
@@ -81,19 +59,16 @@ pub fn AuditPage() -> impl IntoView {
                     <input type=kind data-testid=test_id on:change=move |ev| {
                         let value = event_target_value(&ev);
                         filter.update(|f| edit(f, value));
-                        load(false);
+                        paged.reload();
                     } />
                 </label>
             }
         };
 
     view! {
-        <AppHeader username=session.username() />
         <main class="page wide">
             <div class="toolbar"><h1>"Audit log"</h1></div>
-            <ErrorAlert message=error />
-            <ErrorAlert message=session.error() />
-            <form class="inline-form" role="search" aria-label="Filter the audit log" on:submit=move |ev| { ev.prevent_default(); load(false) }>
+            <form class="inline-form" role="search" aria-label="Filter the audit log" on:submit=move |ev| { ev.prevent_default(); paged.reload() }>
                 {field("Actor", "audit-actor", "search", |f, v| f.actor = v)}
                 {field("Action", "audit-action", "search", |f, v| f.action = v)}
                 {field("Target", "audit-target", "search", |f, v| f.target = v)}
@@ -101,21 +76,12 @@ pub fn AuditPage() -> impl IntoView {
                 {field("Until", "audit-until", "datetime-local", |f, v| f.until = v)}
             </form>
             <table class="workflows audit" data-testid="audit-table">
-                <thead>
-                    <tr>
-                        <th scope="col" class="updated">"When"</th>
-                        <th scope="col">"Actor"</th>
-                        <th scope="col">"Action"</th>
-                        <th scope="col">"Target"</th>
-                        <th scope="col" class="version">"Status"</th>
-                        <th scope="col">"Detail"</th>
-                    </tr>
-                </thead>
+                <TableHead columns=COLUMNS />
                 <tbody>
-                    {move || (loaded.get() && entries.with(Vec::is_empty)).then(|| view! {
-                        <tr><td colspan="6" class="empty">"No entries match."</td></tr>
+                    {move || paged.empty_text(|| "No entries match.".to_owned()).get().map(|text| view! {
+                        <tr><td colspan="6" class="empty">{text}</td></tr>
                     })}
-                    <For each=move || entries.get() key=|e| e.id.clone() let:e>
+                    <For each=move || paged.items().get() key=|e| e.id.clone() let:e>
                         <tr data-testid="audit-row" class:failed=(e.status >= 400)>
                             <td class="updated" title=format::rfc3339(&e.at)>{format::timestamp(&e.at)}</td>
                             <td>{e.actor.name.clone()} {e.actor.role.map(|r| view! { " " <span class="muted">{r.as_str()}</span> })}</td>
@@ -127,9 +93,7 @@ pub fn AuditPage() -> impl IntoView {
                     </For>
                 </tbody>
             </table>
-            <Show when=move || cursor.with(Option::is_some)>
-                <button type="button" class="load-more" on:click=move |_| load(true)>"Load more"</button>
-            </Show>
+            <LoadMore paged=paged />
         </main>
     }
 }

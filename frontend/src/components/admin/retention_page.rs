@@ -4,7 +4,8 @@
 
 use crate::api;
 use crate::api_admin;
-use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::components::error_alert::ErrorAlert;
+use crate::components::fetch::load;
 use crate::error::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -33,8 +34,6 @@ fn days_of(r: &Retention, key: &str) -> Option<i32> {
 
 #[component]
 pub fn RetentionPage() -> impl IntoView {
-    let session = use_session();
-    crate::components::title::set_title("Retention");
     // `None`: the default policy.
     let scope = RwSignal::new(None::<String>);
     let workflows = RwSignal::new(Vec::<(String, String)>::new());
@@ -43,10 +42,8 @@ pub fn RetentionPage() -> impl IntoView {
     let preview = RwSignal::new(None::<RetentionPreview>);
     let error = RwSignal::new(None::<ApiError>);
     let saved = RwSignal::new(None::<String>);
-    spawn_local(async move {
-        if let Ok(page) = api::list_workflows(None, None, false).await {
-            workflows.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
-        }
+    load(api::list_workflows(None, None, false), move |page| {
+        workflows.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
     });
     Effect::new(move |_| {
         let scope = scope.get();
@@ -64,23 +61,7 @@ pub fn RetentionPage() -> impl IntoView {
             }
         });
     });
-    // The body: a blank field keeps forever (`null`); anything else goes as typed, so the
-    // server names what it refuses.
-    let body = move || {
-        let mut policy = serde_json::Map::new();
-        for (i, (key, _)) in FIELDS.iter().enumerate() {
-            if *key == "audit_days" && scope.get_untracked().is_some() {
-                continue;
-            }
-            let text = values[i].get_untracked();
-            let value = match text.trim() {
-                "" => Value::Null,
-                t => t.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(t)),
-            };
-            policy.insert((*key).to_owned(), value);
-        }
-        Value::Object(policy)
-    };
+    let body = move || policy_body(&values.map(|v| v.get_untracked()), scope.get_untracked().is_none());
     let ask = move |_| {
         saved.set(None);
         let (scope, policy) = (scope.get_untracked(), body());
@@ -107,14 +88,6 @@ pub fn RetentionPage() -> impl IntoView {
             }
         });
     };
-    let field_error = move |key: &'static str| {
-        error.with(|e| match e {
-            Some(ApiError::Problem(p)) => {
-                p.errors.iter().find(|i| i.path.as_deref() == Some(key)).map(|i| i.message.clone())
-            }
-            _ => None,
-        })
-    };
     // Refused values are named at their fields; the alert then only points there.
     let message = Signal::derive(move || {
         error.with(|e| match e {
@@ -124,39 +97,23 @@ pub fn RetentionPage() -> impl IntoView {
     });
 
     view! {
-        <AppHeader username=session.username() />
         <main class="page">
             <div class="toolbar"><h1>"Retention"</h1></div>
             <p class="muted">"Finished instances older than these ages (in days, by when they ended) are deleted with their history. Blank keeps forever."</p>
             <label class="scope">"Policy of "
-                <select data-testid="retention-scope" on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    scope.set((!v.is_empty()).then_some(v));
-                }>
-                    <option value="">"every workflow without its own (the default)"</option>
-                    <For each=move || workflows.get() key=|w| w.0.clone() let:w>
-                        <option value=w.0.clone()>{w.1.clone()}</option>
-                    </For>
-                </select>
+                <ScopePicker workflows=workflows on_pick=Callback::new(move |v| scope.set(v)) />
             </label>
             <Show when=move || inherited.get() && scope.with(Option::is_some)>
                 <p class="muted" data-testid="retention-inherited">"This workflow follows the default; saving gives it a policy of its own."</p>
             </Show>
             <ErrorAlert message=message />
             <form class="retention-form" aria-label="Retention policy" on:submit=|ev| ev.prevent_default()>
-                {FIELDS.iter().enumerate().map(|(i, (key, label))| {
+                {FIELDS.iter().zip(values).map(|((key, label), value)| {
                     let key = *key;
                     let shown = move || key != "audit_days" || scope.with(Option::is_none);
                     view! {
                         <Show when=shown>
-                            <div class="field">
-                                <label>{*label} " "
-                                    <input type="number" min="1" placeholder="forever" data-testid=format!("retention-{key}")
-                                        prop:value=values[i] on:input=move |ev| { values[i].set(event_target_value(&ev)); preview.set(None); } />
-                                    " days"
-                                </label>
-                                {move || field_error(key).map(|m| view! { <p class="field-error" data-testid=format!("retention-error-{key}")>{m}</p> })}
-                            </div>
+                            <PolicyField key=key label=label value=value error=error on_input=Callback::new(move |_| preview.set(None)) />
                         </Show>
                     }
                 }).collect_view()}
@@ -165,6 +122,68 @@ pub fn RetentionPage() -> impl IntoView {
             {move || saved.get().map(|s| view! { <p class="notice" role="status">{s}</p> })}
             {move || preview.get().map(|p| view! { <PreviewBox p=p on_confirm=Callback::new(confirm) on_close=Callback::new(move |_| preview.set(None)) /> })}
         </main>
+    }
+}
+
+/// The body of a save or a preview: a blank field keeps forever (`null`); anything else goes as
+/// typed, so the server names what it refuses. The audit log's age belongs to the default alone.
+fn policy_body(values: &[String; 5], default: bool) -> Value {
+    let mut policy = serde_json::Map::new();
+    for ((key, _), text) in FIELDS.iter().zip(values) {
+        if *key == "audit_days" && !default {
+            continue;
+        }
+        let value = match text.trim() {
+            "" => Value::Null,
+            t => t.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(t)),
+        };
+        policy.insert((*key).to_owned(), value);
+    }
+    Value::Object(policy)
+}
+
+/// Whose policy is shown: the default's or one workflow's.
+#[component]
+fn ScopePicker(workflows: RwSignal<Vec<(String, String)>>, on_pick: Callback<Option<String>>) -> impl IntoView {
+    view! {
+        <select data-testid="retention-scope" on:change=move |ev| {
+            let v = event_target_value(&ev);
+            on_pick.run((!v.is_empty()).then_some(v));
+        }>
+            <option value="">"every workflow without its own (the default)"</option>
+            <For each=move || workflows.get() key=|w| w.0.clone() let:w>
+                <option value=w.0.clone()>{w.1.clone()}</option>
+            </For>
+        </select>
+    }
+}
+
+/// One age of the policy, in days, with what the server said of it.
+#[component]
+fn PolicyField(
+    key: &'static str,
+    label: &'static str,
+    value: RwSignal<String>,
+    error: RwSignal<Option<ApiError>>,
+    on_input: Callback<()>,
+) -> impl IntoView {
+    let refused = move || {
+        error.with(|e| match e {
+            Some(ApiError::Problem(p)) => {
+                p.errors.iter().find(|i| i.path.as_deref() == Some(key)).map(|i| i.message.clone())
+            }
+            _ => None,
+        })
+    };
+    view! {
+        <div class="field">
+            <label>{label} " "
+                <input type="number" min="1" placeholder="forever" data-testid=format!("retention-{key}")
+                    prop:value=value on:input=move |ev| { value.set(event_target_value(&ev)); on_input.run(()); } />
+                " days"
+            </label>
+            {move || refused().map(|m| view! { <p class="field-error" data-testid=format!("retention-error-{key}")>{m}</p> })}
+        </div>
     }
 }
 

@@ -5,7 +5,9 @@
 use super::api_keys_panel::ApiKeysPanel;
 use super::user_row::UserRow;
 use crate::api_admin;
-use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::components::error_alert::ErrorAlert;
+use crate::components::fetch::load;
+use crate::components::table_parts::TableHead;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::{CreateUser, UserView};
@@ -13,25 +15,14 @@ use trellis_model::Role;
 
 /// The roles, least to most.
 pub const ROLES: &[Role] = Role::ALL;
+const COLUMNS: &[(&str, &str)] = &[("Username", ""), ("Role", ""), ("State", ""), ("Created", "updated"), ("", "")];
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
-    let session = use_session();
-    crate::components::title::set_title("Users");
     let users = RwSignal::new(None::<Vec<UserView>>);
     let error = RwSignal::new(None::<String>);
     let notice = RwSignal::new(None::<String>);
-    let reload = move || {
-        spawn_local(async move {
-            match api_admin::list_users().await {
-                Ok(list) => users.set(Some(list)),
-                Err(e) => {
-                    session.note(&e);
-                    error.set(Some(e.message()));
-                }
-            }
-        })
-    };
+    let reload = move || load(api_admin::list_users(), move |list| users.set(Some(list)));
     reload();
     let refresh = Callback::new(move |said: Result<String, String>| {
         match said {
@@ -69,11 +60,9 @@ pub fn UsersPage() -> impl IntoView {
     };
 
     view! {
-        <AppHeader username=session.username() />
         <main class="page wide">
             <div class="toolbar"><h1>"Users"</h1></div>
             <ErrorAlert message=error />
-            <ErrorAlert message=session.error() />
             {move || notice.get().map(|n| view! { <p class="notice" role="status" data-testid="users-notice">{n}</p> })}
             <form class="inline-form" aria-label="Add a user" on:submit=add>
                 <label>"Username " <input required data-testid="new-username" prop:value=username on:input=move |ev| username.set(event_target_value(&ev)) /></label>
@@ -86,15 +75,7 @@ pub fn UsersPage() -> impl IntoView {
                 <button type="submit" class="primary">"Add user"</button>
             </form>
             <table class="workflows users" data-testid="users-table">
-                <thead>
-                    <tr>
-                        <th scope="col">"Username"</th>
-                        <th scope="col">"Role"</th>
-                        <th scope="col">"State"</th>
-                        <th scope="col" class="updated">"Created"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
-                    </tr>
-                </thead>
+                <TableHead columns=COLUMNS />
                 <tbody>
                     {move || users.get().map(|list| list.into_iter().map(|u| view! { <UserRow user=u on_done=refresh /> }).collect_view())}
                 </tbody>

@@ -6,13 +6,12 @@ use super::durations_chart::DurationsChart;
 use super::failure_groups::FailureGroups;
 use super::throughput_chart::ThroughputChart;
 use crate::api;
+use crate::components::fetch::load as fetch;
 use crate::components::run::state::browser_now;
-use crate::components::run::stream::Stream;
-use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::components::run::stream::follow_feed;
 use crate::urls::encode_component;
 use chrono::Duration;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::{FailureReport, InstanceStats, StatusCounts};
 use trellis_model::InstanceStatus;
 
@@ -39,34 +38,21 @@ impl Range {
 
 #[component]
 pub fn DashboardPage() -> impl IntoView {
-    let session = use_session();
-    crate::components::title::set_title("Dashboard");
     let counts = RwSignal::new(None::<StatusCounts>);
     let stats = RwSignal::new(None::<InstanceStats>);
     let failures = RwSignal::new(None::<FailureReport>);
     let range = RwSignal::new(Range::Hour);
-    let error = RwSignal::new(None::<String>);
 
     let load = move || {
         let query = range.get_untracked().query();
-        spawn_local(async move {
-            let note = |e: crate::error::ApiError| {
-                session.note(&e);
-                error.set(Some(e.message()));
-            };
-            match api::list_instances(&format!("{}/instances?limit=1", crate::urls::API)).await {
-                Ok(page) => counts.set(Some(page.counts)),
-                Err(e) => return note(e),
-            }
-            match api::instance_stats(&query).await {
-                Ok(s) => stats.set(Some(s)),
-                Err(e) => return note(e),
-            }
-            match api::failures("limit=5").await {
-                Ok(f) => failures.set(Some(f)),
-                Err(e) => return note(e),
-            }
-            error.set(None);
+        let figures = async move {
+            let page = api::list_instances(&format!("{}/instances?limit=1", crate::urls::API)).await?;
+            Ok((page.counts, api::instance_stats(&query).await?, api::failures("limit=5").await?))
+        };
+        fetch(figures, move |(c, s, f)| {
+            counts.set(Some(c));
+            stats.set(Some(s));
+            failures.set(Some(f));
         });
     };
     Effect::new(move |_| {
@@ -75,29 +61,14 @@ pub fn DashboardPage() -> impl IntoView {
     });
 
     // Live: any change marks the figures stale; they are reread at most every two seconds.
-    let dirty = RwSignal::new(false);
-    let stream = Stream::open(&format!("{}/events", crate::urls::API), move |_| dirty.set(true), || {}).ok();
-    let stream = StoredValue::new_local(stream);
-    let tick = set_interval_with_handle(
-        move || {
-            if dirty.get_untracked() {
-                dirty.set(false);
-                load();
-            }
-        },
+    follow_feed(
+        |_| true,
         LIVE_REFRESH,
-    )
-    .ok();
-    on_cleanup(move || {
-        stream.with_value(|s| {
-            if let Some(s) = s {
-                s.close();
-            }
-        });
-        if let Some(h) = tick {
-            h.clear();
-        }
-    });
+        move || {
+            load();
+            true
+        },
+    );
 
     let count = move |status: InstanceStatus| counts.with(|c| c.as_ref().map(|c| c.get(status)));
     let failed_day = move || failures.with(|f| f.as_ref().map(|f| f.total));
@@ -111,11 +82,8 @@ pub fn DashboardPage() -> impl IntoView {
     };
 
     view! {
-        <AppHeader username=session.username() />
         <main class="page wide dashboard">
             <div class="toolbar"><h1>"Dashboard"</h1></div>
-            <ErrorAlert message=error />
-            <ErrorAlert message=session.error() />
             <section class="tiles" aria-label="Instances now">
                 <Tile label="Running" value=Signal::derive(move || count(InstanceStatus::Running)) href="/instances?status=running" test_id="tile-running" />
                 <Tile label="Queued" value=Signal::derive(move || count(InstanceStatus::Queued)) href="/instances?status=queued" test_id="tile-queued" />

@@ -2,11 +2,23 @@
 //! message on hover), when first and last seen. Each opens as the instances list of its
 //! failures; operators can retry a group from it.
 
+use crate::components::table_parts::TableHead;
 use crate::format;
 use crate::instance_filter::InstanceFilter;
 use leptos::prelude::*;
 use trellis_model::api::{FailureGroup, FailureReport};
 use trellis_model::InstanceStatus;
+
+/// The columns; the dashboard's compact table has the first five.
+const COLUMNS: &[(&str, &str)] = &[
+    ("Count", "version"),
+    ("Workflow", ""),
+    ("Node", ""),
+    ("Error", ""),
+    ("Last seen", "updated"),
+    ("First seen", "updated"),
+    ("", ""),
+];
 
 /// The instances list of a group: its workflow's failed and timed-out instances that failed at
 /// its node with its error class (whenever they ended: a retry of the group takes them all).
@@ -35,19 +47,7 @@ pub fn FailureGroups(
     let rows = move || report.with(|r| r.as_ref().map(|r| r.groups.iter().take(limit).cloned().collect::<Vec<_>>()));
     view! {
         <table class="workflows failures" data-testid="failure-groups">
-            <thead>
-                <tr>
-                    <th scope="col" class="version">"Count"</th>
-                    <th scope="col">"Workflow"</th>
-                    <th scope="col">"Node"</th>
-                    <th scope="col">"Error"</th>
-                    <th scope="col" class="updated">"Last seen"</th>
-                    {(!compact).then(|| view! {
-                        <th scope="col" class="updated">"First seen"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
-                    })}
-                </tr>
-            </thead>
+            <TableHead columns=if compact { &COLUMNS[..5] } else { COLUMNS } />
             <tbody>
                 {move || match rows() {
                     None => view! { <tr><td colspan="7" class="empty">"Loading…"</td></tr> }.into_any(),

@@ -6,13 +6,11 @@ use super::failure_groups::FailureGroups;
 use crate::api;
 use crate::components::instances::bulk_bar::BulkBar;
 use crate::components::run::state::browser_now;
-use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::components::{fetch::load as fetch, session::use_session};
 use crate::instance_filter::InstanceFilter;
-use crate::run::actions::may_act;
 use crate::urls::encode_component;
 use chrono::Duration;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use trellis_model::api::FailureReport;
 use trellis_model::JobKind;
@@ -23,8 +21,6 @@ const RANGES: [(&str, &str, i64); 3] =
 
 #[component]
 pub fn FailuresPage() -> impl IntoView {
-    let session = use_session();
-    crate::components::title::set_title("Failures");
     let query = use_query_map();
     let navigate = use_navigate();
     let range = Memo::new(move |_| {
@@ -32,26 +28,14 @@ pub fn FailuresPage() -> impl IntoView {
         RANGES.iter().find(|r| r.0 == asked).copied().unwrap_or(RANGES[1])
     });
     let report = RwSignal::new(None::<FailureReport>);
-    let error = RwSignal::new(None::<String>);
-    let me = LocalResource::new(api::me);
-    let allowed = Signal::derive(move || me.get().and_then(Result::ok).is_some_and(|m| may_act(m.role)));
+    let allowed = use_session().may_act();
     let chosen = RwSignal::new(None::<InstanceFilter>);
     let job = RwSignal::new(None::<String>);
 
     let load = move || {
         let since = crate::format::rfc3339(&(browser_now() - Duration::hours(range.get_untracked().2)));
-        spawn_local(async move {
-            match api::failures(&format!("limit=100&since={}", encode_component(&since))).await {
-                Ok(r) => {
-                    report.set(Some(r));
-                    error.set(None);
-                }
-                Err(e) => {
-                    session.note(&e);
-                    error.set(Some(e.message()));
-                }
-            }
-        });
+        let query = format!("limit=100&since={}", encode_component(&since));
+        fetch(async move { api::failures(&query).await }, move |r| report.set(Some(r)));
     };
     Effect::new(move |_| {
         range.track();
@@ -72,7 +56,6 @@ pub fn FailuresPage() -> impl IntoView {
     };
 
     view! {
-        <AppHeader username=session.username() />
         <main class="page wide">
             <div class="toolbar"><h1>"Failures"</h1></div>
             <div class="status-chips" role="group" aria-label="Range">
@@ -87,8 +70,6 @@ pub fn FailuresPage() -> impl IntoView {
                 }).collect_view()}
                 <span class="muted" data-testid="failures-summary">{summary}</span>
             </div>
-            <ErrorAlert message=error />
-            <ErrorAlert message=session.error() />
             {move || chosen.get().map(|filter| {
                 let what = format!(
                     "Retry the group: node `{}` failing with “{}”.",

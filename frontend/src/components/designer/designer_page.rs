@@ -1,7 +1,6 @@
 //! `/workflows/:id`: the designer. Loads the workflow, provides the shared state to its parts,
 //! handles keyboard shortcuts and guards unsaved changes (closing the tab, following a link).
 
-use crate::components::app_header::AppHeader;
 use crate::components::designer::canvas::{canvas_size, fit_to_canvas, Canvas};
 use crate::components::designer::conflict_dialog::ConflictDialog;
 use crate::components::designer::diff_canvas::DiffCanvas;
@@ -11,7 +10,6 @@ use crate::components::designer::side_panel::SidePanel;
 use crate::components::designer::state::Designer;
 use crate::components::designer::toolbar::Toolbar;
 use crate::components::error_alert::ErrorAlert;
-use crate::components::session::use_session;
 use crate::designer::editor::Edit;
 use crate::designer::keys::{command, KeyPress, Shortcut};
 use leptos::ev;
@@ -21,7 +19,7 @@ use leptos::wasm_bindgen::JsCast;
 
 #[component]
 pub fn DesignerPage(id: String) -> impl IntoView {
-    let d = Designer::new(id, use_session());
+    let d = Designer::new(id);
     provide_context(d);
     d.load();
     let svg = NodeRef::<leptos::svg::Svg>::new();
@@ -64,7 +62,6 @@ pub fn DesignerPage(id: String) -> impl IntoView {
     // Why the edge being drawn would be refused, while it is drawn; otherwise the last message.
     let notice = move || d.board.with(|b| b.refusal.as_ref().map(|r| r.message())).or_else(|| d.notice.get());
     view! {
-        <AppHeader username=d.session.username() />
         <main class="designer">
             <Toolbar svg=svg />
             <ErrorAlert message=d.error />

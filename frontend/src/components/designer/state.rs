@@ -3,7 +3,6 @@
 //! in `crate::designer`; this file only moves data between it, the API and signals.
 
 use crate::api;
-use crate::components::session::Session;
 use crate::designer::board::Board;
 use crate::designer::editor::{Clip, Edit, Editor};
 use crate::designer::issues::{self, Placed};
@@ -52,13 +51,12 @@ pub struct Designer {
     pub versions: RwSignal<Vec<VersionSummary>>,
     pub diff: RwSignal<Option<DiffData>>,
     pub tab: RwSignal<Tab>,
-    pub session: Session,
     /// Sample input for expression previews.
     pub sample: RwSignal<String>,
 }
 
 impl Designer {
-    pub fn new(id: String, session: Session) -> Self {
+    pub fn new(id: String) -> Self {
         let board = RwSignal::new(Board::default());
         let server_issues = RwSignal::new(None::<(Definition, Vec<Issue>)>);
         // Pans, zooms and gestures change the board but not the draft: validate only when it changes.
@@ -92,7 +90,6 @@ impl Designer {
             versions: RwSignal::new(Vec::new()),
             diff: RwSignal::new(None),
             tab: RwSignal::new(Tab::Workflow),
-            session,
             sample: RwSignal::new("{}".to_owned()),
         }
     }
@@ -113,7 +110,6 @@ impl Designer {
     }
 
     fn fail(&self, err: ApiError) {
-        self.session.note(&err);
         self.error.set(Some(err.message()));
     }
 
@@ -126,9 +122,12 @@ impl Designer {
                     self.name.set(wf.summary.name.clone());
                     self.etag.set(Some(wf.etag.clone()));
                     self.board.update(|b| {
-                        let view = b.view;
+                        let (view, epoch) = (b.view, b.editor.form_epoch);
                         *b = Board::new(Editor::new(wf.draft.clone()));
                         b.view = view;
+                        // The forms already on screen were built from the draft this replaces:
+                        // a new epoch rebuilds them from the loaded one.
+                        b.editor.form_epoch = epoch + 1;
                     });
                     self.server_issues.set(None);
                     self.conflict.set(false);

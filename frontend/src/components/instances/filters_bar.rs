@@ -83,30 +83,10 @@ pub fn FiltersBar(
                     }
                 />
             </label>
-            <label>
-                "Created since "
-                <input
-                    type="datetime-local"
-                    data-testid="filter-since"
-                    prop:value=move || filter.with(|f| f.since.as_ref().map(local_input).unwrap_or_default())
-                    on:change=move |ev| {
-                        let t = parse_time(&event_target_value(&ev));
-                        change(&|f| f.since = t)
-                    }
-                />
-            </label>
-            <label>
-                "until "
-                <input
-                    type="datetime-local"
-                    data-testid="filter-until"
-                    prop:value=move || filter.with(|f| f.until.as_ref().map(local_input).unwrap_or_default())
-                    on:change=move |ev| {
-                        let t = parse_time(&event_target_value(&ev));
-                        change(&|f| f.until = t)
-                    }
-                />
-            </label>
+            <TimeField label="Created since " test_id="filter-since" filter=filter
+                read=|f| f.since on_pick=Callback::new(move |t| change(&|f| f.since = t)) />
+            <TimeField label="until " test_id="filter-until" filter=filter
+                read=|f| f.until on_pick=Callback::new(move |t| change(&|f| f.until = t)) />
             <span class="quick-picks" role="group" aria-label="Created in the last">
                 <button type="button" on:click=move |_| last(1)>"Last hour"</button>
                 <button type="button" on:click=move |_| last(24)>"24 h"</button>
@@ -126,5 +106,27 @@ pub fn FiltersBar(
                 </p>
             })}
         </form>
+    }
+}
+
+/// One end of the creation time range, as a `datetime-local` input read as UTC.
+#[component]
+fn TimeField(
+    label: &'static str,
+    test_id: &'static str,
+    filter: Signal<InstanceFilter>,
+    read: fn(&InstanceFilter) -> Option<DateTime<Utc>>,
+    on_pick: Callback<Option<DateTime<Utc>>>,
+) -> impl IntoView {
+    view! {
+        <label>
+            {label}
+            <input
+                type="datetime-local"
+                data-testid=test_id
+                prop:value=move || filter.with(|f| read(f).as_ref().map(local_input).unwrap_or_default())
+                on:change=move |ev| on_pick.run(parse_time(&event_target_value(&ev)))
+            />
+        </label>
     }
 }

@@ -3,35 +3,25 @@
 
 use crate::api;
 use crate::bulk::{job_finished, progress_text};
-use crate::components::{app_header::AppHeader, error_alert::ErrorAlert, session::use_session};
+use crate::components::fetch::load as fetch;
+use crate::components::table_parts::TableHead;
+use crate::components::{error_alert::ErrorAlert, session::use_session};
 use crate::format;
-use crate::run::actions::may_act;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::time::Duration;
 use trellis_model::api::Job;
 
 const REFRESH: Duration = Duration::from_secs(1);
+const COLUMNS: &[(&str, &str)] =
+    &[("Action", ""), ("Filter", ""), ("Progress", ""), ("By", ""), ("Created", "updated"), ("", "")];
 
 #[component]
 pub fn JobsPage() -> impl IntoView {
-    let session = use_session();
-    crate::components::title::set_title("Jobs");
     let jobs = RwSignal::new(None::<Vec<Job>>);
     let error = RwSignal::new(None::<String>);
-    let me = LocalResource::new(api::me);
-    let can_cancel = move || me.get().and_then(Result::ok).is_some_and(|m| may_act(m.role));
-    let load = move || {
-        spawn_local(async move {
-            match api::list_jobs().await {
-                Ok(page) => jobs.set(Some(page.items)),
-                Err(err) => {
-                    session.note(&err);
-                    error.set(Some(err.message()));
-                }
-            }
-        })
-    };
+    let can_cancel = use_session().may_act();
+    let load = move || fetch(api::list_jobs(), move |page| jobs.set(Some(page.items)));
     load();
     let timer = set_interval_with_handle(
         move || {
@@ -57,21 +47,11 @@ pub fn JobsPage() -> impl IntoView {
     };
 
     view! {
-        <AppHeader username=session.username() />
         <main class="page wide">
             <div class="toolbar"><h1>"Jobs"</h1></div>
             <ErrorAlert message=error />
             <table class="workflows jobs" data-testid="jobs-table">
-                <thead>
-                    <tr>
-                        <th scope="col">"Action"</th>
-                        <th scope="col">"Filter"</th>
-                        <th scope="col">"Progress"</th>
-                        <th scope="col">"By"</th>
-                        <th scope="col" class="updated">"Created"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
-                    </tr>
-                </thead>
+                <TableHead columns=COLUMNS />
                 <tbody>
                     <For
                         each=move || jobs.get().unwrap_or_default()
@@ -90,7 +70,7 @@ pub fn JobsPage() -> impl IntoView {
                                     <td>{j.created_by.clone()}</td>
                                     <td class="updated">{format::timestamp(&j.created_at)}</td>
                                     <td>
-                                        {(running && can_cancel()).then(|| view! {
+                                        {(running && can_cancel.get()).then(|| view! {
                                             <button type="button" class="danger" on:click=move |_| cancel(id.clone())>"Cancel job"</button>
                                         })}
                                     </td>

@@ -4,10 +4,14 @@
 
 use crate::components::copy_button::CopyButton;
 use crate::components::run::state::RunView;
+use crate::components::table_parts::TableHead;
 use crate::format;
 use crate::run::attempts::{attempts, failed};
 use crate::run::family::child_link;
 use leptos::prelude::*;
+
+const COLUMNS: &[(&str, &str)] =
+    &[("Attempt", ""), ("Started", ""), ("Ended", ""), ("Duration", ""), ("Outcome", ""), ("Error", "")];
 
 /// An attempt's instant to the millisecond (attempts are often milliseconds apart), UTC.
 fn clock(at: &chrono::DateTime<chrono::Utc>) -> String {
@@ -37,16 +41,7 @@ pub fn NodeDetails() -> impl IntoView {
                 </header>
                 {child.map(|l| view! { <p><a class="child-link" href=l.href data-testid="node-child-link">{l.text}</a></p> })}
                 <table class="workflows attempts" data-testid="node-attempts">
-                    <thead>
-                        <tr>
-                            <th scope="col">"Attempt"</th>
-                            <th scope="col">"Started"</th>
-                            <th scope="col">"Ended"</th>
-                            <th scope="col">"Duration"</th>
-                            <th scope="col">"Outcome"</th>
-                            <th scope="col">"Error"</th>
-                        </tr>
-                    </thead>
+                    <TableHead columns=COLUMNS />
                     <tbody>
                         {rows.is_empty().then(|| view! { <tr><td colspan="6" class="empty">"Not run yet."</td></tr> })}
                         {rows.into_iter().map(|a| {

@@ -12,7 +12,7 @@ use leptos::task::spawn_local;
 use leptos_router::hooks::use_navigate;
 use std::future::Future;
 use trellis_model::api::SignalRequest;
-use trellis_model::{InstanceStatus, Role};
+use trellis_model::InstanceStatus;
 
 /// Runs one call to the API; a refusal (403, 409, ...) shows the server's `detail`, and either
 /// way the instance is reread so the page shows what it is now.
@@ -32,7 +32,6 @@ where
                 done();
             }
             Err(err) => {
-                v.session.note(&err);
                 v.error.set(Some(err.message()));
                 v.refresh();
             }
@@ -44,14 +43,8 @@ where
 pub fn RunActions(status: Signal<String>) -> impl IntoView {
     let v = expect_context::<RunView>();
     let busy = RwSignal::new(false);
-    let payload = RwSignal::new(String::new());
     // The signed-in user's role; until it is known nothing is offered.
-    let role = RwSignal::new(None::<Role>);
-    spawn_local(async move {
-        if let Ok(me) = api::me().await {
-            role.set(Some(me.role));
-        }
-    });
+    let role = v.session.role();
     let actions = Memo::new(move |_| {
         let status = status.with(|s| InstanceStatus::parse(s));
         status.map(|s| available(s, role.get())).unwrap_or_default()
@@ -88,7 +81,6 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                     navigate("/instances", Default::default());
                 }
                 Err(err) => {
-                    v.session.note(&err);
                     v.error.set(Some(err.message()));
                     busy.set(false);
                     v.refresh();
@@ -96,20 +88,6 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
             }
         });
     };
-    let signal = move |node: String| {
-        let text = payload.get_untracked();
-        let payload = if text.trim().is_empty() {
-            Ok(serde_json::Value::Null)
-        } else {
-            serde_json::from_str(&text).map_err(|e| format!("The payload is not JSON: {e}"))
-        };
-        let payload = match payload {
-            Ok(p) => p,
-            Err(message) => return v.error.set(Some(message)),
-        };
-        act(v, busy, async move { api::signal_instance(&id(), &SignalRequest { node, payload }).await }, || ());
-    };
-
     view! {
         <div class="run-actions" role="group" aria-label="Actions">
             {move || has(Action::Pause).then(|| view! {
@@ -135,27 +113,51 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                     }
                 })
             }
-            {move || (!awaiting.with(Vec::is_empty)).then(|| view! {
-                <label class="signal-payload">
-                    "Signal payload (JSON, optional) "
-                    <input type="text" placeholder="{}" prop:value=move || payload.get() on:input=move |ev| payload.set(event_target_value(&ev)) />
-                </label>
-            })}
-            <For each=move || awaiting.get() key=|n| n.clone() let:node>
-                <button
-                    type="button"
-                    class="primary"
-                    data-testid=format!("signal-{node}")
-                    disabled=move || busy.get()
-                    on:click={
-                        let node = node.clone();
-                        move |_| signal(node.clone())
-                    }
-                >
-                    {format!("Signal {node}")}
-                </button>
-            </For>
+            <SignalButtons awaiting=awaiting busy=busy />
         </div>
         {move || (v.retry.with(Option::is_some) && has(Action::Retry)).then(|| view! { <RetryForm busy /> })}
+    }
+}
+
+/// For each node waiting on a signal, a button that sends it, with an optional JSON payload.
+#[component]
+fn SignalButtons(awaiting: Memo<Vec<String>>, busy: RwSignal<bool>) -> impl IntoView {
+    let v = expect_context::<RunView>();
+    let payload = RwSignal::new(String::new());
+    let id = move || v.id.get_value();
+    let signal = move |node: String| {
+        let text = payload.get_untracked();
+        let payload = if text.trim().is_empty() {
+            Ok(serde_json::Value::Null)
+        } else {
+            serde_json::from_str(&text).map_err(|e| format!("The payload is not JSON: {e}"))
+        };
+        let payload = match payload {
+            Ok(p) => p,
+            Err(message) => return v.error.set(Some(message)),
+        };
+        act(v, busy, async move { api::signal_instance(&id(), &SignalRequest { node, payload }).await }, || ());
+    };
+    view! {
+        {move || (!awaiting.with(Vec::is_empty)).then(|| view! {
+            <label class="signal-payload">
+                "Signal payload (JSON, optional) "
+                <input type="text" placeholder="{}" prop:value=move || payload.get() on:input=move |ev| payload.set(event_target_value(&ev)) />
+            </label>
+        })}
+        <For each=move || awaiting.get() key=|n| n.clone() let:node>
+            <button
+                type="button"
+                class="primary"
+                data-testid=format!("signal-{node}")
+                disabled=move || busy.get()
+                on:click={
+                    let node = node.clone();
+                    move |_| signal(node.clone())
+                }
+            >
+                {format!("Signal {node}")}
+            </button>
+        </For>
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::api;
 use crate::components::run::stream::Stream;
-use crate::components::session::Session;
+use crate::components::session::{use_session, Session};
 use crate::run::retry_preview::will_run_again;
 use crate::run::{graph, RunState};
 use chrono::{DateTime, Utc};
@@ -54,7 +54,9 @@ pub fn browser_now() -> DateTime<Utc> {
 }
 
 impl RunView {
-    pub fn new(id: String, session: Session) -> Self {
+    /// The run view of instance `id`, for the signed-in session.
+    pub fn new(id: String) -> Self {
+        let session = use_session();
         let run = RwSignal::new(RunState::default());
         let definition = RwSignal::new(None::<Definition>);
         let can_retry = RwSignal::new(false);
@@ -122,10 +124,7 @@ impl RunView {
                         self.load_definition(workflow, version).await;
                     }
                 }
-                Err(err) => {
-                    self.session.note(&err);
-                    self.error.set(Some(err.message()));
-                }
+                Err(err) => self.error.set(Some(err.message())),
             }
             self.fetching.set(false);
             if self.again.get_untracked() {

@@ -57,3 +57,37 @@ impl Stream {
         self.source.ready_state() != EventSource::CLOSED
     }
 }
+
+/// Follows the dashboard feed (`GET /api/v1/events`) while the calling component lives. `stale`
+/// sees each entry and says whether it changes what the page shows; after one that does, `reread`
+/// runs at the next tick of `every` (rereading at most that often while changes pour in), and
+/// again at the one after when it answers false (not now: a load is still on the way).
+pub fn follow_feed(
+    stale: impl Fn(HistoryEvent) -> bool + Clone + 'static,
+    every: std::time::Duration,
+    reread: impl Fn() -> bool + 'static,
+) {
+    use leptos::prelude::*;
+    let dirty = RwSignal::new(false);
+    let mark = move |entry| {
+        if stale(entry) {
+            dirty.set(true);
+        }
+    };
+    let stream = StoredValue::new_local(Stream::open(&format!("{}/events", crate::urls::API), mark, || {}).ok());
+    let tick = set_interval_with_handle(
+        move || {
+            if dirty.get_untracked() && reread() {
+                dirty.set(false);
+            }
+        },
+        every,
+    )
+    .ok();
+    on_cleanup(move || {
+        stream.with_value(|s| s.as_ref().map(Stream::close));
+        if let Some(h) = tick {
+            h.clear();
+        }
+    });
+}

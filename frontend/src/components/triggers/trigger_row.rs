@@ -4,6 +4,7 @@
 
 use crate::api_triggers;
 use crate::components::copy_button::CopyButton;
+use crate::components::table_parts::TableHead;
 use crate::format;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -96,6 +97,15 @@ pub fn TriggerRow(
     }
 }
 
+const DELIVERY_COLUMNS: &[(&str, &str)] = &[
+    ("Received", "updated"),
+    ("Outcome", ""),
+    ("Verified", ""),
+    ("Status", "version"),
+    ("Reason", ""),
+    ("Instance", ""),
+];
+
 #[component]
 fn DeliveryLog(list: Vec<Delivery>) -> impl IntoView {
     if list.is_empty() {
@@ -103,16 +113,7 @@ fn DeliveryLog(list: Vec<Delivery>) -> impl IntoView {
     }
     view! {
         <table class="workflows deliveries" data-testid="delivery-log">
-            <thead>
-                <tr>
-                    <th scope="col" class="updated">"Received"</th>
-                    <th scope="col">"Outcome"</th>
-                    <th scope="col">"Verified"</th>
-                    <th scope="col" class="version">"Status"</th>
-                    <th scope="col">"Reason"</th>
-                    <th scope="col">"Instance"</th>
-                </tr>
-            </thead>
+            <TableHead columns=DELIVERY_COLUMNS />
             <tbody>
                 {list.into_iter().map(|d| view! {
                     <tr data-testid="delivery-row">
