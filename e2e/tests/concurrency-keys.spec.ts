@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { archiveEveryWorkflow, centre, collectPageErrors, createWorkflowInDesigner, drag, signIn, signalNode, startInstance } from './support';
+import { apiGet, archiveEveryWorkflow, centre, collectPageErrors, createWorkflowInDesigner, drag, publishWorkflow, signIn, signalNode, startInstance } from './support';
 
 // Concurrency keys, set up as a user would: a workflow with one wait_signal gate is drawn in the
 // designer; on its Workflow tab a key that is not an expression is refused on the field, then
@@ -54,7 +54,7 @@ test('instances with the same concurrency key wait for each other, and the run v
   await page.getByRole('button', { name: 'Publish' }).click();
   await expect(page.getByTestId('notice')).toHaveText('Published version 1.');
   // What was saved is what was typed.
-  const saved = await (await page.request.get(`${baseUrl()}/api/v1/workflows/${workflow}`)).json();
+  const saved = await apiGet(page.request, `/workflows/${workflow}`);
   expect(saved.draft.settings).toEqual(expect.objectContaining({ concurrency_key: 'input.customer', max_per_key: 1 }));
 
   // Two starts for acme and one for globex: the second acme one waits for the first.
@@ -88,7 +88,7 @@ test('instances with the same concurrency key wait for each other, and the run v
   await expect(why).toHaveCount(0);
   await expect(page.getByTestId('instance-concurrency-key')).toHaveText(' · concurrency key "acme"');
   expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
-  const first = await (await page.request.get(`${baseUrl()}/api/v1/instances/${acme1.id}`)).json();
+  const first = await apiGet(page.request, `/instances/${acme1.id}`);
   expect(first.status).toBe('succeeded');
   await shot('concurrency-keys-admitted');
 
@@ -97,5 +97,21 @@ test('instances with the same concurrency key wait for each other, and the run v
   await signalNode(page.request, globex.id, 'wait_signal_1');
   await expect(status).toHaveText('succeeded');
 
+  expect(errors).toEqual([]);
+});
+
+test('the designer opens on the Workflow tab showing the concurrency key and limit the draft holds', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publishWorkflow(page.request, 'Concurrency keys e2e loaded', {
+    nodes: [{ id: 'gate', type: 'wait_signal' }],
+    settings: { concurrency_key: 'input.customer', max_per_key: 1 },
+  });
+  await page.goto(`${baseUrl()}/workflows/${workflow}`);
+  await expect(page.getByTestId('node-gate')).toBeVisible();
+  // Shown first, before any other tab was opened: the form holds what was loaded.
+  await expect(page.getByRole('tab', { name: 'Workflow' })).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('field-concurrency_key')).toHaveValue('input.customer');
+  await expect(page.getByTestId('field-max_per_key')).toHaveValue('1');
   expect(errors).toEqual([]);
 });

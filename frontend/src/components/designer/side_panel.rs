@@ -70,7 +70,8 @@ pub fn SidePanel() -> impl IntoView {
     // Settings reload when the draft is replaced underneath (undo, restore), not while typed into.
     let epoch = Memo::new(move |_| d.board.with(|b| b.editor.form_epoch));
     let settings = move || {
-        epoch.track();
+        // Read, not only tracked: a memo nobody has read never learns that the board changed.
+        let _rebuilt_at = epoch.get();
         view! { <SettingsForm /> }
     };
     view! {
