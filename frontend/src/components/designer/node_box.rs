@@ -28,7 +28,7 @@ pub fn NodeBox(
     let kind = move || shape_text(shape, |s| s.kind.clone());
     let problem = move || {
         shape.with(|s| s.as_ref().and_then(|s| s.problems.clone())).map(|p| {
-            view! { <text class="node-problem" x=NODE_W - 18.0 y="20" data-problem=p>"!"</text> }
+            view! { <text class="node-problem" x=NODE_W - 18.0 y="20" data-problem=p aria-hidden="true">"!"</text> }
         })
     };
     view! {
@@ -40,8 +40,8 @@ pub fn NodeBox(
             on:keydown=on_keydown
             data-testid=test_id
             data-kind=kind
+            // Named by what it shows (title, then type), so speech input finds it by what is seen.
             role="button"
-            aria-label=move || shape_text(shape, |s| format!("{} node {}", s.kind, s.title))
         >
             {problem}
             <circle class="port port-in" cx="0" cy=NODE_H / 2.0 r="6" data-testid=port_in />

@@ -29,7 +29,7 @@ pub fn NodeFrame(
             tabindex="0"
         >
             <rect class="node-box" width=NODE_W height=NODE_H rx="8" />
-            <text class="node-icon" x="16" y="35">{move || shape.with(|s| s.as_ref().map(|s| s.icon))}</text>
+            <text class="node-icon" x="16" y="35" aria-hidden="true">{move || shape.with(|s| s.as_ref().map(|s| s.icon))}</text>
             <text class="node-title" x="42" y="24">{move || shape_text(shape, |s| s.title.clone())}</text>
             <text class=subtitle_class x="42" y="43">{move || subtitle.get()}</text>
             {children.map(|extras| extras())}

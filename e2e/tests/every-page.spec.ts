@@ -1,0 +1,106 @@
+import { test, expect, Page } from '@playwright/test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { baseUrl } from './env';
+import {
+  apiPost, archiveEveryWorkflow, collectPageErrors, expectAccessible, expectFocusRings, publishWorkflow, settled, signIn, start,
+} from './support';
+
+// Every page of the app, signed in as the admin (who sees them all): its title, a skip link
+// past the navigation, a visible focus indicator on every focus stop, and no WCAG 2.1 AA
+// violation axe-core can find. A full-page screenshot
+// of each goes to the test's output (and to $SCREENS_DIR when set, to compare two builds).
+
+// `bare`: a page outside the layout (no navigation to skip).
+type Shown = { title: string; ready: (page: Page) => Promise<void>; bare?: boolean };
+
+let ids: { workflow: string; instance: string };
+
+test.beforeAll(async ({ browser }) => {
+  const page = await browser.newPage();
+  await signIn(page);
+  const workflow = await publishWorkflow(page.request, 'Every page', {
+    nodes: [
+      { id: 'gate', type: 'wait_signal', name: 'Approval' },
+      { id: 'boom', type: 'fail' },
+      { id: 'after', type: 'noop' },
+    ],
+    edges: [{ from: 'gate', to: 'after' }],
+    settings: { concurrency_key: 'input.customer', max_per_key: 1 },
+  });
+  await apiPost(page.request, `/workflows/${workflow}/triggers`, { kind: 'webhook' }, 201);
+  const instance = await start(page.request, workflow, { customer: 'acme' });
+  await settled(page.request, instance, 'failed');
+  await page.close();
+  ids = { workflow, instance };
+});
+
+test.afterAll(archiveEveryWorkflow);
+
+const visible = (testId: string) => async (page: Page) => {
+  await expect(page.getByTestId(testId).first()).toBeVisible();
+};
+const heading = (name: string) => async (page: Page) => {
+  await expect(page.getByRole('heading', { name, exact: true })).toBeVisible();
+};
+
+const PAGES: Record<string, () => Shown> = {
+  '/': () => ({ title: 'Dashboard', ready: async (p) => expect(p.getByTestId('tile-failed').locator('.tile-value')).not.toHaveText('…') }),
+  '/workflows': () => ({ title: 'Workflows', ready: async (p) => expect(p.getByRole('link', { name: 'Every page' })).toBeVisible() }),
+  [`/workflows/:workflow`]: () => ({ title: 'Designer', ready: visible('node-gate') }),
+  [`/workflows/:workflow/triggers`]: () => ({ title: 'Triggers of Every page', ready: visible('trigger-row') }),
+  '/instances': () => ({ title: 'Instances', ready: visible('instance-row') }),
+  [`/instances/:instance`]: () => ({ title: 'Run', ready: async (p) => expect(p.getByTestId('instance-status')).toHaveText('failed') }),
+  '/failures': () => ({ title: 'Failures', ready: visible('failure-group') }),
+  '/triggers': () => ({ title: 'Triggers', ready: visible('any-trigger-row') }),
+  '/jobs': () => ({ title: 'Jobs', ready: visible('jobs-table') }),
+  '/users': () => ({ title: 'Users', ready: visible('user-row') }),
+  '/retention': () => ({ title: 'Retention', ready: heading('Retention') }),
+  '/audit': () => ({ title: 'Audit log', ready: visible('audit-row') }),
+  '/no/such/page': () => ({ title: 'Page not found', ready: heading('Page not found'), bare: true }),
+};
+
+function screenshotTo(page: Page, name: string, outputPath: string): Promise<Buffer> {
+  const dir = process.env.SCREENS_DIR;
+  if (dir) fs.mkdirSync(dir, { recursive: true });
+  return page.screenshot({ path: dir ? path.join(dir, `${name}.png`) : outputPath, fullPage: true });
+}
+
+test('the sign-in page is titled, and accessible', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await page.goto(`${baseUrl()}/login`);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await screenshotTo(page, 'login', testInfo.outputPath('login.png'));
+  if (process.env.SCREENS_DIR) return;
+  await expect(page).toHaveTitle('Sign in · Trellis');
+  await expectFocusRings(page);
+  await expectAccessible(page);
+  expect(errors).toEqual([]);
+});
+
+for (const [route, shown] of Object.entries(PAGES)) {
+  test(`${route} is titled, skippable to its content, and accessible`, async ({ page }, testInfo) => {
+    const errors = collectPageErrors(page);
+    const { title, ready, bare } = shown();
+    await signIn(page);
+    const address = route.replace(':workflow', ids.workflow).replace(':instance', ids.instance);
+    await page.goto(`${baseUrl()}${address}`);
+    await ready(page);
+    const name = route === '/' ? 'dashboard' : route.slice(1).replace(/[/:]+/g, '-');
+    await screenshotTo(page, name, testInfo.outputPath(`${name}.png`));
+    // A run for screenshots only (two builds compared) stops here, so every build shows the same data.
+    if (process.env.SCREENS_DIR) return;
+
+    await expect(page).toHaveTitle(`${title} · Trellis`);
+    if (!bare) {
+      // The first Tab stop is the skip link; following it puts the keyboard in the page's content.
+      await page.keyboard.press('Tab');
+      await expect(page.getByRole('link', { name: 'Skip to content' })).toBeFocused();
+      await page.keyboard.press('Enter');
+      await expect(page.locator('#content')).toBeFocused();
+    }
+    await expectFocusRings(page);
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+  });
+}
