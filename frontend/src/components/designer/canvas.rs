@@ -110,6 +110,35 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
         board.update(|b| b.editor.select_edge(&from, &to));
         d.tab.set(crate::components::designer::state::Tab::Node);
     });
+    view! {
+        <SceneSvg
+            scene=scene.into()
+            camera=Camera::Follow(Signal::derive(move || board.with(|b| b.view)))
+            node_ref=svg
+            on_edge=choose_edge
+            node=move |id, shape| view! { <NodeBox id=id shape=shape on_choose=choose_node /> }
+            {..}
+            class="canvas"
+            data-testid="canvas"
+            tabindex="0"
+            role="application"
+            aria-label="Workflow canvas"
+            on:pointerdown=on_pointerdown
+            on:pointermove=on_pointermove
+            on:pointerup=on_pointerup
+            on:pointercancel=on_pointerup
+            on:wheel=on_wheel
+        >
+            <GestureOverlays />
+        </SceneSvg>
+    }
+}
+
+/// What a gesture draws over the scene: the rubber band, the edge being connected (refused in
+/// red), and the ghost of a node dragged from the palette.
+#[component]
+fn GestureOverlays() -> impl IntoView {
+    let board = expect_context::<Designer>().board;
     let band = move || {
         board.with(|b| b.band()).map(|r| {
             view! { <rect class="band" x=r.x y=r.y width=r.w height=r.h data-testid="rubber-band" /> }
@@ -132,29 +161,9 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
                 }
             })
     };
-
     view! {
-        <SceneSvg
-            scene=scene.into()
-            camera=Camera::Follow(Signal::derive(move || board.with(|b| b.view)))
-            node_ref=svg
-            on_edge=choose_edge
-            node=move |id, shape| view! { <NodeBox id=id shape=shape on_choose=choose_node /> }
-            {..}
-            class="canvas"
-            data-testid="canvas"
-            tabindex="0"
-            role="application"
-            aria-label="Workflow canvas"
-            on:pointerdown=on_pointerdown
-            on:pointermove=on_pointermove
-            on:pointerup=on_pointerup
-            on:pointercancel=on_pointerup
-            on:wheel=on_wheel
-        >
-            {pending}
-            {band}
-            {ghost}
-        </SceneSvg>
+        {pending}
+        {band}
+        {ghost}
     }
 }
