@@ -31,7 +31,7 @@ pub enum HashError {
 type Result<T, E = HashError> = std::result::Result<T, E>;
 
 pub const MIN_PASSWORD_LEN: usize = 8;
-const MAX_PASSWORD_LEN: usize = 1024;
+pub const MAX_PASSWORD_LEN: usize = 1024;
 
 pub fn check_strength(password: &str) -> Result<(), String> {
     let len = password.chars().count();

@@ -26,6 +26,8 @@ mod ledger;
 mod live;
 mod observability;
 mod openapi;
+mod openapi_answers;
+mod openapi_rules;
 mod outage;
 mod process;
 mod retention;

@@ -39,7 +39,9 @@ pub struct ScriptProblem {
     #[serde(flatten)]
     pub problem: Problem,
     /// `syntax`, `thrown`, `memory`, `time`, `stack` (nesting too deep), `output` (the return
-    /// value cannot be stored as JSON) or `engine`.
+    /// value cannot be stored as JSON) or `engine`. Absent from the other 422 of the preview, a
+    /// config that cannot run (`errors` says what to fix), which is a plain problem.
+    #[cfg_attr(feature = "openapi", schema(required = false))]
     pub failure: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,

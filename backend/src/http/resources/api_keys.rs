@@ -13,7 +13,7 @@ use trellis_model::api::{ApiKey, CreateApiKey, CreatedApiKey, Items, Problem};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-const MAX_KEY_NAME_LEN: usize = 100;
+pub const MAX_KEY_NAME_LEN: usize = 100;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
@@ -22,6 +22,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/api-keys",
+    operation_id = "createApiKey",
     tag = "api-keys",
     request_body = CreateApiKey,
     responses((status = 201, description = "Created; `key` is shown this once", body = CreatedApiKey))
@@ -55,6 +56,7 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/api-keys",
+    operation_id = "listApiKeys",
     tag = "api-keys",
     responses((status = 200, description = "Live keys, without their secrets", body = Items<ApiKey>))
 )]
@@ -77,6 +79,7 @@ async fn list(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiResult<Js
 #[utoipa::path(
     delete,
     path = "/api-keys/{id}",
+    operation_id = "revokeApiKey",
     tag = "api-keys",
     responses(
         (status = 204, description = "Revoked"),

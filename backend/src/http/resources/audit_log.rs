@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 const DEFAULT_PAGE: i64 = 50;
-const MAX_PAGE: i64 = 500;
+pub const MAX_PAGE: i64 = 500;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list))
@@ -47,6 +47,7 @@ struct ListParams {
 #[utoipa::path(
     get,
     path = "/audit",
+    operation_id = "listAuditEntries",
     tag = "audit",
     params(ListParams),
     responses((status = 200, description = "A page of audit entries, newest first", body = AuditPage)),

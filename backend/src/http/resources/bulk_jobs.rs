@@ -18,6 +18,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list)).routes(routes!(show)).routes(routes!(cancel))
 }
 
+pub const MAX_PAGE: i64 = 500;
+
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +31,7 @@ struct ListParams {
 #[utoipa::path(
     get,
     path = "/jobs",
+    operation_id = "listJobs",
     tag = "jobs",
     params(ListParams),
     responses((status = 200, description = "Bulk jobs, newest first", body = Page<Job>))
@@ -38,7 +41,7 @@ async fn list(
     _: Authed<AsViewer>,
     ApiQuery(p): ApiQuery<ListParams>,
 ) -> ApiResult<Json<Page<Job>>> {
-    let limit = page_limit(p.limit, 50, 500)?;
+    let limit = page_limit(p.limit, 50, MAX_PAGE)?;
     let mut rows = state.store.list_jobs(p.cursor, limit + 1).await?;
     let next = next_cursor(&mut rows, limit, |j| j.id.to_string());
     Ok(Json(Page { items: rows.iter().map(view).collect(), next_cursor: next }))
@@ -47,6 +50,7 @@ async fn list(
 #[utoipa::path(
     get,
     path = "/jobs/{id}",
+    operation_id = "showJob",
     tag = "jobs",
     responses((status = 200, description = "A job and its progress", body = Job))
 )]
@@ -59,6 +63,7 @@ async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): A
 #[utoipa::path(
     post,
     path = "/jobs/{id}/cancel",
+    operation_id = "cancelJob",
     tag = "jobs",
     responses(
         (status = 200, description = "The job stops after its current batch", body = Job),

@@ -37,6 +37,8 @@ use uuid::Uuid;
 
 /// History entries read from the store at a time.
 const PAGE: i64 = 256;
+/// The most history entries one `GET /instances/{id}/history` answers.
+pub const MAX_HISTORY_PAGE: i64 = 5_000;
 /// Frames joined into one write at most (a replay sends pages of history).
 const MAX_CHUNK: usize = 64 * 1024;
 /// Comment lines that keep idle connections (and the proxies in between) open.
@@ -57,6 +59,7 @@ struct ResumeParams {
 #[utoipa::path(
     get,
     path = "/instances/{id}/events",
+    operation_id = "streamInstanceEvents",
     tag = "events",
     params(ResumeParams, ("Last-Event-ID" = Option<String>, Header, description = "Resume after this `seq`")),
     responses((
@@ -244,6 +247,7 @@ struct HistoryParams {
 #[utoipa::path(
     get,
     path = "/instances/{id}/history",
+    operation_id = "showInstanceHistory",
     tag = "events",
     params(HistoryParams),
     responses((status = 200, description = "History entries in `seq` order", body = History))
@@ -254,7 +258,7 @@ async fn history(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(p): ApiQuery<HistoryParams>,
 ) -> ApiResult<Json<History>> {
-    let limit = page_limit(p.limit, 500, 5_000)?;
+    let limit = page_limit(p.limit, 500, MAX_HISTORY_PAGE)?;
     state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
     let after = p.after.unwrap_or(0).max(0);
     let entries = state.store.events_after(id, after, limit).await?;
@@ -273,6 +277,7 @@ struct FeedParams {
 #[utoipa::path(
     get,
     path = "/events",
+    operation_id = "streamEvents",
     tag = "events",
     params(FeedParams),
     responses((

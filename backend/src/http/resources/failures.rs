@@ -18,7 +18,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 const DEFAULT_GROUPS: i64 = 50;
-const MAX_GROUPS: i64 = 500;
+pub const MAX_GROUPS: i64 = 500;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(failures))
@@ -40,6 +40,7 @@ struct FailureParams {
 #[utoipa::path(
     get,
     path = "/failures",
+    operation_id = "listFailureGroups",
     tag = "instances",
     params(FailureParams),
     responses((status = 200, description = "Failures of the range, grouped, the largest groups first", body = FailureReport))

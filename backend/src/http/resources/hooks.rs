@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/hooks/{trigger_id}",
+    operation_id = "receiveWebhook",
     tag = "triggers",
     request_body(content = serde_json::Value, description = "Any body; the signature covers its exact bytes"),
     params(

@@ -21,6 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     get,
     path = "/healthz",
+    operation_id = "checkLiveness",
     tag = "operations",
     responses((status = 200, description = "The process answers", body = Health))
 )]
@@ -34,6 +35,7 @@ const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(400);
 #[utoipa::path(
     get,
     path = "/readyz",
+    operation_id = "checkReadiness",
     tag = "operations",
     responses(
         (status = 200, description = "The database answers too", body = Ready),
@@ -54,6 +56,7 @@ async fn readyz(State(state): State<AppState>) -> ApiResult<Json<Ready>> {
 #[utoipa::path(
     get,
     path = "/metrics",
+    operation_id = "showMetrics",
     tag = "operations",
     responses(
         (

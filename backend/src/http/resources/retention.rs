@@ -26,6 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/retention/preview",
+    operation_id = "previewRetention",
     tag = "retention",
     request_body = RetentionPolicy,
     responses(
@@ -45,6 +46,7 @@ async fn preview_default(
 #[utoipa::path(
     post,
     path = "/workflows/{id}/retention/preview",
+    operation_id = "previewWorkflowRetention",
     tag = "retention",
     request_body = RetentionPolicy,
     responses(
@@ -105,6 +107,7 @@ async fn preview(state: &AppState, workflow: Option<Uuid>, policy: &RetentionPol
 #[utoipa::path(
     get,
     path = "/retention",
+    operation_id = "showRetention",
     tag = "retention",
     responses((status = 200, description = "The default retention policy", body = Retention))
 )]
@@ -117,6 +120,7 @@ async fn show_default(State(state): State<AppState>, _: Authed<AsAdmin>) -> ApiR
 #[utoipa::path(
     put,
     path = "/retention",
+    operation_id = "updateRetention",
     tag = "retention",
     request_body = RetentionPolicy,
     responses(
@@ -137,6 +141,7 @@ async fn put_default(
 #[utoipa::path(
     get,
     path = "/workflows/{id}/retention",
+    operation_id = "showWorkflowRetention",
     tag = "retention",
     responses((status = 200, description = "The workflow's policy, or the default it follows", body = Retention))
 )]
@@ -157,6 +162,7 @@ async fn show_workflow(
 #[utoipa::path(
     put,
     path = "/workflows/{id}/retention",
+    operation_id = "updateWorkflowRetention",
     tag = "retention",
     request_body = RetentionPolicy,
     responses(

@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/scripts/preview",
+    operation_id = "previewScript",
     tag = "scripts",
     request_body = ScriptPreviewRequest,
     responses(

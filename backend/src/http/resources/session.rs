@@ -26,6 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/auth/login",
+    operation_id = "signIn",
     tag = "auth",
     request_body = LoginRequest,
     security(()),
@@ -108,6 +109,7 @@ fn time_secs(secs: u64) -> cookie::time::Duration {
 #[utoipa::path(
     post,
     path = "/auth/logout",
+    operation_id = "signOut",
     tag = "auth",
     security(()),
     responses((status = 204, description = "The session is ended and the session cookie cleared"))
@@ -127,6 +129,7 @@ async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMa
 #[utoipa::path(
     get,
     path = "/auth/me",
+    operation_id = "showCurrentUser",
     tag = "auth",
     responses((status = 200, description = "The caller", body = Me))
 )]

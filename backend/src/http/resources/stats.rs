@@ -40,6 +40,7 @@ struct StatsParams {
 #[utoipa::path(
     get,
     path = "/stats/instances",
+    operation_id = "showInstanceStats",
     tag = "instances",
     params(StatsParams),
     responses(

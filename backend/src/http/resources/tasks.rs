@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/tasks/poll",
+    operation_id = "pollTasks",
     tag = "tasks",
     request_body = TaskPoll,
     responses(
@@ -58,6 +59,7 @@ async fn poll(
 #[utoipa::path(
     post,
     path = "/tasks/{id}/heartbeat",
+    operation_id = "heartbeatTask",
     tag = "tasks",
     request_body = TaskHeartbeat,
     responses(
@@ -78,6 +80,7 @@ async fn heartbeat(
 #[utoipa::path(
     post,
     path = "/tasks/{id}/complete",
+    operation_id = "completeTask",
     tag = "tasks",
     request_body = TaskComplete,
     responses(
@@ -98,6 +101,7 @@ async fn complete(
 #[utoipa::path(
     post,
     path = "/tasks/{id}/fail",
+    operation_id = "failTask",
     tag = "tasks",
     request_body = TaskFail,
     responses(

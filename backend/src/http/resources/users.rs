@@ -27,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     get,
     path = "/users",
+    operation_id = "listUsers",
     tag = "users",
     responses((status = 200, description = "Every user, by username", body = Items<UserView>))
 )]
@@ -48,6 +49,7 @@ fn view(u: &UserRecord) -> UserView {
 #[utoipa::path(
     post,
     path = "/users",
+    operation_id = "createUser",
     tag = "users",
     request_body = CreateUser,
     responses(
@@ -73,6 +75,7 @@ async fn create(
 #[utoipa::path(
     patch,
     path = "/users/{id}",
+    operation_id = "updateUser",
     tag = "users",
     request_body = UpdateUser,
     responses(
@@ -140,6 +143,7 @@ async fn update(
 #[utoipa::path(
     delete,
     path = "/users/{id}",
+    operation_id = "deleteUser",
     tag = "users",
     responses(
         (status = 204, description = "Deleted, and with it every session of the user"),

@@ -26,6 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/workflows/{id}/versions",
+    operation_id = "publishVersion",
     tag = "versions",
     request_body(content = PublishRequest, description = "Optional: a note for the version"),
     responses(
@@ -82,6 +83,7 @@ fn created(id: Uuid, version: i64) -> Response {
 #[utoipa::path(
     get,
     path = "/workflows/{id}/versions",
+    operation_id = "listVersions",
     tag = "versions",
     responses((status = 200, description = "Every published version, oldest first", body = Items<VersionSummary>))
 )]
@@ -98,6 +100,7 @@ async fn list(
 #[utoipa::path(
     get,
     path = "/workflows/{id}/versions/{version}",
+    operation_id = "showVersion",
     tag = "versions",
     responses((status = 200, description = "The frozen definition of one version", body = Version))
 )]

@@ -21,7 +21,7 @@ use uuid::Uuid;
 pub const MAX_NAME_LEN: usize = 200;
 pub const MAX_DESCRIPTION_LEN: usize = 4_000;
 const DEFAULT_PAGE: i64 = 50;
-const MAX_PAGE: i64 = 200;
+pub const MAX_PAGE: i64 = 200;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -36,6 +36,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/workflows",
+    operation_id = "createWorkflow",
     tag = "workflows",
     request_body = CreateWorkflow,
     responses((status = 201, description = "Created; `Location` names it, `ETag` is the draft's", body = Workflow))
@@ -76,6 +77,7 @@ struct ListParams {
 #[utoipa::path(
     get,
     path = "/workflows",
+    operation_id = "listWorkflows",
     tag = "workflows",
     params(ListParams),
     responses((status = 200, description = "A page of workflows, newest first", body = Page<WorkflowSummary>))
@@ -104,6 +106,7 @@ async fn list(
 #[utoipa::path(
     get,
     path = "/workflows/{id}",
+    operation_id = "showWorkflow",
     tag = "workflows",
     responses(
         (status = 200, description = "The workflow with its draft; `ETag` names the draft revision", body = Workflow),
@@ -116,6 +119,7 @@ async fn show(State(state): State<AppState>, _: Authed<AsViewer>, ApiPath(id): A
 #[utoipa::path(
     patch,
     path = "/workflows/{id}",
+    operation_id = "updateWorkflow",
     tag = "workflows",
     request_body = UpdateWorkflow,
     responses((status = 200, description = "Renamed or redescribed", body = Workflow))
@@ -137,6 +141,7 @@ async fn update(
 #[utoipa::path(
     post,
     path = "/workflows/{id}/archive",
+    operation_id = "archiveWorkflow",
     tag = "workflows",
     responses((status = 200, description = "Archived: hidden from the list, no new versions", body = Workflow))
 )]
@@ -152,6 +157,7 @@ async fn archive(
 #[utoipa::path(
     post,
     path = "/workflows/{id}/unarchive",
+    operation_id = "unarchiveWorkflow",
     tag = "workflows",
     responses((status = 200, description = "Unarchived", body = Workflow))
 )]
@@ -167,6 +173,7 @@ async fn unarchive(
 #[utoipa::path(
     put,
     path = "/workflows/{id}/draft",
+    operation_id = "saveWorkflowDraft",
     tag = "workflows",
     request_body = Definition,
     params(("If-Match" = String, Header, description = "The ETag the draft was loaded with, or `*`")),
@@ -199,6 +206,7 @@ async fn save_draft(
 #[utoipa::path(
     post,
     path = "/workflows/{id}/validate",
+    operation_id = "validateWorkflowDefinition",
     tag = "workflows",
     request_body = Definition,
     responses((status = 200, description = "Every error and warning of the definition", body = Report))

@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     delete,
     path = "/instances/{id}",
+    operation_id = "purgeInstance",
     tag = "instances",
     responses(
         (status = 204, description = "Purged with its whole history"),
@@ -56,6 +57,7 @@ async fn purge_one(
 #[utoipa::path(
     post,
     path = "/instances/purge",
+    operation_id = "purgeInstances",
     tag = "instances",
     request_body = BulkRequest,
     responses(
@@ -75,6 +77,7 @@ async fn bulk_purge(
 #[utoipa::path(
     post,
     path = "/instances/cancel",
+    operation_id = "cancelInstances",
     tag = "instances",
     request_body = BulkRequest,
     responses(
@@ -94,6 +97,7 @@ async fn bulk_cancel(
 #[utoipa::path(
     post,
     path = "/instances/retry",
+    operation_id = "retryInstances",
     tag = "instances",
     request_body = BulkRequest,
     responses(

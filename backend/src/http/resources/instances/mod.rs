@@ -29,7 +29,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 const DEFAULT_PAGE: i64 = 50;
-const MAX_PAGE: i64 = 500;
+pub const MAX_PAGE: i64 = 500;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -48,6 +48,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/workflows/{id}/instances",
+    operation_id = "startInstance",
     tag = "instances",
     request_body(content = StartInstance, description = "Optional: input, version, business key"),
     params((
@@ -111,6 +112,7 @@ struct ListParams {
 #[utoipa::path(
     get,
     path = "/instances",
+    operation_id = "listInstances",
     tag = "instances",
     params(ListParams),
     responses((
@@ -162,6 +164,7 @@ async fn workflow_names(state: &AppState, rows: &[InstanceRow]) -> ApiResult<Has
 #[utoipa::path(
     get,
     path = "/instances/{id}",
+    operation_id = "showInstance",
     tag = "instances",
     responses((status = 200, description = "The instance with its nodes", body = InstanceDetail))
 )]
@@ -176,6 +179,7 @@ async fn show(
 #[utoipa::path(
     post,
     path = "/instances/{id}/cancel",
+    operation_id = "cancelInstance",
     tag = "instances",
     responses(
         (status = 200, description = "Canceled", body = InstanceDetail),
@@ -194,6 +198,7 @@ async fn cancel(
 #[utoipa::path(
     post,
     path = "/instances/{id}/pause",
+    operation_id = "pauseInstance",
     tag = "instances",
     responses(
         (status = 200, description = "Paused: no new nodes start; running ones finish", body = InstanceDetail),
@@ -212,6 +217,7 @@ async fn pause(
 #[utoipa::path(
     post,
     path = "/instances/{id}/resume",
+    operation_id = "resumeInstance",
     tag = "instances",
     responses(
         (status = 200, description = "Running again; what became ready starts", body = InstanceDetail),
@@ -231,6 +237,7 @@ async fn resume(
 #[utoipa::path(
     post,
     path = "/instances/{id}/retry",
+    operation_id = "retryInstance",
     tag = "instances",
     request_body = RetryRequest,
     responses(
@@ -255,6 +262,7 @@ async fn retry(
 #[utoipa::path(
     post,
     path = "/instances/{id}/signal",
+    operation_id = "signalInstance",
     tag = "instances",
     request_body = SignalRequest,
     responses(
@@ -272,7 +280,7 @@ async fn signal(
     Ok(Json(shown(&state, id).await?))
 }
 
-const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
 
 fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
     let Some(value) = headers.get("idempotency-key") else { return Ok(None) };

@@ -20,6 +20,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     get,
     path = "/instances/{id}/queue",
+    operation_id = "showInstanceQueue",
     tag = "instances",
     responses((
         status = 200,

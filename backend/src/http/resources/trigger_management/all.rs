@@ -23,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     get,
     path = "/triggers",
+    operation_id = "listTriggers",
     tag = "triggers",
     responses((status = 200, description = "Every workflow's triggers (at most 1,000), oldest first", body = Items<Trigger>))
 )]

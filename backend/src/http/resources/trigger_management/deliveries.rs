@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::find;
 
 const DEFAULT_PAGE: i64 = 50;
-const MAX_PAGE: i64 = 500;
+pub const MAX_PAGE: i64 = 500;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(deliveries))
@@ -32,6 +32,7 @@ struct PageParams {
 #[utoipa::path(
     get,
     path = "/triggers/{id}/deliveries",
+    operation_id = "listTriggerDeliveries",
     tag = "triggers",
     params(PageParams),
     responses((status = 200, description = "The delivery log, newest first", body = Page<Delivery>))

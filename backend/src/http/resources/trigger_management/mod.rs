@@ -3,7 +3,7 @@
 //! `/hooks/{id}` (see `hooks.rs`).
 
 mod all;
-mod deliveries;
+pub mod deliveries;
 mod preview;
 
 use preview::{schedule, times, DEFAULT_PREVIEW};
@@ -26,9 +26,9 @@ use trellis_model::{Issue, TriggerKind};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-const MAX_NAME_LEN: usize = 200;
+pub const MAX_NAME_LEN: usize = 200;
 const DEFAULT_GRACE_MS: u64 = 24 * 3600 * 1000;
-const MAX_GRACE_MS: u64 = 30 * 24 * 3600 * 1000;
+pub const MAX_GRACE_MS: u64 = 30 * 24 * 3600 * 1000;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -43,6 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     post,
     path = "/workflows/{id}/triggers",
+    operation_id = "createTrigger",
     tag = "triggers",
     request_body(
         content = Value,
@@ -107,6 +108,7 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/workflows/{id}/triggers",
+    operation_id = "listWorkflowTriggers",
     tag = "triggers",
     responses((status = 200, description = "The workflow's triggers", body = Items<Trigger>))
 )]
@@ -128,6 +130,7 @@ async fn list(
 #[utoipa::path(
     get,
     path = "/triggers/{id}",
+    operation_id = "showTrigger",
     tag = "triggers",
     responses((status = 200, description = "The trigger (without its secret)", body = Trigger))
 )]
@@ -145,6 +148,7 @@ async fn show(
 #[utoipa::path(
     patch,
     path = "/triggers/{id}",
+    operation_id = "updateTrigger",
     tag = "triggers",
     request_body(content = Value, description = "The fields to change: `name`, `paused`, the kind's settings"),
     responses(
@@ -188,6 +192,7 @@ async fn update(
 #[utoipa::path(
     delete,
     path = "/triggers/{id}",
+    operation_id = "deleteTrigger",
     tag = "triggers",
     responses((status = 204, description = "Deleted"))
 )]
@@ -206,6 +211,7 @@ async fn remove(
 #[utoipa::path(
     post,
     path = "/triggers/{id}/rotate-secret",
+    operation_id = "rotateTriggerSecret",
     tag = "triggers",
     request_body(content = RotateSecret, description = "Optional: how long the old secret stays valid"),
     responses(

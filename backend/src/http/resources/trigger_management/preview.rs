@@ -33,6 +33,7 @@ struct PreviewParams {
 #[utoipa::path(
     get,
     path = "/triggers/{id}/preview",
+    operation_id = "previewTrigger",
     tag = "triggers",
     params(PreviewParams),
     responses(
@@ -60,6 +61,7 @@ async fn preview(
 #[utoipa::path(
     post,
     path = "/triggers/preview",
+    operation_id = "previewTriggerSpec",
     tag = "triggers",
     request_body(content = Value, description = "A cron trigger's settings"),
     responses(

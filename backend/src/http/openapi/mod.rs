@@ -12,6 +12,8 @@
 //! The document is public: it describes the API's shape, not any data, and client
 //! generators and the SPA need it before anyone signs in.
 
+mod constraints;
+
 use super::AppState;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -31,6 +33,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     get,
     path = "/openapi.json",
+    operation_id = "showOpenApiDocument",
     tag = "meta",
     responses((status = 200, description = "The OpenAPI 3.1 document of this API", body = Value))
 )]
@@ -50,6 +53,7 @@ pub fn build() -> Value {
     info(&mut doc);
     components(&mut doc);
     spell_out_any(&mut doc);
+    trigger_bodies(&mut doc);
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
             for method in METHODS {
@@ -59,6 +63,7 @@ pub fn build() -> Value {
             }
         }
     }
+    constraints::apply(&mut doc);
     doc
 }
 
@@ -184,21 +189,45 @@ fn problem_media_type(response: &mut Value) {
     }
 }
 
-/// Declares each `{name}` of the path template as a required string parameter, unless the
-/// handler's annotation already did.
+/// Declares each `{name}` of the path template as a required parameter, unless the handler's
+/// annotation already did: `{version}` a version number, any other an id (a UUID).
 fn path_parameters(path: &str, operation: &mut Map<String, Value>) {
     let parameters = operation.entry("parameters").or_insert_with(|| json!([]));
     let Some(parameters) = parameters.as_array_mut() else { return };
     for name in path.split('/').filter_map(|s| s.strip_prefix('{')?.strip_suffix('}')) {
         let declared = parameters.iter().any(|p| p["name"] == name && p["in"] == "path");
         if !declared {
-            parameters.push(json!({
-                "name": name, "in": "path", "required": true, "schema": {"type": "string"},
-                "description": "The resource's id (a UUID) or number",
-            }));
+            let (schema, description) = match name {
+                "version" => (json!({"type": "integer", "minimum": 1}), "A published version's number"),
+                _ => (json!({"type": "string", "format": "uuid"}), "The resource's id"),
+            };
+            parameters.push(json!({"name": name, "in": "path", "required": true, "schema": schema,
+                                   "description": description}));
         }
     }
     if parameters.is_empty() {
         operation.remove("parameters");
+    }
+}
+
+/// Trigger bodies are read field by field (their settings depend on `kind`), so their schema is
+/// written here: an object, with the fields every kind shares.
+fn trigger_bodies(doc: &mut Value) {
+    // The server counts bytes; this many characters always fit.
+    let max_chars = super::resources::trigger_management::MAX_NAME_LEN / 4;
+    let name = json!({"type": ["string", "null"], "minLength": 1, "maxLength": max_chars,
+                      "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"});
+    let paused = json!({"type": "boolean"});
+    let kind = json!({"type": "string", "enum": ["webhook", "cron"]});
+    let create = json!({"type": "object", "required": ["kind"],
+                        "properties": {"kind": kind, "name": name.clone(), "paused": paused.clone()},
+                        "description": "`kind` and that kind's settings (a cron's `expression`, ...)"});
+    let bodies = [
+        ("/api/v1/workflows/{id}/triggers", "post", create),
+        ("/api/v1/triggers/preview", "post", json!({"type": "object"})),
+        ("/api/v1/triggers/{id}", "patch", json!({"type": "object", "properties": {"name": name, "paused": paused}})),
+    ];
+    for (path, method, schema) in bodies {
+        doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"] = schema;
     }
 }

@@ -1,0 +1,177 @@
+//! What the server enforces, stated in the document: formats, enums, lengths, patterns and
+//! ranges that the handlers and the model's validation check, so that a request the document
+//! calls valid is one the server accepts. Each value comes from the constant the check uses.
+//!
+//! utoipa's attributes take only literals, and several checks live in the handlers rather than
+//! on the model's types, so the constraints are added here, by schema and property (bodies) or
+//! by operation and parameter (queries and headers).
+
+use crate::auth::password::{MAX_PASSWORD_LEN, MIN_PASSWORD_LEN};
+use crate::auth::{Role, MAX_USERNAME_LEN};
+use crate::http::resources::{
+    api_keys, audit_log, bulk_jobs, event_streams, failures, instances, trigger_management, workflows,
+};
+use crate::jobs::retention::MAX_DAYS;
+use crate::triggers::schedule::MAX_PREVIEW;
+use serde_json::{json, Value};
+use trellis_model::config::{NodeKind, SCRIPT_MEMORY_MB, SCRIPT_TIMEOUT_MS};
+use trellis_model::validate::{MAX_ATTEMPTS, MAX_DURATION_MS, MAX_NAME_LEN, MAX_NODE_ID_LEN};
+use trellis_model::InstanceStatus;
+
+/// No control characters (what `char::is_control` refuses), and not only white space (names
+/// are trimmed before they are checked).
+const PRINTABLE_NAME: &str =
+    "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+/// Every JSON body is refused with a NUL in any string (`middleware::strict`).
+const NO_NUL: &str = "^[^\\u0000]*$";
+
+pub fn apply(doc: &mut Value) {
+    let schemas = &mut doc["components"]["schemas"];
+    accounts(schemas);
+    workflows(schemas);
+    definitions(schemas);
+    operations(schemas);
+    // Last: only where no pattern, enum or format above says more.
+    no_nul_in_strings(schemas);
+    queries(doc);
+}
+
+fn roles() -> Value {
+    json!([Role::Viewer, Role::Operator, Role::Editor, Role::Admin].map(Role::as_str))
+}
+
+fn statuses() -> Value {
+    json!(InstanceStatus::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+}
+
+/// Merges `extra` into the schema of `schema.property` (utoipa's type and description stay).
+fn constrain(schemas: &mut Value, schema: &str, property: &str, extra: Value) {
+    let target = &mut schemas[schema]["properties"][property];
+    assert!(target.is_object(), "the document has no {schema}.{property}");
+    for (key, value) in extra.as_object().expect("constraints are objects") {
+        target[key] = value.clone();
+    }
+}
+
+fn name(max: usize) -> Value {
+    json!({"minLength": 1, "maxLength": max, "pattern": PRINTABLE_NAME})
+}
+
+fn accounts(s: &mut Value) {
+    let username = json!({"minLength": 1, "maxLength": MAX_USERNAME_LEN, "pattern": "^[A-Za-z0-9_.@-]+$",
+        "description": "Letters, digits, `_`, `-`, `.` or `@` (the server also takes non-ASCII letters and \
+                        digits, up to the same number of bytes)."});
+    let password = json!({"minLength": MIN_PASSWORD_LEN, "maxLength": MAX_PASSWORD_LEN});
+    constrain(s, "CreateUser", "username", username);
+    constrain(s, "CreateUser", "password", password.clone());
+    constrain(s, "UpdateUser", "password", password);
+    for (schema, nullable) in [("CreateUser", false), ("UpdateUser", true), ("CreateApiKey", false)] {
+        let mut allowed = roles();
+        if nullable {
+            allowed.as_array_mut().expect("a list").push(Value::Null);
+        }
+        constrain(s, schema, "role", json!({"enum": allowed}));
+    }
+    for schema in ["Me", "UserView", "ApiKey", "CreatedApiKey"] {
+        constrain(s, schema, "role", json!({"enum": roles()}));
+    }
+    // A change must change something.
+    s["UpdateUser"]["anyOf"] = json!(["role", "password", "disabled"]
+        .map(|field| json!({"required": [field], "properties": {field: {"not": {"type": "null"}}}})));
+    constrain(s, "CreateApiKey", "name", name(api_keys::MAX_KEY_NAME_LEN));
+}
+
+fn workflows(s: &mut Value) {
+    let description = json!({"maxLength": workflows::MAX_DESCRIPTION_LEN});
+    for schema in ["CreateWorkflow", "UpdateWorkflow"] {
+        constrain(s, schema, "name", name(workflows::MAX_NAME_LEN));
+        constrain(s, schema, "description", description.clone());
+    }
+}
+
+fn definitions(s: &mut Value) {
+    let kinds: Vec<&str> = NodeKind::ALL.iter().map(|k| k.as_str()).collect();
+    let duration = json!({"minimum": 1, "maximum": MAX_DURATION_MS});
+    constrain(s, "Node", "type", json!({"enum": kinds}));
+    constrain(s, "Node", "id", json!({"pattern": format!("^[A-Za-z0-9_-]{{1,{MAX_NODE_ID_LEN}}}$")}));
+    constrain(s, "Node", "name", json!({"maxLength": MAX_NAME_LEN}));
+    constrain(s, "Node", "timeout_ms", duration.clone());
+    constrain(s, "RetryPolicy", "max_attempts", json!({"minimum": 1, "maximum": MAX_ATTEMPTS}));
+    constrain(s, "RetryPolicy", "max_backoff_ms", json!({"maximum": MAX_DURATION_MS}));
+    for field in ["max_concurrent_instances", "max_parallel_nodes", "max_per_key"] {
+        constrain(s, "Settings", field, json!({"minimum": 1}));
+    }
+    constrain(s, "Settings", "timeout_ms", duration);
+    // The server counts 1,000 bytes; 250 characters always fit.
+    constrain(s, "Settings", "concurrency_key", json!({"maxLength": 250, "pattern": "\\S"}));
+}
+
+fn operations(s: &mut Value) {
+    for field in ["succeeded_days", "failed_days", "canceled_days", "timed_out_days", "audit_days"] {
+        constrain(s, "RetentionPolicy", field, json!({"minimum": 1, "maximum": MAX_DAYS}));
+    }
+    let (min_mb, _, max_mb) = SCRIPT_MEMORY_MB;
+    let (min_ms, _, max_ms) = SCRIPT_TIMEOUT_MS;
+    constrain(s, "ScriptPreviewRequest", "memory_mb", json!({"minimum": min_mb, "maximum": max_mb}));
+    constrain(s, "ScriptPreviewRequest", "timeout_ms", json!({"minimum": min_ms, "maximum": max_ms}));
+    constrain(s, "ScriptPreviewRequest", "source", json!({"pattern": "\\S"}));
+    constrain(s, "RotateSecret", "grace_ms", json!({"maximum": trigger_management::MAX_GRACE_MS}));
+    constrain(s, "StartInstance", "version", json!({"minimum": 1}));
+    constrain(s, "InstanceFilter", "workflow", json!({"format": "uuid"}));
+    constrain(s, "InstanceFilter", "ids", json!({"items": {"type": "string", "format": "uuid"}, "maxItems": 1_000}));
+    constrain(s, "InstanceFilter", "status", json!({"items": {"type": "string", "enum": statuses()}}));
+}
+
+/// Query and header parameters, by operation id.
+fn queries(doc: &mut Value) {
+    let limit = |max: i64| json!({"minimum": 1, "maximum": max});
+    let uuid = json!({"format": "uuid"});
+    let parameters = [
+        ("listWorkflows", "limit", limit(workflows::MAX_PAGE)),
+        ("listWorkflows", "cursor", uuid.clone()),
+        ("listInstances", "limit", limit(instances::MAX_PAGE)),
+        ("listInstances", "status", json!({"items": {"type": "string", "enum": statuses()}})),
+        ("listAuditEntries", "limit", limit(audit_log::MAX_PAGE)),
+        ("listAuditEntries", "cursor", uuid),
+        ("listJobs", "limit", limit(bulk_jobs::MAX_PAGE)),
+        ("listTriggerDeliveries", "limit", limit(trigger_management::deliveries::MAX_PAGE)),
+        ("listFailureGroups", "limit", limit(failures::MAX_GROUPS)),
+        ("showInstanceHistory", "limit", limit(event_streams::MAX_HISTORY_PAGE)),
+        ("previewTrigger", "count", json!({"minimum": 1, "maximum": MAX_PREVIEW})),
+        ("showInstanceStats", "bucket", json!({"enum": ["minute", "hour", "day"]})),
+        ("startInstance", "Idempotency-Key", json!({"minLength": 1, "maxLength": instances::MAX_IDEMPOTENCY_KEY_LEN})),
+    ];
+    for (operation, parameter, extra) in parameters {
+        let schema = parameter_schema(doc, operation, parameter);
+        for (key, value) in extra.as_object().expect("constraints are objects") {
+            schema[key] = value.clone();
+        }
+    }
+}
+
+fn parameter_schema<'a>(doc: &'a mut Value, operation: &str, parameter: &str) -> &'a mut Value {
+    let paths = doc["paths"].as_object_mut().expect("paths");
+    let found = paths
+        .values_mut()
+        .flat_map(|item| item.as_object_mut().into_iter().flat_map(|methods| methods.values_mut()))
+        .find(|op| op["operationId"] == operation)
+        .unwrap_or_else(|| panic!("the document has no operation {operation}"));
+    let parameters = found["parameters"].as_array_mut().expect("parameters");
+    let found = parameters.iter_mut().find(|p| p["name"] == parameter);
+    &mut found.unwrap_or_else(|| panic!("{operation} has no parameter {parameter}"))["schema"]
+}
+
+/// Every string property of every schema that says nothing else about its text.
+fn no_nul_in_strings(schemas: &mut Value) {
+    for schema in schemas.as_object_mut().into_iter().flat_map(|s| s.values_mut()) {
+        let properties = schema.get_mut("properties").and_then(Value::as_object_mut);
+        for property in properties.into_iter().flat_map(|p| p.values_mut()) {
+            let is_text = property["type"] == "string"
+                || property["type"].as_array().is_some_and(|t| t.len() == 2 && t.contains(&json!("string")));
+            let said = ["format", "pattern", "enum"].iter().any(|k| property.get(k).is_some());
+            if is_text && !said {
+                property["pattern"] = json!(NO_NUL);
+            }
+        }
+    }
+}
