@@ -254,7 +254,7 @@ async fn triggers(c: &mut Checked<'_>, workflow: &str) {
     c.send("GET", "/api/v1/triggers/{id}/deliveries", &format!("{hook_path}/deliveries?limit=500"), None).await;
     c.send("GET", "/api/v1/triggers/{id}/preview", &format!("{cron_path}/preview?count=100"), None).await;
     assert_eq!(c.send("GET", "/api/v1/triggers/{id}/preview", &format!("{hook_path}/preview"), None).await.0, 409);
-    let spec = json!({"kind": "cron", "expression": "0 * * * *"});
+    let spec = json!({"expression": "0 * * * *", "count": 3});
     c.send("POST", "/api/v1/triggers/preview", "/api/v1/triggers/preview", Some(spec)).await;
     let unsigned = c.app.client.post(c.app.url(&format!("/hooks/{}", id(&hook)))).json(&json!({"order": 1}));
     c.check("POST", "/hooks/{trigger_id}", unsigned).await;

@@ -33,6 +33,7 @@ pub fn apply(doc: &mut Value) {
     operations(schemas);
     // Last: only where no pattern, enum or format above says more.
     no_nul_in_strings(schemas);
+    workflow_retention(doc);
     queries(doc);
 }
 
@@ -102,6 +103,7 @@ fn definitions(s: &mut Value) {
         constrain(s, "Settings", field, json!({"minimum": 1}));
     }
     constrain(s, "Settings", "timeout_ms", duration);
+    s["Settings"]["dependentRequired"] = json!({"max_per_key": ["concurrency_key"]});
     // The server counts 1,000 bytes; 250 characters always fit.
     constrain(s, "Settings", "concurrency_key", json!({"maxLength": 250, "pattern": "\\S"}));
 }
@@ -120,9 +122,27 @@ fn operations(s: &mut Value) {
     constrain(s, "InstanceFilter", "workflow", json!({"format": "uuid"}));
     constrain(s, "InstanceFilter", "ids", json!({"items": {"type": "string", "format": "uuid"}, "maxItems": 1_000}));
     constrain(s, "InstanceFilter", "status", json!({"items": {"type": "string", "enum": statuses()}}));
+    // A filter that names nothing matches everything, which only `"all": true` may mean.
+    let named = ["workflow", "version", "since", "until", "key", "node", "error_class"]
+        .map(|key| json!({"required": [key], "properties": {key: {"not": {"type": "null"}}}}));
+    let listed = ["status", "ids"].map(|key| json!({"required": [key], "properties": {key: {"minItems": 1}}}));
+    let any: Vec<Value> = named.into_iter().chain(listed).collect();
+    let some_filter = json!({"required": ["filter"], "properties": {"filter": {"anyOf": any}}});
+    s["BulkRequest"]["anyOf"] = json!([{"required": ["all"], "properties": {"all": {"const": true}}}, some_filter]);
 }
 
-/// Query and header parameters, by operation id.
+/// A workflow's own policy has no `audit_days`: the audit log is kept by the default one.
+fn workflow_retention(doc: &mut Value) {
+    let own = json!({"allOf": [{"$ref": "#/components/schemas/RetentionPolicy"},
+                               {"type": "object", "properties": {"audit_days": {"type": "null"}}}]});
+    for (path, method) in
+        [("/api/v1/workflows/{id}/retention", "put"), ("/api/v1/workflows/{id}/retention/preview", "post")]
+    {
+        doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"] = own.clone();
+    }
+}
+
+/// Query and header parameters, by operation id; no NUL in any text (`middleware::edge`).
 fn queries(doc: &mut Value) {
     let limit = |max: i64| json!({"minimum": 1, "maximum": max});
     let uuid = json!({"format": "uuid"});
@@ -141,6 +161,7 @@ fn queries(doc: &mut Value) {
         ("showInstanceStats", "bucket", json!({"enum": ["minute", "hour", "day"]})),
         ("startInstance", "Idempotency-Key", json!({"minLength": 1, "maxLength": instances::MAX_IDEMPOTENCY_KEY_LEN})),
     ];
+    no_nul_in_queries(doc);
     for (operation, parameter, extra) in parameters {
         let schema = parameter_schema(doc, operation, parameter);
         for (key, value) in extra.as_object().expect("constraints are objects") {
@@ -171,6 +192,22 @@ fn no_nul_in_strings(schemas: &mut Value) {
             let said = ["format", "pattern", "enum"].iter().any(|k| property.get(k).is_some());
             if is_text && !said {
                 property["pattern"] = json!(NO_NUL);
+            }
+        }
+    }
+}
+
+fn no_nul_in_queries(doc: &mut Value) {
+    let paths = doc["paths"].as_object_mut().expect("paths");
+    let operations = paths.values_mut().flat_map(|item| item.as_object_mut().into_iter().flat_map(|m| m.values_mut()));
+    for operation in operations {
+        let parameters = operation.get_mut("parameters").and_then(Value::as_array_mut);
+        for parameter in parameters.into_iter().flatten().filter(|p| p["in"] == "query") {
+            let schema = &mut parameter["schema"];
+            let text = if schema["type"] == "array" { &mut schema["items"] } else { schema };
+            let said = ["format", "pattern", "enum"].iter().any(|k| text.get(k).is_some());
+            if text["type"] == "string" && !said {
+                text["pattern"] = json!(NO_NUL);
             }
         }
     }

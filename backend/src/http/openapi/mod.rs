@@ -13,6 +13,7 @@
 //! generators and the SPA need it before anyone signs in.
 
 mod constraints;
+mod triggers;
 
 use super::AppState;
 use axum::http::header;
@@ -53,7 +54,7 @@ pub fn build() -> Value {
     info(&mut doc);
     components(&mut doc);
     spell_out_any(&mut doc);
-    trigger_bodies(&mut doc);
+    triggers::bodies(&mut doc);
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
             for method in METHODS {
@@ -207,27 +208,5 @@ fn path_parameters(path: &str, operation: &mut Map<String, Value>) {
     }
     if parameters.is_empty() {
         operation.remove("parameters");
-    }
-}
-
-/// Trigger bodies are read field by field (their settings depend on `kind`), so their schema is
-/// written here: an object, with the fields every kind shares.
-fn trigger_bodies(doc: &mut Value) {
-    // The server counts bytes; this many characters always fit.
-    let max_chars = super::resources::trigger_management::MAX_NAME_LEN / 4;
-    let name = json!({"type": ["string", "null"], "minLength": 1, "maxLength": max_chars,
-                      "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"});
-    let paused = json!({"type": "boolean"});
-    let kind = json!({"type": "string", "enum": ["webhook", "cron"]});
-    let create = json!({"type": "object", "required": ["kind"],
-                        "properties": {"kind": kind, "name": name.clone(), "paused": paused.clone()},
-                        "description": "`kind` and that kind's settings (a cron's `expression`, ...)"});
-    let bodies = [
-        ("/api/v1/workflows/{id}/triggers", "post", create),
-        ("/api/v1/triggers/preview", "post", json!({"type": "object"})),
-        ("/api/v1/triggers/{id}", "patch", json!({"type": "object", "properties": {"name": name, "paused": paused}})),
-    ];
-    for (path, method, schema) in bodies {
-        doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"] = schema;
     }
 }
