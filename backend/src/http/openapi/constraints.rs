@@ -24,6 +24,8 @@ const PRINTABLE_NAME: &str =
     "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
 /// Every JSON body is refused with a NUL in any string (`middleware::strict`).
 const NO_NUL: &str = "^[^\\u0000]*$";
+/// Text that must not be blank (it is trimmed first), without NUL.
+pub const NOT_BLANK: &str = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$";
 
 pub fn apply(doc: &mut Value) {
     let schemas = &mut doc["components"]["schemas"];
@@ -105,7 +107,7 @@ fn definitions(s: &mut Value) {
     constrain(s, "Settings", "timeout_ms", duration);
     s["Settings"]["dependentRequired"] = json!({"max_per_key": ["concurrency_key"]});
     // The server counts 1,000 bytes; 250 characters always fit.
-    constrain(s, "Settings", "concurrency_key", json!({"maxLength": 250, "pattern": "\\S"}));
+    constrain(s, "Settings", "concurrency_key", json!({"maxLength": 250, "pattern": NOT_BLANK}));
 }
 
 fn operations(s: &mut Value) {
@@ -116,7 +118,7 @@ fn operations(s: &mut Value) {
     let (min_ms, _, max_ms) = SCRIPT_TIMEOUT_MS;
     constrain(s, "ScriptPreviewRequest", "memory_mb", json!({"minimum": min_mb, "maximum": max_mb}));
     constrain(s, "ScriptPreviewRequest", "timeout_ms", json!({"minimum": min_ms, "maximum": max_ms}));
-    constrain(s, "ScriptPreviewRequest", "source", json!({"pattern": "\\S"}));
+    constrain(s, "ScriptPreviewRequest", "source", json!({"pattern": NOT_BLANK}));
     constrain(s, "RotateSecret", "grace_ms", json!({"maximum": trigger_management::MAX_GRACE_MS}));
     constrain(s, "StartInstance", "version", json!({"minimum": 1}));
     constrain(s, "InstanceFilter", "workflow", json!({"format": "uuid"}));

@@ -199,7 +199,10 @@ fn path_parameters(path: &str, operation: &mut Map<String, Value>) {
         let declared = parameters.iter().any(|p| p["name"] == name && p["in"] == "path");
         if !declared {
             let (schema, description) = match name {
-                "version" => (json!({"type": "integer", "minimum": 1}), "A published version's number"),
+                "version" => (
+                    json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX}),
+                    "A published version's number",
+                ),
                 _ => (json!({"type": "string", "format": "uuid"}), "The resource's id"),
             };
             parameters.push(json!({"name": name, "in": "path", "required": true, "schema": schema,

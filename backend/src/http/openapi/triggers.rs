@@ -1,6 +1,7 @@
 //! Trigger bodies are read field by field (the settings depend on `kind`), so their schemas are
 //! written here, from `triggers::spec` and the constants its checks use.
 
+use super::constraints::NOT_BLANK;
 use crate::http::resources::trigger_management::MAX_NAME_LEN;
 use crate::triggers::schedule::MAX_PREVIEW;
 use crate::triggers::spec::{MAX_MAPPING_LEN, MAX_RATE_PER_MINUTE};
@@ -22,7 +23,7 @@ pub fn bodies(doc: &mut Value) {
 fn shared() -> Map<String, Value> {
     // The server counts bytes; this many characters always fit.
     let name = json!({"type": ["string", "null"], "minLength": 1, "maxLength": MAX_NAME_LEN / 4,
-                      "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"});
+                      "pattern": NOT_BLANK});
     let mut fields = Map::new();
     fields.insert("name".into(), name);
     fields.insert("paused".into(), json!({"type": "boolean"}));
@@ -34,7 +35,7 @@ fn webhook() -> Map<String, Value> {
     fields.insert("preset".into(), json!({"type": "string", "enum": ["standard", "github"]}));
     fields.insert(
         "input_mapping".into(),
-        json!({"type": ["string", "null"], "minLength": 1, "maxLength": MAX_MAPPING_LEN / 4, "pattern": "\\S",
+        json!({"type": ["string", "null"], "minLength": 1, "maxLength": MAX_MAPPING_LEN / 4, "pattern": NOT_BLANK,
                "description": "An expression over `{body, headers}` whose value becomes the input."}),
     );
     fields.insert(
@@ -47,7 +48,7 @@ fn webhook() -> Map<String, Value> {
 fn cron() -> Map<String, Value> {
     let mut fields = Map::new();
     let expression = "5 fields (minute first) or 6 (second first)";
-    fields.insert("expression".into(), json!({"type": "string", "pattern": "\\S", "description": expression}));
+    fields.insert("expression".into(), json!({"type": "string", "pattern": NOT_BLANK, "description": expression}));
     fields.insert("timezone".into(), json!({"type": "string", "description": "An IANA zone (default `UTC`)."}));
     fields.insert("overlap".into(), json!({"type": "string", "enum": ["skip", "queue_one", "allow"]}));
     fields.insert("catch_up".into(), json!({"type": "string", "enum": ["none", "last", "all"]}));
