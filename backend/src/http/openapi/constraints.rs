@@ -105,7 +105,8 @@ fn definitions(s: &mut Value) {
         constrain(s, "Settings", field, json!({"minimum": 1}));
     }
     constrain(s, "Settings", "timeout_ms", duration);
-    s["Settings"]["dependentRequired"] = json!({"max_per_key": ["concurrency_key"]});
+    // `max_per_key` means nothing without a key to count by.
+    s["Settings"]["dependentSchemas"] = json!({"max_per_key": {"required": ["concurrency_key"], "properties": {"concurrency_key": {"type": "string"}}}});
     // The server counts 1,000 bytes; 250 characters always fit.
     constrain(s, "Settings", "concurrency_key", json!({"maxLength": 250, "pattern": NOT_BLANK}));
 }

@@ -49,7 +49,11 @@ fn cron() -> Map<String, Value> {
     let mut fields = Map::new();
     let expression = "5 fields (minute first) or 6 (second first)";
     fields.insert("expression".into(), json!({"type": "string", "pattern": NOT_BLANK, "description": expression}));
-    fields.insert("timezone".into(), json!({"type": "string", "description": "An IANA zone (default `UTC`)."}));
+    let zones: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|zone| zone.name()).collect();
+    fields.insert(
+        "timezone".into(),
+        json!({"type": "string", "enum": zones, "description": "An IANA zone (default `UTC`)."}),
+    );
     fields.insert("overlap".into(), json!({"type": "string", "enum": ["skip", "queue_one", "allow"]}));
     fields.insert("catch_up".into(), json!({"type": "string", "enum": ["none", "last", "all"]}));
     fields
