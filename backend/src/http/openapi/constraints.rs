@@ -7,7 +7,7 @@
 //! by operation and parameter (queries and headers).
 
 use crate::auth::password::{MAX_PASSWORD_LEN, MIN_PASSWORD_LEN};
-use crate::auth::{Role, MAX_USERNAME_LEN};
+use crate::auth::MAX_USERNAME_LEN;
 use crate::http::resources::{
     api_keys, audit_log, bulk_jobs, event_streams, failures, instances, trigger_management, workflows,
 };
@@ -39,10 +39,6 @@ pub fn apply(doc: &mut Value) {
     queries(doc);
 }
 
-fn roles() -> Value {
-    json!([Role::Viewer, Role::Operator, Role::Editor, Role::Admin].map(Role::as_str))
-}
-
 fn statuses() -> Value {
     json!(InstanceStatus::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>())
 }
@@ -68,16 +64,7 @@ fn accounts(s: &mut Value) {
     constrain(s, "CreateUser", "username", username);
     constrain(s, "CreateUser", "password", password.clone());
     constrain(s, "UpdateUser", "password", password);
-    for (schema, nullable) in [("CreateUser", false), ("UpdateUser", true), ("CreateApiKey", false)] {
-        let mut allowed = roles();
-        if nullable {
-            allowed.as_array_mut().expect("a list").push(Value::Null);
-        }
-        constrain(s, schema, "role", json!({"enum": allowed}));
-    }
-    for schema in ["Me", "UserView", "ApiKey", "CreatedApiKey"] {
-        constrain(s, schema, "role", json!({"enum": roles()}));
-    }
+    // Roles are the model's `Role` enum, named by the schemas themselves.
     // A change must change something.
     s["UpdateUser"]["anyOf"] = json!(["role", "password", "disabled"]
         .map(|field| json!({"required": [field], "properties": {field: {"not": {"type": "null"}}}})));

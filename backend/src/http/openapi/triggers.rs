@@ -84,7 +84,7 @@ fn preview() -> Value {
 /// A change: the shared fields and any kind's settings (those of another kind are refused).
 fn change() -> Value {
     let mut properties = shared();
-    properties.insert("kind".into(), json!({"type": "string", "enum": ["webhook", "cron"]}));
+    properties.insert("kind".into(), json!({"$ref": "#/components/schemas/TriggerKind"}));
     properties.extend(webhook());
     properties.extend(cron());
     json!({"type": "object", "properties": properties, "additionalProperties": false,
