@@ -1,8 +1,8 @@
 //! The contract between the SQL both backends share and each backend: what differs between
-//! Postgres and SQLite, in one trait. Every `impl_*!` macro of the `*_sql.rs` files expands
-//! to a `const _: () = { ... };` block that imports what its body names by `$crate` path and
-//! takes the dialect from this trait, so a backend file provides `Backend` and invokes the
-//! macros, and nothing it imports leaks into the shared SQL.
+//! Postgres and SQLite, in one trait. A backend file provides `Backend` for its store type,
+//! names that type `Store` and includes `shared/` as a module of its own; the shared SQL takes
+//! the dialect from this trait and nothing else from the backend file. No macros: the SQL is
+//! plain Rust that rustfmt, clippy and error messages reach.
 
 use super::notice::Notice;
 use super::Result;

@@ -32,18 +32,13 @@ impl PgStore {
     }
 }
 
-super::sql::impl_store!(PgStore);
-super::trigger_sql::impl_trigger_store!(PgStore);
-super::audit_sql::impl_audit_store!(PgStore);
-super::account_sql::impl_account_store!(PgStore);
-super::engine_sql::impl_instance_store!(PgStore);
-super::transition_sql::impl_transitions!(PgStore);
-super::admission_sql::impl_admission!(PgStore);
-super::slot_sql::impl_slots!(PgStore);
-super::work_sql::impl_work_queue!(PgStore);
-super::job_sql::impl_job_store!(PgStore);
-super::retention_sql::impl_retention_store!(PgStore);
-super::insight_sql::impl_insight_store!(PgStore);
+/// The store type the shared SQL (`shared/`) is implemented for in this backend.
+type Store = PgStore;
+
+// Loaded by both backends on purpose: one SQL body, type-checked against each driver.
+#[allow(clippy::duplicate_mod)]
+#[path = "shared/mod.rs"]
+mod shared;
 
 impl Backend for PgStore {
     type Db = sqlx::Postgres;

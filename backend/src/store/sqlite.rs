@@ -44,18 +44,13 @@ impl SqliteStore {
     }
 }
 
-super::sql::impl_store!(SqliteStore);
-super::trigger_sql::impl_trigger_store!(SqliteStore);
-super::audit_sql::impl_audit_store!(SqliteStore);
-super::account_sql::impl_account_store!(SqliteStore);
-super::engine_sql::impl_instance_store!(SqliteStore);
-super::transition_sql::impl_transitions!(SqliteStore);
-super::admission_sql::impl_admission!(SqliteStore);
-super::slot_sql::impl_slots!(SqliteStore);
-super::work_sql::impl_work_queue!(SqliteStore);
-super::job_sql::impl_job_store!(SqliteStore);
-super::retention_sql::impl_retention_store!(SqliteStore);
-super::insight_sql::impl_insight_store!(SqliteStore);
+/// The store type the shared SQL (`shared/`) is implemented for in this backend.
+type Store = SqliteStore;
+
+// Loaded by both backends on purpose: one SQL body, type-checked against each driver.
+#[allow(clippy::duplicate_mod)]
+#[path = "shared/mod.rs"]
+mod shared;
 
 /// One process, one writer: no row locks to take or skip, nobody to announce to.
 impl Backend for SqliteStore {

@@ -1,0 +1,359 @@
+//! `admission_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::backend::Backend;
+use crate::store::engine_records::{
+    AdmissionLimits, NewInstance, NodeRow, Refusable, StartOutcome, StoredStart, TransitionOutcome, Writes,
+};
+use crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+use crate::store::statuses::ACTIVE;
+use crate::store::{Decide, Result, RetryDecide, StoreError};
+use uuid::Uuid;
+type Db = <Store as Backend>::Db;
+const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
+
+impl Store {
+    /// Whether the key-reuse policy refuses `key` because of an earlier instance.
+    /// It holds the workflow lock, so two starts cannot both find no earlier one.
+    async fn key_refusal(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        key: &str,
+        policy: trellis_model::KeyReuse,
+    ) -> Result<Option<StartOutcome>> {
+        use trellis_model::KeyReuse;
+        let only = match policy {
+            KeyReuse::AllowDuplicate | KeyReuse::TerminateIfRunning => return Ok(None),
+            KeyReuse::RejectDuplicate => "",
+            KeyReuse::AllowDuplicateFailedOnly => " AND status = 'succeeded'",
+        };
+        Self::lock_workflow(tx, workflow).await?;
+        let sql = format!(
+            "SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER \
+                           BY id DESC LIMIT 1"
+        );
+        let earlier: Option<(Uuid, trellis_model::InstanceStatus)> =
+            sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+        Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
+    }
+
+    /// The live instance holding `key`, if there still is one.
+    async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
+        let sql = format!(
+            "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
+            crate::store::statuses::UNFINISHED
+        );
+        let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
+        Ok(live.map(|(id,)| id))
+    }
+    /// Inserts the new instance (queued until admitted) and its nodes. False, with
+    /// nothing inserted, if another live instance holds its business key.
+    async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
+        let row = &new.row;
+        let sql = format!(
+            "INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, \
+                           $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, $13)"
+        );
+        let inserted = sqlx::query(&sql)
+            .bind(row.id)
+            .bind(row.workflow_id)
+            .bind(row.version)
+            .bind(&row.input)
+            .bind(&row.business_key)
+            .bind(row.created_at)
+            .bind(&row.trace_id)
+            .bind(&row.parent_span_id)
+            .bind(row.parent_instance_id)
+            .bind(&row.parent_node_id)
+            .bind(row.parent_attempt)
+            .bind(row.depth)
+            .bind(&row.concurrency_key)
+            .execute(&mut **tx)
+            .await;
+        match inserted.map_err(StoreError::from_sqlx) {
+            // The id is fresh, so the only unique rule this can break is one live
+            // instance per key (`instances_one_live_per_key`).
+            Err(StoreError::Conflict(_)) if row.business_key.is_some() => return Ok(false),
+            other => {
+                other?;
+            }
+        }
+        // One statement for all nodes (at most 1,000, well under both bind limits).
+        let mut insert = sqlx::QueryBuilder::<Db>::new(
+            "INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ",
+        );
+        insert.push_values(&new.nodes, |mut values, n| {
+            values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(n.status).push_bind(0i32);
+        });
+        insert.build().execute(&mut **tx).await?;
+        Ok(true)
+    }
+
+    pub(super) async fn start_instance_once(&self, new: &NewInstance) -> Result<StartOutcome> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        let row = &new.row;
+        if let Some((key, hash)) = &new.idempotency {
+            // First, so a concurrent start with the same key waits on this row and then
+            // finds it, and a repeated request is answered before any limit is checked.
+            let claimed = sqlx::query(
+                "INSERT INTO start_requests (workflow_id, idempotency_key, request_hash, instance_id, status, \
+                 version, created_at) \
+                 VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT (workflow_id, idempotency_key) DO NOTHING",
+            )
+            .bind(row.workflow_id)
+            .bind(key)
+            .bind(hash)
+            .bind(row.id)
+            .bind(row.version)
+            .bind(row.created_at)
+            .execute(&mut *tx)
+            .await?;
+            if claimed.rows_affected() == 0 {
+                let first: StoredStart = sqlx::query_as(
+                    "SELECT request_hash, instance_id, status, version FROM start_requests WHERE workflow_id = $1 \
+                     AND idempotency_key = $2",
+                )
+                .bind(row.workflow_id)
+                .bind(key)
+                .fetch_one(&mut *tx)
+                .await?;
+                return Ok(StartOutcome::Repeated(first));
+            }
+        }
+        if let Some(key) = &row.business_key {
+            if let Some(refused) = Self::key_refusal(&mut tx, row.workflow_id, key, new.key_reuse).await? {
+                return Ok(refused);
+            }
+        }
+        // Without a business key the rows need no lock, so they go in before the
+        // workflow lock is taken: the lock every start of a limited workflow waits for
+        // is held for two statements fewer. A keyed insert stays after the lock: made
+        // earlier, it could wait on the key's unique index for a start that holds the
+        // lock and is waiting in turn for this one.
+        let rows_first = row.business_key.is_none();
+        if rows_first {
+            Self::insert_instance_rows(&mut tx, new).await?;
+        }
+        let mut outcome = StartOutcome::Running;
+        if new.limits.any() {
+            if let Some(held) =
+                Self::held_back(&mut tx, row.workflow_id, new.limits, row.concurrency_key.as_deref(), row.id).await?
+            {
+                if new.limits.reject {
+                    return Ok(StartOutcome::Rejected(held));
+                }
+                outcome = StartOutcome::Queued;
+            }
+        }
+        if !rows_first && !Self::insert_instance_rows(&mut tx, new).await? {
+            drop(tx);
+            return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
+        }
+        // The history starts at 1: creation, then waiting in the queue or admission.
+        let mut on_admit = new.on_admit.clone();
+        let mut events = new.created_events.clone();
+        if outcome == StartOutcome::Running {
+            events.append(&mut on_admit.events);
+            self.apply_writes(&mut tx, row.id, row.workflow_id, &mut on_admit).await?;
+        } else {
+            events.extend(new.queued_events.iter().cloned());
+        }
+        self.append_events(&mut tx, row.id, row.workflow_id, &events).await?;
+        if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
+            sqlx::query("UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2")
+                .bind(row.workflow_id)
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    pub(super) async fn retry_instance_once(
+        &self,
+        id: Uuid,
+        limits: AdmissionLimits,
+        migrate: Option<(i64, &[NodeRow])>,
+        decide: RetryDecide<'_>,
+    ) -> Result<Refusable<TransitionOutcome>> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        let Some(peek) = Self::load_snapshot(&mut tx, id, false).await? else {
+            return Ok(Ok(TransitionOutcome::NotFound));
+        };
+        let workflow = peek.instance.workflow_id;
+        let mut admit = true;
+        if limits.any() {
+            // Workflow lock, then instance lock: the order admission takes them in.
+            let key = peek.instance.concurrency_key.as_deref();
+            let held = Self::held_back(&mut tx, workflow, limits, key, id).await?;
+            admit = held.is_none();
+            if let (Some(held), true) = (held, limits.reject) {
+                return Ok(Err(held));
+            }
+        }
+        let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
+            return Ok(Ok(TransitionOutcome::NotFound));
+        };
+        if let Some((version, nodes)) = migrate {
+            // Rolled back with the rest if `decide` finds the retry does not apply.
+            sqlx::query("UPDATE instances SET version = $1 WHERE id = $2")
+                .bind(version)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
+            let mut insert =
+                sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+            insert.push_values(nodes, |mut v, n| {
+                v.push_bind(id)
+                    .push_bind(&n.node_id)
+                    .push_bind(n.position)
+                    .push_bind(n.status)
+                    .push_bind(n.attempts)
+                    .push_bind(&n.outcome)
+                    .push_bind(&n.output)
+                    .push_bind(&n.error)
+                    .push_bind(n.started_at)
+                    .push_bind(n.ended_at)
+                    .push_bind(n.dispatched_at)
+                    .push_bind(n.wait_kind)
+                    .push_bind(n.wait_started_at);
+            });
+            insert.build().execute(&mut *tx).await?;
+            snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
+        }
+        let mut writes = decide(&snapshot, admit);
+        if writes.is_empty() {
+            return Ok(Ok(TransitionOutcome::Unchanged));
+        }
+        self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
+            StoreError::Database(e) => StoreError::from_sqlx(e),
+            e => e,
+        })?;
+        tx.commit().await?;
+        Ok(Ok(TransitionOutcome::Applied(Box::new(writes))))
+    }
+
+    pub(super) async fn admit_queued_once(
+        &self,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        decide: Decide<'_>,
+    ) -> Result<Vec<(Uuid, Writes)>> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        Self::lock_workflow(&mut tx, workflow).await?;
+        let free = match limits.instances {
+            Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
+            None => i64::MAX,
+        };
+        let ids: Vec<Uuid> = match limits.per_key {
+            Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, free).await?,
+            None => {
+                sqlx::query_scalar(
+                    "SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2",
+                )
+                .bind(workflow)
+                .bind(free.min(1_000))
+                .fetch_all(&mut *tx)
+                .await?
+            }
+        };
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let admitted = self.admit_locked(&mut tx, workflow, &ids, decide).await?;
+        tx.commit().await?;
+        Ok(admitted)
+    }
+
+    /// Admits `ids` the way a batch of transitions is written (`transition_sql.rs`),
+    /// so the workflow lock is held for a handful of statements however many are
+    /// admitted: locked and re-read together (a cancel may have got there first),
+    /// each decided on its own row, then instance rows, node rows and work, and
+    /// history written once for all of them.
+    async fn admit_locked(
+        &self,
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        ids: &[Uuid],
+        decide: Decide<'_>,
+    ) -> Result<Vec<(Uuid, Writes)>> {
+        let (mut snapshots, last_seq) = Self::lock_snapshots(tx, ids).await?;
+        let mut batch = crate::store::batch::BatchWrites::default();
+        let mut updates = Vec::new();
+        let mut admitted = Vec::with_capacity(snapshots.len());
+        for id in ids {
+            let Some(snapshot) = snapshots.get_mut(id) else { continue };
+            let writes = decide(snapshot);
+            crate::store::batch::absorb(snapshot, &writes);
+            batch.add(*id, workflow, &writes);
+            if let Some(u) = &writes.instance {
+                updates.push((*id, u.clone()));
+            }
+            admitted.push((*id, writes));
+        }
+        Self::write_instance_updates(tx, &updates, &snapshots).await?;
+        Self::write_rows(tx, &batch).await?;
+        let first_seq = self.write_history(tx, &batch, &last_seq).await?;
+        for (id, writes) in &mut admitted {
+            if !writes.events.is_empty() {
+                writes.first_seq = first_seq.get(id).copied();
+            }
+        }
+        Ok(admitted)
+    }
+
+    async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
+        let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+        let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
+        Ok(n)
+    }
+
+    pub(super) async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
+        let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
+        sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::store::AdmissionQueue for Store {
+    async fn queue_place(&self, workflow: Uuid, id: Uuid, per_key: Option<u32>) -> Result<crate::store::QueuePlace> {
+        // Admission takes the oldest queued id first (FIFO), so those before it are
+        // ahead — except, under a key limit, those held by their own key.
+        let (ahead,): (i64,) = match per_key {
+            Some(per_key) => {
+                let sql =
+                    format!("SELECT COUNT(*) FROM ({}) w WHERE w.id < $3", crate::store::slot_sql::admissible_queued());
+                sqlx::query_as(&sql).bind(workflow).bind(i64::from(per_key)).bind(id).fetch_one(self.pool()).await?
+            }
+            None => {
+                sqlx::query_as(
+                    "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2",
+                )
+                .bind(workflow)
+                .bind(id)
+                .fetch_one(self.pool())
+                .await?
+            }
+        };
+        let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
+        let (active,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(self.pool()).await?;
+        Ok(crate::store::QueuePlace { ahead, active })
+    }
+
+    async fn key_queue_place(&self, workflow: Uuid, key: &str, id: Uuid) -> Result<crate::store::QueuePlace> {
+        let sql = format!(
+            "SELECT (SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status = \
+             'queued' AND id < $3), {}",
+            crate::store::slot_sql::running_with_key("$2")
+        );
+        let (ahead, active): (i64, i64) =
+            sqlx::query_as(&sql).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
+        Ok(crate::store::QueuePlace { ahead, active })
+    }
+}

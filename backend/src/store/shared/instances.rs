@@ -1,0 +1,187 @@
+//! `engine_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::backend::Backend;
+use crate::store::batch::{BatchWrites, Step, StepDecide};
+use crate::store::engine_records::{
+    AdmissionLimits, ChildRow, EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
+    Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
+};
+use crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+use crate::store::InstanceQuery;
+use crate::store::{Decide, Result, RetryDecide};
+use uuid::Uuid;
+type Db = <Store as Backend>::Db;
+const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
+
+impl Store {
+    pub(super) async fn load_snapshot(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        id: Uuid,
+        lock: bool,
+    ) -> Result<Option<Snapshot>> {
+        let suffix = if lock { LOCK_ROW } else { "" };
+        let sql = format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id = $1{suffix}");
+        let Some(instance) = sqlx::query_as::<_, InstanceRow>(&sql).bind(id).fetch_optional(&mut **tx).await? else {
+            return Ok(None);
+        };
+        let sql = format!("SELECT {NODE_COLUMNS} FROM instance_nodes WHERE instance_id = $1 ORDER BY position");
+        let nodes = sqlx::query_as(&sql).bind(id).fetch_all(&mut **tx).await?;
+        Ok(Some(Snapshot { instance, nodes }))
+    }
+
+    /// Appends `events` to the instance's history (its lock held) and announces them to
+    /// other processes; returns the first one's `seq`.
+    pub(super) async fn append_events(
+        &self,
+        tx: &mut sqlx::Transaction<'_, Db>,
+        id: Uuid,
+        workflow: Uuid,
+        events: &[NewEvent],
+    ) -> Result<Option<i64>> {
+        let mut batch = BatchWrites::default();
+        batch.add(id, workflow, &Writes { events: events.to_vec(), ..Writes::default() });
+        Ok(self.write_history(tx, &batch, &Default::default()).await?.get(&id).copied())
+    }
+
+    /// One transition's writes, as a batch of one writes them (`transition_sql.rs`).
+    pub(super) async fn apply_writes(
+        &self,
+        tx: &mut sqlx::Transaction<'_, Db>,
+        id: Uuid,
+        workflow: Uuid,
+        w: &mut Writes,
+    ) -> Result<()> {
+        if let Some(u) = &w.instance {
+            Self::write_instance(tx, id, u).await?;
+        }
+        let mut batch = BatchWrites::default();
+        batch.add(id, workflow, w);
+        Self::write_rows(tx, &batch).await?;
+        w.first_seq = self.write_history(tx, &batch, &Default::default()).await?.get(&id).copied();
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::store::InstanceStore for Store {
+    async fn start_instance(&self, new: &NewInstance) -> Result<StartOutcome> {
+        crate::store::retry_transient(|| self.start_instance_once(new)).await
+    }
+
+    async fn transition(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
+        let steps = [Step { instance: id, fence }];
+        let one = |_: usize, snapshot: &Snapshot| decide(snapshot);
+        let mut outcomes = self.transition_batch(&steps, &one).await?;
+        Ok(outcomes.pop().unwrap_or(TransitionOutcome::NotFound))
+    }
+
+    // A batch can be chosen as a deadlock victim: it runs again whole.
+    async fn transition_batch(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>> {
+        crate::store::retry_transient(|| self.transition_batch_once(steps, decide)).await
+    }
+
+    async fn retry_instance(
+        &self,
+        id: Uuid,
+        limits: AdmissionLimits,
+        migrate: Option<(i64, &[NodeRow])>,
+        decide: RetryDecide<'_>,
+    ) -> Result<Refusable<TransitionOutcome>> {
+        crate::store::retry_transient(|| self.retry_instance_once(id, limits, migrate, decide)).await
+    }
+
+    async fn admit_queued(
+        &self,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        decide: Decide<'_>,
+    ) -> Result<Vec<(Uuid, Writes)>> {
+        crate::store::retry_transient(|| self.admit_queued_once(workflow, limits, decide)).await
+    }
+
+    async fn workflows_with_queued(&self) -> Result<Vec<Uuid>> {
+        let rows: Vec<(Uuid,)> = sqlx::query_as("SELECT DISTINCT workflow_id FROM instances WHERE status = 'queued'")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
+    async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>> {
+        let mut tx = self.pool().begin().await?;
+        let snapshot = Self::load_snapshot(&mut tx, id, false).await?;
+        tx.commit().await?;
+        Ok(snapshot)
+    }
+
+    async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT id, workflow_id, version FROM instances WHERE id IN (");
+        let mut list = sql.separated(", ");
+        ids.iter().for_each(|id| {
+            list.push_bind(*id);
+        });
+        sql.push(")");
+        Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+    }
+
+    async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>> {
+        let rows = sqlx::query_as(
+            "SELECT id, parent_node_id, parent_attempt, status FROM instances WHERE parent_instance_id = $1 ORDER BY \
+             id",
+        )
+        .bind(parent)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows)
+    }
+
+    async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {
+        let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances"));
+        q.push_where(&mut sql);
+        sql.push(" ORDER BY id DESC LIMIT ").push_bind(q.limit);
+        Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+    }
+
+    async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>> {
+        Ok(sqlx::query_as(
+            "SELECT seq, kind, at, data FROM instance_events WHERE instance_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        )
+        .bind(instance)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    async fn listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<crate::store::notice::Notice>>> {
+        self.listen_for_notices().await
+    }
+
+    async fn engine_gauges(&self) -> Result<EngineGauges> {
+        let queued: Vec<(Uuid, i64)> =
+            sqlx::query_as("SELECT workflow_id, COUNT(*) FROM instances WHERE status = 'queued' GROUP BY workflow_id")
+                .fetch_all(self.pool())
+                .await?;
+        let (timers,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM work WHERE kind IN ('resume', 'retry', 'node_timeout', 'instance_timeout')",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        let pool = PoolStats {
+            size: self.pool().size(),
+            idle: self.pool().num_idle() as u32,
+            max: self.pool().options().get_max_connections(),
+        };
+        Ok(EngineGauges { queued_by_workflow: queued, pending_timers: timers, pool })
+    }
+
+    async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(trellis_model::InstanceStatus, i64)>> {
+        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT status, COUNT(*) FROM instances");
+        q.push_where(&mut sql);
+        sql.push(" GROUP BY status");
+        Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+    }
+}

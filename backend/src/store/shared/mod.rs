@@ -1,0 +1,23 @@
+//! The store's SQL, one body for both databases: each backend file includes this folder as a
+//! module of its own (`#[path = "shared/mod.rs"] mod shared;`) with `Store` naming its store
+//! type, so every statement here is type-checked against that backend's sqlx driver and takes
+//! the dialect from its `Backend` impl (`backend.rs`). Postgres and SQLite accept the same
+//! statements (`$n` placeholders, `RETURNING`, `ON CONFLICT`) and sqlx maps the same Rust types
+//! onto each dialect's columns. Writers hold the store's `write_guard` (a no-op on Postgres; on
+//! SQLite it serializes this process's writers, see `sqlite.rs`). The traits these implement,
+//! and the SQL text they share with other statements, live beside them in `store/*_sql.rs`.
+
+use super::Store;
+
+mod accounts;
+mod admission;
+mod audit;
+mod insights;
+mod instances;
+mod jobs;
+mod retention;
+mod slots;
+mod store;
+mod transitions;
+mod triggers;
+mod work;

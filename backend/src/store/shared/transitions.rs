@@ -1,0 +1,401 @@
+//! `transition_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::backend::Backend;
+use crate::store::batch::{absorb, by_instance, BatchWrites, Step, StepDecide};
+use crate::store::engine_records::{InstanceRow, InstanceUpdate, NodeRow, Snapshot, TransitionOutcome, Writes};
+use crate::store::engine_sql::{EVENTS_PER_INSERT, INSTANCE_COLUMNS, NODE_COLUMNS};
+use crate::store::phases::{Lap, Phase, PHASES};
+use crate::store::transition_sql::ROWS_PER_INSERT;
+use crate::store::Result;
+use sqlx::types::Json;
+use std::collections::{HashMap, HashSet};
+use uuid::Uuid;
+type Db = <Store as Backend>::Db;
+type Tx<'t> = sqlx::Transaction<'t, Db>;
+const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
+const NOTIFY_EVENTS: Option<(&str, &str)> = <Store as Backend>::NOTIFY_EVENTS;
+
+#[derive(sqlx::FromRow)]
+struct NodeOf {
+    instance_id: Uuid,
+    #[sqlx(flatten)]
+    row: NodeRow,
+    /// The `seq` of the instance's last history entry (none yet: NULL).
+    last_seq: Option<i64>,
+}
+
+impl Store {
+    /// Locks the instances (in id order) and reads them with their nodes, and the `seq`
+    /// of each one's last history entry. That is read with the nodes, in a statement
+    /// begun after the lock was granted: read in the locking statement, Postgres would
+    /// take it from the snapshot of before the wait for the lock, missing what the
+    /// lock's last holder appended.
+    pub(super) async fn lock_snapshots(
+        tx: &mut Tx<'_>,
+        ids: &[Uuid],
+    ) -> Result<(HashMap<Uuid, Snapshot>, HashMap<Uuid, i64>)> {
+        let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id IN ("));
+        let mut list = sql.separated(", ");
+        ids.iter().for_each(|id| {
+            list.push_bind(*id);
+        });
+        sql.push(") ORDER BY id").push(LOCK_ROW);
+        let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        let columns: Vec<String> = NODE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect();
+        // The last seq is looked up per instance (a correlated MAX the primary key
+        // answers from its end), never by aggregating the instances' history: with
+        // statistics lagging a fast-growing history, Postgres planned that aggregate
+        // as a parallel scan costing milliseconds per batch. MATERIALIZED keeps the
+        // lookup once per instance: folded into the join it would run once per node.
+        let mut sql = sqlx::QueryBuilder::<Db>::new(
+            "WITH h AS MATERIALIZED (SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = \
+             i.id) AS last_seq \
+             FROM instances i WHERE i.id IN (",
+        );
+        let mut list = sql.separated(", ");
+        ids.iter().for_each(|id| {
+            list.push_bind(*id);
+        });
+        sql.push(format!(
+            ")) SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n JOIN h ON h.id = \
+                          n.instance_id WHERE n.instance_id IN (",
+            columns.join(", ")
+        ));
+        let mut list = sql.separated(", ");
+        ids.iter().for_each(|id| {
+            list.push_bind(*id);
+        });
+        sql.push(") ORDER BY n.instance_id, n.position");
+        let nodes: Vec<NodeOf> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        let mut snapshots: HashMap<Uuid, Snapshot> =
+            rows.into_iter().map(|instance| (instance.id, Snapshot { instance, nodes: Vec::new() })).collect();
+        let mut last_seq = HashMap::new();
+        for node in nodes {
+            if let Some(snapshot) = snapshots.get_mut(&node.instance_id) {
+                last_seq.insert(node.instance_id, node.last_seq.unwrap_or(0));
+                snapshot.nodes.push(node.row);
+            }
+        }
+        Ok((snapshots, last_seq))
+    }
+
+    /// Deletes the work items whose fences still hold; returns their ids.
+    async fn consume_fences(tx: &mut Tx<'_>, steps: &[Step<'_>]) -> Result<HashSet<Uuid>> {
+        let fences: Vec<_> = steps.iter().filter_map(|s| s.fence).collect();
+        if fences.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE ");
+        for (k, f) in fences.iter().enumerate() {
+            sql.push(if k == 0 { "(id = " } else { " OR (id = " }).push_bind(f.work_id);
+            sql.push(" AND lease_owner = ")
+                .push_bind(&f.owner)
+                .push(" AND lease_epoch = ")
+                .push_bind(f.epoch)
+                .push(")");
+        }
+        sql.push(" RETURNING id");
+        let done: Vec<(Uuid,)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        Ok(done.into_iter().map(|(id,)| id).collect())
+    }
+
+    /// Writes one step's change of the instance row.
+    pub(super) async fn write_instance(tx: &mut Tx<'_>, id: Uuid, u: &InstanceUpdate) -> Result<()> {
+        if u.restart {
+            sqlx::query(
+                "UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, \
+                         error_class = NULL, \
+                          started_at = NULL, ended_at = NULL WHERE id = $1",
+            )
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        }
+        if let Some((node, class)) = &u.failure {
+            sqlx::query("UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3")
+                .bind(node)
+                .bind(class)
+                .bind(id)
+                .execute(&mut **tx)
+                .await?;
+        }
+        sqlx::query(
+            "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
+             started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6",
+        )
+        .bind(u.status)
+        .bind(u.output.as_ref().map(Json))
+        .bind(&u.error)
+        .bind(u.started_at)
+        .bind(u.ended_at)
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Writes the instance rows as the batch left them, in one statement: for updates
+    /// that only set what `absorb` mirrors (not a retry's restart, not a failure's
+    /// triage columns).
+    async fn write_instance_rows(tx: &mut Tx<'_>, rows: &[&InstanceRow]) -> Result<()> {
+        for chunk in rows.chunks(ROWS_PER_INSERT) {
+            let mut sql = sqlx::QueryBuilder::<Db>::new(
+                "UPDATE instances SET status = v.column2, output = v.column3, \
+                error = v.column4, started_at = v.column5, ended_at = v.column6 FROM (",
+            );
+            sql.push_values(chunk.iter(), |mut v, row| {
+                v.push_bind(row.id)
+                    .push_bind(row.status)
+                    .push_bind(&row.output)
+                    .push_bind(&row.error)
+                    .push_bind(row.started_at)
+                    .push_bind(row.ended_at);
+            });
+            sql.push(") AS v WHERE instances.id = v.column1");
+            sql.build().execute(&mut **tx).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the batch's changes of instance rows. A restart or a failure writes
+    /// columns the snapshot does not hold: such an instance's updates are written one
+    /// by one, in order; the others' final rows (`snapshots`, as `absorb` left them)
+    /// in one statement.
+    pub(super) async fn write_instance_updates(
+        tx: &mut Tx<'_>,
+        updates: &[(Uuid, InstanceUpdate)],
+        snapshots: &HashMap<Uuid, Snapshot>,
+    ) -> Result<()> {
+        let one_by_one: HashSet<Uuid> =
+            updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()).map(|(id, _)| *id).collect();
+        for (id, u) in updates.iter().filter(|(id, _)| one_by_one.contains(id)) {
+            Self::write_instance(tx, *id, u).await?;
+        }
+        let mut finals: Vec<Uuid> = updates.iter().map(|(id, _)| *id).filter(|id| !one_by_one.contains(id)).collect();
+        finals.sort_unstable();
+        finals.dedup();
+        let rows: Vec<&InstanceRow> = finals.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
+        if !rows.is_empty() {
+            Self::write_instance_rows(tx, &rows).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the finished instances' work and the ended attempts' leftovers, then
+    /// writes the node rows and inserts the new work items.
+    pub(super) async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
+        if !batch.cleared.is_empty() {
+            let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE instance_id IN (");
+            let mut list = sql.separated(", ");
+            batch.cleared.iter().for_each(|id| {
+                list.push_bind(*id);
+            });
+            sql.push(")").build().execute(&mut **tx).await?;
+        }
+        if !batch.ended.is_empty() {
+            let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE kind <> 'retry' AND (");
+            for (k, (instance, node, attempt)) in batch.ended.iter().enumerate() {
+                sql.push(if k == 0 { "(instance_id = " } else { " OR (instance_id = " }).push_bind(*instance);
+                sql.push(" AND node_id = ").push_bind(node).push(" AND attempt = ").push_bind(*attempt).push(")");
+            }
+            sql.push(")").build().execute(&mut **tx).await?;
+        }
+        for chunk in batch.nodes.chunks(ROWS_PER_INSERT) {
+            let mut sql =
+                sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+            sql.push_values(chunk, |mut v, (instance, n)| {
+                v.push_bind(*instance)
+                    .push_bind(&n.node_id)
+                    .push_bind(n.position)
+                    .push_bind(n.status)
+                    .push_bind(n.attempts)
+                    .push_bind(&n.outcome)
+                    .push_bind(&n.output)
+                    .push_bind(&n.error)
+                    .push_bind(n.started_at)
+                    .push_bind(n.ended_at)
+                    .push_bind(n.dispatched_at)
+                    .push_bind(n.wait_kind)
+                    .push_bind(n.wait_started_at);
+            });
+            sql.push(
+                " ON CONFLICT (instance_id, node_id) DO UPDATE SET status = excluded.status, attempts = \
+                 excluded.attempts, \
+                 outcome = excluded.outcome, output = excluded.output, error = excluded.error, started_at = \
+                 excluded.started_at, \
+                 ended_at = excluded.ended_at, dispatched_at = excluded.dispatched_at, wait_kind = excluded.wait_kind, \
+                 wait_started_at = excluded.wait_started_at",
+            );
+            sql.build().execute(&mut **tx).await?;
+        }
+        for chunk in batch.work.chunks(ROWS_PER_INSERT) {
+            let mut sql = sqlx::QueryBuilder::<Db>::new(
+                "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, \
+                 lease_owner, lease_epoch, lease_expires_at, workflow_id) ",
+            );
+            sql.push_values(chunk, |mut v, (instance, workflow, w)| {
+                v.push_bind(w.id.unwrap_or_else(Uuid::now_v7))
+                    .push_bind(*instance)
+                    .push_bind(w.kind)
+                    .push_bind(&w.node_id)
+                    .push_bind(w.attempt)
+                    .push_bind(&w.queue)
+                    .push_bind(w.payload.as_ref().map(Json))
+                    .push_bind(w.due_at)
+                    .push_bind(w.lease.as_ref().map(|l| &l.0))
+                    .push_bind(i64::from(w.lease.is_some()))
+                    .push_bind(w.lease.as_ref().map(|l| l.1))
+                    .push_bind(*workflow);
+            });
+            sql.build().execute(&mut **tx).await?;
+        }
+        // A parent woken by its finishing child: one statement per wake (a child
+        // ends once), inserted only while the parent exists, so a purged parent
+        // never fails the child's transition.
+        for (parent, w) in &batch.wakes {
+            sqlx::query(
+                "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, \
+                 lease_epoch, \
+                 lease_expires_at, workflow_id) SELECT $1, id, $2, $3, $4, NULL, $5, $6, NULL, 0, NULL, workflow_id \
+                 FROM instances WHERE id = $7",
+            )
+            .bind(w.id.unwrap_or_else(Uuid::now_v7))
+            .bind(w.kind)
+            .bind(&w.node_id)
+            .bind(w.attempt)
+            .bind(w.payload.as_ref().map(Json))
+            .bind(w.due_at)
+            .bind(*parent)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Appends each instance's new entries after its last one (its lock held) and
+    /// announces them; returns the `seq` each instance's first new entry got. `known`:
+    /// the last `seq` of instances read since their lock was granted (the others' is
+    /// read here).
+    pub(super) async fn write_history(
+        &self,
+        tx: &mut Tx<'_>,
+        batch: &BatchWrites,
+        known: &HashMap<Uuid, i64>,
+    ) -> Result<HashMap<Uuid, i64>> {
+        let appended: Vec<_> = batch.events.iter().filter(|(_, _, entries)| !entries.is_empty()).collect();
+        if appended.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut last = known.clone();
+        let unknown: Vec<Uuid> = appended.iter().map(|(id, _, _)| *id).filter(|id| !known.contains_key(id)).collect();
+        if !unknown.is_empty() {
+            let mut sql = sqlx::QueryBuilder::<Db>::new(
+                "SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) FROM instances i \
+                 WHERE i.id IN (",
+            );
+            let mut list = sql.separated(", ");
+            unknown.iter().for_each(|id| {
+                list.push_bind(*id);
+            });
+            sql.push(")");
+            let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+            last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
+        }
+        let first: HashMap<Uuid, i64> =
+            appended.iter().map(|(id, _, _)| (*id, last.get(id).copied().unwrap_or(0) + 1)).collect();
+        let rows: Vec<_> = appended
+            .iter()
+            .flat_map(|(id, _, entries)| entries.iter().enumerate().map(move |(k, e)| (*id, k as i64, e)))
+            .collect();
+        // The announcement rides on the last insert: no round trip of its own.
+        let announce = NOTIFY_EVENTS.map(|notify| {
+            let payloads: Vec<String> = appended
+                .iter()
+                .map(|(id, workflow, entries)| {
+                    crate::store::notice::payload(self.origin(), *id, *workflow, first[id], entries)
+                })
+                .collect();
+            (notify, serde_json::Value::from(payloads).to_string())
+        });
+        let chunks: Vec<_> = rows.chunks(EVENTS_PER_INSERT).collect();
+        for (k, chunk) in chunks.iter().enumerate() {
+            let announce = announce.as_ref().filter(|_| k + 1 == chunks.len());
+            let mut insert = sqlx::QueryBuilder::<Db>::new(if announce.is_some() { "WITH appended AS (" } else { "" });
+            insert.push("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
+            insert.push_values(chunk.iter(), |mut values, (id, k, e)| {
+                values
+                    .push_bind(*id)
+                    .push_bind(first[id] + k)
+                    .push_bind(e.kind)
+                    .push_bind(e.at)
+                    .push_bind(Json(&e.data));
+            });
+            if let Some(((head, tail), payloads)) = announce {
+                insert.push(") ").push(head).push_bind(payloads.clone()).push(tail);
+            }
+            insert.build().execute(&mut **tx).await?;
+        }
+        Ok(first)
+    }
+
+    pub(super) async fn transition_batch_once(
+        &self,
+        steps: &[Step<'_>],
+        decide: StepDecide<'_>,
+    ) -> Result<Vec<TransitionOutcome>> {
+        let mut lap = Lap::start();
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        lap.lap(Phase::Begin);
+        let groups = by_instance(steps);
+        let ids: Vec<Uuid> = groups.iter().map(|(id, _)| *id).collect();
+        let (mut snapshots, last_seq) = Self::lock_snapshots(&mut tx, &ids).await?;
+        lap.lap(Phase::Lock);
+        let consumed = Self::consume_fences(&mut tx, steps).await?;
+        lap.lap(Phase::Fence);
+        let mut outcomes = vec![TransitionOutcome::NotFound; steps.len()];
+        let mut applied: Vec<Option<(Writes, usize)>> = vec![None; steps.len()];
+        let mut batch = BatchWrites::default();
+        let mut instance_updates = Vec::new();
+        for (id, members) in &groups {
+            let Some(snapshot) = snapshots.get_mut(id) else { continue };
+            let workflow = snapshot.instance.workflow_id;
+            for &i in members {
+                if steps[i].fence.is_some_and(|f| !consumed.contains(&f.work_id)) {
+                    outcomes[i] = TransitionOutcome::Fenced;
+                    continue;
+                }
+                let writes = decide(i, snapshot);
+                if writes.is_empty() {
+                    outcomes[i] = TransitionOutcome::Unchanged;
+                    continue;
+                }
+                absorb(snapshot, &writes);
+                let offset = batch.add(*id, workflow, &writes);
+                if let Some(u) = &writes.instance {
+                    instance_updates.push((*id, u.clone()));
+                }
+                applied[i] = Some((writes, offset));
+            }
+        }
+        lap.lap(Phase::Decide);
+        Self::write_instance_updates(&mut tx, &instance_updates, &snapshots).await?;
+        lap.lap(Phase::Instances);
+        Self::write_rows(&mut tx, &batch).await?;
+        lap.lap(Phase::Rows);
+        let first_seq = self.write_history(&mut tx, &batch, &last_seq).await?;
+        lap.lap(Phase::History);
+        tx.commit().await?;
+        lap.lap(Phase::Commit);
+        PHASES.committed(steps.len());
+        for (i, step) in applied.into_iter().enumerate() {
+            let Some((mut writes, offset)) = step else { continue };
+            if !writes.events.is_empty() {
+                writes.first_seq = first_seq.get(&steps[i].instance).map(|first| first + offset as i64);
+            }
+            outcomes[i] = TransitionOutcome::Applied(Box::new(writes));
+        }
+        Ok(outcomes)
+    }
+}
