@@ -1,6 +1,7 @@
-//! The audit log's SQL, its trait, rows and statement builder; the SQL that
-//! runs them is `shared/audit.rs`, one body for both backends. Rows are inserted (in batches, by the background writer in
-//! `http::middleware::audit_trail`), read newest first, and deleted by age by the retention sweeper.
+//! The audit log's SQL, its trait, rows and statement builder; the SQL that runs them is
+//! `shared/audit.rs`, one body for both backends. Rows are inserted (in batches, by the background
+//! writer in `http::middleware::audit_trail`), read newest first, and deleted by age by the
+//! retention sweeper.
 
 use super::Result;
 use async_trait::async_trait;

@@ -1,8 +1,8 @@
-//! The engine's store (`InstanceStore`'s column lists here, its SQL in `shared/instances.rs`). Two dialect differences come
-//! from each backend's `Backend` impl: `LOCK_ROW` (`FOR NO KEY UPDATE` on Postgres: the
-//! per-instance and per-workflow locks that make transitions and admission safe across
-//! processes) and `SKIP_LOCKED` (claims skip rows another process is claiming). SQLite has one
-//! process, whose write transactions are serialized by the store's `write_guard`.
+//! The engine's store (`InstanceStore`'s column lists here, its SQL in `shared/instances.rs`). Two
+//! dialect differences come from each backend's `Backend` impl: `LOCK_ROW` (`FOR NO KEY UPDATE` on
+//! Postgres: the per-instance and per-workflow locks that make transitions and admission safe
+//! across processes) and `SKIP_LOCKED` (claims skip rows another process is claiming). SQLite has
+//! one process, whose write transactions are serialized by the store's `write_guard`.
 
 pub(super) const INSTANCE_COLUMNS: &str =
     "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, \

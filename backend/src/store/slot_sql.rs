@@ -1,8 +1,8 @@
-//! Whether an instance may take a slot (statement builders here, their use in `shared/slots.rs`), under `max_concurrent_instances` and the concurrency
-//! key's `max_per_key` together: the checks a start or retry makes, the choice of which
-//! queued instances an admission takes, and the SQL the queue inspector shares with them.
-//! Everything here runs under the workflow's lock (see `admission_sql.rs`), which is what
-//! makes both limits hold across processes.
+//! Whether an instance may take a slot (statement builders here, their use in `shared/slots.rs`),
+//! under `max_concurrent_instances` and the concurrency key's `max_per_key` together: the checks a
+//! start or retry makes, the choice of which queued instances an admission takes, and the SQL the
+//! queue inspector shares with them. Everything here runs under the workflow's lock (see
+//! `admission_sql.rs`), which is what makes both limits hold across processes.
 //!
 //! The order is FIFO per key and, among instances whose key has room, FIFO per workflow: an
 //! instance held by its key does not hold back instances with other keys.
