@@ -29,7 +29,7 @@ macro_rules! sqlx_text {
         {
             fn encode_by_ref(
                 &self,
-                buf: &mut <DB as ::sqlx::Database>::ArgumentBuffer,
+                buf: &mut <DB as ::sqlx::Database>::ArgumentBuffer<'q>,
             ) -> ::std::result::Result<::sqlx::encode::IsNull, ::sqlx::error::BoxDynError> {
                 <&'q str as ::sqlx::Encode<'q, DB>>::encode_by_ref(&self.as_str(), buf)
             }

@@ -98,13 +98,13 @@ impl InstanceQuery {
 
     /// Appends ` WHERE ...` with a condition per key given (`1 = 1` when none), the cursor
     /// included; what follows can go on with ` AND ...`.
-    pub fn push_where<DB>(&self, sql: &mut QueryBuilder<DB>)
+    pub fn push_where<'a, DB>(&self, sql: &mut QueryBuilder<'a, DB>)
     where
         DB: Database,
-        for<'a> Uuid: Encode<'a, DB> + Type<DB>,
-        for<'a> i64: Encode<'a, DB> + Type<DB>,
-        for<'a> String: Encode<'a, DB> + Type<DB>,
-        for<'a> DateTime<Utc>: Encode<'a, DB> + Type<DB>,
+        Uuid: Encode<'a, DB> + Type<DB>,
+        i64: Encode<'a, DB> + Type<DB>,
+        String: Encode<'a, DB> + Type<DB>,
+        DateTime<Utc>: Encode<'a, DB> + Type<DB>,
     {
         sql.push(" WHERE 1 = 1");
         if let Some(workflow) = self.workflow {

@@ -196,7 +196,7 @@ pub async fn fresh_postgres_database() -> String {
         .await
         .unwrap_or_else(|e| panic!("Postgres tests need a server at TEST_DATABASE_URL ({admin_url}): {e}"));
     let name = format!("trellis_test_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut conn).await.unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.unwrap();
     with_database(&admin_url, &name)
 }
 

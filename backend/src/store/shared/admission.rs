@@ -33,7 +33,7 @@ impl Store {
                            BY id DESC LIMIT 1"
         );
         let earlier: Option<(Uuid, trellis_model::InstanceStatus)> =
-            sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+            sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
         Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
     }
 
@@ -43,8 +43,7 @@ impl Store {
             "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
             crate::store::statuses::UNFINISHED
         );
-        let live: Option<(Uuid,)> =
-            sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
+        let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
         Ok(live.map(|(id,)| id))
     }
     /// Inserts the new instance (queued until admitted) and its nodes. False, with
@@ -55,7 +54,7 @@ impl Store {
             "INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, \
                            $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, $13)"
         );
-        let inserted = sqlx::query(sqlx::AssertSqlSafe(&*sql))
+        let inserted = sqlx::query(&sql)
             .bind(row.id)
             .bind(row.workflow_id)
             .bind(row.version)
@@ -310,13 +309,13 @@ impl Store {
 
     async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
         let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
-        let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).fetch_one(&mut **tx).await?;
+        let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
         Ok(n)
     }
 
     pub(super) async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
         let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
-        sqlx::query(sqlx::AssertSqlSafe(&*sql)).bind(workflow).fetch_optional(&mut **tx).await?;
+        sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
         Ok(())
     }
 }
@@ -330,12 +329,7 @@ impl crate::store::AdmissionQueue for Store {
             Some(per_key) => {
                 let sql =
                     format!("SELECT COUNT(*) FROM ({}) w WHERE w.id < $3", crate::store::slot_sql::admissible_queued());
-                sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-                    .bind(workflow)
-                    .bind(i64::from(per_key))
-                    .bind(id)
-                    .fetch_one(self.pool())
-                    .await?
+                sqlx::query_as(&sql).bind(workflow).bind(i64::from(per_key)).bind(id).fetch_one(self.pool()).await?
             }
             None => {
                 sqlx::query_as(
@@ -348,8 +342,7 @@ impl crate::store::AdmissionQueue for Store {
             }
         };
         let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
-        let (active,): (i64,) =
-            sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).fetch_one(self.pool()).await?;
+        let (active,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(self.pool()).await?;
         Ok(crate::store::QueuePlace { ahead, active })
     }
 
@@ -360,7 +353,7 @@ impl crate::store::AdmissionQueue for Store {
             crate::store::slot_sql::running_with_key("$2")
         );
         let (ahead, active): (i64, i64) =
-            sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
+            sqlx::query_as(&sql).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
         Ok(crate::store::QueuePlace { ahead, active })
     }
 }

@@ -14,7 +14,7 @@ impl crate::store::AuditStore for Store {
         }
         let _guard = self.write_guard().await;
         let sql = crate::store::audit_sql::insert_statement(rows.len());
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(&*sql));
+        let mut query = sqlx::query(&sql);
         let rows: Vec<crate::store::AuditRow> = rows.iter().map(crate::store::AuditRow::sanitized).collect();
         for r in &rows {
             query = query
@@ -45,7 +45,7 @@ impl crate::store::AuditStore for Store {
              ORDER BY id DESC LIMIT $7",
             crate::store::audit_sql::AUDIT_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(&q.actor)
             .bind(q.action_contains.as_deref().map(like_pattern))
             .bind(&q.target)

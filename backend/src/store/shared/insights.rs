@@ -25,7 +25,7 @@ impl crate::store::InsightStore for Store {
              FROM instances WHERE {filter} GROUP BY workflow_id, failed_node, error_class \
              ORDER BY count DESC, last_seen DESC LIMIT $4"
         );
-        let mut groups = sqlx::query_as::<Db, FailureGroupRow>(sqlx::AssertSqlSafe(&*sql))
+        let mut groups = sqlx::query_as::<Db, FailureGroupRow>(&sql)
             .bind(q.since)
             .bind(q.until)
             .bind(q.workflow)
@@ -49,13 +49,12 @@ impl crate::store::InsightStore for Store {
         let total = if (groups.len() as i64) < q.limit {
             groups.iter().map(|g| g.count).sum()
         } else {
-            let (total,): (i64,) =
-                sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM instances WHERE {filter}")))
-                    .bind(q.since)
-                    .bind(q.until)
-                    .bind(q.workflow)
-                    .fetch_one(self.pool())
-                    .await?;
+            let (total,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) FROM instances WHERE {filter}"))
+                .bind(q.since)
+                .bind(q.until)
+                .bind(q.workflow)
+                .fetch_one(self.pool())
+                .await?;
             total
         };
         Ok((groups, total))
@@ -69,7 +68,7 @@ impl crate::store::InsightStore for Store {
             crate::store::statuses::TERMINAL
         );
         let since = q.since.timestamp_millis() as f64 / 1000.0;
-        Ok(sqlx::query_as::<Db, (i64, InstanceStatus, i64)>(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as::<Db, (i64, InstanceStatus, i64)>(&sql)
             .bind(q.since)
             .bind(q.until)
             .bind(q.workflow)
@@ -90,12 +89,8 @@ impl crate::store::InsightStore for Store {
                      FROM instances WHERE status = 'succeeded' AND started_at IS NOT NULL AND {ENDED_IN}) d) r \
              WHERE rank = (50 * n + 99) / 100 OR rank = (95 * n + 99) / 100"
         );
-        let rows: Vec<(Uuid, i64, i64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(q.since)
-            .bind(q.until)
-            .bind(q.workflow)
-            .fetch_all(self.pool())
-            .await?;
+        let rows: Vec<(Uuid, i64, i64, f64)> =
+            sqlx::query_as(&sql).bind(q.since).bind(q.until).bind(q.workflow).fetch_all(self.pool()).await?;
         let mut ranks: Vec<DurationRanks> = Vec::new();
         for (workflow_id, count, rank, ms) in rows {
             let at = match ranks.iter().position(|r| r.workflow_id == workflow_id) {

@@ -22,13 +22,11 @@ impl Store {
     ) -> Result<Option<Snapshot>> {
         let suffix = if lock { LOCK_ROW } else { "" };
         let sql = format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id = $1{suffix}");
-        let Some(instance) =
-            sqlx::query_as::<_, InstanceRow>(sqlx::AssertSqlSafe(&*sql)).bind(id).fetch_optional(&mut **tx).await?
-        else {
+        let Some(instance) = sqlx::query_as::<_, InstanceRow>(&sql).bind(id).fetch_optional(&mut **tx).await? else {
             return Ok(None);
         };
         let sql = format!("SELECT {NODE_COLUMNS} FROM instance_nodes WHERE instance_id = $1 ORDER BY position");
-        let nodes = sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(id).fetch_all(&mut **tx).await?;
+        let nodes = sqlx::query_as(&sql).bind(id).fetch_all(&mut **tx).await?;
         Ok(Some(Snapshot { instance, nodes }))
     }
 

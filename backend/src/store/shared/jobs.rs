@@ -65,7 +65,7 @@ impl crate::store::JobStore for Store {
             "INSERT INTO jobs ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             crate::store::job_sql::JOB_COLUMNS
         );
-        sqlx::query(sqlx::AssertSqlSafe(&*sql))
+        sqlx::query(&sql)
             .bind(j.id)
             .bind(j.kind)
             .bind(&j.filter)
@@ -89,7 +89,7 @@ impl crate::store::JobStore for Store {
 
     async fn get_job(&self, id: Uuid) -> Result<Option<crate::store::JobRow>> {
         let sql = format!("SELECT {} FROM jobs WHERE id = $1", crate::store::job_sql::JOB_COLUMNS);
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn list_jobs(&self, before: Option<Uuid>, limit: i64) -> Result<Vec<crate::store::JobRow>> {
@@ -97,7 +97,7 @@ impl crate::store::JobStore for Store {
             "SELECT {} FROM jobs WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2",
             crate::store::job_sql::JOB_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(before).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(before).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn cancel_job(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<crate::store::JobRow>> {
@@ -128,12 +128,7 @@ impl crate::store::JobStore for Store {
              RETURNING {}",
             crate::store::job_sql::JOB_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(owner)
-            .bind(lease_until)
-            .bind(now)
-            .fetch_optional(self.pool())
-            .await?)
+        Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).fetch_optional(self.pool()).await?)
     }
 
     async fn purge_batch(

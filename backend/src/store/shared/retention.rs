@@ -121,12 +121,8 @@ impl crate::store::RetentionStore for Store {
              AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
              GROUP BY workflow_id"
             .to_string();
-        let rows: Vec<(Uuid, i64, Option<i64>)> = sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(status)
-            .bind(before)
-            .bind(workflow)
-            .fetch_all(self.pool())
-            .await?;
+        let rows: Vec<(Uuid, i64, Option<i64>)> =
+            sqlx::query_as(&sql).bind(status).bind(before).bind(workflow).fetch_all(self.pool()).await?;
         Ok(rows.into_iter().map(|(w, n, e)| (w, n, e.unwrap_or(0))).collect())
     }
 
@@ -145,13 +141,8 @@ impl crate::store::RetentionStore for Store {
              AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
              ORDER BY ended_at LIMIT $4{SKIP_LOCKED}"
         );
-        let ids: Vec<(Uuid,)> = sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(status)
-            .bind(before)
-            .bind(workflow)
-            .bind(limit)
-            .fetch_all(&mut *tx)
-            .await?;
+        let ids: Vec<(Uuid,)> =
+            sqlx::query_as(&sql).bind(status).bind(before).bind(workflow).bind(limit).fetch_all(&mut *tx).await?;
         let ids: Vec<Uuid> = ids.into_iter().map(|(id,)| id).collect();
         let deleted = Self::delete_finished(&mut tx, &ids).await?;
         tx.commit().await?;

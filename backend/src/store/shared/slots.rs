@@ -31,7 +31,7 @@ impl Store {
                  OR (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 \
                  AND status IN {ACTIVE} LIMIT $3) a) >= $3"
             );
-            let (full,): (bool,) = sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+            let (full,): (bool,) = sqlx::query_as(&sql)
                 .bind(workflow)
                 .bind(key)
                 .bind(i64::from(per_key))
@@ -47,11 +47,7 @@ impl Store {
             "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} \
              LIMIT $2) a) < $2"
         );
-        let (room,): (bool,) = sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(workflow)
-            .bind(i64::from(limit))
-            .fetch_one(&mut **tx)
-            .await?;
+        let (room,): (bool,) = sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
         if !room || Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await? {
             return Ok(Some(Held::Workflow));
         }
@@ -88,7 +84,7 @@ impl Store {
              AND concurrency_key IS NOT NULL AND concurrency_key <> $3) k WHERE {} < $4)",
             crate::store::slot_sql::running_with_key("k.concurrency_key")
         );
-        let (waiting,): (bool,) = sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        let (waiting,): (bool,) = sqlx::query_as(&sql)
             .bind(workflow)
             .bind(asking)
             .bind(key.unwrap_or_default())
@@ -112,7 +108,7 @@ impl Store {
         free: i64,
     ) -> Result<Vec<Uuid>> {
         let sql = format!("{} ORDER BY q.id LIMIT $3", crate::store::slot_sql::admissible_queued());
-        let ids: Vec<Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(&*sql))
+        let ids: Vec<Uuid> = sqlx::query_scalar(&sql)
             .bind(workflow)
             .bind(i64::from(per_key))
             .bind(free.min(1_000))

@@ -148,7 +148,7 @@ impl crate::store::Store for Store {
             "INSERT INTO workflows (id, name, description, draft, draft_rev, archived, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, 1, $5, $6, $6) RETURNING {WORKFLOW_COLUMNS}"
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(new.id)
             .bind(&new.name)
             .bind(&new.description)
@@ -167,7 +167,7 @@ impl crate::store::Store for Store {
              AND ($4 IS NULL OR LOWER(name) LIKE $4 ESCAPE '\\') \
              ORDER BY id DESC LIMIT $5"
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(q.include_archived)
             .bind(false)
             .bind(q.before)
@@ -179,7 +179,7 @@ impl crate::store::Store for Store {
 
     async fn get_workflow(&self, id: Uuid) -> Result<Option<WorkflowRecord>> {
         let sql = format!("SELECT {WORKFLOW_COLUMNS} FROM workflows WHERE id = $1");
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn workflow_names(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, String)>> {
@@ -201,7 +201,7 @@ impl crate::store::Store for Store {
             "UPDATE workflows SET name = COALESCE($1, name), description = COALESCE($2, description), \
              archived = COALESCE($3, archived), updated_at = $4 WHERE id = $5 RETURNING {WORKFLOW_COLUMNS}"
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(&change.name)
             .bind(&change.description)
             .bind(change.archived)

@@ -16,7 +16,7 @@ impl crate::store::TriggerStore for Store {
             "INSERT INTO triggers ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             crate::store::trigger_sql::TRIGGER_COLUMNS
         );
-        sqlx::query(sqlx::AssertSqlSafe(&*sql))
+        sqlx::query(&sql)
             .bind(t.id)
             .bind(t.workflow_id)
             .bind(t.kind)
@@ -38,7 +38,7 @@ impl crate::store::TriggerStore for Store {
 
     async fn get_trigger(&self, id: Uuid) -> Result<Option<crate::store::TriggerRow>> {
         let sql = format!("SELECT {} FROM triggers WHERE id = $1", crate::store::trigger_sql::TRIGGER_COLUMNS);
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn list_triggers(&self, workflow: Uuid) -> Result<Vec<crate::store::TriggerRow>> {
@@ -46,12 +46,12 @@ impl crate::store::TriggerStore for Store {
             "SELECT {} FROM triggers WHERE workflow_id = $1 ORDER BY id",
             crate::store::trigger_sql::TRIGGER_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(workflow).fetch_all(self.pool()).await?)
     }
 
     async fn list_all_triggers(&self, limit: i64) -> Result<Vec<crate::store::TriggerRow>> {
         let sql = format!("SELECT {} FROM triggers ORDER BY id LIMIT $1", crate::store::trigger_sql::TRIGGER_COLUMNS);
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn update_trigger(
@@ -68,7 +68,7 @@ impl crate::store::TriggerStore for Store {
              WHERE id = $8 RETURNING {}",
             crate::store::trigger_sql::TRIGGER_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(c.name.is_some())
             .bind(c.name.clone().flatten())
             .bind(c.paused)
@@ -98,7 +98,7 @@ impl crate::store::TriggerStore for Store {
              WHERE id = $4 AND secret IS NOT NULL RETURNING {}",
             crate::store::trigger_sql::TRIGGER_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(r.previous_until)
             .bind(&r.secret)
             .bind(Utc::now())
@@ -113,7 +113,7 @@ impl crate::store::TriggerStore for Store {
             "INSERT INTO trigger_deliveries ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             crate::store::trigger_sql::DELIVERY_COLUMNS
         );
-        sqlx::query(sqlx::AssertSqlSafe(&*sql))
+        sqlx::query(&sql)
             .bind(d.id)
             .bind(d.trigger_id)
             .bind(d.received_at)
@@ -142,12 +142,7 @@ impl crate::store::TriggerStore for Store {
              LIMIT $3",
             crate::store::trigger_sql::DELIVERY_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(trigger)
-            .bind(before)
-            .bind(limit)
-            .fetch_all(self.pool())
-            .await?)
+        Ok(sqlx::query_as(&sql).bind(trigger).bind(before).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn delivered_instance(
@@ -191,8 +186,7 @@ impl crate::store::TriggerStore for Store {
              AND EXISTS (SELECT 1 FROM trigger_deliveries d WHERE d.instance_id = i.id AND d.trigger_id = $2)",
             crate::store::statuses::UNFINISHED
         );
-        let (n,): (i64,) =
-            sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(workflow).bind(trigger).fetch_one(self.pool()).await?;
+        let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).bind(trigger).fetch_one(self.pool()).await?;
         Ok(n)
     }
 
@@ -227,7 +221,7 @@ impl crate::store::TriggerStore for Store {
              RETURNING {}",
             crate::store::trigger_sql::TRIGGER_COLUMNS
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
+        Ok(sqlx::query_as(&sql)
             .bind(owner)
             .bind(lease_until)
             .bind(now)

@@ -35,13 +35,7 @@ impl crate::store::WorkQueue for Store {
              AND (lease_expires_at IS NULL OR lease_expires_at <= $3){SKIP_LOCKED}) \
              RETURNING {WORK_COLUMNS}"
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(owner)
-            .bind(lease_until)
-            .bind(now)
-            .bind(limit)
-            .fetch_all(self.pool())
-            .await?)
+        Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn next_due(&self) -> Result<Option<DateTime<Utc>>> {
@@ -68,13 +62,7 @@ impl crate::store::WorkQueue for Store {
              AND (lease_expires_at IS NULL OR lease_expires_at <= $4) ORDER BY due_at LIMIT 1{SKIP_LOCKED}) \
              RETURNING {WORK_COLUMNS}"
         );
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql))
-            .bind(owner)
-            .bind(lease_until)
-            .bind(queue)
-            .bind(now)
-            .fetch_optional(self.pool())
-            .await?)
+        Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(queue).bind(now).fetch_optional(self.pool()).await?)
     }
 
     async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool> {
@@ -93,7 +81,7 @@ impl crate::store::WorkQueue for Store {
 
     async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>> {
         let sql = format!("SELECT {WORK_COLUMNS} FROM work WHERE id = $1");
-        Ok(sqlx::query_as(sqlx::AssertSqlSafe(&*sql)).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64> {
