@@ -207,21 +207,7 @@ impl Store {
             sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
             let mut insert =
                 sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
-            insert.push_values(nodes, |mut v, n| {
-                v.push_bind(id)
-                    .push_bind(&n.node_id)
-                    .push_bind(n.position)
-                    .push_bind(n.status)
-                    .push_bind(n.attempts)
-                    .push_bind(&n.outcome)
-                    .push_bind(&n.output)
-                    .push_bind(&n.error)
-                    .push_bind(n.started_at)
-                    .push_bind(n.ended_at)
-                    .push_bind(n.dispatched_at)
-                    .push_bind(n.wait_kind)
-                    .push_bind(n.wait_started_at);
-            });
+            insert.push_values(nodes, |mut v, n| super::transitions::bind_node_row(&mut v, id, n));
             insert.build().execute(&mut *tx).await?;
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
         }

@@ -204,21 +204,7 @@ impl Store {
         for chunk in batch.nodes.chunks(ROWS_PER_INSERT) {
             let mut sql =
                 sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
-            sql.push_values(chunk, |mut v, (instance, n)| {
-                v.push_bind(*instance)
-                    .push_bind(&n.node_id)
-                    .push_bind(n.position)
-                    .push_bind(n.status)
-                    .push_bind(n.attempts)
-                    .push_bind(&n.outcome)
-                    .push_bind(&n.output)
-                    .push_bind(&n.error)
-                    .push_bind(n.started_at)
-                    .push_bind(n.ended_at)
-                    .push_bind(n.dispatched_at)
-                    .push_bind(n.wait_kind)
-                    .push_bind(n.wait_started_at);
-            });
+            sql.push_values(chunk, |mut v, (instance, n)| bind_node_row(&mut v, *instance, n));
             sql.push(
                 " ON CONFLICT (instance_id, node_id) DO UPDATE SET status = excluded.status, attempts = \
                  excluded.attempts, \
@@ -398,4 +384,26 @@ impl Store {
         }
         Ok(outcomes)
     }
+}
+
+/// Binds one `instance_nodes` row: its instance, then `NODE_COLUMNS` in their order. The one
+/// place that order is written out, for the batch's upsert and a retry's rewrite alike.
+pub(super) fn bind_node_row<'args>(
+    v: &mut sqlx::query_builder::Separated<'_, 'args, Db, &'static str>,
+    instance: Uuid,
+    n: &'args NodeRow,
+) {
+    v.push_bind(instance)
+        .push_bind(&n.node_id)
+        .push_bind(n.position)
+        .push_bind(n.status)
+        .push_bind(n.attempts)
+        .push_bind(&n.outcome)
+        .push_bind(&n.output)
+        .push_bind(&n.error)
+        .push_bind(n.started_at)
+        .push_bind(n.ended_at)
+        .push_bind(n.dispatched_at)
+        .push_bind(n.wait_kind)
+        .push_bind(n.wait_started_at);
 }
