@@ -47,10 +47,10 @@ const heading = (name: string) => async (page: Page) => {
 const PAGES: Record<string, () => Shown> = {
   '/': () => ({ title: 'Dashboard', ready: async (p) => expect(p.getByTestId('tile-failed').locator('.tile-value')).not.toHaveText('…') }),
   '/workflows': () => ({ title: 'Workflows', ready: async (p) => expect(p.getByRole('link', { name: 'Every page' })).toBeVisible() }),
-  [`/workflows/:workflow`]: () => ({ title: 'Designer', ready: visible('node-gate') }),
+  [`/workflows/:workflow`]: () => ({ title: 'Every page · Designer', ready: visible('node-gate') }),
   [`/workflows/:workflow/triggers`]: () => ({ title: 'Triggers of Every page', ready: visible('trigger-row') }),
   '/instances': () => ({ title: 'Instances', ready: visible('instance-row') }),
-  [`/instances/:instance`]: () => ({ title: 'Run', ready: async (p) => expect(p.getByTestId('instance-status')).toHaveText('failed') }),
+  [`/instances/:instance`]: () => ({ title: 'Every page · Run', ready: async (p) => expect(p.getByTestId('instance-status')).toHaveText('failed') }),
   '/failures': () => ({ title: 'Failures', ready: visible('failure-group') }),
   '/triggers': () => ({ title: 'Triggers', ready: visible('any-trigger-row') }),
   '/jobs': () => ({ title: 'Jobs', ready: visible('jobs-table') }),
@@ -104,3 +104,37 @@ for (const [route, shown] of Object.entries(PAGES)) {
     expect(errors).toEqual([]);
   });
 }
+
+// A workflow's pages are titled by its name; one far longer than the header has room for is cut
+// short there (whole on hover) and pushes nothing out of view or past the page's width.
+test('the designer and the run view are titled by a long workflow name that fits their headers', async ({ page }) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const name = `Quarterly reconciliation of every supplier invoice ${'and-its-unbroken-reference-'.repeat(4)}end`;
+  const workflow = await publishWorkflow(page.request, name, { nodes: [{ id: 'gate', type: 'wait_signal' }], edges: [] });
+  const instance = await start(page.request, workflow);
+  const fitsTheWindow = async () => {
+    const { scrollWidth, clientWidth } = await page.evaluate(() => {
+      const { scrollWidth, clientWidth } = document.documentElement;
+      return { scrollWidth, clientWidth };
+    });
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+  };
+
+  await page.goto(`${baseUrl()}/workflows/${workflow}`);
+  await expect(page).toHaveTitle(`${name} · Designer · Trellis`);
+  await expect(page.getByTestId('workflow-name')).toHaveAttribute('title', name);
+  await expect(page.getByRole('button', { name: 'Publish' })).toBeInViewport();
+  await fitsTheWindow();
+
+  await page.goto(`${baseUrl()}/instances/${instance}`);
+  await expect(page).toHaveTitle(`${name} · Run · Trellis`);
+  await expect(page.getByTestId('instance-workflow')).toHaveText(name);
+  await expect(page.getByTestId('instance-status')).toBeInViewport();
+  await fitsTheWindow();
+
+  // Another page takes its own title back.
+  await page.getByRole('link', { name: 'Instances', exact: true }).first().click();
+  await expect(page).toHaveTitle('Instances · Trellis');
+  expect(errors).toEqual([]);
+});

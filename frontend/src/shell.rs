@@ -8,6 +8,15 @@ pub fn document_title(page: &str) -> String {
     format!("{page} · Trellis")
 }
 
+/// A page about one workflow, named by it first: "Orders · Designer". A name that is all
+/// white space says nothing, so the page's own name stands alone then.
+pub fn workflow_page_title(workflow: &str, page: &str) -> String {
+    match workflow.trim() {
+        "" => page.to_owned(),
+        name => format!("{name} · {page}"),
+    }
+}
+
 /// The name of the page at `path`, for its title.
 pub fn page_title(path: &str) -> &'static str {
     let parts: Vec<&str> = path.trim_matches('/').split('/').filter(|p| !p.is_empty()).collect();
@@ -59,6 +68,13 @@ mod tests {
         assert_eq!(page_title("/audit"), "Audit log");
         assert_eq!(page_title("/workflows/w1/runs"), "Page not found");
         assert_eq!(document_title("Jobs"), "Jobs · Trellis");
+    }
+
+    #[test]
+    fn a_page_about_one_workflow_is_named_by_it_first() {
+        assert_eq!(document_title(&workflow_page_title("Orders", "Designer")), "Orders · Designer · Trellis");
+        assert_eq!(workflow_page_title("  Orders ", "Run"), "Orders · Run");
+        assert_eq!(workflow_page_title(" ", "Run"), "Run");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::components::run::node_table::NodeTable;
 use crate::components::run::run_graph::RunGraph;
 use crate::components::run::span_timeline::SpanTimeline;
 use crate::components::run::state::{browser_now, RunView};
+use crate::components::title::title_by_workflow;
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ pub fn InstancePage(id: String) -> impl IntoView {
     let v = RunView::new(id);
     provide_context(v);
     v.start();
+
+    title_by_workflow("Run", move || v.detail.with(|d| d.as_ref().and_then(|d| d.summary.workflow_name.clone())));
 
     let tick = set_interval_with_handle(
         move || {

@@ -2,6 +2,7 @@
 //! Saving first previews what the policy would delete now (by status and workflow, and the
 //! history that goes with them), then asks to confirm. A refused value is named at its field.
 
+use super::policy_form::PolicyForm;
 use crate::api;
 use crate::api_admin;
 use crate::components::error_alert::ErrorAlert;
@@ -14,7 +15,7 @@ use trellis_model::api::{Retention, RetentionPreview};
 use trellis_model::InstanceStatus;
 
 /// The policy's fields: key and label. `audit_days` belongs to the default alone.
-const FIELDS: [(&str, &str); 5] = [
+pub(super) const FIELDS: [(&str, &str); 5] = [
     ("succeeded_days", "Succeeded"),
     ("failed_days", "Failed"),
     ("canceled_days", "Canceled"),
@@ -48,21 +49,10 @@ pub fn RetentionPage() -> impl IntoView {
     Effect::new(move |_| {
         let scope = scope.get();
         preview.set(None);
-        spawn_local(async move {
-            match api_admin::retention(scope.as_deref()).await {
-                Ok(r) => {
-                    for (i, (key, _)) in FIELDS.iter().enumerate() {
-                        values[i].set(days_of(&r, key).map(|d| d.to_string()).unwrap_or_default());
-                    }
-                    inherited.set(r.inherited);
-                    error.set(None);
-                }
-                Err(e) => error.set(Some(e)),
-            }
-        });
+        read_policy(scope, values, inherited, error);
     });
     let body = move || policy_body(&values.map(|v| v.get_untracked()), scope.get_untracked().is_none());
-    let ask = move |_| {
+    let ask = move |_: ()| {
         saved.set(None);
         let (scope, policy) = (scope.get_untracked(), body());
         spawn_local(async move {
@@ -88,13 +78,7 @@ pub fn RetentionPage() -> impl IntoView {
             }
         });
     };
-    // Refused values are named at their fields; the alert then only points there.
-    let message = Signal::derive(move || {
-        error.with(|e| match e {
-            Some(ApiError::Problem(p)) if !p.errors.is_empty() => Some("Fix the values marked below.".to_owned()),
-            other => other.as_ref().map(ApiError::message),
-        })
-    });
+    let message = Signal::derive(move || error.with(|e| alert_text(e.as_ref())));
 
     view! {
         <main class="page">
@@ -107,21 +91,40 @@ pub fn RetentionPage() -> impl IntoView {
                 <p class="muted" data-testid="retention-inherited">"This workflow follows the default; saving gives it a policy of its own."</p>
             </Show>
             <ErrorAlert message=message />
-            <form class="retention-form" aria-label="Retention policy" on:submit=|ev| ev.prevent_default()>
-                {FIELDS.iter().zip(values).map(|((key, label), value)| {
-                    let key = *key;
-                    let shown = move || key != "audit_days" || scope.with(Option::is_none);
-                    view! {
-                        <Show when=shown>
-                            <PolicyField key=key label=label value=value error=error on_input=Callback::new(move |_| preview.set(None)) />
-                        </Show>
-                    }
-                }).collect_view()}
-                <button type="button" class="primary" data-testid="retention-preview" on:click=ask>"Save…"</button>
-            </form>
+            <PolicyForm default=Signal::derive(move || scope.with(Option::is_none)) values=values error=error
+                on_edit=Callback::new(move |_| preview.set(None)) on_save=Callback::new(ask) />
             {move || saved.get().map(|s| view! { <p class="notice" role="status">{s}</p> })}
             {move || preview.get().map(|p| view! { <PreviewBox p=p on_confirm=Callback::new(confirm) on_close=Callback::new(move |_| preview.set(None)) /> })}
         </main>
+    }
+}
+
+/// Reads `scope`'s policy (`None`: the default) into the form.
+fn read_policy(
+    scope: Option<String>,
+    values: [RwSignal<String>; 5],
+    inherited: RwSignal<bool>,
+    error: RwSignal<Option<ApiError>>,
+) {
+    spawn_local(async move {
+        match api_admin::retention(scope.as_deref()).await {
+            Ok(r) => {
+                for (i, (key, _)) in FIELDS.iter().enumerate() {
+                    values[i].set(days_of(&r, key).map(|d| d.to_string()).unwrap_or_default());
+                }
+                inherited.set(r.inherited);
+                error.set(None);
+            }
+            Err(e) => error.set(Some(e)),
+        }
+    });
+}
+
+/// The alert above the form. Refused values are named at their fields; it then only points there.
+fn alert_text(error: Option<&ApiError>) -> Option<String> {
+    match error {
+        Some(ApiError::Problem(p)) if !p.errors.is_empty() => Some("Fix the values marked below.".to_owned()),
+        other => other.map(ApiError::message),
     }
 }
 
@@ -155,35 +158,6 @@ fn ScopePicker(workflows: RwSignal<Vec<(String, String)>>, on_pick: Callback<Opt
                 <option value=w.0.clone()>{w.1.clone()}</option>
             </For>
         </select>
-    }
-}
-
-/// One age of the policy, in days, with what the server said of it.
-#[component]
-fn PolicyField(
-    key: &'static str,
-    label: &'static str,
-    value: RwSignal<String>,
-    error: RwSignal<Option<ApiError>>,
-    on_input: Callback<()>,
-) -> impl IntoView {
-    let refused = move || {
-        error.with(|e| match e {
-            Some(ApiError::Problem(p)) => {
-                p.errors.iter().find(|i| i.path.as_deref() == Some(key)).map(|i| i.message.clone())
-            }
-            _ => None,
-        })
-    };
-    view! {
-        <div class="field">
-            <label>{label} " "
-                <input type="number" min="1" placeholder="forever" data-testid=format!("retention-{key}")
-                    prop:value=value on:input=move |ev| { value.set(event_target_value(&ev)); on_input.run(()); } />
-                " days"
-            </label>
-            {move || refused().map(|m| view! { <p class="field-error" data-testid=format!("retention-error-{key}")>{m}</p> })}
-        </div>
     }
 }
 

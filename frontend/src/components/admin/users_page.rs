@@ -67,11 +67,7 @@ pub fn UsersPage() -> impl IntoView {
             <form class="inline-form" aria-label="Add a user" on:submit=add>
                 <label>"Username " <input required data-testid="new-username" prop:value=username on:input=move |ev| username.set(event_target_value(&ev)) /></label>
                 <label>"Password " <input type="password" required minlength="12" data-testid="new-password" prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) /></label>
-                <label>"Role "
-                    <select data-testid="new-role" on:change=move |ev| role.set(event_target_value(&ev))>
-                        {ROLES.iter().map(|r| r.as_str()).map(|r| view! { <option value=r selected=move || role.get() == r>{r}</option> }).collect_view()}
-                    </select>
-                </label>
+                <RoleSelect test_id="new-role" role=role />
                 <button type="submit" class="primary">"Add user"</button>
             </form>
             <table class="workflows users" data-testid="users-table">

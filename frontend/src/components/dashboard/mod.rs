@@ -4,4 +4,6 @@ pub mod dashboard_page;
 mod durations_chart;
 mod failure_groups;
 pub mod failures_page;
+mod now_tiles;
 mod throughput_chart;
+mod throughput_panel;

@@ -1,11 +1,12 @@
 //! The editing canvas: an SVG whose pointer events drive `Board` (move, connect, pan, rubber
 //! band, palette drop, wheel zoom) and which draws the board's scene and gesture overlays.
 
+use crate::components::designer::gesture_overlays::GestureOverlays;
 use crate::components::designer::node_box::NodeBox;
 use crate::components::designer::state::Designer;
 use crate::components::scene::scene_svg::{Camera, SceneSvg};
 use crate::designer::board::{Board, Gesture};
-use crate::designer::geometry::{Point, NODE_H, NODE_W};
+use crate::designer::geometry::Point;
 use crate::designer::scene;
 use leptos::ev;
 use leptos::prelude::*;
@@ -36,50 +37,29 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
         board.with(|b| scene::editing(b, &issues))
     });
 
-    // The pointer relative to the canvas, and whether it is over it.
-    let local = move |ev: &web_sys::MouseEvent| -> (Point, bool) {
-        let Some(el) = svg.get_untracked() else { return (Point::default(), false) };
-        let rect = el.unchecked_ref::<web_sys::Element>().get_bounding_client_rect();
-        let p = Point::new(f64::from(ev.client_x()) - rect.left(), f64::from(ev.client_y()) - rect.top());
-        let inside = p.x >= 0.0 && p.y >= 0.0 && p.x <= rect.width() && p.y <= rect.height();
-        (p, inside)
-    };
-    let placing = move || board.with_untracked(|b| matches!(b.gesture, Gesture::Place { .. }));
-    let idle = move || board.with_untracked(|b| b.gesture == Gesture::Idle);
-    let finish = move || {
-        let mut message = None;
-        board.update(|b| message = b.release());
-        if message.is_some() {
-            d.notice.set(message);
-        }
-    };
+    let local = move |ev: &web_sys::MouseEvent| pointer_at(svg, ev);
+    // A gesture under way on the canvas itself (a palette drop is followed on the window).
+    let dragging = move || board.with_untracked(|b| b.gesture != Gesture::Idle) && !placing(board);
 
     let on_pointerdown = move |ev: ev::PointerEvent| {
         if ev.button() != 0 {
             return;
         }
         ev.prevent_default();
-        if let Some(el) = svg.get_untracked() {
-            let el: &web_sys::Element = el.unchecked_ref();
-            let _ = el.set_pointer_capture(ev.pointer_id());
-            if let Some(html) = el.dyn_ref::<web_sys::SvgElement>() {
-                let _ = html.focus();
-            }
-        }
+        capture_pointer(svg, &ev);
         let (p, _) = local(&ev);
         d.notice.set(None);
         board.update(|b| b.press(p, ev.shift_key()));
     };
     let on_pointermove = move |ev: ev::PointerEvent| {
-        if idle() || placing() {
-            return;
+        if dragging() {
+            let (p, _) = local(&ev);
+            board.update(|b| b.drag(p));
         }
-        let (p, _) = local(&ev);
-        board.update(|b| b.drag(p));
     };
     let on_pointerup = move |_: ev::PointerEvent| {
-        if !idle() && !placing() {
-            finish();
+        if dragging() {
+            release(d);
         }
     };
     let on_wheel = move |ev: ev::WheelEvent| {
@@ -88,22 +68,7 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
         board.update(|b| b.wheel(p, ev.delta_y()));
     };
 
-    // Dragging from the palette starts outside the canvas, so follow the pointer on the window.
-    let moves = window_event_listener(ev::pointermove, move |ev| {
-        if placing() {
-            let (p, inside) = local(&ev);
-            board.update(|b| if inside { b.drag(p) } else { b.leave() });
-        }
-    });
-    let ups = window_event_listener(ev::pointerup, move |_| {
-        if placing() {
-            finish();
-        }
-    });
-    on_cleanup(move || {
-        moves.remove();
-        ups.remove();
-    });
+    follow_palette_drag(d, svg);
 
     let choose_node = Callback::new(move |id: String| board.update(|b| b.editor.select_only(&id)));
     let choose_edge = Callback::new(move |(from, to): (String, String)| {
@@ -134,36 +99,57 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     }
 }
 
-/// What a gesture draws over the scene: the rubber band, the edge being connected (refused in
-/// red), and the ghost of a node dragged from the palette.
-#[component]
-fn GestureOverlays() -> impl IntoView {
-    let board = expect_context::<Designer>().board;
-    let band = move || {
-        board.with(|b| b.band()).map(|r| {
-            view! { <rect class="band" x=r.x y=r.y width=r.w height=r.h data-testid="rubber-band" /> }
-        })
-    };
-    let pending = move || {
-        board.with(scene::pending_edge).map(|(path, refused)| {
-            view! { <path class=if refused { "pending refused" } else { "pending" } d=path /> }
-        })
-    };
-    let ghost = move || {
-        board
-            .with(|b| match &b.gesture {
-                Gesture::Place { at: Some(at), .. } => Some(*at),
-                _ => None,
-            })
-            .map(|at| {
-                view! {
-                    <rect class="ghost" x=at.x - NODE_W / 2.0 y=at.y - NODE_H / 2.0 width=NODE_W height=NODE_H rx="8" />
-                }
-            })
-    };
-    view! {
-        {pending}
-        {band}
-        {ghost}
+/// The pointer relative to the canvas, and whether it is over it.
+fn pointer_at(svg: NodeRef<leptos::svg::Svg>, ev: &web_sys::MouseEvent) -> (Point, bool) {
+    let Some(el) = svg.get_untracked() else { return (Point::default(), false) };
+    let rect = el.unchecked_ref::<web_sys::Element>().get_bounding_client_rect();
+    let p = Point::new(f64::from(ev.client_x()) - rect.left(), f64::from(ev.client_y()) - rect.top());
+    let inside = p.x >= 0.0 && p.y >= 0.0 && p.x <= rect.width() && p.y <= rect.height();
+    (p, inside)
+}
+
+/// Keeps the pointer's events on the canvas for the gesture it starts, and the keyboard there.
+fn capture_pointer(svg: NodeRef<leptos::svg::Svg>, ev: &ev::PointerEvent) {
+    if let Some(el) = svg.get_untracked() {
+        let el: &web_sys::Element = el.unchecked_ref();
+        let _ = el.set_pointer_capture(ev.pointer_id());
+        if let Some(html) = el.dyn_ref::<web_sys::SvgElement>() {
+            let _ = html.focus();
+        }
     }
+}
+
+/// Whether a node dragged from the palette is being placed.
+fn placing(board: RwSignal<Board>) -> bool {
+    board.with_untracked(|b| matches!(b.gesture, Gesture::Place { .. }))
+}
+
+/// Ends the gesture, saying why when the board refused it.
+fn release(d: Designer) {
+    let mut message = None;
+    d.board.update(|b| message = b.release());
+    if message.is_some() {
+        d.notice.set(message);
+    }
+}
+
+/// Dragging from the palette starts outside the canvas, so the pointer is followed on the window
+/// while a node is being placed.
+fn follow_palette_drag(d: Designer, svg: NodeRef<leptos::svg::Svg>) {
+    let board = d.board;
+    let moves = window_event_listener(ev::pointermove, move |ev| {
+        if placing(board) {
+            let (p, inside) = pointer_at(svg, &ev);
+            board.update(|b| if inside { b.drag(p) } else { b.leave() });
+        }
+    });
+    let ups = window_event_listener(ev::pointerup, move |_| {
+        if placing(board) {
+            release(d);
+        }
+    });
+    on_cleanup(move || {
+        moves.remove();
+        ups.remove();
+    });
 }

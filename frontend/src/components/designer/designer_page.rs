@@ -10,6 +10,7 @@ use crate::components::designer::side_panel::SidePanel;
 use crate::components::designer::state::Designer;
 use crate::components::designer::toolbar::Toolbar;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::title::title_by_workflow;
 use crate::designer::editor::Edit;
 use crate::designer::keys::{command, KeyPress, Shortcut};
 use leptos::ev;
@@ -30,6 +31,8 @@ pub fn DesignerPage(id: String) -> impl IntoView {
             request_animation_frame(move || fit_to_canvas(d.board, svg));
         }
     });
+
+    title_by_workflow("Designer", move || d.loaded.get().then(|| d.name.get()));
 
     let keys = window_event_listener(ev::keydown, move |ev| {
         let target = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).map(|el| el.tag_name());

@@ -9,6 +9,7 @@ pub mod diff_panel;
 pub mod edge_form;
 pub mod expression_preview;
 pub mod field_input;
+pub mod gesture_overlays;
 pub mod json_input;
 pub mod leave_guard;
 pub mod node_box;

@@ -47,7 +47,7 @@ pub fn Toolbar(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
             <a data-testid="workflow-triggers" href=move || format!("{}/triggers", crate::urls::designer_page(&d.id.get_value()))>
                 "Triggers"
             </a>
-            <h1 data-testid="workflow-name">{move || d.name.get()}</h1>
+            <h1 data-testid="workflow-name" title=move || d.name.get()>{move || d.name.get()}</h1>
             <span class="status" data-testid="save-status" class:dirty=move || dirty.get()>{status}</span>
             <span class="spacer"></span>
             <button type="button" title="Undo (Ctrl+Z)" disabled=move || !board.with(|b| b.editor.can_undo()) on:click=undo>"Undo"</button>

@@ -2,9 +2,11 @@
 //! none is selected: a dry run first, whose preview says how many the action applies to and
 //! what it skips, then Confirm starts the job. Offered to operators and above only.
 
+use super::bulk_buttons::BulkButtons;
+use super::bulk_preview::BulkPreview;
 use super::job_progress::JobProgress;
 use crate::api;
-use crate::bulk::{label, preview_lines, request, ACTIONS};
+use crate::bulk::request;
 use crate::components::error_alert::ErrorAlert;
 use crate::instance_filter::InstanceFilter;
 use leptos::prelude::*;
@@ -45,7 +47,7 @@ pub fn BulkBar(
             busy.set(false);
         });
     };
-    let confirm = move |_| {
+    let confirm = move |_: ()| {
         let Some((action, _)) = preview.get_untracked() else { return };
         busy.set(true);
         let body = request(&filter.get_untracked(), &selected.get_untracked(), false);
@@ -72,47 +74,11 @@ pub fn BulkBar(
 
     view! {
         <Show when=move || allowed.get()>
-            <div class="bulk-bar" role="group" aria-label="Act on every instance shown">
-                <span class="muted" data-testid="bulk-scope">{scope}</span>
-                <Show when=move || picked() != 0>
-                    <button type="button" class="link" data-testid="bulk-clear-selection" on:click=move |_| selected.set(Vec::new())>
-                        "Clear selection"
-                    </button>
-                </Show>
-                {ACTIONS.iter().filter(|a| only.is_none_or(|o| o == **a)).map(|action| {
-                    let action = *action;
-                    view! {
-                        <button
-                            type="button"
-                            class=if action == JobKind::Retry { "" } else { "danger" }
-                            data-testid=format!("bulk-{}", action.as_str())
-                            disabled=move || busy.get()
-                            on:click=move |_| ask(action)
-                        >
-                            {move || format!("{} {}…", label(action), if picked() == 0 { "all" } else { "selected" })}
-                        </button>
-                    }
-                }).collect_view()}
-            </div>
+            <BulkButtons scope=Signal::derive(scope) selected=selected busy=busy only=only on_ask=Callback::new(ask) />
             <ErrorAlert message=error />
-            {move || preview.get().map(|(action, answer)| {
-                let lines = preview_lines(action, &answer);
-                let can_confirm = answer.matched > 0;
-                view! {
-                    <div class="bulk-preview" role="dialog" aria-label="Bulk action preview" data-testid="bulk-preview">
-                        <h2>{format!("{} — preview", label(action))}</h2>
-                        {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
-                        {every().then(|| view! { <p class="warning">"No filter is set: this acts on every instance."</p> })}
-                        <div class="dialog-buttons">
-                            {can_confirm.then(|| view! {
-                                <button type="button" class="primary" data-testid="bulk-confirm" disabled=move || busy.get() on:click=confirm>
-                                    {format!("Confirm: {} {}", action.as_str(), answer.matched)}
-                                </button>
-                            })}
-                            <button type="button" data-testid="bulk-dismiss" on:click=move |_| preview.set(None)>"Close"</button>
-                        </div>
-                    </div>
-                }
+            {move || preview.get().map(|(action, answer)| view! {
+                <BulkPreview action=action answer=answer every=every() busy=busy
+                    on_confirm=Callback::new(confirm) on_close=Callback::new(move |_| preview.set(None)) />
             })}
         </Show>
         {move || job.get().map(|id| view! { <JobProgress id=id on_dismiss=on_job on_done=on_done /> })}

@@ -1,19 +1,11 @@
 //! The instances list's filters: workflow, version, business key and the creation time range
 //! with quick picks. Every change becomes a new address, so the view is a link to share.
 
+use super::failure_filter::FailureFilter;
+use super::workflow_select::WorkflowSelect;
 use crate::instance_filter::{local_input, parse_time, InstanceFilter};
 use chrono::{DateTime, Duration, Utc};
 use leptos::prelude::*;
-
-/// The failure group the list is narrowed to, if any, as a sentence.
-fn failure_text(f: &InstanceFilter) -> Option<String> {
-    match (&f.node, &f.error_class) {
-        (None, None) => None,
-        (Some(node), None) => Some(format!("Failed at node `{node}`.")),
-        (None, Some(class)) => Some(format!("Failed with “{class}”.")),
-        (Some(node), Some(class)) => Some(format!("Failed at node `{node}` with “{class}”.")),
-    }
-}
 
 #[component]
 pub fn FiltersBar(
@@ -39,23 +31,7 @@ pub fn FiltersBar(
     };
     view! {
         <form class="filters" role="search" aria-label="Filter instances" on:submit=|ev| ev.prevent_default()>
-            <label>
-                "Workflow "
-                <select
-                    data-testid="filter-workflow"
-                    on:change=move |ev| {
-                        let w = text(event_target_value(&ev));
-                        change(&|f| f.workflow = w.clone())
-                    }
-                >
-                    <option value="" selected=move || filter.with(|f| f.workflow.is_none())>"All workflows"</option>
-                    <For each=move || workflows.get() key=|w| w.clone() let:w>
-                        <option value=w.0.clone() selected=move || filter.with(|f| f.workflow.as_deref() == Some(w.0.as_str()))>
-                            {w.1.clone()}
-                        </option>
-                    </For>
-                </select>
-            </label>
+            <WorkflowSelect filter=filter workflows=workflows on_pick=Callback::new(move |w| change(&|f| f.workflow = w.clone())) />
             <label>
                 "Version "
                 <input
@@ -95,16 +71,10 @@ pub fn FiltersBar(
             <button type="button" data-testid="clear-filters" on:click=move |_| on_change.run(InstanceFilter::default())>
                 "Clear"
             </button>
-            {move || filter.with(failure_text).map(|text| view! {
-                <p class="failure-filter" data-testid="failure-filter">
-                    {text}
-                    " "
-                    <button type="button" class="link" on:click=move |_| change(&|f| {
-                        f.node = None;
-                        f.error_class = None;
-                    })>"Show every failure"</button>
-                </p>
-            })}
+            <FailureFilter filter=filter on_clear=Callback::new(move |_| change(&|f| {
+                f.node = None;
+                f.error_class = None;
+            })) />
         </form>
     }
 }

@@ -17,7 +17,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use std::collections::HashMap;
 use std::time::Duration;
-use trellis_model::api::Page;
+use trellis_model::api::{InstanceSummary, Page, StatusCounts};
 use trellis_model::InstanceStatus;
 
 /// How often live changes may reload the first page and the counts.
@@ -30,7 +30,6 @@ pub fn InstancesPage() -> impl IntoView {
     let filter = Signal::derive(move || parsed.with(|p| p.filter.clone()));
     let job = Memo::new(move |_| query.with(|q| q.get("job")));
     let warnings = Signal::derive(move || parsed.with(|p| (!p.warnings.is_empty()).then(|| p.warnings.join(" "))));
-    let names = RwSignal::new(HashMap::<String, String>::new());
     let selected = RwSignal::new(Vec::<String>::new());
     let may_act = use_session().may_act();
     let navigate = use_navigate();
@@ -49,29 +48,8 @@ pub fn InstancesPage() -> impl IntoView {
         selected.set(Vec::new());
         paged.reload();
     });
-    load(api::list_workflows(None, None, true), move |page| {
-        names.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
-    });
-
-    // Live: a row changes colour at once; the first page and counts are reread at most once a second.
-    follow_feed(
-        move |entry| {
-            let workflow = entry.data.get("workflow_id").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-            let status = entry.data.get("status").and_then(|v| v.as_str()).and_then(InstanceStatus::parse);
-            if let Some(status) = status {
-                list.update(|l| l.update_row(&entry.instance_id, |row| row.status = status));
-            }
-            filter.with_untracked(|f| f.may_admit(&workflow, status))
-        },
-        LIVE_REFRESH,
-        move || {
-            let idle = !list.with_untracked(|l| l.loading);
-            if idle {
-                paged.reload();
-            }
-            idle
-        },
-    );
+    let workflows = workflow_choices();
+    keep_live(paged, filter);
 
     let show = {
         let navigate = navigate.clone();
@@ -96,11 +74,6 @@ pub fn InstancesPage() -> impl IntoView {
     });
     let job_done = Callback::new(move |_: ()| paged.reload());
     let empty = paged.empty_text(|| "No instances match these filters.".to_owned());
-    let workflows = Signal::derive(move || {
-        let mut all: Vec<(String, String)> = names.get().into_iter().collect();
-        all.sort_by_key(|w| w.1.to_lowercase());
-        all
-    });
 
     view! {
         <main class="page wide">
@@ -118,4 +91,42 @@ pub fn InstancesPage() -> impl IntoView {
             <LoadMore paged=paged />
         </main>
     }
+}
+
+type InstancePages = Paged<InstanceSummary, StatusCounts>;
+
+/// Live: a row changes colour at once; the first page and counts are reread at most once a second.
+fn keep_live(paged: InstancePages, filter: Signal<InstanceFilter>) {
+    let list = paged.list;
+    follow_feed(
+        move |entry| {
+            let workflow = entry.data.get("workflow_id").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+            let status = entry.data.get("status").and_then(|v| v.as_str()).and_then(InstanceStatus::parse);
+            if let Some(status) = status {
+                list.update(|l| l.update_row(&entry.instance_id, |row| row.status = status));
+            }
+            filter.with_untracked(|f| f.may_admit(&workflow, status))
+        },
+        LIVE_REFRESH,
+        move || {
+            let idle = !list.with_untracked(|l| l.loading);
+            if idle {
+                paged.reload();
+            }
+            idle
+        },
+    );
+}
+
+/// `(id, name)` of every workflow, archived ones too, by name: the filter's choices.
+fn workflow_choices() -> Signal<Vec<(String, String)>> {
+    let names = RwSignal::new(HashMap::<String, String>::new());
+    load(api::list_workflows(None, None, true), move |page| {
+        names.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
+    });
+    Signal::derive(move || {
+        let mut all: Vec<(String, String)> = names.get().into_iter().collect();
+        all.sort_by_key(|w| w.1.to_lowercase());
+        all
+    })
 }

@@ -7,6 +7,7 @@ pub mod node_table;
 pub mod queue_explain;
 pub mod retry_form;
 pub mod retry_from_here;
+pub mod retry_summary;
 pub mod run_actions;
 pub mod run_graph;
 pub mod run_node;

@@ -4,6 +4,7 @@
 //! the nodes that would run again; "Confirm retry" sends it, "Cancel" closes it.
 
 use crate::api;
+use crate::components::run::retry_summary::RetrySummary;
 use crate::components::run::run_actions::act;
 use crate::components::run::state::RunView;
 use crate::error::ApiError;
@@ -66,21 +67,6 @@ pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
         }
     };
     let count = move || v.rerun.with(|r| r.len());
-    // Nodes the latest version adds: they run, but the graph drawn is the instance's version.
-    let undrawn = move || {
-        let drawn = v.definition.with(|d| d.as_ref().map(|d| d.nodes.iter().map(|n| n.id.clone()).collect::<Vec<_>>()));
-        let drawn = drawn.unwrap_or_default();
-        v.rerun.with(|r| r.iter().filter(|id| !drawn.contains(id)).cloned().collect::<Vec<_>>())
-    };
-    let onto_note = move || {
-        let (version, _) = v.retry_onto.get()?;
-        let added = undrawn();
-        Some(if added.is_empty() {
-            format!("On version {version}.")
-        } else {
-            format!("On version {version}, which adds {} (not drawn here).", added.join(", "))
-        })
-    };
     view! {
         <form class="retry-form" data-testid="retry-form" aria-label="Retry" on:submit=|ev| ev.prevent_default()>
             <fieldset>
@@ -94,15 +80,7 @@ pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
                     " on the latest version"
                 </label>
             </fieldset>
-            <p class="retry-summary muted" data-testid="retry-summary" aria-live="polite">
-                {move || match count() {
-                    0 => "Nothing would run again.".to_owned(),
-                    1 => "1 node will run again (outlined on the graph).".to_owned(),
-                    n => format!("{n} nodes will run again (outlined on the graph)."),
-                }}
-                " "
-                <span data-testid="retry-onto">{onto_note}</span>
-            </p>
+            <RetrySummary count=Signal::derive(count) />
             <div class="retry-buttons">
                 <button type="button" class="primary" data-testid="confirm-retry" disabled=move || busy.get() || (count() == 0 && !latest.get())
                     on:click=confirm>"Confirm retry"</button>
