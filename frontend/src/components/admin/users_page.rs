@@ -3,6 +3,7 @@
 //! `detail` (the last admin, yourself).
 
 use super::api_keys_panel::ApiKeysPanel;
+use super::role_select::RoleSelect;
 use super::user_row::UserRow;
 use crate::api_admin;
 use crate::components::error_alert::ErrorAlert;

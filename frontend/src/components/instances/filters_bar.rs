@@ -31,7 +31,7 @@ pub fn FiltersBar(
     };
     view! {
         <form class="filters" role="search" aria-label="Filter instances" on:submit=|ev| ev.prevent_default()>
-            <WorkflowSelect filter=filter workflows=workflows on_pick=Callback::new(move |w| change(&|f| f.workflow = w.clone())) />
+            <WorkflowSelect filter=filter workflows=workflows on_pick=Callback::new(move |w: Option<String>| change(&|f| f.workflow = w.clone())) />
             <label>
                 "Version "
                 <input
