@@ -1,4 +1,8 @@
-//! Command-line entry: parses arguments and runs one subcommand.
+//! Command-line entry: parses arguments and runs one subcommand. `serve`, `migrate` and
+//! `user` act on the database here; the client commands (`login`, `instance`, `workflow`,
+//! `trigger`, `completions`) talk to a server over its HTTP API, in [`remote`].
+
+pub mod remote;
 
 use crate::auth::{password, Role};
 use crate::config::{DatabaseConfig, ServeConfig};
@@ -11,7 +15,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "trellis", version, about = "Trellis workflow designer and engine")]
 struct Cli {
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Database (serve, migrate, user)")]
     db: DatabaseConfig,
     #[command(subcommand)]
     command: Command,
@@ -29,6 +33,8 @@ enum Command {
     /// Run user code for a server (started by `trellis serve`, not by people).
     #[command(hide = true)]
     SandboxWorker(crate::sandbox::worker::WorkerLimits),
+    #[command(flatten)]
+    Remote(remote::RemoteCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,6 +54,10 @@ pub fn main() -> ExitCode {
     if let Command::SandboxWorker(limits) = cli.command {
         // Before logging or an async runtime: a worker starts no threads (see `sandbox::worker`).
         return crate::sandbox::worker::main(limits);
+    }
+    if let Command::Remote(command) = cli.command {
+        // A client: no server logging, its own runtime and exit codes (see `remote`).
+        return remote::main(command);
     }
     crate::server::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
@@ -69,7 +79,9 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::User(cmd) => user(cli.db, cmd).await,
-        Command::SandboxWorker(_) => bail!("`sandbox-worker` runs before the async runtime (see `main`)"),
+        Command::SandboxWorker(_) | Command::Remote(_) => {
+            bail!("`sandbox-worker` and the client commands run before the server's runtime (see `main`)")
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The Trellis server as a library, so integration tests can run it in-process on port 0.
 //!
-//! * [`cli`]: the `trellis` command line (`serve`, `migrate`, `user`).
+//! * [`cli`]: the `trellis` command line (`serve`, `migrate`, `user`, and the client commands).
 //! * [`config`]: settings from flags and environment.
 //! * [`server`]: wiring it together and serving until shutdown.
 //! * [`http`]: the axum routers, one module per resource, and problem+json errors.

@@ -1,0 +1,138 @@
+//! `trellis login` and `trellis logout`: a profile (server + credential) saved for the
+//! commands that follow.
+
+use super::api::Api;
+use super::failure::{CliError, CliResult, Exit};
+use super::profiles::{Credentials, Profile};
+use super::{say, Target};
+use chrono::Utc;
+use clap::Args;
+use reqwest::Method;
+use std::io::{BufRead, IsTerminal};
+use trellis_model::api::{Me, TokenResponse};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  trellis login --url http://127.0.0.1:8080 --username admin\n  \
+                        echo \"$API_KEY\" | trellis login --url https://trellis.example.com --with-token --profile prod")]
+pub struct LoginArgs {
+    #[command(flatten, next_help_heading = "Server and output")]
+    pub target: Target,
+    /// Sign in as this user (the password is asked for, or read from standard input)
+    #[arg(long, short = 'u', conflicts_with = "with_token")]
+    pub username: Option<String>,
+    /// Read an API key from standard input and keep it instead of signing in with a password
+    #[arg(long)]
+    pub with_token: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    #[command(flatten, next_help_heading = "Server and output")]
+    pub target: Target,
+}
+
+pub async fn login(args: LoginArgs) -> CliResult<Exit> {
+    let target = &args.target;
+    let mut credentials = Credentials::load()?;
+    let url = match (&target.url, credentials.profiles.get(&target.profile)) {
+        (Some(url), _) => url.clone(),
+        (None, Some(saved)) => saved.url.clone(),
+        (None, None) => return Err(CliError::usage("which server? pass --url URL (or set TRELLIS_URL)")),
+    };
+    let anonymous = Api::new(&url, None)?;
+    let mut profile = if args.with_token || (target.token.is_some() && args.username.is_none()) {
+        let token = match &target.token {
+            Some(token) if !args.with_token => token.clone(),
+            _ => read_line("API key: ", false)?,
+        };
+        Profile { url: anonymous.base.clone(), token, username: None, expires_at: None }
+    } else {
+        password_login(&anonymous, args.username.clone()).await?
+    };
+    let me: Me = Api::new(&profile.url, Some(profile.token.clone()))?.get("/auth/me", &[]).await?;
+    profile.username = Some(me.username.clone());
+    let server = profile.url.clone();
+    credentials.profiles.insert(target.profile.clone(), profile);
+    let path = credentials.save()?;
+    say!(
+        "signed in to {server} as {} ({}); profile `{}` saved in {}",
+        me.username,
+        me.role,
+        target.profile,
+        path.display()
+    );
+    Ok(Exit::Success)
+}
+
+/// Signs in with a username and password; the answer's access token is what is kept.
+async fn password_login(api: &Api, username: Option<String>) -> CliResult<Profile> {
+    let username = match username {
+        Some(name) => name,
+        None => read_line("username: ", false)?,
+    };
+    let password = read_line("password: ", true)?;
+    let body = serde_json::json!({"username": username, "password": password});
+    let answer: TokenResponse = api.post("/auth/login", &body).await?;
+    let expires_at = Utc::now() + chrono::Duration::seconds(answer.expires_in.min(i64::MAX as u64) as i64);
+    Ok(Profile {
+        url: api.base.clone(),
+        token: answer.access_token,
+        username: Some(username),
+        expires_at: Some(expires_at),
+    })
+}
+
+pub async fn logout(args: LogoutArgs) -> CliResult<Exit> {
+    let mut credentials = Credentials::load()?;
+    let Some(profile) = credentials.profiles.remove(&args.target.profile) else {
+        say!("not signed in (no profile `{}`)", args.target.profile);
+        return Ok(Exit::Success);
+    };
+    if profile.expires_at.is_some() {
+        // A session token: end it on the server too. Best effort: the credential is
+        // forgotten here whether or not the server can be reached.
+        if let Ok(api) = Api::new(&profile.url, Some(profile.token.clone())) {
+            let _ = api.call(api.request(Method::POST, "/auth/logout").json(&serde_json::json!({}))).await;
+        }
+    }
+    credentials.save()?;
+    say!("signed out of {} (profile `{}`)", profile.url, args.target.profile);
+    Ok(Exit::Success)
+}
+
+/// One line from standard input, after `prompt` on a terminal; a password is not echoed.
+fn read_line(prompt: &str, secret: bool) -> CliResult<String> {
+    let stdin = std::io::stdin();
+    let on_terminal = stdin.is_terminal();
+    if on_terminal {
+        eprint!("{prompt}");
+    }
+    let echo = (secret && on_terminal).then(hide_echo).flatten();
+    let mut line = String::new();
+    let read = stdin.lock().read_line(&mut line);
+    if let Some(saved) = echo {
+        restore_echo(saved);
+        eprintln!();
+    }
+    read.map_err(|e| CliError::usage(format!("cannot read {}: {e}", prompt.trim_end_matches([':', ' ']))))?;
+    let value = line.trim_end_matches(['\r', '\n']).to_owned();
+    if value.is_empty() {
+        return Err(CliError::usage(format!("no {} given on standard input", prompt.trim_end_matches([':', ' ']))));
+    }
+    Ok(value)
+}
+
+/// Turns terminal echo off, returning the settings to restore.
+fn hide_echo() -> Option<nix::sys::termios::Termios> {
+    use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
+    let stdin = std::io::stdin();
+    let saved = tcgetattr(&stdin).ok()?;
+    let mut quiet = saved.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    tcsetattr(&stdin, SetArg::TCSANOW, &quiet).ok()?;
+    Some(saved)
+}
+
+fn restore_echo(saved: nix::sys::termios::Termios) {
+    let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSANOW, &saved);
+}
