@@ -34,7 +34,7 @@ enum Command {
     #[command(hide = true)]
     SandboxWorker(crate::sandbox::worker::WorkerLimits),
     #[command(flatten)]
-    Remote(remote::RemoteCommand),
+    Remote(Box<remote::RemoteCommand>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -57,7 +57,7 @@ pub fn main() -> ExitCode {
     }
     if let Command::Remote(command) = cli.command {
         // A client: no server logging, its own runtime and exit codes (see `remote`).
-        return remote::main(command);
+        return remote::main(*command);
     }
     crate::server::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");

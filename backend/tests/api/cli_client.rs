@@ -73,6 +73,7 @@ both_backends!(
     watch_prints_every_node_of_a_running_instance_and_ends,
     a_bulk_retry_runs_to_the_end_with_progress_lines,
     every_list_parses_as_json,
+    one_instance_is_signaled_canceled_retried_and_purged,
 );
 
 async fn start_wait_exits_zero_only_when_the_instance_succeeded(app: TestApp) {
@@ -189,4 +190,30 @@ async fn every_list_parses_as_json(app: TestApp) {
     }
     let listed: Value = serde_json::from_str(&stdout(&cli.run(&["instance", "list", "-o", "json"]).await)).unwrap();
     assert_eq!(listed[0]["id"], instance.as_str());
+}
+
+async fn one_instance_is_signaled_canceled_retried_and_purged(app: TestApp) {
+    let cli = Client::new(&app).await;
+    let wf = app.publish(json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
+    let waiting = |i: &trellis_model::api::InstanceDetail| i.nodes.iter().any(|n| n.status.to_string() == "waiting");
+    let started = cli.run(&["instance", "start", &wf, "-o", "json"]).await;
+    let id = serde_json::from_str::<Value>(&stdout(&started)).unwrap()["id"].as_str().unwrap().to_owned();
+    app.wait_for(&id, waiting).await;
+    let signaled = cli.run(&["instance", "signal", &id, "gate", "--payload", r#"{"ok": true}"#]).await;
+    assert_exit(&signaled, 0);
+    assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Succeeded);
+    assert_exit(&cli.run(&["instance", "purge", &id]).await, 0);
+    assert_exit(&cli.run(&["instance", "show", &id]).await, 3);
+
+    let other = app.start(&wf, json!({})).await;
+    app.wait_for(&other, waiting).await;
+    let canceled = cli.run(&["instance", "cancel", &other]).await;
+    assert_exit(&canceled, 0);
+    assert!(stdout(&canceled).contains("is now canceled"), "{}", stdout(&canceled));
+    let retried = cli.run(&["instance", "retry", &other, "--from", "start", "-o", "json"]).await;
+    assert_exit(&retried, 0);
+    assert_ne!(serde_json::from_str::<Value>(&stdout(&retried)).unwrap()["status"], "canceled");
+    // Running again: a purge is refused.
+    let purge_running = cli.run(&["instance", "purge", &other]).await;
+    assert_exit(&purge_running, 3);
 }

@@ -52,6 +52,14 @@ async fn pull_edit_push_changes_the_draft_and_pulling_again_gives_the_same_bytes
     let again = cli.run(&["workflow", "push", folder_arg]).await;
     assert!(stdout(&again).contains("nightly-report.json: unchanged"), "{}", stdout(&again));
 
+    // Single files: validate (by the server, as the file has an id), export, import.
+    assert_exit(&cli.run(&["workflow", "validate", file.to_str().unwrap()]).await, 0);
+    let exported = cli.run(&["workflow", "export", "Nightly report"]).await;
+    assert_eq!(stdout(&exported), edited, "export writes what pull writes");
+    let copy = dir.path().join("copy.json");
+    std::fs::write(&copy, stdout(&exported)).unwrap();
+    assert_exit(&cli.run(&["workflow", "import", copy.to_str().unwrap(), "--name", "Copy"]).await, 0);
+
     // A new file is created as a workflow (and learns its id); --publish publishes it.
     let new = json!({"name": "Added in git", "definition": waiting(5)});
     std::fs::write(folder.join("added.json"), serde_json::to_string(&new).unwrap()).unwrap();
@@ -66,6 +74,9 @@ async fn pull_edit_push_changes_the_draft_and_pulling_again_gives_the_same_bytes
     assert_exit(&invalid, 2);
     assert!(stderr(&invalid).contains("nightly-report.json is not a valid workflow"), "{}", stderr(&invalid));
     assert_eq!(draft(&app, &id).await.draft.nodes[0].kind, "delay");
+    let invalid = cli.run(&["workflow", "validate", file.to_str().unwrap()]).await;
+    assert_exit(&invalid, 1);
+    assert!(stdout(&invalid).contains("invalid"), "{}", stdout(&invalid));
 }
 
 async fn a_push_refuses_a_stale_draft_unless_forced(app: TestApp) {

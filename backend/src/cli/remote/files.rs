@@ -59,6 +59,15 @@ impl WorkflowFile {
     }
 }
 
+/// Checks a definition that has no workflow on the server yet, in this process. The server
+/// must not compile user expressions in-process (see backend/clippy.toml); the client may, as
+/// the browser's designer does: it is the user's own file, checked on the user's own machine.
+#[allow(clippy::disallowed_methods)]
+pub fn validate_locally(definition: &Value) -> Result<trellis_model::Report, String> {
+    let definition = serde_json::from_value(definition.clone()).map_err(|e| e.to_string())?;
+    Ok(trellis_model::validate(&definition, &trellis_model::Limits::default()))
+}
+
 /// `value` with every object's keys in sorted order, whatever map serde_json was built with.
 pub fn sorted(value: &Value) -> Value {
     match value {

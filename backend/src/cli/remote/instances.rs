@@ -31,9 +31,13 @@ pub enum InstanceCommand {
     /// List instances, newest first, with the list's filters.
     List(ListArgs),
     /// An instance with its nodes.
-    Show { id: String },
+    Show {
+        /// The instance's id
+        id: String,
+    },
     /// An instance's history: every status change and span, in order.
     History {
+        /// The instance's id
         id: String,
         /// Only entries after this `seq`
         #[arg(long, default_value_t = 0)]
@@ -44,7 +48,10 @@ pub enum InstanceCommand {
     },
     /// Follow an instance live, one line per node change, until it ends. Exits 0 when it
     /// succeeded, 1 otherwise; reconnects (with `Last-Event-ID`) when the connection drops.
-    Watch { id: String },
+    Watch {
+        /// The instance's id
+        id: String,
+    },
     /// Retry one instance (`ID`), or every instance the filter matches (a bulk job).
     Retry(RetryArgs),
     /// Cancel one instance (`ID`), or every unfinished instance the filter matches.
@@ -52,11 +59,18 @@ pub enum InstanceCommand {
     /// Purge one finished instance and its history (`ID`), or every finished one the filter matches.
     Purge(ActionArgs),
     /// Pause a running instance: running nodes finish, no new node starts.
-    Pause { id: String },
+    Pause {
+        /// The instance's id
+        id: String,
+    },
     /// Resume a paused instance.
-    Resume { id: String },
+    Resume {
+        /// The instance's id
+        id: String,
+    },
     /// Send a signal to a `wait_signal` node.
     Signal {
+        /// The instance's id
         id: String,
         /// The `wait_signal` node's id
         node: String,

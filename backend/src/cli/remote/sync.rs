@@ -219,12 +219,9 @@ async fn check_valid(api: &Api, plan: &[Planned]) -> CliResult<()> {
     for p in plan.iter().filter(|p| p.changed) {
         let report: trellis_model::Report = match &p.server {
             Some(server) => api.post(&format!("/workflows/{}/validate", server.summary.id), &p.file.definition).await?,
-            None => match serde_json::from_value(p.file.definition.clone()) {
-                Ok(definition) => trellis_model::validate(&definition, &trellis_model::Limits::default()),
-                Err(e) => {
-                    return Err(CliError::usage(format!("{}: `definition` is not a definition: {e}", display(&p.path))))
-                }
-            },
+            None => files::validate_locally(&p.file.definition).map_err(|e| {
+                CliError::usage(format!("{}: `definition` is not a workflow definition: {e}", display(&p.path)))
+            })?,
         };
         if !report.valid {
             let problems: Vec<String> = report.errors.iter().map(|i| i.message.clone()).collect();

@@ -32,6 +32,7 @@ pub enum TriggerCommand {
     Create(CreateArgs),
     /// Give a webhook a new secret; the old one keeps verifying for a grace period.
     RotateSecret {
+        /// The webhook trigger's id
         id: String,
         /// How long the old secret keeps working, in milliseconds (default a day, at most 30 days)
         #[arg(long)]
@@ -39,6 +40,7 @@ pub enum TriggerCommand {
     },
     /// A trigger's delivery log (webhook deliveries, cron ticks), newest first.
     Deliveries {
+        /// The trigger's id
         id: String,
         /// At most this many
         #[arg(long, default_value_t = 50)]

@@ -50,6 +50,7 @@ pub enum WorkflowCommand {
     },
     /// Create a new workflow from a file (as `export` or `pull` write it).
     Import {
+        /// A workflow file: `{"name", "description"?, "definition"}`
         file: PathBuf,
         /// Its name, instead of the file's `name`
         #[arg(long)]
@@ -57,7 +58,10 @@ pub enum WorkflowCommand {
     },
     /// Check a workflow file's definition; exits 1 when it is invalid. A file with an `id`
     /// is checked by the server (secrets, sub-workflows), one without by this client.
-    Validate { file: PathBuf },
+    Validate {
+        /// A workflow file: `{"id"?, "name", "description"?, "definition"}`
+        file: PathBuf,
+    },
     /// Publish a workflow's draft as its next immutable version.
     Publish {
         /// The workflow's id or exact name
@@ -68,10 +72,14 @@ pub enum WorkflowCommand {
     },
     /// Write every workflow into DIR, one `<name>.json` file each, stable formatting and key
     /// order, ready for git. Refuses a folder holding anything else.
-    Pull { dir: PathBuf },
+    Pull {
+        /// The folder (created if missing)
+        dir: PathBuf,
+    },
     /// Create or update drafts from DIR's files, showing each workflow's diff first. Refuses a
     /// draft changed on the server since the last pull or push, unless --force.
     Push {
+        /// The folder of workflow files (as `pull` writes them; new files need no `id`)
         dir: PathBuf,
         /// Publish each changed workflow after saving its draft
         #[arg(long)]
@@ -84,7 +92,10 @@ pub enum WorkflowCommand {
         force: bool,
     },
     /// Show how DIR's files differ from the drafts on the server.
-    Diff { dir: PathBuf },
+    Diff {
+        /// The folder of workflow files
+        dir: PathBuf,
+    },
 }
 
 pub async fn run(args: WorkflowArgs) -> CliResult<Exit> {
@@ -193,7 +204,8 @@ async fn export(api: &Api, workflow: &str, version: Option<i64>) -> CliResult<Ex
         let frozen: serde_json::Value = api.get(&format!("/workflows/{id}/versions/{version}"), &[]).await?;
         file.definition = frozen.get("definition").cloned().unwrap_or_default();
     }
-    say!("{}", file.to_text());
+    // The same bytes `pull` writes: `say!` adds the final newline.
+    say!("{}", file.to_text().trim_end());
     Ok(Exit::Success)
 }
 
@@ -213,12 +225,9 @@ async fn validate(api: &Api, output: Output, path: &std::path::Path) -> CliResul
     let file = WorkflowFile::read(path)?;
     let report: Report = match &file.id {
         Some(id) => api.post(&format!("/workflows/{id}/validate"), &file.definition).await?,
-        None => {
-            let definition = serde_json::from_value(file.definition.clone()).map_err(|e| {
-                CliError::usage(format!("`{}`: `definition` is not a workflow definition: {e}", path.display()))
-            })?;
-            trellis_model::validate(&definition, &trellis_model::Limits::default())
-        }
+        None => super::files::validate_locally(&file.definition).map_err(|e| {
+            CliError::usage(format!("`{}`: `definition` is not a workflow definition: {e}", path.display()))
+        })?,
     };
     match output {
         Output::Table => {
