@@ -57,6 +57,10 @@ async fn bad_input_gives_one_line_and_the_exit_code_of_its_kind(app: TestApp) {
     let out = unconfigured.run(&["instance", "list"]).await;
     assert_exit(&out, 2);
     one_line(&out, "no server given");
+    // Invalid input is said first, before the missing server.
+    let out = unconfigured.run(&["instance", "start", "deploy", "--input", "[1,"]).await;
+    assert_exit(&out, 2);
+    one_line(&out, "--input: the value is not valid JSON");
 }
 
 async fn login_keeps_a_private_profile_until_logout(app: TestApp) {

@@ -164,10 +164,17 @@ pub struct ActionArgs {
 }
 
 pub async fn run(args: InstanceArgs) -> CliResult<Exit> {
+    // Local mistakes (invalid JSON, a missing file) are said before any server is asked.
+    let given_json = match &args.command {
+        InstanceCommand::Start(start) => start.input.as_deref().map(|text| json_argument(text, "--input")),
+        InstanceCommand::Signal { payload, .. } => payload.as_deref().map(|text| json_argument(text, "--payload")),
+        _ => None,
+    }
+    .transpose()?;
     let api = args.target.connect()?;
     let output = args.target.output;
     match args.command {
-        InstanceCommand::Start(start_args) => start(&api, output, start_args).await,
+        InstanceCommand::Start(start_args) => start(&api, output, start_args, given_json).await,
         InstanceCommand::List(list_args) => list(&api, output, list_args).await,
         InstanceCommand::Show { id } => show(&api, output, &id).await,
         InstanceCommand::History { id, after, limit } => history(&api, output, &id, after, limit).await,
@@ -196,15 +203,14 @@ pub async fn run(args: InstanceArgs) -> CliResult<Exit> {
         },
         InstanceCommand::Pause { id } => act(&api, output, &id, "pause", None).await,
         InstanceCommand::Resume { id } => act(&api, output, &id, "resume", None).await,
-        InstanceCommand::Signal { id, node, payload } => {
-            let payload = payload.map(|p| json_argument(&p, "--payload")).transpose()?.unwrap_or(Value::Null);
+        InstanceCommand::Signal { id, node, .. } => {
+            let payload = given_json.unwrap_or(Value::Null);
             act(&api, output, &id, "signal", Some(json!({"node": node, "payload": payload}))).await
         }
     }
 }
 
-async fn start(api: &Api, output: Output, args: StartArgs) -> CliResult<Exit> {
-    let input = args.input.as_deref().map(|text| json_argument(text, "--input")).transpose()?;
+async fn start(api: &Api, output: Output, args: StartArgs, input: Option<Value>) -> CliResult<Exit> {
     let workflow = workflows::resolve(api, &args.workflow).await?;
     let body = json!({"input": input, "version": args.version, "key": args.key});
     let mut request = api.request(Method::POST, &format!("/workflows/{}/instances", workflow.id)).json(&body);
