@@ -3,7 +3,7 @@
 //! has 256 bits of entropy, so there is nothing to brute-force.
 
 use base64::Engine;
-use rand::RngCore;
+use rand::Rng;
 
 pub const PREFIX: &str = "trk_";
 

@@ -11,7 +11,7 @@
 use super::{Principal, Role};
 use base64::Engine;
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use rand::RngCore;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 

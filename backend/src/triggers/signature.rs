@@ -12,9 +12,9 @@ use super::spec::Preset;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use http::HeaderMap;
-use rand::RngCore;
+use rand::Rng;
 use sha2::Sha256;
 
 pub const SECRET_PREFIX: &str = "whsec_";

@@ -5,7 +5,7 @@ use crate::common::{both_backends, Backend, TestApp};
 use crate::process::Process;
 use crate::sse::{SseEvent, SseStream};
 use crate::traces::{events, history};
-use rand::Rng;
+use rand::RngExt;
 use serde_json::{json, Value};
 use std::time::Duration;
 use trellis_model::NodeStatus;

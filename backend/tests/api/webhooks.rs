@@ -4,7 +4,7 @@
 use crate::common::{both_backends, problem, TestApp};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use reqwest::RequestBuilder;
 use serde_json::{json, Value};
 use sha2::Sha256;
