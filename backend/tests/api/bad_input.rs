@@ -176,3 +176,37 @@ async fn nul_characters_are_refused_not_a_5xx(app: TestApp) {
     assert_workflow_count(&app, 1).await;
 }
 both_backends!(nul_characters_are_refused_not_a_5xx);
+
+/// JSON Schema's `integer` is any number with no fractional part, so a client driven by the
+/// OpenAPI document may send `7129.0`: taken as 7129 wherever an integer is read (a typed
+/// body, a trigger's settings, the preview's `count`); `7129.5` is a 422 naming the field.
+async fn a_whole_float_is_taken_as_an_integer_and_a_fraction_is_422_naming_the_field(app: TestApp) {
+    let workflow = |timeout: Value| json!({"name": "floats", "definition": {"nodes": [{"id": "a", "type": "noop", "timeout_ms": timeout}]}});
+    let created = app.post("/api/v1/workflows").json(&workflow(json!(7129.0))).send().await.unwrap();
+    assert_eq!(created.status(), 201);
+    let id = created.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    let stored: Value = app.get(&format!("/api/v1/workflows/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["draft"]["nodes"][0]["timeout_ms"], json!(7129), "stored as the integer");
+    let refused = app.post("/api/v1/workflows").json(&workflow(json!(7129.5))).send().await.unwrap();
+    let body = problem(refused, 422).await;
+    assert_eq!(body["errors"][0]["path"], "definition.nodes[0].timeout_ms", "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("7129.5"), "{body}");
+
+    let trigger = |rate: Value| json!({"kind": "webhook", "rate_limit_per_minute": rate});
+    let triggers = format!("/api/v1/workflows/{id}/triggers");
+    let created = app.post(&triggers).json(&trigger(json!(7129.0))).send().await.unwrap();
+    assert_eq!(created.status(), 201);
+    assert_eq!(created.json::<Value>().await.unwrap()["rate_limit_per_minute"], json!(7129));
+    let body = problem(app.post(&triggers).json(&trigger(json!(7129.5))).send().await.unwrap(), 422).await;
+    assert_eq!(body["errors"][0]["path"], "rate_limit_per_minute", "{body}");
+
+    let preview = |count: Value| json!({"expression": "*/5 * * * *", "count": count});
+    let times: Value =
+        app.post("/api/v1/triggers/preview").json(&preview(json!(3.0))).send().await.unwrap().json().await.unwrap();
+    assert_eq!(times["times"].as_array().unwrap().len(), 3, "{times}");
+    let body =
+        problem(app.post("/api/v1/triggers/preview").json(&preview(json!(2.5))).send().await.unwrap(), 422).await;
+    assert_eq!(body["errors"][0]["path"], "count", "{body}");
+    assert_workflow_count(&app, 1).await;
+}
+both_backends!(a_whole_float_is_taken_as_an_integer_and_a_fraction_is_422_naming_the_field);

@@ -70,14 +70,20 @@ pub fn optional_json<T: DeserializeOwned + Default>(body: &[u8], what: &str) -> 
 }
 
 fn parse<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, ApiError> {
-    strict::from_slice(body, what).map_err(|e| match e {
+    strict::from_slice(body, what).map_err(refused)
+}
+
+/// A body `strict` refused, as a problem: 400 when it is not JSON, 422 when it has the wrong
+/// shape, with an `errors` item naming the field when one is at fault.
+pub fn refused(e: BodyError) -> ApiError {
+    match e {
         BodyError::Syntax(detail) => ApiError::BadRequest(detail),
-        BodyError::Shape { detail, path: Some(path) } => {
-            let issue = Issue::new("nul_character", detail.clone()).path(path);
+        BodyError::Shape { detail, path: Some(path), code } => {
+            let issue = Issue::new(code, detail.clone()).path(path);
             ApiError::invalid(detail, vec![issue])
         }
-        BodyError::Shape { detail, path: None } => ApiError::invalid(detail, vec![]),
-    })
+        BodyError::Shape { detail, path: None, .. } => ApiError::invalid(detail, vec![]),
+    }
 }
 
 /// Checks a `limit` query parameter: `default` when absent, else within 1..=`max`.

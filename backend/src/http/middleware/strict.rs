@@ -11,6 +11,11 @@
 //!
 //! A NUL (U+0000) anywhere in a string or key is refused too, naming where it is: Postgres
 //! stores neither in `text` nor in `jsonb`, so it must never get past the edge.
+//!
+//! Where an integer is asked for, a float with no fractional part (`7129.0`) is taken as that
+//! integer: JSON Schema's `integer` is any number whose fractional part is zero, so a client
+//! driven by the OpenAPI document may send one. `7129.5` is still refused. Every refusal of
+//! the shape names the field (`list[0].n`), tracked by `serde_path_to_error`.
 
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 use serde_json::Value;
@@ -21,8 +26,9 @@ use std::fmt;
 pub enum BodyError {
     /// Not JSON at all (400).
     Syntax(String),
-    /// JSON, but not the shape the route takes (422), optionally naming where.
-    Shape { detail: String, path: Option<String> },
+    /// JSON, but not the shape the route takes (422), optionally naming where and why
+    /// (`code`: the `errors[].code` of the problem).
+    Shape { detail: String, path: Option<String>, code: &'static str },
 }
 
 /// Parses `body` as `T`: a JSON object (the only top-level type this API takes), without NUL,
@@ -34,17 +40,39 @@ pub fn from_slice<T: de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T,
             return Err(BodyError::Shape {
                 detail: format!("the {what} must be a JSON object (`{{...}}`)"),
                 path: None,
+                code: "invalid_field",
             });
         }
         _ => return Err(BodyError::Syntax(format!("the {what} is not JSON; send a JSON object"))),
     }
     refuse_nul(body)?;
     let mut json = serde_json::Deserializer::from_slice(body);
-    let parsed = T::deserialize(Strict(&mut json)).and_then(|value| json.end().map(|()| value));
-    parsed.map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => BodyError::Shape { detail: format!("invalid {what}: {e}"), path: None },
+    let value = serde_path_to_error::deserialize(Strict(&mut json)).map_err(|e| refusal(e, what))?;
+    json.end().map_err(|e| BodyError::Syntax(format!("the {what} is not valid JSON: {e}")))?;
+    Ok(value)
+}
+
+/// Reads `T` from a JSON value already parsed (a body read field by field), as strictly as
+/// [`from_slice`] reads one from bytes.
+pub fn from_value<T: de::DeserializeOwned>(value: Value, what: &str) -> Result<T, BodyError> {
+    serde_path_to_error::deserialize(Strict(value)).map_err(|e| refusal(e, what))
+}
+
+/// A failed parse as a 400 (not JSON) or a 422 naming the field at fault.
+fn refusal(e: serde_path_to_error::Error<serde_json::Error>, what: &str) -> BodyError {
+    let path = e.path().to_string();
+    let e = e.into_inner();
+    match (e.classify(), path.as_str()) {
+        (serde_json::error::Category::Data, ".") => {
+            BodyError::Shape { detail: format!("invalid {what}: {e}"), path: None, code: "invalid_field" }
+        }
+        (serde_json::error::Category::Data, _) => BodyError::Shape {
+            detail: format!("invalid {what}: `{path}`: {e}"),
+            path: Some(path),
+            code: "invalid_field",
+        },
         _ => BodyError::Syntax(format!("the {what} is not valid JSON: {e}")),
-    })
+    }
 }
 
 /// Refuses a body with a NUL in any string or key, naming the first one's JSON path.
@@ -61,6 +89,7 @@ pub fn refuse_nul(body: &[u8]) -> Result<(), BodyError> {
         Some(path) => Err(BodyError::Shape {
             detail: format!("`{path}` contains U+0000 (a NUL character), which Trellis does not accept; remove it"),
             path: Some(path),
+            code: "nul_character",
         }),
         None => Ok(()),
     }
@@ -105,9 +134,9 @@ pub fn nul_path(value: &Value) -> Option<String> {
 pub struct Strict<D>(pub D);
 
 macro_rules! forward {
-    ($($method:ident),* $(,)?) => {$(
+    ($want:expr; $($method:ident),* $(,)?) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.0.$method(Wrap { inner: visitor, is_struct: false })
+            self.0.$method(Wrap { inner: visitor, want: $want })
         }
     )*};
 }
@@ -116,8 +145,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
     type Error = D::Error;
 
     forward!(
-        deserialize_any,
-        deserialize_bool,
+        Want::Integer;
         deserialize_i8,
         deserialize_i16,
         deserialize_i32,
@@ -128,6 +156,12 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         deserialize_u32,
         deserialize_u64,
         deserialize_u128,
+    );
+
+    forward!(
+        Want::Any;
+        deserialize_any,
+        deserialize_bool,
         deserialize_f32,
         deserialize_f64,
         deserialize_char,
@@ -144,15 +178,15 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
     );
 
     fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_unit_struct(name, Wrap { inner: visitor, is_struct: false })
+        self.0.deserialize_unit_struct(name, Wrap { inner: visitor, want: Want::Any })
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_newtype_struct(name, Wrap { inner: visitor, is_struct: false })
+        self.0.deserialize_newtype_struct(name, Wrap { inner: visitor, want: Want::Any })
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple(len, Wrap { inner: visitor, is_struct: false })
+        self.0.deserialize_tuple(len, Wrap { inner: visitor, want: Want::Any })
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -161,7 +195,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple_struct(name, len, Wrap { inner: visitor, is_struct: false })
+        self.0.deserialize_tuple_struct(name, len, Wrap { inner: visitor, want: Want::Any })
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -170,7 +204,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_struct(name, fields, Wrap { inner: visitor, is_struct: true })
+        self.0.deserialize_struct(name, fields, Wrap { inner: visitor, want: Want::Struct })
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -179,7 +213,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_enum(name, variants, Wrap { inner: visitor, is_struct: false })
+        self.0.deserialize_enum(name, variants, Wrap { inner: visitor, want: Want::Any })
     }
 
     fn is_human_readable(&self) -> bool {
@@ -187,11 +221,37 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
     }
 }
 
+/// What the deserializer was asked for, which decides what the visitor lets through.
+#[derive(Clone, Copy)]
+enum Want {
+    Any,
+    /// A struct: an array is refused.
+    Struct,
+    /// An integer: a whole float is handed on as the integer it is.
+    Integer,
+}
+
 /// The visitor wrapper: hands the inner visitor wrapped accessors.
 struct Wrap<V> {
     inner: V,
-    /// A struct was asked for: an array is refused.
-    is_struct: bool,
+    want: Want,
+}
+
+/// 2^64, the first float above every `u64`; its negative half is the last below every `i64`.
+const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// `v` handed to `visitor` as the integer it is when its fractional part is zero. Any other
+/// float (`7129.5`, or one beyond every integer type) goes to the visitor as a float, which
+/// refuses it saying what it takes (`expected u32`).
+fn whole_number<'de, V: Visitor<'de>, E: de::Error>(v: f64, visitor: V) -> Result<V::Value, E> {
+    let whole = v.fract() == 0.0;
+    if whole && (0.0..TWO_TO_THE_64).contains(&v) {
+        visitor.visit_u64(v as u64)
+    } else if whole && (-TWO_TO_THE_64 / 2.0..0.0).contains(&v) {
+        visitor.visit_i64(v as i64)
+    } else {
+        visitor.visit_f64(v)
+    }
 }
 
 macro_rules! visit {
@@ -222,7 +282,6 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
         visit_u64(u64),
         visit_u128(u128),
         visit_f32(f32),
-        visit_f64(f64),
         visit_char(char),
         visit_str(&str),
         visit_borrowed_str(&'de str),
@@ -231,6 +290,13 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
         visit_borrowed_bytes(&'de [u8]),
         visit_byte_buf(Vec<u8>),
     );
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        match self.want {
+            Want::Integer => whole_number(v, self.inner),
+            Want::Any | Want::Struct => self.inner.visit_f64(v),
+        }
+    }
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
         self.inner.visit_none()
@@ -249,7 +315,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        if self.is_struct {
+        if matches!(self.want, Want::Struct) {
             return Err(de::Error::invalid_type(de::Unexpected::Seq, &"a JSON object"));
         }
         self.inner.visit_seq(Strict(seq))
@@ -325,7 +391,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
-        self.0.tuple_variant(len, Wrap { inner: visitor, is_struct: false })
+        self.0.tuple_variant(len, Wrap { inner: visitor, want: Want::Any })
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -333,73 +399,9 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, A::Error> {
-        self.0.struct_variant(fields, Wrap { inner: visitor, is_struct: true })
+        self.0.struct_variant(fields, Wrap { inner: visitor, want: Want::Struct })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde::Deserialize;
-
-    #[derive(Debug, Default, Deserialize, PartialEq)]
-    #[serde(deny_unknown_fields)]
-    struct Inner {
-        #[serde(default)]
-        n: i64,
-    }
-
-    #[derive(Debug, Default, Deserialize, PartialEq)]
-    #[serde(deny_unknown_fields)]
-    struct Outer {
-        #[serde(default)]
-        inner: Inner,
-        #[serde(default)]
-        list: Vec<Inner>,
-        #[serde(default)]
-        maybe: Option<Inner>,
-    }
-
-    fn shape(body: &str) -> String {
-        match from_slice::<Outer>(body.as_bytes(), "body") {
-            Err(BodyError::Shape { detail, .. }) => detail,
-            other => panic!("{body}: expected a shape error, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn objects_parse_as_serde_json_would() {
-        let parsed: Outer =
-            from_slice(br#"{"inner": {"n": 2}, "list": [{"n": 3}], "maybe": {"n": 4}}"#, "body").unwrap();
-        assert_eq!(parsed.list, vec![Inner { n: 3 }]);
-        assert_eq!(parsed.maybe, Some(Inner { n: 4 }));
-        assert_eq!(from_slice::<Outer>(b" {} ", "body").unwrap(), Outer::default());
-    }
-
-    #[test]
-    fn an_array_or_a_scalar_is_refused_where_an_object_is_required_at_any_depth() {
-        for body in ["[]", "[1]", "\"x\"", "1", "-1", "null", "true"] {
-            assert!(shape(body).contains("must be a JSON object"), "{body}");
-        }
-        for body in [r#"{"inner": []}"#, r#"{"list": [[]]}"#, r#"{"maybe": []}"#, r#"{"inner": [5]}"#] {
-            assert!(shape(body).contains("expected a JSON object"), "{body}: {}", shape(body));
-        }
-        assert!(matches!(from_slice::<Outer>(b"{", "body"), Err(BodyError::Syntax(_))));
-        assert!(matches!(from_slice::<Outer>(b"", "body"), Err(BodyError::Syntax(_))));
-        assert!(matches!(from_slice::<Outer>(b"{} x", "body"), Err(BodyError::Syntax(_))));
-    }
-
-    #[test]
-    fn a_nul_is_refused_naming_its_path_and_an_escaped_backslash_is_not_a_nul() {
-        let v: Value = serde_json::from_str(r#"{"a": [{"b": "x\u0000"}]}"#).unwrap();
-        assert_eq!(nul_path(&v).as_deref(), Some("a[0].b"));
-        let v: Value = serde_json::from_str(r#"{"ok": 1, "k\u0000": 1}"#).unwrap();
-        assert_eq!(nul_path(&v).as_deref(), Some("k\\u0000"));
-        assert_eq!(nul_path(&Value::String("\0".into())).as_deref(), Some("$"));
-        assert!(refuse_nul(br#"{"text": "\\u0000"}"#).is_ok(), "a literal backslash-u is no NUL");
-        match from_slice::<serde_json::Map<String, Value>>(br#"{"deep": {"list": ["\u0000"]}}"#, "body") {
-            Err(BodyError::Shape { path, .. }) => assert_eq!(path.as_deref(), Some("deep.list[0]")),
-            other => panic!("{other:?}"),
-        }
-    }
-}
+mod tests;

@@ -10,7 +10,8 @@ use preview::{schedule, times, DEFAULT_PREVIEW};
 
 use crate::http::middleware::authed::{AsEditor, AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
-use crate::http::middleware::extract::{optional_json, ApiJson, ApiPath, RawBody};
+use crate::http::middleware::extract::{optional_json, refused, ApiJson, ApiPath, RawBody};
+use crate::http::middleware::strict;
 use crate::http::AppState;
 use crate::store::{SecretRotation, TriggerChange, TriggerRow};
 use crate::triggers::signature::new_secret;
@@ -19,7 +20,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use chrono::{Duration, Utc};
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use trellis_model::api::{CreatedTrigger, Items, Problem, RotateSecret, RotatedSecret, Trigger};
 use trellis_model::{Issue, TriggerKind};
@@ -278,17 +278,34 @@ async fn parse_spec(state: &AppState, fields: Value) -> ApiResult<TriggerSpec> {
     if serde_json::to_string(&fields).is_ok_and(|s| s.contains("\\u0000")) {
         return Err(ApiError::invalid("trigger settings must not contain NUL characters", vec![]));
     }
-    let spec =
-        TriggerSpec::deserialize(crate::http::middleware::strict::Strict(fields)).map_err(|e: serde_json::Error| {
-            let issue = Issue::new("invalid_trigger", e.to_string());
-            ApiError::invalid(format!("invalid trigger: {e}; `kind` is `webhook` or `cron`"), vec![issue])
-        })?;
+    let spec = read_spec(fields)?;
     let issues = spec.check(state.engine.sandbox()).await;
     if issues.is_empty() {
         Ok(spec)
     } else {
         Err(ApiError::invalid("the trigger's settings are not valid; see `errors` for what to fix", issues))
     }
+}
+
+/// The settings of the kind `kind` names, read by `strict` like any body (a whole float is
+/// taken where an integer is asked for, a refusal names the field). `kind` picks the struct
+/// here: deserializing the internally tagged `TriggerSpec` would buffer the settings and read
+/// them past `strict`.
+fn read_spec(fields: Value) -> ApiResult<TriggerSpec> {
+    let Value::Object(mut settings) = fields else {
+        return Err(ApiError::invalid("a trigger must be a JSON object", vec![]));
+    };
+    let kind = settings.remove("kind");
+    let settings = Value::Object(settings);
+    let spec = match kind.as_ref().and_then(Value::as_str) {
+        Some("webhook") => strict::from_value(settings, "trigger").map(TriggerSpec::Webhook),
+        Some("cron") => strict::from_value(settings, "trigger").map(TriggerSpec::Cron),
+        _ => {
+            let message = "`kind` must be `webhook` or `cron`";
+            return Err(ApiError::invalid(message, vec![Issue::new("invalid_trigger", message).path("kind")]));
+        }
+    };
+    spec.map_err(refused)
 }
 
 pub(super) async fn find(state: &AppState, id: Uuid) -> ApiResult<TriggerRow> {

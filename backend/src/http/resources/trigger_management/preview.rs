@@ -2,7 +2,8 @@
 
 use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
-use crate::http::middleware::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::http::middleware::extract::{refused, ApiJson, ApiPath, ApiQuery};
+use crate::http::middleware::strict;
 use crate::http::AppState;
 use crate::triggers::schedule::{Schedule, MAX_PREVIEW};
 use crate::triggers::{CronSpec, TriggerSpec};
@@ -10,7 +11,7 @@ use axum::extract::State;
 use axum::Json;
 use chrono::Utc;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use trellis_model::api::{FireTimes, Problem};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -57,6 +58,12 @@ async fn preview(
     fire_times(cron, count)
 }
 
+/// The preview body's `count`, read apart from the schedule's settings.
+#[derive(Deserialize)]
+struct Count {
+    count: Option<usize>,
+}
+
 /// Checks a schedule before it is saved: its next fire times, or what to fix.
 #[utoipa::path(
     post,
@@ -71,15 +78,10 @@ async fn preview(
 )]
 async fn preview_spec(_: Authed<AsViewer>, ApiJson(body): ApiJson<Value>) -> ApiResult<Json<FireTimes>> {
     let mut fields = object(body)?;
-    let count = match fields.remove("count") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            Some(v.as_u64().ok_or_else(|| ApiError::invalid("`count` must be a whole number", vec![]))? as usize)
-        }
-    };
+    let count = json!({ "count": fields.remove("count") });
+    let Count { count } = strict::from_value(count, "preview request").map_err(refused)?;
     let count = preview_count(count)?;
-    let cron: CronSpec = serde_json::from_value(Value::Object(fields))
-        .map_err(|e| ApiError::invalid(format!("invalid schedule: {e}"), vec![]))?;
+    let cron: CronSpec = strict::from_value(Value::Object(fields), "schedule").map_err(refused)?;
     fire_times(cron, count)
 }
 
