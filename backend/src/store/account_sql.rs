@@ -40,3 +40,19 @@ pub trait AccountStore: Send + Sync + 'static {
     /// Admins who are not disabled.
     async fn count_enabled_admins(&self) -> Result<i64>;
 }
+
+// The statements `shared/accounts.rs` runs, named for what they do.
+pub(super) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
+pub(super) const INSERT_SESSION: &str =
+    "INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)";
+pub(super) const SESSION_USER: &str =
+    "SELECT u.id AS user_id, u.username, u.role FROM sessions s JOIN users u ON u.id = s.user_id WHERE \
+    s.id = $1 AND s.expires_at > $2 AND u.disabled_at IS NULL";
+pub(super) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
+pub(super) const SET_ROLE: &str = "UPDATE users SET role = $1, updated_at = $2 WHERE id = $3";
+pub(super) const DELETE_USER: &str = "DELETE FROM users WHERE id = $1";
+pub(super) const LIST_USERS: &str =
+    "SELECT id, username, password_hash, role, created_at, disabled_at FROM users ORDER BY username";
+pub(super) const SET_USER_DISABLED: &str = "UPDATE users SET disabled_at = $1, updated_at = $2 WHERE id = $3";
+pub(super) const DELETE_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1";
+pub(super) const COUNT_ENABLED_ADMINS: &str = "SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled_at IS NULL";

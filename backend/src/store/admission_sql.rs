@@ -7,8 +7,12 @@
 //! and `key_queue_place` read the same queues.
 
 use super::engine_records::QueuePlace;
+use super::engine_sql::INSTANCE_COLUMNS;
+use super::slot_sql::{ADMISSIBLE_QUEUED, RUNNING_WITH_BOUND_KEY};
+use super::statuses::ACTIVE;
 use super::Result;
 use async_trait::async_trait;
+use const_format::concatcp;
 use uuid::Uuid;
 
 /// The FIFO queues of instances waiting for a slot: the workflow's, and each concurrency key's.
@@ -21,3 +25,48 @@ pub trait AdmissionQueue: Send + Sync + 'static {
     /// it were queued before it, and how many with it run now.
     async fn key_queue_place(&self, workflow: Uuid, key: &str, id: Uuid) -> Result<QueuePlace>;
 }
+
+// The statements `shared/admission.rs` runs, named for what they do.
+pub(super) const LIVE_WITH_KEY: &str = concatcp!(
+    "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN ",
+    crate::store::statuses::UNFINISHED
+);
+pub(super) const INSERT_INSTANCE: &str = concatcp!(
+    "INSERT INTO instances (",
+    INSTANCE_COLUMNS,
+    ") VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, \
+    $13)"
+);
+pub(super) const INSERT_NEW_NODES: &str =
+    "INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ";
+pub(super) const CLAIM_START_REQUEST: &str =
+    "INSERT INTO start_requests (workflow_id, idempotency_key, request_hash, instance_id, status, \
+    version, created_at) VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT (workflow_id, \
+    idempotency_key) DO NOTHING";
+pub(super) const FIRST_START_REQUEST: &str =
+    "SELECT request_hash, instance_id, status, version FROM start_requests WHERE workflow_id = $1 AND \
+    idempotency_key = $2";
+pub(super) const MARK_START_RUNNING: &str =
+    "UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2";
+pub(super) const SET_INSTANCE_VERSION: &str = "UPDATE instances SET version = $1 WHERE id = $2";
+pub(super) const DELETE_INSTANCE_NODES: &str = "DELETE FROM instance_nodes WHERE instance_id = $1";
+pub(super) const OLDEST_QUEUED: &str =
+    "SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2";
+pub(super) const COUNT_ACTIVE: &str =
+    concatcp!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN ", ACTIVE);
+pub(super) const QUEUED_AHEAD: &str =
+    "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2";
+/// The latest instance that used a business key, which `RejectDuplicate` refuses it for.
+pub(super) const LATEST_WITH_KEY: &str =
+    "SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2 ORDER BY id DESC LIMIT 1";
+/// The latest instance that used a business key and succeeded, which `AllowDuplicateFailedOnly`
+/// refuses it for.
+pub(super) const LATEST_SUCCEEDED_WITH_KEY: &str = "SELECT id, status FROM instances WHERE workflow_id = $1 \
+    AND business_key = $2 AND status = 'succeeded' ORDER BY id DESC LIMIT 1";
+pub(super) const QUEUED_AHEAD_UNDER_KEYS: &str =
+    concatcp!("SELECT COUNT(*) FROM (", ADMISSIBLE_QUEUED, ") w WHERE w.id < $3");
+pub(super) const KEY_QUEUE_PLACE: &str = concatcp!(
+    "SELECT (SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status = \
+     'queued' AND id < $3), ",
+    RUNNING_WITH_BOUND_KEY
+);

@@ -6,6 +6,7 @@
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use trellis_model::Role;
 use uuid::Uuid;
 
@@ -93,3 +94,14 @@ pub(super) fn insert_statement(rows: usize) -> String {
         .collect();
     format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES {}", groups.join(", "))
 }
+
+// The statements `shared/audit.rs` runs, named for what they do.
+pub(super) const LIST_AUDIT: &str = concatcp!(
+    "SELECT ",
+    crate::store::audit_sql::AUDIT_COLUMNS,
+    " FROM audit_log WHERE ($1 IS NULL OR actor_name = $1 OR actor_id = $1) AND ($2 IS NULL OR \
+    LOWER(action) LIKE $2 ESCAPE '\\') AND ($3 IS NULL OR target = $3) AND ($4 IS NULL OR at >= $4) AND \
+    ($5 IS NULL OR at < $5) AND ($6 IS NULL OR id < $6) ORDER BY id DESC LIMIT $7"
+);
+pub(super) const SWEEP_AUDIT: &str =
+    "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)";

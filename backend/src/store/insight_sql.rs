@@ -66,3 +66,6 @@ pub trait InsightStore: Send + Sync + 'static {
 pub fn nearest_rank(p: i64, n: i64) -> i64 {
     (p * n + 99) / 100
 }
+
+// The statements `shared/insights.rs` runs, named for what they do.
+pub(super) const ERRORS_OF: &str = "SELECT id, error FROM instances WHERE id IN (";

@@ -10,6 +10,7 @@ use super::statuses::StatusSet;
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use trellis_model::JobStatus;
 use uuid::Uuid;
 
@@ -48,3 +49,29 @@ pub trait JobStore: Send + Sync + 'static {
     /// Gives up a job's lease (a draining process), so another process resumes it at once.
     async fn release_job(&self, lease: &JobLease) -> Result<()>;
 }
+
+// The statements `shared/jobs.rs` runs, named for what they do.
+pub(super) const ADVANCE_JOB: &str =
+    "UPDATE jobs SET last_id = COALESCE($1, last_id), processed = processed + $2, failed = failed + $3, \
+    lease_expires_at = $4, updated_at = $5 WHERE id = $6 AND lease_owner = $7 AND status = 'running'";
+pub(super) const MATCHING_IDS_HEAD: &str = "SELECT id FROM instances";
+pub(super) const INSERT_JOB: &str = concatcp!(
+    "INSERT INTO jobs (",
+    crate::store::job_sql::JOB_COLUMNS,
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+);
+pub(super) const GET_JOB: &str = concatcp!("SELECT ", crate::store::job_sql::JOB_COLUMNS, " FROM jobs WHERE id = $1");
+pub(super) const LIST_JOBS: &str = concatcp!(
+    "SELECT ",
+    crate::store::job_sql::JOB_COLUMNS,
+    " FROM jobs WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2"
+);
+pub(super) const CANCEL_JOB: &str =
+    "UPDATE jobs SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1 \
+    WHERE id = $2 AND status IN ('queued', 'running')";
+pub(super) const PURGE_BATCH: &str = "UPDATE jobs SET processed = processed + $1 WHERE id = $2";
+pub(super) const FINISH_JOB: &str =
+    "UPDATE jobs SET status = $1, error = $2, lease_owner = NULL, lease_expires_at = NULL, updated_at = \
+    $3 WHERE id = $4 AND lease_owner = $5 AND status = 'running'";
+pub(super) const RELEASE_JOB: &str =
+    "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2";

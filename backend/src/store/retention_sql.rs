@@ -6,9 +6,11 @@
 //! a retry in another process may bring a failed instance back to life between our read
 //! and our write, and Postgres re-evaluates the `WHERE` of a `DELETE` on the row it locks.
 
+use super::statuses::TERMINAL;
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use serde::{Deserialize, Serialize};
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
@@ -87,3 +89,28 @@ pub enum PurgeOutcome {
 pub(super) fn scope(workflow: Option<Uuid>) -> String {
     workflow.map_or_else(|| "default".to_owned(), |w| w.to_string())
 }
+
+// The statements `shared/retention.rs` runs, named for what they do.
+pub(super) const DELETE_START_REQUESTS_OF: &str = "DELETE FROM start_requests WHERE instance_id IN (";
+pub(super) const INSTANCE_STATUS: &str = "SELECT status FROM instances WHERE id = $1";
+pub(super) const RETENTION_POLICY: &str =
+    "SELECT succeeded_days, failed_days, canceled_days, timed_out_days, audit_days FROM \
+    retention_policies WHERE scope = $1";
+pub(super) const PUT_RETENTION: &str =
+    "INSERT INTO retention_policies (scope, workflow_id, succeeded_days, failed_days, canceled_days, \
+    timed_out_days, audit_days, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (scope) \
+    DO UPDATE SET succeeded_days = $3, failed_days = $4, canceled_days = $5, timed_out_days = $6, \
+    audit_days = $7, updated_at = $8";
+pub(super) const WORKFLOW_RETENTIONS: &str =
+    "SELECT workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days FROM \
+    retention_policies WHERE workflow_id IS NOT NULL";
+/// What `sweep_expired` would delete, per workflow: its instances and their history entries (the
+/// same candidates, so a preview counts what a sweep deletes).
+pub(super) const EXPIRED_COUNTS: &str =
+    "SELECT workflow_id, COUNT(*), CAST(SUM((SELECT COUNT(*) FROM instance_events e WHERE e.instance_id \
+    = i.id)) AS BIGINT) FROM instances i WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR \
+    ($3 IS NULL AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS \
+    NOT NULL))) GROUP BY workflow_id";
+/// The head of the delete of finished instances, before their ids.
+pub(super) const DELETE_FINISHED_OF: &str =
+    concatcp!("DELETE FROM instances WHERE status IN ", TERMINAL, " AND id IN (");

@@ -6,5 +6,59 @@
 //! the whole batch (`batch.rs` gathers them). The whole batch commits or none of it does: a crash
 //! mid-batch leaves every work item in place, to be claimed and run again.
 
+use super::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+use const_format::{concatcp, str_replace};
+
 /// Rows per multi-row statement: at most 14 binds each keeps it under SQLite's 32,766.
 pub(super) const ROWS_PER_INSERT: usize = 500;
+
+/// `NODE_COLUMNS` of the node rows `n`.
+const NODES_N_COLUMNS: &str = concatcp!("n.", str_replace!(NODE_COLUMNS, ", ", ", n."));
+/// The head of the locking read of a batch's instances, before their ids.
+pub(super) const INSTANCES_OF: &str = concatcp!("SELECT ", INSTANCE_COLUMNS, " FROM instances WHERE id IN (");
+/// Between the ids of `SNAPSHOT_NODES_OF` (the last `seq` of each) and the ids whose nodes it reads.
+pub(super) const SNAPSHOT_NODES_JOIN: &str = concatcp!(
+    ")) SELECT n.instance_id, ",
+    NODES_N_COLUMNS,
+    ", h.last_seq FROM instance_nodes n JOIN h ON h.id = n.instance_id WHERE n.instance_id IN ("
+);
+/// After the rows of an `INSERT_NODES`: a node row that exists takes the new values.
+pub(super) const UPSERT_NODES_TAIL: &str =
+    " ON CONFLICT (instance_id, node_id) DO UPDATE SET status = excluded.status, attempts = \
+     excluded.attempts, \
+     outcome = excluded.outcome, output = excluded.output, error = excluded.error, started_at = \
+     excluded.started_at, \
+     ended_at = excluded.ended_at, dispatched_at = excluded.dispatched_at, wait_kind = excluded.wait_kind, \
+     wait_started_at = excluded.wait_started_at";
+/// The head of a multi-row insert of history entries.
+pub(super) const INSERT_EVENTS: &str = "INSERT INTO instance_events (instance_id, seq, kind, at, data) ";
+/// Before an `INSERT_EVENTS` whose entries are announced (`Backend::NOTIFY_EVENTS` follows it).
+pub(super) const WITH_APPENDED: &str = "WITH appended AS (";
+
+// The statements `shared/transitions.rs` runs, named for what they do.
+pub(super) const SNAPSHOT_NODES_OF: &str =
+    "WITH h AS MATERIALIZED (SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id \
+    = i.id) AS last_seq FROM instances i WHERE i.id IN (";
+pub(super) const DELETE_FENCED_WORK: &str = "DELETE FROM work WHERE ";
+pub(super) const RESTART_INSTANCE: &str =
+    "UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, error_class = \
+    NULL, started_at = NULL, ended_at = NULL WHERE id = $1";
+pub(super) const SET_FAILED_NODE: &str = "UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3";
+pub(super) const UPDATE_INSTANCE: &str =
+    "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
+    started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6";
+pub(super) const UPDATE_INSTANCE_ROWS: &str =
+    "UPDATE instances SET status = v.column2, output = v.column3, error = v.column4, started_at = \
+    v.column5, ended_at = v.column6 FROM (";
+pub(super) const DELETE_WORK_OF_INSTANCES: &str = "DELETE FROM work WHERE instance_id IN (";
+pub(super) const DELETE_ENDED_WORK: &str = "DELETE FROM work WHERE kind <> 'retry' AND (";
+pub(super) const INSERT_WORK: &str =
+    "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, \
+    lease_epoch, lease_expires_at, workflow_id) ";
+pub(super) const INSERT_WAKE: &str =
+    "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, \
+    lease_epoch, lease_expires_at, workflow_id) SELECT $1, id, $2, $3, $4, NULL, $5, $6, NULL, 0, NULL, \
+    workflow_id FROM instances WHERE id = $7";
+pub(super) const LAST_SEQS: &str =
+    "SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) FROM instances i \
+    WHERE i.id IN (";

@@ -6,6 +6,7 @@ use super::trigger_records::{DeliveryRow, FireDone, SecretRotation, TriggerChang
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use uuid::Uuid;
 
 pub(super) const TRIGGER_COLUMNS: &str = "id, workflow_id, kind, name, paused, spec, secret, previous_secret, \
@@ -63,3 +64,64 @@ pub trait TriggerStore: Send + Sync + 'static {
     /// process still firing it, the lease's end.
     async fn next_trigger_due(&self, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>>;
 }
+
+// The statements `shared/triggers.rs` runs, named for what they do.
+pub(super) const INSERT_TRIGGER: &str = concatcp!(
+    "INSERT INTO triggers (",
+    crate::store::trigger_sql::TRIGGER_COLUMNS,
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+);
+pub(super) const GET_TRIGGER: &str =
+    concatcp!("SELECT ", crate::store::trigger_sql::TRIGGER_COLUMNS, " FROM triggers WHERE id = $1");
+pub(super) const LIST_TRIGGERS: &str = concatcp!(
+    "SELECT ",
+    crate::store::trigger_sql::TRIGGER_COLUMNS,
+    " FROM triggers WHERE workflow_id = $1 ORDER BY id"
+);
+pub(super) const LIST_ALL_TRIGGERS: &str =
+    concatcp!("SELECT ", crate::store::trigger_sql::TRIGGER_COLUMNS, " FROM triggers ORDER BY id LIMIT $1");
+pub(super) const UPDATE_TRIGGER: &str = concatcp!(
+    "UPDATE triggers SET name = CASE WHEN $1 THEN $2 ELSE name END, paused = COALESCE($3, paused), spec \
+    = COALESCE($4, spec), next_fire_at = CASE WHEN $5 THEN $6 ELSE next_fire_at END, pending_fire_at = \
+    CASE WHEN $5 THEN NULL ELSE pending_fire_at END, updated_at = $7 WHERE id = $8 RETURNING ",
+    crate::store::trigger_sql::TRIGGER_COLUMNS
+);
+pub(super) const DELETE_TRIGGER: &str = "DELETE FROM triggers WHERE id = $1";
+pub(super) const ROTATE_SECRET: &str = concatcp!(
+    "UPDATE triggers SET previous_secret = secret, previous_secret_until = $1, secret = $2, updated_at = \
+    $3 WHERE id = $4 AND secret IS NOT NULL RETURNING ",
+    crate::store::trigger_sql::TRIGGER_COLUMNS
+);
+pub(super) const INSERT_DELIVERY: &str = concatcp!(
+    "INSERT INTO trigger_deliveries (",
+    crate::store::trigger_sql::DELIVERY_COLUMNS,
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+);
+pub(super) const LIST_DELIVERIES: &str = concatcp!(
+    "SELECT ",
+    crate::store::trigger_sql::DELIVERY_COLUMNS,
+    " FROM trigger_deliveries WHERE trigger_id = $1 AND ($2 IS NULL OR id < $2) ORDER BY id DESC LIMIT $3"
+);
+pub(super) const DELIVERED_INSTANCE: &str =
+    "SELECT instance_id FROM trigger_deliveries WHERE trigger_id = $1 AND (delivery_key = $2 OR \
+    body_digest = $3) AND instance_id IS NOT NULL AND received_at > $4 ORDER BY id LIMIT 1";
+pub(super) const STARTED_SINCE: &str =
+    "SELECT COUNT(*), MIN(received_at) FROM trigger_deliveries WHERE trigger_id = $1 AND outcome = \
+    'started' AND received_at > $2";
+pub(super) const ACTIVE_TRIGGER_INSTANCES: &str = concatcp!(
+    "SELECT COUNT(*) FROM instances i WHERE i.workflow_id = $1 AND i.status IN ",
+    crate::store::statuses::UNFINISHED,
+    " AND EXISTS (SELECT 1 FROM trigger_deliveries d WHERE d.instance_id = i.id AND d.trigger_id = $2)"
+);
+pub(super) const DELETE_OLD_DELIVERIES: &str = "DELETE FROM trigger_deliveries WHERE received_at < $1";
+pub(super) const DELETE_OLD_TRIGGER_STARTS: &str =
+    "DELETE FROM start_requests WHERE created_at < $1 AND (idempotency_key LIKE 'cron:%' OR \
+    idempotency_key LIKE 'webhook:%')";
+pub(super) const FINISH_FIRE: &str =
+    "UPDATE triggers SET next_fire_at = $1, pending_fire_at = $2, fire_owner = NULL, fire_lease_until = \
+    NULL WHERE id = $3 AND fire_owner = $4 AND paused = $5 AND next_fire_at = $6";
+pub(super) const RELEASE_FIRE: &str =
+    "UPDATE triggers SET fire_owner = NULL, fire_lease_until = NULL WHERE id = $1 AND fire_owner = $2";
+pub(super) const NEXT_TRIGGER_DUE: &str =
+    "SELECT MIN(CASE WHEN fire_lease_until > $2 THEN fire_lease_until ELSE next_fire_at END) FROM \
+    triggers WHERE paused = $1 AND next_fire_at IS NOT NULL";

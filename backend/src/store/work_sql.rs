@@ -4,9 +4,11 @@
 //! of an expired lease can never be applied twice.
 
 use super::engine_records::{Fence, WorkItem};
+use super::engine_sql::WORK_COLUMNS;
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use uuid::Uuid;
 
 #[async_trait]
@@ -38,3 +40,13 @@ pub trait WorkQueue: Send + Sync + 'static {
     /// Gives up every lease `owner` holds (a draining process), so others claim at once.
     async fn release_leases(&self, owner: &str) -> Result<u64>;
 }
+
+// The statements `shared/work.rs` runs, named for what they do.
+pub(super) const NEXT_DUE: &str =
+    "SELECT MIN(CASE WHEN lease_expires_at IS NULL THEN due_at ELSE lease_expires_at END) FROM work \
+    WHERE queue IS NULL";
+pub(super) const EXTEND_LEASE: &str =
+    "UPDATE work SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND lease_epoch = $4";
+pub(super) const WORK_ITEM: &str = concatcp!("SELECT ", WORK_COLUMNS, " FROM work WHERE id = $1");
+pub(super) const RELEASE_LEASES: &str =
+    "UPDATE work SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1";

@@ -1,16 +1,22 @@
 //! `admission_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
 use super::Store;
+use crate::store::admission_sql::{
+    CLAIM_START_REQUEST, COUNT_ACTIVE, DELETE_INSTANCE_NODES, FIRST_START_REQUEST, INSERT_INSTANCE, INSERT_NEW_NODES,
+    KEY_QUEUE_PLACE, LATEST_SUCCEEDED_WITH_KEY, LATEST_WITH_KEY, LIVE_WITH_KEY, MARK_START_RUNNING, OLDEST_QUEUED,
+    QUEUED_AHEAD, QUEUED_AHEAD_UNDER_KEYS, SET_INSTANCE_VERSION,
+};
 use crate::store::backend::Backend;
 use crate::store::engine_records::{
     AdmissionLimits, NewInstance, NodeRow, Refusable, StartOutcome, StoredStart, TransitionOutcome, Writes,
 };
-use crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
-use crate::store::statuses::ACTIVE;
+use crate::store::engine_sql::INSERT_NODES;
 use crate::store::{Decide, Result, RetryDecide, StoreError};
+use const_format::concatcp;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
+const LOCK_WORKFLOW: &str = concatcp!("SELECT id FROM workflows WHERE id = $1", LOCK_ROW);
 
 impl Store {
     /// Whether the key-reuse policy refuses `key` because of an earlier instance.
@@ -22,39 +28,28 @@ impl Store {
         policy: trellis_model::KeyReuse,
     ) -> Result<Option<StartOutcome>> {
         use trellis_model::KeyReuse;
-        let only = match policy {
+        let sql = match policy {
             KeyReuse::AllowDuplicate | KeyReuse::TerminateIfRunning => return Ok(None),
-            KeyReuse::RejectDuplicate => "",
-            KeyReuse::AllowDuplicateFailedOnly => " AND status = 'succeeded'",
+            KeyReuse::RejectDuplicate => LATEST_WITH_KEY,
+            KeyReuse::AllowDuplicateFailedOnly => LATEST_SUCCEEDED_WITH_KEY,
         };
         Self::lock_workflow(tx, workflow).await?;
-        let sql = format!(
-            "SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2{only} ORDER \
-                           BY id DESC LIMIT 1"
-        );
         let earlier: Option<(Uuid, trellis_model::InstanceStatus)> =
-            sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+            sqlx::query_as(sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
         Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
     }
 
     /// The live instance holding `key`, if there still is one.
     async fn live_with_key(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
-        let sql = format!(
-            "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN {}",
-            crate::store::statuses::UNFINISHED
-        );
-        let live: Option<(Uuid,)> = sqlx::query_as(&sql).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
+        let live: Option<(Uuid,)> =
+            sqlx::query_as(LIVE_WITH_KEY).bind(workflow).bind(key).fetch_optional(self.pool()).await?;
         Ok(live.map(|(id,)| id))
     }
     /// Inserts the new instance (queued until admitted) and its nodes. False, with
     /// nothing inserted, if another live instance holds its business key.
     async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
         let row = &new.row;
-        let sql = format!(
-            "INSERT INTO instances ({INSTANCE_COLUMNS}) VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, \
-                           $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, $13)"
-        );
-        let inserted = sqlx::query(&sql)
+        let inserted = sqlx::query(INSERT_INSTANCE)
             .bind(row.id)
             .bind(row.workflow_id)
             .bind(row.version)
@@ -79,9 +74,7 @@ impl Store {
             }
         }
         // One statement for all nodes (at most 1,000, well under both bind limits).
-        let mut insert = sqlx::QueryBuilder::<Db>::new(
-            "INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ",
-        );
+        let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_NEW_NODES);
         insert.push_values(&new.nodes, |mut values, n| {
             values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(n.status).push_bind(0i32);
         });
@@ -96,28 +89,18 @@ impl Store {
         if let Some((key, hash)) = &new.idempotency {
             // First, so a concurrent start with the same key waits on this row and then
             // finds it, and a repeated request is answered before any limit is checked.
-            let claimed = sqlx::query(
-                "INSERT INTO start_requests (workflow_id, idempotency_key, request_hash, instance_id, status, \
-                 version, created_at) \
-                 VALUES ($1, $2, $3, $4, 'queued', $5, $6) ON CONFLICT (workflow_id, idempotency_key) DO NOTHING",
-            )
-            .bind(row.workflow_id)
-            .bind(key)
-            .bind(hash)
-            .bind(row.id)
-            .bind(row.version)
-            .bind(row.created_at)
-            .execute(&mut *tx)
-            .await?;
-            if claimed.rows_affected() == 0 {
-                let first: StoredStart = sqlx::query_as(
-                    "SELECT request_hash, instance_id, status, version FROM start_requests WHERE workflow_id = $1 \
-                     AND idempotency_key = $2",
-                )
+            let claimed = sqlx::query(CLAIM_START_REQUEST)
                 .bind(row.workflow_id)
                 .bind(key)
-                .fetch_one(&mut *tx)
+                .bind(hash)
+                .bind(row.id)
+                .bind(row.version)
+                .bind(row.created_at)
+                .execute(&mut *tx)
                 .await?;
+            if claimed.rows_affected() == 0 {
+                let first: StoredStart =
+                    sqlx::query_as(FIRST_START_REQUEST).bind(row.workflow_id).bind(key).fetch_one(&mut *tx).await?;
                 return Ok(StartOutcome::Repeated(first));
             }
         }
@@ -161,11 +144,7 @@ impl Store {
         }
         self.append_events(&mut tx, row.id, row.workflow_id, &events).await?;
         if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
-            sqlx::query("UPDATE start_requests SET status = 'running' WHERE workflow_id = $1 AND idempotency_key = $2")
-                .bind(row.workflow_id)
-                .bind(key)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(MARK_START_RUNNING).bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(outcome)
@@ -199,14 +178,9 @@ impl Store {
         };
         if let Some((version, nodes)) = migrate {
             // Rolled back with the rest if `decide` finds the retry does not apply.
-            sqlx::query("UPDATE instances SET version = $1 WHERE id = $2")
-                .bind(version)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query("DELETE FROM instance_nodes WHERE instance_id = $1").bind(id).execute(&mut *tx).await?;
-            let mut insert =
-                sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+            sqlx::query(SET_INSTANCE_VERSION).bind(version).bind(id).execute(&mut *tx).await?;
+            sqlx::query(DELETE_INSTANCE_NODES).bind(id).execute(&mut *tx).await?;
+            let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_NODES);
             insert.push_values(nodes, |mut v, n| super::transitions::bind_node_row(&mut v, id, n));
             insert.build().execute(&mut *tx).await?;
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
@@ -238,15 +212,7 @@ impl Store {
         };
         let ids: Vec<Uuid> = match limits.per_key {
             Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, free).await?,
-            None => {
-                sqlx::query_scalar(
-                    "SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2",
-                )
-                .bind(workflow)
-                .bind(free.min(1_000))
-                .fetch_all(&mut *tx)
-                .await?
-            }
+            None => sqlx::query_scalar(OLDEST_QUEUED).bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?,
         };
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -294,14 +260,12 @@ impl Store {
     }
 
     async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
-        let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
-        let (n,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(&mut **tx).await?;
+        let (n,): (i64,) = sqlx::query_as(COUNT_ACTIVE).bind(workflow).fetch_one(&mut **tx).await?;
         Ok(n)
     }
 
     pub(super) async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
-        let sql = format!("SELECT id FROM workflows WHERE id = $1{LOCK_ROW}");
-        sqlx::query(&sql).bind(workflow).fetch_optional(&mut **tx).await?;
+        sqlx::query(LOCK_WORKFLOW).bind(workflow).fetch_optional(&mut **tx).await?;
         Ok(())
     }
 }
@@ -313,33 +277,22 @@ impl crate::store::AdmissionQueue for Store {
         // ahead — except, under a key limit, those held by their own key.
         let (ahead,): (i64,) = match per_key {
             Some(per_key) => {
-                let sql =
-                    format!("SELECT COUNT(*) FROM ({}) w WHERE w.id < $3", crate::store::slot_sql::admissible_queued());
-                sqlx::query_as(&sql).bind(workflow).bind(i64::from(per_key)).bind(id).fetch_one(self.pool()).await?
+                sqlx::query_as(QUEUED_AHEAD_UNDER_KEYS)
+                    .bind(workflow)
+                    .bind(i64::from(per_key))
+                    .bind(id)
+                    .fetch_one(self.pool())
+                    .await?
             }
-            None => {
-                sqlx::query_as(
-                    "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2",
-                )
-                .bind(workflow)
-                .bind(id)
-                .fetch_one(self.pool())
-                .await?
-            }
+            None => sqlx::query_as(QUEUED_AHEAD).bind(workflow).bind(id).fetch_one(self.pool()).await?,
         };
-        let sql = format!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE}");
-        let (active,): (i64,) = sqlx::query_as(&sql).bind(workflow).fetch_one(self.pool()).await?;
+        let (active,): (i64,) = sqlx::query_as(COUNT_ACTIVE).bind(workflow).fetch_one(self.pool()).await?;
         Ok(crate::store::QueuePlace { ahead, active })
     }
 
     async fn key_queue_place(&self, workflow: Uuid, key: &str, id: Uuid) -> Result<crate::store::QueuePlace> {
-        let sql = format!(
-            "SELECT (SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status = \
-             'queued' AND id < $3), {}",
-            crate::store::slot_sql::running_with_key("$2")
-        );
         let (ahead, active): (i64, i64) =
-            sqlx::query_as(&sql).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
+            sqlx::query_as(KEY_QUEUE_PLACE).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
         Ok(crate::store::QueuePlace { ahead, active })
     }
 }

@@ -2,8 +2,11 @@
 
 use super::Store;
 use crate::store::backend::Backend;
+use crate::store::insight_sql::ERRORS_OF;
 use crate::store::insight_sql::{nearest_rank, DurationRanks, FailureGroupRow, FailureQuery, StatsQuery};
+use crate::store::statuses::TERMINAL;
 use crate::store::Result;
+use const_format::{concatcp, str_replace};
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
@@ -12,20 +15,49 @@ const EPOCH_OF: &str = <Store as Backend>::EPOCH_OF;
 const FLOOR: &str = <Store as Backend>::FLOOR;
 /// Instances of the range, by when they ended.
 const ENDED_IN: &str = "ended_at >= $1 AND ended_at < $2 AND ($3 IS NULL OR workflow_id = $3)";
+/// Failed instances of the range: the same status list as the partial index `instances_failures`,
+/// so the groups are read from the index alone.
+const FAILED_IN: &str = concatcp!("status IN ('failed', 'timed_out') AND ", ENDED_IN);
+const FAILURE_GROUPS: &str = concatcp!(
+    "SELECT workflow_id, failed_node, error_class, COUNT(*) AS count, MIN(ended_at) AS first_seen, \
+    MAX(ended_at) AS last_seen, ",
+    NEWEST_ID,
+    " AS sample_instance, NULL AS sample_error FROM instances WHERE ",
+    FAILED_IN,
+    " GROUP BY workflow_id, failed_node, error_class ORDER BY count DESC, last_seen DESC LIMIT $4"
+);
+const COUNT_FAILED: &str = concatcp!("SELECT COUNT(*) FROM instances WHERE ", FAILED_IN);
+const ENDED_EPOCH: &str = str_replace!(EPOCH_OF, "{}", "ended_at");
+const STARTED_EPOCH: &str = str_replace!(EPOCH_OF, "{}", "started_at");
+const FINISHED_PER_SLOT: &str = concatcp!(
+    "SELECT CAST(",
+    FLOOR,
+    "((",
+    ENDED_EPOCH,
+    " - $4) / $5) AS BIGINT) AS slot, status, COUNT(*) FROM instances WHERE status IN ",
+    TERMINAL,
+    " AND ",
+    ENDED_IN,
+    " GROUP BY 1, 2"
+);
+/// Only the two ranked rows of each workflow leave the database.
+const DURATION_RANKS: &str = concatcp!(
+    "SELECT workflow_id, n, rank, ms FROM (SELECT workflow_id, ms, ROW_NUMBER() OVER (PARTITION BY \
+    workflow_id ORDER BY ms) AS rank, COUNT(*) OVER (PARTITION BY workflow_id) AS n FROM (SELECT \
+    workflow_id, CAST((",
+    ENDED_EPOCH,
+    " - ",
+    STARTED_EPOCH,
+    ") * 1000.0 AS DOUBLE PRECISION) AS ms FROM instances WHERE status = 'succeeded' AND started_at IS \
+    NOT NULL AND ",
+    ENDED_IN,
+    ") d) r WHERE rank = (50 * n + 99) / 100 OR rank = (95 * n + 99) / 100"
+);
 
 #[async_trait::async_trait]
 impl crate::store::InsightStore for Store {
     async fn failure_groups(&self, q: &FailureQuery) -> Result<(Vec<FailureGroupRow>, i64)> {
-        // The same status list as the partial index `instances_failures`, so the
-        // groups are read from the index alone.
-        let filter = format!("status IN ('failed', 'timed_out') AND {ENDED_IN}");
-        let sql = format!(
-            "SELECT workflow_id, failed_node, error_class, COUNT(*) AS count, MIN(ended_at) AS first_seen, \
-             MAX(ended_at) AS last_seen, {NEWEST_ID} AS sample_instance, NULL AS sample_error \
-             FROM instances WHERE {filter} GROUP BY workflow_id, failed_node, error_class \
-             ORDER BY count DESC, last_seen DESC LIMIT $4"
-        );
-        let mut groups = sqlx::query_as::<Db, FailureGroupRow>(&sql)
+        let mut groups = sqlx::query_as::<Db, FailureGroupRow>(FAILURE_GROUPS)
             .bind(q.since)
             .bind(q.until)
             .bind(q.workflow)
@@ -34,7 +66,7 @@ impl crate::store::InsightStore for Store {
             .await?;
         // Each group's newest error as it was: one read by primary key for all of them.
         if !groups.is_empty() {
-            let mut read = sqlx::QueryBuilder::<Db>::new("SELECT id, error FROM instances WHERE id IN (");
+            let mut read = sqlx::QueryBuilder::<Db>::new(ERRORS_OF);
             let mut list = read.separated(", ");
             for g in &groups {
                 list.push_bind(g.sample_instance);
@@ -49,7 +81,7 @@ impl crate::store::InsightStore for Store {
         let total = if (groups.len() as i64) < q.limit {
             groups.iter().map(|g| g.count).sum()
         } else {
-            let (total,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) FROM instances WHERE {filter}"))
+            let (total,): (i64,) = sqlx::query_as(COUNT_FAILED)
                 .bind(q.since)
                 .bind(q.until)
                 .bind(q.workflow)
@@ -61,14 +93,8 @@ impl crate::store::InsightStore for Store {
     }
 
     async fn finished_per_slot(&self, q: &StatsQuery) -> Result<Vec<(i64, InstanceStatus, i64)>> {
-        let ended = EPOCH_OF.replace("{}", "ended_at");
-        let sql = format!(
-            "SELECT CAST({FLOOR}(({ended} - $4) / $5) AS BIGINT) AS slot, status, COUNT(*) FROM instances \
-             WHERE status IN {} AND {ENDED_IN} GROUP BY 1, 2",
-            crate::store::statuses::TERMINAL
-        );
         let since = q.since.timestamp_millis() as f64 / 1000.0;
-        Ok(sqlx::query_as::<Db, (i64, InstanceStatus, i64)>(&sql)
+        Ok(sqlx::query_as::<Db, (i64, InstanceStatus, i64)>(FINISHED_PER_SLOT)
             .bind(q.since)
             .bind(q.until)
             .bind(q.workflow)
@@ -79,18 +105,8 @@ impl crate::store::InsightStore for Store {
     }
 
     async fn duration_ranks(&self, q: &StatsQuery) -> Result<Vec<DurationRanks>> {
-        let (ended, started) = (EPOCH_OF.replace("{}", "ended_at"), EPOCH_OF.replace("{}", "started_at"));
-        // Only the two ranked rows of each workflow leave the database.
-        let sql = format!(
-            "SELECT workflow_id, n, rank, ms FROM (SELECT workflow_id, ms, \
-               ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY ms) AS rank, \
-               COUNT(*) OVER (PARTITION BY workflow_id) AS n \
-               FROM (SELECT workflow_id, CAST(({ended} - {started}) * 1000.0 AS DOUBLE PRECISION) AS ms \
-                     FROM instances WHERE status = 'succeeded' AND started_at IS NOT NULL AND {ENDED_IN}) d) r \
-             WHERE rank = (50 * n + 99) / 100 OR rank = (95 * n + 99) / 100"
-        );
         let rows: Vec<(Uuid, i64, i64, f64)> =
-            sqlx::query_as(&sql).bind(q.since).bind(q.until).bind(q.workflow).fetch_all(self.pool()).await?;
+            sqlx::query_as(DURATION_RANKS).bind(q.since).bind(q.until).bind(q.workflow).fetch_all(self.pool()).await?;
         let mut ranks: Vec<DurationRanks> = Vec::new();
         for (workflow_id, count, rank, ms) in rows {
             let at = match ranks.iter().position(|r| r.workflow_id == workflow_id) {

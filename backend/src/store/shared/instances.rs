@@ -7,12 +7,18 @@ use crate::store::engine_records::{
     AdmissionLimits, ChildRow, EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
     Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
 };
-use crate::store::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+use crate::store::engine_sql::{
+    CHILDREN, COUNT_INSTANCES, COUNT_TIMERS, EVENTS_AFTER, INSTANCE, INSTANCES, INSTANCE_VERSIONS_OF,
+    QUEUED_PER_WORKFLOW, SNAPSHOT_NODES, WORKFLOWS_WITH_QUEUED,
+};
 use crate::store::InstanceQuery;
 use crate::store::{Decide, Result, RetryDecide};
+use const_format::concatcp;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
+/// An instance's row, locked for the transaction that changes it.
+const LOCK_INSTANCE: &str = concatcp!(INSTANCE, LOCK_ROW);
 
 impl Store {
     pub(super) async fn load_snapshot(
@@ -20,13 +26,11 @@ impl Store {
         id: Uuid,
         lock: bool,
     ) -> Result<Option<Snapshot>> {
-        let suffix = if lock { LOCK_ROW } else { "" };
-        let sql = format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id = $1{suffix}");
-        let Some(instance) = sqlx::query_as::<_, InstanceRow>(&sql).bind(id).fetch_optional(&mut **tx).await? else {
+        let sql = if lock { LOCK_INSTANCE } else { INSTANCE };
+        let Some(instance) = sqlx::query_as::<_, InstanceRow>(sql).bind(id).fetch_optional(&mut **tx).await? else {
             return Ok(None);
         };
-        let sql = format!("SELECT {NODE_COLUMNS} FROM instance_nodes WHERE instance_id = $1 ORDER BY position");
-        let nodes = sqlx::query_as(&sql).bind(id).fetch_all(&mut **tx).await?;
+        let nodes = sqlx::query_as(SNAPSHOT_NODES).bind(id).fetch_all(&mut **tx).await?;
         Ok(Some(Snapshot { instance, nodes }))
     }
 
@@ -101,9 +105,7 @@ impl crate::store::InstanceStore for Store {
     }
 
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>> {
-        let rows: Vec<(Uuid,)> = sqlx::query_as("SELECT DISTINCT workflow_id FROM instances WHERE status = 'queued'")
-            .fetch_all(self.pool())
-            .await?;
+        let rows: Vec<(Uuid,)> = sqlx::query_as(WORKFLOWS_WITH_QUEUED).fetch_all(self.pool()).await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 
@@ -118,7 +120,7 @@ impl crate::store::InstanceStore for Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT id, workflow_id, version FROM instances WHERE id IN (");
+        let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCE_VERSIONS_OF);
         let mut list = sql.separated(", ");
         ids.iter().for_each(|id| {
             list.push_bind(*id);
@@ -128,32 +130,19 @@ impl crate::store::InstanceStore for Store {
     }
 
     async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>> {
-        let rows = sqlx::query_as(
-            "SELECT id, parent_node_id, parent_attempt, status FROM instances WHERE parent_instance_id = $1 ORDER BY \
-             id",
-        )
-        .bind(parent)
-        .fetch_all(self.pool())
-        .await?;
+        let rows = sqlx::query_as(CHILDREN).bind(parent).fetch_all(self.pool()).await?;
         Ok(rows)
     }
 
     async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {
-        let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances"));
+        let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCES);
         q.push_where(&mut sql);
         sql.push(" ORDER BY id DESC LIMIT ").push_bind(q.limit);
         Ok(sql.build_query_as().fetch_all(self.pool()).await?)
     }
 
     async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>> {
-        Ok(sqlx::query_as(
-            "SELECT seq, kind, at, data FROM instance_events WHERE instance_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-        )
-        .bind(instance)
-        .bind(after)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?)
+        Ok(sqlx::query_as(EVENTS_AFTER).bind(instance).bind(after).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<crate::store::notice::Notice>>> {
@@ -161,15 +150,8 @@ impl crate::store::InstanceStore for Store {
     }
 
     async fn engine_gauges(&self) -> Result<EngineGauges> {
-        let queued: Vec<(Uuid, i64)> =
-            sqlx::query_as("SELECT workflow_id, COUNT(*) FROM instances WHERE status = 'queued' GROUP BY workflow_id")
-                .fetch_all(self.pool())
-                .await?;
-        let (timers,): (i64,) = sqlx::query_as(
-            "SELECT COUNT(*) FROM work WHERE kind IN ('resume', 'retry', 'node_timeout', 'instance_timeout')",
-        )
-        .fetch_one(self.pool())
-        .await?;
+        let queued: Vec<(Uuid, i64)> = sqlx::query_as(QUEUED_PER_WORKFLOW).fetch_all(self.pool()).await?;
+        let (timers,): (i64,) = sqlx::query_as(COUNT_TIMERS).fetch_one(self.pool()).await?;
         let pool = PoolStats {
             size: self.pool().size(),
             idle: self.pool().num_idle() as u32,
@@ -179,7 +161,7 @@ impl crate::store::InstanceStore for Store {
     }
 
     async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(trellis_model::InstanceStatus, i64)>> {
-        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT status, COUNT(*) FROM instances");
+        let mut sql = sqlx::QueryBuilder::<Db>::new(COUNT_INSTANCES);
         q.push_where(&mut sql);
         sql.push(" GROUP BY status");
         Ok(sql.build_query_as().fetch_all(self.pool()).await?)

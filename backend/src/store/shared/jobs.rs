@@ -2,11 +2,24 @@
 
 use super::Store;
 use crate::store::backend::Backend;
+use crate::store::job_sql::{
+    ADVANCE_JOB, CANCEL_JOB, FINISH_JOB, GET_JOB, INSERT_JOB, LIST_JOBS, MATCHING_IDS_HEAD, PURGE_BATCH, RELEASE_JOB,
+};
 use crate::store::{Result, StoreError};
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const SKIP_LOCKED: &str = <Store as Backend>::SKIP_LOCKED;
+const CLAIM_JOB: &str = concatcp!(
+    "UPDATE jobs SET status = 'running', lease_owner = $1, lease_expires_at = $2, updated_at = $3 WHERE \
+    id IN (SELECT id FROM jobs WHERE status IN ('queued', 'running') AND (lease_expires_at IS NULL OR \
+    lease_expires_at <= $3) ORDER BY created_at LIMIT 1",
+    SKIP_LOCKED,
+    ") AND status IN ('queued', 'running') AND (lease_expires_at IS NULL OR lease_expires_at <= $3) \
+    RETURNING ",
+    crate::store::job_sql::JOB_COLUMNS
+);
 
 impl Store {
     /// Renews the job's lease and moves its position on, if the lease is still ours
@@ -16,19 +29,16 @@ impl Store {
         lease: &crate::store::JobLease,
         done: &crate::store::BatchDone,
     ) -> Result<bool> {
-        let moved = sqlx::query(
-            "UPDATE jobs SET last_id = COALESCE($1, last_id), processed = processed + $2, failed = failed + $3, \
-             lease_expires_at = $4, updated_at = $5 WHERE id = $6 AND lease_owner = $7 AND status = 'running'",
-        )
-        .bind(done.last_id)
-        .bind(done.processed)
-        .bind(done.failed)
-        .bind(lease.until)
-        .bind(Utc::now())
-        .bind(lease.job)
-        .bind(&lease.owner)
-        .execute(&mut **tx)
-        .await?;
+        let moved = sqlx::query(ADVANCE_JOB)
+            .bind(done.last_id)
+            .bind(done.processed)
+            .bind(done.failed)
+            .bind(lease.until)
+            .bind(Utc::now())
+            .bind(lease.job)
+            .bind(&lease.owner)
+            .execute(&mut **tx)
+            .await?;
         Ok(moved.rows_affected() == 1)
     }
 }
@@ -46,7 +56,7 @@ impl crate::store::JobStore for Store {
     ) -> Result<Vec<Uuid>> {
         // A plain range on the primary key, so each batch is an index range scan
         // from where the last one ended, not a scan from the start.
-        let mut sql = sqlx::QueryBuilder::<Db>::new("SELECT id FROM instances");
+        let mut sql = sqlx::QueryBuilder::<Db>::new(MATCHING_IDS_HEAD);
         q.push_where(&mut sql);
         sql.push(format!(" AND status IN {}", statuses.sql()));
         sql.push(" AND id > ").push_bind(after.unwrap_or(Uuid::nil()));
@@ -61,11 +71,7 @@ impl crate::store::JobStore for Store {
 
     async fn insert_job(&self, j: &crate::store::JobRow) -> Result<()> {
         let _guard = self.write_guard().await;
-        let sql = format!(
-            "INSERT INTO jobs ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-            crate::store::job_sql::JOB_COLUMNS
-        );
-        sqlx::query(&sql)
+        sqlx::query(INSERT_JOB)
             .bind(j.id)
             .bind(j.kind)
             .bind(&j.filter)
@@ -88,28 +94,16 @@ impl crate::store::JobStore for Store {
     }
 
     async fn get_job(&self, id: Uuid) -> Result<Option<crate::store::JobRow>> {
-        let sql = format!("SELECT {} FROM jobs WHERE id = $1", crate::store::job_sql::JOB_COLUMNS);
-        Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(GET_JOB).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn list_jobs(&self, before: Option<Uuid>, limit: i64) -> Result<Vec<crate::store::JobRow>> {
-        let sql = format!(
-            "SELECT {} FROM jobs WHERE ($1 IS NULL OR id < $1) ORDER BY id DESC LIMIT $2",
-            crate::store::job_sql::JOB_COLUMNS
-        );
-        Ok(sqlx::query_as(&sql).bind(before).bind(limit).fetch_all(self.pool()).await?)
+        Ok(sqlx::query_as(LIST_JOBS).bind(before).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn cancel_job(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<crate::store::JobRow>> {
         let _guard = self.write_guard().await;
-        sqlx::query(
-            "UPDATE jobs SET status = 'canceled', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1 \
-             WHERE id = $2 AND status IN ('queued', 'running')",
-        )
-        .bind(now)
-        .bind(id)
-        .execute(self.pool())
-        .await?;
+        sqlx::query(CANCEL_JOB).bind(now).bind(id).execute(self.pool()).await?;
         self.get_job(id).await
     }
 
@@ -120,15 +114,7 @@ impl crate::store::JobStore for Store {
         lease_until: DateTime<Utc>,
     ) -> Result<Option<crate::store::JobRow>> {
         let _guard = self.write_guard().await;
-        let sql = format!(
-            "UPDATE jobs SET status = 'running', lease_owner = $1, lease_expires_at = $2, updated_at = $3 \
-             WHERE id IN (SELECT id FROM jobs WHERE status IN ('queued', 'running') \
-               AND (lease_expires_at IS NULL OR lease_expires_at <= $3) ORDER BY created_at LIMIT 1{SKIP_LOCKED}) \
-             AND status IN ('queued', 'running') AND (lease_expires_at IS NULL OR lease_expires_at <= $3) \
-             RETURNING {}",
-            crate::store::job_sql::JOB_COLUMNS
-        );
-        Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(CLAIM_JOB).bind(owner).bind(lease_until).bind(now).fetch_optional(self.pool()).await?)
     }
 
     async fn purge_batch(
@@ -145,11 +131,7 @@ impl crate::store::JobStore for Store {
             return Ok(false);
         }
         let deleted = Self::delete_finished(&mut tx, ids).await? as i64;
-        sqlx::query("UPDATE jobs SET processed = processed + $1 WHERE id = $2")
-            .bind(deleted)
-            .bind(lease.job)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(PURGE_BATCH).bind(deleted).bind(lease.job).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -169,27 +151,20 @@ impl crate::store::JobStore for Store {
         error: Option<&str>,
     ) -> Result<bool> {
         let _guard = self.write_guard().await;
-        let done = sqlx::query(
-            "UPDATE jobs SET status = $1, error = $2, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3 \
-             WHERE id = $4 AND lease_owner = $5 AND status = 'running'",
-        )
-        .bind(status)
-        .bind(error)
-        .bind(Utc::now())
-        .bind(lease.job)
-        .bind(&lease.owner)
-        .execute(self.pool())
-        .await?;
+        let done = sqlx::query(FINISH_JOB)
+            .bind(status)
+            .bind(error)
+            .bind(Utc::now())
+            .bind(lease.job)
+            .bind(&lease.owner)
+            .execute(self.pool())
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
     async fn release_job(&self, lease: &crate::store::JobLease) -> Result<()> {
         let _guard = self.write_guard().await;
-        sqlx::query("UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2")
-            .bind(lease.job)
-            .bind(&lease.owner)
-            .execute(self.pool())
-            .await?;
+        sqlx::query(RELEASE_JOB).bind(lease.job).bind(&lease.owner).execute(self.pool()).await?;
         Ok(())
     }
 }

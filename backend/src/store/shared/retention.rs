@@ -2,11 +2,22 @@
 
 use super::Store;
 use crate::store::backend::Backend;
+use crate::store::retention_sql::{
+    DELETE_FINISHED_OF, DELETE_START_REQUESTS_OF, EXPIRED_COUNTS, INSTANCE_STATUS, PUT_RETENTION, RETENTION_POLICY,
+    WORKFLOW_RETENTIONS,
+};
 use crate::store::{Result, StoreError};
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const SKIP_LOCKED: &str = <Store as Backend>::SKIP_LOCKED;
+const SWEEP_EXPIRED: &str = concatcp!(
+    "SELECT id FROM instances WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR ($3 IS NULL \
+    AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
+    ORDER BY ended_at LIMIT $4",
+    SKIP_LOCKED
+);
 
 impl Store {
     /// Deletes those of `ids` that have finished, with their idempotency records.
@@ -14,8 +25,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(0);
         }
-        let sql = format!("DELETE FROM instances WHERE status IN {} AND id IN (", crate::store::statuses::TERMINAL);
-        let mut delete = sqlx::QueryBuilder::<Db>::new(sql);
+        let mut delete = sqlx::QueryBuilder::<Db>::new(DELETE_FINISHED_OF);
         let mut list = delete.separated(", ");
         for id in ids {
             list.push_bind(*id);
@@ -23,7 +33,7 @@ impl Store {
         delete.push(") RETURNING id");
         let deleted: Vec<(Uuid,)> = delete.build_query_as().fetch_all(&mut **tx).await?;
         if !deleted.is_empty() {
-            let mut starts = sqlx::QueryBuilder::<Db>::new("DELETE FROM start_requests WHERE instance_id IN (");
+            let mut starts = sqlx::QueryBuilder::<Db>::new(DELETE_START_REQUESTS_OF);
             let mut list = starts.separated(", ");
             for (id,) in &deleted {
                 list.push_bind(*id);
@@ -46,51 +56,38 @@ impl crate::store::RetentionStore for Store {
             return Ok(PurgeOutcome::Purged);
         }
         let status: Option<(trellis_model::InstanceStatus,)> =
-            sqlx::query_as("SELECT status FROM instances WHERE id = $1").bind(id).fetch_optional(&mut *tx).await?;
+            sqlx::query_as(INSTANCE_STATUS).bind(id).fetch_optional(&mut *tx).await?;
         tx.commit().await?;
         Ok(status.map_or(PurgeOutcome::NotFound, |(s,)| PurgeOutcome::NotTerminal(s)))
     }
 
     async fn retention(&self, workflow: Option<Uuid>) -> Result<Option<crate::store::RetentionPolicy>> {
-        Ok(sqlx::query_as(
-            "SELECT succeeded_days, failed_days, canceled_days, timed_out_days, audit_days FROM retention_policies \
-             WHERE scope = $1",
-        )
-        .bind(crate::store::retention_sql::scope(workflow))
-        .fetch_optional(self.pool())
-        .await?)
+        Ok(sqlx::query_as(RETENTION_POLICY)
+            .bind(crate::store::retention_sql::scope(workflow))
+            .fetch_optional(self.pool())
+            .await?)
     }
 
     async fn put_retention(&self, workflow: Option<Uuid>, p: &crate::store::RetentionPolicy) -> Result<()> {
         let _guard = self.write_guard().await;
-        sqlx::query(
-            "INSERT INTO retention_policies (scope, workflow_id, succeeded_days, failed_days, canceled_days, \
-             timed_out_days, \
-             audit_days, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (scope) DO UPDATE SET \
-             succeeded_days = $3, failed_days = $4, canceled_days = $5, timed_out_days = $6, audit_days = $7, \
-             updated_at = $8",
-        )
-        .bind(crate::store::retention_sql::scope(workflow))
-        .bind(workflow)
-        .bind(p.succeeded_days)
-        .bind(p.failed_days)
-        .bind(p.canceled_days)
-        .bind(p.timed_out_days)
-        .bind(p.audit_days)
-        .bind(Utc::now())
-        .execute(self.pool())
-        .await
-        .map_err(StoreError::from_sqlx)?;
+        sqlx::query(PUT_RETENTION)
+            .bind(crate::store::retention_sql::scope(workflow))
+            .bind(workflow)
+            .bind(p.succeeded_days)
+            .bind(p.failed_days)
+            .bind(p.canceled_days)
+            .bind(p.timed_out_days)
+            .bind(p.audit_days)
+            .bind(Utc::now())
+            .execute(self.pool())
+            .await
+            .map_err(StoreError::from_sqlx)?;
         Ok(())
     }
 
     async fn workflow_retentions(&self) -> Result<Vec<(Uuid, crate::store::RetentionPolicy)>> {
-        let rows: Vec<(Uuid, Option<i32>, Option<i32>, Option<i32>, Option<i32>)> = sqlx::query_as(
-            "SELECT workflow_id, succeeded_days, failed_days, canceled_days, timed_out_days FROM retention_policies \
-             WHERE workflow_id IS NOT NULL",
-        )
-        .fetch_all(self.pool())
-        .await?;
+        let rows: Vec<(Uuid, Option<i32>, Option<i32>, Option<i32>, Option<i32>)> =
+            sqlx::query_as(WORKFLOW_RETENTIONS).fetch_all(self.pool()).await?;
         Ok(rows
             .into_iter()
             .map(|(w, s, f, c, t)| {
@@ -114,15 +111,8 @@ impl crate::store::RetentionStore for Store {
         status: &str,
         before: DateTime<Utc>,
     ) -> Result<Vec<(Uuid, i64, i64)>> {
-        // The same candidates as `sweep_expired`, so a preview counts what a sweep deletes.
-        let sql = "SELECT workflow_id, COUNT(*), CAST(SUM((SELECT COUNT(*) FROM instance_events e WHERE \
-                   e.instance_id = i.id)) AS BIGINT) \
-             FROM instances i WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR ($3 IS NULL \
-             AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
-             GROUP BY workflow_id"
-            .to_string();
         let rows: Vec<(Uuid, i64, Option<i64>)> =
-            sqlx::query_as(&sql).bind(status).bind(before).bind(workflow).fetch_all(self.pool()).await?;
+            sqlx::query_as(EXPIRED_COUNTS).bind(status).bind(before).bind(workflow).fetch_all(self.pool()).await?;
         Ok(rows.into_iter().map(|(w, n, e)| (w, n, e.unwrap_or(0))).collect())
     }
 
@@ -136,13 +126,13 @@ impl crate::store::RetentionStore for Store {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
         // Candidates another process is deleting right now are skipped, not waited for.
-        let sql = format!(
-            "SELECT id FROM instances WHERE status = $1 AND ended_at < $2 AND (workflow_id = $3 OR ($3 IS NULL \
-             AND workflow_id NOT IN (SELECT workflow_id FROM retention_policies WHERE workflow_id IS NOT NULL))) \
-             ORDER BY ended_at LIMIT $4{SKIP_LOCKED}"
-        );
-        let ids: Vec<(Uuid,)> =
-            sqlx::query_as(&sql).bind(status).bind(before).bind(workflow).bind(limit).fetch_all(&mut *tx).await?;
+        let ids: Vec<(Uuid,)> = sqlx::query_as(SWEEP_EXPIRED)
+            .bind(status)
+            .bind(before)
+            .bind(workflow)
+            .bind(limit)
+            .fetch_all(&mut *tx)
+            .await?;
         let ids: Vec<Uuid> = ids.into_iter().map(|(id,)| id).collect();
         let deleted = Self::delete_finished(&mut tx, &ids).await?;
         tx.commit().await?;

@@ -3,7 +3,7 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::engine_records::{AdmissionLimits, Held};
-use crate::store::statuses::ACTIVE;
+use crate::store::slot_sql::{ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM};
 use crate::store::Result;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
@@ -25,13 +25,7 @@ impl Store {
     ) -> Result<Option<Held>> {
         Self::lock_workflow(tx, workflow).await?;
         if let (Some(per_key), Some(key)) = (limits.per_key, key) {
-            let sql = format!(
-                "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status = \
-                 'queued' AND id <> $4) \
-                 OR (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 \
-                 AND status IN {ACTIVE} LIMIT $3) a) >= $3"
-            );
-            let (full,): (bool,) = sqlx::query_as(&sql)
+            let (full,): (bool,) = sqlx::query_as(KEY_FULL)
                 .bind(workflow)
                 .bind(key)
                 .bind(i64::from(per_key))
@@ -43,11 +37,8 @@ impl Store {
             }
         }
         let Some(limit) = limits.instances else { return Ok(None) };
-        let sql = format!(
-            "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN {ACTIVE} \
-             LIMIT $2) a) < $2"
-        );
-        let (room,): (bool,) = sqlx::query_as(&sql).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
+        let (room,): (bool,) =
+            sqlx::query_as(WORKFLOW_HAS_ROOM).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
         if !room || Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await? {
             return Ok(Some(Held::Workflow));
         }
@@ -67,24 +58,11 @@ impl Store {
         asking: Uuid,
     ) -> Result<bool> {
         let Some(per_key) = per_key else {
-            let (waiting,): (bool,) = sqlx::query_as(
-                "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id <> $2)",
-            )
-            .bind(workflow)
-            .bind(asking)
-            .fetch_one(&mut **tx)
-            .await?;
+            let (waiting,): (bool,) =
+                sqlx::query_as(OTHER_QUEUED).bind(workflow).bind(asking).fetch_one(&mut **tx).await?;
             return Ok(waiting);
         };
-        let sql = format!(
-            "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND concurrency_key \
-             IS NULL AND id <> $2) \
-             OR EXISTS (SELECT 1 FROM (SELECT DISTINCT concurrency_key FROM instances WHERE workflow_id = $1 AND \
-             status = 'queued' \
-             AND concurrency_key IS NOT NULL AND concurrency_key <> $3) k WHERE {} < $4)",
-            crate::store::slot_sql::running_with_key("k.concurrency_key")
-        );
-        let (waiting,): (bool,) = sqlx::query_as(&sql)
+        let (waiting,): (bool,) = sqlx::query_as(ADMISSIBLE_WAITING)
             .bind(workflow)
             .bind(asking)
             .bind(key.unwrap_or_default())
@@ -107,8 +85,7 @@ impl Store {
         per_key: u32,
         free: i64,
     ) -> Result<Vec<Uuid>> {
-        let sql = format!("{} ORDER BY q.id LIMIT $3", crate::store::slot_sql::admissible_queued());
-        let ids: Vec<Uuid> = sqlx::query_scalar(&sql)
+        let ids: Vec<Uuid> = sqlx::query_scalar(ADMISSIBLE_IDS)
             .bind(workflow)
             .bind(i64::from(per_key))
             .bind(free.min(1_000))

@@ -4,9 +4,14 @@ use super::Store;
 use crate::store::backend::Backend;
 use crate::store::batch::{absorb, by_instance, BatchWrites, Step, StepDecide};
 use crate::store::engine_records::{InstanceRow, InstanceUpdate, NodeRow, Snapshot, TransitionOutcome, Writes};
-use crate::store::engine_sql::{EVENTS_PER_INSERT, INSTANCE_COLUMNS, NODE_COLUMNS};
+use crate::store::engine_sql::{EVENTS_PER_INSERT, INSERT_NODES};
 use crate::store::phases::{Lap, Phase, PHASES};
 use crate::store::transition_sql::ROWS_PER_INSERT;
+use crate::store::transition_sql::{
+    DELETE_ENDED_WORK, DELETE_FENCED_WORK, DELETE_WORK_OF_INSTANCES, INSERT_EVENTS, INSERT_WAKE, INSERT_WORK,
+    INSTANCES_OF, LAST_SEQS, RESTART_INSTANCE, SET_FAILED_NODE, SNAPSHOT_NODES_JOIN, SNAPSHOT_NODES_OF,
+    UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPSERT_NODES_TAIL, WITH_APPENDED,
+};
 use crate::store::Result;
 use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
@@ -35,33 +40,24 @@ impl Store {
         tx: &mut Tx<'_>,
         ids: &[Uuid],
     ) -> Result<(HashMap<Uuid, Snapshot>, HashMap<Uuid, i64>)> {
-        let mut sql = sqlx::QueryBuilder::<Db>::new(format!("SELECT {INSTANCE_COLUMNS} FROM instances WHERE id IN ("));
+        let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCES_OF);
         let mut list = sql.separated(", ");
         ids.iter().for_each(|id| {
             list.push_bind(*id);
         });
         sql.push(") ORDER BY id").push(LOCK_ROW);
         let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
-        let columns: Vec<String> = NODE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect();
         // The last seq is looked up per instance (a correlated MAX the primary key
         // answers from its end), never by aggregating the instances' history: with
         // statistics lagging a fast-growing history, Postgres planned that aggregate
         // as a parallel scan costing milliseconds per batch. MATERIALIZED keeps the
         // lookup once per instance: folded into the join it would run once per node.
-        let mut sql = sqlx::QueryBuilder::<Db>::new(
-            "WITH h AS MATERIALIZED (SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = \
-             i.id) AS last_seq \
-             FROM instances i WHERE i.id IN (",
-        );
+        let mut sql = sqlx::QueryBuilder::<Db>::new(SNAPSHOT_NODES_OF);
         let mut list = sql.separated(", ");
         ids.iter().for_each(|id| {
             list.push_bind(*id);
         });
-        sql.push(format!(
-            ")) SELECT n.instance_id, {}, h.last_seq FROM instance_nodes n JOIN h ON h.id = \
-                          n.instance_id WHERE n.instance_id IN (",
-            columns.join(", ")
-        ));
+        sql.push(SNAPSHOT_NODES_JOIN);
         let mut list = sql.separated(", ");
         ids.iter().for_each(|id| {
             list.push_bind(*id);
@@ -86,7 +82,7 @@ impl Store {
         if fences.is_empty() {
             return Ok(HashSet::new());
         }
-        let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE ");
+        let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_FENCED_WORK);
         for (k, f) in fences.iter().enumerate() {
             sql.push(if k == 0 { "(id = " } else { " OR (id = " }).push_bind(f.work_id);
             sql.push(" AND lease_owner = ")
@@ -103,35 +99,20 @@ impl Store {
     /// Writes one step's change of the instance row.
     pub(super) async fn write_instance(tx: &mut Tx<'_>, id: Uuid, u: &InstanceUpdate) -> Result<()> {
         if u.restart {
-            sqlx::query(
-                "UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, \
-                         error_class = NULL, \
-                          started_at = NULL, ended_at = NULL WHERE id = $1",
-            )
+            sqlx::query(RESTART_INSTANCE).bind(id).execute(&mut **tx).await?;
+        }
+        if let Some((node, class)) = &u.failure {
+            sqlx::query(SET_FAILED_NODE).bind(node).bind(class).bind(id).execute(&mut **tx).await?;
+        }
+        sqlx::query(UPDATE_INSTANCE)
+            .bind(u.status)
+            .bind(u.output.as_ref().map(Json))
+            .bind(&u.error)
+            .bind(u.started_at)
+            .bind(u.ended_at)
             .bind(id)
             .execute(&mut **tx)
             .await?;
-        }
-        if let Some((node, class)) = &u.failure {
-            sqlx::query("UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3")
-                .bind(node)
-                .bind(class)
-                .bind(id)
-                .execute(&mut **tx)
-                .await?;
-        }
-        sqlx::query(
-            "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
-             started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6",
-        )
-        .bind(u.status)
-        .bind(u.output.as_ref().map(Json))
-        .bind(&u.error)
-        .bind(u.started_at)
-        .bind(u.ended_at)
-        .bind(id)
-        .execute(&mut **tx)
-        .await?;
         Ok(())
     }
 
@@ -140,10 +121,7 @@ impl Store {
     /// triage columns).
     async fn write_instance_rows(tx: &mut Tx<'_>, rows: &[&InstanceRow]) -> Result<()> {
         for chunk in rows.chunks(ROWS_PER_INSERT) {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(
-                "UPDATE instances SET status = v.column2, output = v.column3, \
-                error = v.column4, started_at = v.column5, ended_at = v.column6 FROM (",
-            );
+            let mut sql = sqlx::QueryBuilder::<Db>::new(UPDATE_INSTANCE_ROWS);
             sql.push_values(chunk.iter(), |mut v, row| {
                 v.push_bind(row.id)
                     .push_bind(row.status)
@@ -186,7 +164,7 @@ impl Store {
     /// writes the node rows and inserts the new work items.
     pub(super) async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
         if !batch.cleared.is_empty() {
-            let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE instance_id IN (");
+            let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_WORK_OF_INSTANCES);
             let mut list = sql.separated(", ");
             batch.cleared.iter().for_each(|id| {
                 list.push_bind(*id);
@@ -194,7 +172,7 @@ impl Store {
             sql.push(")").build().execute(&mut **tx).await?;
         }
         if !batch.ended.is_empty() {
-            let mut sql = sqlx::QueryBuilder::<Db>::new("DELETE FROM work WHERE kind <> 'retry' AND (");
+            let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_ENDED_WORK);
             for (k, (instance, node, attempt)) in batch.ended.iter().enumerate() {
                 sql.push(if k == 0 { "(instance_id = " } else { " OR (instance_id = " }).push_bind(*instance);
                 sql.push(" AND node_id = ").push_bind(node).push(" AND attempt = ").push_bind(*attempt).push(")");
@@ -202,24 +180,13 @@ impl Store {
             sql.push(")").build().execute(&mut **tx).await?;
         }
         for chunk in batch.nodes.chunks(ROWS_PER_INSERT) {
-            let mut sql =
-                sqlx::QueryBuilder::<Db>::new(format!("INSERT INTO instance_nodes (instance_id, {NODE_COLUMNS}) "));
+            let mut sql = sqlx::QueryBuilder::<Db>::new(INSERT_NODES);
             sql.push_values(chunk, |mut v, (instance, n)| bind_node_row(&mut v, *instance, n));
-            sql.push(
-                " ON CONFLICT (instance_id, node_id) DO UPDATE SET status = excluded.status, attempts = \
-                 excluded.attempts, \
-                 outcome = excluded.outcome, output = excluded.output, error = excluded.error, started_at = \
-                 excluded.started_at, \
-                 ended_at = excluded.ended_at, dispatched_at = excluded.dispatched_at, wait_kind = excluded.wait_kind, \
-                 wait_started_at = excluded.wait_started_at",
-            );
+            sql.push(UPSERT_NODES_TAIL);
             sql.build().execute(&mut **tx).await?;
         }
         for chunk in batch.work.chunks(ROWS_PER_INSERT) {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(
-                "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, \
-                 lease_owner, lease_epoch, lease_expires_at, workflow_id) ",
-            );
+            let mut sql = sqlx::QueryBuilder::<Db>::new(INSERT_WORK);
             sql.push_values(chunk, |mut v, (instance, workflow, w)| {
                 v.push_bind(w.id.unwrap_or_else(Uuid::now_v7))
                     .push_bind(*instance)
@@ -240,21 +207,16 @@ impl Store {
         // ends once), inserted only while the parent exists, so a purged parent
         // never fails the child's transition.
         for (parent, w) in &batch.wakes {
-            sqlx::query(
-                "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, \
-                 lease_epoch, \
-                 lease_expires_at, workflow_id) SELECT $1, id, $2, $3, $4, NULL, $5, $6, NULL, 0, NULL, workflow_id \
-                 FROM instances WHERE id = $7",
-            )
-            .bind(w.id.unwrap_or_else(Uuid::now_v7))
-            .bind(w.kind)
-            .bind(&w.node_id)
-            .bind(w.attempt)
-            .bind(w.payload.as_ref().map(Json))
-            .bind(w.due_at)
-            .bind(*parent)
-            .execute(&mut **tx)
-            .await?;
+            sqlx::query(INSERT_WAKE)
+                .bind(w.id.unwrap_or_else(Uuid::now_v7))
+                .bind(w.kind)
+                .bind(&w.node_id)
+                .bind(w.attempt)
+                .bind(w.payload.as_ref().map(Json))
+                .bind(w.due_at)
+                .bind(*parent)
+                .execute(&mut **tx)
+                .await?;
         }
         Ok(())
     }
@@ -276,10 +238,7 @@ impl Store {
         let mut last = known.clone();
         let unknown: Vec<Uuid> = appended.iter().map(|(id, _, _)| *id).filter(|id| !known.contains_key(id)).collect();
         if !unknown.is_empty() {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(
-                "SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) FROM instances i \
-                 WHERE i.id IN (",
-            );
+            let mut sql = sqlx::QueryBuilder::<Db>::new(LAST_SEQS);
             let mut list = sql.separated(", ");
             unknown.iter().for_each(|id| {
                 list.push_bind(*id);
@@ -307,8 +266,8 @@ impl Store {
         let chunks: Vec<_> = rows.chunks(EVENTS_PER_INSERT).collect();
         for (k, chunk) in chunks.iter().enumerate() {
             let announce = announce.as_ref().filter(|_| k + 1 == chunks.len());
-            let mut insert = sqlx::QueryBuilder::<Db>::new(if announce.is_some() { "WITH appended AS (" } else { "" });
-            insert.push("INSERT INTO instance_events (instance_id, seq, kind, at, data) ");
+            let mut insert = sqlx::QueryBuilder::<Db>::new(if announce.is_some() { WITH_APPENDED } else { "" });
+            insert.push(INSERT_EVENTS);
             insert.push_values(chunk.iter(), |mut values, (id, k, e)| {
                 values
                     .push_bind(*id)

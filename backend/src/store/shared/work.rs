@@ -4,10 +4,38 @@ use super::Store;
 use crate::store::backend::Backend;
 use crate::store::engine_records::{Fence, WorkItem};
 use crate::store::engine_sql::WORK_COLUMNS;
+use crate::store::work_sql::{EXTEND_LEASE, NEXT_DUE, RELEASE_LEASES, WORK_ITEM};
 use crate::store::Result;
 use chrono::{DateTime, Utc};
+use const_format::concatcp;
 use uuid::Uuid;
 const SKIP_LOCKED: &str = <Store as Backend>::SKIP_LOCKED;
+/// Fair across workflows: the oldest due item of every workflow comes before the
+/// second oldest of any, so a flooded workflow cannot starve the others. The
+/// window picks candidates; the locking select skips rows another process is
+/// claiming (a window query itself cannot take row locks).
+const CLAIM_DUE_HEAD: &str =
+    "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 WHERE id IN \
+    (SELECT id FROM work WHERE id IN (SELECT id FROM (SELECT id, due_at, ROW_NUMBER() OVER (PARTITION \
+    BY workflow_id ORDER BY due_at) AS turn FROM work WHERE queue IS NULL AND ";
+const CLAIM_DUE_TAIL: &str = concatcp!(
+    " AND due_at <= $3 AND (lease_expires_at IS NULL OR lease_expires_at <= $3)) ranked ORDER BY turn, \
+    due_at LIMIT $4) AND (lease_expires_at IS NULL OR lease_expires_at <= $3)",
+    SKIP_LOCKED,
+    ") RETURNING ",
+    WORK_COLUMNS
+);
+const CLAIM_DUE_RUNS: &str = concatcp!(CLAIM_DUE_HEAD, "kind = 'run'", CLAIM_DUE_TAIL);
+/// `CLAIM_DUE_RUNS` for everything but node attempts (timers).
+const CLAIM_DUE_TIMERS: &str = concatcp!(CLAIM_DUE_HEAD, "kind <> 'run'", CLAIM_DUE_TAIL);
+const CLAIM_TASK: &str = concatcp!(
+    "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 WHERE id IN \
+    (SELECT id FROM work WHERE queue = $3 AND due_at <= $4 AND (lease_expires_at IS NULL OR \
+    lease_expires_at <= $4) ORDER BY due_at LIMIT 1",
+    SKIP_LOCKED,
+    ") RETURNING ",
+    WORK_COLUMNS
+);
 
 #[async_trait::async_trait]
 impl crate::store::WorkQueue for Store {
@@ -20,31 +48,12 @@ impl crate::store::WorkQueue for Store {
         timers: bool,
     ) -> Result<Vec<WorkItem>> {
         let _guard = self.write_guard().await;
-        let kind = if timers { "kind <> 'run'" } else { "kind = 'run'" };
-        // Fair across workflows: the oldest due item of every workflow comes before the
-        // second oldest of any, so a flooded workflow cannot starve the others. The
-        // window picks candidates; the locking select skips rows another process is
-        // claiming (a window query itself cannot take row locks).
-        let sql = format!(
-            "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
-             WHERE id IN (SELECT id FROM work WHERE id IN (SELECT id FROM (SELECT id, due_at, \
-                ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY due_at) AS turn FROM work \
-                WHERE queue IS NULL AND {kind} AND due_at <= $3 AND (lease_expires_at IS NULL OR lease_expires_at <= \
-             $3)) ranked \
-              ORDER BY turn, due_at LIMIT $4) \
-             AND (lease_expires_at IS NULL OR lease_expires_at <= $3){SKIP_LOCKED}) \
-             RETURNING {WORK_COLUMNS}"
-        );
-        Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(now).bind(limit).fetch_all(self.pool()).await?)
+        let sql = if timers { CLAIM_DUE_TIMERS } else { CLAIM_DUE_RUNS };
+        Ok(sqlx::query_as(sql).bind(owner).bind(lease_until).bind(now).bind(limit).fetch_all(self.pool()).await?)
     }
 
     async fn next_due(&self) -> Result<Option<DateTime<Utc>>> {
-        let (due,): (Option<DateTime<Utc>>,) = sqlx::query_as(
-            "SELECT MIN(CASE WHEN lease_expires_at IS NULL THEN due_at ELSE lease_expires_at END) FROM work WHERE \
-             queue IS NULL",
-        )
-        .fetch_one(self.pool())
-        .await?;
+        let (due,): (Option<DateTime<Utc>>,) = sqlx::query_as(NEXT_DUE).fetch_one(self.pool()).await?;
         Ok(due)
     }
 
@@ -56,40 +65,34 @@ impl crate::store::WorkQueue for Store {
         lease_until: DateTime<Utc>,
     ) -> Result<Option<WorkItem>> {
         let _guard = self.write_guard().await;
-        let sql = format!(
-            "UPDATE work SET lease_owner = $1, lease_epoch = lease_epoch + 1, lease_expires_at = $2 \
-             WHERE id IN (SELECT id FROM work WHERE queue = $3 AND due_at <= $4 \
-             AND (lease_expires_at IS NULL OR lease_expires_at <= $4) ORDER BY due_at LIMIT 1{SKIP_LOCKED}) \
-             RETURNING {WORK_COLUMNS}"
-        );
-        Ok(sqlx::query_as(&sql).bind(owner).bind(lease_until).bind(queue).bind(now).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(CLAIM_TASK)
+            .bind(owner)
+            .bind(lease_until)
+            .bind(queue)
+            .bind(now)
+            .fetch_optional(self.pool())
+            .await?)
     }
 
     async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool> {
         let _guard = self.write_guard().await;
-        let done = sqlx::query(
-            "UPDATE work SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND lease_epoch = $4",
-        )
-        .bind(until)
-        .bind(fence.work_id)
-        .bind(&fence.owner)
-        .bind(fence.epoch)
-        .execute(self.pool())
-        .await?;
+        let done = sqlx::query(EXTEND_LEASE)
+            .bind(until)
+            .bind(fence.work_id)
+            .bind(&fence.owner)
+            .bind(fence.epoch)
+            .execute(self.pool())
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
     async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>> {
-        let sql = format!("SELECT {WORK_COLUMNS} FROM work WHERE id = $1");
-        Ok(sqlx::query_as(&sql).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as(WORK_ITEM).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64> {
         let _guard = self.write_guard().await;
-        let done = sqlx::query("UPDATE work SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1")
-            .bind(owner)
-            .execute(self.pool())
-            .await?;
+        let done = sqlx::query(RELEASE_LEASES).bind(owner).execute(self.pool()).await?;
         Ok(done.rows_affected())
     }
 }
