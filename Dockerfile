@@ -1,17 +1,21 @@
-# Multi-stage build of the Trellis server with its web app.
+# Builds the binary users download (`cargo xtask dist`: the optimised web app inside it) and
+# ships it alone on a slim base. The wasm-opt step builds binaryen from source on the first
+# build of this stage (long: no npm here for binaryen's prebuilt package); the layer cache keeps it.
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN rustup target add wasm32-unknown-unknown \
- && cargo xtask spa \
- && cargo build --release -p trellis
+ && cargo xtask dist \
+ && cp target/dist/trellis /usr/local/bin/trellis
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/target/release/trellis /usr/local/bin/trellis
-COPY --from=build /src/dist /srv/trellis/dist
-WORKDIR /srv/trellis
-ENV TRELLIS_LISTEN=0.0.0.0:8080 TRELLIS_WEB_DIR=/srv/trellis/dist
+# Nothing but the binary: the web app is inside it, and so are the TLS roots (webpki-roots).
+COPY --from=build /usr/local/bin/trellis /usr/local/bin/trellis
+# SQLite's default file (sqlite://data/trellis.db) goes under the working directory.
+WORKDIR /var/lib/trellis
+RUN chown nobody:nogroup /var/lib/trellis
+VOLUME /var/lib/trellis
+ENV TRELLIS_LISTEN=0.0.0.0:8080
 EXPOSE 8080
 USER nobody
 ENTRYPOINT ["trellis"]

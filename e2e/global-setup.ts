@@ -1,6 +1,8 @@
-// Starts one `trellis serve` on a free loopback port with a fresh SQLite database, and stops it
-// after the run. Tests read the address from BASE_URL and the admin password from
-// TRELLIS_E2E_ADMIN_PASSWORD (environment set here reaches the test workers).
+// Starts one `trellis serve` on a free loopback port with a fresh SQLite database, from a fresh
+// temporary directory (as a user who downloaded the binary would), and stops it after the run.
+// The web app is the one built into the binary unless TRELLIS_WEB_DIR names a folder. Tests read
+// the address from BASE_URL and the admin password from TRELLIS_E2E_ADMIN_PASSWORD (environment
+// set here reaches the test workers).
 import { spawn, ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -21,19 +23,26 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   if (!fs.existsSync(bin)) {
     throw new Error(`TRELLIS_BIN=${bin} does not exist; build the server first`);
   }
+  const env: NodeJS.ProcessEnv = { ...process.env };
   const webDir = process.env.TRELLIS_WEB_DIR;
-  if (!webDir || !fs.existsSync(path.join(webDir, 'index.html'))) {
-    throw new Error(`TRELLIS_WEB_DIR=${webDir ?? ''} has no index.html; build the SPA first (cargo xtask test does this)`);
+  if (webDir) {
+    if (!fs.existsSync(path.join(webDir, 'index.html'))) {
+      throw new Error(`TRELLIS_WEB_DIR=${webDir} has no index.html; build the SPA first (cargo xtask spa)`);
+    }
+    env.TRELLIS_WEB_DIR = path.resolve(webDir);
+  } else {
+    delete env.TRELLIS_WEB_DIR;
   }
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'trellis-e2e-'));
   const password = `e2e-${randomBytes(12).toString('hex')}`;
   const server = spawn(bin, ['serve', '--listen', '127.0.0.1:0'], {
+    // Nothing of the checkout is reachable from here: the app must come from the binary.
+    cwd: dataDir,
     env: {
-      ...process.env,
+      ...env,
       DATABASE_URL: `sqlite://${path.join(dataDir, 'trellis.db')}`,
       TRELLIS_ADMIN_PASSWORD: password,
-      TRELLIS_WEB_DIR: path.resolve(webDir),
       NO_COLOR: '1',
       RUST_LOG: process.env.RUST_LOG || 'info',
     },

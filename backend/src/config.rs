@@ -23,9 +23,10 @@ pub struct ServeConfig {
     /// Address to listen on; port 0 picks a free port (logged as `listening on ADDR`).
     #[arg(long, env = "TRELLIS_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// The built single-page app (index.html and pkg/).
-    #[arg(long, env = "TRELLIS_WEB_DIR", default_value = "dist")]
-    pub web_dir: PathBuf,
+    /// Serve the web app from this folder (`cargo xtask spa` writes `dist/`) instead of the
+    /// one built into the binary: for working on the app.
+    #[arg(long, env = "TRELLIS_WEB_DIR")]
+    pub web_dir: Option<PathBuf>,
     /// Secret for signing access tokens. Unset: one is generated once and kept in the
     /// database, so every process sharing the database accepts the same tokens.
     #[arg(long, env = "TRELLIS_JWT_SECRET", hide_env_values = true)]
@@ -149,7 +150,7 @@ impl ServeConfig {
     pub fn local() -> Self {
         ServeConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            web_dir: PathBuf::from("dist"),
+            web_dir: None,
             jwt_secret: None,
             token_ttl_secs: 3600,
             max_body_bytes: 1024 * 1024,

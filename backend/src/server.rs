@@ -52,6 +52,7 @@ impl Server {
             TcpListener::bind(serve.listen).await.with_context(|| format!("cannot listen on {}", serve.listen))?;
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
+        http::resources::spa::announce(serve.web_dir.as_deref());
         let sandbox = Sandbox::start(serve.sandbox()?).await?;
         let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?, sandbox);
         if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {

@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|web] [--out DIR]
 
 mod auth;
 mod db;
@@ -20,6 +20,7 @@ mod server;
 mod sse;
 mod stats;
 mod subworkflows;
+mod web;
 
 use anyhow::{bail, Context, Result};
 use scenarios::Figures;
@@ -31,7 +32,7 @@ struct Options {
     quick: bool,
     backends: Vec<&'static str>,
     /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures`,
-    /// `scripts`, `subworkflows` or `keys`), or all of them.
+    /// `scripts`, `subworkflows`, `keys`, `sandbox` or `web`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -75,9 +76,9 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let group = args
-                    .next()
-                    .context("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox")?;
+                let group = args.next().context(
+                    "--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|web",
+                )?;
                 if ![
                     "engine",
                     "peers",
@@ -90,10 +91,11 @@ fn parse() -> Result<Options> {
                     "subworkflows",
                     "keys",
                     "sandbox",
+                    "web",
                 ]
                 .contains(&group.as_str())
                 {
-                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox, not `{group}`");
+                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|web, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -131,6 +133,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     let runs = |group: &str| options.only.as_deref().is_none_or(|only| only == group);
     progress(backend, "baseline commit rate");
     figures.insert("baseline_commits_per_s".into(), db.commit_rate(if options.quick { 300 } else { 1_000 }).await?);
+    if runs("web") && backend == "sqlite" {
+        // The database plays no part: once is enough.
+        progress(backend, "the web app's cold load, with brotli and uncompressed");
+        web::cold_load(&server.base, &mut figures).await?;
+    }
     if runs("auth") {
         progress(backend, "authentication cost per request");
         auth::request_cost(&api, if options.quick { 300 } else { 2_000 }, &mut figures).await?;

@@ -1,4 +1,4 @@
-//! Runs the Playwright browser tests in `e2e/` against a real server binary and a built SPA.
+//! Runs the Playwright browser tests in `e2e/` against a real server binary with the SPA inside.
 
 use crate::tools;
 use crate::util::{output, run as run_cmd};
@@ -9,17 +9,14 @@ use std::time::SystemTime;
 
 const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 
-/// `server_bin` is the `trellis` binary the tests spawn; `web_dir` the built SPA it serves.
-pub fn run(root: &Path, server_bin: &Path, web_dir: &Path) -> Result<()> {
+/// `server_bin` is the `trellis` binary the tests spawn, built with the SPA embedded: the
+/// tests start it from a temporary directory, without `TRELLIS_WEB_DIR`.
+pub fn run(root: &Path, server_bin: &Path) -> Result<()> {
     let e2e = root.join("e2e");
     // Playwright runs inside e2e/, so relative paths would point at the wrong place.
     let server_bin = std::path::absolute(server_bin)?;
-    let web_dir = std::path::absolute(web_dir)?;
     if !server_bin.is_file() {
         bail!("the server binary {} does not exist; build it first", server_bin.display());
-    }
-    if !web_dir.join("index.html").is_file() {
-        bail!("{} has no index.html; build the SPA first", web_dir.display());
     }
 
     for tool in ["node", "npm", "npx"] {
@@ -40,7 +37,7 @@ pub fn run(root: &Path, server_bin: &Path, web_dir: &Path) -> Result<()> {
             .args(["playwright", "test"])
             .current_dir(&e2e)
             .env("TRELLIS_BIN", &server_bin)
-            .env("TRELLIS_WEB_DIR", &web_dir)
+            .env_remove("TRELLIS_WEB_DIR")
             .env("CHROMIUM_PATH", &chromium)
             .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"),
     )

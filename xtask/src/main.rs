@@ -1,11 +1,13 @@
-//! `cargo xtask run | test | bench`: the only entry points a newcomer needs.
+//! `cargo xtask run | test | bench | dist`: the only entry points a newcomer needs.
 
+mod bundle;
 mod e2e;
 mod lint;
 mod postgres;
 mod spa;
 mod tools;
 mod util;
+mod wasm_opt;
 
 use anyhow::{bail, Result};
 
@@ -24,8 +26,12 @@ fn run() -> Result<()> {
         Some("test") => commands::test(&root, &args[1..]),
         Some("bench") => commands::bench(&root, &args[1..]),
         Some("lint") => lint::check(&root),
-        Some("spa") => spa::build(&root).map(|dir| eprintln!("xtask: the SPA is in {}", dir.display())),
-        _ => bail!("usage: cargo xtask run [serve flags] | test | lint | bench [--quick] | spa"),
+        Some("dist") => commands::dist(&root).map(|_| ()),
+        Some("spa") => {
+            let optimise = if args.iter().any(|a| a == "--optimise") { spa::Optimise::Yes } else { spa::Optimise::No };
+            spa::build(&root, optimise).map(|dir| eprintln!("xtask: the SPA is in {}", dir.display()))
+        }
+        _ => bail!("usage: cargo xtask run [serve flags] | test | lint | bench [--quick] | dist | spa [--optimise]"),
     }
 }
 

@@ -1,8 +1,9 @@
-//! Builds the single-page app into `dist/`: the wasm32 build of trellis-web, wasm-bindgen's
-//! JavaScript glue under `dist/pkg/`, and the files of `static/` beside it.
+//! Builds the single-page app into `dist/`: the wasm32 build of trellis-web and
+//! wasm-bindgen's JavaScript glue under `dist/pkg/`, the files of `static/` beside them, all
+//! but `index.html` named by their content and precompressed (see `bundle`).
 
-use crate::tools;
 use crate::util::{cargo, describe, output, run};
+use crate::{bundle, tools, wasm_opt};
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,11 +11,18 @@ use std::process::Command;
 
 pub const TARGET: &str = "wasm32-unknown-unknown";
 const PROFILE: &str = "wasm-release";
-/// The module name index.html imports (`/pkg/trellis_web.js`).
+/// The module name static/boot.js imports (`/pkg/trellis_web.js`, renamed by `bundle`).
 const OUT_NAME: &str = "trellis_web";
 
-/// Builds the SPA and returns the directory to serve (`TRELLIS_WEB_DIR`).
-pub fn build(root: &Path) -> Result<PathBuf> {
+/// Whether the module goes through `wasm-opt -Oz` (for what users download).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Optimise {
+    Yes,
+    No,
+}
+
+/// Builds the SPA and returns the directory to serve (`TRELLIS_WEB_DIR`) or embed.
+pub fn build(root: &Path, optimise: Optimise) -> Result<PathBuf> {
     ensure_wasm_target(root)?;
     let wasm_bindgen = ensure_wasm_bindgen(root)?;
 
@@ -24,9 +32,8 @@ pub fn build(root: &Path) -> Result<PathBuf> {
         bail!("the wasm build succeeded but {} is missing", wasm.display());
     }
 
-    let dist = root.join("dist");
-    let pkg = dist.join("pkg");
-    // Old glue next to a new module fails at load time in confusing ways; start clean.
+    // wasm-bindgen writes fixed names into a scratch folder; `bundle` names them by content.
+    let pkg = target_dir(root).join("spa-pkg");
     if pkg.exists() {
         fs::remove_dir_all(&pkg).with_context(|| format!("could not clear {}", pkg.display()))?;
     }
@@ -35,8 +42,14 @@ pub fn build(root: &Path) -> Result<PathBuf> {
         .args(["--target", "web", "--no-typescript", "--out-name", OUT_NAME, "--out-dir"])
         .arg(&pkg)
         .arg(&wasm))?;
+    if optimise == Optimise::Yes {
+        wasm_opt::optimise(root, &pkg.join(format!("{OUT_NAME}_bg.wasm")))?;
+    }
 
-    copy_dir(&root.join("static"), &dist)?;
+    let mut files = bundle::assemble(&pkg, &root.join("static"))?;
+    bundle::compress(&mut files)?;
+    let dist = root.join("dist");
+    bundle::write_dir(&dist, &files)?;
     eprintln!("xtask: SPA built into {}", dist.display());
     Ok(dist)
 }
@@ -111,19 +124,4 @@ pub fn target_dir(root: &Path) -> PathBuf {
         Some(dir) => root.join(dir),
         None => root.join("target"),
     }
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    fs::create_dir_all(to).with_context(|| format!("could not create {}", to.display()))?;
-    for entry in fs::read_dir(from).with_context(|| format!("could not read {}", from.display()))? {
-        let entry = entry?;
-        let dest = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &dest)?;
-        } else {
-            fs::copy(entry.path(), &dest)
-                .with_context(|| format!("could not copy {} to {}", entry.path().display(), dest.display()))?;
-        }
-    }
-    Ok(())
 }

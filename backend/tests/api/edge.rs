@@ -232,7 +232,7 @@ async fn with_web_app(backend: Backend) -> (TestApp, tempfile::TempDir) {
     let web = tempfile::tempdir().unwrap();
     std::fs::write(web.path().join("index.html"), "<!doctype html><title>app</title>").unwrap();
     let dir = web.path().to_owned();
-    (TestApp::spawn_with(backend, move |serve| serve.web_dir = dir).await, web)
+    (TestApp::spawn_with(backend, move |serve| serve.web_dir = Some(dir)).await, web)
 }
 
 async fn overlong_paths_are_414_under_the_api_and_at_the_web_app(backend: Backend) {

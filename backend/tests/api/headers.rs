@@ -29,7 +29,7 @@ async fn with_spa(backend: Backend) -> (TestApp, tempfile::TempDir) {
     std::fs::write(web.path().join("index.html"), "<!doctype html><title>t</title>").unwrap();
     std::fs::write(web.path().join("boot.js"), "// app").unwrap();
     let dir = web.path().to_owned();
-    (TestApp::spawn_with(backend, |s| s.web_dir = dir).await, web)
+    (TestApp::spawn_with(backend, |s| s.web_dir = Some(dir)).await, web)
 }
 
 async fn auth_answers_are_never_cached(app: TestApp) {

@@ -48,5 +48,6 @@ mod subworkflows;
 mod traces;
 mod trigger_list;
 mod user_admin;
+mod web_app;
 mod webhooks;
 mod workflows;

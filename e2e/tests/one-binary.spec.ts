@@ -1,0 +1,39 @@
+import { test, expect, Response } from '@playwright/test';
+import { baseUrl } from './env';
+import { collectPageErrors } from './support';
+
+// global-setup starts `trellis serve` from an empty temporary directory, without
+// TRELLIS_WEB_DIR (unless a developer set it): what renders here came from the binary.
+
+const YEAR = 'public, max-age=31536000, immutable';
+
+test('trellis serve from a temporary directory serves the app at / and at a client-side route', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  const responses: Response[] = [];
+  page.on('response', (response) => responses.push(response));
+
+  const home = await page.goto(`${baseUrl()}/`);
+  expect(home?.status()).toBe(200);
+  expect(home?.headers()['content-type']).toContain('text/html');
+  expect(home?.headers()['cache-control']).toBe('no-cache');
+  // Not signed in: the app itself sends the visitor to its sign-in page.
+  await expect(page).toHaveURL(/\/login$/);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+
+  const wasm = responses.find((r) => r.url().endsWith('.wasm'));
+  expect(wasm, 'the page loaded a wasm module').toBeTruthy();
+  const headers = await wasm!.allHeaders();
+  expect(headers['content-type']).toBe('application/wasm');
+  expect(headers['content-encoding']).toBe('br');
+  expect(headers['cache-control']).toBe(YEAR);
+  expect(wasm!.url()).toMatch(/\/pkg\/trellis_web_bg-[0-9a-f]{16}\.wasm$/);
+
+  // A reload of a deep link: the server answers the route with the page, the app routes it.
+  const deep = await page.goto(`${baseUrl()}/instances/0190c0de-0000-7000-8000-000000000000`);
+  expect(deep?.status()).toBe(200);
+  expect(deep?.headers()['content-type']).toContain('text/html');
+  await expect(page).toHaveURL(/\/login/);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath('deep-link-signin.png'), fullPage: true });
+  expect(errors).toEqual([]);
+});
