@@ -29,7 +29,7 @@ test('trellis serve from a temporary directory serves the app at / and at a clie
   expect(wasm!.url()).toMatch(/\/pkg\/trellis_web_bg-[0-9a-f]{16}\.wasm$/);
 
   // A reload of a deep link: the server answers the route with the page, the app routes it.
-  const deep = await page.goto(`${baseUrl()}/instances/0190c0de-0000-7000-8000-000000000000`);
+  const deep = await page.goto(`${baseUrl()}/workflows`);
   expect(deep?.status()).toBe(200);
   expect(deep?.headers()['content-type']).toContain('text/html');
   await expect(page).toHaveURL(/\/login/);

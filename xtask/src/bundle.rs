@@ -151,7 +151,7 @@ fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
 pub fn write_dir(dir: &Path, files: &Files) -> Result<()> {
     for (name, bytes) in files {
         let path = dir.join(name);
-        if fs::read(&path).is_ok_and(|old| &old == bytes) {
+        if fs::read(&path).is_ok_and(|old| old == *bytes) {
             continue;
         }
         if let Some(parent) = path.parent() {
