@@ -19,7 +19,8 @@ pub async fn cold_load(base: &str, out: &mut Figures) -> Result<()> {
         for file in &files {
             let response = http.get(format!("{base}{file}")).header("accept-encoding", encoding).send().await?;
             let response = response.error_for_status().with_context(|| format!("GET {file}"))?;
-            let sent = response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).unwrap_or("");
+            let sent =
+                response.headers().get("content-encoding").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
             let body = response.bytes().await?.len();
             if file.ends_with(".wasm") {
                 if encoding == "br" && sent != "br" {
