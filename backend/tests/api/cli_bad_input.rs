@@ -47,8 +47,13 @@ async fn bad_input_gives_one_line_and_the_exit_code_of_its_kind(app: TestApp) {
     one_line(&out, "(404): no instance with id");
 
     let out = cli.run(&["instance", "start", "no-such-workflow"]).await;
-    assert_exit(&out, 2);
+    assert_exit(&out, 3);
     one_line(&out, "no workflow named `no-such-workflow`");
+
+    // Only an id reaches the request path: anything else is a usage error before any request.
+    let out = cli.run(&["instance", "show", "../workflows"]).await;
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("is not an instance id"), "{}", stderr(&out));
 
     let out = cli.run(&["instance", "cancel", "--all", "--status", "failed", "x"]).await;
     assert_exit(&out, 2);

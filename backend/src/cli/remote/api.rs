@@ -25,6 +25,9 @@ impl Api {
         let base = normalize_url(base)?;
         let http = crate::http_client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            // A redirect to another scheme keeps reqwest's Authorization header: follow none, so
+            // the token goes only where it was pointed (a 3xx is reported as a refusal).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| CliError::usage(format!("cannot set up the HTTP client: {e}")))?;
         Ok(Api { http, base, token })

@@ -33,11 +33,13 @@ pub enum InstanceCommand {
     /// An instance with its nodes.
     Show {
         /// The instance's id
+        #[arg(value_parser = instance_id)]
         id: String,
     },
     /// An instance's history: every status change and span, in order.
     History {
         /// The instance's id
+        #[arg(value_parser = instance_id)]
         id: String,
         /// Only entries after this `seq`
         #[arg(long, default_value_t = 0)]
@@ -50,6 +52,7 @@ pub enum InstanceCommand {
     /// succeeded, 1 otherwise; reconnects (with `Last-Event-ID`) when the connection drops.
     Watch {
         /// The instance's id
+        #[arg(value_parser = instance_id)]
         id: String,
     },
     /// Retry one instance (`ID`), or every instance the filter matches (a bulk job).
@@ -61,16 +64,19 @@ pub enum InstanceCommand {
     /// Pause a running instance: running nodes finish, no new node starts.
     Pause {
         /// The instance's id
+        #[arg(value_parser = instance_id)]
         id: String,
     },
     /// Resume a paused instance.
     Resume {
         /// The instance's id
+        #[arg(value_parser = instance_id)]
         id: String,
     },
     /// Send a signal to a `wait_signal` node.
     Signal {
         /// The instance's id
+        #[arg(value_parser = instance_id)]
         id: String,
         /// The `wait_signal` node's id
         node: String,
@@ -158,6 +164,7 @@ pub struct RetryArgs {
 #[derive(Debug, Args)]
 pub struct ActionArgs {
     /// The instance; leave it out to act on every instance the filter matches
+    #[arg(value_parser = instance_id)]
     pub id: Option<String>,
     #[command(flatten)]
     pub bulk: BulkFilter,
@@ -365,4 +372,12 @@ async fn purge(api: &Api, id: &str, filter: BulkFilter) -> CliResult<Exit> {
     api.call(api.request(Method::DELETE, &format!("/instances/{id}"))).await?;
     say!("purged instance {id} and its history");
     Ok(Exit::Success)
+}
+
+/// An instance id as typed: a UUID (so a typo is a usage error, and nothing typed reaches the
+/// request path but the id itself), written the way the server writes it.
+fn instance_id(text: &str) -> Result<String, String> {
+    uuid::Uuid::parse_str(text.trim())
+        .map(|id| id.to_string())
+        .map_err(|_| format!("`{text}` is not an instance id (a UUID, as `trellis instance list` shows)"))
 }

@@ -40,11 +40,10 @@ pub async fn login(args: LoginArgs) -> CliResult<Exit> {
         (None, None) => return Err(CliError::usage("which server? pass --url URL (or set TRELLIS_URL)")),
     };
     let anonymous = Api::new(&url, None)?;
-    let mut profile = if args.with_token || (target.token.is_some() && args.username.is_none()) {
-        let token = match &target.token {
-            Some(token) if !args.with_token => token.clone(),
-            _ => read_line("API key: ", false)?,
-        };
+    // `--token`/`TRELLIS_TOKEN` are never saved: a token left in the shell for one server would
+    // otherwise be sent to whichever server `--url` names. A key to keep comes on standard input.
+    let mut profile = if args.with_token {
+        let token = read_line("API key: ", false)?;
         Profile { url: anonymous.base.clone(), token, username: None, expires_at: None }
     } else {
         password_login(&anonymous, args.username.clone()).await?

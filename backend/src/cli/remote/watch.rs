@@ -118,8 +118,9 @@ async fn read_stream(
             let Ok(event) = serde_json::from_str::<HistoryEvent>(&frame.data) else { continue };
             *last_seq = Some(event.seq);
             seen(&event);
-            if let Some(status) = final_status(&event) {
-                ended = Some(status);
+            // A retried instance replays its earlier end first: only the latest entry counts.
+            if event.event == "instance" {
+                ended = final_status(&event);
             }
         }
     }

@@ -122,22 +122,27 @@ pub async fn resolve(api: &Api, workflow: &str) -> CliResult<WorkflowSummary> {
         let found: Workflow = api.get(&format!("/workflows/{workflow}"), &[]).await?;
         return Ok(found.summary);
     }
-    let page: Page<WorkflowSummary> =
-        api.get("/workflows", &[("q", workflow.to_owned()), ("limit", "200".into())]).await?;
-    let mut named: Vec<WorkflowSummary> = page.items.into_iter().filter(|w| w.name == workflow).collect();
+    let mut named: Vec<WorkflowSummary> = matching(api, Some(workflow)).await?;
+    named.retain(|w| w.name == workflow);
     match named.len() {
         1 => Ok(named.remove(0)),
-        0 => Err(CliError::usage(format!("no workflow named `{workflow}`; `trellis workflow list` shows them"))),
+        0 => Err(CliError::refused(format!("no workflow named `{workflow}`; `trellis workflow list` shows them"))),
         n => Err(CliError::usage(format!("{n} workflows are named `{workflow}`; give the id instead"))),
     }
 }
 
 /// Every workflow, following the cursor.
 pub async fn all(api: &Api) -> CliResult<Vec<WorkflowSummary>> {
+    matching(api, None).await
+}
+
+/// Every workflow whose name or description matches `q` (all when `None`), every page read.
+async fn matching(api: &Api, q: Option<&str>) -> CliResult<Vec<WorkflowSummary>> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
         let mut query = vec![("limit", "200".to_owned())];
+        query.extend(q.map(|q| ("q", q.to_owned())));
         query.extend(cursor.take().map(|c| ("cursor", c)));
         let page: Page<WorkflowSummary> = api.get("/workflows", &query).await?;
         items.extend(page.items);
