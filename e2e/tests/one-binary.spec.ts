@@ -35,5 +35,13 @@ test('trellis serve from a temporary directory serves the app at / and at a clie
   await expect(page).toHaveURL(/\/login/);
   await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath('deep-link-signin.png'), fullPage: true });
+
+  // A run view opened signed out: its request is refused (401) after the app has already gone to
+  // sign-in, and the late answer must not touch the page it left (a panic aborts the wasm).
+  const run = await page.goto(`${baseUrl()}/instances/0195f4a2-0000-7000-8000-000000000001`);
+  expect(run?.status()).toBe(200);
+  await expect(page).toHaveURL(/\/login\?next=/);
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await page.waitForTimeout(500);
   expect(errors).toEqual([]);
 });

@@ -98,6 +98,12 @@ impl RunView {
         self.follow();
     }
 
+    /// Whether the page was left (its signals disposed) while a request was out: a 401 sends the
+    /// app to sign-in before the answer arrives, and touching a disposed signal panics.
+    fn left(self) -> bool {
+        self.fetching.is_disposed()
+    }
+
     /// Rereads `GET /instances/{id}`; a call while one is in flight reads once more after it.
     pub fn refresh(self) {
         if self.fetching.get_untracked() {
@@ -107,7 +113,11 @@ impl RunView {
         self.fetching.set(true);
         let id = self.id.get_value();
         spawn_local(async move {
-            match api::get_instance(&id).await {
+            let answer = api::get_instance(&id).await;
+            if self.left() {
+                return;
+            }
+            match answer {
                 Ok(d) => {
                     let graph = (self.graph_version.get_value() != Some(d.summary.version))
                         .then(|| (d.summary.workflow_id.clone(), d.summary.version));
@@ -122,6 +132,9 @@ impl RunView {
                     // Awaited while `fetching` holds, so a refresh meanwhile cannot fetch it again.
                     if let Some((workflow, version)) = graph {
                         self.load_definition(workflow, version).await;
+                        if self.left() {
+                            return;
+                        }
                     }
                 }
                 Err(err) => self.error.set(Some(err.message())),
@@ -135,7 +148,11 @@ impl RunView {
     }
 
     async fn load_definition(self, workflow: String, version: i64) {
-        match api::get_version(&workflow, version).await {
+        let answer = api::get_version(&workflow, version).await;
+        if self.left() {
+            return;
+        }
+        match answer {
             Ok(v) => {
                 self.graph_version.set_value(Some(version));
                 self.definition.set(Some(graph::placed(&v.definition)));
