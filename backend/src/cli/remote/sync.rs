@@ -123,6 +123,14 @@ struct Planned {
 /// then write what changed.
 pub async fn push(api: &Api, dir: &Path, options: PushOptions) -> CliResult<Exit> {
     let mut state = SyncState::read(dir)?;
+    if !state.server.is_empty() && state.server != api.base && !options.force {
+        return Err(CliError::refused(format!(
+            "{} was pulled from {}, not {}; push to that server, or pass --force to write these files here",
+            display(dir),
+            state.server,
+            api.base
+        )));
+    }
     let plan = plan(api, dir, &state).await?;
     for p in &plan {
         show_change(dir, p);
@@ -155,10 +163,11 @@ pub async fn push(api: &Api, dir: &Path, options: PushOptions) -> CliResult<Exit
             let with_id = WorkflowFile { id: Some(saved.summary.id.clone()), ..p.file.clone() };
             write_if_changed(&p.path, &with_id.to_text())?;
         }
+        // Recorded after each workflow: a push that fails half way leaves the ones it wrote current.
+        state.server = api.base.clone();
         state.etags.insert(saved.summary.id.clone(), saved.etag.clone());
+        state.write(dir)?;
     }
-    state.server = api.base.clone();
-    state.write(dir)?;
     say!("pushed {changed} workflows");
     Ok(Exit::Success)
 }
