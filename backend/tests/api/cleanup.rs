@@ -232,13 +232,7 @@ async fn a_bulk_cancel_cancels_each_unfinished_instance_through_the_engine(app: 
 
 async fn a_bulk_retry_reruns_each_failed_instance(app: TestApp) {
     // Fails its first attempt and has no retry policy: the instance fails; a retry succeeds.
-    let wf = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        let id = app.start(&wf, json!({})).await;
-        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
-        ids.push(id);
-    }
+    let (wf, ids) = app.failed_once_instances(3).await;
     problem(
         app.post("/api/v1/instances/retry").json(&json!({"filter": {"status": "running"}})).send().await.unwrap(),
         409,

@@ -128,13 +128,7 @@ async fn watch_prints_every_node_of_a_running_instance_and_ends(app: TestApp) {
 
 async fn a_bulk_retry_runs_to_the_end_with_progress_lines(app: TestApp) {
     let cli = Client::new(&app).await;
-    let wf = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        let id = app.start(&wf, json!({})).await;
-        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
-        ids.push(id);
-    }
+    let (wf, ids) = app.failed_once_instances(3).await;
     let dry = cli.run(&["instance", "retry", "--status", "failed", "--workflow", &wf, "--dry-run", "-o", "json"]).await;
     assert_exit(&dry, 0);
     assert_eq!(serde_json::from_str::<Value>(&stdout(&dry)).unwrap()["matched"], 3);

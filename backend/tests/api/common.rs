@@ -7,6 +7,7 @@ use trellis::config::{DatabaseConfig, ServeConfig};
 use trellis::server::Server;
 use trellis::store::DynStore;
 use trellis_model::api::{InstanceDetail, NodeView, Started, TokenResponse, Workflow};
+use trellis_model::InstanceStatus;
 
 pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
 /// Known to the tests so they can mint expired or forged tokens.
@@ -160,6 +161,20 @@ impl TestApp {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         panic!("instance {id} never reached the expected state: {:?}", self.instance(id).await);
+    }
+
+    /// A workflow whose one node fails its first attempt (no retry policy), and `n` of its
+    /// instances, each ended failed: a retry of any of them then succeeds.
+    pub async fn failed_once_instances(&self, n: usize) -> (String, Vec<String>) {
+        let wf =
+            self.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
+        let mut ids = Vec::new();
+        for _ in 0..n {
+            let id = self.start(&wf, json!({})).await;
+            assert_eq!(self.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
+            ids.push(id);
+        }
+        (wf, ids)
     }
 
     /// Polls until the instance has ended (succeeded, failed, canceled or timed out).

@@ -56,13 +56,7 @@ async fn the_list_takes_several_statuses_and_names_each_workflow(app: TestApp) {
 }
 
 async fn a_bulk_action_on_selected_ids_touches_only_them(app: TestApp) {
-    let wf = app.publish(json!({"nodes": [{"id": "flaky", "type": "fail", "config": {"fail_attempts": 1}}]})).await;
-    let mut failed = Vec::new();
-    for _ in 0..3 {
-        let id = app.start(&wf, json!({})).await;
-        assert_eq!(app.wait_finished(&id).await.summary.status, InstanceStatus::Failed);
-        failed.push(id);
-    }
+    let (wf, failed) = app.failed_once_instances(3).await;
     let picked = json!({"ids": [failed[0], failed[2]]});
     let dry: BulkAnswer = app
         .post("/api/v1/instances/retry")
