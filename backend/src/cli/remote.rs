@@ -13,6 +13,7 @@ pub mod api;
 pub mod bulk;
 pub mod failure;
 pub mod files;
+mod hidden_input;
 pub mod input;
 pub mod instances;
 pub mod login;

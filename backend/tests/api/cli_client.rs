@@ -28,6 +28,11 @@ impl Client {
         Client { env, config: tempfile::tempdir().unwrap() }
     }
 
+    /// The API key this client was given.
+    pub fn token(&self) -> String {
+        self.env.iter().find(|(k, _)| *k == "TRELLIS_TOKEN").map(|(_, v)| v.clone()).unwrap_or_default()
+    }
+
     pub async fn run(&self, args: &[&str]) -> Output {
         self.run_with_stdin(args, "").await
     }

@@ -13,6 +13,7 @@ mod cli;
 mod cli_bad_input;
 mod cli_client;
 mod cli_files;
+mod cli_watch;
 mod concurrency_keys;
 mod contention;
 mod crash;

@@ -143,6 +143,7 @@ async fn client_side_routes_get_the_page_and_missing_files_and_api_paths_get_404
         problem(app.get(path).send().await.unwrap(), 404).await;
     }
     let post = app.client.post(app.url("/")).send().await.unwrap();
+    assert_eq!(post.headers()["allow"], "GET, HEAD", "a 405 says which methods the path takes");
     problem(post, 405).await;
 }
 

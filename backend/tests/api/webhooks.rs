@@ -335,7 +335,9 @@ async fn triggers_are_listed_changed_deleted_and_guarded(app: TestApp) {
     problem(app.get(&format!("/api/v1/triggers/{trigger}")).send().await.unwrap(), 404).await;
     problem(signed(&app, &trigger, &secret, "gone", "{}").send().await.unwrap(), 404).await;
     problem(app.client.post(app.url("/hooks/not-a-uuid")).send().await.unwrap(), 404).await;
-    problem(app.client.get(app.url(&format!("/hooks/{trigger}"))).send().await.unwrap(), 405).await;
+    let refused = app.client.get(app.url(&format!("/hooks/{trigger}"))).send().await.unwrap();
+    assert_eq!(refused.headers()["allow"], "POST", "a 405 says which method a webhook takes");
+    problem(refused, 405).await;
     let id = uuid::Uuid::now_v7();
     for (method, path) in [
         ("GET", format!("/api/v1/workflows/{id}/triggers")),

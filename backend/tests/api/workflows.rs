@@ -87,7 +87,9 @@ async fn unknown_workflows_and_versions_are_404_problems(app: TestApp) {
     problem(app.get(&format!("/api/v1/workflows/{id}/versions/1")).send().await.unwrap(), 404).await;
     problem(app.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap(), 404).await;
     problem(app.get("/api/v1/no-such-thing").send().await.unwrap(), 404).await;
-    problem(app.as_admin(app.client.delete(app.url("/api/v1/workflows"))).send().await.unwrap(), 405).await;
+    let refused = app.as_admin(app.client.delete(app.url("/api/v1/workflows"))).send().await.unwrap();
+    assert_eq!(refused.headers()["allow"], "GET,HEAD,POST", "a 405 says which methods the path takes");
+    problem(refused, 405).await;
 }
 
 async fn health_and_readiness_probes_answer_without_credentials(app: TestApp) {

@@ -135,7 +135,11 @@ fn confirm(kind: JobKind, preview: &BulkAnswer) -> CliResult<bool> {
 
 /// Polls the job until it ends, showing its progress.
 async fn follow(api: &Api, output: Output, job_id: &str, matched: i64) -> CliResult<Job> {
-    let bar = (output == Output::Table && std::io::stdout().is_terminal()).then(|| progress_bar(matched));
+    let bar = (output == Output::Table && std::io::stdout().is_terminal()).then(|| {
+        // Named before the bar takes the line: interrupted, the user still knows which job runs on.
+        say!("job {job_id} started; it goes on on the server if this command is interrupted");
+        progress_bar(matched)
+    });
     let mut last_line = String::new();
     loop {
         let job: Job = api.get(&format!("/jobs/{job_id}"), &[]).await?;

@@ -3,6 +3,7 @@
 
 use super::api::Api;
 use super::failure::{CliError, CliResult, Exit};
+use super::hidden_input::read_hidden_line;
 use super::profiles::{Credentials, Profile};
 use super::{say, Target};
 use chrono::Utc;
@@ -43,7 +44,7 @@ pub async fn login(args: LoginArgs) -> CliResult<Exit> {
     // `--token`/`TRELLIS_TOKEN` are never saved: a token left in the shell for one server would
     // otherwise be sent to whichever server `--url` names. A key to keep comes on standard input.
     let mut profile = if args.with_token {
-        let token = read_line("API key: ", false)?;
+        let token = read_line("API key: ", false).await?;
         Profile { url: anonymous.base.clone(), token, username: None, expires_at: None }
     } else {
         password_login(&anonymous, args.username.clone()).await?
@@ -67,9 +68,9 @@ pub async fn login(args: LoginArgs) -> CliResult<Exit> {
 async fn password_login(api: &Api, username: Option<String>) -> CliResult<Profile> {
     let username = match username {
         Some(name) => name,
-        None => read_line("username: ", false)?,
+        None => read_line("username: ", false).await?,
     };
-    let password = read_line("password: ", true)?;
+    let password = read_line("password: ", true).await?;
     let body = serde_json::json!({"username": username, "password": password});
     let answer: TokenResponse = api.post("/auth/login", &body).await?;
     let expires_at = Utc::now() + chrono::Duration::seconds(answer.expires_in.min(i64::MAX as u64) as i64);
@@ -100,38 +101,23 @@ pub async fn logout(args: LogoutArgs) -> CliResult<Exit> {
 }
 
 /// One line from standard input, after `prompt` on a terminal; a password is not echoed.
-fn read_line(prompt: &str, secret: bool) -> CliResult<String> {
+async fn read_line(prompt: &str, secret: bool) -> CliResult<String> {
     let stdin = std::io::stdin();
     let on_terminal = stdin.is_terminal();
     if on_terminal {
         eprint!("{prompt}");
     }
-    let echo = (secret && on_terminal).then(hide_echo).flatten();
-    let mut line = String::new();
-    let read = stdin.lock().read_line(&mut line);
-    if let Some(saved) = echo {
-        restore_echo(saved);
-        eprintln!();
-    }
-    read.map_err(|e| CliError::usage(format!("cannot read {}: {e}", prompt.trim_end_matches([':', ' ']))))?;
+    let read = if secret && on_terminal {
+        read_hidden_line().await
+    } else {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line).map(|_| line)
+    };
+    let line =
+        read.map_err(|e| CliError::usage(format!("cannot read {}: {e}", prompt.trim_end_matches([':', ' ']))))?;
     let value = line.trim_end_matches(['\r', '\n']).to_owned();
     if value.is_empty() {
         return Err(CliError::usage(format!("no {} given on standard input", prompt.trim_end_matches([':', ' ']))));
     }
     Ok(value)
-}
-
-/// Turns terminal echo off, returning the settings to restore.
-fn hide_echo() -> Option<nix::sys::termios::Termios> {
-    use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
-    let stdin = std::io::stdin();
-    let saved = tcgetattr(&stdin).ok()?;
-    let mut quiet = saved.clone();
-    quiet.local_flags.remove(LocalFlags::ECHO);
-    tcsetattr(&stdin, SetArg::TCSANOW, &quiet).ok()?;
-    Some(saved)
-}
-
-fn restore_echo(saved: nix::sys::termios::Termios) {
-    let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSANOW, &saved);
 }

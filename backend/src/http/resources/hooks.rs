@@ -102,7 +102,9 @@ async fn receive(
 }
 
 async fn post_only() -> Response {
-    answer(Answer::refused(StatusCode::METHOD_NOT_ALLOWED, "webhook deliveries are POST requests"))
+    let mut refused = answer(Answer::refused(StatusCode::METHOD_NOT_ALLOWED, "webhook deliveries are POST requests"));
+    refused.headers_mut().insert(axum::http::header::ALLOW, axum::http::HeaderValue::from_static("POST"));
+    refused
 }
 
 fn answer(answer: Answer) -> Response {

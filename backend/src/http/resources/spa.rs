@@ -28,26 +28,45 @@ pub async fn serve(State(state): State<AppState>, request: Request<Body>) -> Res
     }
     if request.method() != Method::GET && request.method() != Method::HEAD {
         let refused = problem(StatusCode::METHOD_NOT_ALLOWED, "the web app's files are only read (GET)".into(), vec![]);
-        return problem_response(&refused);
+        let mut response = problem_response(&refused);
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
     }
-    let web_dir = state.serve.web_dir.as_deref();
-    let source = Source::new(web_dir);
-    if !source.is_built() {
-        return not_built(web_dir);
-    }
-    let name = path.trim_start_matches('/');
-    let asset = match source.get(if name.is_empty() { INDEX } else { name }) {
-        Some(asset) => asset,
-        // `/pkg/old-name.js` after a deploy: the page would be a confusing answer to a script.
-        None if looks_like_a_file(name) => {
-            return problem_response(&problem(StatusCode::NOT_FOUND, "no such file in the web app".into(), vec![]));
-        }
-        None => match source.get(INDEX) {
-            Some(index) => index,
-            None => return not_built(web_dir),
+    let name = path.trim_start_matches('/').to_owned();
+    let found = match state.serve.web_dir.clone() {
+        None => find(Source::Embedded, &name),
+        // A folder is read from disk: off the threads that serve requests.
+        Some(dir) => match tokio::task::spawn_blocking(move || find(Source::Dir(&dir), &name)).await {
+            Ok(found) => found,
+            Err(_) => Found::NotBuilt,
         },
     };
-    respond(&asset, request.headers())
+    match found {
+        Found::Asset(asset) => respond(&asset, request.headers()),
+        Found::NoSuchFile => {
+            problem_response(&problem(StatusCode::NOT_FOUND, "no such file in the web app".into(), vec![]))
+        }
+        Found::NotBuilt => not_built(state.serve.web_dir.as_deref()),
+    }
+}
+
+enum Found {
+    Asset(Asset),
+    /// `/pkg/old-name.js` after a deploy: the page would be a confusing answer to a script.
+    NoSuchFile,
+    NotBuilt,
+}
+
+/// The file a path names, or the page for a client-side route.
+fn find(source: Source<'_>, name: &str) -> Found {
+    if !source.is_built() {
+        return Found::NotBuilt;
+    }
+    match source.get(if name.is_empty() { INDEX } else { name }) {
+        Some(asset) => Found::Asset(asset),
+        None if looks_like_a_file(name) => Found::NoSuchFile,
+        None => source.get(INDEX).map_or(Found::NotBuilt, Found::Asset),
+    }
 }
 
 /// Client-side routes are ids and words; a last segment with an extension asks for a file.
