@@ -16,6 +16,50 @@ pub struct DatabaseConfig {
     /// Connections in the pool.
     #[arg(long, env = "TRELLIS_DB_MAX_CONNECTIONS", default_value_t = 16, global = true)]
     pub db_max_connections: u32,
+    /// How long a request waits for a pooled connection before it is answered 503 with
+    /// `Retry-After`, in ms.
+    #[arg(long, env = "TRELLIS_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 5_000, global = true)]
+    pub db_acquire_timeout_ms: u64,
+    /// `transaction`: `DATABASE_URL` goes through a connection pooler in transaction mode
+    /// (PgBouncer), so nothing outlives a transaction on a connection. Default: `transaction`
+    /// when `TRELLIS_DIRECT_DATABASE_URL` is set, else `none`.
+    #[arg(long, env = "TRELLIS_DATABASE_POOLER", value_enum, global = true)]
+    pub database_pooler: Option<Pooler>,
+    /// With a pooler in front of Postgres: a URL straight to it, for LISTEN/NOTIFY (one
+    /// connection per process) and migrations.
+    #[arg(long, env = "TRELLIS_DIRECT_DATABASE_URL", hide_env_values = true, global = true)]
+    pub direct_database_url: Option<String>,
+}
+
+/// What sits between Trellis and Postgres.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pooler {
+    /// Nothing, or a pooler in session mode.
+    None,
+    /// A pooler in transaction mode (PgBouncer `pool_mode = transaction`).
+    Transaction,
+}
+
+impl DatabaseConfig {
+    /// `url` with `max_connections`, straight to the database (tests, tools).
+    pub fn direct(url: &str, max_connections: u32) -> DatabaseConfig {
+        DatabaseConfig {
+            database_url: url.to_owned(),
+            db_max_connections: max_connections,
+            db_acquire_timeout_ms: 5_000,
+            database_pooler: None,
+            direct_database_url: None,
+        }
+    }
+
+    /// Whether `DATABASE_URL` goes through a transaction-mode pooler (see `database_pooler`).
+    pub fn behind_transaction_pooler(&self) -> bool {
+        let direct_set = self.direct_database_url.as_deref().is_some_and(|u| !u.trim().is_empty());
+        match self.database_pooler {
+            Some(pooler) => pooler == Pooler::Transaction,
+            None => direct_set,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

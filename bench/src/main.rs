@@ -11,6 +11,7 @@ mod floor;
 mod keys;
 mod list;
 mod peers;
+mod pooler;
 mod sandbox;
 mod sandbox_bombs;
 mod scale;
@@ -192,6 +193,8 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let count = if options.quick { 1_000 } else { 10_000 };
         progress(backend, &format!("one process against two, {count} instances"));
         scale::one_vs_two(&options.binary, &url, &api, count, &mut figures).await?;
+        progress(backend, &format!("1 and 3 processes through PgBouncer beside the same direct, {count} instances"));
+        scale::pooled_vs_direct(&options.binary, &url, &api, count, &mut figures).await?;
     }
     if runs("sse") {
         let (first_event_runs, audiences) =

@@ -2,6 +2,7 @@
 //! instances drained by one `trellis serve`, then by two sharing the database, each figure
 //! beside the other from the same run; and per process, how its commit time splits between
 //! taking the instances' locks (which includes waiting for the other process) and the rest.
+//! Then 1 and 3 processes through PgBouncer in transaction mode beside 1 and 3 direct.
 
 use crate::peers;
 use crate::scenarios::Figures;
@@ -74,5 +75,46 @@ pub async fn one_vs_two(binary: &str, url: &str, first: &Api, count: usize, out:
         out.insert(format!("scale_process{}_lock_ms_per_transition", k + 1), lock);
         out.insert(format!("scale_process{}_other_commit_ms_per_transition", k + 1), rest);
     }
+    Ok(())
+}
+
+/// `n` more servers on `url` (with `env`), and a client for each.
+async fn more_servers(binary: &str, url: &str, env: &[(&str, &str)], n: usize) -> Result<(Vec<Server>, Vec<Api>)> {
+    let (mut servers, mut apis) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let server = Server::start_with(binary, url, env).await?;
+        apis.push(Api::connect(&server).await?);
+        servers.push(server);
+    }
+    Ok((servers, apis))
+}
+
+/// 1 and 3 processes through PgBouncer in transaction mode (`pooler::POOL_SIZE` server
+/// connections, LISTEN over the direct URL) beside 1 and 3 straight to Postgres, measured
+/// one after the other in the same run.
+pub async fn pooled_vs_direct(binary: &str, url: &str, first: &Api, count: usize, out: &mut Figures) -> Result<()> {
+    let (direct_one, _) = drain_through(&[first], "bench scale direct 1", count).await?;
+    let (servers, apis) = more_servers(binary, url, &[], 2).await?;
+    let (direct_three, peak_direct) =
+        drain_through(&[first, &apis[0], &apis[1]], "bench scale direct 3", count).await?;
+    drop((servers, apis));
+    let bouncer = crate::pooler::Bouncer::start(url).await?;
+    let pooled = bouncer.url_for(url)?;
+    let env = [("TRELLIS_DATABASE_POOLER", "transaction"), ("TRELLIS_DIRECT_DATABASE_URL", url)];
+    let (mut servers, mut apis) = more_servers(binary, &pooled, &env, 1).await?;
+    let (pooled_one, _) = drain_through(&[&apis[0]], "bench scale pooled 1", count).await?;
+    let (more, more_apis) = more_servers(binary, &pooled, &env, 2).await?;
+    servers.extend(more);
+    apis.extend(more_apis);
+    let (pooled_three, peak_pooled) =
+        drain_through(&[&apis[0], &apis[1], &apis[2]], "bench scale pooled 3", count).await?;
+    out.insert("scale_direct_1_process_transitions_per_s".into(), direct_one);
+    out.insert("scale_direct_3_processes_transitions_per_s".into(), direct_three);
+    out.insert("scale_pooled_1_process_transitions_per_s".into(), pooled_one);
+    out.insert("scale_pooled_3_processes_transitions_per_s".into(), pooled_three);
+    out.insert("scale_pooled_over_direct_1".into(), pooled_one / direct_one);
+    out.insert("scale_pooled_over_direct_3".into(), pooled_three / direct_three);
+    let over_limit = [peak_direct, peak_pooled].iter().filter(|&&peak| peak > LIMIT).count();
+    out.insert("scale_pooled_limit_violations".into(), over_limit as f64);
     Ok(())
 }

@@ -16,8 +16,14 @@ pub struct Server {
 
 impl Server {
     pub async fn start(binary: &str, database_url: &str) -> Result<Server> {
+        Server::start_with(binary, database_url, &[]).await
+    }
+
+    /// A server with `env` besides the usual settings.
+    pub async fn start_with(binary: &str, database_url: &str, env: &[(&str, &str)]) -> Result<Server> {
         let mut child = Command::new(binary)
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .envs(env.iter().copied())
             .env("DATABASE_URL", database_url)
             .env("TRELLIS_ADMIN_PASSWORD", PASSWORD)
             .env("RUST_LOG", "warn,trellis::server=info")

@@ -2,7 +2,7 @@
 
 use crate::spa::Optimise;
 use crate::util::{cargo, run as run_cmd};
-use crate::{e2e, lint, postgres, spa};
+use crate::{e2e, lint, pgbouncer, postgres, spa};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,13 +30,18 @@ pub fn run(root: &Path, serve_args: &[String]) -> Result<()> {
 pub fn test(root: &Path, _args: &[String]) -> Result<()> {
     lint::check(root)?;
     let database_url = postgres::ensure()?;
+    let pgbouncer = pgbouncer::ensure()?;
     postgres::drop_test_databases(&database_url);
     let web_dir = spa::build(root, Optimise::No)?;
     // The Rust tests build with the same setting, so cargo builds the server once.
     run_cmd(cargo().current_dir(root).args(["build", "-p", "trellis"]).env(EMBED_ENV, &web_dir))?;
 
     let mut rust_tests = cargo();
-    rust_tests.current_dir(root).env("TEST_DATABASE_URL", &database_url).env(EMBED_ENV, &web_dir);
+    rust_tests
+        .current_dir(root)
+        .env("TEST_DATABASE_URL", &database_url)
+        .env(EMBED_ENV, &web_dir)
+        .env(pgbouncer::ENV, &pgbouncer);
     if crate::tools::find_on_path("cargo-nextest").is_some() {
         rust_tests.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
     } else {
@@ -55,6 +60,7 @@ pub fn test(root: &Path, _args: &[String]) -> Result<()> {
 /// serve the optimised web app from `dist/`, whose cold load it weighs.
 pub fn bench(root: &Path, args: &[String]) -> Result<()> {
     let database_url = postgres::ensure()?;
+    let pgbouncer = pgbouncer::ensure()?;
     let web_dir = spa::build(root, Optimise::Yes)?;
     run_cmd(cargo().current_dir(root).args(["build", "--release", "-p", "trellis", "-p", "trellis-bench"]))?;
     let release = spa::target_dir(root).join("release");
@@ -65,6 +71,7 @@ pub fn bench(root: &Path, args: &[String]) -> Result<()> {
         .arg(release.join("trellis"))
         .args(args)
         .env("TEST_DATABASE_URL", &database_url)
+        .env(pgbouncer::ENV, &pgbouncer)
         .env("TRELLIS_WEB_DIR", &web_dir);
     let result = run_cmd(&mut driver);
     postgres::drop_test_databases(&database_url);

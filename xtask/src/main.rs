@@ -3,6 +3,7 @@
 mod bundle;
 mod e2e;
 mod lint;
+mod pgbouncer;
 mod postgres;
 mod spa;
 mod tools;

@@ -2,7 +2,7 @@
 //! commits, plus gauges read at scrape time (queue depth, timers, SSE clients, pool use).
 
 use crate::store::phases::{Phase, PHASES};
-use crate::store::EngineGauges;
+use crate::store::{EngineGauges, POOL_WAITS};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -24,6 +24,9 @@ pub struct Metrics {
     sse_clients: Gauge,
     pool: Family<Labels, Gauge>,
     pool_max: Gauge,
+    pool_acquires: Gauge,
+    pool_wait: Gauge<f64, AtomicU64>,
+    pool_timeouts: Gauge,
     commit_phases: Family<Labels, Gauge<f64, AtomicU64>>,
     commit_batches: Gauge,
     commit_transitions: Gauge,
@@ -51,6 +54,9 @@ impl Default for Metrics {
             sse_clients: Gauge::default(),
             pool: Family::default(),
             pool_max: Gauge::default(),
+            pool_acquires: Gauge::default(),
+            pool_wait: Gauge::default(),
+            pool_timeouts: Gauge::default(),
             commit_phases: Family::default(),
             commit_batches: Gauge::default(),
             commit_transitions: Gauge::default(),
@@ -85,6 +91,21 @@ impl Metrics {
         r.register("trellis_sse_clients", "Server-sent event streams open on this process", self.sse_clients.clone());
         r.register("trellis_db_pool_connections", "Database connections of this process, by state", self.pool.clone());
         r.register("trellis_db_pool_max_connections", "The database pool's size limit", self.pool_max.clone());
+        r.register(
+            "trellis_db_pool_acquires",
+            "Connections (with their BEGIN) this process got from its pool (Postgres; only grows)",
+            self.pool_acquires.clone(),
+        );
+        r.register(
+            "trellis_db_pool_wait_seconds",
+            "Seconds this process waited for pooled connections since it started (Postgres; only grows)",
+            self.pool_wait.clone(),
+        );
+        r.register(
+            "trellis_db_pool_timeouts",
+            "Waits for a pooled connection that gave up (answered 503; Postgres; only grows)",
+            self.pool_timeouts.clone(),
+        );
         r.register(
             "trellis_commit_phase_seconds",
             "Seconds this process spent committing transitions since it started, by phase (only grows)",
@@ -137,6 +158,10 @@ impl Metrics {
         self.pool.get_or_create(&vec![("state", "idle".to_owned())]).set(i64::from(gauges.pool.idle));
         self.pool.get_or_create(&vec![("state", "in_use".to_owned())]).set(i64::from(in_use));
         self.pool_max.set(i64::from(gauges.pool.max));
+        let (acquires, waited, timeouts) = POOL_WAITS.totals();
+        self.pool_acquires.set(acquires as i64);
+        self.pool_wait.set(waited);
+        self.pool_timeouts.set(timeouts as i64);
         for phase in Phase::ALL {
             self.commit_phases.get_or_create(&vec![("phase", phase.name().to_owned())]).set(PHASES.seconds(phase));
         }

@@ -38,7 +38,11 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// around the bound payloads (a JSON array of strings, one per instance).
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)>;
 
-    fn pool(&self) -> &sqlx::Pool<Self::Db>;
+    /// What the shared SQL runs statements on and begins transactions with: the sqlx pool
+    /// (SQLite), or a wrapper safe behind a transaction-mode pooler (Postgres, `pg_pool.rs`).
+    type Pool;
+
+    fn pool(&self) -> &Self::Pool;
     /// Names this store (this process) in its announcements, so its listener skips them.
     fn origin(&self) -> Uuid;
     /// Serializes this process's writers where the database cannot (SQLite); a no-op where

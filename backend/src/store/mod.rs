@@ -16,6 +16,8 @@ mod instance_query;
 mod job_records;
 mod job_sql;
 pub mod notice;
+mod pg_pool;
+mod pg_setup;
 pub mod phases;
 mod postgres;
 mod records;
@@ -39,6 +41,7 @@ pub use insight_sql::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore
 pub use instance_query::{parse_statuses, InstanceQuery};
 pub use job_records::*;
 pub use job_sql::JobStore;
+pub use pg_pool::POOL_WAITS;
 pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
 pub use statuses::StatusSet;
@@ -187,7 +190,7 @@ pub type DynStore = Arc<dyn Store>;
 pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<DynStore> {
     let url = config.database_url.as_str();
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(postgres::PgStore::connect(url, config.db_max_connections).await?))
+        Ok(Arc::new(postgres::PgStore::connect(config).await?))
     } else if url.starts_with("sqlite:") {
         Ok(Arc::new(sqlite::SqliteStore::connect(url, config.db_max_connections).await?))
     } else {

@@ -2,34 +2,71 @@
 
 use super::backend::Backend;
 use super::notice::{self, Appended, Notice};
+use super::pg_pool::PgDb;
 use super::Result;
+use crate::config::DatabaseConfig;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 use std::str::FromStr;
 use std::time::Duration;
-use tokio::sync::mpsc::Receiver;
+use tokio::sync::mpsc::{Receiver, Sender};
 use uuid::Uuid;
 
 pub struct PgStore {
-    pool: PgPool,
+    pool: PgDb,
+    /// One connection straight to Postgres (`TRELLIS_DIRECT_DATABASE_URL`), for LISTEN; else
+    /// LISTEN goes through `pool` — unless that is a transaction-mode pooler, where it cannot.
+    direct: Option<PgPool>,
     /// Names this store (this process) in its announcements, so its listener skips them.
     origin: Uuid,
 }
 
 impl PgStore {
-    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Self> {
-        let options = PgConnectOptions::from_str(url)?.application_name("trellis");
+    pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<Self> {
+        let url = config.database_url.as_str();
+        let pooler = config.behind_transaction_pooler();
+        let mut options = PgConnectOptions::from_str(url)?.application_name("trellis");
+        if pooler {
+            // Nothing cached across transactions (see `pg_pool.rs` for what else it takes), and
+            // no `extra_float_digits` startup parameter, which PgBouncer refuses unless told to
+            // ignore it (Postgres 12 and later print floats exactly without it).
+            options = options.statement_cache_capacity(0).extra_float_digits(None);
+        }
         let pool = PgPoolOptions::new()
-            .max_connections(max_connections)
-            // While the database is away a request waits this long for a connection, then
-            // is answered 503 with `Retry-After`; busy pools hand connections over in ms.
-            .acquire_timeout(Duration::from_secs(5))
+            .max_connections(config.db_max_connections)
+            // A request waits this long for a connection (the database away, the pool or the
+            // pooler's pool exhausted), then is answered 503 with `Retry-After`; busy pools
+            // hand connections over in ms.
+            .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms.max(100)))
             .connect_with(options)
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to {}: {e}", super::redact_url(url)))?;
-        // Migrations take an advisory lock, so processes starting together apply them once.
-        sqlx::migrate!("../migrations/postgres").run(&pool).await?;
-        Ok(PgStore { pool, origin: Uuid::now_v7() })
+        let direct = match config.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(direct) => Some(connect_direct(direct).await?),
+            None => None,
+        };
+        let pool = PgDb::new(pool, pooler);
+        super::pg_setup::migrate(&pool, direct.as_ref()).await?;
+        if pooler && direct.is_none() {
+            tracing::warn!(
+                "TRELLIS_DATABASE_POOLER=transaction without TRELLIS_DIRECT_DATABASE_URL: LISTEN cannot work through \
+                 a transaction-mode pooler, so this process hears of other processes' work only by polling — event \
+                 streams reread the history every TRELLIS_SSE_RESYNC_MS, and the dashboard feed shows this \
+                 process's changes only. Set TRELLIS_DIRECT_DATABASE_URL (straight to Postgres) for live updates."
+            );
+        }
+        Ok(PgStore { pool, direct, origin: Uuid::now_v7() })
     }
+}
+
+/// The direct connection: one, for LISTEN (and, before that, migrations).
+async fn connect_direct(url: &str) -> anyhow::Result<PgPool> {
+    let options = PgConnectOptions::from_str(url)?.application_name("trellis-listen");
+    PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_with(options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot connect to TRELLIS_DIRECT_DATABASE_URL {}: {e}", super::redact_url(url)))
 }
 
 /// The store type the shared SQL (`shared/`) is implemented for in this backend.
@@ -60,7 +97,9 @@ impl Backend for PgStore {
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> =
         Some(("SELECT pg_notify('trellis_events', p) FROM json_array_elements_text(", "::json) AS p"));
 
-    fn pool(&self) -> &PgPool {
+    type Pool = PgDb;
+
+    fn pool(&self) -> &PgDb {
         &self.pool
     }
 
@@ -70,37 +109,64 @@ impl Backend for PgStore {
 
     async fn write_guard(&self) {}
 
-    /// LISTENs on its own connection and forwards other processes' announcements. When the
-    /// connection drops, sqlx reconnects; what was announced meanwhile is lost, which the
-    /// receiver is told (`Notice::Gap`) so it rereads the history.
+    /// LISTENs on its own connection (the direct one, if set) and forwards other processes'
+    /// announcements. When the connection drops, sqlx reconnects; what was announced
+    /// meanwhile is lost, which the receiver is told (`Notice::Gap`) so it rereads the
+    /// history. Behind a transaction-mode pooler without a direct connection: `None` (said
+    /// at start; streams poll).
     async fn listen_for_notices(&self) -> Result<Option<Receiver<Notice>>> {
-        let mut listener = PgListener::connect_with(&self.pool).await?;
-        listener.listen(notice::CHANNEL).await?;
+        let pool = match (&self.direct, self.pool.behind_pooler()) {
+            (Some(direct), _) => direct.clone(),
+            (None, false) => self.pool.inner().clone(),
+            (None, true) => return Ok(None),
+        };
+        let listener = listen_on(&pool).await?;
         let (sender, receiver) = tokio::sync::mpsc::channel(4_096);
-        let origin = self.origin;
-        tokio::spawn(async move {
-            loop {
-                let notice = match listener.try_recv().await {
-                    Ok(Some(n)) => match serde_json::from_str::<Appended>(n.payload()) {
-                        Ok(appended) if appended.origin == origin => continue,
-                        Ok(appended) => Notice::Appended(appended),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "ignoring a malformed event announcement");
-                            continue;
-                        }
-                    },
-                    Ok(None) => Notice::Gap,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "event listener lost its connection; reconnecting");
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                        Notice::Gap
-                    }
-                };
-                if sender.send(notice).await.is_err() {
-                    return; // the bus is gone: the server is stopping
+        tokio::spawn(relay_notices(pool, listener, self.origin, sender));
+        Ok(Some(receiver))
+    }
+}
+
+async fn listen_on(pool: &PgPool) -> Result<PgListener> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(notice::CHANNEL).await?;
+    Ok(listener)
+}
+
+/// Forwards other processes' announcements until the receiver is gone. sqlx reconnects a
+/// listener whose connection ended; one that fails otherwise (a reset, say) is replaced.
+async fn relay_notices(pool: PgPool, listener: PgListener, origin: Uuid, sender: Sender<Notice>) {
+    let mut listener = Some(listener);
+    loop {
+        let Some(current) = listener.as_mut() else {
+            match listen_on(&pool).await {
+                Ok(fresh) => listener = Some(fresh),
+                Err(e) => {
+                    tracing::warn!(error = %e, "event listener cannot reconnect; trying again");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
-        });
-        Ok(Some(receiver))
+            continue;
+        };
+        let notice = match current.try_recv().await {
+            Ok(Some(n)) => match serde_json::from_str::<Appended>(n.payload()) {
+                Ok(appended) if appended.origin == origin => continue,
+                Ok(appended) => Notice::Appended(appended),
+                Err(e) => {
+                    tracing::warn!(error = %e, "ignoring a malformed event announcement");
+                    continue;
+                }
+            },
+            Ok(None) => Notice::Gap,
+            Err(e) => {
+                tracing::warn!(error = %e, "event listener lost its connection; reconnecting");
+                listener = None;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Notice::Gap
+            }
+        };
+        if sender.send(notice).await.is_err() {
+            return; // the bus is gone: the server is stopping
+        }
     }
 }

@@ -66,6 +66,8 @@ impl Backend for SqliteStore {
     const FLOOR: &'static str = "";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> = None;
 
+    type Pool = SqlitePool;
+
     fn pool(&self) -> &SqlitePool {
         &self.pool
     }

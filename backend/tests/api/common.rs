@@ -189,7 +189,7 @@ impl TestApp {
 }
 
 pub fn db_config(url: &str) -> DatabaseConfig {
-    DatabaseConfig { database_url: url.to_owned(), db_max_connections: 8 }
+    DatabaseConfig::direct(url, 8)
 }
 
 /// A new, empty database of `backend`; the folder holds the SQLite file.

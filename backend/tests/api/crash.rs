@@ -3,64 +3,10 @@
 
 use crate::common::{fresh_database, Backend};
 use crate::ledger;
-use crate::process::Process;
+use crate::process::{Api, Process};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
-
-/// A signed-in API client for a server process.
-struct Api {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
-
-impl Api {
-    async fn connect(base: &str) -> Api {
-        let http = trellis::http_client::builder().build().unwrap();
-        let token = crate::process::admin_token(&http, base).await;
-        Api { http, base: base.to_owned(), token }
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let r =
-            self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await.unwrap();
-        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        self.http
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    async fn publish(&self, definition: Value) -> String {
-        let (_, created) = self.post("/api/v1/workflows", json!({"name": "durable", "definition": definition})).await;
-        let id = created["id"].as_str().unwrap().to_owned();
-        assert_eq!(self.post(&format!("/api/v1/workflows/{id}/versions"), json!({})).await.0, 201);
-        id
-    }
-
-    /// Waits until no instance of `workflow` is queued or running; returns the counts.
-    async fn settle(&self, workflow: &str, limit: Duration) -> Value {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let list = self.get(&format!("/api/v1/instances?workflow={workflow}&limit=1")).await;
-            let counts = list["counts"].clone();
-            let open = counts["queued"].as_i64().unwrap() + counts["running"].as_i64().unwrap();
-            if open == 0 || tokio::time::Instant::now() > deadline {
-                return counts;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
 
 async fn kill_and_recover(backend: Backend) {
     let (url, _dir) = fresh_database(backend).await;

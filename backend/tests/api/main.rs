@@ -33,6 +33,8 @@ mod openapi;
 mod openapi_answers;
 mod openapi_rules;
 mod outage;
+mod pgbouncer;
+mod pooler;
 mod process;
 mod retention;
 mod retry;

@@ -140,6 +140,9 @@ async fn the_metrics_page_parses_as_prometheus_text(app: TestApp) {
     assert_eq!(value("trellis_instances_finished_total", Some(("status", "succeeded"))), Some(1.0), "{text}");
     assert_eq!(value("trellis_sse_clients", None), Some(0.0));
     assert!(value("trellis_db_pool_connections", Some(("state", "idle"))).is_some());
+    for pool_metric in ["trellis_db_pool_max_connections", "trellis_db_pool_wait_seconds", "trellis_db_pool_timeouts"] {
+        assert!(value(pool_metric, None).is_some(), "{pool_metric} in {text}");
+    }
     assert!(value("trellis_timers_pending", None).is_some());
     assert!(
         scrape

@@ -103,7 +103,7 @@ async fn publish(store: &crate::store::DynStore, name: &str, definition: serde_j
 async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_another() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("redo.db").display());
-    let config = crate::config::DatabaseConfig { database_url: url, db_max_connections: 4 };
+    let config = crate::config::DatabaseConfig::direct(&url, 4);
     let store = crate::store::connect(&config).await.unwrap();
     let child = publish(&store, "gate", json!({"nodes": [{"id": "gate", "type": "wait_signal"}]})).await;
     let call = json!({"nodes": [{"id": "call", "type": "subworkflow", "config": {"workflow": child.to_string()}}]});
