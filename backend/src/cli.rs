@@ -1,5 +1,5 @@
-//! Command-line entry: parses arguments and runs one subcommand. `serve`, `migrate` and
-//! `user` act on the database here; the client commands (`login`, `instance`, `workflow`,
+//! Command-line entry: parses arguments and runs one subcommand. `serve`, `migrate`, `user`
+//! and `secrets` act on the database here; the client commands (`login`, `instance`, `workflow`,
 //! `trigger`, `completions`) talk to a server over its HTTP API, in [`remote`].
 
 pub mod remote;
@@ -30,6 +30,9 @@ enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
+    /// Manage the secrets' master key.
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
     /// Run user code for a server (started by `trellis serve`, not by people).
     #[command(hide = true)]
     SandboxWorker(crate::sandbox::worker::WorkerLimits),
@@ -47,6 +50,22 @@ enum UserCommand {
     },
     /// Set a user's password, read from standard input (one line).
     Passwd { username: String },
+}
+
+#[derive(Debug, Subcommand)]
+enum SecretsCommand {
+    /// Re-wrap every secret's data key under a new master key, in one transaction. Stop the
+    /// servers first (they hold the old key); start them again with the new one.
+    RotateMasterKey {
+        /// The new key (32 bytes as base64 or hex). Unset: one is generated into the key file,
+        /// and the old file is kept as `master.key.old`.
+        #[arg(long, env = "TRELLIS_NEW_MASTER_KEY", hide_env_values = true, hide = true, value_parser = secret_text)]
+        new_master_key: Option<secrecy::SecretString>,
+    },
+}
+
+fn secret_text(text: &str) -> Result<secrecy::SecretString, std::convert::Infallible> {
+    Ok(text.into())
 }
 
 pub fn main() -> ExitCode {
@@ -79,6 +98,13 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::User(cmd) => user(cli.db, cmd).await,
+        Command::Secrets(SecretsCommand::RotateMasterKey { new_master_key }) => {
+            use secrecy::ExposeSecret;
+            let store = store::connect(&cli.db).await?;
+            let new = new_master_key.as_ref().map(ExposeSecret::expose_secret);
+            println!("{}", crate::secrets::rotate_master_key(store, &cli.db, new).await?);
+            Ok(())
+        }
         Command::SandboxWorker(_) | Command::Remote(_) => {
             bail!("`sandbox-worker` and the client commands run before the server's runtime (see `main`)")
         }

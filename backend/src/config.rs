@@ -29,6 +29,14 @@ pub struct DatabaseConfig {
     /// connection per process) and migrations.
     #[arg(long, env = "TRELLIS_DIRECT_DATABASE_URL", hide_env_values = true, global = true)]
     pub direct_database_url: Option<String>,
+    /// The master key sealing every secret's data key: 32 bytes as base64 or hex. Unset: the
+    /// key file is used (made on first start). Every process sharing a database needs the same.
+    #[arg(long, env = "TRELLIS_MASTER_KEY", hide_env_values = true, hide = true, global = true, value_parser = secret_text)]
+    pub master_key: Option<secrecy::SecretString>,
+    /// Where the master key file is (unset: `master.key` beside the SQLite database, or in this
+    /// user's data folder for Postgres).
+    #[arg(long, env = "TRELLIS_MASTER_KEY_FILE", global = true)]
+    pub master_key_file: Option<PathBuf>,
 }
 
 /// What sits between Trellis and Postgres.
@@ -49,6 +57,8 @@ impl DatabaseConfig {
             db_acquire_timeout_ms: 5_000,
             database_pooler: None,
             direct_database_url: None,
+            master_key: None,
+            master_key_file: None,
         }
     }
 
@@ -60,6 +70,11 @@ impl DatabaseConfig {
             None => direct_set,
         }
     }
+}
+
+/// A flag's text kept as a secret (never in `Debug` output, wiped on drop).
+fn secret_text(text: &str) -> Result<secrecy::SecretString, std::convert::Infallible> {
+    Ok(text.into())
 }
 
 #[derive(Debug, Clone, Args)]

@@ -11,6 +11,7 @@
 //! * [`jobs`]: bulk jobs over many instances and the retention sweeper.
 //! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
 //! * [`sandbox`]: where user code runs: the pool of sandbox worker processes, and the worker.
+//! * [`secrets`]: secrets sealed at rest under a master key, opened per attempt, redacted.
 //! * [`store`]: the `Store` trait and its Postgres and SQLite implementations.
 //! * [`digest`]: SHA-256, for what is named or compared without being kept.
 //! * [`http_client`]: the one builder of outbound HTTP clients (rustls on ring, Mozilla roots).
@@ -26,6 +27,7 @@ pub mod http;
 pub mod http_client;
 pub mod jobs;
 pub mod sandbox;
+pub mod secrets;
 pub mod server;
 pub mod store;
 pub mod triggers;

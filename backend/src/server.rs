@@ -43,6 +43,8 @@ pub struct Server {
 impl Server {
     pub async fn build(db: DatabaseConfig, serve: ServeConfig) -> Result<Server> {
         let store = store::connect(&db).await?;
+        // First: a wrong master key stops the start before anything else is set up.
+        let secrets = crate::secrets::Vault::open(store.clone(), &db).await?;
         let secret = bootstrap::signing_secret(&store, serve.jwt_secret.as_deref()).await?;
         if let Some(password) = bootstrap::ensure_admin(&store, serve.admin_password.as_deref()).await? {
             announce_admin(&password);
@@ -54,7 +56,7 @@ impl Server {
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         http::resources::spa::announce(serve.web_dir.as_deref());
         let sandbox = Sandbox::start(serve.sandbox()?).await?;
-        let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?, sandbox);
+        let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?, sandbox, secrets);
         if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
         }

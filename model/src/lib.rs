@@ -17,6 +17,7 @@ pub mod expr;
 pub mod failure;
 pub mod kinds;
 pub mod retry;
+pub mod secret;
 #[cfg(feature = "sqlx")]
 mod sql_text;
 pub mod status;

@@ -32,6 +32,7 @@ pub use tasks::TaskLease;
 
 use crate::events::EventBus;
 use crate::sandbox::Sandbox;
+use crate::secrets::Vault;
 use crate::store::DynStore;
 use anyhow::Context;
 use nodes::http::{HttpRunner, OutboundPolicy};
@@ -82,8 +83,8 @@ pub struct Engine {
 
 impl Engine {
     /// A new engine with its commit lanes running (so: inside a tokio runtime).
-    pub fn new(store: DynStore, config: EngineConfig, sandbox: Arc<Sandbox>) -> Arc<Engine> {
-        let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()), sandbox };
+    pub fn new(store: DynStore, config: EngineConfig, sandbox: Arc<Sandbox>, secrets: Arc<Vault>) -> Arc<Engine> {
+        let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()), sandbox, secrets };
         let lanes = config.commit_lanes;
         let engine = Arc::new(Engine {
             store,
@@ -108,6 +109,11 @@ impl Engine {
     /// concurrency keys and webhook mappings.
     pub fn sandbox(&self) -> &Arc<Sandbox> {
         &self.runtime.sandbox
+    }
+
+    /// The secrets node attempts use (sealed with this process's master key).
+    pub fn secrets(&self) -> &Arc<Vault> {
+        &self.runtime.secrets
     }
 
     /// The caps on stored outputs (a script preview is held to the per-node one).

@@ -15,14 +15,20 @@ pub struct PlanNode {
     pub config: Value,
     pub retry: Option<RetryPolicy>,
     pub timeout_ms: Option<u64>,
+    /// The secrets its texts reference, opened for each attempt (validation refused any
+    /// other use of `secret`; a version that has one gets none).
+    pub secrets: Vec<String>,
 }
 
 impl PlanNode {
     /// `None` when the node's type is not one this build knows.
     fn new(node: &Node) -> Option<PlanNode> {
+        let kind = node.known_kind()?;
+        let secrets = trellis_model::secret::node_references(kind, &node.config).unwrap_or_default();
         Some(PlanNode {
             id: node.id.clone(),
-            kind: node.known_kind()?,
+            kind,
+            secrets: secrets.into_iter().collect(),
             config: node.config.clone(),
             retry: node.retry.clone(),
             timeout_ms: node.timeout_ms,

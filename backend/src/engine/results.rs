@@ -4,26 +4,36 @@
 use super::effects::{self, Detail};
 use super::machine::Event;
 use super::nodes::{NodeResult, Suspend};
+use crate::secrets::Redactor;
 use crate::store::{NewWork, WorkKind};
 use chrono::Utc;
 use serde_json::Value;
 
-/// Keeps U+0000 out of what is stored (see `json.rs`).
-pub(super) fn sanitized(result: NodeResult) -> NodeResult {
+/// What an attempt's result stores: U+0000 kept out (see `json.rs`) and every form of the
+/// secrets the attempt used replaced by `[secret:NAME]` (see `secrets::redact`), in its output,
+/// error, task input and child input alike.
+pub(super) fn sanitized(result: NodeResult, redactor: &Redactor) -> NodeResult {
+    let clean = |value: &mut Value| {
+        super::json::replace_nul(value);
+        redactor.value(value);
+    };
     match result {
-        NodeResult::Done { mut output, outcome } => {
-            super::json::replace_nul(&mut output);
+        NodeResult::Done { mut output, mut outcome } => {
+            clean(&mut output);
+            if let Some(label) = &mut outcome {
+                redactor.string(label);
+            }
             NodeResult::Done { output, outcome }
         }
         NodeResult::Failed { error, retryable } => {
-            NodeResult::Failed { error: super::json::replace_nul_str(&error), retryable }
+            NodeResult::Failed { error: redactor.text(&super::json::replace_nul_str(&error)).into_owned(), retryable }
         }
         NodeResult::Suspend(Suspend::Task { queue, mut input }) => {
-            super::json::replace_nul(&mut input);
+            clean(&mut input);
             NodeResult::Suspend(Suspend::Task { queue, input })
         }
         NodeResult::Suspend(Suspend::Child { workflow, version, mut input }) => {
-            super::json::replace_nul(&mut input);
+            clean(&mut input);
             NodeResult::Suspend(Suspend::Child { workflow, version, input })
         }
         other => other,

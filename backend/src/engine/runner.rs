@@ -11,6 +11,7 @@ use super::outputs;
 use super::plan::Plan;
 use super::results::{outcome, output, sanitized};
 use super::Engine;
+use crate::secrets::{Opened, Unavailable};
 use crate::store::transient::trouble_of;
 use crate::store::{Fence, Snapshot, Trouble, WorkItem, WorkKind, Writes};
 use chrono::Utc;
@@ -256,6 +257,10 @@ impl Engine {
             let span = super::trace::attempt_span_id(instance, &spec.id, i64::from(attempt));
             TraceParent { trace_id: trace_id.to_owned(), span_id: span, sampled: true }.header()
         });
+        let (secrets, refused) = match self.runtime.secrets.open_for_attempt(&spec.secrets).await {
+            Ok(opened) => (opened, None),
+            Err(e) => (Opened::default(), Some(unavailable(e))),
+        };
         let run = Attempt {
             node: spec,
             attempt,
@@ -263,9 +268,17 @@ impl Engine {
             traceparent,
             context,
             now: Utc::now(),
+            secrets: &secrets,
         };
-        let (result, logs) = self.run_leased(&run, fence).await;
-        let result = match sanitized(result) {
+        let (result, mut logs) = match refused {
+            Some(failed) => (failed, Vec::new()),
+            None => self.run_leased(&run, fence).await,
+        };
+        // The one place an attempt's result becomes what is stored: every later reader (rows,
+        // history, spans, OTLP, failure groups, logs) sees only the redacted form.
+        let redactor = secrets.redactor();
+        logs.iter_mut().for_each(|line| redactor.string(line));
+        let result = match sanitized(result, &redactor) {
             NodeResult::Suspend(Suspend::Child { workflow, version, input }) => {
                 let start = ChildStart {
                     parent: instance,
@@ -325,6 +338,13 @@ impl Engine {
             Err(error) => NodeResult::Failed { error, retryable: false },
         }
     }
+}
+
+/// An attempt whose secrets could not be opened fails naming the secret (never a value): for
+/// good when it is missing or does not open, per the retry policy when the store is away.
+fn unavailable(e: Unavailable) -> NodeResult {
+    let retryable = matches!(e, Unavailable::Store(_));
+    NodeResult::Failed { error: e.to_string(), retryable }
 }
 
 /// Whether a node type evaluates expressions over the instance (and so needs its state).

@@ -5,6 +5,7 @@
 
 use crate::sandbox::script::{Failure, FailureKind};
 use crate::sandbox::{Sandbox, Stopped};
+use std::collections::BTreeSet;
 use trellis_model::config::{NodeKind, ScriptConfig};
 use trellis_model::{Definition, Issue, Limits, Report};
 
@@ -28,6 +29,30 @@ pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> R
     report.valid &= problems.is_empty();
     report.errors.extend(problems);
     Ok(report)
+}
+
+/// Adds a problem for each reference to a secret not in `known` (naming it) and each use of
+/// `secret` that names none (`secret[x]`, `secret | tojson`): the engine opens exactly the
+/// secrets a node names, and a typo should fail here, not in a run.
+pub fn check_secrets(report: &mut Report, def: &Definition, known: &BTreeSet<String>) {
+    let mut problems = Vec::new();
+    for (i, node) in def.nodes.iter().enumerate() {
+        let Some(kind) = NodeKind::parse(&node.kind) else { continue };
+        match trellis_model::secret::node_references(kind, &node.config) {
+            Ok(names) => {
+                for name in names.iter().filter(|name| !known.contains(*name)) {
+                    let message = format!("there is no secret named `{name}`; create it under Secrets or fix the name");
+                    problems
+                        .push(Issue::new("unknown_secret", message).node(&node.id).path(format!("nodes[{i}].config")));
+                }
+            }
+            Err(bad) => problems.extend(bad.into_iter().map(|b| {
+                Issue::new("secret_reference", b.message).node(&node.id).path(format!("nodes[{i}].{}", b.path))
+            })),
+        }
+    }
+    report.valid &= problems.is_empty();
+    report.errors.extend(problems);
 }
 
 /// A problem for each script node whose source does not compile, at `nodes[i].config.source`

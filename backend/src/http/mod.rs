@@ -17,8 +17,8 @@ use axum::Router;
 use middleware::error::{problem, problem_response};
 use middleware::{audit_trail, csrf, edge, headers};
 use resources::{
-    api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts, session,
-    spa, stats, tasks, trigger_management, users, versions, workflows,
+    api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts, secrets,
+    session, spa, stats, tasks, trigger_management, users, versions, workflows,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,6 +63,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(bulk_jobs::router())
         .merge(retention::router())
         .merge(scripts::router())
+        .merge(secrets::router())
         .merge(openapi::router())
 }
 

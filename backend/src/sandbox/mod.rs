@@ -25,11 +25,13 @@ pub mod worker;
 pub use metrics::SANDBOX as METRICS;
 pub use protocol::Job;
 
+use crate::secrets::Opened;
 use anyhow::{bail, Context};
 use pool::Pool;
 pub use process::Cause;
 use protocol::{Answer, Request};
 use script::{Failure, Ran, Script};
+use secrecy::ExposeSecret;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -112,11 +114,32 @@ impl Sandbox {
         context: &Value,
         timeout: Option<Duration>,
     ) -> Result<Result<Vec<Value>, String>, Stopped> {
+        self.evaluate_with_secrets(jobs, context, &Opened::default(), timeout).await
+    }
+
+    /// [`Sandbox::evaluate`] for a node attempt, with `secrets` in scope as `secret` — only
+    /// here, never in the context of other evaluations (concurrency keys, webhook mappings,
+    /// previews), and only the ones the node references. The request's copies of the values
+    /// are wiped once it is encoded, and its frame once it is sent.
+    pub async fn evaluate_with_secrets(
+        &self,
+        jobs: Vec<Job>,
+        context: &Value,
+        secrets: &Opened,
+        timeout: Option<Duration>,
+    ) -> Result<Result<Vec<Value>, String>, Stopped> {
         if jobs.is_empty() {
             return Ok(Ok(Vec::new()));
         }
         let texts: Vec<&str> = jobs.iter().flat_map(Job::texts).collect();
-        let context = scope::narrow(&texts, context);
+        let mut context = scope::narrow(&texts, context);
+        if let (Value::Object(roots), false) = (&mut context, secrets.is_empty()) {
+            let values = secrets
+                .values
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.expose_secret().to_owned())));
+            roots.insert(trellis_model::secret::ROOT.to_owned(), Value::Object(values.collect()));
+        }
         let deadline = self.deadline(timeout);
         let max_result_bytes = self.settings().max_result_bytes;
         let request = Request::Evaluate { context, jobs, deadline_ms: millis(deadline), max_result_bytes };
@@ -184,8 +207,9 @@ impl Sandbox {
         let subject = request.subject();
         let deadline = Duration::from_millis(request.deadline_ms());
         let unsent = |message: String| Stopped { cause: Cause::Protocol, message };
-        let frame = protocol::encode(&request).map_err(|e| unsent(format!("the {subject} could not be sent: {e}")))?;
-        drop(request);
+        let frame = protocol::encode(&request).map(zeroize::Zeroizing::new);
+        wipe_secrets(request);
+        let frame = frame.map_err(|e| unsent(format!("the {subject} could not be sent: {e}")))?;
         if frame.len() > protocol::MAX_REQUEST_BYTES {
             let (size, limit) = (frame.len() >> 20, protocol::MAX_REQUEST_BYTES >> 20);
             return Err(unsent(format!("what this {subject} sees is {size} MiB; a sandbox request takes {limit} MiB")));
@@ -219,6 +243,19 @@ impl Sandbox {
             Cause::Protocol => format!("the sandbox worker's answer for this {subject} could not be read ({detail})"),
             Cause::Start => format!("no sandbox worker could be started for this {subject} ({detail})"),
             Cause::Crash | Cause::Retired => format!("the sandbox worker crashed running this {subject} ({detail})"),
+        }
+    }
+}
+
+/// Overwrites the secret values a request carried before it is freed.
+fn wipe_secrets(request: Request) {
+    use zeroize::Zeroize;
+    if let Request::Evaluate { context: Value::Object(mut roots), .. } = request {
+        if let Some(Value::Object(values)) = roots.get_mut(trellis_model::secret::ROOT) {
+            values
+                .values_mut()
+                .filter_map(|v| if let Value::String(s) = v { Some(s) } else { None })
+                .for_each(String::zeroize);
         }
     }
 }

@@ -58,7 +58,12 @@ impl Pool {
 
     /// Sends `frame` to a free worker and reads its answer within `deadline`.
     /// Why there is none: the worker's end, judged.
-    pub async fn call(self: &Arc<Self>, slot: Slot, frame: Vec<u8>, deadline: Duration) -> Result<Answer, Death> {
+    pub async fn call(
+        self: &Arc<Self>,
+        slot: Slot,
+        frame: zeroize::Zeroizing<Vec<u8>>,
+        deadline: Duration,
+    ) -> Result<Answer, Death> {
         let _slot = slot;
         let mut worker = match self.take() {
             Some(worker) => worker,

@@ -22,6 +22,7 @@ pub mod phases;
 mod postgres;
 mod records;
 mod retention_sql;
+mod secret_sql;
 mod slot_sql;
 mod sql;
 mod sqlite;
@@ -44,6 +45,7 @@ pub use job_sql::JobStore;
 pub use pg_pool::POOL_WAITS;
 pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
+pub use secret_sql::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
@@ -146,6 +148,7 @@ pub trait Store:
     + RetentionStore
     + AccountStore
     + InsightStore
+    + SecretStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

@@ -207,6 +207,10 @@ async fn every_api_route_refuses_anonymous_callers(app: TestApp) {
         ("GET", format!("/api/v1/workflows/{id}/retention")),
         ("PUT", format!("/api/v1/workflows/{id}/retention")),
         ("POST", "/api/v1/scripts/preview".to_owned()),
+        ("GET", "/api/v1/secrets".to_owned()),
+        ("POST", "/api/v1/secrets".to_owned()),
+        ("PUT", "/api/v1/secrets/TOKEN".to_owned()),
+        ("DELETE", "/api/v1/secrets/TOKEN".to_owned()),
     ];
     for (method, path) in routes {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

@@ -12,6 +12,22 @@ use trellis_model::InstanceStatus;
 pub const ADMIN_PASSWORD: &str = "admin-password-for-tests";
 /// Known to the tests so they can mint expired or forged tokens.
 pub const JWT_SECRET: &str = "a-test-signing-secret-of-at-least-32-characters";
+/// The settings every test server starts from.
+pub fn serve_config() -> ServeConfig {
+    let mut serve = ServeConfig::local();
+    serve.admin_password = Some(ADMIN_PASSWORD.into());
+    serve.jwt_secret = Some(JWT_SECRET.into());
+    serve.max_body_bytes = 1024 * 1024;
+    // `http` nodes in tests call servers the tests start on loopback.
+    serve.http_allow = "127.0.0.0/8".into();
+    // Integration tests run in their own binary: the workers are the server's binary.
+    serve.sandbox_worker = Some(env!("CARGO_BIN_EXE_trellis").into());
+    serve.sandbox_workers = Some(2);
+    serve
+}
+
+/// The master key of Postgres test databases (32 bytes, hex).
+pub const TEST_MASTER_KEY: &str = "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2";
 pub const DEFAULT_POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
 
 #[derive(Debug, Clone, Copy)]
@@ -50,15 +66,7 @@ impl TestApp {
         dir: tempfile::TempDir,
         configure: impl FnOnce(&mut ServeConfig),
     ) -> TestApp {
-        let mut serve = ServeConfig::local();
-        serve.admin_password = Some(ADMIN_PASSWORD.into());
-        serve.jwt_secret = Some(JWT_SECRET.into());
-        serve.max_body_bytes = 1024 * 1024;
-        // `http` nodes in tests call servers the tests start on loopback.
-        serve.http_allow = "127.0.0.0/8".into();
-        // Integration tests run in their own binary: the workers are the server's binary.
-        serve.sandbox_worker = Some(env!("CARGO_BIN_EXE_trellis").into());
-        serve.sandbox_workers = Some(2);
+        let mut serve = serve_config();
         configure(&mut serve);
         let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
         let addr = server.addr;
@@ -188,8 +196,12 @@ impl TestApp {
     }
 }
 
+/// The database at `url`. SQLite's master key is the key file beside the database (made on
+/// first start); Postgres tests share [`TEST_MASTER_KEY`], as a real deployment's processes
+/// share one key, rather than a key file in this user's data folder.
 pub fn db_config(url: &str) -> DatabaseConfig {
-    DatabaseConfig::direct(url, 8)
+    let master_key = url.starts_with("postgres").then(|| TEST_MASTER_KEY.into());
+    DatabaseConfig { master_key, ..DatabaseConfig::direct(url, 8) }
 }
 
 /// A new, empty database of `backend`; the folder holds the SQLite file.

@@ -1,5 +1,5 @@
 //! A small HTTP server on loopback that `http` nodes call in tests: it records every request
-//! (path, Idempotency-Key, body) and can be slow or failing on demand.
+//! (path, Idempotency-Key, Authorization, body; the last echoed back) and can be slow or failing on demand.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -15,6 +15,7 @@ use std::time::Duration;
 pub struct Call {
     pub path: String,
     pub idempotency_key: Option<String>,
+    pub authorization: Option<String>,
     pub body: Value,
 }
 
@@ -44,13 +45,21 @@ async fn record(
     let now = ledger.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     ledger.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let key = headers.get("idempotency-key").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    ledger.calls.lock().unwrap().push(Call { path: path.clone(), idempotency_key: key, body: body.clone() });
+    let call =
+        Call { path: path.clone(), idempotency_key: key, authorization: authorization.clone(), body: body.clone() };
+    ledger.calls.lock().unwrap().push(call);
     if path.starts_with("slow") {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     ledger.in_flight.fetch_sub(1, Ordering::SeqCst);
     let status =
         path.strip_prefix("status/").and_then(|s| s.split('/').next()).and_then(|c| c.parse().ok()).unwrap_or(200);
-    (StatusCode::from_u16(status).unwrap(), Json(json!({"path": path, "echo": body})))
+    let mut answer = json!({"path": path, "echo": body});
+    if let Some(authorization) = authorization {
+        // Echoed as servers that reflect their request do: what redaction must catch.
+        answer["authorization"] = json!(authorization);
+    }
+    (StatusCode::from_u16(status).unwrap(), Json(answer))
 }

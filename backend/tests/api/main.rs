@@ -41,6 +41,8 @@ mod retry;
 mod sandbox;
 mod schema;
 mod scripts;
+mod secret_keys;
+mod secrets;
 mod sessions;
 mod sign_in;
 mod sse;

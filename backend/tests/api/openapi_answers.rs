@@ -102,6 +102,7 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     operating(&mut c, &workflow, &instance).await;
     triggers(&mut c, &workflow).await;
     tasks_and_scripts(&mut c).await;
+    secrets(&mut c).await;
     let unreached = c.unreached();
     assert!(unreached.is_empty(), "operations never called: {unreached:?}");
 }
@@ -279,4 +280,20 @@ async fn tasks_and_scripts(c: &mut Checked<'_>) {
     let events = c.app.get("/api/v1/events");
     // A live feed that never ends: only its status and media type are checked.
     assert_eq!(c.check("GET", "/api/v1/events", events).await.0, 200);
+}
+
+async fn secrets(c: &mut Checked<'_>) {
+    let (list, one) = ("/api/v1/secrets", "/api/v1/secrets/{name}");
+    let token = json!({"name": "API_TOKEN", "value": "t0ken", "description": "billing"});
+    assert_eq!(c.send("POST", list, list, Some(token.clone())).await.0, 201);
+    assert_eq!(c.send("POST", list, list, Some(token)).await.0, 409);
+    assert_eq!(c.send("POST", list, list, Some(json!({"name": "1bad", "value": "v"}))).await.0, 422);
+    let big = json!({"name": "BIG", "value": "x".repeat(64 * 1024 + 1)});
+    assert_eq!(c.send("POST", list, list, Some(big)).await.0, 413);
+    assert_eq!(c.send("GET", list, list, None).await.0, 200);
+    let path = "/api/v1/secrets/API_TOKEN";
+    assert_eq!(c.send("PUT", one, path, Some(json!({"value": "n3w"}))).await.0, 200);
+    assert_eq!(c.send("PUT", one, "/api/v1/secrets/NONE", Some(json!({"value": "v"}))).await.0, 404);
+    assert_eq!(c.send("DELETE", one, path, None).await.0, 204);
+    assert_eq!(c.send("DELETE", one, path, None).await.0, 404);
 }

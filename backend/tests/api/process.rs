@@ -23,6 +23,10 @@ impl Process {
             .env("TRELLIS_HTTP_ALLOW", "127.0.0.0/8")
             .env("RUST_LOG", "warn,trellis::server=info")
             .kill_on_drop(true);
+        if database_url.starts_with("postgres") {
+            // As `common::db_config`: not a key file in this user's data folder.
+            command.env("TRELLIS_MASTER_KEY", crate::common::TEST_MASTER_KEY);
+        }
         for (key, value) in extra_env {
             command.env(key, value);
         }

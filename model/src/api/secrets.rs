@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// `POST /api/v1/secrets`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `POST /api/v1/secrets`. `Debug` leaves the value out (see below).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateSecret {
@@ -16,13 +16,29 @@ pub struct CreateSecret {
 }
 
 /// `PUT /api/v1/secrets/{name}`: a new value (rotation), and optionally a new description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSecret {
     pub value: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+}
+
+// By hand, so a value never reaches a log line through `{:?}`.
+impl std::fmt::Debug for CreateSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreateSecret")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for UpdateSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpdateSecret").field("description", &self.description).finish_non_exhaustive()
+    }
 }
 
 /// A workflow whose draft or a published version references a secret.

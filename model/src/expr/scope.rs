@@ -67,7 +67,7 @@ impl Reach {
 }
 
 /// Every static path that follows a use of `root` in `text`.
-fn paths_from(text: &str, root: &str) -> Vec<Vec<String>> {
+pub(crate) fn paths_from(text: &str, root: &str) -> Vec<Vec<String>> {
     let bytes = text.as_bytes();
     let mut paths = Vec::new();
     let mut from = 0;

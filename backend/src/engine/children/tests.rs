@@ -120,6 +120,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
         },
         // No node here evaluates an expression: the sandbox never starts a worker.
         crate::sandbox::Sandbox::new(crate::config::ServeConfig::local().sandbox().unwrap()),
+        crate::secrets::Vault::open(store.clone(), &config).await.unwrap(),
     );
     // The start runs the node's first attempt at once, in this process: it starts the child.
     let parent = engine.start(StartRequest::new(parent_workflow, json!({"n": 1}))).await.unwrap().id;

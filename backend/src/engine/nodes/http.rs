@@ -170,6 +170,11 @@ impl HttpRunner {
             request = request.header("traceparent", traceparent);
         }
         for (name, value) in &c.headers {
+            let mut value = reqwest::header::HeaderValue::from_str(value)
+                .map_err(|_| format!("the rendered value of header `{name}` is not a valid header value"))?;
+            // With secrets in scope any header may carry one: HTTP client logs (at debug or
+            // trace level) then show it as `Sensitive`.
+            value.set_sensitive(!a.secrets.is_empty());
             request = request.header(name.as_str(), value);
         }
         if let Some(body) = &c.body {

@@ -8,6 +8,7 @@ pub mod script;
 
 use super::plan::PlanNode;
 use crate::sandbox::{Job, Sandbox};
+use crate::secrets::{Opened, Vault};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -49,12 +50,16 @@ pub struct Attempt<'a> {
     /// `{"input": ..., "nodes": {"<id>": {"output": ..., "status": ...}}}`
     pub context: Value,
     pub now: DateTime<Utc>,
+    /// The secrets the node references, opened for this attempt (in scope as `secret` for
+    /// its texts only; see `Sandbox::evaluate_with_secrets`).
+    pub secrets: &'a Opened,
 }
 
 pub struct Runtime {
     pub http: http::HttpRunner,
     /// Where every expression, template and script of a node runs.
     pub sandbox: Arc<Sandbox>,
+    pub secrets: Arc<Vault>,
 }
 
 impl Runtime {
@@ -87,7 +92,7 @@ impl Runtime {
 /// typo, a type error) fails the attempt for good; the sandbox's (a limit, a crash) is
 /// retried per the node's policy.
 async fn evaluate(sandbox: &Sandbox, a: &Attempt<'_>, jobs: Vec<Job>) -> Result<Vec<Value>, NodeResult> {
-    match sandbox.evaluate(jobs, &a.context, a.node.timeout_ms.map(backstop)).await {
+    match sandbox.evaluate_with_secrets(jobs, &a.context, a.secrets, a.node.timeout_ms.map(backstop)).await {
         Ok(Ok(values)) => Ok(values),
         Ok(Err(error)) => Err(permanent(error)),
         Err(stopped) => Err(NodeResult::Failed { error: stopped.message, retryable: true }),

@@ -121,7 +121,8 @@ async fn inspect(response: Response, status: StatusCode, wants_id: bool) -> (Res
     let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
     let text = |key: &str| json.get(key).and_then(|v| v.as_str()).map(str::to_owned);
     let found = if status == StatusCode::CREATED {
-        Found { detail: None, created_id: text("id") }
+        // A secret is named, not numbered: its name is what the trail records.
+        Found { detail: None, created_id: text("id").or_else(|| text("name")) }
     } else {
         Found { detail: text("detail").map(|d| d.chars().take(MAX_DETAIL_CHARS).collect()), created_id: None }
     };

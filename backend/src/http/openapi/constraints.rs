@@ -69,6 +69,22 @@ fn accounts(s: &mut Value) {
     s["UpdateUser"]["anyOf"] = json!(["role", "password", "disabled"]
         .map(|field| json!({"required": [field], "properties": {field: {"not": {"type": "null"}}}})));
     constrain(s, "CreateApiKey", "name", name(api_keys::MAX_KEY_NAME_LEN));
+    secrets(s);
+}
+
+/// Secret names by the model's pattern; values not empty (at most 64 KiB of UTF-8, which
+/// `maxLength`, counting characters, cannot say: the description does).
+fn secrets(s: &mut Value) {
+    let name =
+        json!({"pattern": trellis_model::secret::NAME_PATTERN, "maxLength": trellis_model::secret::MAX_NAME_LEN});
+    constrain(s, "CreateSecret", "name", name);
+    let value = json!({"minLength": 1, "pattern": NO_NUL,
+        "description": format!("At most {} bytes of UTF-8; never shown again.", crate::secrets::MAX_VALUE_BYTES)});
+    constrain(s, "CreateSecret", "value", value.clone());
+    constrain(s, "UpdateSecret", "value", value);
+    let description = json!({"maxLength": crate::secrets::MAX_DESCRIPTION_CHARS});
+    constrain(s, "CreateSecret", "description", description.clone());
+    constrain(s, "UpdateSecret", "description", description);
 }
 
 fn workflows(s: &mut Value) {
@@ -136,6 +152,7 @@ fn workflow_retention(doc: &mut Value) {
 fn queries(doc: &mut Value) {
     let limit = |max: i64| json!({"minimum": 1, "maximum": max});
     let uuid = json!({"format": "uuid"});
+    let secret_name = json!({"pattern": trellis_model::secret::NAME_PATTERN});
     let parameters = [
         ("listWorkflows", "limit", limit(workflows::MAX_PAGE)),
         ("listWorkflows", "cursor", uuid.clone()),
@@ -149,6 +166,8 @@ fn queries(doc: &mut Value) {
         ("showInstanceHistory", "limit", limit(event_streams::MAX_HISTORY_PAGE)),
         ("previewTrigger", "count", json!({"minimum": 1, "maximum": MAX_PREVIEW})),
         ("showInstanceStats", "bucket", json!({"enum": ["minute", "hour", "day"]})),
+        ("updateSecret", "name", secret_name.clone()),
+        ("deleteSecret", "name", secret_name),
         ("startInstance", "Idempotency-Key", json!({"minLength": 1, "maxLength": instances::MAX_IDEMPOTENCY_KEY_LEN})),
     ];
     no_nul_in_queries(doc);

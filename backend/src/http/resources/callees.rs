@@ -2,7 +2,7 @@
 //! the called workflow must exist, not be archived, and have the version the node runs; and
 //! publishing refuses workflows that call each other in a cycle (A → B → A, or A → A).
 
-use crate::engine::validate::validate;
+use crate::engine::validate::{check_secrets, validate};
 use crate::http::middleware::error::ApiResult;
 use crate::http::AppState;
 use std::collections::HashMap;
@@ -18,12 +18,18 @@ const MAX_VISITED: usize = 500;
 /// cycles of workflows calling each other.
 pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Report> {
     let mut report = validate(definition, &state.limits, state.engine.sandbox()).await?;
+    check_secrets(&mut report, definition, &known_secrets(state).await?);
     if report.valid {
         report.errors.extend(callee_issues(state, own, definition).await?);
         report.errors.extend(cycle_issue(state, own, definition).await?);
         report.valid = report.errors.is_empty();
     }
     Ok(report)
+}
+
+/// The names of the secrets that exist, for references to be checked against.
+pub async fn known_secrets(state: &AppState) -> ApiResult<std::collections::BTreeSet<String>> {
+    Ok(state.store.list_secrets().await?.into_iter().map(|s| s.name).collect())
 }
 
 /// What is wrong with the workflows `definition` (of workflow `own`) calls, each reported at

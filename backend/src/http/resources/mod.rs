@@ -14,6 +14,7 @@ pub mod instances;
 pub mod probes;
 pub mod retention;
 pub mod scripts;
+pub mod secrets;
 pub mod session;
 pub mod sign_in;
 pub mod spa;

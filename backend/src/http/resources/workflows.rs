@@ -1,6 +1,6 @@
 //! Workflows and their drafts: create, list, get, rename, archive, save, validate.
 
-use crate::engine::validate::validate;
+use crate::engine::validate::{check_secrets, validate};
 use crate::http::middleware::authed::{AsEditor, AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{next_cursor, page_limit, ApiJson, ApiPath, ApiQuery};
@@ -224,7 +224,8 @@ async fn validate_definition(
 /// A draft may be saved while it is still empty (a new workflow starts that way), but
 /// otherwise only when it is valid, so what is stored is always publishable.
 async fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
-    let report = validate(draft, &state.limits, state.engine.sandbox()).await?;
+    let mut report = validate(draft, &state.limits, state.engine.sandbox()).await?;
+    check_secrets(&mut report, draft, &super::callees::known_secrets(state).await?);
     if report.valid || (draft.nodes.is_empty() && report.only_empty_graph()) {
         return Ok(());
     }

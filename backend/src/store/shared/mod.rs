@@ -16,6 +16,7 @@ mod insights;
 mod instances;
 mod jobs;
 mod retention;
+mod secrets;
 mod slots;
 mod store;
 mod transitions;

@@ -1,0 +1,167 @@
+//! Secrets as node configs see them: a name (`[A-Za-z_][A-Za-z0-9_]{0,63}`) referenced as
+//! `{{ secret.NAME }}` in a template (or `secret.NAME` in an expression). Which secrets a node
+//! references is read from its config's texts, never compiled (as `expr::scope` reads what a text
+//! reaches): the server decrypts exactly those for the node's attempt and validation refuses a
+//! name that does not exist. Only a static name counts: `secret[x]`, `secret | items` or
+//! `debug(secret)` would need every secret, so they are refused.
+
+use crate::config::NodeKind;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// The root name secrets have in a node's expressions.
+pub const ROOT: &str = "secret";
+/// The longest secret name.
+pub const MAX_NAME_LEN: usize = 64;
+/// The pattern every name matches (for messages and the OpenAPI document).
+pub const NAME_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_]{0,63}$";
+
+/// Whether `name` is a secret name: `[A-Za-z_][A-Za-z0-9_]{0,63}`.
+pub fn is_valid_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.len() <= MAX_NAME_LEN
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A use of `secret` that names no secret, at a node's config `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadReference {
+    pub path: String,
+    pub message: String,
+}
+
+/// The secrets a node of `kind` with `config` references, or the uses that name none.
+pub fn node_references(kind: NodeKind, config: &Value) -> Result<BTreeSet<String>, Vec<BadReference>> {
+    let mut names = BTreeSet::new();
+    let mut bad = Vec::new();
+    match kind {
+        // Scripts are JavaScript, not templates; delays, no-ops and signal waits render nothing.
+        NodeKind::Script | NodeKind::Delay | NodeKind::Noop | NodeKind::WaitSignal => {}
+        _ => walk(kind, config, "config", true, &mut names, &mut bad),
+    }
+    if bad.is_empty() {
+        Ok(names)
+    } else {
+        Err(bad)
+    }
+}
+
+/// Whether a top-level config field of `kind` is an expression (evaluated whole) rather than
+/// a template (only its `{{ }}` and `{% %}` blocks are code).
+fn is_expression(kind: NodeKind, field: &str) -> bool {
+    matches!(
+        (kind, field),
+        (NodeKind::Transform, "expression") | (NodeKind::Branch, "condition") | (NodeKind::Subworkflow, "input")
+    )
+}
+
+fn walk(
+    kind: NodeKind,
+    value: &Value,
+    path: &str,
+    top: bool,
+    names: &mut BTreeSet<String>,
+    bad: &mut Vec<BadReference>,
+) {
+    match value {
+        Value::String(text) => {
+            let field = path.rsplit('.').next().unwrap_or_default();
+            let code = if top && is_expression(kind, field) { vec![text.as_str()] } else { template_code(text) };
+            if code.iter().any(|c| c.contains(ROOT)) && code.iter().any(|c| c.contains("debug")) {
+                let message = "`debug()` cannot be used beside a secret; reference each as `secret.NAME`".to_owned();
+                bad.push(BadReference { path: path.to_owned(), message });
+                return;
+            }
+            for text in code {
+                if let Err(message) = references_in(text, names) {
+                    bad.push(BadReference { path: path.to_owned(), message });
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(kind, item, &format!("{path}[{i}]"), false, names, bad);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                walk(kind, item, &format!("{path}.{key}"), top && path == "config", names, bad);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The code parts of a template: the insides of its `{{ }}` and `{% %}` blocks.
+fn template_code(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{").into_iter().chain(rest.find("{%")).min() {
+        let close = if rest[start..].starts_with("{{") { "}}" } else { "%}" };
+        let inner = &rest[start + 2..];
+        let end = inner.find(close).unwrap_or(inner.len());
+        parts.push(&inner[..end]);
+        rest = &inner[(end + close.len()).min(inner.len())..];
+    }
+    parts
+}
+
+/// Adds the secrets `code` names; `Err` when it uses `secret` without a valid static name.
+fn references_in(code: &str, names: &mut BTreeSet<String>) -> Result<(), String> {
+    if !code.contains(ROOT) {
+        return Ok(());
+    }
+    for path in crate::expr::scope::paths_from(code, ROOT) {
+        match path.first() {
+            Some(name) if is_valid_name(name) => {
+                names.insert(name.clone());
+            }
+            Some(name) => return Err(format!("`{name}` is not a secret name (letters, digits and _, at most 64)")),
+            None => return Err("a secret is referenced by its name, as `secret.NAME`".into()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_follow_the_pattern() {
+        for good in ["TOKEN", "_x", "a1_B", &"A".repeat(64)] {
+            assert!(is_valid_name(good), "{good}");
+        }
+        for bad in ["", "1A", "a-b", "a b", "é", &"A".repeat(65)] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_node_references_the_secrets_its_templates_and_expressions_name() {
+        let http = json!({"url": "https://x/{{ secret.PATH }}", "headers": {"Authorization": "Bearer {{ secret.TOKEN }}"},
+                          "body": {"k": ["{{ secret['B'] }}", "plain secret text"]}});
+        let names = node_references(NodeKind::Http, &http).unwrap();
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["B", "PATH", "TOKEN"]);
+        let transform = json!({"expression": "secret.KEY ~ input.x"});
+        assert_eq!(node_references(NodeKind::Transform, &transform).unwrap().len(), 1);
+        let script = json!({"source": "return secret.X"});
+        assert!(node_references(NodeKind::Script, &script).unwrap().is_empty());
+        let prose = json!({"message": "the secret is out"});
+        assert!(node_references(NodeKind::Fail, &prose).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_use_of_secret_without_a_static_name_is_refused_with_its_path() {
+        for text in
+            ["{{ secret[input.k] }}", "{{ secret | tojson }}", "{{ secret.items() }}", "{{ debug() }} {{ secret.A }}"]
+        {
+            let bad = node_references(NodeKind::Http, &json!({"url": text})).unwrap_err();
+            assert_eq!(bad[0].path, "config.url", "{text}");
+        }
+        let bad = node_references(NodeKind::Transform, &json!({"expression": "secret"})).unwrap_err();
+        assert!(bad[0].message.contains("secret.NAME"), "{bad:?}");
+    }
+}
