@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|web] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|secrets|web] [--out DIR]
 
 mod auth;
 mod db;
@@ -17,6 +17,7 @@ mod sandbox_bombs;
 mod scale;
 mod scenarios;
 mod scripts;
+mod secrets;
 mod server;
 mod sse;
 mod stats;
@@ -33,7 +34,7 @@ struct Options {
     quick: bool,
     backends: Vec<&'static str>,
     /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures`,
-    /// `scripts`, `subworkflows`, `keys`, `sandbox` or `web`), or all of them.
+    /// `scripts`, `subworkflows`, `keys`, `sandbox`, `secrets` or `web`), or all of them.
     only: Option<String>,
     out: std::path::PathBuf,
     postgres: String,
@@ -78,7 +79,7 @@ fn parse() -> Result<Options> {
             "--quick" => options.quick = true,
             "--only" => {
                 let group = args.next().context(
-                    "--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|web",
+                    "--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|secrets|web",
                 )?;
                 if ![
                     "engine",
@@ -96,7 +97,7 @@ fn parse() -> Result<Options> {
                 ]
                 .contains(&group.as_str())
                 {
-                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|web, not `{group}`");
+                    bail!("--only engine|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|secrets|web, not `{group}`");
                 }
                 options.only = Some(group);
             }
@@ -179,6 +180,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let bombs = if options.quick { 50 } else { 1_000 };
         progress(backend, &format!("{bombs} bombs of every kind, /healthz and the server's memory"));
         sandbox_bombs::bombs(&api, &server, bombs, &mut figures).await?;
+    }
+    if runs("secrets") && backend == "sqlite" {
+        // In this process, no database: once is enough.
+        progress(backend, "redaction per node output (1 KB, 100 KB, 1 MB; 10 secrets) beside none");
+        secrets::redaction(if options.quick { 30 } else { 200 }, &mut figures);
     }
     if runs("subworkflows") {
         progress(backend, "a sub-workflow chain (3 levels) beside the same nodes inline");

@@ -9,6 +9,9 @@ use tokio::process::{Child, Command};
 
 const PASSWORD: &str = "bench-password-123";
 
+/// The master key of bench databases on Postgres (32 bytes, hex).
+const BENCH_MASTER_KEY: &str = "be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c";
+
 pub struct Server {
     child: Child,
     pub base: String,
@@ -21,7 +24,13 @@ impl Server {
 
     /// A server with `env` besides the usual settings.
     pub async fn start_with(binary: &str, database_url: &str, env: &[(&str, &str)]) -> Result<Server> {
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        if database_url.starts_with("postgres") {
+            // Every process on the bench database shares one master key (SQLite's key file
+            // sits beside its database, in the bench's temporary folder).
+            command.env("TRELLIS_MASTER_KEY", BENCH_MASTER_KEY);
+        }
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0"])
             .envs(env.iter().copied())
             .env("DATABASE_URL", database_url)
