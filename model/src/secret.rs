@@ -33,17 +33,21 @@ pub struct BadReference {
 
 /// The secrets a node of `kind` with `config` references, or the uses that name none.
 pub fn node_references(kind: NodeKind, config: &Value) -> Result<BTreeSet<String>, Vec<BadReference>> {
-    let mut names = BTreeSet::new();
-    let mut bad = Vec::new();
+    let mut found = Found::default();
     match kind {
         // Scripts are JavaScript, not templates; delays, no-ops and signal waits render nothing.
         NodeKind::Script | NodeKind::Delay | NodeKind::Noop | NodeKind::WaitSignal => {}
-        _ => walk(kind, config, "config", true, &mut names, &mut bad),
+        _ => found.walk(kind, config, "config", true),
     }
-    if bad.is_empty() {
-        Ok(names)
+    if found.debug && !found.names.is_empty() {
+        // `debug()` shows the whole context, `secret` included, in any text of the node.
+        let message = "`debug()` cannot be used in a node that references a secret".to_owned();
+        found.bad.push(BadReference { path: "config".into(), message });
+    }
+    if found.bad.is_empty() {
+        Ok(found.names)
     } else {
-        Err(bad)
+        Err(found.bad)
     }
 }
 
@@ -56,40 +60,40 @@ fn is_expression(kind: NodeKind, field: &str) -> bool {
     )
 }
 
-fn walk(
-    kind: NodeKind,
-    value: &Value,
-    path: &str,
-    top: bool,
-    names: &mut BTreeSet<String>,
-    bad: &mut Vec<BadReference>,
-) {
-    match value {
-        Value::String(text) => {
-            let field = path.rsplit('.').next().unwrap_or_default();
-            let code = if top && is_expression(kind, field) { vec![text.as_str()] } else { template_code(text) };
-            if code.iter().any(|c| c.contains(ROOT)) && code.iter().any(|c| c.contains("debug")) {
-                let message = "`debug()` cannot be used beside a secret; reference each as `secret.NAME`".to_owned();
-                bad.push(BadReference { path: path.to_owned(), message });
-                return;
-            }
-            for text in code {
-                if let Err(message) = references_in(text, names) {
-                    bad.push(BadReference { path: path.to_owned(), message });
+/// What a node's texts reference.
+#[derive(Default)]
+struct Found {
+    names: BTreeSet<String>,
+    bad: Vec<BadReference>,
+    /// Some text calls `debug`.
+    debug: bool,
+}
+
+impl Found {
+    fn walk(&mut self, kind: NodeKind, value: &Value, path: &str, top: bool) {
+        match value {
+            Value::String(text) => {
+                let field = path.rsplit('.').next().unwrap_or_default();
+                let code = if top && is_expression(kind, field) { vec![text.as_str()] } else { template_code(text) };
+                self.debug |= code.iter().any(|c| c.contains("debug"));
+                for text in code {
+                    if let Err(message) = references_in(text, &mut self.names) {
+                        self.bad.push(BadReference { path: path.to_owned(), message });
+                    }
                 }
             }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                walk(kind, item, &format!("{path}[{i}]"), false, names, bad);
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.walk(kind, item, &format!("{path}[{i}]"), false);
+                }
             }
-        }
-        Value::Object(fields) => {
-            for (key, item) in fields {
-                walk(kind, item, &format!("{path}.{key}"), top && path == "config", names, bad);
+            Value::Object(fields) => {
+                for (key, item) in fields {
+                    self.walk(kind, item, &format!("{path}.{key}"), top && path == "config");
+                }
             }
+            _ => {}
         }
-        _ => {}
     }
 }
 
@@ -155,12 +159,13 @@ mod tests {
 
     #[test]
     fn a_use_of_secret_without_a_static_name_is_refused_with_its_path() {
-        for text in
-            ["{{ secret[input.k] }}", "{{ secret | tojson }}", "{{ secret.items() }}", "{{ debug() }} {{ secret.A }}"]
-        {
+        for text in ["{{ secret[input.k] }}", "{{ secret | tojson }}", "{{ secret.items() }}"] {
             let bad = node_references(NodeKind::Http, &json!({"url": text})).unwrap_err();
             assert_eq!(bad[0].path, "config.url", "{text}");
         }
+        let debug = json!({"url": "{{ secret.A }}", "body": {"all": "{{ debug() }}"}});
+        assert!(node_references(NodeKind::Http, &debug).unwrap_err()[0].message.contains("debug()"));
+        assert!(node_references(NodeKind::Http, &json!({"body": "{{ debug() }}"})).unwrap().is_empty());
         let bad = node_references(NodeKind::Transform, &json!({"expression": "secret"})).unwrap_err();
         assert!(bad[0].message.contains("secret.NAME"), "{bad:?}");
     }

@@ -59,7 +59,7 @@ async fn create(
     let CreateSecret { name, value, description } = body;
     let value = checked_value(value)?;
     if !is_valid_name(&name) {
-        return Err(bad_field("name", invalid_name(&name)));
+        return Err(bad_field("name", INVALID_NAME.into()));
     }
     let description = checked_description(description)?;
     if !state.engine.secrets().create(&name, &value, description).await? {
@@ -141,13 +141,10 @@ fn checked_description(description: Option<String>) -> ApiResult<Option<String>>
     Ok(description)
 }
 
-fn invalid_name(name: &str) -> String {
-    let shown: String = name.chars().take(80).collect();
-    format!(
-        "`{shown}` is not a secret name: start with a letter or _, then letters, digits or _, at most 64 in all \
-         (it is referenced as {{{{ secret.NAME }}}})"
-    )
-}
+/// Not echoing the name: a value pasted into the wrong field must not reach the answer or the
+/// audit trail's `detail`.
+const INVALID_NAME: &str = "`name` is not a secret name: start with a letter or _, then letters, digits or _, at most \
+                            64 in all (it is referenced as {{ secret.NAME }})";
 
 fn not_found(name: &str) -> ApiError {
     ApiError::NotFound(format!("there is no secret named `{name}`"))
