@@ -57,6 +57,7 @@ const PAGES: Record<string, () => Shown> = {
   '/users': () => ({ title: 'Users', ready: visible('user-row') }),
   '/retention': () => ({ title: 'Retention', ready: heading('Retention') }),
   '/audit': () => ({ title: 'Audit log', ready: visible('audit-row') }),
+  '/secrets': () => ({ title: 'Secrets', ready: visible('secrets-table') }),
   '/no/such/page': () => ({ title: 'Page not found', ready: heading('Page not found'), bare: true }),
 };
 

@@ -45,3 +45,34 @@ test('trellis serve from a temporary directory serves the app at / and at a clie
   await page.waitForTimeout(500);
   expect(errors).toEqual([]);
 });
+
+test('the page shows its loading shell until the app renders, then only the app', async ({ page }, testInfo) => {
+  // Hold the module back: what the visitor sees meanwhile comes from index.html alone.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/\.wasm$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`${baseUrl()}/login`);
+  await expect(page.getByRole('heading', { name: 'Trellis', exact: true })).toBeVisible();
+  await expect(page.getByRole('status')).toHaveText('Loading…');
+  await page.screenshot({ path: testInfo.outputPath('loading-shell.png'), fullPage: true });
+  const shellHeading = await page.getByRole('heading', { name: 'Trellis', exact: true }).boundingBox();
+
+  release();
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await expect(page.locator('#boot')).toHaveCount(0);
+  await expect(page.getByRole('heading', { name: 'Trellis', exact: true })).toHaveCount(1);
+  await expect(page.locator('main')).toHaveCount(1);
+  // The app's heading sits where the shell's was: nothing jumps when it takes over.
+  expect(await page.getByRole('heading', { name: 'Trellis', exact: true }).boundingBox()).toEqual(shellHeading);
+});
+
+test('a module that cannot load says so instead of loading for ever', async ({ page }, testInfo) => {
+  await page.route(/\.wasm$/, (route) => route.fulfill({ status: 503, body: 'unavailable' }));
+  await page.goto(`${baseUrl()}/login`);
+  await expect(page.getByRole('alert')).toContainText('Trellis could not start');
+  await expect(page.getByRole('alert')).toContainText('Reload the page');
+  await page.screenshot({ path: testInfo.outputPath('module-failed.png'), fullPage: true });
+});

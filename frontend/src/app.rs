@@ -3,6 +3,7 @@
 use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
+use crate::components::secrets::secrets_page::SecretsPage;
 use crate::components::triggers::{all_triggers_page::AllTriggersPage, triggers_page::TriggersPage};
 use crate::components::{
     instance_page::InstancePage, instances::instances_page::InstancesPage, instances::jobs_page::JobsPage,
@@ -24,6 +25,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/failures") view=FailuresPage />
                     <Route path=path!("/users") view=UsersPage />
                     <Route path=path!("/audit") view=AuditPage />
+                    <Route path=path!("/secrets") view=SecretsPage />
                     <Route path=path!("/retention") view=RetentionPage />
                     <Route path=path!("/workflows") view=WorkflowsPage />
                     <Route path=path!("/instances") view=InstancesPage />

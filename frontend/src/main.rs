@@ -22,6 +22,8 @@ mod api;
 #[cfg(target_arch = "wasm32")]
 mod api_admin;
 #[cfg(target_arch = "wasm32")]
+mod api_secrets;
+#[cfg(target_arch = "wasm32")]
 mod api_triggers;
 #[cfg(target_arch = "wasm32")]
 mod app;

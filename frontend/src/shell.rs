@@ -32,6 +32,7 @@ pub fn page_title(path: &str) -> &'static str {
         ["users"] => "Users",
         ["retention"] => "Retention",
         ["audit"] => "Audit log",
+        ["secrets"] => "Secrets",
         _ => "Page not found",
     }
 }
@@ -66,6 +67,7 @@ mod tests {
         assert_eq!(page_title("/instances/"), "Instances");
         assert_eq!(page_title("/instances/i1"), "Run");
         assert_eq!(page_title("/audit"), "Audit log");
+        assert_eq!(page_title("/secrets"), "Secrets");
         assert_eq!(page_title("/workflows/w1/runs"), "Page not found");
         assert_eq!(document_title("Jobs"), "Jobs · Trellis");
     }

@@ -1,9 +1,10 @@
 //! The bar across the top: the app name, the sections (Dashboard, Workflows, Instances, Failures,
-//! Jobs), who is signed in with which role, and the way out.
+//! Jobs; Secrets for editors; Users, Retention, Audit for admins), who is signed in with which role, and the way out.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::session::use_session;
+use crate::run::actions::may_edit;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_location, use_navigate};
@@ -19,6 +20,8 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
     ("Triggers", "/triggers", &["/triggers"]),
     ("Jobs", "/jobs", &["/jobs"]),
 ];
+/// The sections for editors and admins (editors see secrets' names to reference them).
+const EDITOR_SECTIONS: &[(&str, &str, &[&str])] = &[("Secrets", "/secrets", &["/secrets"])];
 /// The sections only admins can use, offered to them alone.
 const ADMIN_SECTIONS: &[(&str, &str, &[&str])] =
     &[("Users", "/users", &["/users"]), ("Retention", "/retention", &["/retention"]), ("Audit", "/audit", &["/audit"])];
@@ -51,12 +54,13 @@ pub fn AppHeader() -> impl IntoView {
         view! { <a href=*href aria-current=current>{*label}</a> }
     };
     let nav = SECTIONS.iter().map(link).collect_view();
+    let editor_nav = move || role.get().is_some_and(may_edit).then(|| EDITOR_SECTIONS.iter().map(link).collect_view());
     let admin_nav = move || (role.get() == Some(Role::Admin)).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
 
     view! {
         <header class="app-header">
             <a class="brand" href="/">"Trellis"</a>
-            <nav class="sections" aria-label="Sections">{nav} {admin_nav}</nav>
+            <nav class="sections" aria-label="Sections">{nav} {editor_nav} {admin_nav}</nav>
             <div class="session">
                 <ErrorAlert message=error />
                 <span class="username" data-testid="username">{move || session.username().get()}</span>

@@ -45,15 +45,32 @@ pub fn Layout() -> impl IntoView {
     });
 
     let shown = Signal::derive(move || errors.get().or_else(|| session.error().get()));
+    // The pages wait for the session: a signed-out visitor goes to sign-in without a page first
+    // drawn, loaded and refused (on a slow phone that page cost seconds), and meanwhile the
+    // loading view from index.html stays as it was.
     view! {
-        <a class="skip-link" href=format!("#{CONTENT}") on:click=skip_to_content>"Skip to content"</a>
-        <AppHeader />
-        {move || shown.get().is_some().then(|| view! {
-            <div class="page-alerts" data-testid="page-error"><ErrorAlert message=shown /></div>
-        })}
-        <div id=CONTENT tabindex="-1">
-            <Outlet />
-        </div>
+        <Show when=move || session.settled().get() fallback=Booting>
+            <a class="skip-link" href=format!("#{CONTENT}") on:click=skip_to_content>"Skip to content"</a>
+            <AppHeader />
+            {move || shown.get().is_some().then(|| view! {
+                <div class="page-alerts" data-testid="page-error"><ErrorAlert message=shown /></div>
+            })}
+            <div id=CONTENT tabindex="-1">
+                <Outlet />
+            </div>
+        </Show>
+    }
+}
+
+/// What shows until the session is known: the same as `static/index.html`'s loading shell, so
+/// the app taking over changes nothing on screen.
+#[component]
+fn Booting() -> impl IntoView {
+    view! {
+        <main class="page narrow">
+            <h1 class="brand">"Trellis"</h1>
+            <p class="boot-status" role="status">"Loading…"</p>
+        </main>
     }
 }
 

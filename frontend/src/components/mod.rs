@@ -18,6 +18,7 @@ pub mod paged;
 pub mod run;
 pub mod scene;
 pub mod search_box;
+pub mod secrets;
 pub mod session;
 pub mod table_parts;
 pub mod title;

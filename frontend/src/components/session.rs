@@ -24,6 +24,11 @@ impl Session {
         Signal::derive(move || self.me.with(|me| me.as_ref().and_then(|r| r.as_ref().ok()).map(pick)))
     }
 
+    /// Whether `GET /auth/me` has answered, either way (a 401 has sent the app to sign-in).
+    pub fn settled(self) -> Signal<bool> {
+        Signal::derive(move || self.me.with(Option::is_some))
+    }
+
     /// Who is signed in, once known.
     pub fn username(self) -> Signal<Option<String>> {
         self.field(|me| me.username.clone())

@@ -50,8 +50,13 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
         ],
         NodeKind::Http => vec![
             field("config.method", "Method", Select(&HTTP_METHODS), ""),
-            field("config.url", "URL", Text, "May use {{ input.x }} templates."),
-            field("config.headers", "Headers (JSON object)", Json, "e.g. {\"accept\": \"application/json\"}"),
+            field("config.url", "URL", Text, "May use {{ input.x }} and {{ secret.NAME }} templates."),
+            field(
+                "config.headers",
+                "Headers (JSON object)",
+                Json,
+                "e.g. {\"authorization\": \"Bearer {{ secret.API_TOKEN }}\"}",
+            ),
             field("config.body", "Body (JSON)", Json, "Strings inside may use templates."),
         ],
         NodeKind::Transform => {

@@ -13,6 +13,7 @@
 //! * [`issues`]: validation problems placed on nodes, edges and fields.
 //! * [`preview`]: expression preview with the engine's evaluator settings.
 //! * [`scene`]: the shapes the canvas draws, for editing and for a version diff.
+//! * [`secret_names`]: secret names suggested while a `{{ secret.… }}` template is typed.
 
 pub mod board;
 pub mod code;
@@ -27,6 +28,7 @@ pub mod keys;
 pub mod layout;
 pub mod preview;
 pub mod scene;
+pub mod secret_names;
 
 /// A definition from its JSON, for the modules' tests.
 #[cfg(test)]

@@ -6,6 +6,7 @@ use crate::components::designer::conflict_dialog::ConflictDialog;
 use crate::components::designer::diff_canvas::DiffCanvas;
 use crate::components::designer::leave_guard;
 use crate::components::designer::palette::Palette;
+use crate::components::designer::secret_suggest::SecretNames;
 use crate::components::designer::side_panel::SidePanel;
 use crate::components::designer::state::Designer;
 use crate::components::designer::toolbar::Toolbar;
@@ -22,6 +23,7 @@ use leptos::wasm_bindgen::JsCast;
 pub fn DesignerPage(id: String) -> impl IntoView {
     let d = Designer::new(id);
     provide_context(d);
+    provide_context(SecretNames::load());
     d.load();
     let svg = NodeRef::<leptos::svg::Svg>::new();
 

@@ -5,6 +5,7 @@
 use crate::components::designer::code_editor::CodeEditor;
 use crate::components::designer::expression_preview::ExpressionPreview;
 use crate::components::designer::script_preview::ScriptPreview;
+use crate::components::designer::text_control::TextControl;
 use crate::components::designer::workflow_picker::WorkflowPicker;
 use crate::designer::forms::{Field, FieldKind};
 use leptos::prelude::*;
@@ -47,16 +48,6 @@ pub fn FieldInput(
             }
             .into_any()
         }
-        FieldKind::Json | FieldKind::Expression => view! {
-            <textarea
-                data-testid=testid
-                rows="3"
-                spellcheck="false"
-                prop:value=initial.clone()
-                on:input=move |ev| change(event_target_value(&ev))
-            ></textarea>
-        }
-        .into_any(),
         FieldKind::Code => {
             let on_input = Callback::new(move |value: String| change(value));
             view! { <CodeEditor test_id=testid initial=initial.clone() on_input=on_input /> }.into_any()
@@ -65,15 +56,10 @@ pub fn FieldInput(
             let pick = Callback::new(move |id: String| change(id));
             view! { <WorkflowPicker testid=testid initial=initial.clone() on_pick=pick /> }.into_any()
         }
-        FieldKind::Text | FieldKind::Number | FieldKind::List | FieldKind::Version => view! {
-            <input
-                data-testid=testid
-                inputmode=if field.kind == FieldKind::Number { "numeric" } else { "text" }
-                prop:value=initial.clone()
-                on:input=move |ev| change(event_target_value(&ev))
-            />
+        _ => {
+            let on_text = Callback::new(move |value: String| change(value));
+            view! { <TextControl field=field testid=testid initial=initial.clone() on_text=on_text /> }.into_any()
         }
-        .into_any(),
     };
     let preview = match field.kind {
         FieldKind::Expression => Some(view! { <ExpressionPreview expression=text /> }.into_any()),
