@@ -10,7 +10,7 @@
 //! than [`MIN_DERIVED`] characters are left out (they would match ordinary text); the value itself
 //! is always redacted.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -49,7 +49,10 @@ impl Redactor {
         if patterns.is_empty() {
             return Redactor::default();
         }
+        // Built for every attempt that uses secrets, so built fast: a contiguous NFA takes a
+        // fraction of a DFA's construction time and scans outputs nearly as fast.
         let matcher = AhoCorasickBuilder::new()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostLongest)
             .build(patterns.iter().map(|p| p.as_bytes()))
             .expect("an automaton of a few hundred patterns");
