@@ -1,7 +1,7 @@
 //! `trellis` as a client: the real binary against a real server on port 0, on both
 //! databases, as a script would run it (no terminal: plain lines, `--yes`).
 
-use crate::common::{both_backends, chain, TestApp};
+use crate::common::{both_backends, chain, gated, TestApp};
 use serde_json::{json, Value};
 use std::process::{Output, Stdio};
 use tokio::io::AsyncWriteExt;
@@ -106,12 +106,7 @@ async fn start_wait_exits_zero_only_when_the_instance_succeeded(app: TestApp) {
 
 async fn watch_prints_every_node_of_a_running_instance_and_ends(app: TestApp) {
     let cli = Client::new(&app).await;
-    let wf = app
-        .publish(json!({
-            "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
-            "edges": [{"from": "gate", "to": "after"}]
-        }))
-        .await;
+    let wf = app.publish(gated()).await;
     let id = app.start(&wf, json!({})).await;
     app.wait_for(&id, |i| i.nodes.iter().any(|n| n.id == "gate" && n.status.to_string() == "waiting")).await;
     let args = ["instance", "watch", id.as_str()];

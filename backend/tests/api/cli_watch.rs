@@ -3,7 +3,7 @@
 //! the latest end, not the one the history replays first).
 
 use crate::cli_client::{assert_exit, stdout, Client};
-use crate::common::{both_backends, TestApp};
+use crate::common::{both_backends, gated, TestApp};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -72,12 +72,7 @@ async fn relay(mut client: TcpStream, mut server: TcpStream, cut: bool, heads: A
 }
 
 async fn watch_resumes_after_the_connection_drops_without_repeating_an_entry(app: TestApp) {
-    let wf = app
-        .publish(json!({
-            "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
-            "edges": [{"from": "gate", "to": "after"}]
-        }))
-        .await;
+    let wf = app.publish(gated()).await;
     let id = app.start(&wf, json!({})).await;
     app.wait_for(&id, |i| i.nodes.iter().any(|n| n.id == "gate" && n.status.to_string() == "waiting")).await;
     let direct = Client::new(&app).await;

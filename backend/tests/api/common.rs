@@ -255,6 +255,14 @@ pub fn chain() -> Value {
     })
 }
 
+/// `gate -> after`: the instance waits at `gate` until it is signaled, then ends.
+pub fn gated() -> Value {
+    json!({
+        "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
+        "edges": [{"from": "gate", "to": "after"}]
+    })
+}
+
 /// Asserts an RFC 9457 problem with `status` and returns its body.
 pub async fn problem(response: reqwest::Response, status: u16) -> Value {
     assert_eq!(response.status().as_u16(), status, "status");

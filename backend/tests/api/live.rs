@@ -1,7 +1,7 @@
 //! Live event streams under pressure: resuming at random points while entries are being
 //! written, a stalled client beside a reading one, and delivery across processes.
 
-use crate::common::{both_backends, Backend, TestApp};
+use crate::common::{both_backends, gated, Backend, TestApp};
 use crate::process::Process;
 use crate::sse::{SseEvent, SseStream};
 use crate::traces::{events, history};
@@ -91,12 +91,7 @@ async fn a_client_on_one_process_sees_what_another_process_writes() {
     // No periodic rereading here: only the other process's announcements can deliver.
     let app = TestApp::spawn_with(Backend::Postgres, |serve| serve.sse_resync_ms = 3_600_000).await;
     let producer = Process::start(&app.database_url, &[]).await;
-    let workflow = app
-        .publish(json!({
-            "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
-            "edges": [{"from": "gate", "to": "after"}]
-        }))
-        .await;
+    let workflow = app.publish(gated()).await;
     let id = app.start(&workflow, json!({})).await;
     app.wait_for(&id, |i| i.nodes[0].status == NodeStatus::Waiting).await;
     let mut stream = events(&app, &id, None).await;

@@ -1,6 +1,6 @@
 //! Execution traces: the history, its spans, and the event stream's replay and resume.
 
-use crate::common::{both_backends, problem, TestApp};
+use crate::common::{both_backends, gated, problem, TestApp};
 use crate::sse::{SseEvent, SseStream};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -147,12 +147,7 @@ async fn last_event_id_resumes_right_after_it(app: TestApp) {
 }
 
 async fn a_live_stream_follows_the_instance_and_ends_after_it_finishes(app: TestApp) {
-    let workflow = app
-        .publish(json!({
-            "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "after", "type": "noop"}],
-            "edges": [{"from": "gate", "to": "after"}]
-        }))
-        .await;
+    let workflow = app.publish(gated()).await;
     let id = app.start(&workflow, json!({})).await;
     let mut stream = events(&app, &id, None).await;
     // Everything up to the gate waiting arrives before anything else happens.
