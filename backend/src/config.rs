@@ -119,6 +119,9 @@ pub struct ServeConfig {
     /// pass it fails. Bounds what `GET /instances/{id}` returns.
     #[arg(long, env = "TRELLIS_MAX_INSTANCE_OUTPUT_BYTES", default_value_t = 8 * 1024 * 1024)]
     pub max_instance_output_bytes: usize,
+    /// The most items a `map` node runs over; a longer list fails the node, naming the cap.
+    #[arg(long, env = "TRELLIS_MAP_MAX_ITEMS", default_value_t = trellis_model::map::DEFAULT_MAX_ITEMS)]
+    pub map_max_items: usize,
     /// How long a claim on work lasts before another process may take it over, in ms.
     #[arg(long, env = "TRELLIS_LEASE_MS", default_value_t = 30_000)]
     pub lease_ms: u64,
@@ -220,6 +223,7 @@ impl ServeConfig {
             max_input_bytes: 256 * 1024,
             max_node_output_bytes: 2 * 1024 * 1024,
             max_instance_output_bytes: 8 * 1024 * 1024,
+            map_max_items: trellis_model::map::DEFAULT_MAX_ITEMS,
             lease_ms: 30_000,
             drain_secs: 5,
             otel_endpoint: None,

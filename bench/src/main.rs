@@ -10,6 +10,7 @@ mod failures;
 mod floor;
 mod keys;
 mod list;
+mod maps;
 mod peers;
 mod pooler;
 mod sandbox;
@@ -73,6 +74,7 @@ const GROUPS: &[&str] = &[
     "failures",
     "scripts",
     "subworkflows",
+    "maps",
     "keys",
     "sandbox",
     "secrets",
@@ -190,6 +192,13 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     if runs("subworkflows") {
         progress(backend, "a sub-workflow chain (3 levels) beside the same nodes inline");
         subworkflows::chain(&api, if options.quick { 5 } else { 30 }, &mut figures).await?;
+    }
+    if runs("maps") {
+        progress(backend, "a map of 998 no-op items beside a static fan-out of 998 and 998 instances");
+        maps::width(&api, if options.quick { 3 } else { 7 }, &mut figures).await?;
+        let count = if options.quick { 2_000 } else { 10_000 };
+        progress(backend, &format!("a map over {count} items, and the server's memory"));
+        maps::large(&api, &server, count, &mut figures).await?;
     }
     if runs("keys") {
         let long = if options.quick { 1_000 } else { 10_000 };

@@ -24,10 +24,11 @@ pub enum NodeKind {
     Task,
     Script,
     Subworkflow,
+    Map,
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 10] = [
+    pub const ALL: [NodeKind; 11] = [
         NodeKind::Noop,
         NodeKind::Delay,
         NodeKind::Http,
@@ -38,6 +39,7 @@ impl NodeKind {
         NodeKind::Task,
         NodeKind::Script,
         NodeKind::Subworkflow,
+        NodeKind::Map,
     ];
 
     pub fn parse(s: &str) -> Option<NodeKind> {
@@ -56,6 +58,7 @@ impl NodeKind {
             NodeKind::Task => "task",
             NodeKind::Script => "script",
             NodeKind::Subworkflow => "subworkflow",
+            NodeKind::Map => "map",
         }
     }
 
@@ -72,6 +75,7 @@ impl NodeKind {
             NodeKind::Task => "Hands work to an external worker polling a named queue.",
             NodeKind::Script => "Runs a JavaScript function body in a sandbox; what it returns is the output.",
             NodeKind::Subworkflow => "Runs another workflow as a child instance and outputs its output.",
+            NodeKind::Map => "Runs a node or a workflow once per item of a list; outputs the results in item order.",
         }
     }
 }
@@ -257,7 +261,7 @@ pub struct ConfigProblem {
 }
 
 impl ConfigProblem {
-    fn at(field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn at(field: &str, message: impl Into<String>) -> Self {
         ConfigProblem { path: format!("config.{field}"), message: message.into() }
     }
 }
@@ -281,10 +285,11 @@ pub fn check_config_with(kind: NodeKind, config: &Value, syntax: &mut SyntaxChec
         NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
         NodeKind::Script => with_parsed(config, check_script),
         NodeKind::Subworkflow => with_parsed(config, |c| check_subworkflow(c, syntax)),
+        NodeKind::Map => with_parsed(config, |c| crate::map::check(c, syntax)),
     }
 }
 
-fn check_subworkflow(c: SubworkflowConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
+pub(crate) fn check_subworkflow(c: SubworkflowConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
     let mut problems = required("workflow", &c.workflow);
     if problems.is_empty() && !is_uuid(&c.workflow) {
         problems.push(ConfigProblem::at("workflow", "`workflow` must be a workflow id (a UUID)"));
@@ -323,7 +328,7 @@ fn parse<T: DeserializeOwned>(config: &Value) -> Result<T, ConfigProblem> {
         .map_err(|e| ConfigProblem { path: "config".to_owned(), message: format!("invalid config: {e}") })
 }
 
-fn required(field: &str, value: &str) -> Vec<ConfigProblem> {
+pub(crate) fn required(field: &str, value: &str) -> Vec<ConfigProblem> {
     if value.trim().is_empty() {
         vec![ConfigProblem::at(field, format!("`{field}` is required"))]
     } else {

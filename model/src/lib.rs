@@ -1,7 +1,7 @@
 //! trellis-model: the vocabulary shared by the server and the SPA.
 //!
 //! * [`definition`]: the workflow definition format of the HTTP contract.
-//! * [`config`]: the typed configuration of each node type.
+//! * [`config`]: the typed configuration of each node type ([`map`]: the `map` node's).
 //! * [`expr`]: the expression evaluator of node configs (minijinja), shared with the designer.
 //! * [`validate`]: structural and per-type validation, reporting every problem at once.
 //! * [`api`]: request and response bodies of the HTTP API.
@@ -16,6 +16,7 @@ pub mod definition;
 pub mod expr;
 pub mod failure;
 pub mod kinds;
+pub mod map;
 pub mod retry;
 pub mod secret;
 #[cfg(feature = "sqlx")]

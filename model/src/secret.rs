@@ -37,6 +37,8 @@ pub fn node_references(kind: NodeKind, config: &Value) -> Result<BTreeSet<String
     match kind {
         // Scripts are JavaScript, not templates; delays, no-ops and signal waits render nothing.
         NodeKind::Script | NodeKind::Delay | NodeKind::Noop | NodeKind::WaitSignal => {}
+        // Its `items`, and the inner node's texts as that node's own type reads them.
+        NodeKind::Map => found.walk_map(config),
         _ => found.walk(kind, config, "config", true),
     }
     if found.debug && !found.names.is_empty() {
@@ -56,7 +58,10 @@ pub fn node_references(kind: NodeKind, config: &Value) -> Result<BTreeSet<String
 fn is_expression(kind: NodeKind, field: &str) -> bool {
     matches!(
         (kind, field),
-        (NodeKind::Transform, "expression") | (NodeKind::Branch, "condition") | (NodeKind::Subworkflow, "input")
+        (NodeKind::Transform, "expression")
+            | (NodeKind::Branch, "condition")
+            | (NodeKind::Subworkflow, "input")
+            | (NodeKind::Map, "items")
     )
 }
 
@@ -70,6 +75,23 @@ struct Found {
 }
 
 impl Found {
+    fn walk_map(&mut self, config: &Value) {
+        if let Some(items) = config.get("items") {
+            self.walk(NodeKind::Map, items, "config.items", true);
+        }
+        let inner = config.get("node");
+        let kind = inner.and_then(|n| n.get("type")).and_then(Value::as_str).and_then(NodeKind::parse);
+        match (kind, inner.and_then(|n| n.get("config"))) {
+            (Some(kind), Some(inner)) if crate::map::may_run_inside(kind) => match node_references(kind, inner) {
+                Ok(names) => self.names.extend(names),
+                Err(bad) => self
+                    .bad
+                    .extend(bad.into_iter().map(|b| BadReference { path: format!("config.node.{}", b.path), ..b })),
+            },
+            _ => {}
+        }
+    }
+
     fn walk(&mut self, kind: NodeKind, value: &Value, path: &str, top: bool) {
         match value {
             Value::String(text) => {

@@ -105,6 +105,26 @@ pub struct NodeChange {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// A running `map` node's progress (its entry's status is unchanged then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemProgress>,
+}
+
+/// How far a `map` node's items got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ItemProgress {
+    pub total: u32,
+    pub succeeded: u32,
+    pub failed: u32,
+    pub running: u32,
+}
+
+impl ItemProgress {
+    /// Items that ended, either way.
+    pub fn done(&self) -> u32 {
+        self.succeeded + self.failed
+    }
 }
 
 /// One history entry as it goes out in an event's `data:`: the fields of the kind's

@@ -136,6 +136,7 @@ impl Engine {
             // Decided again on the locked row: it may have changed since it was read.
             let reset = retry_set(plan, &state_of(plan, s), from);
             let mut writes = decide(plan, s, Event::Retry { reset, admit }, &Detail::default(), Utc::now(), 0.0);
+            writes.forget_map_items = *from == RetryFrom::Start && !writes.is_empty();
             reservation.lease_runs(&mut writes, &self.owner);
             writes
         };

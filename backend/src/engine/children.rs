@@ -26,6 +26,8 @@ pub(super) struct ChildStart<'a> {
     pub workflow: Uuid,
     pub version: VersionRef,
     pub input: Value,
+    /// For a `map` item: its index and attempt (many children serve one map attempt).
+    pub item: Option<(usize, u32)>,
 }
 
 impl Engine {
@@ -41,16 +43,19 @@ impl Engine {
         }
     }
 
-    async fn try_start_child(self: &Arc<Self>, c: &ChildStart<'_>) -> Result<Uuid, NodeResult> {
+    pub(super) async fn try_start_child(self: &Arc<Self>, c: &ChildStart<'_>) -> Result<Uuid, NodeResult> {
         let transient = |e: &dyn std::fmt::Display| NodeResult::Failed {
             error: format!("could not start the child instance: {e}"),
             retryable: true,
         };
         let attempt = c.attempt as i32;
-        // A redone attempt (its commit was lost to an outage) finds the child it started.
-        let children = self.store.children(c.parent).await.map_err(|e| transient(&e))?;
-        if let Some(child) = children.iter().find(|k| serves(k, c.node, attempt)) {
-            return Ok(child.id);
+        // A redone attempt (its commit was lost to an outage) finds the child it started
+        // (a map item's, by its idempotency key below).
+        if c.item.is_none() {
+            let children = self.store.children(c.parent).await.map_err(|e| transient(&e))?;
+            if let Some(child) = children.iter().find(|k| serves(k, c.node, attempt)) {
+                return Ok(child.id);
+            }
         }
         let parent = self.store.get_instance(c.parent).await.map_err(|e| transient(&e))?;
         let Some(parent) = parent else { return Err(permanent("the parent instance no longer exists".into())) };
@@ -66,7 +71,12 @@ impl Engine {
             version: Some(version),
             // Derived from the attempt's key, `{instance}:{node}:{attempt}`: two executions of
             // one attempt start one child.
-            idempotency_key: Some(format!("subworkflow:{}:{}:{}", c.parent, c.node, c.attempt)),
+            idempotency_key: Some(match c.item {
+                None => format!("subworkflow:{}:{}:{}", c.parent, c.node, c.attempt),
+                Some((index, item_attempt)) => {
+                    format!("map:{}:{}:{}:{index}:{item_attempt}", c.parent, c.node, c.attempt)
+                }
+            }),
             trace_parent: c.traceparent.and_then(TraceParent::parse),
             parent: Some(ParentLink { instance: c.parent, node: c.node.to_owned(), attempt, depth }),
             ..StartRequest::new(c.workflow, c.input.clone())

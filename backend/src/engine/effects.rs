@@ -135,7 +135,9 @@ impl Applied<'_> {
             Command::Dispatch { node, attempt } => {
                 let id = &plan.nodes[node].id;
                 writes.new_work.push(work(WorkKind::Run, Some(id), Some(attempt), now));
-                if let Some(ms) = plan.nodes[node].timeout_ms {
+                // A map's timeout is each item's (`engine/map/`), not its attempt's.
+                let timed = plan.nodes[node].timeout_ms.filter(|_| plan.nodes[node].kind != NodeKind::Map);
+                if let Some(ms) = timed {
                     writes.new_work.push(work(WorkKind::NodeTimeout, Some(id), Some(attempt), now + ms_duration(ms)));
                 }
             }
@@ -221,14 +223,16 @@ fn parent_wake(
 /// instance ended other than by succeeding (canceled, failed, timed out), or a `subworkflow`
 /// attempt ended without its child (it timed out, or its process died).
 fn strands_children(plan: &Plan, event: &Event, commands: &[Command]) -> bool {
-    let is_sub = |node: usize| plan.nodes.get(node).is_some_and(|n| n.kind == NodeKind::Subworkflow);
+    // A map may run its items as children too.
+    let is_sub =
+        |node: usize| plan.nodes.get(node).is_some_and(|n| matches!(n.kind, NodeKind::Subworkflow | NodeKind::Map));
     let ended_early = match event {
         Event::Failed { node, timed_out: true, .. } | Event::Lost { node, .. } => is_sub(*node),
         _ => false,
     };
     let ended_badly =
         commands.iter().any(|c| matches!(c, Command::Finish { status, .. } if *status != InstanceStatus::Succeeded));
-    ended_early || (ended_badly && plan.nodes.iter().any(|n| n.kind == NodeKind::Subworkflow))
+    ended_early || (ended_badly && (0..plan.nodes.len()).any(is_sub))
 }
 
 /// The node rows the step changed, with their history entries.

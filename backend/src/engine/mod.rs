@@ -14,6 +14,7 @@ pub mod effects;
 mod error;
 pub mod json;
 pub mod machine;
+mod map;
 pub mod nodes;
 pub mod outputs;
 pub mod plan;
@@ -56,6 +57,8 @@ pub struct EngineConfig {
     pub output_caps: outputs::OutputCaps,
     /// Batches committed at once (see `commit.rs`); outcomes of one instance share one.
     pub commit_lanes: usize,
+    /// The most items a `map` node runs over.
+    pub map_max_items: usize,
 }
 
 pub struct Engine {
@@ -70,6 +73,9 @@ pub struct Engine {
     limited: RwLock<std::collections::HashSet<Uuid>>,
     wake: Notify,
     task_wake: Notify,
+    /// A child of some `map` item ended (its `child_done` item was consumed): the maps
+    /// waiting on children look now rather than at their next poll.
+    map_children: Notify,
     permits: Arc<Semaphore>,
     /// Timers being applied at once by this process (see `runner::TIMER_BATCH`).
     timer_slots: Arc<Semaphore>,
@@ -94,6 +100,7 @@ impl Engine {
             limited: RwLock::default(),
             wake: Notify::new(),
             task_wake: Notify::new(),
+            map_children: Notify::new(),
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
             timer_slots: Arc::new(Semaphore::new(runner::TIMER_BATCH)),
             draining: std::sync::atomic::AtomicBool::new(false),

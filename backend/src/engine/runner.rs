@@ -217,6 +217,13 @@ impl Engine {
                 (Event::Failed { node, attempt, retryable: true, timed_out: true }, detail)
             }
             (WorkKind::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
+            (WorkKind::ChildDone, Some(node)) if plan.nodes[node].kind == NodeKind::Map => {
+                // A map item's child ended: its item (running in whichever process holds the
+                // map attempt) reads the child itself; here, only a nudge to look now.
+                self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
+                self.map_children.notify_waiters();
+                return Ok(());
+            }
             (WorkKind::ChildDone, Some(node)) => {
                 self.child_done(&plan.nodes[node].id, node, attempt, item.payload.as_ref().map(|p| &p.0), &context)
             }
@@ -272,7 +279,10 @@ impl Engine {
         };
         let (result, mut logs) = match refused {
             Some(failed) => (failed, Vec::new()),
-            None => self.run_leased(&run, fence).await,
+            None if spec.kind == NodeKind::Map => {
+                (self.renewing(self.run_map(plan, node, instance, &run, fence), fence).await, Vec::new())
+            }
+            None => self.renewing(self.runtime.run_logged(&run), fence).await,
         };
         // The one place an attempt's result becomes what is stored: every later reader (rows,
         // history, spans, OTLP, failure groups, logs) sees only the redacted form.
@@ -288,6 +298,7 @@ impl Engine {
                     workflow,
                     version,
                     input,
+                    item: None,
                 };
                 self.start_child(start).await
             }
@@ -302,9 +313,9 @@ impl Engine {
 }
 
 impl Engine {
-    /// Runs the attempt's node, renewing the attempt's lease while it runs.
-    async fn run_leased(&self, run: &Attempt<'_>, fence: &Fence) -> (NodeResult, Vec<String>) {
-        let running = self.runtime.run_logged(run);
+    /// Runs an attempt's `work`, renewing the attempt's lease while it runs.
+    async fn renewing<T>(&self, work: impl std::future::Future<Output = T>, fence: &Fence) -> T {
+        let running = work;
         tokio::pin!(running);
         // The first renewal a third of a lease from now. (Not `interval`: awaiting its
         // immediate first tick goes through the timer wheel, about a millisecond — which
@@ -357,8 +368,8 @@ fn reads_context(kind: NodeKind) -> bool {
         | NodeKind::Task
         | NodeKind::Fail
         | NodeKind::Script => true,
-        // Its input expression; and the parent's input, the default.
-        NodeKind::Subworkflow => true,
+        // Its input expression; and the parent's input, the default. A map: its `items`.
+        NodeKind::Subworkflow | NodeKind::Map => true,
         NodeKind::Noop | NodeKind::Delay | NodeKind::WaitSignal => false,
     }
 }

@@ -251,6 +251,7 @@ impl Tracer<'_> {
                 attempt: new.attempts.max(0) as u32,
                 error: new.status.is_failure().then(|| new.error.clone()).flatten(),
                 outcome: new.outcome.clone(),
+                items: None,
             };
             events.push(self.event(EventKind::Node, &change));
         }
@@ -293,7 +294,8 @@ impl Tracer<'_> {
                 | NodeKind::Transform
                 | NodeKind::Branch
                 | NodeKind::Fail
-                | NodeKind::Script => WaitKind::Signal,
+                | NodeKind::Script
+                | NodeKind::Map => WaitKind::Signal,
             });
         }
         (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(WaitKind::Slot)

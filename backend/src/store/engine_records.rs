@@ -241,6 +241,9 @@ pub struct Writes {
     /// A work item for another instance: the parent a finishing child wakes. Inserted only
     /// if that instance still exists (a purged parent is not an error).
     pub wake: Option<(Uuid, NewWork)>,
+    /// A retry from the start: the results of the instance's `map` items are forgotten, so
+    /// every item runs again (only a retry writes it; see `retry_instance`).
+    pub forget_map_items: bool,
 }
 
 impl Writes {

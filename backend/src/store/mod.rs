@@ -15,6 +15,7 @@ mod insight_sql;
 mod instance_query;
 mod job_records;
 mod job_sql;
+mod map_sql;
 pub mod notice;
 mod pg_pool;
 mod pg_setup;
@@ -42,6 +43,7 @@ pub use insight_sql::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore
 pub use instance_query::{parse_statuses, InstanceQuery};
 pub use job_records::*;
 pub use job_sql::JobStore;
+pub use map_sql::{MapItemCount, MapItemRow, MapItemWrites, MapStore};
 pub use pg_pool::POOL_WAITS;
 pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
@@ -149,6 +151,7 @@ pub trait Store:
     + AccountStore
     + InsightStore
     + SecretStore
+    + MapStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

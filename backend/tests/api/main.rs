@@ -28,6 +28,8 @@ mod instance_list;
 mod keys;
 mod ledger;
 mod live;
+mod map_crash;
+mod maps;
 mod observability;
 mod openapi;
 mod openapi_answers;

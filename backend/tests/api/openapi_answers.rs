@@ -196,6 +196,9 @@ async fn instances(c: &mut Checked<'_>, workflow: &str) -> String {
     c.send("GET", "/api/v1/instances/{id}", &path, None).await;
     c.send("GET", "/api/v1/instances/{id}/history", &format!("{path}/history?limit=5000"), None).await;
     c.send("GET", "/api/v1/instances/{id}/queue", &format!("{path}/queue"), None).await;
+    let first_node = c.app.instance_json(&instance).await["nodes"][0]["id"].as_str().unwrap().to_owned();
+    let items = format!("{path}/nodes/{first_node}/items?limit=10");
+    c.send("GET", "/api/v1/instances/{id}/nodes/{node}/items", &items, None).await;
     c.send("GET", "/api/v1/instances/{id}/events", &format!("{path}/events"), None).await;
     for action in ["cancel", "pause", "resume"] {
         c.send("POST", &format!("/api/v1/instances/{{id}}/{action}"), &format!("{path}/{action}"), None).await;

@@ -89,6 +89,28 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
             field("config.version", "Version", Version, "latest (when the node runs) or a number; empty: latest."),
             field("config.input", "Child input", Expression, "Empty: this instance's input."),
         ],
+        NodeKind::Map => vec![
+            field("config.items", "Items", Expression, "A list, e.g. input.orders; each runs with item and index."),
+            field(
+                "config.node",
+                "Node per item (JSON)",
+                Json,
+                "e.g. {\"type\": \"transform\", \"config\": {\"expression\": \"item.id\"}}",
+            ),
+            field(
+                "config.workflow",
+                "Or a workflow per item (JSON)",
+                Json,
+                "{\"workflow\": \"<id>\", \"version\": \"latest\"}: the item is its input.",
+            ),
+            field("config.max_parallel", "Max parallel items", Number, "Empty: 10."),
+            field(
+                "config.on_item_failure",
+                "When an item fails",
+                Select(&ON_ITEM_FAILURE),
+                "fail: the map fails; continue: its result is null.",
+            ),
+        ],
     }
 }
 
@@ -105,6 +127,7 @@ pub fn common_fields() -> Vec<Field> {
 }
 
 pub const ON_LIMIT: [&str; 2] = ["queue", "reject"];
+pub const ON_ITEM_FAILURE: [&str; 2] = ["fail", "continue"];
 
 /// The workflow settings form; paths are relative to `settings`.
 pub fn settings_fields() -> Vec<Field> {

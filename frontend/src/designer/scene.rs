@@ -63,6 +63,7 @@ pub fn icon(kind: &str) -> &'static str {
         Some(NodeKind::Task) => "⚙",
         Some(NodeKind::Script) => "{}",
         Some(NodeKind::Subworkflow) => "↪",
+        Some(NodeKind::Map) => "⊞",
         None => "?",
     }
 }

@@ -48,6 +48,7 @@ mod tests {
             error: None,
             child: child.map(str::to_owned),
             child_status: status,
+            items: None,
         }
     }
 

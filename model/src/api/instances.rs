@@ -72,6 +72,9 @@ pub struct NodeView {
     /// That child's status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_status: Option<InstanceStatus>,
+    /// A `map` node's items: how many, and how far they got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<crate::trace::ItemProgress>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,4 +192,34 @@ pub struct CountsEvent {
     pub workflow_id: Option<String>,
     pub counts: StatusCounts,
     pub resync: bool,
+}
+
+/// One item of a `map` node (`GET /instances/{id}/nodes/{node}/items`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MapItem {
+    pub index: u32,
+    /// `pending`, `running`, `succeeded`, `failed`, `timed_out` or `canceled`.
+    pub status: NodeStatus,
+    pub attempts: i32,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub output: Option<serde_json::Value>,
+    pub error: Option<String>,
+    /// The child instance of a map over a workflow (of the item's latest attempt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<String>,
+}
+
+/// A page of a map node's items, in index order, with the node's counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MapItemPage {
+    pub items: Vec<MapItem>,
+    /// Pass as `cursor` for the next page; `null` on the last.
+    pub next_cursor: Option<String>,
+    /// Items of the node's list (0 before the map has evaluated it).
+    pub total: u64,
+    /// Items by status (every status of the list, zeros included).
+    pub counts: std::collections::BTreeMap<String, u64>,
 }

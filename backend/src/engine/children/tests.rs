@@ -117,6 +117,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
             max_input_bytes: 1 << 20,
             output_caps: super::super::outputs::OutputCaps { node_bytes: 1 << 20, instance_bytes: 1 << 22 },
             commit_lanes: 1,
+            map_max_items: 100,
         },
         // No node here evaluates an expression: the sandbox never starts a worker.
         crate::sandbox::Sandbox::new(crate::config::ServeConfig::local().sandbox().unwrap()),
@@ -142,6 +143,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
         workflow: child,
         version: VersionRef::Latest,
         input: json!({"n": 1}),
+        item: None,
     };
 
     // Attempt 1 again, as after a lost commit: it waits on the same child.

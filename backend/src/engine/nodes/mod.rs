@@ -81,6 +81,8 @@ impl Runtime {
             NodeKind::Task => task(sandbox, a).await.unwrap_or_else(|stopped| stopped),
             NodeKind::Script => return script::run(sandbox, a).await,
             NodeKind::Subworkflow => subworkflow(sandbox, a).await.unwrap_or_else(|stopped| stopped),
+            // The engine runs a map's items itself (`engine/map/`), never through here.
+            NodeKind::Map => permanent("a map node runs through the engine's map runner".into()),
         };
         (result, Vec::new())
     }
@@ -100,7 +102,7 @@ async fn evaluate(sandbox: &Sandbox, a: &Attempt<'_>, jobs: Vec<Job>) -> Result<
 }
 
 /// The value of a node's one expression.
-async fn evaluate_one(sandbox: &Sandbox, a: &Attempt<'_>, job: Job) -> Result<Value, NodeResult> {
+pub(super) async fn evaluate_one(sandbox: &Sandbox, a: &Attempt<'_>, job: Job) -> Result<Value, NodeResult> {
     Ok(evaluate(sandbox, a, vec![job]).await?.into_iter().next().unwrap_or(Value::Null))
 }
 

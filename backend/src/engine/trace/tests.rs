@@ -152,6 +152,7 @@ impl Sim {
                 | NodeKind::Transform
                 | NodeKind::Branch
                 | NodeKind::Fail
+                | NodeKind::Map
                 | NodeKind::Task
                 | NodeKind::Script => match choice % 4 {
                     0 => (Event::Failed { node, attempt, retryable: true, timed_out: false }, failure),

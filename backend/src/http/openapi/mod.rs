@@ -203,6 +203,7 @@ fn path_parameters(path: &str, operation: &mut Map<String, Value>) {
                     json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX}),
                     "A published version's number",
                 ),
+                "node" => (json!({"type": "string", "minLength": 1}), "A node's id"),
                 _ => (json!({"type": "string", "format": "uuid"}), "The resource's id"),
             };
             parameters.push(json!({"name": name, "in": "path", "required": true, "schema": schema,

@@ -7,6 +7,7 @@ use crate::http::middleware::error::ApiResult;
 use crate::http::AppState;
 use std::collections::HashMap;
 use trellis_model::config::{subworkflow_target, NodeKind, VersionRef};
+use trellis_model::map::map_target;
 use trellis_model::{Definition, Issue, Report};
 use uuid::Uuid;
 
@@ -129,17 +130,24 @@ impl CycleSearch<'_> {
     }
 }
 
-/// The `subworkflow` nodes of `definition` with a well-formed target: (index, node id,
-/// workflow, version). Malformed ones are the model validator's to report.
+/// The nodes of `definition` that call a workflow with a well-formed target (a `subworkflow`
+/// node; a `map` over a workflow, or over a `subworkflow` node): (index, node id, workflow,
+/// version). Malformed ones are the model validator's to report.
 fn calls(definition: &Definition) -> Vec<(usize, &str, Uuid, VersionRef)> {
-    let subworkflow = NodeKind::Subworkflow.as_str();
     definition
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| n.kind == subworkflow)
         .filter_map(|(i, n)| {
-            let (workflow, version) = subworkflow_target(&n.config)?;
+            let (workflow, version) = match NodeKind::parse(&n.kind)? {
+                NodeKind::Subworkflow => subworkflow_target(&n.config)?,
+                NodeKind::Map => map_target(&n.config).or_else(|| {
+                    let inner = n.config.get("node")?;
+                    let called = inner.get("type")? == NodeKind::Subworkflow.as_str();
+                    called.then(|| subworkflow_target(inner.get("config")?)).flatten()
+                })?,
+                _ => return None,
+            };
             Some((i, n.id.as_str(), workflow.trim().parse().ok()?, version))
         })
         .collect()

@@ -189,6 +189,9 @@ impl Store {
         if writes.is_empty() {
             return Ok(Ok(TransitionOutcome::Unchanged));
         }
+        if writes.forget_map_items {
+            sqlx::query(crate::store::map_sql::CLEAR_MAP_ITEMS).bind(id).execute(&mut *tx).await?;
+        }
         self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
             StoreError::Database(e) => StoreError::from_sqlx(e),
             e => e,

@@ -15,6 +15,7 @@ mod audit;
 mod insights;
 mod instances;
 mod jobs;
+mod map_items;
 mod retention;
 mod secrets;
 mod slots;

@@ -2,6 +2,7 @@
 //! and the queue inspector in the submodules.
 
 mod bulk;
+mod map_items;
 mod queue;
 
 use crate::engine::{EngineError, StartRequest};
@@ -43,6 +44,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(retry))
         .merge(bulk::router())
         .merge(queue::router())
+        .merge(map_items::router())
 }
 
 #[utoipa::path(
@@ -300,6 +302,7 @@ async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
     let name = state.store.get_workflow(snapshot.instance.workflow_id).await?.map(|w| w.name);
     let mut shown = detail(&snapshot, name);
     link_family(state, &snapshot, &mut shown).await?;
+    map_items::add_progress(state, &mut shown, id).await?;
     Ok(shown)
 }
 
@@ -356,6 +359,7 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         error: n.error.clone(),
         child: None,
         child_status: None,
+        items: None,
     });
     InstanceDetail {
         summary: summary(&s.instance, workflow_name),

@@ -1,0 +1,245 @@
+//! One item of a map: its attempts (the map node's retry policy and timeout apply to each
+//! item), run in this process as the map attempt's own work — the inner node through the
+//! same runtime as any node (so through the sandbox), a workflow as a child instance.
+
+use super::super::children::ChildStart;
+use super::super::nodes::{permanent, Attempt, NodeResult, Suspend};
+use super::super::plan::{Plan, PlanNode};
+use super::super::results::sanitized;
+use super::super::Engine;
+use super::board::{pending, ItemEnd};
+use super::flush::Update;
+use crate::secrets::Opened;
+use crate::store::{MapItemRow, Snapshot};
+use chrono::Utc;
+use serde_json::{json, Value};
+use sqlx::types::Json;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use trellis_model::config::VersionRef;
+use trellis_model::{InstanceStatus, NodeStatus};
+use uuid::Uuid;
+
+/// How often a map looks at the children it waits for when no end was announced here.
+const CHILD_POLL: Duration = Duration::from_secs(1);
+
+/// What each item runs.
+pub(super) enum Inner {
+    /// The inner node, as a plan node of its own type (the map's id, secrets and timeout).
+    Node(PlanNode),
+    /// A child instance of this workflow, with the item as its input.
+    Workflow { workflow: Uuid, version: VersionRef },
+}
+
+impl Inner {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Inner::Node(spec) => spec.kind.as_str(),
+            Inner::Workflow { .. } => "subworkflow",
+        }
+    }
+}
+
+/// What every item of one map attempt shares.
+pub(super) struct Job<'a> {
+    pub engine: &'a Arc<Engine>,
+    pub plan: &'a Plan,
+    pub node: usize,
+    pub instance: Uuid,
+    /// The map node's attempt.
+    pub attempt: u32,
+    pub inner: Inner,
+    /// The map attempt's expression context; each item adds `item` and `index`.
+    pub base: Value,
+    pub secrets: &'a Opened,
+    pub traceparent: Option<String>,
+    pub updates: mpsc::UnboundedSender<Update>,
+}
+
+impl Job<'_> {
+    /// Runs item `idx` until it succeeds or its attempts are spent; `prior`: attempts an
+    /// earlier map attempt made (numbering goes on from there).
+    pub async fn run_item(&self, idx: usize, item: &Value, digest: &str, prior: i32) -> (usize, ItemEnd) {
+        let budget = self.plan.max_attempts(self.node);
+        let started = Utc::now();
+        let mut row =
+            MapItemRow { status: NodeStatus::Running, started_at: Some(started), ..pending(idx, digest, prior) };
+        let (mut result, mut timed_out);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            row.attempts += 1;
+            row.child_id = None;
+            self.send(&row);
+            (result, timed_out) = self.attempt(idx, item, row.attempts as u32, &mut row.child_id).await;
+            let retry = matches!(result, NodeResult::Failed { retryable: true, .. }) && tries < budget;
+            if !retry {
+                break;
+            }
+            tokio::time::sleep(self.backoff(tries + 1)).await;
+        }
+        let end = self.end(result, timed_out);
+        row.status = end.status;
+        row.output = end.output.clone().map(Json);
+        row.error = end.error.clone();
+        row.ended_at = Some(Utc::now());
+        self.send(&row);
+        (idx, end)
+    }
+
+    fn send(&self, row: &MapItemRow) {
+        let _ = self.updates.send(Update { row: row.clone(), item_type: self.inner.type_name() });
+    }
+
+    /// The wait before try `next` (2, 3, ...): the map node's backoff with equal jitter.
+    fn backoff(&self, next: u32) -> Duration {
+        let ms = self.plan.backoff_ms(self.node, next);
+        Duration::from_millis(ms / 2 + ((ms / 2) as f64 * rand::random::<f64>()) as u64)
+    }
+
+    /// How the item ended, its output redacted and held to the per-node cap.
+    fn end(&self, result: NodeResult, timed_out: bool) -> ItemEnd {
+        let id = &self.plan.nodes[self.node].id;
+        let result = match sanitized(result, &self.secrets.redactor()) {
+            NodeResult::Done { output, .. } => match self.engine.config.output_caps.check(id, &output, []) {
+                Ok(()) => NodeResult::Done { output, outcome: None },
+                Err(error) => permanent(format!("the item's output: {error}")),
+            },
+            other => other,
+        };
+        match result {
+            NodeResult::Done { output, .. } => {
+                ItemEnd { status: NodeStatus::Succeeded, output: Some(output), error: None }
+            }
+            NodeResult::Failed { error, .. } => {
+                let status = if timed_out { NodeStatus::TimedOut } else { NodeStatus::Failed };
+                ItemEnd { status, output: None, error: Some(error) }
+            }
+            NodeResult::Suspend(_) => ItemEnd {
+                status: NodeStatus::Failed,
+                output: None,
+                error: Some("the item's node waited for something a map item cannot wait for".into()),
+            },
+        }
+    }
+
+    /// One try, within the map node's timeout. `child`: the child instance it started.
+    async fn attempt(&self, idx: usize, item: &Value, n: u32, child: &mut Option<Uuid>) -> (NodeResult, bool) {
+        let timeout = self.plan.nodes[self.node].timeout_ms;
+        let work = async {
+            match &self.inner {
+                Inner::Node(spec) => self.run_inner(spec, idx, item, n, child).await,
+                Inner::Workflow { workflow, version } => {
+                    self.run_child(idx, n, (*workflow, *version), item.clone(), child).await
+                }
+            }
+        };
+        let Some(ms) = timeout else { return (work.await, false) };
+        match tokio::time::timeout(Duration::from_millis(ms), work).await {
+            Ok(result) => (result, false),
+            Err(_) => {
+                if let Some(id) = *child {
+                    let _ = self.engine.cancel(id).await;
+                }
+                (NodeResult::Failed { error: format!("timed out after {ms} ms"), retryable: true }, true)
+            }
+        }
+    }
+
+    async fn run_inner(
+        &self,
+        spec: &PlanNode,
+        idx: usize,
+        item: &Value,
+        n: u32,
+        child: &mut Option<Uuid>,
+    ) -> NodeResult {
+        let mut context = self.base.clone();
+        if let Value::Object(roots) = &mut context {
+            roots.insert("item".into(), item.clone());
+            roots.insert("index".into(), json!(idx));
+        }
+        let run = Attempt {
+            node: spec,
+            attempt: n,
+            idempotency_key: format!("{}:{}[{idx}]:{n}", self.instance, spec.id),
+            traceparent: self.traceparent.clone(),
+            context,
+            now: Utc::now(),
+            secrets: self.secrets,
+        };
+        match self.engine.runtime.run_logged(&run).await.0 {
+            NodeResult::Suspend(Suspend::Until(until)) => {
+                tokio::time::sleep((until - Utc::now()).to_std().unwrap_or_default()).await;
+                NodeResult::Done { output: json!({"resumed_at": Utc::now()}), outcome: None }
+            }
+            NodeResult::Suspend(Suspend::Child { workflow, version, input }) => {
+                self.run_child(idx, n, (workflow, version), input, child).await
+            }
+            NodeResult::Suspend(Suspend::Signal | Suspend::Task { .. }) => {
+                permanent("a map item cannot wait for a signal or an external task".into())
+            }
+            other => other,
+        }
+    }
+
+    /// Starts the item's child instance (once per item attempt, whoever runs it) and waits
+    /// for it to end.
+    async fn run_child(
+        &self,
+        idx: usize,
+        n: u32,
+        (workflow, version): (Uuid, VersionRef),
+        input: Value,
+        child: &mut Option<Uuid>,
+    ) -> NodeResult {
+        let node = &self.plan.nodes[self.node].id;
+        let start = ChildStart {
+            parent: self.instance,
+            node,
+            attempt: self.attempt,
+            traceparent: self.traceparent.as_deref(),
+            workflow,
+            version,
+            input,
+            item: Some((idx, n)),
+        };
+        let id = match self.engine.try_start_child(&start).await {
+            Ok(id) => id,
+            Err(failed) => return failed,
+        };
+        *child = Some(id);
+        loop {
+            let ended = self.engine.map_children.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            match self.engine.store.get_instance(id).await {
+                Ok(Some(snapshot)) if snapshot.instance.status.is_terminal() => return child_result(&snapshot),
+                Ok(None) => return permanent(format!("child instance {id} no longer exists")),
+                _ => {}
+            }
+            tokio::select! {
+                _ = ended => {}
+                _ = tokio::time::sleep(CHILD_POLL) => {}
+            }
+        }
+    }
+}
+
+/// What a finished child gives its item: its output, or a failure naming it (retried per
+/// the map node's policy, as a `subworkflow` node's is).
+fn child_result(child: &Snapshot) -> NodeResult {
+    let instance = &child.instance;
+    let error = instance.error.as_deref().unwrap_or("no error message");
+    let failed = |error: String| NodeResult::Failed { error, retryable: true };
+    match instance.status {
+        InstanceStatus::Succeeded => NodeResult::Done {
+            output: instance.output.as_ref().map(|o| o.0.clone()).unwrap_or(Value::Null),
+            outcome: None,
+        },
+        InstanceStatus::Canceled => failed(format!("child instance {} was canceled", instance.id)),
+        InstanceStatus::TimedOut => failed(format!("child instance {} timed out: {error}", instance.id)),
+        _ => failed(format!("child instance {} failed: {error}", instance.id)),
+    }
+}
