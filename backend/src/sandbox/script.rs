@@ -20,6 +20,11 @@ pub struct Script {
     pub input: Json,
     pub nodes: Json,
     pub instance: Json,
+    /// In a `map` item: the item and its index (`null` elsewhere).
+    #[serde(default)]
+    pub item: Json,
+    #[serde(default)]
+    pub index: Json,
     /// What `Date.now()` and `new Date()` say for the whole run.
     pub now: DateTime<Utc>,
     pub limits: Limits,

@@ -256,3 +256,12 @@ async fn canceling_the_instance_stops_its_map(app: TestApp) {
     assert_eq!(app.instance(&id).await.summary.status, InstanceStatus::Canceled);
 }
 both_backends!(canceling_the_instance_stops_its_map);
+
+async fn a_script_per_item_sees_item_and_index(app: TestApp) {
+    let inner = json!({"type": "script", "config": {"source": "return `${index}:${item.name.toUpperCase()}`;"}});
+    let names = json!({"people": [{"name": "ada"}, {"name": "grace"}]});
+    let done = run(&app, mapping(json!({"items": "input.people", "node": inner})), names).await;
+    assert_eq!(done.summary.status, InstanceStatus::Succeeded, "{:?}", done.summary.error);
+    assert_eq!(output_of(&done)["results"], json!(["0:ADA", "1:GRACE"]));
+}
+both_backends!(a_script_per_item_sees_item_and_index);

@@ -32,6 +32,8 @@ pub async fn run(sandbox: &Sandbox, a: &Attempt<'_>) -> (NodeResult, Vec<String>
         input: part("input"),
         nodes: part("nodes"),
         instance,
+        item: part("item"),
+        index: part("index"),
         now: a.now,
         limits: limits(&config),
     };

@@ -59,6 +59,8 @@ async fn preview(
         nodes: body.nodes.unwrap_or_else(|| json!({})),
         instance: json!({"id": "preview", "workflow_id": null, "version": null, "trace_id": null,
                          "node": "preview", "attempt": 1}),
+        item: Value::Null,
+        index: Value::Null,
         now: chrono::Utc::now(),
         limits,
     };

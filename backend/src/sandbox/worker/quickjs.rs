@@ -12,7 +12,8 @@
 //! host language's objects from a script leads. A runtime per run means nothing a script
 //! leaves behind reaches the next one, and dropping it frees everything the run allocated.
 //!
-//! The source is the body of `export default function (input, nodes, instance) { ... }`, a
+//! The source is the body of `export default function (input, nodes, instance, item, index)
+//! { ... }` (`item` and `index` are a `map` item's, else `null`), a
 //! module, so [`check_syntax`] can compile it without running a line of it, and the line
 //! numbers a script sees are its own (the head shares the first line).
 
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 /// The module's name: it is what stack traces name as the file.
 const NAME: &str = "script";
 /// Put before the script's first line: the script is this function's body.
-const HEAD: &str = "export default function (input, nodes, instance) {";
+const HEAD: &str = "export default function (input, nodes, instance, item, index) {";
 /// The interpreter's stack limit: bounds recursion well inside the worker's main-thread stack.
 pub const STACK_BYTES: usize = 1024 * 1024;
 const MIB: usize = 1024 * 1024;
@@ -148,7 +149,9 @@ impl Sandbox {
         let input = ctx.json_parse(script.input.to_string())?;
         let nodes = ctx.json_parse(script.nodes.to_string())?;
         let instance = ctx.json_parse(script.instance.to_string())?;
-        main.call((input, nodes, instance))
+        let item = ctx.json_parse(script.item.to_string())?;
+        let index = ctx.json_parse(script.index.to_string())?;
+        main.call((input, nodes, instance, item, index))
     }
 
     /// The returned value as JSON: `undefined` is `null`; what JSON cannot hold is refused,

@@ -9,6 +9,8 @@ fn script(source: &str, limits: Limits) -> Script {
         input: json!({"a": 2, "items": [1, 2, 3]}),
         nodes: json!({"fetch": {"output": {"b": 40}, "status": "succeeded"}}),
         instance: json!({"id": "0190a000-0000-7000-8000-000000000001", "node": "calc", "attempt": 1}),
+        item: json!({"sku": "x"}),
+        index: json!(4),
         now: DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z").unwrap().with_timezone(&Utc),
         limits,
     }
@@ -28,6 +30,11 @@ fn failure(source: &str, limits: Limits) -> Failure {
         Ok(v) => panic!("{source} gave {v}"),
         Err(f) => f,
     }
+}
+
+#[test]
+fn a_map_items_script_sees_its_item_and_index() {
+    assert_eq!(output("return [item.sku, index];"), json!(["x", 4]));
 }
 
 #[test]
