@@ -162,6 +162,11 @@ pub fn describe(event: &HistoryEvent) -> String {
         e => format!(": {}", render::text(Some(&e), 120)),
     };
     match event.event.as_str() {
+        "node" if event.data.get("items").is_some_and(|i| i.is_object()) => {
+            let count = |name: &str| event.data["items"].get(name).and_then(|v| v.as_u64()).unwrap_or(0);
+            let (done, failed) = (count("succeeded") + count("failed"), count("failed"));
+            format!("node {}: {done} / {} items done, {failed} failed", field("node"), count("total"))
+        }
         "node" => {
             let attempt = event.data.get("attempt").and_then(|a| a.as_u64()).unwrap_or(0);
             let attempt = if attempt > 0 { format!(" (attempt {attempt})") } else { String::new() };
@@ -177,6 +182,17 @@ pub fn describe(event: &HistoryEvent) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_map_progress_entry_reads_as_progress() {
+        let entry: HistoryEvent = serde_json::from_value(serde_json::json!({
+            "seq": 4, "instance_id": "i", "at": "2026-11-26T10:00:00Z", "event": "node", "node": "each",
+            "status": "running", "previous": "running", "attempt": 1,
+            "items": {"total": 100, "succeeded": 35, "failed": 2, "running": 10}
+        }))
+        .unwrap();
+        assert_eq!(describe(&entry), "node each: 37 / 100 items done, 2 failed");
+    }
 
     #[test]
     fn frames_split_across_chunks_come_out_whole() {

@@ -145,6 +145,23 @@ fn components(doc: &mut Value) {
             "input": {"type": "string", "description": "An expression giving the child's input; without it, the parent's input."}
         }
     });
+    schemas["MapConfig"] = json!({
+        "type": "object",
+        "description": "The config of a `map` node: runs `node` (or starts `workflow`) once per item of `items`; outputs `{\"results\": [...in item order], \"errors\": [{\"index\", \"error\"}]}`.",
+        "required": ["items"],
+        "additionalProperties": false,
+        "properties": {
+            "items": {"type": "string", "description": "An expression giving the list; the inner node's expressions see `item` and `index`."},
+            "node": {"type": "object", "required": ["type"], "additionalProperties": false,
+                     "properties": {"type": {"type": "string", "description": "Any node type but `map`, `wait_signal` and `task`."},
+                                    "config": {"type": "object"}}},
+            "workflow": {"type": "object", "required": ["workflow"], "additionalProperties": false,
+                         "properties": {"workflow": {"type": "string", "format": "uuid"},
+                                        "version": {"oneOf": [{"type": "string", "enum": ["latest"]}, {"type": "integer", "minimum": 1}]}}},
+            "max_parallel": {"type": "integer", "minimum": 1, "maximum": trellis_model::map::MAX_PARALLEL, "default": trellis_model::map::DEFAULT_MAX_PARALLEL},
+            "on_item_failure": {"type": "string", "enum": ["fail", "continue"], "default": "fail"}
+        }
+    });
     components["securitySchemes"] = json!({
         "bearer": {"type": "http", "scheme": "bearer",
                    "description": "A token from `POST /api/v1/auth/login`, or an API key (`trk_...`)."},
