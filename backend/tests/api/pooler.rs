@@ -74,6 +74,28 @@ async fn sample(direct: String, workflow: Uuid, mut stop: watch::Receiver<bool>)
     peaks
 }
 
+/// Ten processes, each with the default pool of 16 connections (160 in all, past Postgres's
+/// default `max_connections` of 100), run starts spread over all of them through a pool of
+/// four: every one finishes and the database never sees more than the pool plus ten LISTEN
+/// connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_processes_behind_pgbouncer_use_no_more_connections_than_its_pool() {
+    let cluster = Cluster::start(10, &[("TRELLIS_DB_MAX_CONNECTIONS", "16"), ("TRELLIS_SANDBOX_WORKERS", "1")]).await;
+    let workflow = cluster.apis[0].publish(crate::common::chain()).await;
+    let (stop, stopped) = watch::channel(false);
+    let sampler = tokio::spawn(sample(cluster.direct.clone(), workflow.parse().unwrap(), stopped));
+    for i in 0..100 {
+        let (status, started) =
+            cluster.apis[i % 10].post(&format!("/api/v1/workflows/{workflow}/instances"), json!({"input": i})).await;
+        assert_eq!(status, 201, "{started}");
+    }
+    let counts = cluster.apis[9].settle(&workflow, Duration::from_secs(120)).await;
+    let _ = stop.send(true);
+    let peaks = sampler.await.unwrap();
+    assert_eq!(counts["succeeded"], 100, "{counts}");
+    assert!(peaks.connections <= POOL + 10, "{peaks:?}: more than PgBouncer's {POOL} and ten LISTEN connections");
+}
+
 /// Starts spread over three processes all finish, one process is killed -9 in the middle,
 /// and the workflow's limit holds across them, as the database shows; the database never
 /// sees more connections than PgBouncer's pool plus one LISTEN connection per process.
