@@ -88,9 +88,11 @@ pub(super) const DROP_MAP_ITEMS_FROM: &str =
 pub(super) const FENCE_HOLDS: &str = "SELECT 1 FROM work WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3";
 pub(super) const INSERT_MAP_ITEMS: &str =
     const_format::concatcp!("INSERT INTO map_items (instance_id, node_id, ", MAP_ITEM_COLUMNS, ") ");
+/// Attempt counts never go down (a canceled item's row does not know them): numbers stay unique.
 pub(super) const UPSERT_MAP_ITEMS_TAIL: &str =
     " ON CONFLICT (instance_id, node_id, idx) DO UPDATE SET item_digest = excluded.item_digest, status = \
-     excluded.status, attempts = excluded.attempts, output = excluded.output, error = excluded.error, \
+     excluded.status, attempts = CASE WHEN excluded.attempts > map_items.attempts THEN excluded.attempts \
+     ELSE map_items.attempts END, output = excluded.output, error = excluded.error, \
      child_id = excluded.child_id, started_at = excluded.started_at, ended_at = excluded.ended_at";
 /// Rows per multi-row insert: 11 binds each stays under SQLite's limit.
 pub(super) const MAP_ROWS_PER_INSERT: usize = 1_000;
