@@ -7,7 +7,6 @@ use crate::process::{Api, Process};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
-use trellis::store::MapStore;
 use trellis_model::NodeStatus;
 
 const ITEMS: usize = 40;
