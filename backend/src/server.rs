@@ -141,6 +141,7 @@ fn engine_config(serve: &ServeConfig, backend: &str) -> Result<EngineConfig> {
         max_input_bytes: serve.max_input_bytes,
         output_caps,
         map_max_items: serve.map_max_items.max(1),
+        public_url: serve.public_url.clone(),
         // SQLite has one writer at a time, so a second lane would only wait for it; on
         // Postgres two batches in flight overlap one's round trips with the other's commit.
         commit_lanes: if backend == "postgres" { 2 } else { 1 },

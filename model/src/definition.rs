@@ -206,7 +206,28 @@ pub struct Settings {
     /// `on_limit` says whether further starts queue (FIFO per value) or are refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_per_key: Option<u32>,
+    /// The workflow started (once per failed run) when an instance ends `failed` or
+    /// `timed_out`, with the failed instance's summary as its input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<OnFailure>,
 }
+
+/// `settings.on_failure`: the failure handler workflow and the version it runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct OnFailure {
+    /// The handler workflow's id.
+    pub workflow: String,
+    /// `"latest"` (resolved when the handler starts) or a version number.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub version: crate::config::VersionRef,
+}
+
+/// How deep a chain of failure handlers goes (a handler's run failing starts its own
+/// workflow's handler): past it, no further handler starts.
+pub const MAX_FAILURE_HANDLER_DEPTH: i32 = 8;
 
 /// The business-key reuse policy. Whatever the policy, at most one instance per
 /// (workflow, key) is queued, running or paused at a time.

@@ -93,6 +93,10 @@ pub struct InstanceChange {
     pub previous: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Something that happened to the instance without changing its status (`status` ==
+    /// `previous`): a failure handler that could not be started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

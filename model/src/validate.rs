@@ -163,6 +163,14 @@ fn check_settings(def: &Definition, errors: &mut Vec<Issue>, syntax: &mut Syntax
         errors.push(too_long("invalid_settings", "settings.timeout_ms".into()));
     }
     check_concurrency_key(s, errors, syntax);
+    if let Some(handler) = s.on_failure.as_ref().filter(|h| !crate::config::is_uuid(&h.workflow)) {
+        let message = format!("`on_failure.workflow` must be a workflow id, not `{}`", handler.workflow);
+        errors.push(Issue::new("invalid_settings", message).path("settings.on_failure.workflow"));
+    }
+    if let Some(crate::config::VersionRef::Pinned(n @ ..=0)) = s.on_failure.as_ref().map(|h| h.version) {
+        let message = format!("`on_failure.version` must be \"latest\" or at least 1, not {n}");
+        errors.push(Issue::new("invalid_settings", message).path("settings.on_failure.version"));
+    }
 }
 
 /// A concurrency key is an expression; `max_per_key` means nothing without one.

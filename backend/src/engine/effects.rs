@@ -170,9 +170,12 @@ impl Applied<'_> {
         };
         writes.events.extend(self.tracer.finished(from, status, u.error.clone()));
         writes.wake = parent_wake(&self.snapshot.instance, status, &u, now);
+        let error = u.error.clone();
         writes.instance = Some(u);
         writes.clear_work = true;
         writes.new_work.clear();
+        let run = self.tracer.instance.run;
+        writes.new_work.extend(super::failure_handler::work_item(plan, run, status, failed_node, error, now));
     }
 
     /// A status the machine changed that nothing above wrote (a pause, a resume).

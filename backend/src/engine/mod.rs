@@ -12,6 +12,7 @@ mod concurrency_key;
 mod control;
 pub mod effects;
 mod error;
+mod failure_handler;
 pub mod json;
 pub mod machine;
 mod map;
@@ -59,6 +60,8 @@ pub struct EngineConfig {
     pub commit_lanes: usize,
     /// The most items a `map` node runs over.
     pub map_max_items: usize,
+    /// `TRELLIS_PUBLIC_URL`: the base of the instance links a failure handler gets.
+    pub public_url: Option<String>,
 }
 
 pub struct Engine {

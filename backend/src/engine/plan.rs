@@ -64,6 +64,8 @@ pub struct Plan {
     pub key_reuse: trellis_model::KeyReuse,
     /// The `concurrency_key` expression and its `max_per_key` (1 unless set).
     pub concurrency_key: Option<(String, u32)>,
+    /// The workflow started when an instance of this version fails or times out.
+    pub on_failure: Option<trellis_model::OnFailure>,
     index: HashMap<String, usize>,
 }
 
@@ -94,6 +96,7 @@ impl Plan {
             instance_limit: settings.max_concurrent_instances,
             reject_over_limit: settings.on_limit == trellis_model::OnLimit::Reject,
             key_reuse: settings.key_reuse,
+            on_failure: settings.on_failure.clone(),
             concurrency_key: settings
                 .concurrency_key
                 .clone()

@@ -227,6 +227,7 @@ impl Engine {
             (WorkKind::ChildDone, Some(node)) => {
                 self.child_done(&plan.nodes[node].id, node, attempt, item.payload.as_ref().map(|p| &p.0), &context)
             }
+            (WorkKind::OnFailure, _) => return self.start_failure_handler(item, &plan).await,
             (WorkKind::CancelChildren, _) => {
                 self.cancel_children(item.instance_id).await?;
                 self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;

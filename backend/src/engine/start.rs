@@ -33,6 +33,9 @@ pub struct StartRequest {
     pub trace_parent: Option<TraceParent>,
     /// Set when a `subworkflow` node starts the instance as its child.
     pub parent: Option<ParentLink>,
+    /// Set when the instance is a failure handler's run: the failed instance it handles, and
+    /// its depth in the chain of handlers.
+    pub handles_failure_of: Option<(Uuid, i32)>,
 }
 
 /// The `subworkflow` node attempt that starts a child instance, and the child's depth.
@@ -54,6 +57,7 @@ impl StartRequest {
             idempotency_key: None,
             trace_parent: None,
             parent: None,
+            handles_failure_of: None,
         }
     }
 
@@ -225,7 +229,7 @@ fn instance_row(
     concurrency_key: Option<String>,
     now: DateTime<Utc>,
 ) -> InstanceRow {
-    let StartRequest { workflow, input, key, trace_parent, parent, .. } = request;
+    let StartRequest { workflow, input, key, trace_parent, parent, handles_failure_of, .. } = request;
     InstanceRow {
         id: Uuid::now_v7(),
         workflow_id: workflow,
@@ -246,6 +250,8 @@ fn instance_row(
         parent_attempt: parent.as_ref().map(|p| p.attempt),
         depth: parent.as_ref().map_or(0, |p| p.depth),
         concurrency_key,
+        handles_failure_of: handles_failure_of.map(|(failed, _)| failed),
+        failure_depth: handles_failure_of.map_or(0, |(_, depth)| depth),
     }
 }
 

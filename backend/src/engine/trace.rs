@@ -162,6 +162,7 @@ impl Tracer<'_> {
             status: status.as_str().to_owned(),
             previous: previous.map(|p| p.as_str().to_owned()),
             error,
+            note: None,
         };
         self.event(EventKind::Instance, &change)
     }

@@ -35,7 +35,7 @@ pub(super) const INSERT_INSTANCE: &str = concatcp!(
     "INSERT INTO instances (",
     INSTANCE_COLUMNS,
     ") VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, \
-    $13)"
+    $13, $14, $15)"
 );
 pub(super) const INSERT_NEW_NODES: &str =
     "INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ";

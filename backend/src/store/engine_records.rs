@@ -35,6 +35,10 @@ pub struct InstanceRow {
     pub depth: i32,
     /// The value of the workflow's `concurrency_key` when it started, as JSON text.
     pub concurrency_key: Option<String>,
+    /// Of a failure handler's run: the failed instance it handles.
+    pub handles_failure_of: Option<Uuid>,
+    /// 0 unless a failure handler: the failed instance's + 1 (bounds handler chains).
+    pub failure_depth: i32,
 }
 
 impl InstanceRow {
@@ -127,6 +131,9 @@ pub enum WorkKind {
     /// Cancel the instance's live children that no longer serve a running attempt (written
     /// when the instance ends, or a `subworkflow` attempt times out or is lost).
     CancelChildren,
+    /// Start the workflow's `on_failure` handler for the run that just ended badly (written
+    /// by the transaction that ends the instance, so it happens once whatever crashes).
+    OnFailure,
     /// A kind this build does not know (a newer Trellis wrote it): consumed without effect,
     /// never written.
     Unknown,
@@ -143,13 +150,14 @@ impl WorkKind {
             WorkKind::Task => "task",
             WorkKind::ChildDone => "child_done",
             WorkKind::CancelChildren => "cancel_children",
+            WorkKind::OnFailure => "on_failure",
             WorkKind::Unknown => "unknown",
         }
     }
 
     pub fn parse(name: &str) -> Option<WorkKind> {
         use WorkKind::*;
-        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task, ChildDone, CancelChildren]
+        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task, ChildDone, CancelChildren, OnFailure]
             .into_iter()
             .find(|k| k.as_str() == name)
     }
@@ -254,6 +262,8 @@ impl Writes {
             && !self.clear_work
             && self.ended_attempts.is_empty()
             && self.wake.is_none()
+            // A history entry alone (a note on an ended instance) is a change too.
+            && self.events.is_empty()
     }
 }
 

@@ -8,7 +8,8 @@ use const_format::concatcp;
 
 pub(super) const INSTANCE_COLUMNS: &str =
     "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, \
-     trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth, concurrency_key";
+     trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth, concurrency_key, \
+     handles_failure_of, failure_depth";
 pub(super) const NODE_COLUMNS: &str =
     "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, \
      wait_started_at";
@@ -31,6 +32,9 @@ pub(super) const INSTANCE_VERSIONS_OF: &str = "SELECT id, workflow_id, version F
 pub(super) const CHILDREN: &str =
     "SELECT id, parent_node_id, parent_attempt, status FROM instances WHERE parent_instance_id = $1 \
     ORDER BY id";
+/// Instance ids are time-ordered (v7): the greatest is the latest run's handler.
+pub(super) const FAILURE_HANDLER: &str =
+    "SELECT id, workflow_id FROM instances WHERE handles_failure_of = $1 ORDER BY id DESC LIMIT 1";
 pub(super) const EVENTS_AFTER: &str =
     "SELECT seq, kind, at, data FROM instance_events WHERE instance_id = $1 AND seq > $2 ORDER BY seq \
     LIMIT $3";

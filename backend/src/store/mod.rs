@@ -128,6 +128,8 @@ pub trait InstanceStore: Send + Sync + 'static {
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
     /// The child instances `parent`'s `subworkflow` nodes started, oldest first.
     async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>>;
+    /// The latest failure handler run started for `failed`: (instance, workflow).
+    async fn failure_handler(&self, failed: Uuid) -> Result<Option<(Uuid, Uuid)>>;
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
     async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(InstanceStatus, i64)>>;
     /// Up to `limit` history entries of `instance` after `seq` `after`, in order.

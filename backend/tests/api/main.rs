@@ -22,6 +22,8 @@ mod csrf;
 mod drafts;
 mod edge;
 mod engine;
+mod failure_handler_crash;
+mod failure_handlers;
 mod failures;
 mod headers;
 mod instance_list;

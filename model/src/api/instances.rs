@@ -89,6 +89,12 @@ pub struct InstanceDetail {
     /// instance started otherwise.
     #[serde(default)]
     pub parent: Option<ParentRef>,
+    /// The failure handler run this instance's (latest) failure started; `null` if none.
+    #[serde(default)]
+    pub failure_handler: Option<InstanceLink>,
+    /// The failed instance this one was started to handle (as its workflow's `on_failure`).
+    #[serde(default)]
+    pub handles_failure_of: Option<InstanceLink>,
     /// The value of the workflow's `concurrency_key` the instance runs under (`max_per_key`
     /// counts instances with the same value); `null` when the workflow has no key.
     #[serde(default)]
@@ -107,6 +113,15 @@ pub struct ParentRef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_name: Option<String>,
+}
+
+/// Another instance, with its workflow when it still exists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct InstanceLink {
+    pub instance: String,
+    pub workflow_id: Option<String>,
     pub workflow_name: Option<String>,
 }
 

@@ -41,6 +41,8 @@ fn running(parent: Option<Uuid>) -> Snapshot {
         parent_attempt: parent.map(|_| 2),
         depth: i32::from(parent.is_some()),
         concurrency_key: None,
+        handles_failure_of: None,
+        failure_depth: 0,
     };
     let node = NodeRow { attempts: 1, ..NodeRow::fresh("n".into(), 0, NodeStatus::Running) };
     Snapshot { instance, nodes: vec![node] }
@@ -118,6 +120,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
             output_caps: super::super::outputs::OutputCaps { node_bytes: 1 << 20, instance_bytes: 1 << 22 },
             commit_lanes: 1,
             map_max_items: 100,
+            public_url: None,
         },
         // No node here evaluates an expression: the sandbox never starts a worker.
         crate::sandbox::Sandbox::new(crate::config::ServeConfig::local().sandbox().unwrap()),

@@ -44,6 +44,8 @@ impl Sim {
             parent_attempt: None,
             depth: 0,
             concurrency_key: None,
+            handles_failure_of: None,
+            failure_depth: 0,
         };
         let nodes = plan
             .nodes
@@ -167,6 +169,7 @@ impl Sim {
             | WorkKind::Task
             | WorkKind::ChildDone
             | WorkKind::CancelChildren
+            | WorkKind::OnFailure
             | WorkKind::Unknown => return,
         };
         self.step(event, detail);

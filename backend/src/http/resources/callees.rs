@@ -23,6 +23,7 @@ pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Defi
     if report.valid {
         report.errors.extend(callee_issues(state, own, definition).await?);
         report.errors.extend(cycle_issue(state, own, definition).await?);
+        report.errors.extend(super::failure_handler_checks::issues(state, own, definition).await?);
         report.valid = report.errors.is_empty();
     }
     Ok(report)
@@ -57,14 +58,9 @@ async fn callee_issues(state: &AppState, own: Uuid, definition: &Definition) -> 
 /// they run — their latest published one, or the pinned one — and `workflow` itself in the
 /// draft being published; a cycle is by workflow, whatever the versions.
 async fn cycle_issue(state: &AppState, workflow: Uuid, draft: &Definition) -> ApiResult<Option<Issue>> {
-    let mut search = CycleSearch { state, root: workflow, names: HashMap::new(), done: Vec::new() };
+    let mut search = CycleSearch::new(state, workflow, |d| calls(d).into_iter().map(|c| (c.2, c.3)).collect());
     for (i, node, callee, version) in calls(draft) {
-        let mut path = vec![workflow];
-        if search.leads_back(callee, version, &mut path).await? {
-            let mut names = Vec::new();
-            for id in &path {
-                names.push(search.name(*id).await?);
-            }
+        if let Some(names) = search.cycle_through(callee, version).await? {
             let message = format!("workflow cycle: {}", names.join(" → "));
             return Ok(Some(
                 Issue::new("workflow_cycle", message).node(node).path(format!("nodes[{i}].config.workflow")),
@@ -74,15 +70,42 @@ async fn cycle_issue(state: &AppState, workflow: Uuid, draft: &Definition) -> Ap
     Ok(None)
 }
 
-struct CycleSearch<'a> {
+/// The workflows a definition leads to, each at the version it would run: what a cycle is
+/// made of (the workflows it calls, or its failure handler).
+pub(super) type Follow = fn(&Definition) -> Vec<(Uuid, VersionRef)>;
+
+pub(super) struct CycleSearch<'a> {
     state: &'a AppState,
     root: Uuid,
+    follow: Follow,
     names: HashMap<Uuid, String>,
     /// Workflows already searched without finding the way back.
     done: Vec<Uuid>,
 }
 
-impl CycleSearch<'_> {
+impl<'a> CycleSearch<'a> {
+    pub(super) fn new(state: &'a AppState, root: Uuid, follow: Follow) -> Self {
+        CycleSearch { state, root, follow, names: HashMap::new(), done: Vec::new() }
+    }
+
+    /// The names of the workflows of the cycle, root first and last, if going to `workflow`
+    /// (at `version`) from the root leads back to it.
+    pub(super) async fn cycle_through(
+        &mut self,
+        workflow: Uuid,
+        version: VersionRef,
+    ) -> ApiResult<Option<Vec<String>>> {
+        let mut path = vec![self.root];
+        if !self.leads_back(workflow, version, &mut path).await? {
+            return Ok(None);
+        }
+        let mut names = Vec::new();
+        for id in &path {
+            names.push(self.name(*id).await?);
+        }
+        Ok(Some(names))
+    }
+
     /// Whether calling `workflow` (at `version`) leads back to the root; `path` then holds the
     /// cycle from the root back to it.
     async fn leads_back(&mut self, workflow: Uuid, version: VersionRef, path: &mut Vec<Uuid>) -> ApiResult<bool> {
@@ -97,7 +120,7 @@ impl CycleSearch<'_> {
             return Ok(false);
         }
         if let Some(definition) = self.definition(workflow, version).await? {
-            for (_, _, callee, version) in calls(&definition) {
+            for (callee, version) in (self.follow)(&definition) {
                 if Box::pin(self.leads_back(callee, version, path)).await? {
                     return Ok(true);
                 }

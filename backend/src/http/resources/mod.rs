@@ -8,6 +8,7 @@ pub mod audit_log;
 pub mod bulk_jobs;
 pub mod callees;
 pub mod event_streams;
+pub mod failure_handler_checks;
 pub mod failures;
 pub mod hooks;
 pub mod instances;

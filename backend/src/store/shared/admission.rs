@@ -63,6 +63,8 @@ impl Store {
             .bind(row.parent_attempt)
             .bind(row.depth)
             .bind(&row.concurrency_key)
+            .bind(row.handles_failure_of)
+            .bind(row.failure_depth)
             .execute(&mut **tx)
             .await;
         match inserted.map_err(StoreError::from_sqlx) {

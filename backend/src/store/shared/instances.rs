@@ -8,7 +8,7 @@ use crate::store::engine_records::{
     Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
 };
 use crate::store::engine_sql::{
-    CHILDREN, COUNT_INSTANCES, COUNT_TIMERS, EVENTS_AFTER, INSTANCE, INSTANCES, INSTANCE_VERSIONS_OF,
+    CHILDREN, COUNT_INSTANCES, COUNT_TIMERS, EVENTS_AFTER, FAILURE_HANDLER, INSTANCE, INSTANCES, INSTANCE_VERSIONS_OF,
     QUEUED_PER_WORKFLOW, SNAPSHOT_NODES, WORKFLOWS_WITH_QUEUED,
 };
 use crate::store::InstanceQuery;
@@ -132,6 +132,10 @@ impl crate::store::InstanceStore for Store {
     async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>> {
         let rows = sqlx::query_as(CHILDREN).bind(parent).fetch_all(self.pool()).await?;
         Ok(rows)
+    }
+
+    async fn failure_handler(&self, failed: Uuid) -> Result<Option<(Uuid, Uuid)>> {
+        Ok(sqlx::query_as(FAILURE_HANDLER).bind(failed).fetch_optional(self.pool()).await?)
     }
 
     async fn list_instances(&self, q: &InstanceQuery) -> Result<Vec<InstanceRow>> {

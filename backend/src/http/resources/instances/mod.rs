@@ -2,6 +2,7 @@
 //! and the queue inspector in the submodules.
 
 mod bulk;
+mod failure_links;
 mod map_items;
 mod queue;
 
@@ -302,6 +303,7 @@ async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
     let name = state.store.get_workflow(snapshot.instance.workflow_id).await?.map(|w| w.name);
     let mut shown = detail(&snapshot, name);
     link_family(state, &snapshot, &mut shown).await?;
+    failure_links::add(state, &snapshot.instance, &mut shown).await?;
     map_items::add_progress(state, &mut shown, id).await?;
     Ok(shown)
 }
@@ -367,6 +369,8 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         output: s.instance.output.as_ref().map(|o| o.0.clone()),
         nodes: nodes.collect(),
         parent: None,
+        failure_handler: None,
+        handles_failure_of: None,
         // Stored as JSON text, so it always parses.
         concurrency_key: s.instance.concurrency_key.as_deref().and_then(|k| serde_json::from_str(k).ok()),
     }

@@ -1,0 +1,164 @@
+//! Failure handlers (`settings.on_failure`): when an instance ends `failed` or `timed_out`,
+//! the transaction that ends it writes an `on_failure` work item (`work_item`, called from
+//! `effects`), so the handler cannot be missed by a crash between the end and the start. The
+//! item's handler (`start_failure_handler`) starts the handler workflow through the normal
+//! start path under the idempotency key `on_failure:{instance}:{run}`: a redone item (its
+//! process died before consuming it) finds the run it started, and each failed run of a
+//! retried instance gets its own. A handler that cannot start is noted on the failed
+//! instance's history; passing trouble (the database) leaves the item to be claimed again.
+
+use super::callee::resolve;
+use super::effects::work;
+use super::plan::Plan;
+use super::{Engine, EngineError, StartRequest};
+use crate::store::{InstanceRow, NewEvent, NewWork, TransitionOutcome, WorkItem, WorkKind, Writes};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use trellis_model::config::VersionRef;
+use trellis_model::definition::MAX_FAILURE_HANDLER_DEPTH;
+use trellis_model::trace::{EventKind, InstanceChange};
+use trellis_model::InstanceStatus;
+use uuid::Uuid;
+
+/// The `on_failure` item an instance's end writes, if the end is a failure and the version
+/// has a handler. The payload keeps the run's end: a retry may change the row before it runs.
+pub(super) fn work_item(
+    plan: &Plan,
+    run: i32,
+    status: InstanceStatus,
+    failed_node: Option<usize>,
+    error: Option<String>,
+    now: DateTime<Utc>,
+) -> Option<NewWork> {
+    plan.on_failure.as_ref()?;
+    if !matches!(status, InstanceStatus::Failed | InstanceStatus::TimedOut) {
+        return None;
+    }
+    let failed_node = failed_node.map(|i| plan.nodes[i].id.clone());
+    let payload = json!({"run": run, "status": status, "error": error, "failed_node": failed_node});
+    Some(NewWork { payload: Some(payload), ..work(WorkKind::OnFailure, None, None, now) })
+}
+
+/// Why a handler was not started, for the failed instance's history.
+type NotStarted = String;
+
+impl Engine {
+    /// Starts the handler of the failed run the item stands for, then consumes the item (or
+    /// notes on the instance why no handler started). An error leaves the item to its lease.
+    pub(super) async fn start_failure_handler(self: &Arc<Self>, item: &WorkItem, plan: &Plan) -> anyhow::Result<()> {
+        let Some(fence) = item.fence() else { return Ok(()) };
+        let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
+        let failed = snapshot.instance;
+        let payload = item.payload.as_ref().map(|p| p.0.clone()).unwrap_or(Value::Null);
+        let note = match self.try_start_handler(&failed, plan, &payload).await {
+            Ok(()) => None,
+            Err(Ok(not_started)) => Some(not_started),
+            Err(Err(transient)) => return Err(transient),
+        };
+        let events: Vec<NewEvent> = note.iter().map(|note| note_event(&failed, note)).collect();
+        if let Some(note) = &note {
+            tracing::warn!(instance = %failed.id, "{note}");
+        }
+        let writes = Writes { events, ..Writes::default() };
+        let outcome = self.store.transition(failed.id, Some(&fence), &|_| writes.clone()).await?;
+        if let TransitionOutcome::Applied(applied) = outcome {
+            if let Some(seq) = applied.first_seq.filter(|_| !applied.events.is_empty()) {
+                self.bus.committed(failed.id, failed.workflow_id, seq, &applied.events);
+            }
+        }
+        Ok(())
+    }
+
+    /// `Err(Ok(why))`: no handler starts, for good; `Err(Err(_))`: passing trouble.
+    async fn try_start_handler(
+        self: &Arc<Self>,
+        failed: &InstanceRow,
+        plan: &Plan,
+        payload: &Value,
+    ) -> Result<(), Result<NotStarted, anyhow::Error>> {
+        let Some(handler) = &plan.on_failure else { return Ok(()) };
+        let named = |why: String| Err(Ok(format!("the failure handler was not started: {why}")));
+        let Ok(workflow) = Uuid::parse_str(&handler.workflow) else {
+            return named(format!("`{}` is not a workflow id", handler.workflow));
+        };
+        let depth = failed.failure_depth + 1;
+        if depth > MAX_FAILURE_HANDLER_DEPTH {
+            return named(format!("the chain of failure handlers is {MAX_FAILURE_HANDLER_DEPTH} deep, its limit"));
+        }
+        let version = match self.handler_version(workflow, handler.version).await? {
+            Ok(version) => version,
+            Err(why) => return named(why),
+        };
+        let run = payload.get("run").and_then(Value::as_i64).unwrap_or(i64::from(failed.run));
+        let request = StartRequest {
+            version: Some(version),
+            idempotency_key: Some(format!("on_failure:{}:{run}", failed.id)),
+            handles_failure_of: Some((failed.id, depth)),
+            ..StartRequest::new(workflow, self.handler_input(failed, plan, payload))
+        };
+        match self.start(request).await {
+            Ok(started) => {
+                tracing::info!(instance = %failed.id, handler = %started.id, "failure handler started");
+                Ok(())
+            }
+            Err(
+                e @ (EngineError::Store(_)
+                | EngineError::Internal(_)
+                | EngineError::Unavailable(_)
+                | EngineError::LimitReached(_)),
+            ) => Err(Err(anyhow::anyhow!("starting the failure handler: {e}"))),
+            Err(e) => named(e.to_string()),
+        }
+    }
+
+    /// The version the handler runs (`latest` resolved now), or why it cannot run.
+    async fn handler_version(
+        &self,
+        workflow: Uuid,
+        version: VersionRef,
+    ) -> Result<Result<i64, NotStarted>, Result<NotStarted, anyhow::Error>> {
+        let record = match self.store.get_workflow(workflow).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return Ok(Err(format!("the workflow {workflow} does not exist"))),
+            Err(e) => return Err(Err(e.into())),
+        };
+        Ok(resolve(&record, version)
+            .map_err(|problems| problems[0].describe(&format!("the workflow `{}` ({workflow})", record.name))))
+    }
+
+    /// `{"instance": {...}}`: what the handler gets to know about the failed run.
+    fn handler_input(&self, failed: &InstanceRow, plan: &Plan, payload: &Value) -> Value {
+        let path = format!("/instances/{}", failed.id);
+        let url = match self.config.public_url.as_deref() {
+            Some(base) => format!("{}{path}", base.trim_end_matches('/')),
+            None => path,
+        };
+        let field = |name: &str| payload.get(name).cloned().unwrap_or(Value::Null);
+        json!({"instance": {
+            "id": failed.id,
+            "workflow_id": failed.workflow_id,
+            "workflow_name": plan.name,
+            "version": failed.version,
+            "status": field("status"),
+            "error": field("error"),
+            "failed_node": field("failed_node"),
+            "input": failed.input.0,
+            "url": url,
+        }})
+    }
+}
+
+/// A history entry on the failed instance saying why its handler did not start (its status
+/// unchanged).
+fn note_event(failed: &InstanceRow, note: &str) -> NewEvent {
+    let status = failed.status.as_str().to_owned();
+    let change = InstanceChange {
+        workflow_id: failed.workflow_id.to_string(),
+        status: status.clone(),
+        previous: Some(status),
+        error: None,
+        note: Some(note.to_owned()),
+    };
+    NewEvent { kind: EventKind::Instance, at: Utc::now(), data: serde_json::to_value(change).unwrap_or(Value::Null) }
+}
