@@ -139,6 +139,13 @@ pub fn settings_fields() -> Vec<Field> {
         field("max_per_key", "Max per key", Number, "Instances per key value at once; empty: 1."),
         field("max_parallel_nodes", "Max parallel nodes", Number, "Per instance; empty: no limit."),
         field("timeout_ms", "Instance timeout (ms)", Number, "Empty: no timeout."),
+        field(
+            "on_failure.workflow",
+            "On failure, start",
+            Workflow,
+            "Once per failed or timed-out run, with the failed instance as its input.",
+        ),
+        field("on_failure.version", "Handler version", Version, "latest (when it starts) or a number; empty: latest."),
     ]
 }
 
@@ -243,7 +250,12 @@ pub fn edit_node(node: &Node, field: &Field, text: &str) -> Result<Node, String>
 pub fn edit_settings(settings: &Settings, field: &Field, text: &str) -> Result<Settings, String> {
     let new = parse(field.kind, text)?;
     let mut json = serde_json::to_value(settings).map_err(|e| e.to_string())?;
+    let clears_handler = field.path == "on_failure.workflow" && new.is_none();
     write(&mut json, field.path, new);
+    if clears_handler {
+        // No handler workflow: its version means nothing either.
+        write(&mut json, "on_failure", None);
+    }
     serde_json::from_value(json).map_err(|e| format!("Not accepted: {e}"))
 }
 
@@ -352,6 +364,12 @@ mod tests {
         assert_eq!(s.on_limit, trellis_model::OnLimit::Reject);
         assert!(edit_settings(&s, &find(&fields, "on_limit"), "explode").is_err());
         let s = edit_settings(&s, &find(&fields, "max_concurrent_instances"), "").unwrap();
+        let id = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+        let handled = edit_settings(&s, &find(&fields, "on_failure.workflow"), id).unwrap();
+        let pinned = edit_settings(&handled, &find(&fields, "on_failure.version"), "3").unwrap();
+        let handler = pinned.on_failure.clone().unwrap();
+        assert_eq!((handler.workflow.as_str(), handler.version), (id, trellis_model::config::VersionRef::Pinned(3)));
+        assert_eq!(edit_settings(&pinned, &find(&fields, "on_failure.workflow"), "").unwrap().on_failure, None);
         assert_eq!(s.max_concurrent_instances, None);
         let s = edit_settings(&s, &find(&fields, "concurrency_key"), "input.customer_id").unwrap();
         let s = edit_settings(&s, &find(&fields, "max_per_key"), "2").unwrap();

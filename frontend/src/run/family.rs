@@ -2,7 +2,7 @@
 //! its status) and, on a child's page, the parent that started it.
 
 use crate::urls;
-use trellis_model::api::{NodeView, ParentRef};
+use trellis_model::api::{InstanceLink, NodeView, ParentRef};
 
 /// A link to another instance: its text and address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +30,16 @@ pub fn started_by(parent: &ParentRef) -> (Link, String) {
         None => format!("instance {}", parent.instance),
     };
     (Link { text, href: urls::instance_page(&parent.instance) }, parent.node.clone())
+}
+
+/// A failure-handler link (either way): the other instance's workflow, or its id once the
+/// workflow is gone, linking to its page.
+pub fn instance_link(link: &InstanceLink) -> Link {
+    let text = match &link.workflow_name {
+        Some(name) => name.clone(),
+        None => format!("instance {}", link.instance),
+    };
+    Link { text, href: urls::instance_page(&link.instance) }
 }
 
 #[cfg(test)]

@@ -41,6 +41,9 @@ pub struct RunState {
     /// The last instance status the history gave, with its error.
     pub status: Option<String>,
     pub error: Option<String>,
+    /// The latest note on the instance that changed nothing else (a failure handler that
+    /// could not be started).
+    pub note: Option<String>,
     pub nodes: BTreeMap<String, NodeRun>,
     pub spans: BTreeMap<String, SpanRun>,
     /// The highest `seq` applied; entries at or below it are duplicates and ignored.
@@ -58,9 +61,13 @@ impl RunState {
             return false;
         }
         let applied = match entry.kind() {
-            Some(EventKind::Instance) => entry.payload::<InstanceChange>().map(|c| {
-                self.status = Some(c.status);
-                self.error = c.error;
+            Some(EventKind::Instance) => entry.payload::<InstanceChange>().map(|c| match c.note {
+                // A note leaves the status and its error as they were.
+                Some(note) => self.note = Some(note),
+                None => {
+                    self.status = Some(c.status);
+                    self.error = c.error;
+                }
             }),
             Some(EventKind::Node) => entry.payload::<NodeChange>().map(|c| {
                 self.nodes.insert(

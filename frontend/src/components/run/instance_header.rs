@@ -1,6 +1,7 @@
 //! The instance's header: its workflow and version, the live status (from the history as it
 //! arrives), timestamps, error, and the actions that apply.
 
+use crate::components::run::failure_links::FailureLinks;
 use crate::components::run::queue_explain::QueueExplain;
 use crate::components::run::run_actions::RunActions;
 use crate::components::run::state::RunView;
@@ -60,6 +61,7 @@ pub fn InstanceHeader() -> impl IntoView {
                     </p>
                 }
             })}
+            <FailureLinks />
             {move || error().map(|e| view! { <p class="alert" role="alert" data-testid="instance-error">{e}</p> })}
             <QueueExplain status=status.into() />
             <RunActions status=status.into() />

@@ -1,6 +1,7 @@
 //! The live run view's parts (`/instances/:id`): the shared state and event stream, the graph,
 //! the span timeline, the header with its actions, and the node table.
 
+pub mod failure_links;
 pub mod instance_header;
 pub mod node_details;
 pub mod node_table;
