@@ -182,6 +182,21 @@ async fn a_handler_that_cannot_start_is_noted_on_the_failed_instance(app: TestAp
     assert!(instances_of(&app, &handler).await.is_empty());
 }
 
+async fn a_failing_handler_run_starts_its_own_workflows_handler(app: TestApp) {
+    let last = published(&app, "last resort", noop()).await;
+    let handler = published(&app, "broken handler", handled_by(failing(), &last)).await;
+    let workflow = published(&app, "charge", handled_by(failing(), &handler)).await;
+    let id = app.start(&workflow, json!({})).await;
+    app.wait_finished(&id).await;
+    let first = handled(&app, &id).await;
+    assert_eq!(first.summary.status, InstanceStatus::Failed);
+    let second = handled(&app, &first.summary.id).await;
+    assert_eq!(second.summary.workflow_id, last);
+    assert_eq!(second.input["instance"]["id"], first.summary.id.as_str());
+    assert_eq!(second.input["instance"]["workflow_name"], "broken handler");
+    assert_eq!(second.handles_failure_of.unwrap().instance, first.summary.id);
+}
+
 async fn publishing_refuses_handlers_that_cannot_run_and_cycles(app: TestApp) {
     let refused = |code: &'static str, words: &'static [&'static str]| {
         move |body: Value| {
@@ -240,5 +255,6 @@ both_backends!(
     succeeded_and_canceled_instances_start_no_handler,
     a_retried_instance_that_fails_again_starts_a_second_handler_run,
     a_handler_that_cannot_start_is_noted_on_the_failed_instance,
+    a_failing_handler_run_starts_its_own_workflows_handler,
     publishing_refuses_handlers_that_cannot_run_and_cycles
 );
