@@ -210,6 +210,11 @@ pub struct Settings {
     /// `timed_out`, with the failed instance's summary as its input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_failure: Option<OnFailure>,
+    /// A JSON Schema (2020-12) every start's input must satisfy; a violation refuses the start
+    /// (422 listing each path) and creates nothing. Only carried here: the server compiles and
+    /// checks it (the schema crate stays out of the browser's build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<serde_json::Value>,
 }
 
 /// `settings.on_failure`: the failure handler workflow and the version it runs.

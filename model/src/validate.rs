@@ -171,6 +171,14 @@ fn check_settings(def: &Definition, errors: &mut Vec<Issue>, syntax: &mut Syntax
         let message = format!("`on_failure.version` must be \"latest\" or at least 1, not {n}");
         errors.push(Issue::new("invalid_settings", message).path("settings.on_failure.version"));
     }
+    // The server compiles the schema too (`engine::input_schema`); this is the part the
+    // designer can tell without a schema library.
+    if s.input_schema.as_ref().is_some_and(|schema| !schema.is_object() && !schema.is_boolean()) {
+        errors.push(
+            Issue::new("invalid_settings", "`input_schema` must be a JSON Schema: an object (or true/false)")
+                .path("settings.input_schema"),
+        );
+    }
 }
 
 /// A concurrency key is an expression; `max_per_key` means nothing without one.

@@ -15,6 +15,9 @@ pub enum EngineError {
     /// Input a client can fix.
     #[error("{0}")]
     Invalid(String),
+    /// A start's input violates the workflow's `input_schema`: each violation, by JSON path.
+    #[error("{detail}")]
+    InputRejected { detail: String, errors: Vec<trellis_model::Issue> },
     /// Passing trouble outside the database (a sandbox worker lost mid-evaluation): try again.
     #[error("{0}")]
     Unavailable(String),

@@ -13,6 +13,7 @@ mod control;
 pub mod effects;
 mod error;
 mod failure_handler;
+pub mod input_schema;
 pub mod json;
 pub mod machine;
 mod map;

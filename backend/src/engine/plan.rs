@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 use trellis_model::config::NodeKind;
 use trellis_model::{Definition, EdgeWhen, Node, RetryPolicy};
 
@@ -66,6 +67,9 @@ pub struct Plan {
     pub concurrency_key: Option<(String, u32)>,
     /// The workflow started when an instance of this version fails or times out.
     pub on_failure: Option<trellis_model::OnFailure>,
+    /// The version's `input_schema`, compiled once here (`Err`: why it does not compile, which
+    /// publishing refuses, so only a version published before a schema-crate change can have it).
+    pub input_schema: Option<Arc<Result<jsonschema::Validator, String>>>,
     index: HashMap<String, usize>,
 }
 
@@ -101,6 +105,7 @@ impl Plan {
                 .concurrency_key
                 .clone()
                 .map(|key| (key, settings.max_per_key.unwrap_or(1).max(1))),
+            input_schema: settings.input_schema.as_ref().map(|s| Arc::new(super::input_schema::compile(s))),
             index,
         })
     }
@@ -111,6 +116,21 @@ impl Plan {
             instances: self.instance_limit,
             per_key: self.concurrency_key.as_ref().map(|(_, n)| *n),
             reject: self.reject_over_limit,
+        }
+    }
+
+    /// Each way `input` violates the version's `input_schema` (none without one).
+    pub fn check_input(&self, input: &Value) -> Result<(), super::EngineError> {
+        let Some(schema) = &self.input_schema else { return Ok(()) };
+        let errors = match schema.as_ref() {
+            Ok(validator) => super::input_schema::violations(validator, input),
+            Err(why) => {
+                return Err(super::EngineError::Invalid(format!("the workflow's input_schema does not compile: {why}")))
+            }
+        };
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(super::EngineError::InputRejected { detail: super::input_schema::detail(&errors), errors }),
         }
     }
 

@@ -94,6 +94,8 @@ impl Engine {
         }
         let (version, latest) = self.versions(request.workflow, request.version).await?;
         let plan = self.plan(request.workflow, version).await?;
+        // Before anything is written: a violating start creates nothing.
+        plan.check_input(&request.input)?;
         // The workflow's concurrency limits (and key) are those of its latest version.
         let limits = self.plan(request.workflow, latest).await?;
         let concurrency_key = super::concurrency_key::evaluate(&limits, &request.input, self.sandbox()).await?;
@@ -127,6 +129,15 @@ impl Engine {
             key_reuse,
         };
         Ok(PreparedStart { new, request_hash, plan, limits, reservation })
+    }
+
+    /// Checks `input` against the latest published version's `input_schema`, as a start would
+    /// (nothing published: nothing to check yet; each start checks again).
+    pub async fn check_input(&self, workflow: Uuid, input: &Value) -> Result<(), EngineError> {
+        let Some(latest) = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version) else {
+            return Ok(());
+        };
+        self.plan(workflow, latest).await?.check_input(input)
     }
 
     /// The version to start (the latest published one unless `version` names another) and

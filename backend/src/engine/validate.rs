@@ -25,7 +25,10 @@ pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> R
         // An oversized definition is not analysed further (see `trellis_model::validate`).
         return Ok(report);
     }
-    let problems = script_problems(def, sandbox).await?;
+    let mut problems = script_problems(def, sandbox).await?;
+    // The model checked the schema's shape; compiling it says whether it is one.
+    let schema = def.settings.input_schema.as_ref().filter(|s| s.is_object() || s.is_boolean());
+    problems.extend(schema.and_then(super::input_schema::schema_issue));
     report.valid &= problems.is_empty();
     report.errors.extend(problems);
     Ok(report)

@@ -34,13 +34,14 @@ pub enum Answer {
     Started(Uuid),
     /// 200: this delivery id was seen; the instance it started.
     Duplicate(Uuid),
-    /// A problem: `status`, what to fix, and for 429 when to retry (seconds).
-    Refused { status: StatusCode, reason: String, retry_after: Option<u64> },
+    /// A problem: `status`, what to fix, for 429 when to retry (seconds), and for an input
+    /// that violates the workflow's `input_schema` each violation (the problem's `errors`).
+    Refused { status: StatusCode, reason: String, retry_after: Option<u64>, errors: Vec<trellis_model::Issue> },
 }
 
 impl Answer {
     pub fn refused(status: StatusCode, reason: impl Into<String>) -> Answer {
-        Answer::Refused { status, reason: reason.into(), retry_after: None }
+        Answer::Refused { status, reason: reason.into(), retry_after: None, errors: Vec::new() }
     }
 
     fn outcome(&self) -> (DeliveryOutcome, Option<Uuid>, u16, Option<String>) {
@@ -142,6 +143,7 @@ async fn rate_limit(store: &DynStore, trigger: Uuid, per_minute: u32, now: DateT
         status: StatusCode::TOO_MANY_REQUESTS,
         reason: format!("this trigger starts at most {per_minute} instances a minute; retry in {wait} s"),
         retry_after: Some(wait),
+        errors: Vec::new(),
     })
 }
 
@@ -180,7 +182,7 @@ async fn input(d: &Delivery<'_>, sandbox: &Sandbox) -> Result<Value, Answer> {
 
 /// A 503 the sender should retry after a few seconds.
 fn busy(reason: String) -> Answer {
-    Answer::Refused { status: StatusCode::SERVICE_UNAVAILABLE, reason, retry_after: Some(5) }
+    Answer::Refused { status: StatusCode::SERVICE_UNAVAILABLE, reason, retry_after: Some(5), errors: Vec::new() }
 }
 
 fn header_map(headers: &HeaderMap) -> Value {
@@ -207,6 +209,9 @@ fn start_refused(e: EngineError) -> Answer {
         EngineError::LimitReached(m) => Answer::refused(StatusCode::TOO_MANY_REQUESTS, m),
         EngineError::TooLarge(m) => Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, m),
         EngineError::Invalid(m) => Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, m),
+        EngineError::InputRejected { detail, errors } => {
+            Answer::Refused { status: StatusCode::UNPROCESSABLE_ENTITY, reason: detail, retry_after: None, errors }
+        }
         EngineError::Unavailable(m) => busy(m),
         EngineError::Store(e) => internal(e),
         EngineError::Internal(e) => internal(e),

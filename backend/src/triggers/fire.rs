@@ -192,7 +192,7 @@ impl FireLoop {
     /// Starts the tick's instance (idempotent per tick) and logs it. Errors the client of a
     /// start could fix are logged as the tick's outcome; the rest are retried.
     async fn start(&self, t: &TriggerRow, tick: DateTime<Utc>) -> Result<(), Retry> {
-        let input = json!({"trigger_id": t.id, "scheduled_at": tick});
+        let input = cron_input(t.id, tick);
         let key = format!("cron:{}:{}", t.id, tick.to_rfc3339());
         match self.engine.start(StartRequest::new(t.workflow_id, input).idempotency_key(key)).await {
             Ok(started) => self.log(t.id, Some(tick), DeliveryOutcome::Started, None, Some(started.id)).await,
@@ -238,4 +238,10 @@ impl FireLoop {
             tracing::warn!(error = %e, %trigger, "could not log a cron tick");
         }
     }
+}
+
+/// The input of the instance a schedule starts at `tick`: fixed in shape, so a save checks it
+/// against the workflow's `input_schema` before any tick fires.
+pub fn cron_input(trigger: Uuid, tick: DateTime<Utc>) -> serde_json::Value {
+    json!({"trigger_id": trigger, "scheduled_at": tick})
 }

@@ -26,6 +26,7 @@ mod failure_handler_crash;
 mod failure_handlers;
 mod failures;
 mod headers;
+mod input_schemas;
 mod instance_list;
 mod keys;
 mod ledger;

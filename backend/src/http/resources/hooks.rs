@@ -52,6 +52,12 @@ pub fn router() -> OpenApiRouter<AppState> {
             description = "Correctly signed, but the trigger is paused or the workflow has no published version",
             body = Problem
         ),
+        (
+            status = 422,
+            description = "The (mapped) body violates the workflow's `input_schema`: `errors` lists each violation \
+                           by JSON path (`path`, `message`); nothing is started. Also: the input mapping failed",
+            body = Problem
+        ),
     )
 )]
 async fn receive(
@@ -115,8 +121,8 @@ fn answer(answer: Answer) -> Response {
         Answer::Duplicate(id) => {
             (StatusCode::OK, Json(HookAnswer { instance_id: id.to_string(), duplicate: true })).into_response()
         }
-        Answer::Refused { status, reason, retry_after } => {
-            let mut response = problem_response(&problem(status, reason, vec![]));
+        Answer::Refused { status, reason, retry_after, errors } => {
+            let mut response = problem_response(&problem(status, reason, errors));
             if let Some(seconds) = retry_after {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
             }

@@ -62,6 +62,13 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 201, description = "Started, `queued` or `running`", body = Started),
         (status = 409, description = "No version is published", body = Problem),
+        (
+            status = 422,
+            description = "The input violates the workflow's `input_schema` (`errors` lists each violation: `path` \
+                           is its JSON Pointer into the input, `message` says what is wrong); nothing is created. \
+                           Also: an Idempotency-Key reused with another request, a concurrency key without a value",
+            body = Problem
+        ),
         (status = 429, description = "`max_concurrent_instances` reached and `on_limit` is `reject`", body = Problem),
     )
 )]
@@ -384,6 +391,7 @@ impl From<EngineError> for ApiError {
             EngineError::LimitReached(m) => ApiError::Rejected { status: StatusCode::TOO_MANY_REQUESTS, detail: m },
             EngineError::TooLarge(m) => ApiError::PayloadTooLarge(m),
             EngineError::Invalid(m) => ApiError::invalid(m, vec![]),
+            EngineError::InputRejected { detail, errors } => ApiError::invalid(detail, errors),
             EngineError::Unavailable(m) => ApiError::Unavailable(m),
             EngineError::Store(s) => s.into(),
             EngineError::Internal(e) => ApiError::Internal(e),

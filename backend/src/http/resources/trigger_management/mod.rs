@@ -79,9 +79,11 @@ async fn create(
         (TriggerSpec::Cron(cron), false) => schedule(cron)?.next_after(now),
         _ => None,
     };
+    let id = Uuid::now_v7();
+    check_cron_input(&state, workflow, id, &spec, next_fire_at).await?;
     let secret = matches!(spec, TriggerSpec::Webhook(_)).then(new_secret);
     let row = TriggerRow {
-        id: Uuid::now_v7(),
+        id,
         workflow_id: workflow,
         kind: spec.kind(),
         name,
@@ -183,6 +185,7 @@ async fn update(
         }
     }
     if respec {
+        check_cron_input(&state, current.workflow_id, id, &spec, change.next_fire_at.flatten()).await?;
         change.spec = Some(serde_json::to_value(&spec).map_err(|e| ApiError::Internal(e.into()))?);
     }
     let row = state.store.update_trigger(id, &change).await?.ok_or_else(|| not_found(id))?;
@@ -242,6 +245,26 @@ async fn rotate(
         secret: rotation.secret,
         previous_secret_valid_until: rotation.previous_until,
     }))
+}
+
+/// A schedule's input is fixed (`{"trigger_id","scheduled_at"}`): one the workflow's latest
+/// `input_schema` refuses would fail every tick, so the save is refused instead (422 listing
+/// each violation).
+async fn check_cron_input(
+    state: &AppState,
+    workflow: Uuid,
+    id: Uuid,
+    spec: &TriggerSpec,
+    tick: Option<chrono::DateTime<Utc>>,
+) -> ApiResult<()> {
+    let TriggerSpec::Cron(_) = spec else { return Ok(()) };
+    let input = crate::triggers::fire::cron_input(id, tick.unwrap_or_else(Utc::now));
+    state.engine.check_input(workflow, &input).await.map_err(|e| match ApiError::from(e) {
+        ApiError::Unprocessable { detail, errors } => {
+            ApiError::invalid(format!("every tick of this schedule would be refused: {detail}"), errors)
+        }
+        other => other,
+    })
 }
 
 pub(super) fn object(body: Value) -> ApiResult<Map<String, Value>> {
