@@ -12,6 +12,7 @@ mod format;
 mod instance_filter;
 mod paged;
 mod run;
+mod run_form;
 mod shell;
 mod transfer;
 mod urls;
