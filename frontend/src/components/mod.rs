@@ -16,6 +16,7 @@ pub mod new_workflow_form;
 pub mod not_found;
 pub mod paged;
 pub mod run;
+pub mod run_input;
 pub mod scene;
 pub mod search_box;
 pub mod secrets;

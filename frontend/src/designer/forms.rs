@@ -146,6 +146,12 @@ pub fn settings_fields() -> Vec<Field> {
             "Once per failed or timed-out run, with the failed instance as its input.",
         ),
         field("on_failure.version", "Handler version", Version, "latest (when it starts) or a number; empty: latest."),
+        field(
+            "input_schema",
+            "Input schema (JSON Schema)",
+            Json,
+            "Every start's input must match it; the Run dialog shows it as a form. Empty: any input.",
+        ),
     ]
 }
 

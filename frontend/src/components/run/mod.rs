@@ -10,6 +10,7 @@ pub mod retry_form;
 pub mod retry_from_here;
 pub mod retry_summary;
 pub mod run_actions;
+pub mod run_again;
 pub mod run_graph;
 pub mod run_node;
 pub mod span_details;

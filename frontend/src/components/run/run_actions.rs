@@ -4,6 +4,7 @@
 
 use crate::api;
 use crate::components::run::retry_form::RetryForm;
+use crate::components::run::run_again::RunAgain;
 use crate::components::run::state::RunView;
 use crate::error::ApiError;
 use crate::run::actions::{available, Action};
@@ -114,6 +115,7 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
                 })
             }
             <SignalButtons awaiting=awaiting busy=busy />
+            <RunAgain />
         </div>
         {move || (v.retry.with(Option::is_some) && has(Action::Retry)).then(|| view! { <RetryForm busy /> })}
     }
