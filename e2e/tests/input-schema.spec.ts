@@ -110,6 +110,7 @@ test('the Run dialog is a form built from the input schema', async ({ page }, te
   expect(JSON.parse(await editor.inputValue())).toEqual(schema);
   await editor.fill('{"type": "object", ');
   await expect(page.locator('label.field').filter({ has: editor }).locator('.field-problem')).toContainText('Not valid JSON');
+  await editor.scrollIntoViewIfNeeded();
   await shot('input-schema-workflow-tab');
 
   expect(errors).toEqual([]);

@@ -228,6 +228,12 @@ pub fn violation_target(path: &str, message: &str) -> String {
     }
 }
 
+/// A violation's message without the path it starts with (shown at its field, the path is said).
+pub fn without_path<'m>(path: &str, message: &'m str) -> &'m str {
+    let shown = if path.is_empty() { "/" } else { path };
+    message.strip_prefix(shown).and_then(|m| m.strip_prefix(": ")).unwrap_or(message)
+}
+
 /// The pointers of every field the form shows for `input` (arrays: one per row).
 pub fn pointers(root: &FormField, input: &Value) -> Vec<String> {
     let mut all = Vec::new();

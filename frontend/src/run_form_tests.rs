@@ -98,6 +98,8 @@ fn violations_point_at_the_field_they_concern() {
     assert_eq!(violation_target("/order", r#"/order: "id" is a required property"#), "/order/id");
     assert_eq!(violation_target("", r#"/: "order" is a required property"#), "/order");
     assert_eq!(violation_target("", "/: false schema does not allow 1"), "");
+    assert_eq!(without_path("/order", r#"/order: "id" is a required property"#), r#""id" is a required property"#);
+    assert_eq!(without_path("", "/: false schema does not allow 1"), "false schema does not allow 1");
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! Workflow settings (concurrency limit, what happens at the limit, concurrency key,
-//! parallelism, timeout) and
+//! parallelism, timeout, input schema) and
 //! the problems and warnings of the draft as a whole.
 
 use crate::components::designer::field_input::FieldInput;
 use crate::components::designer::state::Designer;
 use crate::designer::editor::Edit;
-use crate::designer::forms::{self, Field};
+use crate::designer::forms::{self, Field, FieldKind};
 use leptos::prelude::*;
 
 #[component]
@@ -22,7 +22,12 @@ pub fn SettingsForm() -> impl IntoView {
                 Ok(())
             });
             let problem = Signal::derive(move || d.issues.with(|p| p.settings.get(field.path).map(|m| m.join(" "))));
-            view! { <FieldInput field=field initial=forms::read(&json, field.path) on_change=on_change problem=problem /> }
+            // A schema is edited indented, as it is written by hand.
+            let initial = match (field.kind, json.get(field.path)) {
+                (FieldKind::Json, Some(v)) if !v.is_null() => serde_json::to_string_pretty(v).unwrap_or_default(),
+                _ => forms::read(&json, field.path),
+            };
+            view! { <FieldInput field=field initial=initial on_change=on_change problem=problem /> }
         })
         .collect_view();
     let general = move || d.issues.with(|p| p.general.clone());

@@ -18,8 +18,12 @@ pub fn RunAgain() -> impl IntoView {
         navigate(&urls::instance_page(&id), Default::default());
     });
     let panel = move || {
+        // `open` first: the closure must track it even while the detail is still loading.
+        if !open.get() {
+            return None;
+        }
         let detail = v.detail.get_untracked()?;
-        open.get().then(|| {
+        Some({
             view! {
                 <section class="run run-again" aria-label="Run again" data-testid="run-again-panel">
                     <h2>"Run again"</h2>

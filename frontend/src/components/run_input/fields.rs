@@ -33,7 +33,7 @@ fn errors_at(st: FormState, at: String) -> Signal<Vec<String>> {
         st.errors.with(|all| {
             all.iter()
                 .filter(|i| run_form::violation_target(i.path.as_deref().unwrap_or(""), &i.message) == at)
-                .map(|i| i.message.clone())
+                .map(|i| run_form::without_path(i.path.as_deref().unwrap_or(""), &i.message).to_owned())
                 .collect()
         })
     })
@@ -141,7 +141,16 @@ fn leaf_view(f: FormField, at: String, st: FormState) -> AnyView {
     let errors = errors_at(st, at.clone());
     let current = st.input.with_untracked(|v| v.pointer(&at).cloned());
     let (kind, place) = (f.kind.clone(), at.clone());
-    let write = move |text: String| st.input.update(|v| run_form::set(v, &place, run_form::value_of(&kind, &text)));
+    // An emptied array row stays a row (blank): only its Remove button takes it away.
+    let row = f.key.is_empty();
+    let write = move |text: String| {
+        let value = run_form::value_of(&kind, &text).or_else(|| row.then(|| blank(&kind)));
+        st.input.update(|v| run_form::set(v, &place, value));
+        // What the server said about this field no longer holds once it is edited.
+        st.errors.update(|all| {
+            all.retain(|i| run_form::violation_target(i.path.as_deref().unwrap_or(""), &i.message) != place)
+        });
+    };
     let testid = format!("run-field-{at}");
     let described = described_by(&f, &id);
     let control = match &f.kind {
