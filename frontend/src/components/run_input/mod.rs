@@ -85,7 +85,9 @@ fn RunForm(
         } else {
             st.input.get_untracked()
         };
-        (message.set(None), st.errors.set(Vec::new()), pending.set(true));
+        message.set(None);
+        st.errors.set(Vec::new());
+        pending.set(true);
         spawn_local(async move {
             let request = StartInstance { input: Some(body), version: None, key: None };
             let result = api::start_instance(&workflow.get_value(), &request).await;
