@@ -89,6 +89,11 @@ pub async fn signal_instance(id: &str, body: &SignalRequest) -> Result<(), ApiEr
     send(Request::post(&urls::instance_action(id, "signal")).json(body)).await.map(drop)
 }
 
+/// A page of a map node's items, at `url` (built by `urls::map_items`).
+pub async fn map_items(url: &str) -> Result<trellis_model::api::MapItemPage, ApiError> {
+    fetch(Request::get(url).build()).await
+}
+
 /// `GET /instances` at `url`, built by `InstanceFilter::api_url`.
 pub async fn list_instances(url: &str) -> Result<InstancePage, ApiError> {
     fetch(Request::get(url).build()).await

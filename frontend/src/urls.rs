@@ -59,6 +59,18 @@ pub fn instance_events(id: &str) -> String {
     format!("{}/events", instance(id))
 }
 
+/// `GET /instances/{id}/nodes/{node}/items`: a page of a map node's items, maybe of one status.
+pub fn map_items(id: &str, node: &str, status: &str, cursor: Option<u32>, limit: u32) -> String {
+    let mut url = format!("{}/nodes/{}/items?limit={limit}", instance(id), encode_component(node));
+    if !status.is_empty() {
+        url.push_str(&format!("&status={}", encode_component(status)));
+    }
+    if let Some(c) = cursor {
+        url.push_str(&format!("&cursor={c}"));
+    }
+    url
+}
+
 /// The designer of a workflow, in the app.
 pub fn designer_page(id: &str) -> String {
     format!("/workflows/{}", encode_component(id))
@@ -133,6 +145,11 @@ mod tests {
         assert_eq!(archive("w", false), "/api/v1/workflows/w/unarchive");
         assert_eq!(designer_page("w 1"), "/workflows/w%201");
         assert_eq!(instance_page("i"), "/instances/i");
+        assert_eq!(map_items("i", "each", "", None, 20), "/api/v1/instances/i/nodes/each/items?limit=20");
+        assert_eq!(
+            map_items("i", "a b", "failed", Some(19), 20),
+            "/api/v1/instances/i/nodes/a%20b/items?limit=20&status=failed&cursor=19"
+        );
         assert_eq!(workflow_list(None, None, 5, true), "/api/v1/workflows?limit=5&archived=true");
     }
 

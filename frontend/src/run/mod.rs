@@ -8,15 +8,17 @@
 
 pub mod actions;
 pub mod attempts;
+pub mod batch;
 pub mod family;
 pub mod graph;
+pub mod items;
 pub mod queue_text;
 pub mod retry_preview;
 pub mod waterfall;
 
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use trellis_model::trace::{EventKind, HistoryEvent, InstanceChange, NodeChange, Span, SpanKind};
+use trellis_model::trace::{EventKind, HistoryEvent, InstanceChange, ItemProgress, NodeChange, Span, SpanKind};
 use trellis_model::InstanceStatus;
 
 /// What the run knows about one node so far.
@@ -26,6 +28,8 @@ pub struct NodeRun {
     pub attempt: u32,
     pub error: Option<String>,
     pub outcome: Option<String>,
+    /// A `map` node's progress, as its latest entry that carried one told it.
+    pub items: Option<ItemProgress>,
 }
 
 /// A span as the history has told it so far; `end` is `None` while it is open.
@@ -70,10 +74,11 @@ impl RunState {
                 }
             }),
             Some(EventKind::Node) => entry.payload::<NodeChange>().map(|c| {
-                self.nodes.insert(
-                    c.node,
-                    NodeRun { status: c.status, attempt: c.attempt, error: c.error, outcome: c.outcome },
-                );
+                // The entry that ends a map may not repeat its progress: keep the attempt's last one.
+                let known = self.nodes.get(&c.node).filter(|n| n.attempt == c.attempt);
+                let items = c.items.or_else(|| known.and_then(|n| n.items));
+                let run = NodeRun { status: c.status, attempt: c.attempt, error: c.error, outcome: c.outcome, items };
+                self.nodes.insert(c.node, run);
             }),
             Some(EventKind::SpanStart | EventKind::SpanEnd) => entry.payload::<Span>().map(|s| self.put_span(s)),
             // Counts belong to the dashboard feed; a kind a newer server added is skipped.

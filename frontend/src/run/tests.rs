@@ -222,3 +222,40 @@ fn the_legend_names_every_coloured_status_in_order() {
     );
     assert_eq!(legend.last().unwrap().1, "timed out");
 }
+
+#[test]
+fn a_map_node_keeps_its_latest_progress_through_its_end() {
+    let progress = |done: u32| json!({"total": 3, "succeeded": done, "failed": 0, "running": 3 - done});
+    let s = run(&[
+        entry(1, 0, "node", json!({"node": "each", "status": "running", "previous": "pending", "attempt": 1})),
+        entry(
+            2,
+            5,
+            "node",
+            json!({"node": "each", "status": "running", "previous": "running", "attempt": 1,
+            "items": progress(1)}),
+        ),
+        entry(
+            3,
+            9,
+            "node",
+            json!({"node": "each", "status": "running", "previous": "running", "attempt": 1,
+            "items": progress(3)}),
+        ),
+        entry(4, 9, "node", json!({"node": "each", "status": "succeeded", "previous": "running", "attempt": 1})),
+    ]);
+    let each = &s.nodes["each"];
+    assert_eq!(each.status, "succeeded");
+    assert_eq!(each.items.map(|p| p.succeeded), Some(3));
+    let retried = {
+        let mut s = s.clone();
+        s.apply(&entry(
+            5,
+            20,
+            "node",
+            json!({"node": "each", "status": "running", "previous": "failed", "attempt": 2}),
+        ));
+        s
+    };
+    assert_eq!(retried.nodes["each"].items, None, "a new attempt does not inherit the last one's progress");
+}

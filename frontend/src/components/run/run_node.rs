@@ -4,6 +4,7 @@
 use crate::components::run::state::RunView;
 use crate::components::scene::node_frame::{shape_text, NodeFrame};
 use crate::designer::scene::NodeShape;
+use crate::run::items;
 use leptos::prelude::*;
 
 #[component]
@@ -19,7 +20,13 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
     let child = Memo::new(move |_| {
         v.detail.with(|d| d.as_ref().and_then(|d| d.nodes.iter().find(|n| n.id == key)?.child_status))
     });
+    let key = id.clone();
+    let items = Memo::new(move |_| v.run.with(|r| v.detail.with(|d| items::progress(r, d.as_ref(), &key))));
     let label = move || {
+        // A running map says how far its items got; its colour already says it runs.
+        if let Some(p) = items.get().filter(|_| status() == "running") {
+            return items::progress_text(&p);
+        }
         let own = run.with(|(s, n)| match n {
             Some((a, _)) if *a > 1 => format!("{} · attempt {a}", s.replace('_', " ")),
             _ => s.replace('_', " "),
@@ -45,6 +52,7 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
             data-status=status
             data-rerun=rerun
             on:click=move |_| v.picked.set(Some(click_key.clone()))
+            data-progress=move || items.get().map(|p| items::progress_text(&p))
             data-attempt=move || run.with(|(_, n)| n.as_ref().map_or(0, |(a, _)| *a).to_string())
             role="img"
             aria-label=move || match tooltip() {

@@ -5,6 +5,7 @@
 use crate::api;
 use crate::components::run::stream::Stream;
 use crate::components::session::{use_session, Session};
+use crate::run::batch::Batch;
 use crate::run::retry_preview::will_run_again;
 use crate::run::{graph, RunState};
 use chrono::{DateTime, Utc};
@@ -43,6 +44,8 @@ pub struct RunView {
     fetching: RwSignal<bool>,
     again: RwSignal<bool>,
     stream: StoredValue<Option<Stream>, LocalStorage>,
+    /// Entries received since the last frame, applied together at the next one.
+    batch: StoredValue<Batch>,
     /// The dashboard feed, followed once the instance has finished, so a retry made elsewhere
     /// (another tab, the API, a bulk job) brings the page back to life.
     revival: StoredValue<Option<Stream>, LocalStorage>,
@@ -88,6 +91,7 @@ impl RunView {
             fetching: RwSignal::new(false),
             again: RwSignal::new(false),
             stream: StoredValue::new_local(None),
+            batch: StoredValue::new(Batch::default()),
             revival: StoredValue::new_local(None),
         }
     }
@@ -166,6 +170,8 @@ impl RunView {
     pub fn restart(self) {
         self.close();
         self.stop_awaiting_revival();
+        // Entries of the old stream not yet applied belong to the history read anew.
+        self.batch.update_value(|b| drop(b.take()));
         self.run.set(RunState::default());
         self.retry.set(None);
         self.retry_onto.set(None);
@@ -178,15 +184,10 @@ impl RunView {
     fn follow(self) {
         let id = self.id.get_value();
         let on_entry = move |entry: trellis_model::trace::HistoryEvent| {
-            let is_status = matches!(entry.kind(), Some(EventKind::Instance | EventKind::Node));
-            // No closing on a terminal entry here: a replay after a retry passes the old end on its
-            // way to the new run. `refresh` closes once the history agrees with the instance.
-            self.run.update(|r| {
-                r.apply(&entry);
-            });
-            // Node outputs, timestamps and the instance's output come from the instance itself.
-            if is_status {
-                self.refresh();
+            let mut first = false;
+            self.batch.update_value(|b| first = b.push(entry));
+            if first {
+                request_animation_frame(move || self.flush());
             }
         };
         let on_broken = move || {
@@ -198,6 +199,27 @@ impl RunView {
         match Stream::open(&crate::urls::instance_events(&id), on_entry, on_broken) {
             Ok(stream) => self.stream.set_value(Some(stream)),
             Err(message) => self.error.set(Some(message)),
+        }
+    }
+
+    /// Applies the entries received since the last frame with one update of the run, so a
+    /// catch-up of thousands of entries renders once rather than once per entry.
+    fn flush(self) {
+        if self.left() {
+            return;
+        }
+        let entries = self.batch.try_update_value(Batch::take).unwrap_or_default();
+        let is_status = entries.iter().any(|e| matches!(e.kind(), Some(EventKind::Instance | EventKind::Node)));
+        // No closing on a terminal entry here: a replay after a retry passes the old end on its
+        // way to the new run. `refresh` closes once the history agrees with the instance.
+        self.run.update(|r| {
+            for entry in &entries {
+                r.apply(entry);
+            }
+        });
+        // Node outputs, timestamps and the instance's output come from the instance itself.
+        if is_status {
+            self.refresh();
         }
     }
 
