@@ -28,15 +28,31 @@ pub enum FieldKind {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Field {
-    /// Dotted path inside the node (or the settings), e.g. `config.url`.
+    /// Dotted path inside the node (or the settings), e.g. `config.url`; inside a nested node
+    /// (a map's inner node) it is relative to that node and `prefix` says where the node is.
     pub path: &'static str,
+    /// Where the node the path is relative to sits in the edited node (`config.node.`), or `""`.
+    pub prefix: &'static str,
     pub label: &'static str,
     pub kind: FieldKind,
     pub hint: &'static str,
 }
 
 const fn field(path: &'static str, label: &'static str, kind: FieldKind, hint: &'static str) -> Field {
-    Field { path, label, kind, hint }
+    Field { path, prefix: "", kind, label, hint }
+}
+
+impl Field {
+    /// The field of a nested node: `config.url` of a map's inner node is `config.node.config.url`.
+    pub const fn under(self, prefix: &'static str) -> Field {
+        Field { prefix, ..self }
+    }
+
+    /// The full dotted path inside the edited node: where the value is and where the
+    /// validator's problems name it.
+    pub fn at(&self) -> String {
+        format!("{}{}", self.prefix, self.path)
+    }
 }
 
 /// The configuration fields of a node type, in display order.
@@ -89,20 +105,10 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
             field("config.version", "Version", Version, "latest (when the node runs) or a number; empty: latest."),
             field("config.input", "Child input", Expression, "Empty: this instance's input."),
         ],
+        // What runs per item (the inner node's own fields, or a workflow) comes between the items
+        // and these: see `map_form`.
         NodeKind::Map => vec![
             field("config.items", "Items", Expression, "A list, e.g. input.orders; each runs with item and index."),
-            field(
-                "config.node",
-                "Node per item (JSON)",
-                Json,
-                "e.g. {\"type\": \"transform\", \"config\": {\"expression\": \"item.id\"}}",
-            ),
-            field(
-                "config.workflow",
-                "Or a workflow per item (JSON)",
-                Json,
-                "{\"workflow\": \"<id>\", \"version\": \"latest\"}: the item is its input.",
-            ),
             field("config.max_parallel", "Max parallel items", Number, "Empty: 10."),
             field(
                 "config.on_item_failure",
@@ -235,7 +241,7 @@ fn write_at(at: &mut Value, keys: &[&str], new: Option<Value>) {
 pub fn edit_node(node: &Node, field: &Field, text: &str) -> Result<Node, String> {
     let new = parse(field.kind, text)?;
     let mut json = serde_json::to_value(node).map_err(|e| e.to_string())?;
-    write(&mut json, field.path, new);
+    write(&mut json, &field.at(), new);
     if let Some(retry) = json.get_mut("retry").and_then(Value::as_object_mut) {
         if !retry.contains_key("max_attempts") {
             if field.path == "retry.max_attempts" {

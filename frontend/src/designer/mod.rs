@@ -26,6 +26,7 @@ pub mod history;
 pub mod issues;
 pub mod keys;
 pub mod layout;
+pub mod map_form;
 pub mod preview;
 pub mod scene;
 pub mod secret_names;

@@ -30,7 +30,7 @@ pub fn FieldInput(
         parse_error.set(on_change.run(value).err());
     };
     let message = move || parse_error.get().or_else(|| problem.get());
-    let testid = format!("field-{}", field.path);
+    let testid = format!("field-{}", field.at());
     let control = match field.kind {
         FieldKind::Select(options) => {
             let options = options

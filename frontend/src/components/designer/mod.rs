@@ -12,6 +12,7 @@ pub mod field_input;
 pub mod gesture_overlays;
 pub mod json_input;
 pub mod leave_guard;
+pub mod map_form;
 pub mod node_box;
 pub mod node_form;
 pub mod palette;

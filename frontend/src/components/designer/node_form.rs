@@ -2,11 +2,31 @@
 //! of its type, each validated as it is typed.
 
 use crate::components::designer::field_input::FieldInput;
+use crate::components::designer::map_form::MapForm;
 use crate::components::designer::state::Designer;
 use crate::designer::editor::Edit;
 use crate::designer::forms::{self, Field};
 use leptos::prelude::*;
 use trellis_model::config::NodeKind;
+
+/// One field of the node `node_id`, its text read from the node as the board has it now.
+pub fn node_field(node_id: StoredValue<String>, field: Field) -> impl IntoView {
+    let d = expect_context::<Designer>();
+    let path = field.at();
+    let on_change = Callback::new(move |text: String| {
+        let id = node_id.get_value();
+        let node = d.board.with_untracked(|b| b.editor.node(&id).cloned()).ok_or("The node is gone.")?;
+        let updated = forms::edit_node(&node, &field, &text)?;
+        d.edit(Edit::UpdateNode { node: updated, field: field.at() });
+        Ok(())
+    });
+    let initial = d.board.with_untracked(|b| {
+        let node = b.editor.node(&node_id.get_value()).and_then(|n| serde_json::to_value(n).ok());
+        node.map(|json| forms::read(&json, &path)).unwrap_or_default()
+    });
+    let problem = Signal::derive(move || d.issues.with(|p| p.field(&node_id.get_value(), &path)));
+    view! { <FieldInput field=field initial=initial on_change=on_change problem=problem node=node_id.get_value() /> }
+}
 
 #[component]
 pub fn NodeForm(id: String) -> impl IntoView {
@@ -14,26 +34,19 @@ pub fn NodeForm(id: String) -> impl IntoView {
     let Some(node) = d.board.with_untracked(|b| b.editor.node(&id).cloned()) else {
         return view! { <p class="hint">"This node no longer exists."</p> }.into_any();
     };
-    let json = serde_json::to_value(&node).unwrap_or_default();
     let kind = NodeKind::parse(&node.kind);
     let node_id = StoredValue::new(id.clone());
-
-    let field_view = move |field: Field| {
-        let on_change = Callback::new(move |text: String| {
-            let id = node_id.get_value();
-            let node = d.board.with_untracked(|b| b.editor.node(&id).cloned()).ok_or("The node is gone.")?;
-            let updated = forms::edit_node(&node, &field, &text)?;
-            d.edit(Edit::UpdateNode { node: updated, field: field.path.to_owned() });
-            Ok(())
-        });
-        let problem = Signal::derive(move || d.issues.with(|p| p.field(&node_id.get_value(), field.path)));
-        let node = node_id.get_value();
-        view! {
-            <FieldInput field=field initial=forms::read(&json, field.path) on_change=on_change problem=problem node=node />
-        }
+    let common = forms::common_fields().into_iter().map(|f| node_field(node_id, f)).collect_view();
+    let config = match kind {
+        Some(NodeKind::Map) => view! { <MapForm node_id=node_id /> }.into_any(),
+        other => other
+            .map(forms::config_fields)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| node_field(node_id, f))
+            .collect_view()
+            .into_any(),
     };
-    let common = forms::common_fields().into_iter().map(&field_view).collect_view();
-    let config = kind.map(forms::config_fields).unwrap_or_default().into_iter().map(&field_view).collect_view();
 
     let rename_error = RwSignal::new(None::<String>);
     let on_rename = move |ev: leptos::ev::Event| {
