@@ -9,6 +9,7 @@
 pub mod actions;
 pub mod attempts;
 pub mod batch;
+pub mod camera;
 pub mod family;
 pub mod graph;
 pub mod items;

@@ -145,7 +145,7 @@ fn the_waterfall_nests_by_parent_and_places_bars_relative_to_the_start() {
         span("q", Some("root"), "queue wait", "queue", 5, Some(8), json!({"error": "x"})),
     ));
     let s = run(&entries);
-    let rows = waterfall::rows(&s, at(100));
+    let rows = waterfall::rows(&s, at(100), &Default::default());
     let order: Vec<(&str, usize)> = rows.iter().map(|r| (r.span_id.as_str(), r.depth)).collect();
     assert_eq!(order, [("root", 0), ("q", 1), ("a1", 1), ("w1", 2)], "children by start time, depth-first");
     let root = &rows[0];
@@ -164,9 +164,9 @@ fn the_waterfall_nests_by_parent_and_places_bars_relative_to_the_start() {
 #[test]
 fn open_spans_grow_and_a_lagging_clock_never_shrinks_them() {
     let s = run(&gate_waiting());
-    let later = waterfall::rows(&s, at(1000));
+    let later = waterfall::rows(&s, at(1000), &Default::default());
     assert_eq!(later[0].duration_ms, 1000);
-    let behind = waterfall::rows(&s, at(-5000));
+    let behind = waterfall::rows(&s, at(-5000), &Default::default());
     assert_eq!(behind[0].duration_ms, 20, "now is at least the latest entry's time");
     assert!(behind.iter().all(|r| r.width >= 0.0 && r.left + r.width <= 100.0 + 1e-9));
 }
@@ -175,10 +175,10 @@ fn open_spans_grow_and_a_lagging_clock_never_shrinks_them() {
 fn a_parent_outside_the_history_makes_a_root() {
     let mut s = RunState::default();
     s.apply(&entry(1, 0, "span_start", span("root", Some("caller"), "instance", "instance", 0, None, json!({}))));
-    let rows = waterfall::rows(&s, at(10));
+    let rows = waterfall::rows(&s, at(10), &Default::default());
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].depth, 0);
-    assert!(waterfall::rows(&RunState::default(), at(0)).is_empty());
+    assert!(waterfall::rows(&RunState::default(), at(0), &Default::default()).is_empty());
 }
 
 #[test]
@@ -258,4 +258,59 @@ fn a_map_node_keeps_its_latest_progress_through_its_end() {
         s
     };
     assert_eq!(retried.nodes["each"].items, None, "a new attempt does not inherit the last one's progress");
+}
+
+/// A map attempt `m1` under the root with `n` ended items, those in `failed` with an error.
+fn map_with_items(n: u32, failed: &[u32]) -> RunState {
+    let mut entries = vec![
+        entry(1, 0, "span_start", span("root", None, "instance", "instance", 0, None, json!({}))),
+        entry(
+            2,
+            0,
+            "span_start",
+            span("m1", Some("root"), "map each", "node", 0, None, json!({"trellis.node": "each"})),
+        ),
+    ];
+    for i in 0..n {
+        let mut s = span(
+            &format!("it{i}"),
+            Some("m1"),
+            &format!("transform each[{i}]"),
+            "node",
+            1,
+            Some(5),
+            json!({"trellis.map_node": "each", "trellis.map_index": i}),
+        );
+        if failed.contains(&i) {
+            s["status"] = json!("error");
+            s["attributes"]["error"] = json!("boom");
+        }
+        entries.push(entry(3 + i as i64, 5, "span_end", s));
+    }
+    run(&entries)
+}
+
+#[test]
+fn a_maps_items_fold_into_one_row_until_expanded() {
+    let s = map_with_items(500, &[3, 7]);
+    let rows = waterfall::rows(&s, at(10), &Default::default());
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["instance", "map each", "each: 500 items (2 failed)"]);
+    let group = &rows[2];
+    assert_eq!((group.depth, group.status), (2, trellis_model::trace::SpanStatus::Error));
+    assert_eq!(group.fold, Some(waterfall::Fold::Items { parent: "m1".into(), expanded: false }));
+
+    let shown = [("m1".to_owned(), waterfall::ITEMS_SHOWN)].into_iter().collect();
+    let rows = waterfall::rows(&s, at(10), &shown);
+    assert_eq!(rows.len(), 3 + waterfall::ITEMS_SHOWN + 1, "the first items by index, then a row for the rest");
+    assert_eq!(rows[3].name, "transform each[0]");
+    assert_eq!(rows[3].depth, 3);
+    assert_eq!(rows[6].error.as_deref(), Some("boom"));
+    let more = rows.last().unwrap();
+    assert_eq!(more.fold, Some(waterfall::Fold::More { parent: "m1".into(), hidden: 300 }));
+
+    let all = [("m1".to_owned(), 1_000)].into_iter().collect();
+    assert_eq!(waterfall::rows(&s, at(10), &all).len(), 3 + 500);
+    let fine = map_with_items(3, &[]);
+    assert_eq!(waterfall::rows(&fine, at(10), &Default::default())[2].name, "each: 3 items");
 }

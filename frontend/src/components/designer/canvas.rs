@@ -100,7 +100,7 @@ pub fn Canvas(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
 }
 
 /// The pointer relative to the canvas, and whether it is over it.
-fn pointer_at(svg: NodeRef<leptos::svg::Svg>, ev: &web_sys::MouseEvent) -> (Point, bool) {
+pub fn pointer_at(svg: NodeRef<leptos::svg::Svg>, ev: &web_sys::MouseEvent) -> (Point, bool) {
     let Some(el) = svg.get_untracked() else { return (Point::default(), false) };
     let rect = el.unchecked_ref::<web_sys::Element>().get_bounding_client_rect();
     let p = Point::new(f64::from(ev.client_x()) - rect.left(), f64::from(ev.client_y()) - rect.top());

@@ -1,12 +1,18 @@
-//! The instance's version of the workflow, drawn read-only and fitted to the panel, each node
-//! coloured by its status in the run, with the legend of those colours.
+//! The instance's version of the workflow, drawn read-only, each node coloured by its status in
+//! the run, with the legend of those colours. It pans (drag) and zooms (wheel, buttons) like the
+//! designer's canvas; it opens fitted, or readable at its start when fitting would not read.
 
+use crate::components::designer::canvas::{canvas_size, pointer_at};
 use crate::components::run::node_details::NodeDetails;
 use crate::components::run::retry_from_here::RetryFromHere;
 use crate::components::run::run_node::RunNode;
 use crate::components::run::state::RunView;
 use crate::components::scene::scene_svg::{Camera, SceneSvg};
+use crate::designer::geometry::Viewport;
+use crate::designer::scene;
+use crate::run::camera::{self, Drag};
 use crate::run::graph;
+use leptos::ev;
 use leptos::prelude::*;
 
 #[component]
@@ -15,13 +21,53 @@ pub fn RunGraph() -> impl IntoView {
     let scene = Memo::new(move |_| {
         v.definition.with(|d| d.as_ref().map(|d| v.run.with(|r| graph::scene(d, r))).unwrap_or_default())
     });
+    let svg = NodeRef::<leptos::svg::Svg>::new();
+    let view = RwSignal::new(Viewport::default());
+    let drag = StoredValue::new(None::<Drag>);
+    // Placed when the graph arrives (and again when a retry moves it onto another version).
+    let drawn = Memo::new(move |_| v.definition.with(|d| d.as_ref().map(|d| d.nodes.len())));
+    Effect::new(move |_| {
+        if drawn.get().is_some() {
+            let (w, h) = canvas_size(&svg);
+            view.set(scene.with_untracked(|s| camera::opening(s, w, h)));
+        }
+    });
+    let fit = move |_| {
+        let (w, h) = canvas_size(&svg);
+        view.set(scene.with_untracked(|s| scene::fit(s, w, h, camera::MARGIN)));
+    };
+    let zoom = move |factor: f64| {
+        let (w, h) = canvas_size(&svg);
+        view.update(|vw| *vw = camera::zoom_centre(*vw, factor, w, h));
+    };
+    let on_wheel = move |ev: ev::WheelEvent| {
+        ev.prevent_default();
+        let (p, _) = pointer_at(svg, &ev);
+        view.update(|vw| *vw = vw.zoom_at(p, Viewport::wheel_factor(ev.delta_y())));
+    };
+    let down = move |ev: ev::PointerEvent| {
+        let (from, _) = pointer_at(svg, &ev);
+        drag.set_value(Some(Drag { from, view: view.get_untracked() }));
+    };
+    let moved = move |ev: ev::PointerEvent| {
+        if let Some(d) = drag.get_value().filter(|_| ev.buttons() & 1 == 1) {
+            view.set(d.to(pointer_at(svg, &ev).0));
+        }
+    };
     view! {
         <section class="run-graph" aria-label="Workflow graph">
+            <div class="graph-tools" role="toolbar" aria-label="Graph view">
+                <button type="button" aria-label="Zoom in" disabled=move || !camera::can_zoom(view.get(), true) on:click=move |_| zoom(1.25)>"+"</button>
+                <button type="button" aria-label="Zoom out" disabled=move || !camera::can_zoom(view.get(), false) on:click=move |_| zoom(0.8)>"−"</button>
+                <button type="button" data-testid="graph-fit" on:click=fit>"Fit"</button>
+            </div>
             <SceneSvg
                 scene=scene.into()
-                camera=Camera::Fit { width: 640.0, height: 420.0, margin: 30.0 }
+                camera=Camera::Follow(view.into())
+                node_ref=svg
                 node=|id, shape| view! { <RunNode id=id shape=shape /> }
                 {..} class="canvas run" data-testid="run-graph" role="group" aria-label="Nodes by status"
+                on:wheel=on_wheel on:pointerdown=down on:pointermove=moved on:pointerup=move |_| drag.set_value(None)
             />
             <ul class="run-legend" aria-label="Status colours">
                 {graph::legend()

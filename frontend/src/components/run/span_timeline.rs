@@ -1,16 +1,23 @@
 //! The span timeline: a waterfall with one row per span, indented under its parent, the bar
 //! placed from the instance's start; open spans grow with the clock. A row is a button: choosing
-//! it shows the span's attributes and error below.
+//! it shows the span's attributes and error below. A map's items are one row per map attempt
+//! that expands (a few hundred items at a time) when chosen.
 
 use crate::components::run::span_details::SpanDetails;
 use crate::components::run::state::RunView;
-use crate::run::waterfall::{self, Row};
+use crate::run::waterfall::{self, Fold, Row, ITEMS_SHOWN};
 use leptos::prelude::*;
+use std::collections::{BTreeMap, HashMap};
 
 #[component]
 pub fn SpanTimeline() -> impl IntoView {
     let v = expect_context::<RunView>();
-    let rows = Memo::new(move |_| v.run.with(|r| waterfall::rows(r, v.now.get())));
+    let shown = RwSignal::new(BTreeMap::<String, usize>::new());
+    let rows = Memo::new(move |_| shown.with(|sh| v.run.with(|r| waterfall::rows(r, v.now.get(), sh))));
+    // Each row finds itself here rather than scanning the list: thousands of rows stay linear.
+    let places = Memo::new(move |_| {
+        rows.with(|r| r.iter().enumerate().map(|(i, r)| (r.span_id.clone(), i)).collect::<HashMap<_, _>>())
+    });
     let total = move || rows.with(|r| r.iter().map(|r| r.offset_ms + r.duration_ms).max().unwrap_or(0));
     view! {
         <section class="span-timeline" aria-labelledby="timeline-title">
@@ -20,7 +27,7 @@ pub fn SpanTimeline() -> impl IntoView {
             </h2>
             <ol class="spans" data-testid="span-timeline">
                 <For each=move || rows.with(|r| r.iter().map(|r| r.span_id.clone()).collect::<Vec<_>>()) key=|id| id.clone() let:id>
-                    <SpanRow rows=rows.into() id=id />
+                    <SpanRow rows=rows places=places shown=shown id=id />
                 </For>
             </ol>
             {move || rows.with(|r| r.is_empty()).then(|| view! { <p class="muted">"No spans yet."</p> })}
@@ -29,16 +36,32 @@ pub fn SpanTimeline() -> impl IntoView {
     }
 }
 
+/// What choosing a fold row does to the expanded maps.
+fn unfold(shown: &mut BTreeMap<String, usize>, fold: &Fold) {
+    match fold {
+        Fold::Items { parent, expanded: true } => drop(shown.remove(parent)),
+        Fold::Items { parent, expanded: false } => drop(shown.insert(parent.clone(), ITEMS_SHOWN)),
+        Fold::More { parent, .. } => *shown.entry(parent.clone()).or_default() += ITEMS_SHOWN,
+    }
+}
+
 #[component]
-fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
+fn SpanRow(
+    rows: Memo<Vec<Row>>,
+    places: Memo<HashMap<String, usize>>,
+    shown: RwSignal<BTreeMap<String, usize>>,
+    id: String,
+) -> impl IntoView {
     let v = expect_context::<RunView>();
     let key = id.clone();
-    let row = Memo::new(move |_| rows.with(|r| r.iter().find(|r| r.span_id == key).cloned()));
+    let row = Memo::new(move |_| places.with(|p| p.get(&key).and_then(|&i| rows.with(|r| r.get(i).cloned()))));
     let get = move |f: fn(&Row) -> String| row.with(|r| r.as_ref().map(f).unwrap_or_default());
     let key = id.clone();
     let selected = Memo::new(move |_| v.selected.with(|s| s.as_deref() == Some(key.as_str())));
-    let choose =
-        move |_| v.selected.update(|s| *s = if s.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) });
+    let choose = move |_| match row.with_untracked(|r| r.as_ref().and_then(|r| r.fold.clone())) {
+        Some(fold) => shown.update(|s| unfold(s, &fold)),
+        None => v.selected.update(|s| *s = if s.as_deref() == Some(id.as_str()) { None } else { Some(id.clone()) }),
+    };
     let tooltip = move || {
         get(|row| {
             let mut lines = vec![format!("{} · {}", row.name, waterfall::duration(row.duration_ms))];
@@ -48,13 +71,15 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
         })
     };
     let class = move || {
+        let fold = get(|r| if r.fold.is_some() { " fold".into() } else { String::new() });
         let base =
             get(|r| format!("span-row kind-{} status-{}{}", r.kind, r.status, if r.open { " open" } else { "" }));
-        if selected.get() {
-            format!("{base} selected")
-        } else {
-            base
-        }
+        format!("{base}{fold}{}", if selected.get() { " selected" } else { "" })
+    };
+    let expanded = move || match row.with(|r| r.as_ref().and_then(|r| r.fold.clone())) {
+        Some(Fold::Items { expanded, .. }) => expanded.to_string(),
+        Some(Fold::More { .. }) => "false".to_owned(),
+        None => selected.get().to_string(),
     };
     view! {
         <li>
@@ -64,7 +89,7 @@ fn SpanRow(rows: Signal<Vec<Row>>, id: String) -> impl IntoView {
                 data-testid=move || get(|r| format!("span-{}", r.name.replace(' ', "-")))
                 data-kind=move || get(|r| r.kind.to_string())
                 data-open=move || get(|r| r.open.to_string())
-                aria-expanded=move || selected.get().to_string()
+                aria-expanded=expanded
                 title=tooltip
                 on:click=choose
             >
