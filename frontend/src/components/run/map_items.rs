@@ -71,10 +71,42 @@ pub fn MapItems(node: String) -> impl IntoView {
     )
     .ok();
     on_cleanup(move || tick.map_or((), |h| h.clear()));
-    let pick_filter = move |ev: leptos::ev::Event| {
+    view! {
+        <section class="map-items" data-testid="map-items" aria-label="Items">
+            <ItemFilter filter=filter pager=pager page=page />
+            {move || error.get().map(|m| view! { <p class="field-problem" role="alert">{m}</p> })}
+            <ItemTable page=page open=open />
+            <ItemPager pager=pager page=page />
+            <ItemDetail page=page open=open />
+        </section>
+    }
+}
+
+/// The status filter and the counts by status.
+#[component]
+fn ItemFilter(filter: RwSignal<String>, pager: RwSignal<Pager>, page: RwSignal<Option<MapItemPage>>) -> impl IntoView {
+    let pick = move |ev: leptos::ev::Event| {
         filter.set(event_target_value(&ev));
         pager.set(Pager::default());
     };
+    let label = |f: &str| if f.is_empty() { "all".to_owned() } else { f.replace('_', " ") };
+    view! {
+        <div class="map-items-bar">
+            <h3>"Items"</h3>
+            <label>
+                "Status "
+                <select data-testid="item-filter" on:change=pick>
+                    {FILTERS.iter().map(|f| view! { <option value=*f>{label(f)}</option> }).collect_view()}
+                </select>
+            </label>
+            <span class="hint" data-testid="item-counts">{move || page.with(|p| p.as_ref().map(counts_text))}</span>
+        </div>
+    }
+}
+
+/// Previous and next: the server pages forward by cursor, the pager remembers the way back.
+#[component]
+fn ItemPager(pager: RwSignal<Pager>, page: RwSignal<Option<MapItemPage>>) -> impl IntoView {
     let next = move |_| {
         let cursor = page.with_untracked(|p| p.as_ref().and_then(|p| p.next_cursor.clone()));
         pager.update(|p| {
@@ -89,26 +121,11 @@ pub fn MapItems(node: String) -> impl IntoView {
     let no_previous = move || !pager.with(Pager::has_previous);
     let no_next = move || page.with(|p| p.as_ref().is_none_or(|p| p.next_cursor.is_none()));
     view! {
-        <section class="map-items" data-testid="map-items" aria-label="Items">
-            <div class="map-items-bar">
-                <h3>"Items"</h3>
-                <label>
-                    "Status "
-                    <select data-testid="item-filter" on:change=pick_filter>
-                        {FILTERS.iter().map(|f| view! { <option value=*f>{if f.is_empty() { "all".to_owned() } else { f.replace('_', " ") }}</option> }).collect_view()}
-                    </select>
-                </label>
-                <span class="hint" data-testid="item-counts">{move || page.with(|p| p.as_ref().map(counts_text))}</span>
-            </div>
-            {move || error.get().map(|m| view! { <p class="field-problem" role="alert">{m}</p> })}
-            <ItemTable page=page open=open />
-            <div class="pager">
-                <button type="button" data-testid="items-previous" disabled=no_previous on:click=previous>"Previous"</button>
-                <span>{move || format!("Page {}", pager.with(Pager::page))}</span>
-                <button type="button" data-testid="items-next" disabled=no_next on:click=next>"Next"</button>
-            </div>
-            <ItemDetail page=page open=open />
-        </section>
+        <div class="pager">
+            <button type="button" data-testid="items-previous" disabled=no_previous on:click=previous>"Previous"</button>
+            <span>{move || format!("Page {}", pager.with(Pager::page))}</span>
+            <button type="button" data-testid="items-next" disabled=no_next on:click=next>"Next"</button>
+        </div>
     }
 }
 
