@@ -19,22 +19,11 @@ fn map_over(count: usize, max_parallel: usize) -> Value {
     }}]})
 }
 
-fn fan_out(width: usize) -> Value {
-    let mut nodes = vec![json!({"id": "start", "type": "noop"}), json!({"id": "join", "type": "noop"})];
-    let mut edges = Vec::new();
-    for i in 0..width {
-        nodes.push(json!({"id": format!("f{i}"), "type": "noop"}));
-        edges.push(json!({"from": "start", "to": format!("f{i}")}));
-        edges.push(json!({"from": format!("f{i}"), "to": "join"}));
-    }
-    json!({"nodes": nodes, "edges": edges})
-}
-
 /// Map of `FAN_WIDTH` items and the fan-out of the same width, alternating; then as many
 /// separate one-node instances, started 16 at a time, until all have ended.
 pub async fn width(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let map = api.publish("bench map 998", map_over(FAN_WIDTH, 50)).await?;
-    let fan = api.publish("bench fan-out 998", fan_out(FAN_WIDTH)).await?;
+    let fan = api.publish("bench fan-out 998", crate::peers::fan_out_join(FAN_WIDTH)).await?;
     let (mut mapped, mut fanned) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         mapped.extend(api.instance_time_ms(&map, Duration::from_millis(5)).await?);

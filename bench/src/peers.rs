@@ -32,7 +32,8 @@ fn chain(n: usize) -> Value {
     json!({"nodes": nodes, "edges": edges})
 }
 
-fn fan_out_join(width: usize) -> Value {
+/// `start` → `width` no-ops → `join`.
+pub fn fan_out_join(width: usize) -> Value {
     let mut nodes = vec![json!({"id": "start", "type": "noop"}), json!({"id": "join", "type": "noop"})];
     let mut edges = Vec::new();
     for i in 0..width {

@@ -3,28 +3,10 @@
 //! to each other; publishing refuses handlers that cannot run and cycles of handlers.
 
 use crate::common::{both_backends, problem, TestApp};
+use crate::subworkflows::{create, publish_draft, published, save_draft};
 use serde_json::{json, Value};
 use trellis_model::api::{InstanceDetail, InstancePage};
 use trellis_model::InstanceStatus;
-
-async fn create(app: &TestApp, name: &str, definition: Value) -> String {
-    app.create_workflow(json!({"name": name, "definition": definition})).await.summary.id
-}
-
-async fn publish_draft(app: &TestApp, id: &str) -> reqwest::Response {
-    app.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap()
-}
-
-async fn published(app: &TestApp, name: &str, definition: Value) -> String {
-    let id = create(app, name, definition).await;
-    assert_eq!(publish_draft(app, &id).await.status(), 201, "publish {name}");
-    id
-}
-
-async fn save_draft(app: &TestApp, id: &str, definition: Value) {
-    let saved = app.put(&format!("/api/v1/workflows/{id}/draft")).header("If-Match", "*").json(&definition).send();
-    assert_eq!(saved.await.unwrap().status(), 200);
-}
 
 /// `definition` with `settings.on_failure` naming `handler`.
 fn handled_by(mut definition: Value, handler: &str) -> Value {

@@ -9,23 +9,23 @@ use trellis_model::api::{InstanceDetail, InstancePage};
 use trellis_model::{InstanceStatus, NodeStatus};
 
 /// Creates a workflow named `name` with `definition` as its draft; returns its id.
-async fn create(app: &TestApp, name: &str, definition: Value) -> String {
+pub(crate) async fn create(app: &TestApp, name: &str, definition: Value) -> String {
     app.create_workflow(json!({"name": name, "definition": definition})).await.summary.id
 }
 
-async fn publish_draft(app: &TestApp, id: &str) -> reqwest::Response {
+pub(crate) async fn publish_draft(app: &TestApp, id: &str) -> reqwest::Response {
     app.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap()
 }
 
 /// Creates and publishes a workflow named `name`; returns its id.
-async fn published(app: &TestApp, name: &str, definition: Value) -> String {
+pub(crate) async fn published(app: &TestApp, name: &str, definition: Value) -> String {
     let id = create(app, name, definition).await;
     assert_eq!(publish_draft(app, &id).await.status(), 201, "publish {name}");
     id
 }
 
 /// Replaces a workflow's draft (any revision).
-async fn save_draft(app: &TestApp, id: &str, definition: Value) {
+pub(crate) async fn save_draft(app: &TestApp, id: &str, definition: Value) {
     let saved = app.put(&format!("/api/v1/workflows/{id}/draft")).header("If-Match", "*").json(&definition).send();
     assert_eq!(saved.await.unwrap().status(), 200);
 }
