@@ -125,6 +125,17 @@ pub struct ItemProgress {
 }
 
 impl ItemProgress {
+    /// The count an item in `status` is part of (a pending or canceled item is in none).
+    pub fn count_of(&mut self, status: crate::NodeStatus) -> Option<&mut u32> {
+        use crate::NodeStatus as S;
+        match status {
+            S::Running | S::Waiting => Some(&mut self.running),
+            S::Succeeded => Some(&mut self.succeeded),
+            S::Failed | S::TimedOut => Some(&mut self.failed),
+            _ => None,
+        }
+    }
+
     /// Items that ended, either way.
     pub fn done(&self) -> u32 {
         self.succeeded + self.failed

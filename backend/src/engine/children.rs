@@ -176,7 +176,7 @@ impl Engine {
 }
 
 /// Whether `child` was started by attempt `attempt` of node `node`.
-fn serves(child: &ChildRow, node: &str, attempt: i32) -> bool {
+pub(super) fn serves(child: &ChildRow, node: &str, attempt: i32) -> bool {
     child.parent_node_id.as_deref() == Some(node) && child.parent_attempt == Some(attempt)
 }
 
@@ -188,20 +188,24 @@ pub(super) fn child_outcome(node: usize, attempt: u32, payload: Option<&Value>) 
     let child = payload.get("child").and_then(Value::as_str).unwrap_or("?").to_owned();
     let status: Option<InstanceStatus> = payload.get("status").and_then(|s| serde_json::from_value(s.clone()).ok());
     let error = payload.get("error").and_then(Value::as_str).unwrap_or("no error message");
-    let failed = |error: String| {
-        (
-            Event::Failed { node, attempt, retryable: true, timed_out: false },
-            Detail { error: Some(error), ..Default::default() },
-        )
-    };
     match status {
         Some(InstanceStatus::Succeeded) => {
             let output = payload.get("output").cloned().unwrap_or(Value::Null);
             (Event::Succeeded { node, attempt, outcome: None }, Detail { output: Some(output), ..Default::default() })
         }
-        Some(InstanceStatus::Canceled) => failed(format!("child instance {child} was canceled")),
-        Some(InstanceStatus::TimedOut) => failed(format!("child instance {child} timed out: {error}")),
-        _ => failed(format!("child instance {child} failed: {error}")),
+        other => (
+            Event::Failed { node, attempt, retryable: true, timed_out: false },
+            Detail { error: Some(child_failure(&child, other, error)), ..Default::default() },
+        ),
+    }
+}
+
+/// Why a child that did not succeed fails the attempt (or map item) waiting for it.
+pub(super) fn child_failure(child: &str, status: Option<InstanceStatus>, error: &str) -> String {
+    match status {
+        Some(InstanceStatus::Canceled) => format!("child instance {child} was canceled"),
+        Some(InstanceStatus::TimedOut) => format!("child instance {child} timed out: {error}"),
+        _ => format!("child instance {child} failed: {error}"),
     }
 }
 

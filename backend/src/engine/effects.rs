@@ -142,8 +142,7 @@ impl Applied<'_> {
                 }
             }
             Command::ScheduleRetry { node, attempt, delay_ms } => {
-                // "Equal jitter": between half and all of the computed backoff.
-                let delay = delay_ms / 2 + ((delay_ms / 2) as f64 * jitter) as u64;
+                let delay = equal_jitter(delay_ms, jitter);
                 let id = Some(plan.nodes[node].id.as_str());
                 writes.new_work.push(work(WorkKind::Retry, id, Some(attempt), now + ms_duration(delay)));
             }
@@ -343,6 +342,11 @@ pub fn work(kind: WorkKind, node: Option<&str>, attempt: Option<u32>, due_at: Da
         due_at,
         lease: None,
     }
+}
+
+/// A retry's wait, "equal jitter": between half and all of `delay_ms`, `jitter` in [0, 1).
+pub fn equal_jitter(delay_ms: u64, jitter: f64) -> u64 {
+    delay_ms / 2 + ((delay_ms / 2) as f64 * jitter) as u64
 }
 
 /// `ms` as a duration, capped at the validator's ten-year bound so that adding it to a time

@@ -220,7 +220,7 @@ impl Engine {
             (WorkKind::ChildDone, Some(node)) if plan.nodes[node].kind == NodeKind::Map => {
                 // A map item's child ended: its item (running in whichever process holds the
                 // map attempt) reads the child itself; here, only a nudge to look now.
-                self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
+                self.consume(item.instance_id, &fence).await?;
                 self.map_children.notify_waiters();
                 return Ok(());
             }
@@ -230,7 +230,7 @@ impl Engine {
             (WorkKind::OnFailure, _) => return self.start_failure_handler(item, &plan).await,
             (WorkKind::CancelChildren, _) => {
                 self.cancel_children(item.instance_id).await?;
-                self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
+                self.consume(item.instance_id, &fence).await?;
                 return Ok(());
             }
             (
@@ -242,7 +242,7 @@ impl Engine {
                 // (claimed by workers, never here):
                 // consume it without touching the instance.
                 tracing::warn!(kind = %item.kind, "dropping a work item this process does not understand");
-                self.store.transition(item.instance_id, Some(&fence), &|_| Writes::default()).await?;
+                self.consume(item.instance_id, &fence).await?;
                 return Ok(());
             }
         };
@@ -314,6 +314,12 @@ impl Engine {
 }
 
 impl Engine {
+    /// Consumes a work item (fenced) without changing its instance.
+    async fn consume(&self, instance: uuid::Uuid, fence: &Fence) -> anyhow::Result<()> {
+        self.store.transition(instance, Some(fence), &|_| Writes::default()).await?;
+        Ok(())
+    }
+
     /// Runs an attempt's `work`, renewing the attempt's lease while it runs.
     async fn renewing<T>(&self, work: impl std::future::Future<Output = T>, fence: &Fence) -> T {
         let running = work;

@@ -121,21 +121,11 @@ async fn write_through_outage(engine: &Engine, writes: &MapItemWrites<'_>) -> cr
 
 /// Moves `progress` from what the item was (`old`) to what it is now (`new`).
 fn count(progress: &mut ItemProgress, old: Option<NodeStatus>, new: NodeStatus) {
-    if let Some(c) = old.and_then(|status| slot(progress, status)) {
+    if let Some(c) = old.and_then(|status| progress.count_of(status)) {
         *c = c.saturating_sub(1);
     }
-    if let Some(c) = slot(progress, new) {
+    if let Some(c) = progress.count_of(new) {
         *c += 1;
-    }
-}
-
-/// The count an item in `status` is part of (pending and canceled items are in none).
-fn slot(progress: &mut ItemProgress, status: NodeStatus) -> Option<&mut u32> {
-    match status {
-        NodeStatus::Running | NodeStatus::Waiting => Some(&mut progress.running),
-        NodeStatus::Succeeded => Some(&mut progress.succeeded),
-        NodeStatus::Failed | NodeStatus::TimedOut => Some(&mut progress.failed),
-        _ => None,
     }
 }
 

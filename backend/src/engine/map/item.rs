@@ -2,7 +2,7 @@
 //! item), run in this process as the map attempt's own work — the inner node through the
 //! same runtime as any node (so through the sandbox), a workflow as a child instance.
 
-use super::super::children::ChildStart;
+use super::super::children::{child_failure, ChildStart};
 use super::super::nodes::{permanent, Attempt, NodeResult, Suspend};
 use super::super::plan::{Plan, PlanNode};
 use super::super::results::sanitized;
@@ -92,10 +92,10 @@ impl Job<'_> {
         let _ = self.updates.send(Update { row: row.clone(), item_type: self.inner.type_name() });
     }
 
-    /// The wait before try `next` (2, 3, ...): the map node's backoff with equal jitter.
+    /// The wait before try `next` (2, 3, ...): the map node's backoff, jittered as a node's.
     fn backoff(&self, next: u32) -> Duration {
         let ms = self.plan.backoff_ms(self.node, next);
-        Duration::from_millis(ms / 2 + ((ms / 2) as f64 * rand::random::<f64>()) as u64)
+        Duration::from_millis(super::super::effects::equal_jitter(ms, rand::random::<f64>()))
     }
 
     /// How the item ended, its output redacted and held to the per-node cap.
@@ -231,15 +231,11 @@ impl Job<'_> {
 /// the map node's policy, as a `subworkflow` node's is).
 fn child_result(child: &Snapshot) -> NodeResult {
     let instance = &child.instance;
-    let error = instance.error.as_deref().unwrap_or("no error message");
-    let failed = |error: String| NodeResult::Failed { error, retryable: true };
-    match instance.status {
-        InstanceStatus::Succeeded => NodeResult::Done {
-            output: instance.output.as_ref().map(|o| o.0.clone()).unwrap_or(Value::Null),
-            outcome: None,
-        },
-        InstanceStatus::Canceled => failed(format!("child instance {} was canceled", instance.id)),
-        InstanceStatus::TimedOut => failed(format!("child instance {} timed out: {error}", instance.id)),
-        _ => failed(format!("child instance {} failed: {error}", instance.id)),
+    if instance.status == InstanceStatus::Succeeded {
+        let output = instance.output.as_ref().map(|o| o.0.clone()).unwrap_or(Value::Null);
+        return NodeResult::Done { output, outcome: None };
     }
+    let error = instance.error.as_deref().unwrap_or("no error message");
+    let error = child_failure(&instance.id.to_string(), Some(instance.status), error);
+    NodeResult::Failed { error, retryable: true }
 }

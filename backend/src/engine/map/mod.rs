@@ -12,6 +12,7 @@ mod board;
 mod flush;
 mod item;
 
+use super::children::serves;
 use super::nodes::{permanent, Attempt, NodeResult};
 use super::plan::{Plan, PlanNode};
 use super::Engine;
@@ -138,11 +139,7 @@ impl Engine {
     /// failed item).
     async fn cancel_item_children(self: &Arc<Self>, instance: Uuid, node: &str, attempt: u32) {
         let Ok(children) = self.store.children(instance).await else { return };
-        let ours = children.iter().filter(|c| {
-            c.parent_node_id.as_deref() == Some(node)
-                && c.parent_attempt == Some(attempt as i32)
-                && !c.status.is_terminal()
-        });
+        let ours = children.iter().filter(|c| serves(c, node, attempt as i32) && !c.status.is_terminal());
         for child in ours {
             let _ = self.cancel(child.id).await;
         }

@@ -5,12 +5,13 @@ use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{next_cursor, page_limit, ApiPath, ApiQuery};
 use crate::http::AppState;
-use crate::store::{MapItemCount, MapItemRow};
+use crate::store::{InstanceRow, MapItemCount, MapItemRow};
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use trellis_model::api::{InstanceDetail, MapItem, MapItemPage};
+use trellis_model::config::NodeKind;
 use trellis_model::trace::ItemProgress;
 use trellis_model::NodeStatus;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -89,8 +90,14 @@ fn view(row: MapItemRow) -> MapItem {
 }
 
 /// Puts each map node's progress on its view in `shown`.
-pub(super) async fn add_progress(state: &AppState, shown: &mut InstanceDetail, id: Uuid) -> ApiResult<()> {
-    let counts = state.store.map_item_counts(id).await?;
+/// Only an instance whose version has a map node is asked for counts: the detail is read after
+/// every status change of a followed run.
+pub(super) async fn add_progress(state: &AppState, shown: &mut InstanceDetail, row: &InstanceRow) -> ApiResult<()> {
+    let plan = state.engine.plan(row.workflow_id, row.version).await?;
+    if !plan.nodes.iter().any(|n| n.kind == NodeKind::Map) {
+        return Ok(());
+    }
+    let counts = state.store.map_item_counts(row.id).await?;
     for node in shown.nodes.iter_mut() {
         let mine = counts.iter().filter(|c| c.node_id == node.id);
         node.items = progress(mine);
@@ -105,11 +112,8 @@ fn progress<'a>(counts: impl Iterator<Item = &'a MapItemCount>) -> Option<ItemPr
         let p = progress.get_or_insert_with(ItemProgress::default);
         let n = count.count.max(0) as u32;
         p.total += n;
-        match count.status {
-            NodeStatus::Succeeded => p.succeeded += n,
-            NodeStatus::Failed | NodeStatus::TimedOut => p.failed += n,
-            NodeStatus::Running | NodeStatus::Waiting => p.running += n,
-            _ => {}
+        if let Some(c) = p.count_of(count.status) {
+            *c += n;
         }
     }
     progress

@@ -311,7 +311,7 @@ async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
     let mut shown = detail(&snapshot, name);
     link_family(state, &snapshot, &mut shown).await?;
     failure_links::add(state, &snapshot.instance, &mut shown).await?;
-    map_items::add_progress(state, &mut shown, id).await?;
+    map_items::add_progress(state, &mut shown, &snapshot.instance).await?;
     Ok(shown)
 }
 
