@@ -96,19 +96,12 @@ impl Engine {
     /// The version a child runs: `latest` is resolved now. A missing or archived workflow, or
     /// one without the version, is the node's permanent failure.
     async fn callee_version(&self, workflow: Uuid, version: VersionRef) -> Result<i64, NodeResult> {
-        let record = match self.store.get_workflow(workflow).await {
-            Ok(Some(record)) => record,
-            Ok(None) => return Err(permanent(format!("the called workflow {workflow} does not exist"))),
+        match super::callee::version_to_run(&self.store, workflow, version, "the called workflow").await {
+            Ok(resolved) => resolved.map_err(permanent),
             Err(e) => {
-                return Err(NodeResult::Failed {
-                    error: format!("could not read the called workflow: {e}"),
-                    retryable: true,
-                })
+                Err(NodeResult::Failed { error: format!("could not read the called workflow: {e}"), retryable: true })
             }
-        };
-        super::callee::resolve(&record, version).map_err(|problems| {
-            permanent(problems[0].describe(&format!("the called workflow `{}` ({workflow})", record.name)))
-        })
+        }
     }
 
     /// The top of the chain of parents above `instance` (itself when it has none).

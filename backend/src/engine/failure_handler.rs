@@ -7,7 +7,6 @@
 //! retried instance gets its own. A handler that cannot start is noted on the failed
 //! instance's history; passing trouble (the database) leaves the item to be claimed again.
 
-use super::callee::resolve;
 use super::effects::work;
 use super::plan::Plan;
 use super::{Engine, EngineError, StartRequest};
@@ -118,13 +117,7 @@ impl Engine {
         workflow: Uuid,
         version: VersionRef,
     ) -> Result<Result<i64, NotStarted>, Result<NotStarted, anyhow::Error>> {
-        let record = match self.store.get_workflow(workflow).await {
-            Ok(Some(record)) => record,
-            Ok(None) => return Ok(Err(format!("the workflow {workflow} does not exist"))),
-            Err(e) => return Err(Err(e.into())),
-        };
-        Ok(resolve(&record, version)
-            .map_err(|problems| problems[0].describe(&format!("the workflow `{}` ({workflow})", record.name))))
+        super::callee::version_to_run(&self.store, workflow, version, "the workflow").await.map_err(|e| Err(e.into()))
     }
 
     /// `{"instance": {...}}`: what the handler gets to know about the failed run.
