@@ -58,6 +58,27 @@ pub fn no_workflows(search: &str) -> String {
     }
 }
 
+/// `text` cut to `max` characters with an ellipsis: a table cell shows the start of a value
+/// whose whole (the node's drawer) may be megabytes.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// The first `n` lines of `text`, and a last line saying how many more there are.
+pub fn first_lines(text: &str, n: usize) -> String {
+    let total = text.lines().count();
+    let mut out: Vec<&str> = text.lines().take(n).collect();
+    let rest = total.saturating_sub(n);
+    let more = format!("… {rest} more lines");
+    if rest > 0 {
+        out.push(&more);
+    }
+    out.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +130,18 @@ mod tests {
     fn the_empty_workflow_list_mentions_the_search() {
         assert!(no_workflows("").starts_with("No workflows yet"));
         assert_eq!(no_workflows(" <b> "), "No workflows match “<b>”.");
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_character() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "abc…");
+        assert_eq!(cut("ééé", 2), "éé…");
+    }
+
+    #[test]
+    fn a_long_text_shows_its_first_lines_and_says_how_many_more() {
+        assert_eq!(first_lines("a\nb", 5), "a\nb");
+        assert_eq!(first_lines("a\nb\nc\nd", 2), "a\nb\n… 2 more lines");
     }
 }

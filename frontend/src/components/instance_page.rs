@@ -3,6 +3,7 @@
 //! instance's status and actions; the nodes with their outputs; the input and output.
 
 use crate::components::error_alert::ErrorAlert;
+use crate::components::json_block::JsonBlock;
 use crate::components::run::instance_header::InstanceHeader;
 use crate::components::run::node_table::NodeTable;
 use crate::components::run::run_graph::RunGraph;
@@ -40,6 +41,7 @@ pub fn InstancePage(id: String) -> impl IntoView {
     });
 
     let json = |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    // Below the fold when the page opens: drawn when scrolled to (`.below-fold` in style.css).
     view! {
         <main class="page run-view">
             <InstanceHeader />
@@ -48,18 +50,20 @@ pub fn InstancePage(id: String) -> impl IntoView {
                 <RunGraph />
                 <SpanTimeline />
             </div>
-            <h2>"Nodes"</h2>
-            <NodeTable />
+            <section class="below-fold" aria-labelledby="nodes-title">
+                <h2 id="nodes-title">"Nodes"</h2>
+                <NodeTable />
+            </section>
             {move || v.detail.get().map(|d| view! {
-                <div class="run-io">
+                <div class="run-io below-fold">
                     <section>
                         <h2>"Input"</h2>
-                        <pre>{json(&d.input)}</pre>
+                        <JsonBlock text=json(&d.input) />
                     </section>
                     {d.output.map(|o| view! {
                         <section>
                             <h2>"Output"</h2>
-                            <pre data-testid="instance-output">{json(&o)}</pre>
+                            <JsonBlock text=json(&o) test_id="instance-output" />
                         </section>
                     })}
                 </div>

@@ -10,6 +10,7 @@ pub mod fetch;
 pub mod import_button;
 pub mod instance_page;
 pub mod instances;
+pub mod json_block;
 pub mod layout;
 pub mod login_page;
 pub mod new_workflow_form;

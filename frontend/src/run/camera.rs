@@ -2,8 +2,9 @@
 //! A graph too big to read when fitted (a 500-node chain) opens at a readable zoom on its
 //! start instead; "Fit" still shows it all.
 
-use crate::designer::geometry::{self, Point, Viewport, MAX_ZOOM, MIN_ZOOM};
+use crate::designer::geometry::{self, Point, Rect, Viewport, MAX_ZOOM, MIN_ZOOM, NODE_W};
 use crate::designer::scene::{self, Scene};
+use std::collections::HashSet;
 
 /// Room around the graph, in pixels.
 pub const MARGIN: f64 = 30.0;
@@ -22,6 +23,23 @@ pub fn opening(scene: &Scene, width: f64, height: f64) -> Viewport {
     let y =
         if b.h * zoom + 2.0 * MARGIN <= height { height / 2.0 - (b.y + b.h / 2.0) * zoom } else { MARGIN - b.y * zoom };
     Viewport { zoom, pan: Point::new(MARGIN - b.x * zoom, y) }
+}
+
+/// The part of `scene` in view in a `width`×`height` box (with a node's width of room around
+/// it, so a short pan does not show blanks first): its nodes, and the edges with an end among
+/// them. A 500-node chain draws the dozen nodes on screen rather than all of them. Before the
+/// box is measured (`width` 0) nothing is in view.
+pub fn visible(scene: &Scene, view: Viewport, width: f64, height: f64) -> Scene {
+    let from = view.to_world(Point::new(-NODE_W * view.zoom, -NODE_W * view.zoom));
+    let to = view.to_world(Point::new(width + NODE_W * view.zoom, height + NODE_W * view.zoom));
+    let shown = Rect::spanning(from, to);
+    if width <= 0.0 || height <= 0.0 {
+        return Scene::default();
+    }
+    let nodes: Vec<_> = scene.nodes.iter().filter(|n| geometry::node_rect(n.at).intersects(&shown)).cloned().collect();
+    let kept: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    let edges = scene.edges.iter().filter(|e| kept.contains(e.from.as_str()) || kept.contains(e.to.as_str())).cloned();
+    Scene { edges: edges.collect(), nodes }
 }
 
 /// Zooms by `factor` around the middle of a `width`×`height` box (the + and − buttons).
@@ -79,6 +97,27 @@ mod tests {
         assert!((on_screen.x - MARGIN).abs() < 1e-6, "the first node at the left edge: {on_screen:?}");
         assert!(on_screen.y >= 0.0 && on_screen.y < 420.0);
         assert!(scene::fit(&long, 640.0, 420.0, MARGIN).zoom < READABLE, "fitted, it would not read");
+    }
+
+    #[test]
+    fn only_what_is_in_view_is_drawn() {
+        let long = chain(500);
+        let view = opening(&long, 640.0, 420.0);
+        let seen = visible(&long, view, 640.0, 420.0);
+        assert!(seen.node("n0").is_some() && seen.node("n499").is_none());
+        assert!(seen.nodes.len() > 2 && seen.nodes.len() < 20, "{} nodes", seen.nodes.len());
+        let last = seen.nodes.iter().map(|n| n.id.clone()).max_by_key(|id| id[1..].parse::<u32>().unwrap()).unwrap();
+        assert!(
+            seen.edge(&last, &format!("n{}", last[1..].parse::<u32>().unwrap() + 1)).is_some(),
+            "the edge out of view's last node"
+        );
+        let small = chain(3);
+        assert_eq!(
+            visible(&small, opening(&small, 640.0, 420.0), 640.0, 420.0),
+            small,
+            "a graph in view is drawn whole"
+        );
+        assert!(visible(&small, Viewport::default(), 0.0, 0.0).nodes.is_empty(), "nothing before the box is measured");
     }
 
     #[test]

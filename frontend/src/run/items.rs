@@ -37,10 +37,7 @@ pub fn outcome_text(item: &MapItem, max: usize) -> String {
         (None, Some(o)) => o.to_string(),
         (None, None) => String::new(),
     };
-    match full.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &full[..cut]),
-        None => full,
-    }
+    crate::format::cut(&full, max)
 }
 
 /// Where the table is: the cursor of each page seen before the current one.

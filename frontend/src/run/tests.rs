@@ -314,3 +314,17 @@ fn a_maps_items_fold_into_one_row_until_expanded() {
     let fine = map_with_items(3, &[]);
     assert_eq!(waterfall::rows(&fine, at(10), &Default::default())[2].name, "each: 3 items");
 }
+
+#[test]
+fn the_timeline_draws_only_the_rows_in_view() {
+    assert_eq!(waterfall::window(0, 0.0), 0..0);
+    assert_eq!(waterfall::window(5, 0.0), 0..5, "a short list is drawn whole");
+    let top = waterfall::window(1000, 0.0);
+    assert_eq!(top.start, 0);
+    assert!(top.end >= (waterfall::LIST_PX / waterfall::ROW_PX) as usize && top.end < 40, "{top:?}");
+    let middle = waterfall::window(1000, 500.0 * waterfall::ROW_PX);
+    assert!(middle.contains(&500) && middle.contains(&510) && middle.len() < 45, "{middle:?}");
+    let bottom = waterfall::window(1000, 1_000_000.0);
+    assert!(bottom.end == 1000 && bottom.len() > 16, "scrolled past the end draws the last rows: {bottom:?}");
+    assert_eq!(waterfall::window(1000, -5.0).start, 0);
+}

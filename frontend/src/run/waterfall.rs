@@ -91,11 +91,16 @@ pub fn rows(state: &RunState, now: DateTime<Utc>, shown: &BTreeMap<String, usize
     let last = state.spans.values().map(|s| (scale.end_of(s) - origin).num_milliseconds()).max();
     scale.total = last.unwrap_or(0).max(1) as f64;
 
+    // A map's items (thousands) are kept apart: they are counted, and sorted only when drawn.
     let mut children: BTreeMap<Option<&str>, Vec<&SpanRun>> = BTreeMap::new();
+    let mut items: BTreeMap<&str, Vec<&SpanRun>> = BTreeMap::new();
     for s in state.spans.values() {
         // A parent outside this history (the caller's traceparent span) makes a root.
         let parent = s.span.parent_span_id.as_deref().filter(|p| state.spans.contains_key(*p));
-        children.entry(parent).or_default().push(s);
+        match parent {
+            Some(p) if is_item(s) => items.entry(p).or_default().push(s),
+            _ => children.entry(parent).or_default().push(s),
+        }
     }
     for list in children.values_mut() {
         list.sort_by(|a, b| a.span.start.cmp(&b.span.start).then(a.order.cmp(&b.order)));
@@ -117,11 +122,12 @@ pub fn rows(state: &RunState, now: DateTime<Utc>, shown: &BTreeMap<String, usize
             continue;
         }
         out.push(span_row(&scale, s, depth));
-        let Some(kids) = children.get(&Some(s.span.span_id.as_str())) else { continue };
-        let (items, others): (Vec<&SpanRun>, Vec<&SpanRun>) = kids.iter().partition(|k| is_item(k));
-        stack.extend(others.iter().rev().map(|k| Next::Span(k, depth + 1)));
-        if !items.is_empty() {
-            stack.push(Next::Items(s.span.span_id.as_str(), items, depth + 1));
+        let id = s.span.span_id.as_str();
+        if let Some(kids) = children.get(&Some(id)) {
+            stack.extend(kids.iter().rev().map(|k| Next::Span(k, depth + 1)));
+        }
+        if let Some(items) = items.remove(id) {
+            stack.push(Next::Items(id, items, depth + 1));
         }
     }
     out
@@ -192,6 +198,24 @@ fn item_rows(scale: &Scale, parent: &str, mut items: Vec<&SpanRun>, depth: usize
         out.push(row);
     }
     out
+}
+
+/// A row's height in CSS pixels (`.span-row` in style.css is as tall) and the list's visible
+/// height (`.spans`' max-height): the list draws only the rows in view.
+pub const ROW_PX: f64 = 24.0;
+pub const LIST_PX: f64 = 380.0;
+/// Rows drawn beyond each edge of the view, so a quick scroll does not show blanks first.
+const OVERSCAN: usize = 12;
+
+/// The rows to draw when the list of `total` rows is scrolled `scroll_top` pixels down: a
+/// run of a thousand spans draws a few dozen rows, the rest stand in as empty space.
+pub fn window(total: usize, scroll_top: f64) -> std::ops::Range<usize> {
+    let shown = (LIST_PX / ROW_PX).ceil() as usize;
+    // A list that shrank (a map folded) may not have told its new scroll position yet.
+    let first = ((scroll_top.max(0.0) / ROW_PX) as usize).min(total.saturating_sub(shown));
+    let start = first.saturating_sub(OVERSCAN).min(total);
+    let end = (first + shown + OVERSCAN).min(total);
+    start..end.max(start)
 }
 
 /// A duration people can read: `850 ms`, `2.4 s`, `3 min 05 s`.

@@ -62,7 +62,11 @@ pub fn FieldInput(
         }
     };
     let preview = match field.kind {
-        FieldKind::Expression => Some(view! { <ExpressionPreview expression=text /> }.into_any()),
+        FieldKind::Expression => {
+            // A field under a map's inner node sees the map's item and index.
+            let map_node = node.clone().filter(|_| !field.prefix.is_empty());
+            Some(view! { <ExpressionPreview expression=text map_node=map_node /> }.into_any())
+        }
         FieldKind::Code => Some(view! { <ScriptPreview source=text node=node.unwrap_or_default() /> }.into_any()),
         _ => None,
     };

@@ -5,6 +5,7 @@
 //! while progress pours in.
 
 use crate::components::copy_button::CopyButton;
+use crate::components::json_block::JsonBlock;
 use crate::components::run::map_items::MapItems;
 use crate::components::run::state::RunView;
 use crate::components::table_parts::TableHead;
@@ -119,7 +120,7 @@ fn NodeOutput(node: String) -> impl IntoView {
                 <details open>
                     <summary>"Output"</summary>
                     <CopyButton text=text.clone() label="Copy output" />
-                    <pre data-testid="node-output">{text}</pre>
+                    <JsonBlock text=text test_id="node-output" />
                 </details>
             }
         })

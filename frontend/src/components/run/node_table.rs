@@ -2,7 +2,11 @@
 //! instance last read has them.
 
 use crate::components::run::state::RunView;
+use crate::format;
 use crate::run::family::child_link;
+
+/// How much of an output or error a row shows; the node's drawer shows all of it.
+const CELL_CHARS: usize = 300;
 use leptos::prelude::*;
 
 #[component]
@@ -46,10 +50,11 @@ fn NodeRow(id: String) -> impl IntoView {
         stream.max(view_of.with(|n| n.as_ref().map_or(0, |n| i64::from(n.attempts))))
     };
     let detail = move || {
-        view_of
+        let text = view_of
             .with(|n| n.as_ref().and_then(|n| n.error.clone().or_else(|| n.output.as_ref().map(|o| o.to_string()))))
             .or_else(|| live.with(|l| l.as_ref().and_then(|l| l.2.clone())))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        format::cut(&text, CELL_CHARS)
     };
     let child = move || view_of.with(|n| n.as_ref().and_then(child_link));
     let child_id = format!("child-link-{id}");

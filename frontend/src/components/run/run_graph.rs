@@ -23,21 +23,37 @@ pub fn RunGraph() -> impl IntoView {
     });
     let svg = NodeRef::<leptos::svg::Svg>::new();
     let view = RwSignal::new(Viewport::default());
+    // The box's size as last measured: only the nodes in view are drawn.
+    let size = RwSignal::new((0.0, 0.0));
+    let shown = Memo::new(move |_| {
+        let (w, h) = size.get();
+        scene.with(|s| camera::visible(s, view.get(), w, h))
+    });
+    let measure = move || {
+        let (w, h) = canvas_size(&svg);
+        size.set((w, h));
+        (w, h)
+    };
     let drag = StoredValue::new(None::<Drag>);
     // Placed when the graph arrives (and again when a retry moves it onto another version).
     let drawn = Memo::new(move |_| v.definition.with(|d| d.as_ref().map(|d| d.nodes.len())));
     Effect::new(move |_| {
         if drawn.get().is_some() {
-            let (w, h) = canvas_size(&svg);
+            let (w, h) = measure();
             view.set(scene.with_untracked(|s| camera::opening(s, w, h)));
         }
     });
+    // A wider window shows more of the graph: what is drawn follows the box's size.
+    let resized = window_event_listener(ev::resize, move |_| {
+        measure();
+    });
+    on_cleanup(move || resized.remove());
     let fit = move |_| {
-        let (w, h) = canvas_size(&svg);
+        let (w, h) = measure();
         view.set(scene.with_untracked(|s| scene::fit(s, w, h, camera::MARGIN)));
     };
     let zoom = move |factor: f64| {
-        let (w, h) = canvas_size(&svg);
+        let (w, h) = measure();
         view.update(|vw| *vw = camera::zoom_centre(*vw, factor, w, h));
     };
     let on_wheel = move |ev: ev::WheelEvent| {
@@ -62,7 +78,7 @@ pub fn RunGraph() -> impl IntoView {
                 <button type="button" data-testid="graph-fit" on:click=fit>"Fit"</button>
             </div>
             <SceneSvg
-                scene=scene.into()
+                scene=shown.into()
                 camera=Camera::Follow(view.into())
                 node_ref=svg
                 node=|id, shape| view! { <RunNode id=id shape=shape /> }

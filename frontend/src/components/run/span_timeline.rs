@@ -1,11 +1,12 @@
 //! The span timeline: a waterfall with one row per span, indented under its parent, the bar
 //! placed from the instance's start; open spans grow with the clock. A row is a button: choosing
 //! it shows the span's attributes and error below. A map's items are one row per map attempt
-//! that expands (a few hundred items at a time) when chosen.
+//! that expands (a few hundred items at a time) when chosen. Only the rows scrolled into view
+//! are drawn (rows are of one height): a 500-node run has a thousand spans.
 
 use crate::components::run::span_details::SpanDetails;
 use crate::components::run::state::RunView;
-use crate::run::waterfall::{self, Fold, Row, ITEMS_SHOWN};
+use crate::run::waterfall::{self, Fold, Row, ITEMS_SHOWN, ROW_PX};
 use leptos::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,16 +20,29 @@ pub fn SpanTimeline() -> impl IntoView {
         rows.with(|r| r.iter().enumerate().map(|(i, r)| (r.span_id.clone(), i)).collect::<HashMap<_, _>>())
     });
     let total = move || rows.with(|r| r.iter().map(|r| r.offset_ms + r.duration_ms).max().unwrap_or(0));
+    let scrolled = RwSignal::new(0.0);
+    let window = Memo::new(move |_| rows.with(|r| waterfall::window(r.len(), scrolled.get())));
+    let drawn = move || {
+        let range = window.get();
+        rows.with(|r| r[range].iter().map(|r| r.span_id.clone()).collect::<Vec<_>>())
+    };
+    // The rows above and below the drawn ones, as empty space of their height.
+    let above = move || format!("height: {}px", window.get().start as f64 * ROW_PX);
+    let below = move || format!("height: {}px", rows.with(|r| r.len() - window.get().end) as f64 * ROW_PX);
+    let on_scroll =
+        move |ev: leptos::ev::Event| scrolled.set(event_target::<web_sys::Element>(&ev).scroll_top() as f64);
     view! {
         <section class="span-timeline" aria-labelledby="timeline-title">
             <h2 id="timeline-title">
                 "Timeline "
                 <span class="muted">{move || waterfall::duration(total())}</span>
             </h2>
-            <ol class="spans" data-testid="span-timeline">
-                <For each=move || rows.with(|r| r.iter().map(|r| r.span_id.clone()).collect::<Vec<_>>()) key=|id| id.clone() let:id>
+            <ol class="spans" data-testid="span-timeline" on:scroll=on_scroll>
+                <li class="span-space" aria-hidden="true" style=above></li>
+                <For each=drawn key=|id| id.clone() let:id>
                     <SpanRow rows=rows places=places shown=shown id=id />
                 </For>
+                <li class="span-space" aria-hidden="true" style=below></li>
             </ol>
             {move || rows.with(|r| r.is_empty()).then(|| view! { <p class="muted">"No spans yet."</p> })}
             <SpanDetails rows=rows.into() />
@@ -56,6 +70,7 @@ fn SpanRow(
     let key = id.clone();
     let row = Memo::new(move |_| places.with(|p| p.get(&key).and_then(|&i| rows.with(|r| r.get(i).cloned()))));
     let get = move |f: fn(&Row) -> String| row.with(|r| r.as_ref().map(f).unwrap_or_default());
+    let key_at = id.clone();
     let key = id.clone();
     let selected = Memo::new(move |_| v.selected.with(|s| s.as_deref() == Some(key.as_str())));
     let choose = move |_| match row.with_untracked(|r| r.as_ref().and_then(|r| r.fold.clone())) {
@@ -81,8 +96,10 @@ fn SpanRow(
         Some(Fold::More { .. }) => "false".to_owned(),
         None => selected.get().to_string(),
     };
+    let position = move || places.with(|p| p.get(&key_at).map(|i| (i + 1).to_string()));
+    let count = move || rows.with(|r| r.len().to_string());
     view! {
-        <li>
+        <li aria-posinset=position aria-setsize=count>
             <button
                 type="button"
                 class=class
