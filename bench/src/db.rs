@@ -61,7 +61,7 @@ impl Db {
                             .push_bind(row.workflow)
                             .push_bind(1i64)
                             .push_bind(row.status)
-                            .push_bind(sqlx::types::Json(serde_json::Value::Null))
+                            .push_bind(sqlx::types::Json(row.input.clone()))
                             .push_bind(error)
                             .push_bind(node)
                             .push_bind(class)
@@ -125,6 +125,8 @@ pub struct SeedRow {
     /// engine does).
     pub failure: Option<(String, String)>,
     pub created_at: DateTime<Utc>,
+    /// What it was started with (`null` when the scenario does not search by content).
+    pub input: serde_json::Value,
 }
 
 /// A UUIDv7 of `at`: time-ordered like the server's ids.

@@ -46,6 +46,7 @@ pub async fn failures_at_scale(api: &Api, db: &Db, failures: usize, out: &mut Fi
                 key: None,
                 failure: Some((node.to_owned(), format!("node `{node}` failed: {error}"))),
                 created_at: now - Duration::milliseconds(day_ms - day_ms * i as i64 / failures as i64),
+                input: serde_json::Value::Null,
             }
         })
         .collect();

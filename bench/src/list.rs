@@ -45,6 +45,7 @@ pub async fn list_at_scale(api: &Api, db: &Db, instances: usize, out: &mut Figur
                 .then(|| ("n".to_owned(), format!("node `n` failed: timeout after {i} ms"))),
             // Spread evenly over the last 30 days, oldest first.
             created_at: now - Duration::milliseconds(span_ms - span_ms * i as i64 / instances as i64),
+            input: order_input(i),
         })
         .collect();
     db.seed_instances(&rows).await?;
@@ -61,6 +62,11 @@ pub async fn list_at_scale(api: &Api, db: &Db, instances: usize, out: &mut Figur
         ("version", "&version=1".to_owned()),
         ("key", format!("&key=order-{}", instances / 2)),
         ("since_24h", format!("&since={}", since.replace('+', "%2B"))),
+        // By content: a customer with one instance in a thousand (100 of them, spread over the
+        // 30 days), and one of those orders by its nested number.
+        ("content_rare", "&input.customer=customer-7".to_owned()),
+        ("content_nested", format!("&input.order.id={}", instances / 2 + 7)),
+        ("content_with_status", "&input.customer=customer-7&status=failed".to_owned()),
     ];
     for (name, filter) in queries {
         let path = format!("/api/v1/instances?limit=50{filter}");
@@ -85,6 +91,11 @@ pub async fn list_at_scale(api: &Api, db: &Db, instances: usize, out: &mut Figur
     let (p50, _) = time(api, &format!("/api/v1/instances?limit=50&cursor={cursor}")).await?;
     out.insert(format!("{scale}_page2_p50_ms"), p50);
     Ok(())
+}
+
+/// The `i`th seeded instance's input: one of 1,000 customers, and an order with its own id.
+fn order_input(i: usize) -> serde_json::Value {
+    json!({"customer": format!("customer-{}", i % 1_000), "order": {"id": i, "total": (i % 500) as f64 / 4.0}})
 }
 
 /// p50 and p95 of `SAMPLES` calls, in milliseconds.

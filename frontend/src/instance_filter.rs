@@ -1,10 +1,10 @@
 //! The instances list's filter as the address holds it
-//! (`/instances?workflow=&status=failed,timed_out&version=&key=&since=&until=`),
+//! (`/instances?workflow=&status=failed,timed_out&version=&key=&since=&until=&input.customer=acme`),
 //! so a filtered view is a link one can share. Parsing never fails: a value that cannot be used is
 //! dropped and named in a warning, and the list shows without it.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use trellis_model::api::read_statuses;
+use trellis_model::api::{read_statuses, ContentFilter, MAX_CONTENT_FILTERS};
 use trellis_model::InstanceStatus;
 
 use crate::urls::encode_component;
@@ -22,6 +22,9 @@ pub struct InstanceFilter {
     /// Failed at this node, with this error class: a failure group opened as a list.
     pub node: Option<String>,
     pub error_class: Option<String>,
+    /// By content (`input.customer=acme`, `output.fetch.status=200`): all must hold. One per
+    /// name; in the order added.
+    pub content: Vec<ContentFilter>,
 }
 
 /// A filter read from the address, and what in it was ignored.
@@ -55,6 +58,13 @@ impl InstanceFilter {
                 "error_class" => set(&mut f.error_class, Some(raw.to_owned())),
                 "since" => set(&mut f.since, parse_time(value)),
                 "until" => set(&mut f.until, parse_time(value)),
+                _ if ContentFilter::is_content_name(name) => match ContentFilter::parse(name, raw) {
+                    Ok(content) => f.with_content(content).is_ok(),
+                    Err(why) => {
+                        parsed.warnings.push(format!("Ignored content filter {why}."));
+                        true
+                    }
+                },
                 _ => true,
             };
             if !ok {
@@ -98,7 +108,39 @@ impl InstanceFilter {
         if let Some(c) = &self.error_class {
             parts.push(pair("error_class", c));
         }
+        for content in &self.content {
+            parts.push(format!("{}={}", encode_component(&content.name()), encode_component(&content.text())));
+        }
         parts.join("&")
+    }
+
+    /// Adds `content`, replacing a filter on the same name; an error (shown as it is) when
+    /// there are as many as the server takes.
+    pub fn with_content(&mut self, content: ContentFilter) -> Result<(), String> {
+        let full = self.content.len() >= MAX_CONTENT_FILTERS;
+        match self.content.iter_mut().find(|c| c.name() == content.name()) {
+            Some(same) => *same = content,
+            None if full => return Err(format!("At most {MAX_CONTENT_FILTERS} content filters at once.")),
+            None => self.content.push(content),
+        }
+        Ok(())
+    }
+
+    /// The same filter without the content filter named `name`.
+    pub fn without_content(&self, name: &str) -> InstanceFilter {
+        let content = self.content.iter().filter(|c| c.name() != name).cloned().collect();
+        InstanceFilter { content, ..self.clone() }
+    }
+
+    /// `GET /instances/export` of this filter as `format` (`jsonl` or `csv`): a download link.
+    pub fn export_url(&self, format: &str) -> String {
+        let mut url = format!("{}/instances/export?format={format}", crate::urls::API);
+        let query = self.to_query();
+        if !query.is_empty() {
+            url.push('&');
+            url.push_str(&query);
+        }
+        url
     }
 
     /// The in-app address of this view.
@@ -164,6 +206,7 @@ impl InstanceFilter {
             node: self.node.clone(),
             error_class: self.error_class.clone(),
             ids: Vec::new(),
+            content: self.content.iter().map(|c| (c.name(), c.text())).collect(),
         }
     }
 }
@@ -193,6 +236,9 @@ fn warning(name: &str, value: &str) -> String {
         }
         "workflow" => format!("Ignored workflow “{shown}”: not a workflow id."),
         "version" => format!("Ignored version “{shown}”: versions are whole numbers from 1."),
+        _ if ContentFilter::is_content_name(name) => {
+            format!("Ignored {name}: at most {MAX_CONTENT_FILTERS} content filters at once.")
+        }
         _ => format!("Ignored {name} “{shown}”: not a date and time (use 2026-01-31T09:00Z)."),
     }
 }
@@ -241,6 +287,10 @@ mod tests {
             until: parse_time("2026-02-01T09:00:00Z"),
             node: Some("call".to_owned()),
             error_class: Some("timeout after <n> ms".to_owned()),
+            content: vec![
+                ContentFilter::parse_term("input.order.customer=acme & co").unwrap(),
+                ContentFilter::parse_term("output.fetch.status=\"200\"").unwrap(),
+            ],
         };
         let query = filter.to_query();
         let pairs: Vec<(String, String)> = query
@@ -317,6 +367,19 @@ mod tests {
         let filter = InstanceFilter { status: vec![InstanceStatus::Running], ..Default::default() };
         assert_eq!(filter.api_url(Some("c/1"), 50), "/api/v1/instances?limit=50&status=running&cursor=c%2F1");
         assert_eq!(InstanceFilter::default().api_url(None, 50), "/api/v1/instances?limit=50");
+    }
+
+    #[test]
+    fn content_filters_are_kept_once_per_name_and_bad_ones_named() {
+        let parsed = parse(&[("input.customer", "acme"), ("input..x", "1"), ("input.customer", "globex")]);
+        assert_eq!(parsed.filter.content.len(), 1);
+        assert_eq!(parsed.filter.content[0].term(), "input.customer=globex");
+        assert_eq!(parsed.warnings.len(), 1);
+        assert!(parsed.warnings[0].contains("`input..x`"), "{:?}", parsed.warnings);
+        assert_eq!(parsed.filter.to_query(), "input.customer=globex");
+        assert!(parsed.filter.without_content("input.customer").is_empty());
+        assert_eq!(parsed.filter.export_url("csv"), "/api/v1/instances/export?format=csv&input.customer=globex");
+        assert_eq!(parsed.filter.to_api().content.get("input.customer").map(String::as_str), Some("globex"));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! The clause names only the keys given, so each statement the planner sees can use the index
 //! for exactly those keys (a `$1 IS NULL OR ...` form would make one generic plan for all).
 
+use super::content_sql::push_content;
 use chrono::{DateTime, Utc};
 use sqlx::{Database, Encode, QueryBuilder, Type};
-use trellis_model::api::{read_statuses, InstanceFilter, MAX_FILTER_IDS};
+use trellis_model::api::{read_statuses, ContentFilter, InstanceFilter, MAX_CONTENT_FILTERS, MAX_FILTER_IDS};
 use trellis_model::{InstanceStatus, Issue};
 use uuid::Uuid;
 
@@ -25,9 +26,35 @@ pub struct InstanceQuery {
     pub error_class: Option<String>,
     /// Only these instances; empty for any.
     pub ids: Vec<Uuid>,
+    /// What the input or a node's output must hold; all of them.
+    pub content: Vec<ContentFilter>,
     /// A page's cursor: only ids below it.
     pub before: Option<Uuid>,
     pub limit: i64,
+}
+
+/// Content filters from `(name, value)` pairs whose names start with `input` or `output`;
+/// each problem is an issue at `{prefix}{name}`.
+pub fn parse_content<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    prefix: &str,
+) -> Result<Vec<ContentFilter>, Vec<Issue>> {
+    let (mut filters, mut issues) = (Vec::new(), Vec::new());
+    for (name, value) in pairs {
+        match ContentFilter::parse(name, value) {
+            Ok(filter) => filters.push(filter),
+            Err(message) => issues.push(Issue::new("invalid_content_filter", message).path(format!("{prefix}{name}"))),
+        }
+    }
+    if filters.len() + issues.len() > MAX_CONTENT_FILTERS {
+        let message = format!("at most {MAX_CONTENT_FILTERS} content filters (`input.…`, `output.…`) at once");
+        issues.push(Issue::new("too_many_content_filters", message).path(prefix.trim_end_matches('.').to_owned()));
+    }
+    if issues.is_empty() {
+        Ok(filters)
+    } else {
+        Err(issues)
+    }
 }
 
 /// `status` values, each possibly a comma-separated list, as statuses; the error names the
@@ -78,6 +105,10 @@ impl InstanceQuery {
                 ),
             }
         }
+        let content = content_of(filter).unwrap_or_else(|more| {
+            issues.extend(more);
+            Vec::new()
+        });
         if !issues.is_empty() {
             return Err(issues);
         }
@@ -91,6 +122,7 @@ impl InstanceQuery {
             node: filter.node.clone(),
             error_class: filter.error_class.clone(),
             ids,
+            content,
             before: None,
             limit: 0,
         })
@@ -103,6 +135,7 @@ impl InstanceQuery {
         DB: Database,
         Uuid: Encode<'a, DB> + Type<DB>,
         i64: Encode<'a, DB> + Type<DB>,
+        f64: Encode<'a, DB> + Type<DB>,
         String: Encode<'a, DB> + Type<DB>,
         DateTime<Utc>: Encode<'a, DB> + Type<DB>,
     {
@@ -142,10 +175,31 @@ impl InstanceQuery {
             }
             sql.push(")");
         }
+        for filter in &self.content {
+            push_content(filter, sql);
+        }
         if let Some(before) = self.before {
             sql.push(" AND id < ").push_bind(before);
         }
     }
+}
+
+/// A bulk filter's other keys: content filters, or refused as unknown (serde cannot refuse
+/// them, the content keys being open).
+fn content_of(filter: &InstanceFilter) -> Result<Vec<ContentFilter>, Vec<Issue>> {
+    let unknown: Vec<Issue> = filter
+        .content
+        .keys()
+        .filter(|name| !ContentFilter::is_content_name(name))
+        .map(|name| {
+            let message = format!("unknown field `{name}`; content filters start with `input.` or `output.`");
+            Issue::new("unknown_field", message).path(format!("filter.{name}"))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return Err(unknown);
+    }
+    parse_content(filter.content.iter().map(|(k, v)| (k.as_str(), v.as_str())), "filter.")
 }
 
 #[cfg(test)]

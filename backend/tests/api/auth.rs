@@ -171,6 +171,7 @@ async fn every_api_route_refuses_anonymous_callers(app: TestApp) {
         ("DELETE", format!("/api/v1/users/{id}")),
         ("POST", format!("/api/v1/workflows/{id}/instances")),
         ("GET", "/api/v1/instances".to_owned()),
+        ("GET", "/api/v1/instances/export?format=csv".to_owned()),
         ("GET", format!("/api/v1/instances/{id}")),
         ("POST", format!("/api/v1/instances/{id}/cancel")),
         ("POST", format!("/api/v1/instances/{id}/signal")),

@@ -58,7 +58,8 @@ impl<'a> Checked<'a> {
             return (status.parse().unwrap(), Value::Null);
         }
         let text = response.text().await.unwrap();
-        let body: Value = match media.ends_with("json") {
+        // JSON lines (`x-ndjson`) are text: several documents, not one.
+        let body: Value = match media.ends_with("json") && !media.ends_with("ndjson") {
             true => serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what} {status}: not JSON ({e}): {text}")),
             false => Value::String(text),
         };
@@ -189,10 +190,16 @@ async fn instances(c: &mut Checked<'_>, workflow: &str) -> String {
     c.send(
         "GET",
         "/api/v1/instances",
-        &format!("/api/v1/instances?status=succeeded&limit=500&workflow={workflow}"),
+        &format!("/api/v1/instances?status=succeeded&limit=500&workflow={workflow}&input.n=1"),
         None,
     )
     .await;
+    assert_eq!(c.send("GET", "/api/v1/instances", "/api/v1/instances?input..n=1", None).await.0, 422);
+    let export = "/api/v1/instances/export";
+    for format in ["jsonl", "csv"] {
+        c.send("GET", export, &format!("{export}?format={format}&input.n=1&workflow={workflow}"), None).await;
+    }
+    assert_eq!(c.send("GET", export, &format!("{export}?format=xml"), None).await.0, 422);
     c.send("GET", "/api/v1/instances/{id}", &path, None).await;
     c.send("GET", "/api/v1/instances/{id}/history", &format!("{path}/history?limit=5000"), None).await;
     c.send("GET", "/api/v1/instances/{id}/queue", &format!("{path}/queue"), None).await;

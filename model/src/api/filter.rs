@@ -3,15 +3,16 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
 
 /// Ids one bulk request may name; more is a filter's job.
 pub const MAX_FILTER_IDS: usize = 1_000;
 
 /// Every key narrows the match; none at all matches every instance (which a bulk request
-/// must confirm with `all`).
+/// must confirm with `all`). Unknown keys are refused where the filter is read (not by serde:
+/// the content filters' keys are open, see `content`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
 pub struct InstanceFilter {
     /// A workflow id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,13 +42,18 @@ pub struct InstanceFilter {
     /// Only these instances (at most 1,000): the rows an operator selected.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ids: Vec<String>,
+    /// Content filters, as in the list's query: `"input.customer": "acme"`,
+    /// `"output.fetch.status": "200"` (the value is text, read as in the query: JSON if it
+    /// parses, else a string). Any other key lands here too and is refused by name.
+    #[serde(flatten)]
+    pub content: BTreeMap<String, String>,
 }
 
 impl InstanceFilter {
     /// No key given: matches every instance.
     pub fn is_empty(&self) -> bool {
         // Destructured so a key added later cannot be forgotten here.
-        let InstanceFilter { workflow, status, version, since, until, key, node, error_class, ids } = self;
+        let InstanceFilter { workflow, status, version, since, until, key, node, error_class, ids, content } = self;
         workflow.is_none()
             && status.is_empty()
             && version.is_none()
@@ -57,6 +63,7 @@ impl InstanceFilter {
             && node.is_none()
             && error_class.is_none()
             && ids.is_empty()
+            && content.is_empty()
     }
 }
 

@@ -238,3 +238,30 @@ pub struct MapItemPage {
     /// Items by status (every status of the list, zeros included).
     pub counts: std::collections::BTreeMap<String, u64>,
 }
+
+/// One line of `GET /instances/export?format=jsonl` (a CSV row has the same fields, `input`
+/// and `output` as JSON text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ExportedInstance {
+    #[serde(flatten)]
+    pub summary: InstanceSummary,
+    pub input: serde_json::Value,
+    pub output: Option<serde_json::Value>,
+}
+
+/// The CSV export's columns, in order.
+pub const EXPORT_CSV_COLUMNS: [&str; 12] = [
+    "id",
+    "workflow_id",
+    "workflow_name",
+    "version",
+    "status",
+    "key",
+    "created_at",
+    "started_at",
+    "ended_at",
+    "error",
+    "input",
+    "output",
+];

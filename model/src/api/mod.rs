@@ -7,6 +7,7 @@
 //! few that are sometimes absent and otherwise possibly `null` use [`double_option`].
 
 mod access;
+mod content;
 mod filter;
 mod insights;
 mod instances;
@@ -18,6 +19,7 @@ mod triggers;
 mod workflows;
 
 pub use access::*;
+pub use content::*;
 pub use filter::*;
 pub use insights::*;
 pub use instances::*;

@@ -44,6 +44,7 @@ impl BulkFilter {
             || f.key.is_some()
             || f.node.is_some()
             || f.error_class.is_some()
+            || !f.content.is_empty()
             || self.all;
         if filtered {
             return Err(CliError::usage("give an instance ID or filters (--status, --workflow, …, --all), not both"));
@@ -90,13 +91,13 @@ async fn filter_body(api: &Api, filter: &ListFilter) -> CliResult<serde_json::Va
     let mut object = serde_json::Map::new();
     let mut statuses = Vec::new();
     for (key, value) in filter.query(api).await? {
-        match key {
+        match key.as_str() {
             "status" => statuses.push(serde_json::Value::String(value)),
             "version" => {
-                object.insert(key.to_owned(), serde_json::json!(filter.version));
+                object.insert(key, serde_json::json!(filter.version));
             }
             _ => {
-                object.insert(key.to_owned(), serde_json::Value::String(value));
+                object.insert(key, serde_json::Value::String(value));
             }
         }
     }

@@ -11,7 +11,7 @@ use super::{say, watch, workflows, Target};
 use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{json, Value};
-use trellis_model::api::{History, InstanceDetail, InstancePage, InstanceSummary, Started};
+use trellis_model::api::{ContentFilter, History, InstanceDetail, InstancePage, InstanceSummary, Started};
 use trellis_model::JobKind;
 
 #[derive(Debug, Args)]
@@ -147,6 +147,16 @@ pub struct ListFilter {
     /// Failed with this error class
     #[arg(long)]
     pub error_class: Option<String>,
+    /// By content (repeat: all must hold): `input.<path>=<value>` or
+    /// `output.<node id>.<path>=<value>`, e.g. `--where input.customer=acme --where
+    /// input.order.total=42`; a value that parses as JSON compares as JSON (`42` ≠ `'"42"'`)
+    #[arg(long = "where", value_name = "PATH=VALUE", value_parser = content_filter)]
+    pub content: Vec<ContentFilter>,
+}
+
+/// A `--where` term, checked as the server checks it.
+fn content_filter(text: &str) -> Result<ContentFilter, String> {
+    ContentFilter::parse_term(text)
 }
 
 #[derive(Debug, Args)]
@@ -254,11 +264,12 @@ pub fn outcome(detail: &InstanceDetail) -> Exit {
 
 async fn list(api: &Api, output: Output, args: ListArgs) -> CliResult<Exit> {
     let mut query = args.filter.query(api).await?;
-    query.push(("limit", args.limit.to_string()));
+    query.push(("limit".to_owned(), args.limit.to_string()));
     if let Some(cursor) = args.cursor {
-        query.push(("cursor", cursor));
+        query.push(("cursor".to_owned(), cursor));
     }
-    let page: InstancePage = api.get("/instances", &query).await?;
+    let pairs: Vec<(&str, String)> = query.iter().map(|(name, value)| (name.as_str(), value.clone())).collect();
+    let page: InstancePage = api.get("/instances", &pairs).await?;
     render::list(output, &page.items, &["id", "workflow", "version", "status", "key", "created", "took", "error"], row);
     if output == Output::Table {
         if let Some(cursor) = page.next_cursor {
@@ -283,13 +294,13 @@ fn row(i: &InstanceSummary) -> Vec<String> {
 
 impl ListFilter {
     /// The filter as the list's query string; a workflow name is looked up first.
-    pub async fn query(&self, api: &Api) -> CliResult<Vec<(&'static str, String)>> {
+    pub async fn query(&self, api: &Api) -> CliResult<Vec<(String, String)>> {
         let mut query = Vec::new();
         if let Some(workflow) = &self.workflow {
-            query.push(("workflow", workflows::resolve(api, workflow).await?.id));
+            query.push(("workflow".to_owned(), workflows::resolve(api, workflow).await?.id));
         }
         for status in &self.status {
-            query.push(("status", status.clone()));
+            query.push(("status".to_owned(), status.clone()));
         }
         let optional = [
             ("version", self.version.map(|v| v.to_string())),
@@ -299,7 +310,8 @@ impl ListFilter {
             ("node", self.node.clone()),
             ("error_class", self.error_class.clone()),
         ];
-        query.extend(optional.into_iter().filter_map(|(name, value)| value.map(|v| (name, v))));
+        query.extend(optional.into_iter().filter_map(|(name, value)| value.map(|v| (name.to_owned(), v))));
+        query.extend(self.content.iter().map(|f| (f.name(), f.text())));
         Ok(query)
     }
 }

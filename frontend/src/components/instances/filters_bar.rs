@@ -1,6 +1,7 @@
-//! The instances list's filters: workflow, version, business key and the creation time range
-//! with quick picks. Every change becomes a new address, so the view is a link to share.
+//! The instances list's filters: workflow, version, business key, the creation time range
+//! with quick picks, and content. Every change becomes a new address, so the view is a link to share.
 
+use super::content_filter::ContentFilters;
 use super::failure_filter::FailureFilter;
 use super::workflow_select::WorkflowSelect;
 use crate::instance_filter::{local_input, parse_time, InstanceFilter};
@@ -71,6 +72,7 @@ pub fn FiltersBar(
             <button type="button" data-testid="clear-filters" on:click=move |_| on_change.run(InstanceFilter::default())>
                 "Clear"
             </button>
+            <ContentFilters filter=filter on_change=on_change />
             <FailureFilter filter=filter on_clear=Callback::new(move |_| change(&|f| {
                 f.node = None;
                 f.error_class = None;

@@ -2,6 +2,7 @@
 //! "Load more", and the dashboard feed keeping rows and counts current without a reload.
 
 use super::bulk_bar::BulkBar;
+use super::export_links::ExportLinks;
 use super::filters_bar::FiltersBar;
 use super::instance_table::InstanceTable;
 use super::status_chips::StatusChips;
@@ -79,6 +80,7 @@ pub fn InstancesPage() -> impl IntoView {
         <main class="page wide">
             <div class="toolbar">
                 <h1>"Instances"</h1>
+                <ExportLinks filter=filter />
             </div>
             <ErrorAlert message=warnings />
             <FiltersBar filter=filter workflows=workflows now=Signal::derive(browser_now) on_change=on_change />

@@ -3,6 +3,8 @@
 pub mod bulk_bar;
 pub mod bulk_buttons;
 pub mod bulk_preview;
+pub mod content_filter;
+pub mod export_links;
 pub mod failure_filter;
 pub mod filters_bar;
 pub mod instance_table;

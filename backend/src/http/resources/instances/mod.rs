@@ -2,23 +2,22 @@
 //! and the queue inspector in the submodules.
 
 mod bulk;
+mod export;
 mod failure_links;
+mod list_query;
 mod map_items;
 mod queue;
 
 use crate::engine::{EngineError, StartRequest};
 use crate::http::middleware::authed::{AsOperator, AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
-use crate::http::middleware::extract::{
-    next_cursor, optional_json, page_limit, ApiJson, ApiPath, ApiRepeatedQuery, RawBody,
-};
+use crate::http::middleware::extract::{next_cursor, optional_json, page_limit, ApiJson, ApiPath, RawBody};
 use crate::http::AppState;
-use crate::store::{parse_statuses, InstanceQuery, InstanceRow, Snapshot};
+use crate::store::{InstanceRow, Snapshot};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use list_query::{ContentParams, ListParams, ListQuery};
 use serde_json::Value;
 use std::collections::HashMap;
 use trellis_model::api::{
@@ -44,6 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(resume))
         .routes(routes!(retry))
         .merge(bulk::router())
+        .merge(export::router())
         .merge(queue::router())
         .merge(map_items::router())
 }
@@ -99,58 +99,29 @@ async fn start(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-struct ListParams {
-    workflow: Option<Uuid>,
-    /// Any of these statuses: repeat the key or separate them with commas.
-    #[serde(default)]
-    status: Vec<String>,
-    version: Option<i64>,
-    since: Option<DateTime<Utc>>,
-    until: Option<DateTime<Utc>>,
-    key: Option<String>,
-    /// Failed at this node (a failure group's `node`).
-    node: Option<String>,
-    /// Failed with this error class (a failure group's `error_class`).
-    error_class: Option<String>,
-    cursor: Option<Uuid>,
-    limit: Option<i64>,
-}
-
 #[utoipa::path(
     get,
     path = "/instances",
     operation_id = "listInstances",
     tag = "instances",
-    params(ListParams),
-    responses((
-        status = 200,
-        description = "A page of instances, newest first, and the count per status",
-        body = InstancePage
-    ))
+    params(ListParams, ContentParams),
+    responses(
+        (status = 200, description = "A page of instances, newest first, and the count per status", body = InstancePage),
+        (
+            status = 422,
+            description = "A malformed content filter (`errors[].path` names the parameter)",
+            body = Problem
+        ),
+    )
 )]
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
-    ApiRepeatedQuery(p): ApiRepeatedQuery<ListParams>,
+    ListQuery { params, content }: ListQuery<ListParams>,
 ) -> ApiResult<Json<InstancePage>> {
-    let limit = page_limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
-    let statuses = parse_statuses(&p.status).map_err(ApiError::BadRequest)?;
-    let mut query = InstanceQuery {
-        workflow: p.workflow,
-        statuses,
-        version: p.version,
-        key: p.key,
-        since: p.since,
-        until: p.until,
-        node: p.node,
-        error_class: p.error_class,
-        ids: Vec::new(),
-        before: p.cursor,
-        limit: limit + 1,
-    };
+    let limit = page_limit(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
+    let mut query = params.into_query(content)?;
+    query.limit = limit + 1;
     let mut rows = state.store.list_instances(&query).await?;
     let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
     let names = workflow_names(&state, &rows).await?;

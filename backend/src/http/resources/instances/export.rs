@@ -1,0 +1,245 @@
+//! `GET /instances/export`: every instance the list's filters match, as JSON lines or CSV,
+//! streamed in constant memory.
+//!
+//! The body is made page by page (newest first, a keyset cursor on the id), each page one chunk,
+//! the next page read only when the client has taken the last one: a slow reader slows the
+//! export, never fills memory. A client that goes away drops the stream, and with it the next
+//! read; nothing is logged for it. What is exported is what is stored: node outputs and errors
+//! are stored with every secret the node used already redacted (`engine::results::sanitized`),
+//! and an instance's output is made of its nodes' outputs.
+
+use super::list_query::ListQuery;
+use super::{summary, ContentParams, ListParams};
+use crate::http::middleware::authed::{AsViewer, Authed};
+use crate::http::middleware::error::{ApiError, ApiResult};
+use crate::http::AppState;
+use crate::store::{DynStore, InstanceQuery, InstanceRow};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use futures_util::stream::{self, Stream};
+use serde::Deserialize;
+use std::collections::HashMap;
+use trellis_model::api::{ExportedInstance, Problem, EXPORT_CSV_COLUMNS};
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+/// Instances per database read (and per chunk of the body).
+const EXPORT_PAGE: i64 = 500;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(export))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Jsonl,
+    Csv,
+}
+
+impl Format {
+    fn parse(text: Option<&str>) -> ApiResult<Format> {
+        match text {
+            Some("jsonl") => Ok(Format::Jsonl),
+            Some("csv") => Ok(Format::Csv),
+            other => {
+                let given =
+                    other.map_or("nothing".to_owned(), |f| format!("`{}`", f.chars().take(40).collect::<String>()));
+                let issue = trellis_model::Issue::new("invalid_format", "use `jsonl` or `csv`").path("format");
+                Err(ApiError::invalid(format!("`format` must be `jsonl` or `csv`, not {given}"), vec![issue]))
+            }
+        }
+    }
+
+    fn media_type(self) -> &'static str {
+        match self {
+            Format::Jsonl => "application/x-ndjson",
+            Format::Csv => "text/csv; charset=utf-8",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Csv => "csv",
+        }
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/instances/export",
+    operation_id = "exportInstances",
+    tag = "instances",
+    params(ExportParams, ContentParams),
+    responses(
+        (
+            status = 200,
+            description = "Every matching instance, newest first, as an attachment: JSON lines (one \
+                           `ExportedInstance` per line) or CSV (a header row: id, workflow_id, workflow_name, \
+                           version, status, key, created_at, started_at, ended_at, error, input, output; input and \
+                           output as JSON text)",
+            content(
+                (String = "application/x-ndjson"),
+                (String = "text/csv"),
+            )
+        ),
+        (status = 422, description = "`format` is neither `jsonl` nor `csv`, or a filter is malformed", body = Problem),
+    )
+)]
+async fn export(
+    State(state): State<AppState>,
+    _: Authed<AsViewer>,
+    ListQuery { params, content }: ListQuery<ExportParams>,
+) -> ApiResult<Response> {
+    let format = Format::parse(params.format.as_deref())?;
+    let mut query = params.list().into_query(content)?;
+    query.limit = EXPORT_PAGE;
+    let filename = format!("instances-{}.{}", Utc::now().format("%Y%m%dT%H%M%SZ"), format.extension());
+    let headers = [
+        (header::CONTENT_TYPE, format.media_type().to_owned()),
+        (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{filename}\"")),
+        (header::CACHE_CONTROL, "no-store".to_owned()),
+    ];
+    Ok((headers, Body::from_stream(pages(state.store.clone(), query, format))).into_response())
+}
+
+/// The list's filters (no `cursor` or `limit`: an export has every match) and the format.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+struct ExportParams {
+    /// `jsonl` or `csv`.
+    #[param(required = true)]
+    format: Option<String>,
+    workflow: Option<Uuid>,
+    /// Any of these statuses: repeat the key or separate them with commas.
+    #[serde(default)]
+    status: Vec<String>,
+    version: Option<i64>,
+    since: Option<DateTime<Utc>>,
+    until: Option<DateTime<Utc>>,
+    key: Option<String>,
+    /// Failed at this node (a failure group's `node`).
+    node: Option<String>,
+    /// Failed with this error class (a failure group's `error_class`).
+    error_class: Option<String>,
+}
+
+impl ExportParams {
+    fn list(self) -> ListParams {
+        let ExportParams { format: _, workflow, status, version, since, until, key, node, error_class } = self;
+        ListParams { workflow, status, version, since, until, key, node, error_class, cursor: None, limit: None }
+    }
+}
+
+/// Where the export is: the next page's cursor, and the workflow names seen so far.
+struct Cursor {
+    store: DynStore,
+    query: InstanceQuery,
+    format: Format,
+    names: HashMap<Uuid, String>,
+    header_sent: bool,
+    done: bool,
+}
+
+/// The body, a chunk per page; a database error ends it (the client sees a cut transfer).
+fn pages(store: DynStore, query: InstanceQuery, format: Format) -> impl Stream<Item = Result<Bytes, ApiError>> {
+    let start = Cursor { store, query, format, names: HashMap::new(), header_sent: false, done: false };
+    stream::try_unfold(start, |mut at| async move {
+        if at.done {
+            return Ok(None);
+        }
+        let mut chunk = Vec::new();
+        if at.format == Format::Csv && !at.header_sent {
+            at.header_sent = true;
+            write_csv(&mut chunk, EXPORT_CSV_COLUMNS.iter().map(|c| c.to_string()))?;
+        }
+        let rows = at.store.list_instances(&at.query).await.inspect_err(|e| {
+            tracing::warn!(error = %e, "the instances export stopped: the database failed");
+        })?;
+        at.done = (rows.len() as i64) < at.query.limit;
+        at.query.before = rows.last().map(|r| r.id);
+        learn_names(&at.store, &rows, &mut at.names).await?;
+        for row in &rows {
+            let line = ExportedInstance {
+                summary: summary(row, at.names.get(&row.workflow_id).cloned()),
+                input: row.input.0.clone(),
+                output: row.output.as_ref().map(|o| o.0.clone()),
+            };
+            render(at.format, &line, &mut chunk)?;
+        }
+        Ok(Some((Bytes::from(chunk), at)))
+    })
+}
+
+/// Adds the names of the workflows of `rows` not known yet (few: one read per new workflow set).
+async fn learn_names(store: &DynStore, rows: &[InstanceRow], names: &mut HashMap<Uuid, String>) -> ApiResult<()> {
+    let mut missing: Vec<Uuid> = rows.iter().map(|r| r.workflow_id).filter(|w| !names.contains_key(w)).collect();
+    missing.sort_unstable();
+    missing.dedup();
+    if !missing.is_empty() {
+        names.extend(store.workflow_names(&missing).await?);
+    }
+    Ok(())
+}
+
+fn render(format: Format, line: &ExportedInstance, out: &mut Vec<u8>) -> ApiResult<()> {
+    match format {
+        Format::Jsonl => {
+            serde_json::to_writer(&mut *out, line).map_err(|e| ApiError::Internal(e.into()))?;
+            out.push(b'\n');
+            Ok(())
+        }
+        Format::Csv => write_csv(out, csv_row(line)),
+    }
+}
+
+/// The CSV fields of `line`, in `EXPORT_CSV_COLUMNS` order; absent values are empty.
+fn csv_row(line: &ExportedInstance) -> impl Iterator<Item = String> {
+    let s = &line.summary;
+    let time = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
+    [
+        s.id.clone(),
+        s.workflow_id.clone(),
+        s.workflow_name.clone().unwrap_or_default(),
+        s.version.to_string(),
+        s.status.as_str().to_owned(),
+        s.key.clone().unwrap_or_default(),
+        s.created_at.to_rfc3339(),
+        time(s.started_at),
+        time(s.ended_at),
+        s.error.clone().unwrap_or_default(),
+        line.input.to_string(),
+        line.output.as_ref().map(|o| o.to_string()).unwrap_or_default(),
+    ]
+    .into_iter()
+}
+
+/// One CSV record (RFC 4180 quoting by the `csv` crate), appended to `out`.
+fn write_csv(out: &mut Vec<u8>, fields: impl Iterator<Item = String>) -> ApiResult<()> {
+    let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+    writer.write_record(fields).map_err(|e| ApiError::Internal(e.into()))?;
+    writer.flush().map_err(|e| ApiError::Internal(e.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_with_commas_quotes_and_newlines_are_quoted() {
+        let mut out = Vec::new();
+        write_csv(&mut out, ["a,b", "say \"hi\"", "two\nlines", "plain"].into_iter().map(str::to_owned)).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",plain\n");
+    }
+
+    #[test]
+    fn only_jsonl_and_csv_are_formats() {
+        assert_eq!(Format::parse(Some("csv")).unwrap(), Format::Csv);
+        assert!(matches!(Format::parse(Some("xml")), Err(ApiError::Unprocessable { .. })));
+        assert!(Format::parse(None).is_err());
+    }
+}
