@@ -1,6 +1,7 @@
 //! Search by content: `input.<path>=<value>` and `output.<node>.<path>=<value>` on the
 //! instances list (and the bulk filters), compared as JSON when the value parses as JSON.
 
+use crate::cli_client::{assert_exit, stderr, stdout, Client};
 use crate::common::{both_backends, problem, TestApp};
 use serde_json::{json, Value};
 use trellis_model::api::{BulkAnswer, InstancePage};
@@ -143,7 +144,39 @@ async fn malformed_content_filters_are_refused_naming_the_parameter(app: TestApp
     assert_eq!(unknown.status(), 400);
 }
 
+async fn the_cli_filters_by_content_with_where(app: TestApp) {
+    let wf = app.publish(shaping()).await;
+    let started = start_orders(&app, &wf).await;
+    let cli = Client::new(&app).await;
+    let out = cli
+        .run(&[
+            "instance",
+            "list",
+            "-w",
+            &wf,
+            "--where",
+            "input.customer=acme",
+            "--where",
+            "input.order.total=42",
+            "-o",
+            "json",
+        ])
+        .await;
+    assert_exit(&out, 0);
+    let listed: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["id"], started[0].1.as_str());
+    let quoted = cli.run(&["instance", "list", "--where", "input.order.total=\"42\"", "-o", "json"]).await;
+    assert_eq!(serde_json::from_str::<Value>(&stdout(&quoted)).unwrap()[0]["id"], started[1].1.as_str());
+    let bad = cli.run(&["instance", "list", "--where", "input..customer=acme"]).await;
+    assert_exit(&bad, 2);
+    assert!(stderr(&bad).contains("`input..customer`"), "{}", stderr(&bad));
+    let help = cli.run(&["instance", "list", "--help"]).await;
+    assert!(stdout(&help).contains("--where <PATH=VALUE>"), "{}", stdout(&help));
+}
+
 both_backends!(
+    the_cli_filters_by_content_with_where,
     content_filters_compare_strings_numbers_and_nested_paths_as_json,
     node_outputs_and_several_filters_combine_with_the_others_counts_included,
     bulk_filters_take_content_keys_and_refuse_unknown_ones,
