@@ -33,6 +33,7 @@ pub(crate) mod transient;
 mod transition_sql;
 mod trigger_records;
 mod trigger_sql;
+mod view_sql;
 mod work_sql;
 
 pub use account_sql::{AccountStore, SessionUser};
@@ -53,6 +54,7 @@ pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
+pub use view_sql::{ViewRow, ViewStore};
 pub use work_sql::WorkQueue;
 
 use crate::config::DatabaseConfig;
@@ -155,6 +157,7 @@ pub trait Store:
     + InsightStore
     + SecretStore
     + MapStore
+    + ViewStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

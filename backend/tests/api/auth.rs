@@ -212,6 +212,9 @@ async fn every_api_route_refuses_anonymous_callers(app: TestApp) {
         ("POST", "/api/v1/secrets".to_owned()),
         ("PUT", "/api/v1/secrets/TOKEN".to_owned()),
         ("DELETE", "/api/v1/secrets/TOKEN".to_owned()),
+        ("GET", "/api/v1/views".to_owned()),
+        ("POST", "/api/v1/views".to_owned()),
+        ("DELETE", format!("/api/v1/views/{id}")),
     ];
     for (method, path) in routes {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

@@ -60,6 +60,7 @@ mod subworkflows;
 mod traces;
 mod trigger_list;
 mod user_admin;
+mod views;
 mod web_app;
 mod webhooks;
 mod workflows;

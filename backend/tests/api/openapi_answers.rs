@@ -104,6 +104,7 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     triggers(&mut c, &workflow).await;
     tasks_and_scripts(&mut c).await;
     secrets(&mut c).await;
+    saved_views(&mut c).await;
     let unreached = c.unreached();
     assert!(unreached.is_empty(), "operations never called: {unreached:?}");
 }
@@ -306,4 +307,17 @@ async fn secrets(c: &mut Checked<'_>) {
     assert_eq!(c.send("PUT", one, "/api/v1/secrets/NONE", Some(json!({"value": "v"}))).await.0, 404);
     assert_eq!(c.send("DELETE", one, path, None).await.0, 204);
     assert_eq!(c.send("DELETE", one, path, None).await.0, 404);
+}
+
+async fn saved_views(c: &mut Checked<'_>) {
+    let (list, one) = ("/api/v1/views", "/api/v1/views/{id}");
+    let view = json!({"name": "failed", "path": "/instances?status=failed", "shared": true});
+    let (status, created) = c.send("POST", list, list, Some(view.clone())).await;
+    assert_eq!(status, 201);
+    assert_eq!(c.send("POST", list, list, Some(view)).await.0, 409);
+    assert_eq!(c.send("POST", list, list, Some(json!({"name": "x", "path": "//evil"}))).await.0, 422);
+    assert_eq!(c.send("GET", list, list, None).await.0, 200);
+    let path = format!("/api/v1/views/{}", id(&created));
+    assert_eq!(c.send("DELETE", one, &path, None).await.0, 204);
+    assert_eq!(c.send("DELETE", one, &path, None).await.0, 404);
 }

@@ -16,6 +16,7 @@ mod scripts;
 mod secrets;
 mod tasks;
 mod triggers;
+mod views;
 mod workflows;
 
 pub use access::*;
@@ -28,6 +29,7 @@ pub use scripts::*;
 pub use secrets::*;
 pub use tasks::*;
 pub use triggers::*;
+pub use views::*;
 pub use workflows::*;
 
 use crate::validate::Issue;

@@ -9,7 +9,7 @@
 use crate::auth::password::{MAX_PASSWORD_LEN, MIN_PASSWORD_LEN};
 use crate::auth::MAX_USERNAME_LEN;
 use crate::http::resources::{
-    api_keys, audit_log, bulk_jobs, event_streams, failures, instances, trigger_management, workflows,
+    api_keys, audit_log, bulk_jobs, event_streams, failures, instances, trigger_management, views, workflows,
 };
 use crate::jobs::retention::MAX_DAYS;
 use crate::triggers::schedule::MAX_PREVIEW;
@@ -70,6 +70,7 @@ fn accounts(s: &mut Value) {
         .map(|field| json!({"required": [field], "properties": {field: {"not": {"type": "null"}}}})));
     constrain(s, "CreateApiKey", "name", name(api_keys::MAX_KEY_NAME_LEN));
     secrets(s);
+    saved_views(s);
 }
 
 /// Secret names by the model's pattern; values not empty (at most 64 KiB of UTF-8, which
@@ -85,6 +86,15 @@ fn secrets(s: &mut Value) {
     let description = json!({"maxLength": crate::secrets::MAX_DESCRIPTION_CHARS});
     constrain(s, "CreateSecret", "description", description.clone());
     constrain(s, "UpdateSecret", "description", description);
+}
+
+/// A view opens the instances list only (`views::checked_path`).
+fn saved_views(s: &mut Value) {
+    constrain(s, "CreateView", "name", name(views::MAX_VIEW_NAME_LEN));
+    let page = views::VIEW_PAGE;
+    let path = json!({"maxLength": views::MAX_VIEW_PATH_LEN, "pattern": format!(r"^{page}(\?[^\s\\\u0000-\u001F\u007F-\u009F]*)?$"),
+        "description": "The instances list, alone or with its query; nothing else."});
+    constrain(s, "CreateView", "path", path);
 }
 
 fn workflows(s: &mut Value) {

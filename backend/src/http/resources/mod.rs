@@ -24,4 +24,5 @@ pub mod tasks;
 pub mod trigger_management;
 pub mod users;
 pub mod versions;
+pub mod views;
 pub mod workflows;

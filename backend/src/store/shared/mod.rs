@@ -22,4 +22,5 @@ mod slots;
 mod store;
 mod transitions;
 mod triggers;
+mod views;
 mod work;
