@@ -54,6 +54,7 @@ const PAGES: Record<string, () => Shown> = {
   '/failures': () => ({ title: 'Failures', ready: visible('failure-group') }),
   '/triggers': () => ({ title: 'Triggers', ready: visible('any-trigger-row') }),
   '/jobs': () => ({ title: 'Jobs', ready: visible('jobs-table') }),
+  [`/compare?a=:instance&b=:instance`]: () => ({ title: 'Compare runs', ready: visible('no-difference') }),
   '/users': () => ({ title: 'Users', ready: visible('user-row') }),
   '/retention': () => ({ title: 'Retention', ready: heading('Retention') }),
   '/audit': () => ({ title: 'Audit log', ready: visible('audit-row') }),
@@ -84,7 +85,7 @@ for (const [route, shown] of Object.entries(PAGES)) {
     const errors = collectPageErrors(page);
     const { title, ready, bare } = shown();
     await signIn(page);
-    const address = route.replace(':workflow', ids.workflow).replace(':instance', ids.instance);
+    const address = route.replace(':workflow', ids.workflow).replaceAll(':instance', ids.instance);
     await page.goto(`${baseUrl()}${address}`);
     await ready(page);
     const name = route === '/' ? 'dashboard' : route.slice(1).replace(/[/:]+/g, '-');

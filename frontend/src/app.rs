@@ -1,6 +1,7 @@
 //! The root component: the router, the sign-in page, and the pages inside the layout.
 
 use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
+use crate::components::compare::compare_page::ComparePage;
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
 use crate::components::secrets::secrets_page::SecretsPage;
@@ -30,6 +31,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/workflows") view=WorkflowsPage />
                     <Route path=path!("/instances") view=InstancesPage />
                     <Route path=path!("/jobs") view=JobsPage />
+                    <Route path=path!("/compare") view=ComparePage />
                     <Route path=path!("/triggers") view=AllTriggersPage />
                     <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
                     <Route path=path!("/workflows/:id/triggers") view=|| per_id(|id| view! { <TriggersPage id=id /> }) />

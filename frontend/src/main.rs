@@ -6,6 +6,7 @@
 
 mod bulk;
 mod charts;
+mod compare;
 mod designer;
 mod error;
 mod format;
@@ -13,6 +14,7 @@ mod instance_filter;
 mod paged;
 mod run;
 mod run_form;
+mod saved_views;
 mod shell;
 mod transfer;
 mod urls;
@@ -26,6 +28,8 @@ mod api_admin;
 mod api_secrets;
 #[cfg(target_arch = "wasm32")]
 mod api_triggers;
+#[cfg(target_arch = "wasm32")]
+mod api_views;
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]

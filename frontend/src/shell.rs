@@ -29,6 +29,7 @@ pub fn page_title(path: &str) -> &'static str {
         ["instances", _] => "Run",
         ["failures"] => "Failures",
         ["jobs"] => "Jobs",
+        ["compare"] => "Compare runs",
         ["users"] => "Users",
         ["retention"] => "Retention",
         ["audit"] => "Audit log",
@@ -68,6 +69,7 @@ mod tests {
         assert_eq!(page_title("/instances/i1"), "Run");
         assert_eq!(page_title("/audit"), "Audit log");
         assert_eq!(page_title("/secrets"), "Secrets");
+        assert_eq!(page_title("/compare"), "Compare runs");
         assert_eq!(page_title("/workflows/w1/runs"), "Page not found");
         assert_eq!(document_title("Jobs"), "Jobs · Trellis");
     }

@@ -1,9 +1,11 @@
 //! The bar across the top: the app name, the sections (Dashboard, Workflows, Instances, Failures,
-//! Jobs; Secrets for editors; Users, Retention, Audit for admins), who is signed in with which role, and the way out.
+//! Jobs; Secrets for editors; Users, Retention, Audit for admins; the saved views' menu), who is signed in with which
+//! role, and the way out.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::session::use_session;
+use crate::components::views::views_menu::ViewsMenu;
 use crate::run::actions::may_edit;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -60,7 +62,7 @@ pub fn AppHeader() -> impl IntoView {
     view! {
         <header class="app-header">
             <a class="brand" href="/">"Trellis"</a>
-            <nav class="sections" aria-label="Sections">{nav} {editor_nav} {admin_nav}</nav>
+            <nav class="sections" aria-label="Sections">{nav} {editor_nav} {admin_nav} <ViewsMenu /></nav>
             <div class="session">
                 <ErrorAlert message=error />
                 <span class="username" data-testid="username">{move || session.username().get()}</span>

@@ -23,6 +23,7 @@ const CONTENT: &str = "content";
 pub fn Layout() -> impl IntoView {
     let session = Session::read();
     provide_context(session);
+    crate::components::views::ViewsChanged::provide();
     let errors = RwSignal::new(None::<String>);
     show_errors_in(Some(errors));
 

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod app_header;
+pub mod compare;
 pub mod copy_button;
 pub mod dashboard;
 pub mod designer;
@@ -25,6 +26,7 @@ pub mod session;
 pub mod table_parts;
 pub mod title;
 pub mod triggers;
+pub mod views;
 pub mod workflow_actions;
 pub mod workflow_table;
 pub mod workflows_page;

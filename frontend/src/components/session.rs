@@ -34,6 +34,11 @@ impl Session {
         self.field(|me| me.username.clone())
     }
 
+    /// Their user id, once known (the owner id of what they save).
+    pub fn user_id(self) -> Signal<Option<String>> {
+        self.field(|me| me.id.clone())
+    }
+
     /// Their role, once known.
     pub fn role(self) -> Signal<Option<Role>> {
         self.field(|me| me.role)

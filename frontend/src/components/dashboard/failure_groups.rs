@@ -83,6 +83,9 @@ fn GroupRow(g: FailureGroup, on_retry: Option<Callback<InstanceFilter>>, compact
                 <a href=list data-testid="failure-open">"Instances"</a>
                 " · "
                 <a href=crate::urls::instance_page(&g.sample_instance)>"Newest"</a>
+                " · "
+                <a href=crate::compare::with_last_success(&g.sample_instance) data-testid="failure-compare"
+                    title="The newest failure beside the newest succeeded run of its workflow">"Compare with last success"</a>
                 {on_retry.map(|retry| view! {
                     " · "
                     <button type="button" class="link" data-testid="failure-retry" on:click=move |_| retry.run(filter.clone())>

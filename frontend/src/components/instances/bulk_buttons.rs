@@ -1,5 +1,5 @@
 //! The bulk bar's buttons: what the action applies to, "Clear selection" while rows are picked,
-//! and one button per action, each asking for a dry run first.
+//! one button per action, each asking for a dry run first, and "Compare" when two rows are picked.
 
 use crate::bulk::{label, ACTIONS};
 use leptos::prelude::*;
@@ -24,6 +24,13 @@ pub fn BulkButtons(
                     "Clear selection"
                 </button>
             </Show>
+            // Two rows picked: open them side by side (the first picked is A).
+            {move || selected.with(|s| match s.as_slice() {
+                [a, b] => Some(view! {
+                    <a class="button-link" data-testid="bulk-compare" href=crate::compare::page(a, b)>"Compare"</a>
+                }),
+                _ => None,
+            })}
             {ACTIONS.iter().filter(|a| only.is_none_or(|o| o == **a)).map(|action| {
                 let action = *action;
                 view! {

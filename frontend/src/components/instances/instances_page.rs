@@ -11,6 +11,7 @@ use crate::components::fetch::load;
 use crate::components::paged::{LoadMore, Paged};
 use crate::components::run::state::browser_now;
 use crate::components::run::stream::follow_feed;
+use crate::components::views::save_view_form::SaveViewForm;
 use crate::components::{error_alert::ErrorAlert, session::use_session};
 use crate::instance_filter::InstanceFilter;
 use crate::paged::Refresh;
@@ -80,6 +81,7 @@ pub fn InstancesPage() -> impl IntoView {
         <main class="page wide">
             <div class="toolbar">
                 <h1>"Instances"</h1>
+                <SaveViewForm />
                 <ExportLinks filter=filter />
             </div>
             <ErrorAlert message=warnings />
