@@ -16,9 +16,14 @@ impl ViewsChanged {
         provide_context(ViewsChanged(RwSignal::new(0)));
     }
 
-    /// Tells the menu; a no-op outside the layout.
-    pub fn bump() {
-        if let Some(ViewsChanged(n)) = use_context::<ViewsChanged>() {
+    /// The layout's, read when a component is made (context is gone after an `await`).
+    pub fn here() -> Option<ViewsChanged> {
+        use_context::<ViewsChanged>()
+    }
+
+    /// Tells the menu to list afresh.
+    pub fn notify(changed: Option<ViewsChanged>) {
+        if let Some(ViewsChanged(n)) = changed {
             n.update(|n| *n += 1);
         }
     }

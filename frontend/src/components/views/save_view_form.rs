@@ -23,6 +23,7 @@ pub fn SaveViewForm() -> impl IntoView {
     let search = use_location().search;
     let may_share = use_session().may_act();
 
+    let changed = ViewsChanged::here();
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = match entered_name(&name.get_untracked()) {
@@ -37,7 +38,7 @@ pub fn SaveViewForm() -> impl IntoView {
                     open.set(false);
                     name.set(String::new());
                     saved.set(Some(format!("Saved “{}”: it is in Views, at the top.", view.name)));
-                    ViewsChanged::bump();
+                    ViewsChanged::notify(changed);
                 }
                 Err(err) => error.set(Some(err.message())),
             }

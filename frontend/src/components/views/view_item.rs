@@ -18,6 +18,7 @@ pub fn ViewItem(saved: SavedView, #[prop(into)] count: Signal<Option<i64>>) -> i
     let SavedView { id, name, path, shared, owner, .. } = saved;
     let label = format!("Delete the view “{name}”");
     let question = format!("Delete the view “{name}”?{}", if shared { " Everyone loses it." } else { "" });
+    let changed = ViewsChanged::here();
     let delete = move |_| {
         if !window().confirm_with_message(&question).unwrap_or(false) {
             return;
@@ -25,7 +26,7 @@ pub fn ViewItem(saved: SavedView, #[prop(into)] count: Signal<Option<i64>>) -> i
         let id = id.clone();
         spawn_local(async move {
             match api_views::delete_view(&id).await {
-                Ok(()) => ViewsChanged::bump(),
+                Ok(()) => ViewsChanged::notify(changed),
                 Err(err) => show_error(Some(err.message())),
             }
         });
