@@ -177,6 +177,16 @@ pub struct ServeConfig {
     /// The program sandbox workers run (`PROGRAM sandbox-worker`); default: this binary.
     #[arg(long, env = "TRELLIS_SANDBOX_WORKER")]
     pub sandbox_worker: Option<PathBuf>,
+    /// A running node without `stuck_after_ms` is slow past this many times the p95 of its
+    /// last 100 successful durations (k; with at least 20 of them).
+    #[arg(long, env = "TRELLIS_SLOW_FACTOR", default_value_t = 3.0)]
+    pub slow_factor: f64,
+    /// A node judged by its p95 is never slow before this many ms.
+    #[arg(long, env = "TRELLIS_SLOW_FLOOR_MS", default_value_t = 1_000)]
+    pub slow_floor_ms: u64,
+    /// How often the p95 thresholds of running nodes are recomputed, in ms.
+    #[arg(long, env = "TRELLIS_SLOW_REFRESH_MS", default_value_t = 30_000)]
+    pub slow_refresh_ms: u64,
 }
 
 /// Who may read `/metrics` (it names workflows and shows load).
@@ -188,6 +198,13 @@ pub enum MetricsAccess {
 }
 
 impl ServeConfig {
+    /// How nodes without `stuck_after_ms` are judged slow (a factor below 1 would flag the
+    /// usual run, so it is held at 1).
+    pub fn slow_rule(&self) -> crate::slow::SlowRule {
+        let factor = if self.slow_factor.is_finite() { self.slow_factor.max(1.0) } else { 3.0 };
+        crate::slow::SlowRule { factor, floor_ms: i64::try_from(self.slow_floor_ms).unwrap_or(i64::MAX) }
+    }
+
     /// The sandbox's settings: the worker program defaults to the running binary.
     pub fn sandbox(&self) -> anyhow::Result<crate::sandbox::SandboxSettings> {
         let program = match &self.sandbox_worker {
@@ -239,6 +256,9 @@ impl ServeConfig {
             sandbox_memory_mb: 256,
             sandbox_timeout_ms: 10_000,
             sandbox_worker: None,
+            slow_factor: 3.0,
+            slow_floor_ms: 1_000,
+            slow_refresh_ms: 30_000,
         }
     }
 }

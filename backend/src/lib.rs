@@ -29,5 +29,6 @@ pub mod jobs;
 pub mod sandbox;
 pub mod secrets;
 pub mod server;
+pub mod slow;
 pub mod store;
 pub mod triggers;

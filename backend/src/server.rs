@@ -36,6 +36,7 @@ pub struct Server {
     fires: FireLoop,
     jobs: JobLoop,
     sweeper: Sweeper,
+    slow: crate::slow::Refresher,
     drain: std::time::Duration,
     audit_writer: JoinHandle<()>,
 }
@@ -66,6 +67,11 @@ impl Server {
         let jobs =
             JobLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs));
+        let slow = crate::slow::Refresher::new(
+            store.clone(),
+            serve.slow_rule(),
+            std::time::Duration::from_millis(serve.slow_refresh_ms),
+        );
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
         let sign_in = Arc::default();
@@ -78,7 +84,7 @@ impl Server {
             audit,
             sign_in,
         };
-        Ok(Server { addr, listener, app: http::router(state), engine, fires, jobs, sweeper, drain, audit_writer })
+        Ok(Server { addr, listener, app: http::router(state), engine, fires, jobs, sweeper, slow, drain, audit_writer })
     }
 
     /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
@@ -88,6 +94,7 @@ impl Server {
         let fires = tokio::spawn(self.fires.run(stopped.clone()));
         let jobs = tokio::spawn(self.jobs.run(stopped.clone()));
         let sweeper = tokio::spawn(self.sweeper.run(stopped.clone()));
+        let slow = tokio::spawn(self.slow.run(stopped.clone()));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
@@ -108,6 +115,7 @@ impl Server {
         fires.await?;
         jobs.await?;
         sweeper.await?;
+        slow.await?;
         // The router (and with it the audit queue's sender) is gone: write out what is queued.
         if tokio::time::timeout(std::time::Duration::from_secs(5), self.audit_writer).await.is_err() {
             tracing::warn!("gave up writing the last audit rows");

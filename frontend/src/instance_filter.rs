@@ -25,6 +25,8 @@ pub struct InstanceFilter {
     /// By content (`input.customer=acme`, `output.fetch.status=200`): all must hold. One per
     /// name; in the order added.
     pub content: Vec<ContentFilter>,
+    /// Only running instances with a node past its slow threshold now.
+    pub slow: bool,
 }
 
 /// A filter read from the address, and what in it was ignored.
@@ -56,6 +58,10 @@ impl InstanceFilter {
                 "key" => set(&mut f.key, Some(value.to_owned())),
                 "node" => set(&mut f.node, Some(value.to_owned())),
                 "error_class" => set(&mut f.error_class, Some(raw.to_owned())),
+                "slow" => {
+                    f.slow = value == "true";
+                    value == "true" || value == "false"
+                }
                 "since" => set(&mut f.since, parse_time(value)),
                 "until" => set(&mut f.until, parse_time(value)),
                 _ if ContentFilter::is_content_name(name) => match ContentFilter::parse(name, raw) {
@@ -110,6 +116,9 @@ impl InstanceFilter {
         }
         for content in &self.content {
             parts.push(format!("{}={}", encode_component(&content.name()), encode_component(&content.text())));
+        }
+        if self.slow {
+            parts.push("slow=true".to_owned());
         }
         parts.join("&")
     }
@@ -207,6 +216,7 @@ impl InstanceFilter {
             error_class: self.error_class.clone(),
             ids: Vec::new(),
             content: self.content.iter().map(|c| (c.name(), c.text())).collect(),
+            slow: self.slow,
         }
     }
 }
@@ -239,6 +249,7 @@ fn warning(name: &str, value: &str) -> String {
         _ if ContentFilter::is_content_name(name) => {
             format!("Ignored {name}: at most {MAX_CONTENT_FILTERS} content filters at once.")
         }
+        "slow" => format!("Ignored slow “{shown}”: use true or false."),
         _ => format!("Ignored {name} “{shown}”: not a date and time (use 2026-01-31T09:00Z)."),
     }
 }
@@ -291,6 +302,7 @@ mod tests {
                 ContentFilter::parse_term("input.order.customer=acme & co").unwrap(),
                 ContentFilter::parse_term("output.fetch.status=\"200\"").unwrap(),
             ],
+            slow: true,
         };
         let query = filter.to_query();
         let pairs: Vec<(String, String)> = query

@@ -42,6 +42,10 @@ pub struct Node {
     pub retry: Option<RetryPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Running longer than this (ms) marks the node slow on the run view, the list
+    /// (`?slow=true`) and in `slow` alerts; without it, k× its recent p95 does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck_after_ms: Option<u64>,
 }
 
 impl Node {
@@ -55,6 +59,7 @@ impl Node {
             position: None,
             retry: None,
             timeout_ms: None,
+            stuck_after_ms: None,
         }
     }
 

@@ -273,6 +273,12 @@ fn check_node_options(node: &Node, at: &dyn Fn(&str) -> String, errors: &mut Vec
     if node.timeout_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
         fail(".timeout_ms", too_long("", String::new()).message);
     }
+    if node.stuck_after_ms == Some(0) {
+        fail(".stuck_after_ms", "`stuck_after_ms` must be at least 1; omit it to judge by recent durations".into());
+    }
+    if node.stuck_after_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
+        fail(".stuck_after_ms", too_long("", String::new()).message);
+    }
     if let Some(retry) = &node.retry {
         if retry.max_attempts == 0 || retry.max_attempts > MAX_ATTEMPTS {
             fail(".retry.max_attempts", format!("`max_attempts` must be between 1 and {MAX_ATTEMPTS}"));

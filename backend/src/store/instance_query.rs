@@ -28,6 +28,9 @@ pub struct InstanceQuery {
     pub ids: Vec<Uuid>,
     /// What the input or a node's output must hold; all of them.
     pub content: Vec<ContentFilter>,
+    /// Only running instances with a node running or waiting past its slow threshold
+    /// (`slow_thresholds`) at this time.
+    pub slow_at: Option<DateTime<Utc>>,
     /// A page's cursor: only ids below it.
     pub before: Option<Uuid>,
     pub limit: i64,
@@ -123,6 +126,7 @@ impl InstanceQuery {
             error_class: filter.error_class.clone(),
             ids,
             content,
+            slow_at: filter.slow.then(Utc::now),
             before: None,
             limit: 0,
         })
@@ -178,6 +182,9 @@ impl InstanceQuery {
         for filter in &self.content {
             push_content(filter, sql);
         }
+        if let Some(now) = self.slow_at {
+            push_slow(sql, now);
+        }
         if let Some(before) = self.before {
             sql.push(" AND id < ").push_bind(before);
         }
@@ -200,6 +207,29 @@ fn content_of(filter: &InstanceFilter) -> Result<Vec<ContentFilter>, Vec<Issue>>
         return Err(unknown);
     }
     parse_content(filter.content.iter().map(|(k, v)| (k.as_str(), v.as_str())), "filter.")
+}
+
+/// ` AND` the instance runs a node past its threshold at `now`: one primary-key walk of the
+/// instance's node rows and one threshold row each (see `crate::slow`).
+fn push_slow<'a, DB>(sql: &mut QueryBuilder<'a, DB>, now: DateTime<Utc>)
+where
+    DB: Database,
+    i64: Encode<'a, DB> + Type<DB>,
+{
+    // The one dialect piece: seconds since the epoch (as `Backend::EPOCH_OF`), chosen by
+    // driver because this builder serves both.
+    let started = if DB::NAME == "SQLite" {
+        "((julianday(n.started_at) - 2440587.5) * 86400000.0)"
+    } else {
+        "(EXTRACT(EPOCH FROM n.started_at) * 1000)"
+    };
+    sql.push(format!(
+        " AND status = 'running' AND EXISTS (SELECT 1 FROM instance_nodes n JOIN slow_thresholds t \
+        ON t.workflow_id = instances.workflow_id AND t.version = instances.version AND t.node_id = n.node_id \
+        WHERE n.instance_id = instances.id AND n.status IN ('running', 'waiting') \
+        AND {started} + t.threshold_ms < "
+    ));
+    sql.push_bind(now.timestamp_millis()).push(")");
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod records;
 mod retention_sql;
 mod secret_sql;
 mod slot_sql;
+mod slow_sql;
 mod sql;
 mod sqlite;
 pub mod statuses;
@@ -50,6 +51,7 @@ pub use pg_pool::POOL_WAITS;
 pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
 pub use secret_sql::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
+pub use slow_sql::{RunningNode, SlowStore, SlowThreshold, BASIS_P95, BASIS_STUCK_AFTER};
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
@@ -158,6 +160,7 @@ pub trait Store:
     + SecretStore
     + MapStore
     + ViewStore
+    + SlowStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

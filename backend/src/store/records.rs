@@ -101,6 +101,9 @@ pub struct NewVersion {
     pub note: Option<String>,
     pub published_by: String,
     pub now: DateTime<Utc>,
+    /// The draft's nodes with a `stuck_after_ms` (node id, ms): their slow thresholds, written
+    /// with the version.
+    pub stuck_after: Vec<(String, i64)>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]

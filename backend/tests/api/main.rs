@@ -52,6 +52,7 @@ mod secret_keys;
 mod secrets;
 mod sessions;
 mod sign_in;
+mod slow_runs;
 mod sse;
 mod starts;
 mod store;

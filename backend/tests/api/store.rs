@@ -21,7 +21,7 @@ fn one_node(id: &str) -> Definition {
 }
 
 fn version() -> NewVersion {
-    NewVersion { note: None, published_by: "test".into(), now: chrono::Utc::now() }
+    NewVersion { note: None, published_by: "test".into(), now: chrono::Utc::now(), stuck_after: vec![] }
 }
 
 async fn settings_keep_the_first_value_under_concurrent_initialisation(app: TestApp) {

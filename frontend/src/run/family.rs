@@ -59,6 +59,9 @@ mod tests {
             child: child.map(str::to_owned),
             child_status: status,
             items: None,
+            slow: false,
+            slow_after_ms: None,
+            slow_basis: None,
         }
     }
 

@@ -15,6 +15,7 @@ pub mod graph;
 pub mod items;
 pub mod queue_text;
 pub mod retry_preview;
+pub mod slow;
 pub mod waterfall;
 
 use chrono::{DateTime, Utc};

@@ -47,13 +47,17 @@ pub struct InstanceFilter {
     /// parses, else a string). Any other key lands here too and is refused by name.
     #[serde(flatten)]
     pub content: BTreeMap<String, String>,
+    /// Only running instances with a node past its slow threshold (judged when matched).
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub slow: bool,
 }
 
 impl InstanceFilter {
     /// No key given: matches every instance.
     pub fn is_empty(&self) -> bool {
         // Destructured so a key added later cannot be forgotten here.
-        let InstanceFilter { workflow, status, version, since, until, key, node, error_class, ids, content } = self;
+        let InstanceFilter { workflow, status, version, since, until, key, node, error_class, ids, content, slow } =
+            self;
         workflow.is_none()
             && status.is_empty()
             && version.is_none()
@@ -64,6 +68,7 @@ impl InstanceFilter {
             && error_class.is_none()
             && ids.is_empty()
             && content.is_empty()
+            && !slow
     }
 }
 

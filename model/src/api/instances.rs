@@ -75,6 +75,16 @@ pub struct NodeView {
     /// A `map` node's items: how many, and how far they got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items: Option<crate::trace::ItemProgress>,
+    /// Running (or waiting) longer than its threshold now: `slow_after_ms`.
+    #[serde(default, skip_serializing_if = "super::is_false")]
+    pub slow: bool,
+    /// The threshold a running node is judged by, in ms: its own `stuck_after_ms`, or k× the
+    /// p95 of its recent successful durations (see `slow_basis`); absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_after_ms: Option<i64>,
+    /// Where `slow_after_ms` comes from: `stuck_after_ms` or `p95`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_basis: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

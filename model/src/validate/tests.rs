@@ -180,6 +180,7 @@ fn settings_and_retry_bounds_are_checked() {
     let mut node = noop("a");
     node.retry = Some(crate::RetryPolicy { max_attempts: 0, backoff_ms: 10, max_backoff_ms: 5 });
     node.timeout_ms = Some(0);
+    node.stuck_after_ms = Some(0);
     let mut d = def(vec![node], vec![]);
     d.settings.max_parallel_nodes = Some(0);
     let paths: Vec<_> = check(&d).errors.into_iter().map(|e| e.path.unwrap()).collect();
@@ -188,6 +189,7 @@ fn settings_and_retry_bounds_are_checked() {
         [
             "settings.max_parallel_nodes",
             "nodes[0].timeout_ms",
+            "nodes[0].stuck_after_ms",
             "nodes[0].retry.max_attempts",
             "nodes[0].retry.backoff_ms"
         ]

@@ -96,7 +96,7 @@ async fn publish(store: &crate::store::DynStore, name: &str, definition: serde_j
     let draft: Definition = serde_json::from_value(definition).unwrap();
     let new = NewWorkflow { id: Uuid::now_v7(), name: name.into(), description: None, draft, now: Utc::now() };
     let record = store.create_workflow(&new).await.unwrap();
-    let version = NewVersion { note: None, published_by: "test".into(), now: Utc::now() };
+    let version = NewVersion { note: None, published_by: "test".into(), now: Utc::now(), stuck_after: vec![] };
     store.publish(record.id, record.draft_rev, &version).await.unwrap();
     record.id
 }

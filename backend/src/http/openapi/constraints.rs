@@ -112,6 +112,7 @@ fn definitions(s: &mut Value) {
     constrain(s, "Node", "id", json!({"pattern": format!("^[A-Za-z0-9_-]{{1,{MAX_NODE_ID_LEN}}}$")}));
     constrain(s, "Node", "name", json!({"maxLength": MAX_NAME_LEN}));
     constrain(s, "Node", "timeout_ms", duration.clone());
+    constrain(s, "Node", "stuck_after_ms", duration.clone());
     constrain(s, "RetryPolicy", "max_attempts", json!({"minimum": 1, "maximum": MAX_ATTEMPTS}));
     constrain(s, "RetryPolicy", "max_backoff_ms", json!({"maximum": MAX_DURATION_MS}));
     for field in ["max_concurrent_instances", "max_parallel_nodes", "max_per_key"] {

@@ -61,6 +61,7 @@ async fn publish(
             note: request.note.clone(),
             published_by: auth.principal.name.clone(),
             now: chrono::Utc::now(),
+            stuck_after: crate::slow::stuck_after(&workflow.draft.0),
         };
         match state.store.publish(id, workflow.draft_rev, &version).await? {
             WriteOutcome::Done(n) => return Ok(created(id, n)),

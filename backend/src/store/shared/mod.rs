@@ -19,6 +19,7 @@ mod map_items;
 mod retention;
 mod secrets;
 mod slots;
+mod slow;
 mod store;
 mod transitions;
 mod triggers;

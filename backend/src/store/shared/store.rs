@@ -200,6 +200,16 @@ impl crate::store::Store for Store {
             .execute(&mut *tx)
             .await
             .map_err(StoreError::from_sqlx)?;
+        for (node, ms) in &v.stuck_after {
+            sqlx::query(crate::store::slow_sql::PUT_STUCK_AFTER)
+                .bind(id)
+                .bind(version)
+                .bind(node)
+                .bind(ms)
+                .bind(v.now)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(WriteOutcome::Done(version))
     }

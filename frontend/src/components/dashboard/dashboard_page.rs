@@ -41,18 +41,22 @@ pub fn DashboardPage() -> impl IntoView {
     let counts = RwSignal::new(None::<StatusCounts>);
     let stats = RwSignal::new(None::<InstanceStats>);
     let failures = RwSignal::new(None::<FailureReport>);
+    let slow = RwSignal::new(None::<i64>);
     let range = RwSignal::new(Range::Hour);
 
     let load = move || {
         let query = range.get_untracked().query();
         let figures = async move {
             let page = api::list_instances(&format!("{}/instances?limit=1", crate::urls::API)).await?;
-            Ok((page.counts, api::instance_stats(&query).await?, api::failures("limit=5").await?))
+            let slow_page = api::list_instances(&format!("{}/instances?slow=true&limit=1", crate::urls::API)).await?;
+            let slow_runs = slow_page.counts.get(trellis_model::InstanceStatus::Running);
+            Ok((page.counts, api::instance_stats(&query).await?, api::failures("limit=5").await?, slow_runs))
         };
-        fetch(figures, move |(c, s, f)| {
+        fetch(figures, move |(c, s, f, n)| {
             counts.set(Some(c));
             stats.set(Some(s));
             failures.set(Some(f));
+            slow.set(Some(n));
         });
     };
     Effect::new(move |_| {
@@ -75,7 +79,7 @@ pub fn DashboardPage() -> impl IntoView {
     view! {
         <main class="page wide dashboard">
             <div class="toolbar"><h1>"Dashboard"</h1></div>
-            <NowTiles counts=counts failures=failures />
+            <NowTiles counts=counts failures=failures slow=slow />
             <ThroughputPanel stats=stats range=range />
             <div class="panels">
                 <section class="panel" aria-labelledby="durations-title">

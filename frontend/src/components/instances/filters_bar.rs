@@ -3,6 +3,7 @@
 
 use super::content_filter::ContentFilters;
 use super::failure_filter::FailureFilter;
+use super::slow_filter::SlowFilter;
 use super::workflow_select::WorkflowSelect;
 use crate::instance_filter::{local_input, parse_time, InstanceFilter};
 use chrono::{DateTime, Duration, Utc};
@@ -77,6 +78,7 @@ pub fn FiltersBar(
                 f.node = None;
                 f.error_class = None;
             })) />
+            <SlowFilter filter=filter on_clear=Callback::new(move |_| change(&|f| f.slow = false)) />
         </form>
     }
 }

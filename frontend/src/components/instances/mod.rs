@@ -11,5 +11,6 @@ pub mod instance_table;
 pub mod instances_page;
 pub mod job_progress;
 pub mod jobs_page;
+pub mod slow_filter;
 pub mod status_chips;
 pub mod workflow_select;

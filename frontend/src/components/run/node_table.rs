@@ -56,12 +56,19 @@ fn NodeRow(id: String) -> impl IntoView {
             .unwrap_or_default();
         format::cut(&text, CELL_CHARS)
     };
+    let slow = move || {
+        let now = v.now.get();
+        view_of.with(|n| n.as_ref().and_then(|n| crate::run::slow::slow_text(n, &status(), now)))
+    };
     let child = move || view_of.with(|n| n.as_ref().and_then(child_link));
     let child_id = format!("child-link-{id}");
     view! {
         <tr data-testid=format!("instance-node-{id}")>
             <td>{id.clone()}</td>
-            <td class=move || format!("status run-{}", status())>{move || status().replace('_', " ")}</td>
+            <td class=move || format!("status run-{}", status())>
+                {move || status().replace('_', " ")}
+                {move || slow().map(|why| view! { " " <span class="slow-mark" data-testid="slow-mark">"⏱ " {why}</span> })}
+            </td>
             <td>{attempts}</td>
             <td class="output">
                 {move || child().map(|l| view! { <a class="child-link" href=l.href data-testid=child_id.clone()>{l.text}</a> " " })}

@@ -37,6 +37,19 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
             _ => own,
         }
     };
+    let key = id.clone();
+    let slow = Memo::new(move |_| {
+        let now = v.now.get();
+        v.detail.with(|d| {
+            let node = d.as_ref()?.nodes.iter().find(|n| n.id == key)?;
+            crate::run::slow::slow_text(node, &status(), now)
+        })
+    });
+    let label = move || match slow.get() {
+        // A marker and a word, not only a colour.
+        Some(_) => format!("⏱ slow · {}", label()),
+        None => label(),
+    };
     let tooltip = move || run.with(|(_, n)| n.as_ref().and_then(|(_, e)| e.clone()));
     let title = move || shape_text(shape, |s| s.title.clone());
     let rerun_key = id.clone();
@@ -51,13 +64,15 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
             data-testid=format!("run-node-{id}")
             data-status=status
             data-rerun=rerun
+            data-slow=move || slow.get().is_some().to_string()
             on:click=move |_| v.picked.set(Some(click_key.clone()))
             data-progress=move || items.get().map(|p| items::progress_text(&p))
             data-attempt=move || run.with(|(_, n)| n.as_ref().map_or(0, |(a, _)| *a).to_string())
             role="img"
-            aria-label=move || match tooltip() {
-                Some(error) => format!("{}: {}, {error}", title(), label()),
-                None => format!("{}: {}", title(), label()),
+            aria-label=move || match (tooltip(), slow.get()) {
+                (Some(error), _) => format!("{}: {}, {error}", title(), label()),
+                (None, Some(why)) => format!("{}: {}, {why}", title(), label()),
+                (None, None) => format!("{}: {}", title(), label()),
             }
         />
     }

@@ -131,7 +131,19 @@ struct ExportParams {
 impl ExportParams {
     fn list(self) -> ListParams {
         let ExportParams { format: _, workflow, status, version, since, until, key, node, error_class } = self;
-        ListParams { workflow, status, version, since, until, key, node, error_class, cursor: None, limit: None }
+        ListParams {
+            workflow,
+            status,
+            version,
+            since,
+            until,
+            key,
+            node,
+            error_class,
+            slow: None,
+            cursor: None,
+            limit: None,
+        }
     }
 }
 

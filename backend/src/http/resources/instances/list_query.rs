@@ -55,6 +55,8 @@ pub struct ListParams {
     pub node: Option<String>,
     /// Failed with this error class (a failure group's `error_class`).
     pub error_class: Option<String>,
+    /// `true`: only running instances with a node running past its slow threshold now.
+    pub slow: Option<bool>,
     pub cursor: Option<Uuid>,
     pub limit: Option<i64>,
 }
@@ -74,6 +76,7 @@ impl ListParams {
             error_class: self.error_class,
             ids: Vec::new(),
             content,
+            slow_at: self.slow.unwrap_or(false).then(Utc::now),
             before: self.cursor,
             limit: 0,
         })

@@ -7,6 +7,7 @@ mod failure_links;
 mod list_query;
 mod map_items;
 mod queue;
+mod slow_marks;
 
 use crate::engine::{EngineError, StartRequest};
 use crate::http::middleware::authed::{AsOperator, AsViewer, Authed};
@@ -283,6 +284,7 @@ async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
     link_family(state, &snapshot, &mut shown).await?;
     failure_links::add(state, &snapshot.instance, &mut shown).await?;
     map_items::add_progress(state, &mut shown, &snapshot.instance).await?;
+    slow_marks::add(state, &snapshot.instance, &mut shown).await?;
     Ok(shown)
 }
 
@@ -340,6 +342,9 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         child: None,
         child_status: None,
         items: None,
+        slow: false,
+        slow_after_ms: None,
+        slow_basis: None,
     });
     InstanceDetail {
         summary: summary(&s.instance, workflow_name),
