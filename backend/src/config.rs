@@ -187,6 +187,19 @@ pub struct ServeConfig {
     /// How often the p95 thresholds of running nodes are recomputed, in ms.
     #[arg(long, env = "TRELLIS_SLOW_REFRESH_MS", default_value_t = 30_000)]
     pub slow_refresh_ms: u64,
+    /// One alert delivery attempt's deadline, in ms.
+    #[arg(long, env = "TRELLIS_ALERT_TIMEOUT_MS", default_value_t = 10_000)]
+    pub alert_timeout_ms: u64,
+    /// The wait before an alert delivery's second attempt, in ms; doubled for each later one.
+    #[arg(long, env = "TRELLIS_ALERT_BACKOFF_MS", default_value_t = 5_000)]
+    pub alert_backoff_ms: u64,
+    /// Alert deliveries one process posts at once.
+    #[arg(long, env = "TRELLIS_ALERT_CONCURRENCY", default_value_t = 8)]
+    pub alert_concurrency: usize,
+    /// How often due alert deliveries are looked for and `slow` and `queue_depth` rules
+    /// judged, in ms.
+    #[arg(long, env = "TRELLIS_ALERT_POLL_MS", default_value_t = 1_000)]
+    pub alert_poll_ms: u64,
 }
 
 /// Who may read `/metrics` (it names workflows and shows load).
@@ -198,6 +211,17 @@ pub enum MetricsAccess {
 }
 
 impl ServeConfig {
+    /// How alert deliveries are sent (`crate::alerts`).
+    pub fn alert_settings(&self) -> crate::alerts::AlertSettings {
+        let ms = |ms: u64, least: u64| std::time::Duration::from_millis(ms.max(least));
+        crate::alerts::AlertSettings {
+            timeout: ms(self.alert_timeout_ms, 100),
+            backoff: ms(self.alert_backoff_ms, 10),
+            concurrency: self.alert_concurrency.max(1),
+            every: ms(self.alert_poll_ms, 10),
+        }
+    }
+
     /// How nodes without `stuck_after_ms` are judged slow (a factor below 1 would flag the
     /// usual run, so it is held at 1).
     pub fn slow_rule(&self) -> crate::slow::SlowRule {
@@ -259,6 +283,10 @@ impl ServeConfig {
             slow_factor: 3.0,
             slow_floor_ms: 1_000,
             slow_refresh_ms: 30_000,
+            alert_timeout_ms: 10_000,
+            alert_backoff_ms: 5_000,
+            alert_concurrency: 8,
+            alert_poll_ms: 1_000,
         }
     }
 }

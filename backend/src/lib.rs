@@ -16,6 +16,7 @@
 //! * [`digest`]: SHA-256, for what is named or compared without being kept.
 //! * [`http_client`]: the one builder of outbound HTTP clients (rustls on ring, Mozilla roots).
 
+pub mod alerts;
 pub mod audit;
 pub mod auth;
 pub mod cli;

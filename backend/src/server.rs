@@ -37,6 +37,7 @@ pub struct Server {
     jobs: JobLoop,
     sweeper: Sweeper,
     slow: crate::slow::Refresher,
+    alerts: (crate::alerts::send::Sender, crate::alerts::watch::Watcher),
     drain: std::time::Duration,
     audit_writer: JoinHandle<()>,
 }
@@ -72,6 +73,10 @@ impl Server {
             serve.slow_rule(),
             std::time::Duration::from_millis(serve.slow_refresh_ms),
         );
+        let alerts = (
+            crate::alerts::send::Sender::new(store.clone(), engine.config().http_allow.clone(), serve.alert_settings()),
+            crate::alerts::watch::Watcher::new(store.clone(), serve.public_url.clone(), serve.alert_settings().every),
+        );
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
         let sign_in = Arc::default();
@@ -84,7 +89,19 @@ impl Server {
             audit,
             sign_in,
         };
-        Ok(Server { addr, listener, app: http::router(state), engine, fires, jobs, sweeper, slow, drain, audit_writer })
+        Ok(Server {
+            addr,
+            listener,
+            app: http::router(state),
+            engine,
+            fires,
+            jobs,
+            sweeper,
+            slow,
+            alerts,
+            drain,
+            audit_writer,
+        })
     }
 
     /// Serves and schedules until `shutdown` resolves; then stops taking requests and new
@@ -95,6 +112,8 @@ impl Server {
         let jobs = tokio::spawn(self.jobs.run(stopped.clone()));
         let sweeper = tokio::spawn(self.sweeper.run(stopped.clone()));
         let slow = tokio::spawn(self.slow.run(stopped.clone()));
+        let (sender, watcher) = self.alerts;
+        let alerts = (tokio::spawn(sender.run(stopped.clone())), tokio::spawn(watcher.run(stopped.clone())));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
@@ -116,6 +135,8 @@ impl Server {
         jobs.await?;
         sweeper.await?;
         slow.await?;
+        alerts.0.await?;
+        alerts.1.await?;
         // The router (and with it the audit queue's sender) is gone: write out what is queued.
         if tokio::time::timeout(std::time::Duration::from_secs(5), self.audit_writer).await.is_err() {
             tracing::warn!("gave up writing the last audit rows");

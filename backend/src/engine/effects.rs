@@ -170,11 +170,14 @@ impl Applied<'_> {
         writes.events.extend(self.tracer.finished(from, status, u.error.clone()));
         writes.wake = parent_wake(&self.snapshot.instance, status, &u, now);
         let error = u.error.clone();
+        let alert =
+            super::alert_items::work_item(self.tracer.instance.run, status, error.as_deref(), u.failure.as_ref(), now);
         writes.instance = Some(u);
         writes.clear_work = true;
         writes.new_work.clear();
         let run = self.tracer.instance.run;
         writes.new_work.extend(super::failure_handler::work_item(plan, run, status, failed_node, error, now));
+        writes.new_work.extend(alert);
     }
 
     /// A status the machine changed that nothing above wrote (a pause, a resume).

@@ -5,6 +5,7 @@
 
 mod actions;
 mod admission;
+mod alert_items;
 pub mod callee;
 mod children;
 mod commit;
@@ -118,6 +119,11 @@ impl Engine {
 
     /// Where user code runs: node expressions and scripts, and also validation, previews,
     /// concurrency keys and webhook mappings.
+    /// The settings the engine runs with (the outbound policy, the public URL).
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
     pub fn sandbox(&self) -> &Arc<Sandbox> {
         &self.runtime.sandbox
     }

@@ -228,6 +228,7 @@ impl Engine {
                 self.child_done(&plan.nodes[node].id, node, attempt, item.payload.as_ref().map(|p| &p.0), &context)
             }
             (WorkKind::OnFailure, _) => return self.start_failure_handler(item, &plan).await,
+            (WorkKind::Alert, _) => return self.raise_alerts(item, &plan).await,
             (WorkKind::CancelChildren, _) => {
                 self.cancel_children(item.instance_id).await?;
                 self.consume(item.instance_id, &fence).await?;
@@ -315,7 +316,7 @@ impl Engine {
 
 impl Engine {
     /// Consumes a work item (fenced) without changing its instance.
-    async fn consume(&self, instance: uuid::Uuid, fence: &Fence) -> anyhow::Result<()> {
+    pub(super) async fn consume(&self, instance: uuid::Uuid, fence: &Fence) -> anyhow::Result<()> {
         self.store.transition(instance, Some(fence), &|_| Writes::default()).await?;
         Ok(())
     }

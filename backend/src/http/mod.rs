@@ -17,8 +17,8 @@ use axum::Router;
 use middleware::error::{problem, problem_response};
 use middleware::{audit_trail, csrf, edge, headers};
 use resources::{
-    api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts, secrets,
-    session, spa, stats, tasks, trigger_management, users, versions, views, workflows,
+    alerts, api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts,
+    secrets, session, spa, stats, tasks, trigger_management, users, versions, views, workflows,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,6 +65,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(scripts::router())
         .merge(secrets::router())
         .merge(views::router())
+        .merge(alerts::router())
         .merge(openapi::router())
 }
 

@@ -134,6 +134,9 @@ pub enum WorkKind {
     /// Start the workflow's `on_failure` handler for the run that just ended badly (written
     /// by the transaction that ends the instance, so it happens once whatever crashes).
     OnFailure,
+    /// Record the alerts of the run that just ended badly (written by the transaction that
+    /// ends the instance, like `OnFailure`; see `crate::alerts`).
+    Alert,
     /// A kind this build does not know (a newer Trellis wrote it): consumed without effect,
     /// never written.
     Unknown,
@@ -151,13 +154,14 @@ impl WorkKind {
             WorkKind::ChildDone => "child_done",
             WorkKind::CancelChildren => "cancel_children",
             WorkKind::OnFailure => "on_failure",
+            WorkKind::Alert => "alert",
             WorkKind::Unknown => "unknown",
         }
     }
 
     pub fn parse(name: &str) -> Option<WorkKind> {
         use WorkKind::*;
-        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task, ChildDone, CancelChildren, OnFailure]
+        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task, ChildDone, CancelChildren, OnFailure, Alert]
             .into_iter()
             .find(|k| k.as_str() == name)
     }

@@ -6,6 +6,7 @@
 
 mod account_sql;
 mod admission_sql;
+mod alert_sql;
 mod audit_sql;
 mod backend;
 mod batch;
@@ -39,6 +40,7 @@ mod work_sql;
 
 pub use account_sql::{AccountStore, SessionUser};
 pub use admission_sql::AdmissionQueue;
+pub use alert_sql::{AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, DueAlert, NewDelivery};
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use batch::{Step, StepDecide};
 pub use engine_records::*;
@@ -161,6 +163,7 @@ pub trait Store:
     + MapStore
     + ViewStore
     + SlowStore
+    + AlertStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

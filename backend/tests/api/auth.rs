@@ -215,6 +215,11 @@ async fn every_api_route_refuses_anonymous_callers(app: TestApp) {
         ("GET", "/api/v1/views".to_owned()),
         ("POST", "/api/v1/views".to_owned()),
         ("DELETE", format!("/api/v1/views/{id}")),
+        ("GET", "/api/v1/alerts".to_owned()),
+        ("POST", "/api/v1/alerts".to_owned()),
+        ("DELETE", format!("/api/v1/alerts/{id}")),
+        ("POST", format!("/api/v1/alerts/{id}/test")),
+        ("GET", format!("/api/v1/alerts/{id}/deliveries")),
     ];
     for (method, path) in routes {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

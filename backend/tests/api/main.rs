@@ -4,6 +4,7 @@
 mod common;
 
 mod actions;
+mod alerts;
 mod audit;
 mod auth;
 mod bad_input;

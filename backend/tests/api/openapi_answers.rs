@@ -105,6 +105,7 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     tasks_and_scripts(&mut c).await;
     secrets(&mut c).await;
     saved_views(&mut c).await;
+    alerts(&mut c).await;
     let unreached = c.unreached();
     assert!(unreached.is_empty(), "operations never called: {unreached:?}");
 }
@@ -320,4 +321,21 @@ async fn saved_views(c: &mut Checked<'_>) {
     let path = format!("/api/v1/views/{}", id(&created));
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 204);
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 404);
+async fn alerts(c: &mut Checked<'_>) {
+    let list = "/api/v1/alerts";
+    // Port 9 on loopback (allowed in tests) refuses the connection: the test answers 200, undelivered.
+    let rule = json!({"name": "ops", "when": "failed", "url": "http://127.0.0.1:9/hook", "dedupe_ms": 1000});
+    let (status, created) = c.send("POST", list, list, Some(rule)).await;
+    assert_eq!(status, 201);
+    let refused = json!({"name": "ops", "when": "failed", "url": "http://10.0.0.1/hook"});
+    assert_eq!(c.send("POST", list, list, Some(refused)).await.0, 422);
+    assert_eq!(c.send("GET", list, list, None).await.0, 200);
+    let id = id(&created);
+    let (test, deliveries) = ("/api/v1/alerts/{id}/test", "/api/v1/alerts/{id}/deliveries");
+    assert_eq!(c.send("POST", test, &format!("/api/v1/alerts/{id}/test"), Some(json!({}))).await.0, 200);
+    assert_eq!(c.send("GET", deliveries, &format!("/api/v1/alerts/{id}/deliveries"), None).await.0, 200);
+    let one = "/api/v1/alerts/{id}";
+    assert_eq!(c.send("DELETE", one, &format!("/api/v1/alerts/{id}"), None).await.0, 204);
+    assert_eq!(c.send("DELETE", one, &format!("/api/v1/alerts/{id}"), None).await.0, 404);
+    assert_eq!(c.send("GET", deliveries, &format!("/api/v1/alerts/{id}/deliveries"), None).await.0, 404);
 }

@@ -7,6 +7,7 @@
 //! few that are sometimes absent and otherwise possibly `null` use [`double_option`].
 
 mod access;
+mod alerts;
 mod content;
 mod filter;
 mod insights;
@@ -20,6 +21,7 @@ mod views;
 mod workflows;
 
 pub use access::*;
+pub use alerts::*;
 pub use content::*;
 pub use filter::*;
 pub use insights::*;

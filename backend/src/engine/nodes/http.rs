@@ -39,6 +39,48 @@ impl OutboundPolicy {
     pub fn permits(&self, ip: IpAddr) -> bool {
         is_public(ip) || self.allow.iter().any(|net| net.contains(&ip))
     }
+
+    /// Whether a request to `url` may be made now: an `http(s)` URL whose literal address, or
+    /// at least one of whose resolved addresses, the policy permits (alert receivers are
+    /// checked with it when saved; the client of [`guarded_client`] checks every connection).
+    pub async fn check_url(&self, url: &str) -> Result<(), String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL ({e})"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("unsupported scheme `{}`; use http or https", parsed.scheme()));
+        }
+        let refused = |ip: IpAddr| format!("{ip} is outside the outbound policy; allow it with TRELLIS_HTTP_ALLOW");
+        match parsed.host() {
+            Some(url::Host::Ipv4(ip)) if !self.permits(IpAddr::V4(ip)) => Err(refused(IpAddr::V4(ip))),
+            Some(url::Host::Ipv6(ip)) if !self.permits(IpAddr::V6(ip)) => Err(refused(IpAddr::V6(ip))),
+            Some(url::Host::Domain(name)) => {
+                let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, 0))
+                    .await
+                    .map_err(|_| format!("`{name}` does not resolve"))?
+                    .collect();
+                if addrs.iter().any(|a| self.permits(a.ip())) {
+                    Ok(())
+                } else {
+                    Err(format!("`{name}` resolves only to addresses outside the outbound policy (TRELLIS_HTTP_ALLOW)"))
+                }
+            }
+            Some(_) => Ok(()),
+            None => Err("the URL names no host".into()),
+        }
+    }
+}
+
+/// A client held to `policy` on every connection (resolved addresses filtered; no proxy, no
+/// redirects): what `http` nodes and alert deliveries send with. Literal addresses never reach
+/// the resolver: check them first ([`OutboundPolicy::check_url`]).
+pub fn guarded_client(policy: Arc<OutboundPolicy>) -> reqwest::Client {
+    crate::http_client::builder()
+        .dns_resolver(Arc::new(PolicyResolver(policy)))
+        .redirect(reqwest::redirect::Policy::none())
+        // A proxy would resolve and reach the target itself, around the policy.
+        .no_proxy()
+        .user_agent(concat!("trellis/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("an HTTP client")
 }
 
 fn is_public(ip: IpAddr) -> bool {
@@ -107,15 +149,7 @@ pub struct HttpRunner {
 impl HttpRunner {
     pub fn new(policy: OutboundPolicy) -> Self {
         let policy = Arc::new(policy);
-        let client = crate::http_client::builder()
-            .dns_resolver(Arc::new(PolicyResolver(policy.clone())))
-            .redirect(reqwest::redirect::Policy::none())
-            // A proxy would resolve and reach the target itself, around the policy.
-            .no_proxy()
-            .user_agent(concat!("trellis/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("an HTTP client");
-        HttpRunner { client, policy }
+        HttpRunner { client: guarded_client(policy.clone()), policy }
     }
 
     pub async fn run(&self, a: &Attempt<'_>, sandbox: &Sandbox) -> NodeResult {

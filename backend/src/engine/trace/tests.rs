@@ -170,6 +170,7 @@ impl Sim {
             | WorkKind::ChildDone
             | WorkKind::CancelChildren
             | WorkKind::OnFailure
+            | WorkKind::Alert
             | WorkKind::Unknown => return,
         };
         self.step(event, detail);

@@ -3,6 +3,7 @@
 //! probes, metrics and webhook deliveries (`probes`, `hooks`) at the root, and the web app
 //! (`spa`) as the fallback. `callees` and `sign_in` are checks the resources beside them share.
 
+pub mod alerts;
 pub mod api_keys;
 pub mod audit_log;
 pub mod bulk_jobs;

@@ -11,6 +11,7 @@ use super::Store;
 
 mod accounts;
 mod admission;
+mod alerts;
 mod audit;
 mod insights;
 mod instances;

@@ -1,0 +1,169 @@
+//! The periodic rules: `slow` (a running instance with a node past its slow threshold, once
+//! per run) and `queue_depth` (more than `threshold` queued, continuously for `for_ms`, once
+//! per stretch). Every process judges them; the delivery keys are the same in each —
+//! `slow:{instance}:{run}`, and `queue_depth:{over_since}` where `over_since` is stored on the
+//! rule by compare-and-swap — so however many judge, each alert is recorded once.
+
+use super::{instance_body, instance_url, queue_body, InstanceFacts};
+use crate::store::{AlertRuleRow, DynStore, InstanceQuery, NewDelivery, Snapshot};
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+use tokio::sync::watch;
+use trellis_model::api::AlertWhen;
+use trellis_model::{InstanceStatus, NodeStatus};
+use uuid::Uuid;
+
+/// Slow instances looked at per round, newest first.
+const SLOW_PER_ROUND: i64 = 200;
+
+pub struct Watcher {
+    store: DynStore,
+    public_url: Option<String>,
+    every: Duration,
+}
+
+impl Watcher {
+    pub fn new(store: DynStore, public_url: Option<String>, every: Duration) -> Watcher {
+        Watcher { store, public_url, every }
+    }
+
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        while !*shutdown.borrow() {
+            if let Err(e) = self.round().await {
+                tracing::warn!(error = %e, "judging slow and queue alert rules failed; trying again next round");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.every) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+    }
+
+    pub async fn round(&self) -> crate::store::Result<()> {
+        let slow_rules = self.store.alert_rules_on(AlertWhen::Slow.as_str(), None).await?;
+        if !slow_rules.is_empty() {
+            self.judge_slow(&slow_rules).await?;
+        }
+        for rule in self.store.alert_rules_on(AlertWhen::QueueDepth.as_str(), None).await? {
+            self.judge_queue(&rule).await?;
+        }
+        Ok(())
+    }
+
+    async fn judge_slow(&self, rules: &[AlertRuleRow]) -> crate::store::Result<()> {
+        let now = Utc::now();
+        let query = InstanceQuery { slow_at: Some(now), limit: SLOW_PER_ROUND, ..InstanceQuery::default() };
+        for row in self.store.list_instances(&query).await? {
+            let matching: Vec<&AlertRuleRow> =
+                rules.iter().filter(|r| r.workflow_id.is_none_or(|w| w == row.workflow_id)).collect();
+            if matching.is_empty() {
+                continue;
+            }
+            let Some(snapshot) = self.store.get_instance(row.id).await? else { continue };
+            let Some((node, threshold)) = self.slow_node(&snapshot, now).await? else { continue };
+            let name = self.store.get_workflow(row.workflow_id).await?.map(|w| w.name).unwrap_or_default();
+            let facts = InstanceFacts {
+                event: AlertWhen::Slow,
+                instance: row.id,
+                run: i64::from(row.run),
+                version: row.version,
+                workflow: row.workflow_id,
+                workflow_name: &name,
+                status: InstanceStatus::Running.as_str(),
+                error: None,
+                failed_node: None,
+                slow_node: Some((&node, threshold)),
+            };
+            let url = instance_url(self.public_url.as_deref(), row.id);
+            for rule in matching {
+                let body = instance_body((&rule.id, &rule.name), &facts, &url);
+                let key = format!("slow:{}:{}", row.id, row.run);
+                self.record(rule, AlertWhen::Slow, key, Some(row.id), body, now).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The first node of the instance past its threshold at `now`, with the threshold.
+    async fn slow_node(&self, snapshot: &Snapshot, now: DateTime<Utc>) -> crate::store::Result<Option<(String, i64)>> {
+        let row = &snapshot.instance;
+        let thresholds = self.store.slow_thresholds(row.workflow_id, row.version).await?;
+        Ok(snapshot.nodes.iter().filter(|n| matches!(n.status, NodeStatus::Running | NodeStatus::Waiting)).find_map(
+            |n| {
+                let t = thresholds.iter().find(|t| t.node_id == n.node_id)?;
+                let started = n.started_at?;
+                crate::slow::is_past(started, t.threshold_ms, now).then(|| (n.node_id.clone(), t.threshold_ms))
+            },
+        ))
+    }
+
+    async fn judge_queue(&self, rule: &AlertRuleRow) -> crate::store::Result<()> {
+        let threshold = rule.threshold.unwrap_or(0);
+        let query = InstanceQuery {
+            workflow: rule.workflow_id,
+            statuses: vec![InstanceStatus::Queued],
+            ..InstanceQuery::default()
+        };
+        let depth: i64 = self.store.count_instances(&query).await?.iter().map(|(_, n)| n).sum();
+        if depth <= threshold {
+            if rule.over_since.is_some() {
+                self.store.clear_over(rule.id).await?;
+            }
+            return Ok(());
+        }
+        let now = Utc::now();
+        let since = match rule.over_since {
+            Some(since) => since,
+            None => {
+                self.store.mark_over(rule.id, now).await?;
+                // Another process may have marked it first: its time is the stretch's key.
+                match self.store.alert_rule(rule.id).await?.and_then(|r| r.over_since) {
+                    Some(since) => since,
+                    None => return Ok(()),
+                }
+            }
+        };
+        let for_ms = rule.for_ms.unwrap_or(0);
+        if (now - since).num_milliseconds() < for_ms {
+            return Ok(());
+        }
+        let workflow = match rule.workflow_id {
+            Some(id) => Some((id, self.store.get_workflow(id).await?.map(|w| w.name).unwrap_or_default())),
+            None => None,
+        };
+        let body = queue_body(
+            (&rule.id, &rule.name),
+            workflow.as_ref().map(|(id, n)| (*id, n.as_str())),
+            depth,
+            threshold,
+            for_ms,
+        );
+        let key = format!("queue_depth:{}", since.timestamp_millis());
+        self.record(rule, AlertWhen::QueueDepth, key, None, body, now).await
+    }
+
+    async fn record(
+        &self,
+        rule: &AlertRuleRow,
+        event: AlertWhen,
+        source_key: String,
+        instance: Option<Uuid>,
+        body: serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> crate::store::Result<()> {
+        let delivery = NewDelivery {
+            id: Uuid::now_v7(),
+            rule_id: rule.id,
+            event: event.as_str().to_owned(),
+            source_key,
+            group_key: None,
+            instance_id: instance,
+            body: body.to_string(),
+            now,
+            dedupe_since: None,
+            sent: None,
+        };
+        self.store.record_delivery(&delivery).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! `alert_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::alert_sql::{
+    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, DueAlert, NewDelivery, ATTEMPTS_OF_RULE, CLEAR_OVER,
+    DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY, GROUP_LEADER, HAS_DELIVERY, INSERT_ATTEMPT, INSERT_DELIVERY,
+    INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON, RULES_ON_WORKFLOW,
+};
+use crate::store::backend::Backend;
+use crate::store::Result;
+use chrono::{DateTime, Utc};
+use const_format::concatcp;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
+const SKIP_LOCKED: &str = <Store as Backend>::SKIP_LOCKED;
+/// Taken before deciding whether an alert is suppressed, so two processes recording failures
+/// of one group at once agree on which is delivered.
+const LOCK_RULE: &str = concatcp!("SELECT id FROM alert_rules WHERE id = $1", LOCK_ROW);
+const CLAIM: &str = concatcp!(
+    "UPDATE alert_deliveries SET lease_owner = $1, lease_until = $3 WHERE id IN (SELECT id FROM alert_deliveries \
+    WHERE status = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2) \
+    ORDER BY next_attempt_at LIMIT $4",
+    SKIP_LOCKED,
+    ") AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $2) RETURNING id, rule_id, body, attempts"
+);
+
+#[async_trait::async_trait]
+impl crate::store::AlertStore for Store {
+    async fn insert_alert_rule(&self, r: &AlertRuleRow) -> Result<()> {
+        let _guard = self.write_guard().await;
+        sqlx::query(INSERT_RULE)
+            .bind(r.id)
+            .bind(&r.name)
+            .bind(&r.event)
+            .bind(r.workflow_id)
+            .bind(&r.url)
+            .bind(&r.secret)
+            .bind(r.threshold)
+            .bind(r.for_ms)
+            .bind(r.dedupe_ms)
+            .bind(r.over_since)
+            .bind(&r.created_by)
+            .bind(r.created_at)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    async fn alert_rules(&self) -> Result<Vec<AlertRuleRow>> {
+        Ok(sqlx::query_as(RULES).fetch_all(self.pool()).await?)
+    }
+
+    async fn alert_rule(&self, id: Uuid) -> Result<Option<AlertRuleRow>> {
+        Ok(sqlx::query_as(RULE).bind(id).fetch_optional(self.pool()).await?)
+    }
+
+    async fn delete_alert_rule(&self, id: Uuid) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        Ok(sqlx::query(DELETE_RULE).bind(id).execute(self.pool()).await?.rows_affected() == 1)
+    }
+
+    async fn alert_rules_on(&self, event: &str, workflow: Option<Uuid>) -> Result<Vec<AlertRuleRow>> {
+        let rows = match workflow {
+            Some(w) => sqlx::query_as(RULES_ON_WORKFLOW).bind(event).bind(w).fetch_all(self.pool()).await?,
+            None => sqlx::query_as(RULES_ON).bind(event).fetch_all(self.pool()).await?,
+        };
+        Ok(rows)
+    }
+
+    async fn record_delivery(&self, new: &NewDelivery) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        let rule: Option<(Uuid,)> = sqlx::query_as(LOCK_RULE).bind(new.rule_id).fetch_optional(&mut *tx).await?;
+        if rule.is_none() {
+            return Ok(false);
+        }
+        let known: Option<(Uuid,)> =
+            sqlx::query_as(HAS_DELIVERY).bind(new.rule_id).bind(&new.source_key).fetch_optional(&mut *tx).await?;
+        if known.is_some() {
+            return Ok(false);
+        }
+        let leader: Option<(Uuid,)> = match (&new.group_key, new.dedupe_since) {
+            (Some(group), Some(since)) => {
+                sqlx::query_as(GROUP_LEADER).bind(new.rule_id).bind(group).bind(since).fetch_optional(&mut *tx).await?
+            }
+            _ => None,
+        };
+        let (status, next) = match (leader, &new.sent) {
+            (Some(_), _) => ("suppressed", None),
+            (None, Some((true, _))) => ("delivered", None),
+            (None, Some((false, _))) => ("failed", None),
+            (None, None) => ("pending", Some(new.now)),
+        };
+        sqlx::query(INSERT_DELIVERY)
+            .bind(new.id)
+            .bind(new.rule_id)
+            .bind(&new.event)
+            .bind(&new.source_key)
+            .bind(&new.group_key)
+            .bind(new.instance_id)
+            .bind(&new.body)
+            .bind(status)
+            .bind(leader.map(|(id,)| id))
+            .bind(i32::from(new.sent.is_some()))
+            .bind(next)
+            .bind(new.now)
+            .execute(&mut *tx)
+            .await?;
+        if let Some((_, a)) = &new.sent {
+            sqlx::query(INSERT_ATTEMPT)
+                .bind(new.id)
+                .bind(a.attempt)
+                .bind(a.at)
+                .bind(a.status_code)
+                .bind(&a.error)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<DueAlert>> {
+        let claimed: Vec<(Uuid, Uuid, String, i32)> = {
+            let _guard = self.write_guard().await;
+            sqlx::query_as(CLAIM).bind(owner).bind(now).bind(until).bind(limit).fetch_all(self.pool()).await?
+        };
+        let mut rules: HashMap<Uuid, Option<AlertRuleRow>> = HashMap::new();
+        let mut due = Vec::with_capacity(claimed.len());
+        for (id, rule_id, body, attempts) in claimed {
+            if let std::collections::hash_map::Entry::Vacant(slot) = rules.entry(rule_id) {
+                slot.insert(self.alert_rule(rule_id).await?);
+            }
+            if let Some(Some(rule)) = rules.get(&rule_id) {
+                due.push(DueAlert { id, body, attempts, url: rule.url.clone(), secret: rule.secret.clone() });
+            }
+        }
+        Ok(due)
+    }
+
+    async fn finish_attempt(&self, a: &AlertAttemptRow, owner: &str, after: AfterAttempt) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        let (status, next) = match after {
+            AfterAttempt::Delivered => ("delivered", None),
+            AfterAttempt::RetryAt(at) => ("pending", Some(at)),
+            AfterAttempt::GaveUp => ("failed", None),
+        };
+        let moved = sqlx::query(FINISH_DELIVERY)
+            .bind(a.delivery_id)
+            .bind(owner)
+            .bind(status)
+            .bind(a.attempt)
+            .bind(next)
+            .execute(&mut *tx)
+            .await?;
+        if moved.rows_affected() != 1 {
+            return Ok(false);
+        }
+        sqlx::query(INSERT_ATTEMPT)
+            .bind(a.delivery_id)
+            .bind(a.attempt)
+            .bind(a.at)
+            .bind(a.status_code)
+            .bind(&a.error)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn deliveries_of(&self, rule: Uuid, limit: i64) -> Result<(Vec<AlertDeliveryRow>, Vec<AlertAttemptRow>)> {
+        let deliveries: Vec<AlertDeliveryRow> =
+            sqlx::query_as(DELIVERIES_OF).bind(rule).bind(limit).fetch_all(self.pool()).await?;
+        let Some(oldest) = deliveries.iter().map(|d| d.created_at).min() else { return Ok((deliveries, Vec::new())) };
+        let attempts = sqlx::query_as(ATTEMPTS_OF_RULE).bind(rule).bind(oldest).fetch_all(self.pool()).await?;
+        Ok((deliveries, attempts))
+    }
+
+    async fn mark_over(&self, rule: Uuid, now: DateTime<Utc>) -> Result<()> {
+        let _guard = self.write_guard().await;
+        sqlx::query(MARK_OVER).bind(rule).bind(now).execute(self.pool()).await?;
+        Ok(())
+    }
+
+    async fn clear_over(&self, rule: Uuid) -> Result<()> {
+        let _guard = self.write_guard().await;
+        sqlx::query(CLEAR_OVER).bind(rule).execute(self.pool()).await?;
+        Ok(())
+    }
+}
