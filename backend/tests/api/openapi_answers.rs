@@ -321,6 +321,8 @@ async fn saved_views(c: &mut Checked<'_>) {
     let path = format!("/api/v1/views/{}", id(&created));
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 204);
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 404);
+}
+
 async fn alerts(c: &mut Checked<'_>) {
     let list = "/api/v1/alerts";
     // Port 9 on loopback (allowed in tests) refuses the connection: the test answers 200, undelivered.
