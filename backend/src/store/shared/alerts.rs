@@ -26,6 +26,21 @@ const CLAIM: &str = concatcp!(
     ") AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $2) RETURNING id, rule_id, body, attempts"
 );
 
+type Db = <Store as Backend>::Db;
+
+/// Logs one attempt of delivery `delivery`, in the transaction that moved it on.
+async fn insert_attempt(tx: &mut sqlx::Transaction<'_, Db>, delivery: Uuid, a: &AlertAttemptRow) -> Result<()> {
+    sqlx::query(INSERT_ATTEMPT)
+        .bind(delivery)
+        .bind(a.attempt)
+        .bind(a.at)
+        .bind(a.status_code)
+        .bind(&a.error)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 #[async_trait::async_trait]
 impl crate::store::AlertStore for Store {
     async fn insert_alert_rule(&self, r: &AlertRuleRow) -> Result<()> {
@@ -109,14 +124,7 @@ impl crate::store::AlertStore for Store {
             .execute(&mut *tx)
             .await?;
         if let Some((_, a)) = &new.sent {
-            sqlx::query(INSERT_ATTEMPT)
-                .bind(new.id)
-                .bind(a.attempt)
-                .bind(a.at)
-                .bind(a.status_code)
-                .bind(&a.error)
-                .execute(&mut *tx)
-                .await?;
+            insert_attempt(&mut tx, new.id, a).await?;
         }
         tx.commit().await?;
         Ok(true)
@@ -165,14 +173,7 @@ impl crate::store::AlertStore for Store {
         if moved.rows_affected() != 1 {
             return Ok(false);
         }
-        sqlx::query(INSERT_ATTEMPT)
-            .bind(a.delivery_id)
-            .bind(a.attempt)
-            .bind(a.at)
-            .bind(a.status_code)
-            .bind(&a.error)
-            .execute(&mut *tx)
-            .await?;
+        insert_attempt(&mut tx, a.delivery_id, a).await?;
         tx.commit().await?;
         Ok(true)
     }
