@@ -43,6 +43,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       ...env,
       DATABASE_URL: `sqlite://${path.join(dataDir, 'trellis.db')}`,
       TRELLIS_ADMIN_PASSWORD: password,
+      // The alert e2e posts to a receiver the test runs on loopback; everything else stays refused.
+      TRELLIS_HTTP_ALLOW: '127.0.0.1/32',
       NO_COLOR: '1',
       RUST_LOG: process.env.RUST_LOG || 'info',
     },

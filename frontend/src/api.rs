@@ -38,6 +38,26 @@ pub async fn list_workflows(
     fetch(Request::get(&url).build()).await
 }
 
+/// The most workflows a workflow picker offers.
+pub const WORKFLOW_CHOICES: usize = 2_000;
+
+/// `(id, name)` of every workflow (archived ones too when `archived`), by name, page after page
+/// up to `cap`: the choices of a workflow picker, which must not stop at the first page.
+pub async fn workflow_names(archived: bool, cap: usize) -> Result<Vec<(String, String)>, ApiError> {
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = list_workflows(None, cursor.as_deref(), archived).await?;
+        all.extend(page.items.into_iter().map(|w| (w.id, w.name)));
+        cursor = page.next_cursor;
+        if cursor.is_none() || all.len() >= cap {
+            break;
+        }
+    }
+    all.sort_by_cached_key(|w| w.1.to_lowercase());
+    Ok(all)
+}
+
 pub async fn create_workflow(body: &CreateWorkflow) -> Result<Workflow, ApiError> {
     fetch(Request::post(&urls::workflows()).json(body)).await
 }

@@ -1,6 +1,7 @@
 //! The root component: the router, the sign-in page, and the pages inside the layout.
 
 use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
+use crate::components::alerts::alerts_page::AlertsPage;
 use crate::components::compare::compare_page::ComparePage;
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
@@ -27,6 +28,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/users") view=UsersPage />
                     <Route path=path!("/audit") view=AuditPage />
                     <Route path=path!("/secrets") view=SecretsPage />
+                    <Route path=path!("/alerts") view=AlertsPage />
                     <Route path=path!("/retention") view=RetentionPage />
                     <Route path=path!("/workflows") view=WorkflowsPage />
                     <Route path=path!("/instances") view=InstancesPage />

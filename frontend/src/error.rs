@@ -32,6 +32,17 @@ impl ApiError {
         matches!(self, ApiError::Problem(p) if p.status == 401)
     }
 
+    /// What the server said of one field (a problem's issue whose `path` is `field`), to show
+    /// beside that field.
+    pub fn field_message(&self, field: &str) -> Option<String> {
+        match self {
+            ApiError::Problem(p) => {
+                p.errors.iter().find(|i| i.path.as_deref() == Some(field)).map(|i| i.message.clone())
+            }
+            ApiError::Transport(_) => None,
+        }
+    }
+
     /// The sentence to show a person: the problem's detail when the server gave one, else its title.
     pub fn message(&self) -> String {
         match self {

@@ -4,6 +4,7 @@
 // The pure modules are used only by the browser components, so natively they look dead.
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
+mod alert_rules;
 mod bulk;
 mod charts;
 mod compare;
@@ -24,6 +25,8 @@ mod webhook_example;
 mod api;
 #[cfg(target_arch = "wasm32")]
 mod api_admin;
+#[cfg(target_arch = "wasm32")]
+mod api_alerts;
 #[cfg(target_arch = "wasm32")]
 mod api_secrets;
 #[cfg(target_arch = "wasm32")]

@@ -34,6 +34,7 @@ pub fn page_title(path: &str) -> &'static str {
         ["retention"] => "Retention",
         ["audit"] => "Audit log",
         ["secrets"] => "Secrets",
+        ["alerts"] => "Alerts",
         _ => "Page not found",
     }
 }

@@ -1,5 +1,5 @@
 //! The bar across the top: the app name, the sections (Dashboard, Workflows, Instances, Failures,
-//! Jobs; Secrets for editors; Users, Retention, Audit for admins; the saved views' menu), who is signed in with which
+//! Jobs; Secrets and Alerts for editors; Users, Retention, Audit for admins; the saved views' menu), who is signed in with which
 //! role, and the way out.
 
 use crate::api;
@@ -22,8 +22,10 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
     ("Triggers", "/triggers", &["/triggers"]),
     ("Jobs", "/jobs", &["/jobs"]),
 ];
-/// The sections for editors and admins (editors see secrets' names to reference them).
-const EDITOR_SECTIONS: &[(&str, &str, &[&str])] = &[("Secrets", "/secrets", &["/secrets"])];
+/// The sections for editors and admins (editors see secrets' names to reference them, and
+/// manage alerts).
+const EDITOR_SECTIONS: &[(&str, &str, &[&str])] =
+    &[("Secrets", "/secrets", &["/secrets"]), ("Alerts", "/alerts", &["/alerts"])];
 /// The sections only admins can use, offered to them alone.
 const ADMIN_SECTIONS: &[(&str, &str, &[&str])] =
     &[("Users", "/users", &["/users"]), ("Retention", "/retention", &["/retention"]), ("Audit", "/audit", &["/audit"])];

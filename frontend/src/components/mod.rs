@@ -1,6 +1,7 @@
 //! One component per file, named for what it shows.
 
 pub mod admin;
+pub mod alerts;
 pub mod app_header;
 pub mod compare;
 pub mod copy_button;

@@ -40,14 +40,7 @@ fn PolicyField(
     error: RwSignal<Option<ApiError>>,
     on_input: Callback<()>,
 ) -> impl IntoView {
-    let refused = move || {
-        error.with(|e| match e {
-            Some(ApiError::Problem(p)) => {
-                p.errors.iter().find(|i| i.path.as_deref() == Some(key)).map(|i| i.message.clone())
-            }
-            _ => None,
-        })
-    };
+    let refused = move || error.with(|e| e.as_ref().and_then(|e| e.field_message(key)));
     view! {
         <div class="field">
             <label>{label} " "

@@ -43,9 +43,7 @@ pub fn RetentionPage() -> impl IntoView {
     let preview = RwSignal::new(None::<RetentionPreview>);
     let error = RwSignal::new(None::<ApiError>);
     let saved = RwSignal::new(None::<String>);
-    load(api::list_workflows(None, None, false), move |page| {
-        workflows.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
-    });
+    load(api::workflow_names(false, api::WORKFLOW_CHOICES), move |all| workflows.set(all));
     Effect::new(move |_| {
         let scope = scope.get();
         preview.set(None);

@@ -17,7 +17,6 @@ use crate::instance_filter::InstanceFilter;
 use crate::paged::Refresh;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
-use std::collections::HashMap;
 use std::time::Duration;
 use trellis_model::api::{InstanceSummary, Page, StatusCounts};
 use trellis_model::InstanceStatus;
@@ -124,13 +123,7 @@ fn keep_live(paged: InstancePages, filter: Signal<InstanceFilter>) {
 
 /// `(id, name)` of every workflow, archived ones too, by name: the filter's choices.
 fn workflow_choices() -> Signal<Vec<(String, String)>> {
-    let names = RwSignal::new(HashMap::<String, String>::new());
-    load(api::list_workflows(None, None, true), move |page| {
-        names.set(page.items.into_iter().map(|w| (w.id, w.name)).collect());
-    });
-    Signal::derive(move || {
-        let mut all: Vec<(String, String)> = names.get().into_iter().collect();
-        all.sort_by_key(|w| w.1.to_lowercase());
-        all
-    })
+    let names = RwSignal::new(Vec::new());
+    load(api::workflow_names(true, api::WORKFLOW_CHOICES), move |all| names.set(all));
+    names.into()
 }

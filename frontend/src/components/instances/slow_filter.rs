@@ -10,7 +10,7 @@ pub fn SlowFilter(filter: Signal<InstanceFilter>, on_clear: Callback<()>) -> imp
         filter.with(|f| f.slow).then(|| {
             view! {
                 <p class="failure-filter" data-testid="slow-filter">
-                    "⏱ Only running instances with a node past its slow threshold now. "
+                    "⚠ Only running instances with a node past its slow threshold now. "
                     <button type="button" class="link" on:click=move |_| on_clear.run(())>"Show every instance"</button>
                 </p>
             }

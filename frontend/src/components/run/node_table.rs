@@ -67,7 +67,7 @@ fn NodeRow(id: String) -> impl IntoView {
             <td>{id.clone()}</td>
             <td class=move || format!("status run-{}", status())>
                 {move || status().replace('_', " ")}
-                {move || slow().map(|why| view! { " " <span class="slow-mark" data-testid="slow-mark">"⏱ " {why}</span> })}
+                {move || slow().map(|why| view! { " " <span class="slow-mark" data-testid="slow-mark">"⚠ " {why}</span> })}
             </td>
             <td>{attempts}</td>
             <td class="output">

@@ -47,7 +47,7 @@ pub fn RunNode(id: String, shape: Memo<Option<NodeShape>>) -> impl IntoView {
     });
     let label = move || match slow.get() {
         // A marker and a word, not only a colour.
-        Some(_) => format!("⏱ slow · {}", label()),
+        Some(_) => format!("⚠ slow · {}", label()),
         None => label(),
     };
     let tooltip = move || run.with(|(_, n)| n.as_ref().and_then(|(_, e)| e.clone()));
