@@ -30,7 +30,8 @@ pub trait AccountStore: Send + Sync + 'static {
     async fn delete_session(&self, id: Uuid) -> Result<bool>;
     /// `false` if there is no such user. Sessions carry on with the new role.
     async fn set_role(&self, user: Uuid, role: Role) -> Result<bool>;
-    /// Deletes a user and (by the cascade) their sessions; `false` if there is no such user.
+    /// Deletes a user, (by the cascade) their sessions and their private saved views; `false` if
+    /// there is no such user.
     async fn delete_user(&self, user: Uuid) -> Result<bool>;
     /// Every user, by username.
     async fn list_users(&self) -> Result<Vec<UserRecord>>;
@@ -51,6 +52,10 @@ pub(super) const SESSION_USER: &str =
 pub(super) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
 pub(super) const SET_ROLE: &str = "UPDATE users SET role = $1, updated_at = $2 WHERE id = $3";
 pub(super) const DELETE_USER: &str = "DELETE FROM users WHERE id = $1";
+/// A user's or API key's private views go with it (no one else can see them); `$2` is `false`,
+/// bound so the same text serves both dialects' booleans. Shared views stay, under the name
+/// they were saved with, for the team that uses them (an admin may delete them).
+pub(super) const DELETE_PRIVATE_VIEWS: &str = "DELETE FROM saved_views WHERE owner_id = $1 AND shared = $2";
 pub(super) const LIST_USERS: &str =
     "SELECT id, username, password_hash, role, created_at, disabled_at FROM users ORDER BY username";
 pub(super) const SET_USER_DISABLED: &str = "UPDATE users SET disabled_at = $1, updated_at = $2 WHERE id = $3";

@@ -114,7 +114,40 @@ async fn names_and_paths_that_cannot_be_saved_are_refused_naming_the_field(app: 
     problem(app.as_admin(delete(&app, "not-a-uuid")).send().await.unwrap(), 400).await;
 }
 
+async fn a_deleted_users_private_views_go_with_it_and_shared_ones_stay(app: TestApp) {
+    let alice = app.token_for("operator").await;
+    let private: Value =
+        create_as(&app, &alice, json!({"name": "mine", "path": "/instances"})).await.json().await.unwrap();
+    let shared = json!({"name": "team", "path": "/instances?status=failed", "shared": true});
+    let shared: Value = create_as(&app, &alice, shared).await.json().await.unwrap();
+    let users: Value = app.get("/api/v1/users").send().await.unwrap().json().await.unwrap();
+    let users = users["items"].as_array().unwrap();
+    let id = users.iter().find(|u| u["username"] == "operator-user").unwrap()["id"].as_str().unwrap();
+    let gone = app.as_admin(app.client.delete(app.url(&format!("/api/v1/users/{id}")))).send().await.unwrap();
+    assert_eq!(gone.status(), 204);
+
+    // No one could see the private view any more: it is gone (an admin, who may delete any
+    // view by id, finds nothing); the shared one stays in everyone's list.
+    problem(app.as_admin(delete(&app, private["id"].as_str().unwrap())).send().await.unwrap(), 404).await;
+    assert_eq!(names_seen_by(&app, &app.token_for("viewer").await).await, ["team"]);
+    assert_eq!(shared["owner"]["name"], "operator-user");
+}
+
+async fn one_owner_keeps_at_most_a_hundred_views(app: TestApp) {
+    for n in 0..100 {
+        let body = json!({"name": format!("view {n:03}"), "path": "/instances"});
+        assert_eq!(app.post("/api/v1/views").json(&body).send().await.unwrap().status(), 201, "{n}");
+    }
+    let over = json!({"name": "one more", "path": "/instances"});
+    let refused = problem(app.post("/api/v1/views").json(&over).send().await.unwrap(), 409).await;
+    assert!(refused["detail"].as_str().unwrap().contains("delete one first"), "{refused}");
+    let others = app.token_for("editor").await;
+    assert_eq!(create_as(&app, &others, over).await.status(), 201, "the bound is per owner");
+}
+
 both_backends!(
+    a_deleted_users_private_views_go_with_it_and_shared_ones_stay,
+    one_owner_keeps_at_most_a_hundred_views,
     a_view_is_created_listed_by_name_and_deleted,
     another_user_sees_shared_views_but_not_private_ones_and_cannot_delete_them,
     viewers_keep_private_views_but_cannot_share_them,

@@ -28,6 +28,9 @@ pub const MAX_VIEW_PATH_LEN: usize = 2000;
 pub const VIEW_PAGE: &str = "/instances";
 /// The least role that may share a view with everyone (see the module's doc).
 const SHARE_ROLE: Role = Role::Operator;
+/// Views one user or API key may keep: the navigation lists them all, so a bound keeps it usable
+/// (and one caller from filling the table).
+pub const MAX_VIEWS_PER_OWNER: usize = 100;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(delete))
@@ -54,7 +57,7 @@ async fn list(State(state): State<AppState>, auth: Authed<AsViewer>) -> ApiResul
     responses(
         (status = 201, description = "Saved", body = SavedView),
         (status = 403, description = "Only operators and above may share a view", body = Problem),
-        (status = 409, description = "The caller already has a view of that name", body = Problem),
+        (status = 409, description = "The caller already has a view of that name, or as many views as one may keep", body = Problem),
         (status = 422, description = "A name or path that cannot be saved (`errors` names the field)", body = Problem),
     )
 )]
@@ -69,6 +72,12 @@ async fn create(
         return Err(ApiError::Forbidden("viewers keep private views; sharing one needs the operator role".into()));
     }
     let Principal { id: owner_id, name: owner_name, .. } = auth.principal;
+    let owned = state.store.list_views(&owner_id).await?.iter().filter(|v| v.owner_id == owner_id).count();
+    if owned >= MAX_VIEWS_PER_OWNER {
+        return Err(ApiError::Conflict(format!(
+            "you have {owned} views, the most one may keep ({MAX_VIEWS_PER_OWNER}); delete one first"
+        )));
+    }
     let row = ViewRow {
         id: Uuid::now_v7(),
         owner_id,

@@ -2,8 +2,8 @@
 
 use super::Store;
 use crate::store::account_sql::{
-    COUNT_ENABLED_ADMINS, DELETE_EXPIRED_SESSIONS, DELETE_SESSION, DELETE_USER, DELETE_USER_SESSIONS, INSERT_SESSION,
-    LIST_USERS, SESSION_USER, SET_ROLE, SET_USER_DISABLED,
+    COUNT_ENABLED_ADMINS, DELETE_EXPIRED_SESSIONS, DELETE_PRIVATE_VIEWS, DELETE_SESSION, DELETE_USER,
+    DELETE_USER_SESSIONS, INSERT_SESSION, LIST_USERS, SESSION_USER, SET_ROLE, SET_USER_DISABLED,
 };
 use crate::store::backend::Backend;
 use crate::store::Result;
@@ -39,7 +39,10 @@ impl crate::store::AccountStore for Store {
 
     async fn delete_user(&self, user: Uuid) -> Result<bool> {
         let _guard = self.write_guard().await;
-        let done = sqlx::query(DELETE_USER).bind(user).execute(self.pool()).await?;
+        let mut tx = self.pool().begin().await?;
+        let done = sqlx::query(DELETE_USER).bind(user).execute(&mut *tx).await?;
+        sqlx::query(DELETE_PRIVATE_VIEWS).bind(user.to_string()).bind(false).execute(&mut *tx).await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 

@@ -100,7 +100,11 @@ impl crate::store::Store for Store {
 
     async fn revoke_api_key(&self, id: Uuid) -> Result<bool> {
         let _guard = self.write_guard().await;
-        let done = sqlx::query(REVOKE_API_KEY).bind(Utc::now()).bind(id).execute(self.pool()).await?;
+        let mut tx = self.pool().begin().await?;
+        let done = sqlx::query(REVOKE_API_KEY).bind(Utc::now()).bind(id).execute(&mut *tx).await?;
+        let private_views = crate::store::account_sql::DELETE_PRIVATE_VIEWS;
+        sqlx::query(private_views).bind(id.to_string()).bind(false).execute(&mut *tx).await?;
+        tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }
 
