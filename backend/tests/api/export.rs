@@ -1,10 +1,11 @@
 //! `GET /instances/export`: JSON lines and CSV of what the list's filters match, streamed.
 
 use crate::cleanup::insert_finished;
-use crate::common::{both_backends, problem, TestApp};
+use crate::common::{both_backends, node, problem, TestApp};
 use chrono::Utc;
 use serde_json::{json, Value};
 use trellis_model::api::{ExportedInstance, InstancePage, EXPORT_CSV_COLUMNS};
+use trellis_model::NodeStatus;
 
 /// Every id the list shows for `query`, page by page, newest first.
 async fn listed_ids(app: &TestApp, query: &str) -> Vec<String> {
@@ -91,10 +92,58 @@ async fn an_export_refuses_unknown_formats_and_bad_filters(app: TestApp) {
         let body = problem(answer, 422).await;
         assert!(body["errors"][0]["path"].is_string(), "{query}: {body}");
     }
-    let paged = app.get("/api/v1/instances/export?format=csv&limit=5").send().await.unwrap();
-    assert_eq!(paged.status(), 400, "an export has no pages");
+    for paging in ["limit=5", "cursor=00000000-0000-0000-0000-000000000000"] {
+        let paged = app.get(&format!("/api/v1/instances/export?format=csv&{paging}")).send().await.unwrap();
+        let body = problem(paged, 400).await;
+        assert!(body["detail"].as_str().unwrap().contains("every match"), "an export has no pages: {body}");
+    }
+    // A name neither the list nor the export knows is refused, as by the list.
+    for path in ["/api/v1/instances?", "/api/v1/instances/export?format=csv&"] {
+        let answer = app.get(&format!("{path}slowly=true")).send().await.unwrap();
+        assert_eq!(answer.status(), 400, "{path}");
+    }
     let anonymous = app.client.get(app.url("/api/v1/instances/export?format=csv")).send().await.unwrap();
     assert_eq!(anonymous.status(), 401);
+}
+
+/// A delay of a minute, slow after `stuck_after_ms`.
+fn waits(stuck_after_ms: u64) -> Value {
+    let wait =
+        json!({"id": "wait", "type": "delay", "config": {"duration_ms": 60_000}, "stuck_after_ms": stuck_after_ms});
+    json!({"nodes": [{"id": "first", "type": "noop"}, wait], "edges": [{"from": "first", "to": "wait"}]})
+}
+
+/// Every list filter works on the export (it reads them with the list's own reader): `slow`,
+/// alone and with a content filter, exports exactly the rows the list shows.
+async fn an_export_takes_every_list_filter_slow_and_content_included(app: TestApp) {
+    let stuck = app.publish(waits(200)).await;
+    let patient = app.publish(waits(3_600_000)).await;
+    let mut started = Vec::new();
+    for (wf, customer) in [(&stuck, "acme"), (&stuck, "globex"), (&patient, "acme"), (&stuck, "acme")] {
+        started.push((app.start(wf, json!({"input": {"customer": customer}})).await, wf == &stuck));
+    }
+    for (id, slow) in &started {
+        let running = |i: &trellis_model::api::InstanceDetail| node(i, "wait").status == NodeStatus::Waiting;
+        app.wait_for(id, |i| running(i) && node(i, "wait").slow == *slow).await;
+    }
+    let viewer = app.token_for("viewer").await;
+    let slow_acme: Vec<String> = [&started[3].0, &started[0].0].map(|id| id.clone()).to_vec();
+    for (filter, expected) in [("slow=true&input.customer=acme", 2), ("slow=true", 3), ("slow=false", 4)] {
+        let listed = listed_ids(&app, filter).await;
+        assert_eq!(listed.len(), expected, "{filter}: {listed:?}");
+        if filter.contains("acme") {
+            assert_eq!(listed, slow_acme, "{filter}");
+        }
+        let lines = jsonl(&exported(&app, &viewer, &format!("format=jsonl&{filter}"), "application/x-ndjson").await);
+        assert_eq!(lines.into_iter().map(|l| l.summary.id).collect::<Vec<_>>(), listed, "{filter}");
+        let csv_body = exported(&app, &viewer, &format!("format=csv&{filter}"), "text/csv").await;
+        let mut reader = csv::Reader::from_reader(csv_body.as_bytes());
+        let ids: Vec<String> = reader.records().map(|r| r.unwrap()[0].to_owned()).collect();
+        assert_eq!(ids, listed, "{filter}");
+    }
+    for (id, _) in &started {
+        assert_eq!(app.post(&format!("/api/v1/instances/{id}/cancel")).send().await.unwrap().status(), 200);
+    }
 }
 
 fn urlencode(text: &str) -> String {
@@ -105,4 +154,5 @@ both_backends!(
     exports_match_the_list_for_the_same_filter,
     a_large_export_pages_through_every_match_in_list_order,
     an_export_refuses_unknown_formats_and_bad_filters,
+    an_export_takes_every_list_filter_slow_and_content_included,
 );

@@ -8,8 +8,8 @@
 //! are stored with every secret the node used already redacted (`engine::results::sanitized`),
 //! and an instance's output is made of its nodes' outputs.
 
-use super::list_query::ListQuery;
-use super::{summary, ContentParams, ListParams};
+use super::list_query::{ContentParams, ListFilters, ListQuery, QueryHead};
+use super::summary;
 use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::AppState;
@@ -73,7 +73,7 @@ impl Format {
     path = "/instances/export",
     operation_id = "exportInstances",
     tag = "instances",
-    params(ExportParams, ContentParams),
+    params(ExportHead, ListFilters, ContentParams),
     responses(
         (
             status = 200,
@@ -86,16 +86,21 @@ impl Format {
                 (String = "text/csv"),
             )
         ),
+        (status = 400, description = "`cursor` or `limit` given: an export has every match", body = Problem),
         (status = 422, description = "`format` is neither `jsonl` nor `csv`, or a filter is malformed", body = Problem),
     )
 )]
 async fn export(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
-    ListQuery { params, content }: ListQuery<ExportParams>,
+    ListQuery { head, filters, content }: ListQuery<ExportHead>,
 ) -> ApiResult<Response> {
-    let format = Format::parse(params.format.as_deref())?;
-    let mut query = params.list().into_query(content)?;
+    if head.cursor.is_some() || head.limit.is_some() {
+        let refused = "an export has every match of the filters: `cursor` and `limit` page the list only";
+        return Err(ApiError::BadRequest(refused.to_owned()));
+    }
+    let format = Format::parse(head.format.as_deref())?;
+    let mut query = filters.into_query(content)?;
     query.limit = EXPORT_PAGE;
     let filename = format!("instances-{}.{}", Utc::now().format("%Y%m%dT%H%M%SZ"), format.extension());
     let headers = [
@@ -106,45 +111,24 @@ async fn export(
     Ok((headers, Body::from_stream(pages(state.store.clone(), query, format))).into_response())
 }
 
-/// The list's filters (no `cursor` or `limit`: an export has every match) and the format.
+/// The export's own parameters; every other one is a filter, read exactly as the list reads it
+/// (`ListFilters` and the content filters), so the two cannot take different filters.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-struct ExportParams {
+struct ExportHead {
     /// `jsonl` or `csv`.
     #[param(required = true)]
     format: Option<String>,
-    workflow: Option<Uuid>,
-    /// Any of these statuses: repeat the key or separate them with commas.
-    #[serde(default)]
-    status: Vec<String>,
-    version: Option<i64>,
-    since: Option<DateTime<Utc>>,
-    until: Option<DateTime<Utc>>,
-    key: Option<String>,
-    /// Failed at this node (a failure group's `node`).
-    node: Option<String>,
-    /// Failed with this error class (a failure group's `error_class`).
-    error_class: Option<String>,
+    /// The list's paging, read here only to be refused with a message that says why.
+    #[param(ignore)]
+    cursor: Option<String>,
+    #[param(ignore)]
+    limit: Option<String>,
 }
 
-impl ExportParams {
-    fn list(self) -> ListParams {
-        let ExportParams { format: _, workflow, status, version, since, until, key, node, error_class } = self;
-        ListParams {
-            workflow,
-            status,
-            version,
-            since,
-            until,
-            key,
-            node,
-            error_class,
-            slow: None,
-            cursor: None,
-            limit: None,
-        }
-    }
+impl QueryHead for ExportHead {
+    const NAMES: &'static [&'static str] = &["format", "cursor", "limit"];
 }
 
 /// Where the export is: the next page's cursor, and the workflow names seen so far.

@@ -18,7 +18,7 @@ use crate::store::{InstanceRow, Snapshot};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use list_query::{ContentParams, ListParams, ListQuery};
+use list_query::{ContentParams, ListFilters, ListQuery, Paging};
 use serde_json::Value;
 use std::collections::HashMap;
 use trellis_model::api::{
@@ -105,7 +105,7 @@ async fn start(
     path = "/instances",
     operation_id = "listInstances",
     tag = "instances",
-    params(ListParams, ContentParams),
+    params(ListFilters, Paging, ContentParams),
     responses(
         (status = 200, description = "A page of instances, newest first, and the count per status", body = InstancePage),
         (
@@ -118,10 +118,11 @@ async fn start(
 async fn list(
     State(state): State<AppState>,
     _: Authed<AsViewer>,
-    ListQuery { params, content }: ListQuery<ListParams>,
+    ListQuery { head: page, filters, content }: ListQuery<Paging>,
 ) -> ApiResult<Json<InstancePage>> {
-    let limit = page_limit(params.limit, DEFAULT_PAGE, MAX_PAGE)?;
-    let mut query = params.into_query(content)?;
+    let limit = page_limit(page.limit, DEFAULT_PAGE, MAX_PAGE)?;
+    let mut query = filters.into_query(content)?;
+    query.before = page.cursor;
     query.limit = limit + 1;
     let mut rows = state.store.list_instances(&query).await?;
     let next_cursor = next_cursor(&mut rows, limit, |r| r.id.to_string());
