@@ -7,6 +7,13 @@
 //! read; nothing is logged for it. What is exported is what is stored: node outputs and errors
 //! are stored with every secret the node used already redacted (`engine::results::sanitized`),
 //! and an instance's output is made of its nodes' outputs.
+//!
+//! CSV is for spreadsheets, which run a cell starting with `=`, `+`, `-` or `@` (and, in some,
+//! a tab or carriage return) as a formula: an input or error text chosen by whoever started or
+//! failed a run could then execute in an operator's spreadsheet (CSV injection). So every CSV cell
+//! starting with one of those gets a `'` in front (OWASP's advice), which spreadsheets show as
+//! text; such a cell's exact value is the text after that `'`. JSON lines are exact, never
+//! altered.
 
 use super::list_query::{ContentParams, ListFilters, ListQuery, QueryHead};
 use super::summary;
@@ -193,7 +200,8 @@ fn render(format: Format, line: &ExportedInstance, out: &mut Vec<u8>) -> ApiResu
     }
 }
 
-/// The CSV fields of `line`, in `EXPORT_CSV_COLUMNS` order; absent values are empty.
+/// The CSV fields of `line`, in `EXPORT_CSV_COLUMNS` order, each [`inert`]; absent values are
+/// empty.
 fn csv_row(line: &ExportedInstance) -> impl Iterator<Item = String> {
     let s = &line.summary;
     let time = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
@@ -212,6 +220,17 @@ fn csv_row(line: &ExportedInstance) -> impl Iterator<Item = String> {
         line.output.as_ref().map(|o| o.to_string()).unwrap_or_default(),
     ]
     .into_iter()
+    .map(inert)
+}
+
+/// `cell`, with a `'` in front if a spreadsheet would take it for a formula (see the module's
+/// comment): it starts with `=`, `+`, `-`, `@`, a tab or a carriage return.
+fn inert(cell: String) -> String {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{cell}")
+    } else {
+        cell
+    }
 }
 
 /// One CSV record (RFC 4180 quoting by the `csv` crate), appended to `out`.
@@ -230,6 +249,41 @@ mod tests {
         let mut out = Vec::new();
         write_csv(&mut out, ["a,b", "say \"hi\"", "two\nlines", "plain"].into_iter().map(str::to_owned)).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",plain\n");
+    }
+
+    #[test]
+    fn csv_cells_a_spreadsheet_would_run_start_with_a_quote_and_jsonl_is_exact() {
+        for formula in ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\r=1"] {
+            assert_eq!(inert(formula.to_owned()), format!("'{formula}"));
+        }
+        for plain in ["acme", "", "1-2", " =1", "'=1", "{\"a\":\"=1\"}", "\"=1\""] {
+            assert_eq!(inert(plain.to_owned()), plain);
+        }
+        let summary = trellis_model::api::InstanceSummary {
+            id: Uuid::nil().to_string(),
+            workflow_id: Uuid::nil().to_string(),
+            workflow_name: Some("=cmd|' /C calc'!A0".to_owned()),
+            version: 1,
+            status: trellis_model::InstanceStatus::Failed,
+            key: Some("@key".to_owned()),
+            error: Some("-boom".to_owned()),
+            created_at: Utc::now(),
+            started_at: None,
+            ended_at: None,
+        };
+        let line = ExportedInstance { summary, input: serde_json::json!(-5), output: None };
+        let mut csv_out = Vec::new();
+        render(Format::Csv, &line, &mut csv_out).unwrap();
+        let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(csv_out.as_slice());
+        let row = reader.records().next().unwrap().unwrap();
+        assert_eq!((&row[2], &row[5], &row[9], &row[10]), ("'=cmd|' /C calc'!A0", "'@key", "'-boom", "'-5"));
+        let mut jsonl_out = Vec::new();
+        render(Format::Jsonl, &line, &mut jsonl_out).unwrap();
+        let back: serde_json::Value = serde_json::from_slice(&jsonl_out).unwrap();
+        assert_eq!(
+            (&back["workflow_name"], &back["error"], &back["input"]),
+            (&serde_json::json!("=cmd|' /C calc'!A0"), &serde_json::json!("-boom"), &serde_json::json!(-5))
+        );
     }
 
     #[test]
