@@ -1,6 +1,7 @@
 //! Slow runs: a node running past its own `stuck_after_ms`, or past k× the p95 of its recent
 //! successful runs, is marked slow on the instance and found by `?slow=true`.
 
+use crate::cli_client::{assert_exit, stdout, Client};
 use crate::common::{both_backends, node, Backend, TestApp};
 use crate::subworkflows::{publish_draft, save_draft};
 use serde_json::{json, Value};
@@ -67,9 +68,38 @@ async fn a_zero_stuck_after_ms_is_refused_naming_it(app: TestApp) {
     assert_eq!(checked["errors"][0]["path"], "nodes[0].stuck_after_ms", "{checked}");
 }
 
+/// `trellis instance list --slow` is the list's `?slow=true`; the bulk actions take it too.
+async fn the_cli_lists_slow_runs_with_slow(app: TestApp) {
+    let stuck = app.publish(waits(Some(200))).await;
+    let patient = app.publish(waits(Some(3_600_000))).await;
+    let slow_one = app.start(&stuck, json!({})).await;
+    let other = app.start(&patient, json!({})).await;
+    app.wait_for(&slow_one, |i| node(i, "wait").slow).await;
+    app.wait_for(&other, |i| node(i, "wait").status == NodeStatus::Waiting).await;
+    let cli = Client::new(&app).await;
+    let ids = |out: &std::process::Output| -> Vec<String> {
+        let listed: Value = serde_json::from_str(&stdout(out)).unwrap();
+        listed.as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_owned()).collect()
+    };
+    let slow = cli.run(&["instance", "list", "--slow", "-o", "json"]).await;
+    assert_exit(&slow, 0);
+    assert_eq!(ids(&slow), [slow_one.as_str()]);
+    let all = cli.run(&["instance", "list", "-o", "json"]).await;
+    assert_eq!(ids(&all).len(), 2, "without --slow every run");
+    let none = cli.run(&["instance", "list", "--slow", "-w", &patient, "-o", "json"]).await;
+    assert!(ids(&none).is_empty(), "--slow combines with the other filters");
+    let dry = cli.run(&["instance", "cancel", "--slow", "--dry-run", "-o", "json"]).await;
+    assert_exit(&dry, 0);
+    let preview: Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    assert_eq!(preview["matched"], 1, "{preview}");
+    let help = cli.run(&["instance", "list", "--help"]).await;
+    assert!(stdout(&help).contains("--slow"), "{}", stdout(&help));
+}
+
 both_backends!(
     a_node_past_its_stuck_after_ms_is_slow_on_the_instance_and_in_the_list,
     a_zero_stuck_after_ms_is_refused_naming_it,
+    the_cli_lists_slow_runs_with_slow,
 );
 
 /// Twenty quick runs of `step` make its p95; a version where `step` waits a minute is then slow

@@ -45,6 +45,7 @@ impl BulkFilter {
             || f.node.is_some()
             || f.error_class.is_some()
             || !f.content.is_empty()
+            || f.slow
             || self.all;
         if filtered {
             return Err(CliError::usage("give an instance ID or filters (--status, --workflow, …, --all), not both"));
@@ -95,6 +96,9 @@ async fn filter_body(api: &Api, filter: &ListFilter) -> CliResult<serde_json::Va
             "status" => statuses.push(serde_json::Value::String(value)),
             "version" => {
                 object.insert(key, serde_json::json!(filter.version));
+            }
+            "slow" => {
+                object.insert(key, serde_json::Value::Bool(filter.slow));
             }
             _ => {
                 object.insert(key, serde_json::Value::String(value));

@@ -152,6 +152,10 @@ pub struct ListFilter {
     /// input.order.total=42`; a value that parses as JSON compares as JSON (`42` ≠ `'"42"'`)
     #[arg(long = "where", value_name = "PATH=VALUE", value_parser = content_filter)]
     pub content: Vec<ContentFilter>,
+    /// Only running instances with a node running past its slow threshold (its
+    /// `stuck_after_ms`, or k× its recent p95) now
+    #[arg(long)]
+    pub slow: bool,
 }
 
 /// A `--where` term, checked as the server checks it.
@@ -312,6 +316,9 @@ impl ListFilter {
         ];
         query.extend(optional.into_iter().filter_map(|(name, value)| value.map(|v| (name.to_owned(), v))));
         query.extend(self.content.iter().map(|f| (f.name(), f.text())));
+        if self.slow {
+            query.push(("slow".to_owned(), "true".to_owned()));
+        }
         Ok(query)
     }
 }
