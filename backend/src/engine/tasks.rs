@@ -1,12 +1,14 @@
 //! The external worker protocol for `task` nodes: long-poll for a task, heartbeat its
-//! lease, complete or fail it. Every call is fenced by the lease token.
+//! lease, complete or fail it. Every call is fenced by the lease token; what a worker reports
+//! is redacted like any attempt's result.
 
 use super::control::refuse_nul;
-use super::effects::Detail;
-use super::machine::Event;
+use super::nodes::NodeResult;
 use super::plan::Plan;
+use super::results::{outcome, sanitized};
 use super::Engine;
 use super::EngineError;
+use crate::secrets::{Opened, Redactor, Unavailable};
 use crate::store::{Fence, TransitionOutcome, WorkItem, WorkKind};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -68,8 +70,7 @@ impl Engine {
 
     pub async fn complete_task(self: &Arc<Self>, id: Uuid, token: &str, output: Value) -> Result<(), EngineError> {
         refuse_nul(&output, "the output")?;
-        let detail = Detail { output: Some(output), ..Default::default() };
-        self.finish_task(id, token, detail, |node, attempt| Event::Succeeded { node, attempt, outcome: None }).await
+        self.finish_task(id, token, NodeResult::Done { output, outcome: None }).await
     }
 
     pub async fn fail_task(
@@ -80,35 +81,45 @@ impl Engine {
         retryable: bool,
     ) -> Result<(), EngineError> {
         refuse_nul(&Value::String(error.clone()), "the error")?;
-        let detail = Detail { error: Some(error), ..Default::default() };
-        self.finish_task(id, token, detail, |node, attempt| Event::Failed {
-            node,
-            attempt,
-            retryable,
-            timed_out: false,
-        })
-        .await
+        self.finish_task(id, token, NodeResult::Failed { error, retryable }).await
     }
 
-    async fn finish_task(
-        self: &Arc<Self>,
-        id: Uuid,
-        token: &str,
-        detail: Detail,
-        event: impl Fn(usize, u32) -> Event,
-    ) -> Result<(), EngineError> {
+    /// Records a worker's result as the attempt's. It goes through the same redaction as a
+    /// result the engine made itself (`results::sanitized`): the worker may know a secret its
+    /// node references (its own copy of a credential; the task input it got carries
+    /// `[secret:NAME]`, never the value) and echo it in an error, which would otherwise reach
+    /// the node's row, the instance's error, failure groups, exports and alert bodies.
+    async fn finish_task(self: &Arc<Self>, id: Uuid, token: &str, result: NodeResult) -> Result<(), EngineError> {
         let (fence, item) = self.task_fence(id, token).await?;
         let snapshot = self.snapshot(item.instance_id).await?;
         let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
-        if let Some(output) = &detail.output {
-            self.refuse_oversized(&snapshot, &plan.nodes[node].id, output)?;
+        let spec = &plan.nodes[node];
+        let result = sanitized(result, &self.redactor_of(&spec.secrets).await?);
+        if let NodeResult::Done { output, .. } = &result {
+            self.refuse_oversized(&snapshot, &spec.id, output)?;
         }
         let attempt = item.attempt.unwrap_or(0).max(0) as u32;
-        match self.commit(&plan, item.instance_id, Some(&fence), event(node, attempt), detail).await? {
+        let (event, detail) = outcome(result, node, attempt, &spec.id);
+        match self.commit(&plan, item.instance_id, Some(&fence), event, detail).await? {
             TransitionOutcome::Fenced => Err(stale_lease()),
             _ => Ok(()),
         }
+    }
+
+    /// The redactor of the secrets `names` (a task node's references). A deleted secret has no
+    /// value left to hide and is skipped; any other failure to open one refuses the worker's
+    /// call (it may try again), so nothing is stored unredacted.
+    async fn redactor_of(&self, names: &[String]) -> Result<Redactor, EngineError> {
+        let mut opened = Opened::default();
+        for name in names {
+            match self.runtime.secrets.open_for_attempt(std::slice::from_ref(name)).await {
+                Ok(one) => opened.values.extend(one.values),
+                Err(Unavailable::Missing(_)) => {}
+                Err(e) => return Err(EngineError::Unavailable(format!("the task's result was not recorded: {e}"))),
+            }
+        }
+        Ok(opened.redactor())
     }
 
     /// The task's work item and the fence its live lease gives `token`.

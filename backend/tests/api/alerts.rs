@@ -15,12 +15,12 @@ use trellis_model::api::{AlertDelivery, AlertTestResult, CreatedAlertRule, Items
 
 /// What the receiver got, and the statuses it answers with (then 200s).
 #[derive(Default)]
-struct Inbox {
+pub(crate) struct Inbox {
     posts: Vec<(HeaderMap, Bytes)>,
     answers: Vec<u16>,
 }
 
-type Shared = Arc<Mutex<Inbox>>;
+pub(crate) type Shared = Arc<Mutex<Inbox>>;
 
 async fn receive(State(inbox): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
     let mut inbox = inbox.lock().unwrap();
@@ -30,7 +30,7 @@ async fn receive(State(inbox): State<Shared>, headers: HeaderMap, body: Bytes) -
 }
 
 /// A receiver on 127.0.0.1:0 answering `answers` first; its URL and inbox.
-async fn receiver(answers: Vec<u16>) -> (String, Shared) {
+pub(crate) async fn receiver(answers: Vec<u16>) -> (String, Shared) {
     let inbox: Shared = Arc::new(Mutex::new(Inbox { posts: Vec::new(), answers }));
     let app = axum::Router::new().route("/hook", post(receive)).with_state(inbox.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -40,7 +40,7 @@ async fn receiver(answers: Vec<u16>) -> (String, Shared) {
 }
 
 /// A server that polls and backs off quickly.
-async fn app(backend: Backend) -> TestApp {
+pub(crate) async fn app(backend: Backend) -> TestApp {
     TestApp::spawn_with(backend, |serve| {
         serve.alert_poll_ms = 50;
         serve.alert_backoff_ms = 50;
@@ -50,7 +50,7 @@ async fn app(backend: Backend) -> TestApp {
     .await
 }
 
-async fn create(app: &TestApp, body: Value) -> CreatedAlertRule {
+pub(crate) async fn create(app: &TestApp, body: Value) -> CreatedAlertRule {
     let answer = app.post("/api/v1/alerts").json(&body).send().await.unwrap();
     assert_eq!(answer.status(), 201);
     answer.json().await.unwrap()
@@ -63,7 +63,7 @@ async fn log(app: &TestApp, rule: &str) -> Vec<AlertDelivery> {
 }
 
 /// Waits until the inbox holds `n` posts (at most 15 s), then a little more for strays.
-async fn posts(inbox: &Shared, n: usize) -> Vec<(HeaderMap, Bytes)> {
+pub(crate) async fn posts(inbox: &Shared, n: usize) -> Vec<(HeaderMap, Bytes)> {
     for _ in 0..300 {
         if inbox.lock().unwrap().posts.len() >= n {
             break;
@@ -74,7 +74,7 @@ async fn posts(inbox: &Shared, n: usize) -> Vec<(HeaderMap, Bytes)> {
     inbox.lock().unwrap().posts.clone()
 }
 
-fn checked_body(secret: &str, (headers, body): &(HeaderMap, Bytes)) -> Value {
+pub(crate) fn checked_body(secret: &str, (headers, body): &(HeaderMap, Bytes)) -> Value {
     let id = verify(Preset::Standard, headers, body, &[secret], chrono::Utc::now()).expect("a valid signature");
     assert!(id.starts_with("msg_"), "{id}");
     serde_json::from_slice(body).unwrap()

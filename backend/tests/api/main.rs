@@ -4,6 +4,7 @@
 mod common;
 
 mod actions;
+mod alert_secrets;
 mod alerts;
 mod audit;
 mod auth;
