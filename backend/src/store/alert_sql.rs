@@ -127,6 +127,8 @@ pub(super) const RULES_ON_WORKFLOW: &str = concatcp!(
     " FROM alert_rules WHERE event = $1 AND (workflow_id IS NULL OR workflow_id = $2)"
 );
 pub(super) const RULES_ON: &str = concatcp!("SELECT ", RULE_COLUMNS, " FROM alert_rules WHERE event = $1");
+/// Where each of a batch of claimed deliveries goes and its signing secret; the ids follow.
+pub(super) const RULE_ADDRESSES_OF: &str = "SELECT id, url, secret FROM alert_rules WHERE id IN (";
 pub(super) const DELETE_RULE: &str = "DELETE FROM alert_rules WHERE id = $1";
 pub(super) const HAS_DELIVERY: &str = "SELECT id FROM alert_deliveries WHERE rule_id = $1 AND source_key = $2";
 /// The group's delivery (not itself suppressed) within the window, if any.

@@ -201,6 +201,58 @@ async fn refused_addresses_and_bad_fields_are_422_and_readers_get_403(backend: B
     }
 }
 
+/// One claim of deliveries of several rules gives each its own rule's address and secret
+/// (the rules are read in one query), oldest due first, and leases them.
+async fn a_claim_gives_each_delivery_its_rules_address_and_secret(backend: Backend) {
+    use trellis::store::{AlertRuleRow, NewDelivery};
+    // No sender run claims before this test does.
+    let app = TestApp::spawn_with(backend, |serve| serve.alert_poll_ms = 3_600_000).await;
+    let store = app.store().await;
+    let now = chrono::Utc::now();
+    let mut rules = Vec::new();
+    for n in 0..3 {
+        let rule = AlertRuleRow {
+            id: uuid::Uuid::now_v7(),
+            name: format!("r{n}"),
+            event: "failed".into(),
+            workflow_id: None,
+            url: format!("http://127.0.0.1:9/rule-{n}"),
+            secret: format!("whsec_{n}"),
+            threshold: None,
+            for_ms: None,
+            dedupe_ms: None,
+            over_since: None,
+            created_by: "test".into(),
+            created_at: now,
+        };
+        store.insert_alert_rule(&rule).await.unwrap();
+        rules.push(rule);
+    }
+    let mut expected = Vec::new();
+    for (k, n) in [0, 1, 0, 2, 1].into_iter().enumerate() {
+        let rule = &rules[n];
+        let delivery = NewDelivery {
+            id: uuid::Uuid::now_v7(),
+            rule_id: rule.id,
+            event: "failed".into(),
+            source_key: format!("k{k}"),
+            group_key: None,
+            instance_id: None,
+            body: format!("{{\"k\":{k}}}"),
+            now: now + chrono::Duration::milliseconds(k as i64),
+            dedupe_since: None,
+            sent: None,
+        };
+        assert!(store.record_delivery(&delivery).await.unwrap());
+        expected.push((delivery.id, delivery.body, rule.url.clone(), rule.secret.clone()));
+    }
+    let later = now + chrono::Duration::seconds(1);
+    let due = store.claim_deliveries("me", later, later + chrono::Duration::seconds(60), 10).await.unwrap();
+    let got: Vec<_> = due.into_iter().map(|d| (d.id, d.body, d.url, d.secret)).collect();
+    assert_eq!(got, expected);
+    assert!(store.claim_deliveries("other", later, later, 10).await.unwrap().is_empty(), "leased");
+}
+
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -225,4 +277,5 @@ on_both!(
     a_receiver_answering_500_is_retried_and_each_attempt_logged,
     send_test_posts_a_signed_test_and_logs_it,
     refused_addresses_and_bad_fields_are_422_and_readers_get_403,
+    a_claim_gives_each_delivery_its_rules_address_and_secret,
 );

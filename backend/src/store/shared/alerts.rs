@@ -4,7 +4,7 @@ use super::Store;
 use crate::store::alert_sql::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, DueAlert, NewDelivery, ATTEMPTS_OF_RULE, CLEAR_OVER,
     DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY, GROUP_LEADER, HAS_DELIVERY, INSERT_ATTEMPT, INSERT_DELIVERY,
-    INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON, RULES_ON_WORKFLOW,
+    INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON, RULES_ON_WORKFLOW, RULE_ADDRESSES_OF,
 };
 use crate::store::backend::Backend;
 use crate::store::Result;
@@ -141,16 +141,34 @@ impl crate::store::AlertStore for Store {
             let _guard = self.write_guard().await;
             sqlx::query_as(CLAIM).bind(owner).bind(now).bind(until).bind(limit).fetch_all(self.pool()).await?
         };
-        let mut rules: HashMap<Uuid, Option<AlertRuleRow>> = HashMap::new();
-        let mut due = Vec::with_capacity(claimed.len());
-        for (id, rule_id, body, attempts) in claimed {
-            if let std::collections::hash_map::Entry::Vacant(slot) = rules.entry(rule_id) {
-                slot.insert(self.alert_rule(rule_id).await?);
-            }
-            if let Some(Some(rule)) = rules.get(&rule_id) {
-                due.push(DueAlert { id, body, attempts, url: rule.url.clone(), secret: rule.secret.clone() });
-            }
+        if claimed.is_empty() {
+            return Ok(Vec::new());
         }
+        // Where and how to sign, for every rule of the batch in one read.
+        let mut ids: Vec<Uuid> = claimed.iter().map(|(_, rule, _, _)| *rule).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut read = sqlx::QueryBuilder::<Db>::new(RULE_ADDRESSES_OF);
+        let mut list = read.separated(", ");
+        ids.iter().for_each(|id| {
+            list.push_bind(*id);
+        });
+        read.push(")");
+        let rules: HashMap<Uuid, (String, String)> = read
+            .build_query_as::<(Uuid, String, String)>()
+            .fetch_all(self.pool())
+            .await?
+            .into_iter()
+            .map(|(id, url, secret)| (id, (url, secret)))
+            .collect();
+        // A delivery whose rule was deleted meanwhile is not sent (its lease runs out).
+        let due = claimed
+            .into_iter()
+            .filter_map(|(id, rule_id, body, attempts)| {
+                let (url, secret) = rules.get(&rule_id)?.clone();
+                Some(DueAlert { id, body, attempts, url, secret })
+            })
+            .collect();
         Ok(due)
     }
 
