@@ -98,6 +98,11 @@ async fn names_and_paths_that_cannot_be_saved_are_refused_naming_the_field(app: 
         (json!({"name": "evil", "path": "/instances?\\evil"}), "path"),
         (json!({"name": "evil", "path": "instances"}), "path"),
         (json!({"name": "evil", "path": far}), "path"),
+        // Filters every visit would refuse: refused once, when saved.
+        (json!({"name": "bad", "path": "/instances?status=bogus"}), "path"),
+        (json!({"name": "bad", "path": "/instances?input.a..b=1"}), "path"),
+        (json!({"name": "bad", "path": "/instances?colour=red"}), "path"),
+        (json!({"name": "bad", "path": "/instances?workflow=not-an-id"}), "path"),
     ];
     for (body, field) in cases {
         let answer = problem(app.post("/api/v1/views").json(&body).send().await.unwrap(), 422).await;
@@ -108,7 +113,8 @@ async fn names_and_paths_that_cannot_be_saved_are_refused_naming_the_field(app: 
     let again = problem(app.post("/api/v1/views").json(&body).send().await.unwrap(), 409).await;
     assert!(again["detail"].as_str().unwrap().contains("twice"), "{again}");
     // A name of exactly 100 characters, counted as characters, fits.
-    let fits = json!({"name": "é".repeat(100), "path": "/instances?input.order=4411"});
+    let fits =
+        json!({"name": "é".repeat(100), "path": "/instances?input.order=4411&status=failed,timed_out&job=x&limit=50"});
     assert_eq!(app.post("/api/v1/views").json(&fits).send().await.unwrap().status(), 201);
     problem(app.post("/api/v1/views").json(&json!({"name": "x"})).send().await.unwrap(), 422).await;
     problem(app.as_admin(delete(&app, "not-a-uuid")).send().await.unwrap(), 400).await;

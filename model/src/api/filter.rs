@@ -44,8 +44,9 @@ pub struct InstanceFilter {
     pub ids: Vec<String>,
     /// Content filters, as in the list's query: `"input.customer": "acme"`,
     /// `"output.fetch.status": "200"` (the value is text, read as in the query: JSON if it
-    /// parses, else a string). Any other key lands here too and is refused by name.
-    #[serde(flatten)]
+    /// parses, else a string; a JSON number, boolean or null is taken as its text, so `5` and
+    /// `"5"` read alike). Any other key lands here too and is refused by name.
+    #[serde(flatten, deserialize_with = "scalar_texts")]
     pub content: BTreeMap<String, String>,
     /// Only running instances with a node past its slow threshold (judged when matched).
     #[serde(default, skip_serializing_if = "super::is_false")]
@@ -103,6 +104,23 @@ fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>
     Ok(split_list(&items))
 }
 
+/// The content filters' values as the query's text: a string as it is, a number, boolean or
+/// null as its JSON text; an object or array is no filter value.
+fn scalar_texts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, String>, D::Error> {
+    use serde::de::Error;
+    let values = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+    values
+        .into_iter()
+        .map(|(key, value)| match value {
+            serde_json::Value::String(text) => Ok((key, text)),
+            serde_json::Value::Array(_) | serde_json::Value::Object(_) => {
+                Err(D::Error::custom(format!("`{key}` takes a string, number, boolean or null, not a list or object")))
+            }
+            scalar => Ok((key, scalar.to_string())),
+        })
+        .collect()
+}
+
 /// A status filter (names repeated, separated by commas, or both) as the statuses it names,
 /// once each in the order given, and the names that are no status (for the caller to refuse
 /// or to warn about).
@@ -136,6 +154,19 @@ mod tests {
         let one: InstanceFilter = serde_json::from_str(r#"{"status":"failed"}"#).unwrap();
         assert_eq!(serde_json::to_value(&one).unwrap(), serde_json::json!({"status": ["failed"]}));
         assert!(serde_json::from_str::<InstanceFilter>(r#"{"status":3}"#).is_err());
+    }
+
+    #[test]
+    fn content_values_read_as_text_whether_json_scalars_or_strings() {
+        let body = r#"{"input.n":5,"input.ok":true,"input.gone":null,"input.s":"acme","input.f":2.5}"#;
+        let f: InstanceFilter = serde_json::from_str(body).unwrap();
+        let texts: Vec<(&str, &str)> = f.content.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            texts,
+            [("input.f", "2.5"), ("input.gone", "null"), ("input.n", "5"), ("input.ok", "true"), ("input.s", "acme")]
+        );
+        let nested = serde_json::from_str::<InstanceFilter>(r#"{"input.order":{"id":1}}"#).unwrap_err();
+        assert!(nested.to_string().contains("input.order"), "{nested}");
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! `GET /instances/export`: every instance the list's filters match, as JSON lines or CSV,
 //! streamed in constant memory.
 //!
-//! The body is made page by page (newest first, a keyset cursor on the id), each page one chunk,
-//! the next page read only when the client has taken the last one: a slow reader slows the
-//! export, never fills memory. A client that goes away drops the stream, and with it the next
+//! The body is made page by page (newest first, a keyset cursor on the id), in chunks of about
+//! 256 KiB, the next chunk made only when the client has taken the last one: a slow reader slows
+//! the export, never fills memory. A client that goes away drops the stream, and with it the next
 //! read; nothing is logged for it. What is exported is what is stored: node outputs and errors
 //! are stored with every secret the node used already redacted (`engine::results::sanitized`),
 //! and an instance's output is made of its nodes' outputs.
@@ -33,8 +33,10 @@ use trellis_model::api::{ExportedInstance, Problem, EXPORT_CSV_COLUMNS};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-/// Instances per database read (and per chunk of the body).
-const EXPORT_PAGE: i64 = 500;
+/// Instances per database read: one page is in memory at a time.
+const EXPORT_PAGE: i64 = 100;
+/// A chunk of the body is sent once it holds this much (one row may take it past).
+const CHUNK_BYTES: usize = 256 * 1024;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(export))
@@ -138,44 +140,57 @@ impl QueryHead for ExportHead {
     const NAMES: &'static [&'static str] = &["format", "cursor", "limit"];
 }
 
-/// Where the export is: the next page's cursor, and the workflow names seen so far.
+/// Where the export is: the next page's cursor, the rows of the page read but not yet sent,
+/// and the workflow names seen so far.
 struct Cursor {
     store: DynStore,
     query: InstanceQuery,
     format: Format,
     names: HashMap<Uuid, String>,
+    pending: std::vec::IntoIter<InstanceRow>,
     header_sent: bool,
-    done: bool,
+    /// The last page has been read.
+    read_all: bool,
 }
 
-/// The body, a chunk per page; a database error ends it (the client sees a cut transfer).
+/// The body in chunks of about [`CHUNK_BYTES`]: a page of rows is read when the last one is
+/// sent, and each row is moved into its chunk, so memory holds one page and one chunk whatever
+/// the export's length or its rows' size. A database error ends it (the client sees a cut
+/// transfer).
 fn pages(store: DynStore, query: InstanceQuery, format: Format) -> impl Stream<Item = Result<Bytes, ApiError>> {
-    let start = Cursor { store, query, format, names: HashMap::new(), header_sent: false, done: false };
+    let pending = Vec::new().into_iter();
+    let start = Cursor { store, query, format, names: HashMap::new(), pending, header_sent: false, read_all: false };
     stream::try_unfold(start, |mut at| async move {
-        if at.done {
-            return Ok(None);
-        }
         let mut chunk = Vec::new();
         if at.format == Format::Csv && !at.header_sent {
             at.header_sent = true;
             write_csv(&mut chunk, EXPORT_CSV_COLUMNS.iter().map(|c| c.to_string()))?;
         }
-        let rows = at.store.list_instances(&at.query).await.inspect_err(|e| {
-            tracing::warn!(error = %e, "the instances export stopped: the database failed");
-        })?;
-        at.done = (rows.len() as i64) < at.query.limit;
-        at.query.before = rows.last().map(|r| r.id);
-        learn_names(&at.store, &rows, &mut at.names).await?;
-        for row in &rows {
+        while chunk.len() < CHUNK_BYTES {
+            let Some(row) = next_row(&mut at).await? else { break };
             let line = ExportedInstance {
-                summary: summary(row, at.names.get(&row.workflow_id).cloned()),
-                input: row.input.0.clone(),
-                output: row.output.as_ref().map(|o| o.0.clone()),
+                summary: summary(&row, at.names.get(&row.workflow_id).cloned()),
+                input: row.input.0,
+                output: row.output.map(|o| o.0),
             };
             render(at.format, &line, &mut chunk)?;
         }
-        Ok(Some((Bytes::from(chunk), at)))
+        Ok((!chunk.is_empty()).then(|| (Bytes::from(chunk), at)))
     })
+}
+
+/// The next row to send, reading the next page when the last is sent; `None` at the end.
+async fn next_row(at: &mut Cursor) -> ApiResult<Option<InstanceRow>> {
+    if at.pending.len() == 0 && !at.read_all {
+        let rows = at.store.list_instances(&at.query).await.inspect_err(|e| {
+            tracing::warn!(error = %e, "the instances export stopped: the database failed");
+        })?;
+        at.read_all = (rows.len() as i64) < at.query.limit;
+        at.query.before = rows.last().map(|r| r.id);
+        learn_names(&at.store, &rows, &mut at.names).await?;
+        at.pending = rows.into_iter();
+    }
+    Ok(at.pending.next())
 }
 
 /// Adds the names of the workflows of `rows` not known yet (few: one read per new workflow set).

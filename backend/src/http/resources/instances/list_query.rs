@@ -36,7 +36,13 @@ impl<H: QueryHead, S: Send + Sync> FromRequestParts<S> for ListQuery<H> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        let query = parts.uri.query().unwrap_or_default();
+        ListQuery::parse(parts.uri.query().unwrap_or_default())
+    }
+}
+
+impl<H: QueryHead> ListQuery<H> {
+    /// Reads a query string (without its `?`) as the endpoint reads its own.
+    pub fn parse(query: &str) -> Result<Self, ApiError> {
         let (content, rest): (Pairs<'_>, Pairs<'_>) =
             url::form_urlencoded::parse(query.as_bytes()).partition(|(name, _)| ContentFilter::is_content_name(name));
         let content = parse_content(content.iter().map(|(n, v)| (n.as_ref(), v.as_ref())), "").map_err(|issues| {

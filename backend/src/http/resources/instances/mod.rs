@@ -4,7 +4,7 @@
 mod bulk;
 mod export;
 mod failure_links;
-mod list_query;
+pub(super) mod list_query;
 mod map_items;
 mod queue;
 mod slow_marks;
