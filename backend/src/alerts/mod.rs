@@ -78,8 +78,12 @@ pub fn instance_body(rule: (&Uuid, &str), facts: &InstanceFacts<'_>, url: &str) 
     };
     let error = facts.error.map(|e| format!(": {}", clip(e, 500))).unwrap_or_default();
     let text = format!(
-        "Trellis: workflow “{}” instance {} {what}{error} <{url}|Open the run>",
-        facts.workflow_name, facts.instance
+        "Trellis: workflow “{}” instance {} {}{} {}",
+        slack_escape(facts.workflow_name),
+        facts.instance,
+        slack_escape(&what),
+        slack_escape(&error),
+        slack_link(url, "Open the run"),
     );
     json!({
         "type": format!("instance.{event}"),
@@ -95,6 +99,24 @@ pub fn instance_body(rule: (&Uuid, &str), facts: &InstanceFacts<'_>, url: &str) 
     })
 }
 
+/// `text` as Slack reads it: `<...>` is markup there (`<!channel>` pings everyone in the
+/// channel, `<https://x|label>` is a link under any label), and `&` starts an entity. A workflow
+/// name or an error is written by whoever can make a run fail, so it is escaped as Slack asks;
+/// the structured fields keep the raw text.
+pub fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A Slack link to `url`, only when it is absolute: Slack cannot open a path (no
+/// `TRELLIS_PUBLIC_URL`), so that is written as plain text instead.
+fn slack_link(url: &str, label: &str) -> String {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        format!("<{}|{label}>", url.replace('&', "&amp;").replace('<', "%3C").replace('>', "%3E").replace('|', "%7C"))
+    } else {
+        format!("(run: {})", slack_escape(url))
+    }
+}
+
 /// The JSON posted when a queue stays deep.
 pub fn queue_body(
     rule: (&Uuid, &str),
@@ -103,7 +125,8 @@ pub fn queue_body(
     threshold: i64,
     for_ms: i64,
 ) -> Value {
-    let scope = workflow.map_or_else(|| "all workflows".to_owned(), |(_, name)| format!("workflow “{name}”"));
+    let scope =
+        workflow.map_or_else(|| "all workflows".to_owned(), |(_, name)| format!("workflow “{}”", slack_escape(name)));
     let text = format!("Trellis: {depth} instances queued for {scope}, over {threshold} for {for_ms} ms or more");
     json!({
         "type": "queue.depth",
@@ -121,7 +144,7 @@ pub fn test_body(rule: (&Uuid, &str)) -> Value {
         "type": "test",
         "event": "test",
         "rule": {"id": rule.0, "name": rule.1},
-        "text": format!("Trellis: a test of the alert rule “{}”", rule.1),
+        "text": format!("Trellis: a test of the alert rule “{}”", slack_escape(rule.1)),
     })
 }
 
@@ -165,6 +188,64 @@ mod tests {
             text.contains("“orders”") && text.contains("failed at node `call`: node `call` failed: boom"),
             "{text}"
         );
+    }
+
+    fn failed_with<'a>(error: &'a str, workflow_name: &'a str) -> InstanceFacts<'a> {
+        InstanceFacts {
+            event: AlertWhen::Failed,
+            instance: Uuid::nil(),
+            run: 1,
+            version: 1,
+            workflow: Uuid::nil(),
+            workflow_name,
+            status: "failed",
+            error: Some(error),
+            failed_node: Some("a<b>&c"),
+            slow_node: None,
+        }
+    }
+
+    #[test]
+    fn markup_in_a_name_a_node_or_an_error_is_escaped_in_the_text_only() {
+        let error = "<!channel> see <https://evil.example|your bank> & <@U123>";
+        let facts = failed_with(error, "<!here> orders");
+        let url = instance_url(Some("https://t.example"), Uuid::nil());
+        let body = instance_body((&Uuid::nil(), "ops"), &facts, &url);
+        let text = body["text"].as_str().unwrap();
+        assert!(
+            text.contains("“&lt;!here&gt; orders”")
+                && text.contains("node `a&lt;b&gt;&amp;c`")
+                && text.contains(": &lt;!channel&gt; see &lt;https://evil.example|your bank&gt; &amp; &lt;@U123&gt;"),
+            "{text}"
+        );
+        // The only markup left is the run's own link.
+        let link = format!("<https://t.example/instances/{}|Open the run>", Uuid::nil());
+        assert!(text.ends_with(&link), "{text}");
+        assert_eq!(text.matches('<').count(), 1, "{text}");
+        assert_eq!(
+            (body["instance"]["error"].as_str(), body["workflow"]["name"].as_str()),
+            (Some(error), Some("<!here> orders"))
+        );
+        assert_eq!(body["instance"]["failed_node"], "a<b>&c");
+    }
+
+    #[test]
+    fn without_a_public_url_the_run_is_named_in_plain_text_not_linked() {
+        let url = instance_url(None, Uuid::nil());
+        let body = instance_body((&Uuid::nil(), "ops"), &failed_with("boom", "orders"), &url);
+        let text = body["text"].as_str().unwrap();
+        assert!(text.ends_with(&format!("(run: /instances/{})", Uuid::nil())), "{text}");
+        assert!(!text.contains('<') && !text.contains("|Open"), "{text}");
+        assert_eq!(body["instance"]["url"], url);
+    }
+
+    #[test]
+    fn queue_and_test_texts_escape_names_too() {
+        let q = queue_body((&Uuid::nil(), "q"), Some((Uuid::nil(), "<!channel>")), 5, 1, 10);
+        assert!(q["text"].as_str().unwrap().contains("“&lt;!channel&gt;”"), "{q}");
+        let t = test_body((&Uuid::nil(), "<!here>"));
+        assert!(t["text"].as_str().unwrap().ends_with("“&lt;!here&gt;”"), "{t}");
+        assert_eq!(t["rule"]["name"], "<!here>");
     }
 
     #[test]
