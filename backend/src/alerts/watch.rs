@@ -5,26 +5,34 @@
 //! rule by compare-and-swap — so however many judge, each alert is recorded once.
 
 use super::{instance_body, instance_url, queue_body, InstanceFacts};
-use crate::store::{AlertRuleRow, DynStore, InstanceQuery, NewDelivery, Snapshot};
+use crate::store::{AlertRuleRow, DynStore, InstanceQuery, NewDelivery, SlowInstance};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 use tokio::sync::watch;
 use trellis_model::api::AlertWhen;
-use trellis_model::{InstanceStatus, NodeStatus};
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
-/// Slow instances looked at per round, newest first.
-const SLOW_PER_ROUND: i64 = 200;
+/// Slow node rows looked at per round. Only instances some rule has not alerted on for their
+/// run are read, so a round after all are alerted reads none, and more than this many slow
+/// instances are all alerted on within a few rounds.
+pub const SLOW_PER_ROUND: i64 = 200;
 
 pub struct Watcher {
     store: DynStore,
     public_url: Option<String>,
     every: Duration,
+    slow_per_round: i64,
 }
 
 impl Watcher {
     pub fn new(store: DynStore, public_url: Option<String>, every: Duration) -> Watcher {
-        Watcher { store, public_url, every }
+        Watcher { store, public_url, every, slow_per_round: SLOW_PER_ROUND }
+    }
+
+    /// Looks at `rows` slow node rows per round instead (tests: more slow runs than a round).
+    pub fn slow_per_round(self, rows: i64) -> Watcher {
+        Watcher { slow_per_round: rows.max(1), ..self }
     }
 
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
@@ -39,62 +47,34 @@ impl Watcher {
         }
     }
 
-    pub async fn round(&self) -> crate::store::Result<()> {
+    /// Judges every rule once; returns how many slow instances were new to some rule.
+    pub async fn round(&self) -> crate::store::Result<usize> {
         let slow_rules = self.store.alert_rules_on(AlertWhen::Slow.as_str(), None).await?;
-        if !slow_rules.is_empty() {
-            self.judge_slow(&slow_rules).await?;
-        }
+        let judged = if slow_rules.is_empty() { 0 } else { self.judge_slow(&slow_rules).await? };
         for rule in self.store.alert_rules_on(AlertWhen::QueueDepth.as_str(), None).await? {
             self.judge_queue(&rule).await?;
         }
-        Ok(())
+        Ok(judged)
     }
 
-    async fn judge_slow(&self, rules: &[AlertRuleRow]) -> crate::store::Result<()> {
+    /// Records a delivery per rule for each slow run not yet alerted on: the store reads only
+    /// those (so nothing is re-read or re-written round after round), with what a body names.
+    async fn judge_slow(&self, rules: &[AlertRuleRow]) -> crate::store::Result<usize> {
         let now = Utc::now();
-        let query = InstanceQuery { slow_at: Some(now), limit: SLOW_PER_ROUND, ..InstanceQuery::default() };
-        for row in self.store.list_instances(&query).await? {
-            let matching: Vec<&AlertRuleRow> =
-                rules.iter().filter(|r| r.workflow_id.is_none_or(|w| w == row.workflow_id)).collect();
-            if matching.is_empty() {
-                continue;
-            }
-            let Some(snapshot) = self.store.get_instance(row.id).await? else { continue };
-            let Some((node, threshold)) = self.slow_node(&snapshot, now).await? else { continue };
-            let name = self.store.get_workflow(row.workflow_id).await?.map(|w| w.name).unwrap_or_default();
-            let facts = InstanceFacts {
-                event: AlertWhen::Slow,
-                instance: row.id,
-                run: i64::from(row.run),
-                version: row.version,
-                workflow: row.workflow_id,
-                workflow_name: &name,
-                status: InstanceStatus::Running.as_str(),
-                error: None,
-                failed_node: None,
-                slow_node: Some((&node, threshold)),
-            };
+        let scopes: Vec<(Uuid, Option<Uuid>)> = rules.iter().map(|r| (r.id, r.workflow_id)).collect();
+        let mut rows = self.store.slow_unalerted(&scopes, now, self.slow_per_round).await?;
+        // One alert per run, naming its first slow node: the rows come ordered by node.
+        rows.dedup_by_key(|row| row.id);
+        for row in &rows {
+            let facts = slow_facts(row);
             let url = instance_url(self.public_url.as_deref(), row.id);
-            for rule in matching {
+            for rule in rules.iter().filter(|r| r.workflow_id.is_none_or(|w| w == row.workflow_id)) {
                 let body = instance_body((&rule.id, &rule.name), &facts, &url);
                 let key = format!("slow:{}:{}", row.id, row.run);
                 self.record(rule, AlertWhen::Slow, key, Some(row.id), body, now).await?;
             }
         }
-        Ok(())
-    }
-
-    /// The first node of the instance past its threshold at `now`, with the threshold.
-    async fn slow_node(&self, snapshot: &Snapshot, now: DateTime<Utc>) -> crate::store::Result<Option<(String, i64)>> {
-        let row = &snapshot.instance;
-        let thresholds = self.store.slow_thresholds(row.workflow_id, row.version).await?;
-        Ok(snapshot.nodes.iter().filter(|n| matches!(n.status, NodeStatus::Running | NodeStatus::Waiting)).find_map(
-            |n| {
-                let t = thresholds.iter().find(|t| t.node_id == n.node_id)?;
-                let started = n.started_at?;
-                crate::slow::is_past(started, t.threshold_ms, now).then(|| (n.node_id.clone(), t.threshold_ms))
-            },
-        ))
+        Ok(rows.len())
     }
 
     async fn judge_queue(&self, rule: &AlertRuleRow) -> crate::store::Result<()> {
@@ -165,5 +145,20 @@ impl Watcher {
         };
         self.store.record_delivery(&delivery).await?;
         Ok(())
+    }
+}
+
+fn slow_facts(row: &SlowInstance) -> InstanceFacts<'_> {
+    InstanceFacts {
+        event: AlertWhen::Slow,
+        instance: row.id,
+        run: i64::from(row.run),
+        version: row.version,
+        workflow: row.workflow_id,
+        workflow_name: &row.workflow_name,
+        status: InstanceStatus::Running.as_str(),
+        error: None,
+        failed_node: None,
+        slow_node: Some((&row.node_id, row.threshold_ms)),
     }
 }

@@ -54,6 +54,20 @@ pub struct AlertDeliveryRow {
     pub suppressed: i64,
 }
 
+/// A running instance with a node past its slow threshold that a `slow` rule has not alerted
+/// on yet for this run: what the alert names, and nothing more (no input or output).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct SlowInstance {
+    pub id: Uuid,
+    pub workflow_id: Uuid,
+    pub version: i64,
+    pub run: i32,
+    pub workflow_name: String,
+    /// The first node (by id) past its threshold, and the threshold.
+    pub node_id: String,
+    pub threshold_ms: i64,
+}
+
 /// A pending delivery claimed for sending, with where and how to sign it.
 #[derive(Clone, sqlx::FromRow)]
 pub struct DueAlert {
@@ -106,6 +120,15 @@ pub trait AlertStore: Send + Sync + 'static {
     async fn finish_attempt(&self, attempt: &AlertAttemptRow, owner: &str, after: AfterAttempt) -> Result<bool>;
     /// The rule's latest deliveries, newest first, and their attempts.
     async fn deliveries_of(&self, rule: Uuid, limit: i64) -> Result<(Vec<AlertDeliveryRow>, Vec<AlertAttemptRow>)>;
+    /// Running instances with a node past its threshold at `now` that some of `rules` (id,
+    /// workflow scope) has no `slow:{instance}:{run}` delivery for yet, oldest first, at most
+    /// `limit` rows (one per slow node; an instance's rows are adjacent).
+    async fn slow_unalerted(
+        &self,
+        rules: &[(Uuid, Option<Uuid>)],
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<SlowInstance>>;
     /// A `queue_depth` rule's queue went over its threshold at `now` (if it was not already).
     async fn mark_over(&self, rule: Uuid, now: DateTime<Utc>) -> Result<()>;
     /// ... or is no longer over it.

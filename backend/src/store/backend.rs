@@ -30,6 +30,9 @@ pub(super) trait Backend: Send + Sync + 'static {
     const NEWEST_ID: &'static str;
     /// Seconds since the Unix epoch of the timestamp column named by `{}` (a number).
     const EPOCH_OF: &'static str;
+    /// The text of the uuid column named by `{}`, as Rust writes a `Uuid` (lowercase,
+    /// hyphenated): for comparing with keys built in Rust. SQLite stores uuids as blobs.
+    const UUID_TEXT: &'static str;
     /// Rounds a non-negative number down before a `CAST(... AS BIGINT)`: Postgres's cast
     /// rounds to nearest, SQLite's truncates (which is the same for a non-negative number).
     const FLOOR: &'static str;

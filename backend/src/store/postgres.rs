@@ -93,6 +93,7 @@ impl Backend for PgStore {
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const NEWEST_ID: &'static str = "MAX(id::text)::uuid";
     const EPOCH_OF: &'static str = "EXTRACT(EPOCH FROM {})";
+    const UUID_TEXT: &'static str = "CAST({} AS TEXT)";
     const FLOOR: &'static str = "FLOOR";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> =
         Some(("SELECT pg_notify('trellis_events', p) FROM json_array_elements_text(", "::json) AS p"));

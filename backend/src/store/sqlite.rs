@@ -63,6 +63,8 @@ impl Backend for SqliteStore {
     const NEWEST_ID: &'static str = "MAX(id)";
     // Fractional: `unixepoch` would drop the milliseconds a duration is made of.
     const EPOCH_OF: &'static str = "((julianday({}) - 2440587.5) * 86400.0)";
+    const UUID_TEXT: &'static str = "lower(substr(hex({}), 1, 8) || '-' || substr(hex({}), 9, 4) || '-' || \
+        substr(hex({}), 13, 4) || '-' || substr(hex({}), 17, 4) || '-' || substr(hex({}), 21))";
     const FLOOR: &'static str = "";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> = None;
 

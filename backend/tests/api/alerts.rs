@@ -56,7 +56,7 @@ pub(crate) async fn create(app: &TestApp, body: Value) -> CreatedAlertRule {
     answer.json().await.unwrap()
 }
 
-async fn log(app: &TestApp, rule: &str) -> Vec<AlertDelivery> {
+pub(crate) async fn log(app: &TestApp, rule: &str) -> Vec<AlertDelivery> {
     let answer = app.get(&format!("/api/v1/alerts/{rule}/deliveries")).send().await.unwrap();
     assert_eq!(answer.status(), 200);
     answer.json::<Items<AlertDelivery>>().await.unwrap().items
@@ -80,7 +80,7 @@ pub(crate) fn checked_body(secret: &str, (headers, body): &(HeaderMap, Bytes)) -
     serde_json::from_slice(body).unwrap()
 }
 
-fn failing() -> Value {
+pub(crate) fn failing() -> Value {
     json!({"nodes": [{"id": "call", "type": "fail", "config": {"message": "boom"}}]})
 }
 

@@ -6,6 +6,7 @@ mod common;
 mod actions;
 mod alert_secrets;
 mod alerts;
+mod alerts_upkeep;
 mod audit;
 mod auth;
 mod bad_input;

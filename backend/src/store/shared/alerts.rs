@@ -2,14 +2,15 @@
 
 use super::Store;
 use crate::store::alert_sql::{
-    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, DueAlert, NewDelivery, ATTEMPTS_OF_RULE, CLEAR_OVER,
-    DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY, GROUP_LEADER, HAS_DELIVERY, INSERT_ATTEMPT, INSERT_DELIVERY,
-    INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON, RULES_ON_WORKFLOW, RULE_ADDRESSES_OF,
+    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, DueAlert, NewDelivery, SlowInstance,
+    ATTEMPTS_OF_RULE, CLEAR_OVER, DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY, GROUP_LEADER, HAS_DELIVERY,
+    INSERT_ATTEMPT, INSERT_DELIVERY, INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON, RULES_ON_WORKFLOW,
+    RULE_ADDRESSES_OF,
 };
 use crate::store::backend::Backend;
 use crate::store::Result;
 use chrono::{DateTime, Utc};
-use const_format::concatcp;
+use const_format::{concatcp, str_replace};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -28,6 +29,24 @@ const CLAIM: &str = concatcp!(
 
 type Db = <Store as Backend>::Db;
 
+const EPOCH_OF: &str = <Store as Backend>::EPOCH_OF;
+/// The key a `slow` delivery of instance `i`'s run has (`alerts::watch`), built in SQL so that
+/// instances already alerted on are left out by the unique index `(rule_id, source_key)`.
+const SLOW_KEY: &str = concatcp!(
+    "'slow:' || ",
+    str_replace!(<Store as Backend>::UUID_TEXT, "{}", "i.id"),
+    " || ':' || CAST(i.run AS TEXT)"
+);
+/// Running instances' node rows past their threshold (as `?slow=true`), with what an alert
+/// names; the rules and the not-yet-alerted test follow (`slow_unalerted`).
+const SLOW_NODES: &str = concatcp!(
+    "SELECT i.id, i.workflow_id, i.version, i.run, w.name AS workflow_name, n.node_id, t.threshold_ms \
+    FROM instances i JOIN workflows w ON w.id = i.workflow_id JOIN instance_nodes n ON n.instance_id = i.id \
+    JOIN slow_thresholds t ON t.workflow_id = i.workflow_id AND t.version = i.version AND t.node_id = n.node_id \
+    WHERE i.status = 'running' AND n.status IN ('running', 'waiting') AND n.started_at IS NOT NULL AND (",
+    str_replace!(EPOCH_OF, "{}", "n.started_at"),
+    ") * 1000 + t.threshold_ms < "
+);
 /// Logs one attempt of delivery `delivery`, in the transaction that moved it on.
 async fn insert_attempt(tx: &mut sqlx::Transaction<'_, Db>, delivery: Uuid, a: &AlertAttemptRow) -> Result<()> {
     sqlx::query(INSERT_ATTEMPT)
@@ -85,6 +104,15 @@ impl crate::store::AlertStore for Store {
     }
 
     async fn record_delivery(&self, new: &NewDelivery) -> Result<bool> {
+        // A key already recorded (a periodic rule judged again, a redone item) ends here: one
+        // read by the unique index, no write lock, no lock on the rule's row. Only the
+        // retention sweep deletes deliveries, long after; the check under the lock below is
+        // for two recorders racing.
+        let known: Option<(Uuid,)> =
+            sqlx::query_as(HAS_DELIVERY).bind(new.rule_id).bind(&new.source_key).fetch_optional(self.pool()).await?;
+        if known.is_some() {
+            return Ok(false);
+        }
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
         let rule: Option<(Uuid,)> = sqlx::query_as(LOCK_RULE).bind(new.rule_id).fetch_optional(&mut *tx).await?;
@@ -202,6 +230,42 @@ impl crate::store::AlertStore for Store {
         let Some(oldest) = deliveries.iter().map(|d| d.created_at).min() else { return Ok((deliveries, Vec::new())) };
         let attempts = sqlx::query_as(ATTEMPTS_OF_RULE).bind(rule).bind(oldest).fetch_all(self.pool()).await?;
         Ok((deliveries, attempts))
+    }
+
+    async fn slow_unalerted(
+        &self,
+        rules: &[(Uuid, Option<Uuid>)],
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<SlowInstance>> {
+        if rules.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = sqlx::QueryBuilder::<Db>::new(SLOW_NODES);
+        sql.push_bind(now.timestamp_millis());
+        // Every rule for one workflow or another: only their instances are read at all.
+        let scoped: Option<Vec<Uuid>> = rules.iter().map(|(_, workflow)| *workflow).collect();
+        if let Some(workflows) = scoped {
+            sql.push(" AND i.workflow_id IN (");
+            let mut list = sql.separated(", ");
+            workflows.iter().for_each(|w| {
+                list.push_bind(*w);
+            });
+            sql.push(")");
+        }
+        sql.push(" AND EXISTS (SELECT 1 FROM alert_rules r WHERE r.id IN (");
+        let mut list = sql.separated(", ");
+        rules.iter().for_each(|(id, _)| {
+            list.push_bind(*id);
+        });
+        sql.push(concatcp!(
+            ") AND (r.workflow_id IS NULL OR r.workflow_id = i.workflow_id) AND NOT EXISTS (SELECT 1 FROM \
+                alert_deliveries d WHERE d.rule_id = r.id AND d.source_key = ",
+            SLOW_KEY,
+            ")) ORDER BY i.id, n.node_id LIMIT "
+        ));
+        sql.push_bind(limit);
+        Ok(sql.build_query_as().fetch_all(self.pool()).await?)
     }
 
     async fn mark_over(&self, rule: Uuid, now: DateTime<Utc>) -> Result<()> {
