@@ -11,6 +11,11 @@ use uuid::Uuid;
 /// Instances deleted per transaction: short transactions keep the API responsive (and, on
 /// SQLite, let other writers in between batches).
 pub const SWEEP_BATCH: i64 = 500;
+/// Days finished alert deliveries (and their attempts) are kept when the default policy sets
+/// no `audit_days`. The delivery log is a record of what was sent, read when looking into an
+/// incident: a month covers that, while rows (one per alert, up to five attempts each) stop
+/// piling up forever on a noisy rule. With `audit_days` set, the log follows the audit log's age.
+pub const ALERT_LOG_DAYS: i32 = 30;
 /// The longest age a policy may set: 100 years.
 pub const MAX_DAYS: i32 = 36_500;
 
@@ -64,6 +69,11 @@ impl Sweeper {
                 Ok(n) => tracing::info!(deleted = n, "retention sweep deleted expired audit log rows"),
                 Err(e) => tracing::warn!(error = %e, "audit log sweep failed; trying again next round"),
             }
+            match self.sweep_alerts(&shutdown).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "retention sweep deleted old alert deliveries"),
+                Err(e) => tracing::warn!(error = %e, "alert delivery sweep failed; trying again next round"),
+            }
         }
     }
 
@@ -104,6 +114,24 @@ impl Sweeper {
         let mut deleted = 0;
         while !*shutdown.borrow() {
             let n = self.store.sweep_audit(before, SWEEP_BATCH).await?;
+            deleted += n;
+            if n < SWEEP_BATCH as u64 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        Ok(deleted)
+    }
+
+    /// Deletes finished alert deliveries older than the default policy's `audit_days`, or
+    /// `ALERT_LOG_DAYS`, in batches (their attempts go with them); pending ones are kept.
+    pub async fn sweep_alerts(&self, shutdown: &watch::Receiver<bool>) -> crate::store::Result<u64> {
+        let days = self.store.retention(None).await?.and_then(|p| p.audit_days).unwrap_or(ALERT_LOG_DAYS);
+        let now = Utc::now();
+        let before = now - Duration::days(i64::from(days));
+        let mut deleted = 0;
+        while !*shutdown.borrow() {
+            let n = self.store.sweep_alert_deliveries(before, now, SWEEP_BATCH).await?;
             deleted += n;
             if n < SWEEP_BATCH as u64 {
                 break;

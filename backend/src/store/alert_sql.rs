@@ -129,6 +129,10 @@ pub trait AlertStore: Send + Sync + 'static {
         now: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<SlowInstance>>;
+    /// Deletes up to `limit` finished (not pending) deliveries created before `before`, with
+    /// their attempts, except any that may still suppress a later failure of its group (a
+    /// rule's `dedupe_ms` reaching past `now`); returns how many.
+    async fn sweep_alert_deliveries(&self, before: DateTime<Utc>, now: DateTime<Utc>, limit: i64) -> Result<u64>;
     /// A `queue_depth` rule's queue went over its threshold at `now` (if it was not already).
     async fn mark_over(&self, rule: Uuid, now: DateTime<Utc>) -> Result<()>;
     /// ... or is no longer over it.

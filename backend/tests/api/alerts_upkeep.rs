@@ -1,12 +1,14 @@
-//! Alerts' upkeep: the slow-rule watcher reads only runs not yet alerted on.
+//! Alerts' upkeep: the slow-rule watcher reads only runs not yet alerted on, and old deliveries
+//! are swept by retention.
 
 use crate::alerts::{create, log, receiver};
 use crate::common::{Backend, TestApp};
-use chrono::Utc;
+use chrono::{Duration as Days, Utc};
 use serde_json::json;
 use std::time::Duration;
 use trellis::alerts::watch::Watcher;
-use trellis::store::NewDelivery;
+use trellis::jobs::retention::Sweeper;
+use trellis::store::{AlertAttemptRow, DynStore, NewDelivery};
 use uuid::Uuid;
 
 /// A server whose own watcher and sender go quiet after their first round (an hour apart), so
@@ -112,6 +114,81 @@ async fn hold_rule_lock(app: &TestApp, rule: Uuid) -> Box<dyn std::any::Any + Se
     }
 }
 
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    use sqlx::Connection;
+    if app.database_url.starts_with("postgres") {
+        let mut conn = sqlx::PgConnection::connect(&app.database_url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+    } else {
+        let mut conn = sqlx::SqliteConnection::connect(&app.database_url).await.unwrap();
+        sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+    }
+}
+
+/// Records a delivery of `rule` made `days` ago: sent (delivered or not) with its attempt, or pending.
+async fn delivery(store: &DynStore, rule: &str, days: i64, sent: Option<bool>, group: Option<&str>) {
+    let now = Utc::now() - Days::days(days);
+    let id = Uuid::now_v7();
+    let attempt = AlertAttemptRow { delivery_id: id, attempt: 1, at: now, status_code: Some(200), error: None };
+    let new = NewDelivery {
+        id,
+        rule_id: rule.parse().unwrap(),
+        event: "failed".into(),
+        source_key: id.to_string(),
+        group_key: group.map(str::to_owned),
+        instance_id: None,
+        body: "{}".into(),
+        now,
+        dedupe_since: None,
+        sent: sent.map(|delivered| (delivered, attempt)),
+    };
+    assert!(store.record_delivery(&new).await.unwrap());
+}
+
+async fn statuses(app: &TestApp, rule: &str) -> Vec<(String, i64)> {
+    let now = Utc::now();
+    log(app, rule).await.into_iter().map(|d| (d.status, (now - d.created_at).num_days())).collect()
+}
+
+/// Finished deliveries past 30 days (or the default policy's `audit_days`) go, their attempts
+/// with them; pending ones and a group's leader within its rule's dedupe window stay.
+async fn old_finished_deliveries_are_swept_with_their_attempts(backend: Backend) {
+    let app = quiet_app(backend).await;
+    // This server's sender is quiet: the pending delivery stays pending.
+    let url = "http://127.0.0.1:9/hook";
+    let plain = create(&app, json!({"name": "p", "when": "failed", "url": url})).await.rule.id;
+    let window = create(&app, json!({"name": "w", "when": "failed", "url": url, "dedupe_ms": 60 * 86_400_000_i64}))
+        .await
+        .rule
+        .id;
+    let store = app.store().await;
+    // The test's store is a second writer on SQLite: let the server's audit writer finish first.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for (days, sent) in [(40, Some(true)), (40, Some(false)), (40, None), (20, Some(true)), (1, Some(true))] {
+        delivery(&store, &plain, days, sent, None).await;
+    }
+    delivery(&store, &window, 40, Some(true), Some("g")).await;
+    delivery(&store, &window, 70, Some(true), Some("g")).await;
+    let attempts_before = count(&app, "SELECT COUNT(*) FROM alert_attempts").await;
+
+    let sweeper = Sweeper::new(store.clone(), Duration::from_secs(3600));
+    let (_stop, running) = tokio::sync::watch::channel(false);
+    assert_eq!(sweeper.sweep_alerts(&running).await.unwrap(), 3);
+    assert_eq!(
+        statuses(&app, &plain).await,
+        [("delivered".into(), 1), ("delivered".into(), 20), ("pending".into(), 40)]
+    );
+    assert_eq!(statuses(&app, &window).await, [("delivered".into(), 40)], "the window's leader stays");
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM alert_attempts").await, attempts_before - 3);
+
+    // With `audit_days`, the log follows the audit log's age instead.
+    let set = app.put("/api/v1/retention").json(&json!({"audit_days": 10})).send().await.unwrap();
+    assert_eq!(set.status(), 200);
+    assert_eq!(sweeper.sweep_alerts(&running).await.unwrap(), 1);
+    assert_eq!(statuses(&app, &plain).await, [("delivered".into(), 1), ("pending".into(), 40)]);
+    assert_eq!(sweeper.sweep_alerts(&running).await.unwrap(), 0);
+}
+
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -130,4 +207,7 @@ macro_rules! on_both {
     )*};
 }
 
-on_both!(every_slow_run_is_alerted_within_a_few_rounds_then_left_alone,);
+on_both!(
+    every_slow_run_is_alerted_within_a_few_rounds_then_left_alone,
+    old_finished_deliveries_are_swept_with_their_attempts,
+);

@@ -47,6 +47,16 @@ const SLOW_NODES: &str = concatcp!(
     str_replace!(EPOCH_OF, "{}", "n.started_at"),
     ") * 1000 + t.threshold_ms < "
 );
+/// Finished deliveries past the age, oldest first; one that led its group within its rule's
+/// dedupe window is kept (deleting it would let the group's next failure be sent).
+const SWEEP_DELIVERIES: &str = concatcp!(
+    "DELETE FROM alert_deliveries WHERE id IN (SELECT d.id FROM alert_deliveries d JOIN alert_rules r \
+    ON r.id = d.rule_id WHERE d.status <> 'pending' AND d.created_at < $1 AND (r.dedupe_ms IS NULL \
+    OR d.status = 'suppressed' OR (",
+    str_replace!(EPOCH_OF, "{}", "d.created_at"),
+    ") * 1000 + r.dedupe_ms < $2) ORDER BY d.created_at LIMIT $3)"
+);
+
 /// Logs one attempt of delivery `delivery`, in the transaction that moved it on.
 async fn insert_attempt(tx: &mut sqlx::Transaction<'_, Db>, delivery: Uuid, a: &AlertAttemptRow) -> Result<()> {
     sqlx::query(INSERT_ATTEMPT)
@@ -266,6 +276,17 @@ impl crate::store::AlertStore for Store {
         ));
         sql.push_bind(limit);
         Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+    }
+
+    async fn sweep_alert_deliveries(&self, before: DateTime<Utc>, now: DateTime<Utc>, limit: i64) -> Result<u64> {
+        let _guard = self.write_guard().await;
+        let swept = sqlx::query(SWEEP_DELIVERIES)
+            .bind(before)
+            .bind(now.timestamp_millis())
+            .bind(limit)
+            .execute(self.pool())
+            .await?;
+        Ok(swept.rows_affected())
     }
 
     async fn mark_over(&self, rule: Uuid, now: DateTime<Utc>) -> Result<()> {
