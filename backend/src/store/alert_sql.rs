@@ -68,6 +68,15 @@ pub struct SlowInstance {
     pub threshold_ms: i64,
 }
 
+/// The instance row fields an end's alert needs.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct AlertedInstance {
+    pub id: Uuid,
+    pub workflow_id: Uuid,
+    pub version: i64,
+    pub run: i32,
+}
+
 /// A pending delivery claimed for sending, with where and how to sign it.
 #[derive(Clone, sqlx::FromRow)]
 pub struct DueAlert {
@@ -129,6 +138,8 @@ pub trait AlertStore: Send + Sync + 'static {
         now: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<SlowInstance>>;
+    /// The fields of instance `id` an end's alert names, if it still exists.
+    async fn alerted_instance(&self, id: Uuid) -> Result<Option<AlertedInstance>>;
     /// Deletes up to `limit` finished (not pending) deliveries created before `before`, with
     /// their attempts, except any that may still suppress a later failure of its group (a
     /// rule's `dedupe_ms` reaching past `now`); returns how many.
@@ -157,6 +168,7 @@ pub(super) const RULES_ON: &str = concatcp!("SELECT ", RULE_COLUMNS, " FROM aler
 /// Where each of a batch of claimed deliveries goes and its signing secret; the ids follow.
 pub(super) const RULE_ADDRESSES_OF: &str = "SELECT id, url, secret FROM alert_rules WHERE id IN (";
 pub(super) const DELETE_RULE: &str = "DELETE FROM alert_rules WHERE id = $1";
+pub(super) const ALERTED_INSTANCE: &str = "SELECT id, workflow_id, version, run FROM instances WHERE id = $1";
 pub(super) const HAS_DELIVERY: &str = "SELECT id FROM alert_deliveries WHERE rule_id = $1 AND source_key = $2";
 /// The group's delivery (not itself suppressed) within the window, if any.
 pub(super) const GROUP_LEADER: &str = "SELECT id FROM alert_deliveries WHERE rule_id = $1 AND group_key = $2 \

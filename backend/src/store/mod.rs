@@ -41,7 +41,8 @@ mod work_sql;
 pub use account_sql::{AccountStore, SessionUser};
 pub use admission_sql::AdmissionQueue;
 pub use alert_sql::{
-    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, DueAlert, NewDelivery, SlowInstance,
+    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, AlertedInstance, DueAlert, NewDelivery,
+    SlowInstance,
 };
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
 pub use batch::{Step, StepDecide};

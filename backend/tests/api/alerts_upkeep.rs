@@ -1,7 +1,7 @@
-//! Alerts' upkeep: the slow-rule watcher reads only runs not yet alerted on, and old deliveries
-//! are swept by retention.
+//! Alerts' upkeep: the slow-rule watcher reads only runs not yet alerted on, old deliveries are
+//! swept by retention, and an end with no rule consumes its item.
 
-use crate::alerts::{create, log, receiver};
+use crate::alerts::{create, failing, log, receiver};
 use crate::common::{Backend, TestApp};
 use chrono::{Duration as Days, Utc};
 use serde_json::json;
@@ -189,6 +189,27 @@ async fn old_finished_deliveries_are_swept_with_their_attempts(backend: Backend)
     assert_eq!(sweeper.sweep_alerts(&running).await.unwrap(), 0);
 }
 
+/// Rules exist, none for this workflow: its failure records nothing and its alert item is
+/// consumed (no work is left due).
+async fn an_end_no_rule_matches_consumes_its_alert_item(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let (bad, other) =
+        (app.publish(failing()).await, app.publish(json!({"nodes": [{"id": "ok", "type": "noop"}]})).await);
+    let rule =
+        create(&app, json!({"name": "x", "when": "failed", "url": "http://127.0.0.1:9/h", "workflow": other})).await;
+    let id = app.start(&bad, json!({})).await;
+    app.wait_finished(&id).await;
+    let store = app.store().await;
+    for _ in 0..100 {
+        if store.next_due().await.unwrap().is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(store.next_due().await.unwrap(), None, "the alert item was consumed");
+    assert!(log(&app, &rule.rule.id).await.is_empty());
+}
+
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -210,4 +231,5 @@ macro_rules! on_both {
 on_both!(
     every_slow_run_is_alerted_within_a_few_rounds_then_left_alone,
     old_finished_deliveries_are_swept_with_their_attempts,
+    an_end_no_rule_matches_consumes_its_alert_item,
 );

@@ -2,10 +2,10 @@
 
 use super::Store;
 use crate::store::alert_sql::{
-    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, DueAlert, NewDelivery, SlowInstance,
-    ATTEMPTS_OF_RULE, CLEAR_OVER, DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY, GROUP_LEADER, HAS_DELIVERY,
-    INSERT_ATTEMPT, INSERT_DELIVERY, INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON, RULES_ON_WORKFLOW,
-    RULE_ADDRESSES_OF,
+    AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertedInstance, DueAlert, NewDelivery,
+    SlowInstance, ALERTED_INSTANCE, ATTEMPTS_OF_RULE, CLEAR_OVER, DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY,
+    GROUP_LEADER, HAS_DELIVERY, INSERT_ATTEMPT, INSERT_DELIVERY, INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON,
+    RULES_ON_WORKFLOW, RULE_ADDRESSES_OF,
 };
 use crate::store::backend::Backend;
 use crate::store::Result;
@@ -276,6 +276,10 @@ impl crate::store::AlertStore for Store {
         ));
         sql.push_bind(limit);
         Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+    }
+
+    async fn alerted_instance(&self, id: Uuid) -> Result<Option<AlertedInstance>> {
+        Ok(sqlx::query_as(ALERTED_INSTANCE).bind(id).fetch_optional(self.pool()).await?)
     }
 
     async fn sweep_alert_deliveries(&self, before: DateTime<Utc>, now: DateTime<Utc>, limit: i64) -> Result<u64> {
