@@ -113,7 +113,8 @@ impl Server {
         let sweeper = tokio::spawn(self.sweeper.run(stopped.clone()));
         let slow = tokio::spawn(self.slow.run(stopped.clone()));
         let (sender, watcher) = self.alerts;
-        let alerts = (tokio::spawn(sender.run(stopped.clone())), tokio::spawn(watcher.run(stopped.clone())));
+        let alerts =
+            (tokio::spawn(sender.run(stopped.clone(), self.drain)), tokio::spawn(watcher.run(stopped.clone())));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);

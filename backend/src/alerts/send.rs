@@ -3,7 +3,8 @@
 //! Each process leases due deliveries only for the workers it has free, and posts each on
 //! its own task under an attempt deadline, so a receiver that hangs holds one worker for at
 //! most the deadline and never the others. A lost lease (a process gone) returns the delivery
-//! to the queue once it lapses; an attempt is logged only by the lease holder.
+//! to the queue once it lapses; a process stopping gives its leases back at once, after
+//! waiting (up to the drain period) for its posts. An attempt is logged only by the lease holder.
 
 use super::{AlertSettings, MAX_ATTEMPTS};
 use crate::engine::nodes::http::{guarded_client, OutboundPolicy};
@@ -11,6 +12,7 @@ use crate::store::{AfterAttempt, AlertAttemptRow, DueAlert, DynStore};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
 
 /// How one attempt went: the receiver's status, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,10 +114,15 @@ impl Sender {
         }
     }
 
-    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+    /// Sends until `shutdown`; then waits up to `drain` for the posts in flight, and gives
+    /// back the leases of the deliveries still pending (those cut off, and any claimed but not
+    /// logged) so another process sends them at once rather than when the lease lapses.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>, drain: std::time::Duration) {
         let this = Arc::new(self);
+        let mut posting = JoinSet::new();
         while !*shutdown.borrow() {
-            if let Err(e) = this.clone().round().await {
+            while posting.try_join_next().is_some() {}
+            if let Err(e) = this.clone().round(&mut posting).await {
                 tracing::warn!(error = %e, "claiming alert deliveries failed; trying again next round");
             }
             tokio::select! {
@@ -123,10 +130,20 @@ impl Sender {
                 _ = shutdown.changed() => {}
             }
         }
+        let all_done = async { while posting.join_next().await.is_some() {} };
+        if tokio::time::timeout(drain, all_done).await.is_err() {
+            tracing::warn!(cut_off = posting.len(), "alert posts still in flight at the drain deadline; stopping them");
+            posting.shutdown().await;
+        }
+        match this.store.release_alert_leases(&this.owner).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(released = n, "gave back the leases of unsent alert deliveries"),
+            Err(e) => tracing::warn!(error = %e, "could not give back alert delivery leases; they lapse on their own"),
+        }
     }
 
     /// Leases as many due deliveries as there are free workers and starts posting them.
-    async fn round(self: Arc<Self>) -> crate::store::Result<()> {
+    async fn round(self: Arc<Self>, posting: &mut JoinSet<()>) -> crate::store::Result<()> {
         let free = self.workers.available_permits();
         if free == 0 {
             return Ok(());
@@ -138,7 +155,7 @@ impl Sender {
         for delivery in due {
             let Ok(permit) = self.workers.clone().try_acquire_owned() else { break };
             let this = self.clone();
-            tokio::spawn(async move {
+            posting.spawn(async move {
                 this.deliver(delivery).await;
                 drop(permit);
             });
@@ -160,12 +177,26 @@ impl Sender {
             AlertAttemptRow { delivery_id: d.id, attempt, at, status_code: posted.status_code, error: posted.error };
         match self.store.finish_attempt(&row, &self.owner, after).await {
             Ok(true) => {}
-            Ok(false) => {
-                tracing::warn!(delivery = %d.id, "an alert delivery's lease lapsed before its attempt was logged")
-            }
+            Ok(false) => self.not_logged(&d).await,
             Err(e) => {
                 tracing::warn!(delivery = %d.id, error = %e, "logging an alert attempt failed; it will be retried")
             }
+        }
+    }
+}
+
+impl Sender {
+    /// Why an attempt could not be logged: its rule (and with it the delivery) was deleted
+    /// while it was posted, or the lease lapsed and another process owns the delivery now.
+    async fn not_logged(&self, d: &DueAlert) {
+        match self.store.alert_rule(d.rule_id).await {
+            Ok(None) => {
+                tracing::info!(delivery = %d.id, rule = %d.rule_id, "alert rule deleted while its delivery was posted; attempt not logged")
+            }
+            Ok(Some(_)) => {
+                tracing::warn!(delivery = %d.id, "an alert delivery's lease lapsed before its attempt was logged")
+            }
+            Err(e) => tracing::warn!(delivery = %d.id, error = %e, "an alert attempt was not logged"),
         }
     }
 }

@@ -81,6 +81,7 @@ pub struct AlertedInstance {
 #[derive(Clone, sqlx::FromRow)]
 pub struct DueAlert {
     pub id: Uuid,
+    pub rule_id: Uuid,
     pub body: String,
     pub attempts: i32,
     pub url: String,
@@ -140,6 +141,9 @@ pub trait AlertStore: Send + Sync + 'static {
     ) -> Result<Vec<SlowInstance>>;
     /// The fields of instance `id` an end's alert names, if it still exists.
     async fn alerted_instance(&self, id: Uuid) -> Result<Option<AlertedInstance>>;
+    /// Gives back the leases `owner` holds on pending deliveries (a process stopping), so
+    /// another process sends them at once instead of after the lease; returns how many.
+    async fn release_alert_leases(&self, owner: &str) -> Result<u64>;
     /// Deletes up to `limit` finished (not pending) deliveries created before `before`, with
     /// their attempts, except any that may still suppress a later failure of its group (a
     /// rule's `dedupe_ms` reaching past `now`); returns how many.
@@ -169,6 +173,8 @@ pub(super) const RULES_ON: &str = concatcp!("SELECT ", RULE_COLUMNS, " FROM aler
 pub(super) const RULE_ADDRESSES_OF: &str = "SELECT id, url, secret FROM alert_rules WHERE id IN (";
 pub(super) const DELETE_RULE: &str = "DELETE FROM alert_rules WHERE id = $1";
 pub(super) const ALERTED_INSTANCE: &str = "SELECT id, workflow_id, version, run FROM instances WHERE id = $1";
+pub(super) const RELEASE_LEASES: &str = "UPDATE alert_deliveries SET lease_owner = NULL, lease_until = NULL \
+    WHERE lease_owner = $1 AND status = 'pending'";
 pub(super) const HAS_DELIVERY: &str = "SELECT id FROM alert_deliveries WHERE rule_id = $1 AND source_key = $2";
 /// The group's delivery (not itself suppressed) within the window, if any.
 pub(super) const GROUP_LEADER: &str = "SELECT id FROM alert_deliveries WHERE rule_id = $1 AND group_key = $2 \

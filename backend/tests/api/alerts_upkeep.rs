@@ -1,11 +1,17 @@
 //! Alerts' upkeep: the slow-rule watcher reads only runs not yet alerted on, old deliveries are
-//! swept by retention, and an end with no rule consumes its item.
+//! swept by retention, an end with no rule consumes its item, and a stopping server waits for
+//! its posts then gives back the leases of what it could not send.
 
 use crate::alerts::{create, failing, log, receiver};
-use crate::common::{Backend, TestApp};
+use crate::common::{db_config, serve_config, Backend, TestApp};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
 use chrono::{Duration as Days, Utc};
 use serde_json::json;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use trellis::alerts::watch::Watcher;
 use trellis::jobs::retention::Sweeper;
 use trellis::store::{AlertAttemptRow, DynStore, NewDelivery};
@@ -210,6 +216,82 @@ async fn an_end_no_rule_matches_consumes_its_alert_item(backend: Backend) {
     assert!(log(&app, &rule.rule.id).await.is_empty());
 }
 
+/// A receiver that counts posts and answers after `delay`, or only once `open`.
+async fn slow_receiver(delay: Duration, open: Arc<AtomicBool>) -> (String, Arc<AtomicUsize>) {
+    let got = Arc::new(AtomicUsize::new(0));
+    let state = (got.clone(), open, delay);
+    type Gate = (Arc<AtomicUsize>, Arc<AtomicBool>, Duration);
+    async fn answer(State((got, open, delay)): State<Gate>) -> StatusCode {
+        got.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(delay).await;
+        while !open.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        StatusCode::OK
+    }
+    let app = axum::Router::new().route("/hook", post(answer)).with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/hook"), got)
+}
+
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..300 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}");
+}
+
+/// Two posts in flight at shutdown: the quick one is awaited and logged; the hung one is cut
+/// off at the drain deadline and its lease given back, so another process sends it at once
+/// (its lease would otherwise last the attempt timeout plus 30 s).
+async fn a_stopping_server_awaits_its_posts_then_gives_back_the_leases(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let (quick, quick_got) = slow_receiver(Duration::from_millis(300), Arc::new(AtomicBool::new(true))).await;
+    let open = Arc::new(AtomicBool::new(false));
+    let (hung, hung_got) = slow_receiver(Duration::ZERO, open.clone()).await;
+    let quick_rule = create(&app, json!({"name": "q", "when": "failed", "url": quick})).await.rule.id;
+    let hung_rule = create(&app, json!({"name": "h", "when": "failed", "url": hung})).await.rule.id;
+
+    let mut serve = serve_config();
+    (serve.alert_poll_ms, serve.alert_timeout_ms, serve.drain_secs) = (50, 60_000, 1);
+    let sender = trellis::server::Server::build(db_config(&app.database_url), serve).await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(sender.run(async move { stopped.await.unwrap_or_default() }));
+    let bad = app.publish(failing()).await;
+    let id = app.start(&bad, json!({})).await;
+    app.wait_finished(&id).await;
+    until("both posts arrive", || quick_got.load(Ordering::SeqCst) == 1 && hung_got.load(Ordering::SeqCst) == 1).await;
+
+    let asked = Instant::now();
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    assert!(asked.elapsed() < Duration::from_secs(5), "stopped within the drain: {:?}", asked.elapsed());
+    let quick_log = log(&app, &quick_rule).await;
+    assert_eq!((quick_log[0].status.as_str(), quick_log[0].attempts.len()), ("delivered", 1), "awaited and logged");
+    let hung_log = log(&app, &hung_rule).await;
+    assert_eq!((hung_log[0].status.as_str(), hung_log[0].attempts.len()), ("pending", 0));
+    let leased =
+        count(&app, "SELECT COUNT(*) FROM alert_deliveries WHERE lease_owner IS NOT NULL OR lease_until IS NOT NULL");
+    assert_eq!(leased.await, 0, "the lease was given back");
+
+    open.store(true, Ordering::SeqCst);
+    let _peer =
+        TestApp::spawn_on(app.database_url.clone(), tempfile::tempdir().unwrap(), |s| s.alert_poll_ms = 50).await;
+    until("another process sends it at once", || hung_got.load(Ordering::SeqCst) == 2).await;
+    for _ in 0..100 {
+        if log(&app, &hung_rule).await[0].status == "delivered" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the released delivery was never delivered");
+}
+
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
@@ -232,4 +314,5 @@ on_both!(
     every_slow_run_is_alerted_within_a_few_rounds_then_left_alone,
     old_finished_deliveries_are_swept_with_their_attempts,
     an_end_no_rule_matches_consumes_its_alert_item,
+    a_stopping_server_awaits_its_posts_then_gives_back_the_leases,
 );

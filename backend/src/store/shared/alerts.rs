@@ -4,8 +4,8 @@ use super::Store;
 use crate::store::alert_sql::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertedInstance, DueAlert, NewDelivery,
     SlowInstance, ALERTED_INSTANCE, ATTEMPTS_OF_RULE, CLEAR_OVER, DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY,
-    GROUP_LEADER, HAS_DELIVERY, INSERT_ATTEMPT, INSERT_DELIVERY, INSERT_RULE, MARK_OVER, RULE, RULES, RULES_ON,
-    RULES_ON_WORKFLOW, RULE_ADDRESSES_OF,
+    GROUP_LEADER, HAS_DELIVERY, INSERT_ATTEMPT, INSERT_DELIVERY, INSERT_RULE, MARK_OVER, RELEASE_LEASES, RULE, RULES,
+    RULES_ON, RULES_ON_WORKFLOW, RULE_ADDRESSES_OF,
 };
 use crate::store::backend::Backend;
 use crate::store::Result;
@@ -204,7 +204,7 @@ impl crate::store::AlertStore for Store {
             .into_iter()
             .filter_map(|(id, rule_id, body, attempts)| {
                 let (url, secret) = rules.get(&rule_id)?.clone();
-                Some(DueAlert { id, body, attempts, url, secret })
+                Some(DueAlert { id, rule_id, body, attempts, url, secret })
             })
             .collect();
         Ok(due)
@@ -280,6 +280,11 @@ impl crate::store::AlertStore for Store {
 
     async fn alerted_instance(&self, id: Uuid) -> Result<Option<AlertedInstance>> {
         Ok(sqlx::query_as(ALERTED_INSTANCE).bind(id).fetch_optional(self.pool()).await?)
+    }
+
+    async fn release_alert_leases(&self, owner: &str) -> Result<u64> {
+        let _guard = self.write_guard().await;
+        Ok(sqlx::query(RELEASE_LEASES).bind(owner).execute(self.pool()).await?.rows_affected())
     }
 
     async fn sweep_alert_deliveries(&self, before: DateTime<Utc>, now: DateTime<Utc>, limit: i64) -> Result<u64> {
