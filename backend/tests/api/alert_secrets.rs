@@ -4,7 +4,7 @@
 //! `[secret:NAME]` and no form of the value.
 
 use crate::alerts::{app, checked_body, create, posts, receiver};
-use crate::common::Backend;
+use crate::common::{on_both, Backend};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -98,24 +98,6 @@ async fn a_task_output_holding_a_secret_is_stored_redacted(backend: Backend) {
     assert_clean("the instance", &app.instance_json(&id).await.to_string());
     let output = crate::common::node(&ended, "work").output.clone().unwrap();
     assert_eq!(output, json!({"echo": "[secret:TOKEN]", "n": 1}));
-}
-
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(Backend::Sqlite).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(Backend::Postgres).await
-            }
-        }
-    )*};
 }
 
 on_both!(an_alert_body_never_holds_a_secret_a_failed_node_used, a_task_output_holding_a_secret_is_stored_redacted);

@@ -1,7 +1,7 @@
 //! Alerts: signed deliveries to a receiver on 127.0.0.1, once per failure, deduplicated per
 //! failure group, retried with each attempt logged; the `http` node's address guard; roles.
 
-use crate::common::{problem, Backend, TestApp};
+use crate::common::{on_both, problem, Backend, TestApp};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -251,24 +251,6 @@ async fn a_claim_gives_each_delivery_its_rules_address_and_secret(backend: Backe
     let got: Vec<_> = due.into_iter().map(|d| (d.id, d.body, d.url, d.secret)).collect();
     assert_eq!(got, expected);
     assert!(store.claim_deliveries("other", later, later, 10).await.unwrap().is_empty(), "leased");
-}
-
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(Backend::Sqlite).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(Backend::Postgres).await
-            }
-        }
-    )*};
 }
 
 on_both!(

@@ -3,7 +3,7 @@
 //! its posts then gives back the leases of what it could not send.
 
 use crate::alerts::{create, failing, log, receiver};
-use crate::common::{db_config, serve_config, Backend, TestApp};
+use crate::common::{db_config, on_both, serve_config, Backend, TestApp};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
@@ -290,24 +290,6 @@ async fn a_stopping_server_awaits_its_posts_then_gives_back_the_leases(backend: 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the released delivery was never delivered");
-}
-
-macro_rules! on_both {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(Backend::Sqlite).await
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(Backend::Postgres).await
-            }
-        }
-    )*};
 }
 
 on_both!(

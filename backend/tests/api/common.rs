@@ -294,3 +294,24 @@ macro_rules! both_backends {
     )*};
 }
 pub(crate) use both_backends;
+
+/// As [`both_backends`], for tests that start their own server (or none) and take only the
+/// database kind.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            use $crate::common::Backend;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(Backend::Sqlite).await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(Backend::Postgres).await
+            }
+        }
+    )*};
+}
+pub(crate) use on_both;
