@@ -17,6 +17,7 @@ pub mod layout;
 pub mod login_page;
 pub mod new_workflow_form;
 pub mod not_found;
+pub mod outcome;
 pub mod paged;
 pub mod run;
 pub mod run_input;

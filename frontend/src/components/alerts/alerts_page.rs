@@ -7,6 +7,7 @@ use super::alert_row::{AlertRow, COLUMNS};
 use crate::api_alerts;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::fetch::{load, Loading};
+use crate::components::outcome::Outcome;
 use crate::components::session::use_session;
 use crate::components::table_parts::TableHead;
 use leptos::prelude::*;
@@ -36,14 +37,12 @@ pub fn AlertsPage() -> impl IntoView {
 #[component]
 fn Rules() -> impl IntoView {
     let rules = RwSignal::new(None::<Vec<AlertRule>>);
-    let error = RwSignal::new(None::<String>);
-    let notice = RwSignal::new(None::<String>);
+    let outcome = Outcome::new();
+    let (error, notice) = (outcome.error, outcome.notice);
     let reload = move || load(api_alerts::list(), move |list| rules.set(Some(list)));
     reload();
     let on_done = Callback::new(move |said: Result<String, String>| {
-        let (shown, cleared) = if said.is_ok() { (notice, error) } else { (error, notice) };
-        cleared.set(None);
-        shown.set(Some(said.unwrap_or_else(|e| e)));
+        outcome.show(said);
         reload();
     });
     view! {

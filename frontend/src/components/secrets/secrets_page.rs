@@ -6,6 +6,7 @@ use super::secret_row::SecretRow;
 use crate::api_secrets;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::fetch::{load, Loading};
+use crate::components::outcome::Outcome;
 use crate::components::session::use_session;
 use crate::components::table_parts::TableHead;
 use leptos::prelude::*;
@@ -18,14 +19,12 @@ const COLUMNS: &[(&str, &str)] =
 #[component]
 pub fn SecretsPage() -> impl IntoView {
     let secrets = RwSignal::new(None::<Vec<Secret>>);
-    let error = RwSignal::new(None::<String>);
-    let notice = RwSignal::new(None::<String>);
+    let outcome = Outcome::new();
+    let (error, notice) = (outcome.error, outcome.notice);
     let reload = move || load(api_secrets::list_secrets(), move |list| secrets.set(Some(list)));
     reload();
     let on_done = Callback::new(move |said: Result<String, String>| {
-        let (shown, cleared) = if said.is_ok() { (notice, error) } else { (error, notice) };
-        cleared.set(None);
-        shown.set(Some(said.unwrap_or_else(|e| e)));
+        outcome.show(said);
         reload();
     });
     let admin = Signal::derive(move || use_session().role().get() == Some(Role::Admin));
