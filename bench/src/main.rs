@@ -149,7 +149,7 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     }
     if runs("peers") {
         progress(backend, "the peers' shapes: chain-10, fan-out-100 + join, chain-40");
-        peers::shapes(&api, if options.quick { 5 } else { 9 }, &mut figures).await?;
+        peers::shapes(&api, backend, if options.quick { 5 } else { 9 }, &mut figures).await?;
     }
     if runs("engine") {
         progress(backend, "transition latency");

@@ -1,7 +1,7 @@
 //! The peers' shapes (`--only peers`): chain-10, fan-out-100 + join and chain-40 of no-op
 //! nodes, from the REST start request to the instance's recorded end, beside what the same
-//! shapes took on Airflow, Prefect and n8n on this machine (constants; their source is in
-//! BENCHMARKS.md). The breakdown of where a commit's time goes comes from the server's own
+//! shapes took on Airflow, Prefect and n8n on this machine class (constants from
+//! `../shared/PEERS.md`). The breakdown of where a commit's time goes comes from the server's own
 //! phase clock (`/metrics`), read around a drain of chain-10 instances.
 
 use crate::scenarios::Figures;
@@ -11,19 +11,38 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// A shape and its end-to-end time on the peers, in ms: Airflow 3.3.2, Prefect 3.8.8 and
-/// n8n 2.41 on Postgres (it keeps a run in memory and saves it once, at the end).
+/// A shape and its end-to-end time on the peers, in ms, as `../shared/PEERS.md` gives them:
+/// Airflow 3.3.2, Prefect 3.8.8, and n8n 2.41.1 on SQLite and on Postgres (which keeps a run in
+/// memory and saves it once, at the end). Trellis is compared with n8n on the same database.
 pub struct Peer {
     pub name: &'static str,
     pub airflow_ms: f64,
     pub prefect_ms: f64,
-    pub n8n_ms: f64,
+    pub n8n_sqlite_ms: f64,
+    pub n8n_postgres_ms: f64,
+}
+
+impl Peer {
+    /// n8n's time for this shape on `backend` (`sqlite` or `postgres`).
+    pub fn n8n_ms(&self, backend: &str) -> f64 {
+        if backend == "sqlite" {
+            self.n8n_sqlite_ms
+        } else {
+            self.n8n_postgres_ms
+        }
+    }
 }
 
 pub const PEERS: [Peer; 3] = [
-    Peer { name: "chain10", airflow_ms: 10_980.0, prefect_ms: 1_090.0, n8n_ms: 26.0 },
-    Peer { name: "fanout100_join", airflow_ms: 14_560.0, prefect_ms: 1_090.0, n8n_ms: 62.0 },
-    Peer { name: "chain40", airflow_ms: 42_410.0, prefect_ms: 1_090.0, n8n_ms: 34.0 },
+    Peer { name: "chain10", airflow_ms: 10_980.0, prefect_ms: 1_090.0, n8n_sqlite_ms: 16.0, n8n_postgres_ms: 19.0 },
+    Peer {
+        name: "fanout100_join",
+        airflow_ms: 14_560.0,
+        prefect_ms: 1_090.0,
+        n8n_sqlite_ms: 47.0,
+        n8n_postgres_ms: 52.0,
+    },
+    Peer { name: "chain40", airflow_ms: 42_410.0, prefect_ms: 1_090.0, n8n_sqlite_ms: 19.0, n8n_postgres_ms: 19.0 },
 ];
 
 fn chain(n: usize) -> Value {
@@ -45,7 +64,7 @@ pub fn fan_out_join(width: usize) -> Value {
 }
 
 /// Each shape `runs` times after one warm-up run: p50 of start request sent → `ended_at`.
-pub async fn shapes(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
+pub async fn shapes(api: &Api, backend: &str, runs: usize, out: &mut Figures) -> Result<()> {
     for (peer, definition) in PEERS.iter().zip([chain(10), fan_out_join(100), chain(40)]) {
         let workflow = api.publish(&format!("bench peers {}", peer.name), definition).await?;
         let before = phase_clock(api).await?;
@@ -64,7 +83,7 @@ pub async fn shapes(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
         breakdown(&before, &phase_clock(api).await?, &format!("peers_{}_commit", peer.name), out);
         let p50 = percentile(&mut samples, 50.0);
         out.insert(format!("peers_{}_p50_ms", peer.name), p50);
-        out.insert(format!("peers_{}_n8n_over_trellis", peer.name), peer.n8n_ms / p50);
+        out.insert(format!("peers_{}_n8n_over_trellis", peer.name), peer.n8n_ms(backend) / p50);
     }
     Ok(())
 }
@@ -101,9 +120,12 @@ pub fn breakdown(before: &[(String, f64)], after: &[(String, f64)], prefix: &str
 
 /// The peers' figures, once, beside the table (they do not depend on the database).
 pub fn print_peers() {
-    println!("\n| shape (ms) | Airflow 3.3.2 | Prefect 3.8.8 | n8n 2.41 |");
-    println!("|---|---:|---:|---:|");
-    for peer in &PEERS {
-        println!("| {} | {:.0} | {:.0} | {:.0} |", peer.name, peer.airflow_ms, peer.prefect_ms, peer.n8n_ms);
+    println!("\n| shape (ms) | Airflow 3.3.2 | Prefect 3.8.8 | n8n 2.41.1, SQLite | n8n 2.41.1, Postgres |");
+    println!("|---|---:|---:|---:|---:|");
+    for p in &PEERS {
+        println!(
+            "| {} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            p.name, p.airflow_ms, p.prefect_ms, p.n8n_sqlite_ms, p.n8n_postgres_ms
+        );
     }
 }
