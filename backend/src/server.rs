@@ -43,6 +43,12 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server's own store: on SQLite, writing through it takes this process's write turn,
+    /// where a second connection would be a second writer.
+    pub fn store(&self) -> store::DynStore {
+        self.engine.store().clone()
+    }
+
     pub async fn build(db: DatabaseConfig, serve: ServeConfig) -> Result<Server> {
         let store = store::connect(&db).await?;
         // First: a wrong master key stops the start before anything else is set up.

@@ -124,6 +124,11 @@ impl Engine {
         &self.config
     }
 
+    /// The store this engine (and its server) writes through.
+    pub fn store(&self) -> &DynStore {
+        &self.store
+    }
+
     pub fn sandbox(&self) -> &Arc<Sandbox> {
         &self.runtime.sandbox
     }

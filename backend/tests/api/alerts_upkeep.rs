@@ -44,11 +44,9 @@ async fn slow_runs(app: &TestApp, wf: &str, n: usize) -> Vec<String> {
     panic!("the runs never all showed as slow");
 }
 
-/// Rounds until one finds no run to alert on. The watcher writes through the test's own store:
-/// on SQLite that is a second writer beside the server's (one per process in production), so
-/// it first lets the server's audit writer finish what the requests before queued.
+/// Rounds until one finds no run to alert on. The watcher writes through the server's own store,
+/// as the server's watcher does (on SQLite a second handle would be a second writer).
 async fn rounds(watcher: &Watcher) -> Vec<usize> {
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let mut judged = Vec::new();
     for _ in 0..6 {
         judged.push(watcher.round().await.unwrap());
@@ -75,7 +73,7 @@ async fn every_slow_run_is_alerted_within_a_few_rounds_then_left_alone(backend: 
     create(&app, json!({"name": "o", "when": "slow", "url": url, "workflow": calm})).await;
     let mut ids = slow_runs(&app, &wf, 12).await;
     ids.sort();
-    let store = app.store().await;
+    let store = app.server_store();
     let watcher = Watcher::new(store.clone(), None, Duration::from_secs(3600)).slow_per_round(5);
     assert_eq!(rounds(&watcher).await, [5, 5, 2, 0]);
     assert_eq!(instances_in_log(&app, &scoped.rule.id).await, ids);
@@ -167,9 +165,7 @@ async fn old_finished_deliveries_are_swept_with_their_attempts(backend: Backend)
         .await
         .rule
         .id;
-    let store = app.store().await;
-    // The test's store is a second writer on SQLite: let the server's audit writer finish first.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let store = app.server_store();
     for (days, sent) in [(40, Some(true)), (40, Some(false)), (40, None), (20, Some(true)), (1, Some(true))] {
         delivery(&store, &plain, days, sent, None).await;
     }

@@ -41,6 +41,8 @@ pub struct TestApp {
     pub client: Client,
     pub admin_token: String,
     pub database_url: String,
+    /// The server's own store (see [`TestApp::server_store`]).
+    server_store: DynStore,
     _dir: tempfile::TempDir,
 }
 
@@ -69,10 +71,10 @@ impl TestApp {
         let mut serve = serve_config();
         configure(&mut serve);
         let server = Server::build(db_config(&database_url), serve).await.expect("server starts");
-        let addr = server.addr;
+        let (addr, server_store) = (server.addr, server.store());
         server.spawn();
         let client = trellis::http_client::builder().build().unwrap();
-        let mut app = TestApp { addr, client, admin_token: String::new(), database_url, _dir: dir };
+        let mut app = TestApp { addr, client, admin_token: String::new(), database_url, server_store, _dir: dir };
         app.admin_token = app.login("admin", ADMIN_PASSWORD).await;
         app
     }
@@ -188,6 +190,12 @@ impl TestApp {
     /// Polls until the instance has ended (succeeded, failed, canceled or timed out).
     pub async fn wait_finished(&self, id: &str) -> InstanceDetail {
         self.wait_for(id, |i| i.summary.status.is_terminal()).await
+    }
+
+    /// The running server's own store, for tests that write beside it: on SQLite a second
+    /// handle would be a second writer, refused while the server writes ("database is locked").
+    pub fn server_store(&self) -> DynStore {
+        self.server_store.clone()
     }
 
     /// A second handle on the same database, to check what was (not) written.
