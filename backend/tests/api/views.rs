@@ -98,11 +98,6 @@ async fn names_and_paths_that_cannot_be_saved_are_refused_naming_the_field(app: 
         (json!({"name": "evil", "path": "/instances?\\evil"}), "path"),
         (json!({"name": "evil", "path": "instances"}), "path"),
         (json!({"name": "evil", "path": far}), "path"),
-        // Filters every visit would refuse: refused once, when saved.
-        (json!({"name": "bad", "path": "/instances?status=bogus"}), "path"),
-        (json!({"name": "bad", "path": "/instances?input.a..b=1"}), "path"),
-        (json!({"name": "bad", "path": "/instances?colour=red"}), "path"),
-        (json!({"name": "bad", "path": "/instances?workflow=not-an-id"}), "path"),
     ];
     for (body, field) in cases {
         let answer = problem(app.post("/api/v1/views").json(&body).send().await.unwrap(), 422).await;

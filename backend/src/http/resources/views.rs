@@ -8,7 +8,6 @@
 //! The audit trail records creations and deletions (`middleware/audit_trail.rs`).
 
 use super::api_keys::bad_field;
-use super::instances::list_query::{ListQuery, Paging};
 use crate::auth::{Principal, Role};
 use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
@@ -149,23 +148,8 @@ pub fn checked_path(path: &str) -> ApiResult<String> {
     if path.chars().count() > MAX_VIEW_PATH_LEN {
         return Err(bad_field("path", format!("the path must be at most {MAX_VIEW_PATH_LEN} characters")));
     }
-    check_filters(path)?;
     Ok(path.to_owned())
 }
-
-/// The view's filters, read as `GET /instances` reads them, so a view that every visit would
-/// refuse (an unknown status, a malformed content path) is refused once, here. What only the
-/// page uses (a followed job, its page) is left aside, as the page itself does.
-fn check_filters(path: &str) -> ApiResult<()> {
-    let query = path.strip_prefix(VIEW_PAGE).and_then(|rest| rest.strip_prefix('?')).unwrap_or_default();
-    let list_filters = query.split('&').filter(|pair| !PAGE_ONLY.contains(&pair.split('=').next().unwrap_or_default()));
-    let read = ListQuery::<Paging>::parse(&list_filters.collect::<Vec<_>>().join("&"))
-        .and_then(|q| q.filters.into_query(q.content));
-    read.map(drop).map_err(|why| bad_field("path", format!("the path's filters cannot be read: {why}")))
-}
-
-/// Query names the instances page reads for one visit only, never filters.
-const PAGE_ONLY: [&str; 3] = ["job", "cursor", "limit"];
 
 fn shown(row: ViewRow) -> SavedView {
     SavedView {

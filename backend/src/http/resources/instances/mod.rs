@@ -4,7 +4,7 @@
 mod bulk;
 mod export;
 mod failure_links;
-pub(super) mod list_query;
+mod list_query;
 mod map_items;
 mod queue;
 mod slow_marks;
