@@ -19,6 +19,7 @@ use super::list_query::{ContentParams, ListFilters, ListQuery, QueryHead};
 use super::summary;
 use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
+use crate::http::middleware::extract::page_limit;
 use crate::http::AppState;
 use crate::store::{DynStore, InstanceQuery, InstanceRow};
 use axum::body::{Body, Bytes};
@@ -35,6 +36,8 @@ use uuid::Uuid;
 
 /// Instances per database read: one page is in memory at a time.
 const EXPORT_PAGE: i64 = 100;
+/// The most rows one export's `limit` may ask for (absent, there is no bound).
+const MAX_EXPORT_ROWS: i64 = 10_000_000;
 /// A chunk of the body is sent once it holds this much (one row may take it past).
 const CHUNK_BYTES: usize = 256 * 1024;
 
@@ -95,7 +98,7 @@ impl Format {
                 (String = "text/csv"),
             )
         ),
-        (status = 400, description = "`cursor` or `limit` given: an export has every match", body = Problem),
+        (status = 400, description = "`limit` below 1 or above 10,000,000, or `cursor` not an instance id", body = Problem),
         (status = 422, description = "`format` is neither `jsonl` nor `csv`, or a filter is malformed", body = Problem),
     )
 )]
@@ -104,20 +107,19 @@ async fn export(
     _: Authed<AsViewer>,
     ListQuery { head, filters, content }: ListQuery<ExportHead>,
 ) -> ApiResult<Response> {
-    if head.cursor.is_some() || head.limit.is_some() {
-        let refused = "an export has every match of the filters: `cursor` and `limit` page the list only";
-        return Err(ApiError::BadRequest(refused.to_owned()));
-    }
     let format = Format::parse(head.format.as_deref())?;
+    let most = head.limit.map(|n| page_limit(Some(n), n, MAX_EXPORT_ROWS)).transpose()?;
     let mut query = filters.into_query(content)?;
     query.limit = EXPORT_PAGE;
+    query.before = head.cursor;
     let filename = format!("instances-{}.{}", Utc::now().format("%Y%m%dT%H%M%SZ"), format.extension());
     let headers = [
         (header::CONTENT_TYPE, format.media_type().to_owned()),
         (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{filename}\"")),
         (header::CACHE_CONTROL, "no-store".to_owned()),
     ];
-    Ok((headers, Body::from_stream(pages(state.store.clone(), query, format))).into_response())
+    let left = most.map_or(u64::MAX, |n| n as u64);
+    Ok((headers, Body::from_stream(pages(state.store.clone(), query, format, left))).into_response())
 }
 
 /// The export's own parameters; every other one is a filter, read exactly as the list reads it
@@ -129,11 +131,10 @@ struct ExportHead {
     /// `jsonl` or `csv`.
     #[param(required = true)]
     format: Option<String>,
-    /// The list's paging, read here only to be refused with a message that says why.
-    #[param(ignore)]
-    cursor: Option<String>,
-    #[param(ignore)]
-    limit: Option<String>,
+    /// Start after this instance, as the list's next page does (its `next_cursor`).
+    cursor: Option<Uuid>,
+    /// At most this many instances (the newest first); absent, every match.
+    limit: Option<i64>,
 }
 
 impl QueryHead for ExportHead {
@@ -148,6 +149,8 @@ struct Cursor {
     format: Format,
     names: HashMap<Uuid, String>,
     pending: std::vec::IntoIter<InstanceRow>,
+    /// Rows still to send (`limit`), else `u64::MAX`.
+    left: u64,
     header_sent: bool,
     /// The last page has been read.
     read_all: bool,
@@ -157,9 +160,14 @@ struct Cursor {
 /// sent, and each row is moved into its chunk, so memory holds one page and one chunk whatever
 /// the export's length or its rows' size. A database error ends it (the client sees a cut
 /// transfer).
-fn pages(store: DynStore, query: InstanceQuery, format: Format) -> impl Stream<Item = Result<Bytes, ApiError>> {
-    let pending = Vec::new().into_iter();
-    let start = Cursor { store, query, format, names: HashMap::new(), pending, header_sent: false, read_all: false };
+fn pages(
+    store: DynStore,
+    query: InstanceQuery,
+    format: Format,
+    left: u64,
+) -> impl Stream<Item = Result<Bytes, ApiError>> {
+    let (pending, names) = (Vec::new().into_iter(), HashMap::new());
+    let start = Cursor { store, query, format, names, pending, left, header_sent: false, read_all: false };
     stream::try_unfold(start, |mut at| async move {
         let mut chunk = Vec::new();
         if at.format == Format::Csv && !at.header_sent {
@@ -181,6 +189,10 @@ fn pages(store: DynStore, query: InstanceQuery, format: Format) -> impl Stream<I
 
 /// The next row to send, reading the next page when the last is sent; `None` at the end.
 async fn next_row(at: &mut Cursor) -> ApiResult<Option<InstanceRow>> {
+    if at.left == 0 {
+        return Ok(None);
+    }
+    at.left -= 1;
     if at.pending.len() == 0 && !at.read_all {
         let rows = at.store.list_instances(&at.query).await.inspect_err(|e| {
             tracing::warn!(error = %e, "the instances export stopped: the database failed");
