@@ -1,6 +1,6 @@
 //! `alert_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
-use super::Store;
+use super::{push_binds, Store};
 use crate::store::alert_sql::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertedInstance, DueAlert, NewDelivery,
     SlowInstance, ALERTED_INSTANCE, ATTEMPTS_OF_RULE, CLEAR_OVER, DELETE_RULE, DELIVERIES_OF, FINISH_DELIVERY,
@@ -187,10 +187,7 @@ impl crate::store::AlertStore for Store {
         ids.sort_unstable();
         ids.dedup();
         let mut read = sqlx::QueryBuilder::<Db>::new(RULE_ADDRESSES_OF);
-        let mut list = read.separated(", ");
-        ids.iter().for_each(|id| {
-            list.push_bind(*id);
-        });
+        push_binds(&mut read, ids.iter().copied());
         read.push(")");
         let rules: HashMap<Uuid, (String, String)> = read
             .build_query_as::<(Uuid, String, String)>()
@@ -257,17 +254,11 @@ impl crate::store::AlertStore for Store {
         let scoped: Option<Vec<Uuid>> = rules.iter().map(|(_, workflow)| *workflow).collect();
         if let Some(workflows) = scoped {
             sql.push(" AND i.workflow_id IN (");
-            let mut list = sql.separated(", ");
-            workflows.iter().for_each(|w| {
-                list.push_bind(*w);
-            });
+            push_binds(&mut sql, workflows.iter().copied());
             sql.push(")");
         }
         sql.push(" AND EXISTS (SELECT 1 FROM alert_rules r WHERE r.id IN (");
-        let mut list = sql.separated(", ");
-        rules.iter().for_each(|(id, _)| {
-            list.push_bind(*id);
-        });
+        push_binds(&mut sql, rules.iter().map(|(id, _)| *id));
         sql.push(concatcp!(
             ") AND (r.workflow_id IS NULL OR r.workflow_id = i.workflow_id) AND NOT EXISTS (SELECT 1 FROM \
                 alert_deliveries d WHERE d.rule_id = r.id AND d.source_key = ",

@@ -1,6 +1,6 @@
 //! `insight_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
-use super::Store;
+use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::insight_sql::ERRORS_OF;
 use crate::store::insight_sql::{nearest_rank, DurationRanks, FailureGroupRow, FailureQuery, StatsQuery};
@@ -67,10 +67,7 @@ impl crate::store::InsightStore for Store {
         // Each group's newest error as it was: one read by primary key for all of them.
         if !groups.is_empty() {
             let mut read = sqlx::QueryBuilder::<Db>::new(ERRORS_OF);
-            let mut list = read.separated(", ");
-            for g in &groups {
-                list.push_bind(g.sample_instance);
-            }
+            push_binds(&mut read, groups.iter().map(|g| g.sample_instance));
             read.push(")");
             let errors: Vec<(Uuid, Option<String>)> = read.build_query_as().fetch_all(self.pool()).await?;
             for g in &mut groups {

@@ -1,6 +1,6 @@
 //! `engine_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
-use super::Store;
+use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{BatchWrites, Step, StepDecide};
 use crate::store::engine_records::{
@@ -121,10 +121,7 @@ impl crate::store::InstanceStore for Store {
             return Ok(Vec::new());
         }
         let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCE_VERSIONS_OF);
-        let mut list = sql.separated(", ");
-        ids.iter().for_each(|id| {
-            list.push_bind(*id);
-        });
+        push_binds(&mut sql, ids.iter().copied());
         sql.push(")");
         Ok(sql.build_query_as().fetch_all(self.pool()).await?)
     }

@@ -26,3 +26,17 @@ mod transitions;
 mod triggers;
 mod views;
 mod work;
+
+type Db = <Store as crate::store::backend::Backend>::Db;
+
+/// Binds each of `values`, comma-separated, where a statement lists them (`… IN (` before,
+/// the caller's `)` after). The list must not be empty: `IN ()` is not SQL.
+fn push_binds<'a, T>(sql: &mut sqlx::QueryBuilder<'a, Db>, values: impl IntoIterator<Item = T>)
+where
+    T: 'a + sqlx::Encode<'a, Db> + sqlx::Type<Db> + Send,
+{
+    let mut list = sql.separated(", ");
+    for value in values {
+        list.push_bind(value);
+    }
+}

@@ -1,6 +1,6 @@
 //! `retention_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
-use super::Store;
+use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::retention_sql::{
     DELETE_FINISHED_OF, DELETE_START_REQUESTS_OF, EXPIRED_COUNTS, INSTANCE_STATUS, PUT_RETENTION, RETENTION_POLICY,
@@ -26,18 +26,12 @@ impl Store {
             return Ok(0);
         }
         let mut delete = sqlx::QueryBuilder::<Db>::new(DELETE_FINISHED_OF);
-        let mut list = delete.separated(", ");
-        for id in ids {
-            list.push_bind(*id);
-        }
+        push_binds(&mut delete, ids.iter().copied());
         delete.push(") RETURNING id");
         let deleted: Vec<(Uuid,)> = delete.build_query_as().fetch_all(&mut **tx).await?;
         if !deleted.is_empty() {
             let mut starts = sqlx::QueryBuilder::<Db>::new(DELETE_START_REQUESTS_OF);
-            let mut list = starts.separated(", ");
-            for (id,) in &deleted {
-                list.push_bind(*id);
-            }
+            push_binds(&mut starts, deleted.iter().map(|(id,)| *id));
             starts.push(")");
             starts.build().execute(&mut **tx).await?;
         }

@@ -1,6 +1,6 @@
 //! `sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
-use super::Store;
+use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::records::{
     ApiKeyRecord, NewUser, NewVersion, NewWorkflow, UserRecord, VersionInfo, VersionRecord, WorkflowChange,
@@ -142,10 +142,7 @@ impl crate::store::Store for Store {
             return Ok(Vec::new());
         }
         let mut sql = sqlx::QueryBuilder::<Db>::new(WORKFLOW_NAMES_OF);
-        let mut list = sql.separated(", ");
-        for id in ids {
-            list.push_bind(*id);
-        }
+        push_binds(&mut sql, ids.iter().copied());
         sql.push(")");
         Ok(sql.build_query_as().fetch_all(self.pool()).await?)
     }

@@ -1,6 +1,6 @@
 //! `transition_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
-use super::Store;
+use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{absorb, by_instance, BatchWrites, Step, StepDecide};
 use crate::store::engine_records::{InstanceRow, InstanceUpdate, NodeRow, Snapshot, TransitionOutcome, Writes};
@@ -41,10 +41,7 @@ impl Store {
         ids: &[Uuid],
     ) -> Result<(HashMap<Uuid, Snapshot>, HashMap<Uuid, i64>)> {
         let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCES_OF);
-        let mut list = sql.separated(", ");
-        ids.iter().for_each(|id| {
-            list.push_bind(*id);
-        });
+        push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY id").push(LOCK_ROW);
         let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
         // The last seq is looked up per instance (a correlated MAX the primary key
@@ -53,15 +50,9 @@ impl Store {
         // as a parallel scan costing milliseconds per batch. MATERIALIZED keeps the
         // lookup once per instance: folded into the join it would run once per node.
         let mut sql = sqlx::QueryBuilder::<Db>::new(SNAPSHOT_NODES_OF);
-        let mut list = sql.separated(", ");
-        ids.iter().for_each(|id| {
-            list.push_bind(*id);
-        });
+        push_binds(&mut sql, ids.iter().copied());
         sql.push(SNAPSHOT_NODES_JOIN);
-        let mut list = sql.separated(", ");
-        ids.iter().for_each(|id| {
-            list.push_bind(*id);
-        });
+        push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY n.instance_id, n.position");
         let nodes: Vec<NodeOf> = sql.build_query_as().fetch_all(&mut **tx).await?;
         let mut snapshots: HashMap<Uuid, Snapshot> =
@@ -165,10 +156,7 @@ impl Store {
     pub(super) async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
         if !batch.cleared.is_empty() {
             let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_WORK_OF_INSTANCES);
-            let mut list = sql.separated(", ");
-            batch.cleared.iter().for_each(|id| {
-                list.push_bind(*id);
-            });
+            push_binds(&mut sql, batch.cleared.iter().copied());
             sql.push(")").build().execute(&mut **tx).await?;
         }
         if !batch.ended.is_empty() {
@@ -239,10 +227,7 @@ impl Store {
         let unknown: Vec<Uuid> = appended.iter().map(|(id, _, _)| *id).filter(|id| !known.contains_key(id)).collect();
         if !unknown.is_empty() {
             let mut sql = sqlx::QueryBuilder::<Db>::new(LAST_SEQS);
-            let mut list = sql.separated(", ");
-            unknown.iter().for_each(|id| {
-                list.push_bind(*id);
-            });
+            push_binds(&mut sql, unknown.iter().copied());
             sql.push(")");
             let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut **tx).await?;
             last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
