@@ -154,18 +154,26 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     if runs("engine") {
         progress(backend, "transition latency");
         scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
-        for size in sizes {
+        for size in &sizes {
             progress(backend, &format!("throughput, {size} instances"));
             let before = peers::phase_clock(&api).await?;
-            scenarios::throughput(&api, size, &mut figures).await?;
+            scenarios::throughput(&api, *size, true, &mut figures).await?;
             peers::breakdown(&before, &peers::phase_clock(&api).await?, &format!("drain_{size}_commit"), &mut figures);
         }
+        let size = *sizes.last().unwrap_or(&1_000);
+        progress(backend, &format!("throughput, {size} instances, no limit"));
+        let before = peers::phase_clock(&api).await?;
+        scenarios::throughput(&api, size, false, &mut figures).await?;
+        let prefix = format!("drain_unlimited_{size}_commit");
+        peers::breakdown(&before, &peers::phase_clock(&api).await?, &prefix, &mut figures);
         progress(backend, "fan-out");
         scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
         progress(backend, "a lone timer");
         scenarios::lone_timer(&api, &db, if options.quick { 3 } else { 9 }, &mut figures).await?;
         progress(backend, &format!("{timers} timers due at once"));
+        let before = peers::phase_clock(&api).await?;
         scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
+        peers::breakdown(&before, &peers::phase_clock(&api).await?, "timers_commit", &mut figures);
     }
     if runs("scripts") {
         progress(backend, "script node overhead per attempt");

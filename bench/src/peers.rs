@@ -92,7 +92,7 @@ pub async fn shapes(api: &Api, backend: &str, runs: usize, out: &mut Figures) ->
 pub async fn phase_clock(api: &Api) -> Result<Vec<(String, f64)>> {
     let page = api.metrics().await?;
     let mut read = Vec::new();
-    for line in page.lines().filter(|l| l.starts_with("trellis_commit_")) {
+    for line in page.lines().filter(|l| l.starts_with("trellis_commit_") || l.starts_with("trellis_engine_")) {
         let Some((name, value)) = line.rsplit_once(' ') else { continue };
         read.push((name.to_owned(), value.parse().unwrap_or(0.0)));
     }
@@ -100,7 +100,8 @@ pub async fn phase_clock(api: &Api) -> Result<Vec<(String, f64)>> {
 }
 
 /// Per transition, in ms: where committing went between two readings of the phase clock;
-/// also the mean batch size.
+/// also the mean batch size, and the statements and transactions the engine sent per
+/// transition (claims, reads, admissions and starts included).
 pub fn breakdown(before: &[(String, f64)], after: &[(String, f64)], prefix: &str, out: &mut Figures) {
     let delta = |name: &str| {
         let at = |read: &[(String, f64)]| read.iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v);
@@ -112,6 +113,8 @@ pub fn breakdown(before: &[(String, f64)], after: &[(String, f64)], prefix: &str
         return;
     }
     out.insert(format!("{prefix}_transitions_per_batch"), transitions / batches.max(1.0));
+    out.insert(format!("{prefix}_statements_per_transition"), delta("trellis_engine_statements") / transitions);
+    out.insert(format!("{prefix}_transactions_per_transition"), delta("trellis_engine_transactions") / transitions);
     for (name, _) in after.iter().filter(|(n, _)| n.starts_with("trellis_commit_phase_seconds")) {
         let phase = name.split('"').nth(1).unwrap_or("?");
         out.insert(format!("{prefix}_ms_per_transition_{phase}"), delta(name) * 1e3 / transitions);

@@ -47,20 +47,24 @@ pub async fn transition_latency(api: &Api, instances: usize, out: &mut Figures) 
     Ok(())
 }
 
-/// (b) throughput draining `count` chain-10 instances that queue behind a limit of 100.
-pub async fn throughput(api: &Api, count: usize, out: &mut Figures) -> Result<()> {
+/// (b) throughput draining `count` chain-10 instances that queue behind a limit of 100; or,
+/// `limited` false, the same drain with no limit (the figures named `drain_unlimited_…`).
+pub async fn throughput(api: &Api, count: usize, limited: bool, out: &mut Figures) -> Result<()> {
     let mut definition = chain(10);
-    definition["settings"] = json!({"max_concurrent_instances": 100});
-    let workflow = api.publish(&format!("bench chain-10 x{count}"), definition).await?;
+    if limited {
+        definition["settings"] = json!({"max_concurrent_instances": 100});
+    }
+    let name = if limited { format!("drain_{count}") } else { format!("drain_unlimited_{count}") };
+    let workflow = api.publish(&format!("bench chain-10 {name}"), definition).await?;
     let started = Instant::now();
     api.start_many(&workflow, count, 16).await?;
     let starting = started.elapsed().as_secs_f64();
     let counts = api.drain(&workflow, Duration::from_millis(50)).await?;
     let elapsed = started.elapsed().as_secs_f64();
     anyhow::ensure!(counts["succeeded"].as_u64() == Some(count as u64), "not all succeeded: {counts}");
-    out.insert(format!("drain_{count}_instances_per_s"), count as f64 / elapsed);
-    out.insert(format!("drain_{count}_transitions_per_s"), (count * 10) as f64 / elapsed);
-    out.insert(format!("drain_{count}_starts_per_s"), count as f64 / starting);
+    out.insert(format!("{name}_instances_per_s"), count as f64 / elapsed);
+    out.insert(format!("{name}_transitions_per_s"), (count * 10) as f64 / elapsed);
+    out.insert(format!("{name}_starts_per_s"), count as f64 / starting);
     Ok(())
 }
 

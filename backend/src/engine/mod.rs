@@ -28,6 +28,7 @@ mod start;
 mod tasks;
 pub mod trace;
 pub mod validate;
+mod wheel;
 
 pub use error::EngineError;
 pub use runner::context;
@@ -82,7 +83,7 @@ pub struct Engine {
     /// waiting on children look now rather than at their next poll.
     map_children: Notify,
     permits: Arc<Semaphore>,
-    /// Timers being applied at once by this process (see `runner::TIMER_BATCH`).
+    /// Timers this process holds (claimed, not yet applied; see `wheel.rs`).
     timer_slots: Arc<Semaphore>,
     /// Set on shutdown: no new attempts are handed to this process's workers.
     draining: std::sync::atomic::AtomicBool,
@@ -107,7 +108,7 @@ impl Engine {
             task_wake: Notify::new(),
             map_children: Notify::new(),
             permits: Arc::new(Semaphore::new(config.workers.max(1))),
-            timer_slots: Arc::new(Semaphore::new(runner::TIMER_BATCH)),
+            timer_slots: Arc::new(Semaphore::new(wheel::WHEEL_SLOTS)),
             draining: std::sync::atomic::AtomicBool::new(false),
             bus: Arc::new(EventBus::default()),
             lanes: std::sync::OnceLock::new(),

@@ -8,8 +8,10 @@ use chrono::{DateTime, Utc};
 use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
-/// Attempts one transition may hand straight to this process's workers.
-pub(super) const PRELEASE_MAX: usize = 16;
+/// Attempts one transition may hand straight to this process's workers (also bounded by the
+/// free slots above the quarter kept for claims): a fan-out of 100 runs every branch it has
+/// room for without a claim, and every branch run that way skips reading its instance.
+pub(super) const PRELEASE_MAX: usize = 128;
 
 /// Reserved worker slots, the ids their work items get, and their lease's end.
 pub(super) struct Reservation {

@@ -10,8 +10,10 @@ use super::nodes::{Attempt, NodeResult, Suspend};
 use super::outputs;
 use super::plan::Plan;
 use super::results::{outcome, output, sanitized};
+use super::wheel::READ_AHEAD;
 use super::Engine;
 use crate::secrets::{Opened, Unavailable};
+use crate::store::phases::PHASES;
 use crate::store::transient::trouble_of;
 use crate::store::{Fence, Snapshot, Trouble, WorkItem, WorkKind, Writes};
 use chrono::Utc;
@@ -24,15 +26,12 @@ use trellis_model::trace::TraceParent;
 
 /// Claims per round; also bounded by free worker slots.
 const CLAIM_BATCH: usize = 64;
-/// Timers (delays ending, retry backoffs, timeouts) claimed per round: they run no node
-/// code, so they take no worker slot; a burst of them is applied in a few large batches.
-pub(super) const TIMER_BATCH: usize = 512;
 /// Longest sleep between claim rounds: the bound on how late a timer fires after another
 /// process set it (this process's own timers wake it directly).
 const MAX_IDLE: Duration = Duration::from_millis(250);
 const ADMIT_EVERY: Duration = Duration::from_secs(1);
 /// While the claim loop is busy with runs, timers are looked for at most this often (unless
-/// the last look filled its batch): a claim query per run claimed would double the queries.
+/// the last look filled its claim): a claim query per run claimed would double the queries.
 const TIMER_POLL: Duration = Duration::from_millis(10);
 
 impl Engine {
@@ -65,7 +64,7 @@ impl Engine {
                 }
                 continue;
             }
-            let wait = self.idle_wait().await;
+            let wait = self.idle_wait(last_timers).await;
             tokio::select! {
                 _ = self.wake.notified() => {}
                 _ = tokio::time::sleep(wait) => {}
@@ -98,7 +97,7 @@ impl Engine {
             return (0, 0);
         }
         let now = Utc::now();
-        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), slots as i64, false).await {
+        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), slots as i64).await {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming work failed; retrying shortly");
@@ -106,61 +105,33 @@ impl Engine {
             }
         };
         let claimed = items.len();
-        for (item, permit) in items.into_iter().zip(permits) {
-            let engine = self.clone();
-            tokio::spawn(async move {
-                engine.handle(item, None).await;
-                drop(permit);
-            });
-        }
-        (claimed, slots)
-    }
-
-    /// Claims due timers into the free timer slots and handles them, their plans read for the
-    /// whole claim at once. True if it filled every slot it asked for: more may be due.
-    async fn claim_timers(self: &Arc<Self>) -> bool {
-        let mut permits = Vec::new();
-        while permits.len() < TIMER_BATCH {
-            match self.timer_slots.clone().try_acquire_owned() {
-                Ok(permit) => permits.push(permit),
-                Err(_) => break,
-            }
-        }
-        if permits.is_empty() {
-            return false;
-        }
-        let now = Utc::now();
-        let asked = permits.len();
-        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), asked as i64, true).await {
-            Ok(items) => items,
-            Err(e) => {
-                tracing::warn!(error = %e, "claiming timers failed; retrying shortly");
-                return false;
-            }
-        };
-        let claimed = items.len();
-        let ids: Vec<uuid::Uuid> = items.iter().map(|i| i.instance_id).collect();
-        let versions = self.store.instance_versions(&ids).await.unwrap_or_default();
-        for (item, permit) in items.into_iter().zip(permits) {
-            let version = versions.iter().find(|(id, _, _)| *id == item.instance_id);
-            let plan = match version {
-                Some((_, workflow, version)) => self.plan(*workflow, *version).await.ok(),
-                None => None,
-            };
+        // The plans, read for the whole claim, spare an attempt that reads nothing of its
+        // instance (a no-op, a delay) reading the instance first.
+        let plans = self.plans_for(&items).await;
+        for ((item, plan), permit) in items.into_iter().zip(plans).zip(permits) {
             let engine = self.clone();
             tokio::spawn(async move {
                 engine.handle(item, plan).await;
                 drop(permit);
             });
         }
-        claimed == asked
+        (claimed, slots)
     }
 
-    async fn idle_wait(&self) -> Duration {
-        match self.store.next_due().await {
-            Ok(Some(due)) => (due - Utc::now()).to_std().unwrap_or(Duration::ZERO).min(MAX_IDLE),
-            _ => MAX_IDLE,
-        }
+    /// How long the claim loop may sleep: until the next node attempt is due, or the next
+    /// timer comes within the wheel's read-ahead (not before the timer poll allows another
+    /// look, nor while the wheel is full), and at most `MAX_IDLE`.
+    async fn idle_wait(&self, last_timers: tokio::time::Instant) -> Duration {
+        let Ok(next) = self.store.next_due().await else { return MAX_IDLE };
+        let now = Utc::now();
+        let until = |at: chrono::DateTime<Utc>| (at - now).to_std().unwrap_or(Duration::ZERO);
+        let run = next.run.map_or(MAX_IDLE, until);
+        let timer = match next.timer {
+            Some(_) if self.timer_slots.available_permits() == 0 => TIMER_POLL,
+            Some(due) => until(due).saturating_sub(READ_AHEAD).max(TIMER_POLL.saturating_sub(last_timers.elapsed())),
+            None => MAX_IDLE,
+        };
+        run.min(timer).min(MAX_IDLE)
     }
 
     /// Handles one claimed item. `plan` is known when this process dispatched the item itself.
@@ -195,7 +166,10 @@ impl Engine {
         let (plan, context) = match known {
             Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, Value::Null),
             _ => {
-                let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
+                let read = self.store.get_instance(item.instance_id).await?;
+                // BEGIN, the instance, its nodes, COMMIT.
+                PHASES.autocommit(4);
+                let Some(snapshot) = read else { return Ok(()) };
                 (self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
             }
         };

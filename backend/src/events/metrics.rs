@@ -30,6 +30,8 @@ pub struct Metrics {
     commit_phases: Family<Labels, Gauge<f64, AtomicU64>>,
     commit_batches: Gauge,
     commit_transitions: Gauge,
+    engine_statements: Gauge,
+    engine_transactions: Gauge,
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
@@ -60,6 +62,8 @@ impl Default for Metrics {
             commit_phases: Family::default(),
             commit_batches: Gauge::default(),
             commit_transitions: Gauge::default(),
+            engine_statements: Gauge::default(),
+            engine_transactions: Gauge::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
         };
@@ -121,6 +125,16 @@ impl Metrics {
             "Transitions this process committed (in its batches)",
             self.commit_transitions.clone(),
         );
+        r.register(
+            "trellis_engine_statements",
+            "Statements (round trips, BEGIN and COMMIT included) the engine sent: transitions, admissions, starts, claims and instance reads before attempts",
+            self.engine_statements.clone(),
+        );
+        r.register(
+            "trellis_engine_transactions",
+            "Transactions the engine committed (a claim or a read alone is one)",
+            self.engine_transactions.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -168,6 +182,9 @@ impl Metrics {
         let (batches, transitions) = PHASES.counts();
         self.commit_batches.set(batches as i64);
         self.commit_transitions.set(transitions as i64);
+        let (statements, transactions) = PHASES.sent();
+        self.engine_statements.set(statements as i64);
+        self.engine_transactions.set(transactions as i64);
         let mut page = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut page, &self.registry);

@@ -52,15 +52,24 @@ impl Phase {
     }
 }
 
-/// Sums of nanoseconds per phase, and how many batches and transitions they cover.
+/// Sums of nanoseconds per phase, and how many batches and transitions they cover; and the
+/// statements and transactions the engine sent: transition batches, admissions and starts
+/// (their writes), claims, and the instance reads before attempts — not the API's reads.
 pub struct PhaseClock {
     nanos: [AtomicU64; 8],
     batches: AtomicU64,
     transitions: AtomicU64,
+    statements: AtomicU64,
+    transactions: AtomicU64,
 }
 
-pub static PHASES: PhaseClock =
-    PhaseClock { nanos: [const { AtomicU64::new(0) }; 8], batches: AtomicU64::new(0), transitions: AtomicU64::new(0) };
+pub static PHASES: PhaseClock = PhaseClock {
+    nanos: [const { AtomicU64::new(0) }; 8],
+    batches: AtomicU64::new(0),
+    transitions: AtomicU64::new(0),
+    statements: AtomicU64::new(0),
+    transactions: AtomicU64::new(0),
+};
 
 impl PhaseClock {
     /// Seconds spent in `phase` so far.
@@ -77,6 +86,29 @@ impl PhaseClock {
     pub fn committed(&self, transitions: usize) {
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.transitions.fetch_add(transitions as u64, Ordering::Relaxed);
+    }
+
+    /// Statements and transactions the engine sent so far.
+    pub fn sent(&self) -> (u64, u64) {
+        (self.statements.load(Ordering::Relaxed), self.transactions.load(Ordering::Relaxed))
+    }
+
+    /// One statement sent inside an engine transaction.
+    pub fn statement(&self) {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An engine transaction committed: its `BEGIN` and `COMMIT` (its other statements are
+    /// counted as they go).
+    pub fn transaction(&self) {
+        self.statements.fetch_add(2, Ordering::Relaxed);
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A transaction of `statements` round trips sent outside a batch (a claim, a read).
+    pub fn autocommit(&self, statements: u64) {
+        self.statements.fetch_add(statements, Ordering::Relaxed);
+        self.transactions.fetch_add(1, Ordering::Relaxed);
     }
 }
 

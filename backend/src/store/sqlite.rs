@@ -67,6 +67,7 @@ impl Backend for SqliteStore {
         substr(hex({}), 13, 4) || '-' || substr(hex({}), 17, 4) || '-' || substr(hex({}), 21))";
     const FLOOR: &'static str = "";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> = None;
+    const COMBINED_WRITES: bool = false;
 
     type Pool = SqlitePool;
 

@@ -32,8 +32,6 @@ pub(super) const UPSERT_NODES_TAIL: &str =
      wait_started_at = excluded.wait_started_at";
 /// The head of a multi-row insert of history entries.
 pub(super) const INSERT_EVENTS: &str = "INSERT INTO instance_events (instance_id, seq, kind, at, data) ";
-/// Before an `INSERT_EVENTS` whose entries are announced (`Backend::NOTIFY_EVENTS` follows it).
-pub(super) const WITH_APPENDED: &str = "WITH appended AS (";
 
 // The statements `shared/transitions.rs` runs, named for what they do.
 pub(super) const SNAPSHOT_NODES_OF: &str =
@@ -55,10 +53,13 @@ pub(super) const DELETE_ENDED_WORK: &str = "DELETE FROM work WHERE kind <> 'retr
 pub(super) const INSERT_WORK: &str =
     "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, \
     lease_epoch, lease_expires_at, workflow_id) ";
-pub(super) const INSERT_WAKE: &str =
+/// A wake of a parent, inserted only while the parent exists: its id, then (`id, `) its kind,
+/// node, attempt, (`NULL, `) payload and due instant are bound between the two parts, and
+/// the parent's id after the tail.
+pub(super) const INSERT_WAKE_HEAD: &str =
     "INSERT INTO work (id, instance_id, kind, node_id, attempt, queue, payload, due_at, lease_owner, \
-    lease_epoch, lease_expires_at, workflow_id) SELECT $1, id, $2, $3, $4, NULL, $5, $6, NULL, 0, NULL, \
-    workflow_id FROM instances WHERE id = $7";
+    lease_epoch, lease_expires_at, workflow_id) SELECT ";
+pub(super) const INSERT_WAKE_TAIL: &str = ", NULL, 0, NULL, workflow_id FROM instances WHERE id = ";
 pub(super) const LAST_SEQS: &str =
     "SELECT i.id, (SELECT MAX(e.seq) FROM instance_events e WHERE e.instance_id = i.id) FROM instances i \
     WHERE i.id IN (";

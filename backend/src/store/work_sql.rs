@@ -13,19 +13,28 @@ use uuid::Uuid;
 
 #[async_trait]
 pub trait WorkQueue: Send + Sync + 'static {
-    /// Leases up to `limit` due work items (not tasks) whose lease is free or expired: node
-    /// attempts to run, or (`timers`) everything else — delays ending, retry backoffs and
-    /// timeouts, which run no node code and are claimed in bigger batches.
+    /// Leases up to `limit` due node attempts whose lease is free or expired, taking turns
+    /// between workflows (the oldest due attempt of each before the second oldest of any).
     async fn claim_due(
         &self,
         owner: &str,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         limit: i64,
-        timers: bool,
     ) -> Result<Vec<WorkItem>>;
-    /// When the next work item becomes claimable.
-    async fn next_due(&self) -> Result<Option<DateTime<Utc>>>;
+    /// Leases up to `limit` timers — everything but node attempts and tasks: delays ending,
+    /// retry backoffs, timeouts, wakes — due by `horizon` (ahead of `now`: the timer wheel
+    /// holds them until they are due), earliest first, whose lease is free or expired at `now`.
+    async fn claim_timers(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        horizon: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<WorkItem>>;
+    /// When the next node attempt and the next timer become claimable.
+    async fn next_due(&self) -> Result<NextDue>;
     /// Leases the oldest due task of `queue` for an external worker.
     async fn claim_task(
         &self,
@@ -41,10 +50,33 @@ pub trait WorkQueue: Send + Sync + 'static {
     async fn release_leases(&self, owner: &str) -> Result<u64>;
 }
 
+/// When the next work item of each sort becomes claimable (none: nothing waits).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NextDue {
+    /// The next node attempt.
+    pub run: Option<DateTime<Utc>>,
+    /// The next timer (`WorkQueue::claim_timers`).
+    pub timer: Option<DateTime<Utc>>,
+}
+
+impl NextDue {
+    /// Nothing is waiting to be claimed, now or later.
+    pub fn is_empty(&self) -> bool {
+        self.run.is_none() && self.timer.is_none()
+    }
+}
+
+/// When an item becomes claimable: when due, or when its lease ends.
+const CLAIMABLE_AT: &str = "CASE WHEN lease_expires_at IS NULL THEN due_at ELSE lease_expires_at END";
+
 // The statements `shared/work.rs` runs, named for what they do.
-pub(super) const NEXT_DUE: &str =
-    "SELECT MIN(CASE WHEN lease_expires_at IS NULL THEN due_at ELSE lease_expires_at END) FROM work \
-    WHERE queue IS NULL";
+pub(super) const NEXT_DUE: &str = concatcp!(
+    "SELECT MIN(CASE WHEN kind = 'run' THEN ",
+    CLAIMABLE_AT,
+    " END), MIN(CASE WHEN kind <> 'run' THEN ",
+    CLAIMABLE_AT,
+    " END) FROM work WHERE queue IS NULL"
+);
 pub(super) const EXTEND_LEASE: &str =
     "UPDATE work SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND lease_epoch = $4";
 pub(super) const WORK_ITEM: &str = concatcp!("SELECT ", WORK_COLUMNS, " FROM work WHERE id = $1");

@@ -184,7 +184,7 @@ async fn commit_gauge(api: &Api, name: &str) -> f64 {
 /// each node recorded as succeeded exactly once, and as many attempt spans opened (and each
 /// closed once) as the node row counts attempts. A transition recorded in part would break
 /// one of these.
-fn check_history(instance: &Value, history: &[Value]) {
+pub(crate) fn check_history(instance: &Value, history: &[Value]) {
     let id = instance["id"].as_str().unwrap();
     let seqs: Vec<i64> = history.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
     assert_eq!(seqs, (1..=history.len() as i64).collect::<Vec<_>>(), "{id}: gap-free history");

@@ -61,6 +61,7 @@ mod starts;
 mod store;
 mod stream_sessions;
 mod subworkflows;
+mod timer_wheel;
 mod traces;
 mod trigger_list;
 mod user_admin;

@@ -11,6 +11,7 @@ use crate::store::engine_records::{
     AdmissionLimits, NewInstance, NodeRow, Refusable, StartOutcome, StoredStart, TransitionOutcome, Writes,
 };
 use crate::store::engine_sql::INSERT_NODES;
+use crate::store::phases::PHASES;
 use crate::store::{Decide, Result, RetryDecide, StoreError};
 use const_format::concatcp;
 use uuid::Uuid;
@@ -36,6 +37,7 @@ impl Store {
         Self::lock_workflow(tx, workflow).await?;
         let earlier: Option<(Uuid, trellis_model::InstanceStatus)> =
             sqlx::query_as(sql).bind(workflow).bind(key).fetch_optional(&mut **tx).await?;
+        PHASES.statement();
         Ok(earlier.map(|(id, status)| StartOutcome::KeyUsed { id, status }))
     }
 
@@ -81,6 +83,7 @@ impl Store {
             values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(n.status).push_bind(0i32);
         });
         insert.build().execute(&mut **tx).await?;
+        PHASES.statement();
         Ok(true)
     }
 
@@ -100,9 +103,11 @@ impl Store {
                 .bind(row.created_at)
                 .execute(&mut *tx)
                 .await?;
+            PHASES.statement();
             if claimed.rows_affected() == 0 {
                 let first: StoredStart =
                     sqlx::query_as(FIRST_START_REQUEST).bind(row.workflow_id).bind(key).fetch_one(&mut *tx).await?;
+                PHASES.statement();
                 return Ok(StartOutcome::Repeated(first));
             }
         }
@@ -144,11 +149,14 @@ impl Store {
         } else {
             events.extend(new.queued_events.iter().cloned());
         }
-        self.append_events(&mut tx, row.id, row.workflow_id, &events).await?;
+        // `on_admit`'s entries were moved into `events`: this is the instance's first history.
+        self.append_first_events(&mut tx, row.id, row.workflow_id, &events).await?;
         if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
             sqlx::query(MARK_START_RUNNING).bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
+            PHASES.statement();
         }
         tx.commit().await?;
+        PHASES.transaction();
         Ok(outcome)
     }
 
@@ -181,10 +189,13 @@ impl Store {
         if let Some((version, nodes)) = migrate {
             // Rolled back with the rest if `decide` finds the retry does not apply.
             sqlx::query(SET_INSTANCE_VERSION).bind(version).bind(id).execute(&mut *tx).await?;
+            PHASES.statement();
             sqlx::query(DELETE_INSTANCE_NODES).bind(id).execute(&mut *tx).await?;
+            PHASES.statement();
             let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_NODES);
             insert.push_values(nodes, |mut v, n| super::transitions::bind_node_row(&mut v, id, n));
             insert.build().execute(&mut *tx).await?;
+            PHASES.statement();
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
         }
         let mut writes = decide(&snapshot, admit);
@@ -193,12 +204,14 @@ impl Store {
         }
         if writes.forget_map_items {
             sqlx::query(crate::store::map_sql::CLEAR_MAP_ITEMS).bind(id).execute(&mut *tx).await?;
+            PHASES.statement();
         }
         self.apply_writes(&mut tx, id, workflow, &mut writes).await.map_err(|e| match e {
             StoreError::Database(e) => StoreError::from_sqlx(e),
             e => e,
         })?;
         tx.commit().await?;
+        PHASES.transaction();
         Ok(Ok(TransitionOutcome::Applied(Box::new(writes))))
     }
 
@@ -217,13 +230,17 @@ impl Store {
         };
         let ids: Vec<Uuid> = match limits.per_key {
             Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, free).await?,
-            None => sqlx::query_scalar(OLDEST_QUEUED).bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?,
+            None => {
+                PHASES.statement();
+                sqlx::query_scalar(OLDEST_QUEUED).bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?
+            }
         };
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let admitted = self.admit_locked(&mut tx, workflow, &ids, decide).await?;
         tx.commit().await?;
+        PHASES.transaction();
         Ok(admitted)
     }
 
@@ -253,9 +270,11 @@ impl Store {
             }
             admitted.push((*id, writes));
         }
-        Self::write_instance_updates(tx, &updates, &snapshots).await?;
-        Self::write_rows(tx, &batch).await?;
-        let first_seq = self.write_history(tx, &batch, &last_seq).await?;
+        let mut sink = super::sink::Sink::new();
+        Self::write_instance_updates(tx, &mut sink, &updates, &snapshots).await?;
+        Self::write_rows(tx, &mut sink, &batch).await?;
+        let first_seq = self.write_history(tx, &mut sink, &batch, &last_seq).await?;
+        sink.finish(tx).await?;
         for (id, writes) in &mut admitted {
             if !writes.events.is_empty() {
                 writes.first_seq = first_seq.get(id).copied();
@@ -266,11 +285,13 @@ impl Store {
 
     async fn active_count(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<i64> {
         let (n,): (i64,) = sqlx::query_as(COUNT_ACTIVE).bind(workflow).fetch_one(&mut **tx).await?;
+        PHASES.statement();
         Ok(n)
     }
 
     pub(super) async fn lock_workflow(tx: &mut sqlx::Transaction<'_, Db>, workflow: Uuid) -> Result<()> {
         sqlx::query(LOCK_WORKFLOW).bind(workflow).fetch_optional(&mut **tx).await?;
+        PHASES.statement();
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! `engine_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::sink::Sink;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{BatchWrites, Step, StepDecide};
@@ -14,6 +15,7 @@ use crate::store::engine_sql::{
 use crate::store::InstanceQuery;
 use crate::store::{Decide, Result, RetryDecide};
 use const_format::concatcp;
+use std::collections::HashMap;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
@@ -34,18 +36,20 @@ impl Store {
         Ok(Some(Snapshot { instance, nodes }))
     }
 
-    /// Appends `events` to the instance's history (its lock held) and announces them to
-    /// other processes; returns the first one's `seq`.
-    pub(super) async fn append_events(
+    /// Writes the first entries of a new instance's history (none before them: no need to
+    /// read its last `seq`) and announces them to other processes.
+    pub(super) async fn append_first_events(
         &self,
         tx: &mut sqlx::Transaction<'_, Db>,
         id: Uuid,
         workflow: Uuid,
         events: &[NewEvent],
-    ) -> Result<Option<i64>> {
+    ) -> Result<()> {
         let mut batch = BatchWrites::default();
         batch.add(id, workflow, &Writes { events: events.to_vec(), ..Writes::default() });
-        Ok(self.write_history(tx, &batch, &Default::default()).await?.get(&id).copied())
+        let mut sink = Sink::new();
+        self.write_history(tx, &mut sink, &batch, &HashMap::from([(id, 0)])).await?;
+        sink.finish(tx).await
     }
 
     /// One transition's writes, as a batch of one writes them (`transition_sql.rs`).
@@ -61,8 +65,11 @@ impl Store {
         }
         let mut batch = BatchWrites::default();
         batch.add(id, workflow, w);
-        Self::write_rows(tx, &batch).await?;
-        w.first_seq = self.write_history(tx, &batch, &Default::default()).await?.get(&id).copied();
+        let mut sink = Sink::new();
+        Self::write_rows(tx, &mut sink, &batch).await?;
+        let first = self.write_history(tx, &mut sink, &batch, &Default::default()).await?.get(&id).copied();
+        sink.finish(tx).await?;
+        w.first_seq = first;
         Ok(())
     }
 }

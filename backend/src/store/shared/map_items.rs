@@ -64,9 +64,12 @@ impl crate::store::MapStore for Store {
         if !w.events.is_empty() {
             let mut batch = BatchWrites::default();
             batch.events.push((w.instance, w.workflow, w.events.to_vec()));
-            first = self.write_history(&mut tx, &batch, &HashMap::new()).await?.get(&w.instance).copied();
+            let mut sink = super::sink::Sink::new();
+            first = self.write_history(&mut tx, &mut sink, &batch, &HashMap::new()).await?.get(&w.instance).copied();
+            sink.finish(&mut tx).await?;
         }
         tx.commit().await?;
+        crate::store::phases::PHASES.transaction();
         Ok(Some(first.unwrap_or(0)))
     }
 

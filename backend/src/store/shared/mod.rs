@@ -19,6 +19,7 @@ mod jobs;
 mod map_items;
 mod retention;
 mod secrets;
+mod sink;
 mod slots;
 mod slow;
 mod store;

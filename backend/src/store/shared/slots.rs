@@ -3,6 +3,7 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::engine_records::{AdmissionLimits, Held};
+use crate::store::phases::PHASES;
 use crate::store::slot_sql::{ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM};
 use crate::store::Result;
 use uuid::Uuid;
@@ -32,6 +33,7 @@ impl Store {
                 .bind(asking)
                 .fetch_one(&mut **tx)
                 .await?;
+            PHASES.statement();
             if full {
                 return Ok(Some(Held::Key));
             }
@@ -39,6 +41,7 @@ impl Store {
         let Some(limit) = limits.instances else { return Ok(None) };
         let (room,): (bool,) =
             sqlx::query_as(WORKFLOW_HAS_ROOM).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
+        PHASES.statement();
         if !room || Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await? {
             return Ok(Some(Held::Workflow));
         }
@@ -60,6 +63,7 @@ impl Store {
         let Some(per_key) = per_key else {
             let (waiting,): (bool,) =
                 sqlx::query_as(OTHER_QUEUED).bind(workflow).bind(asking).fetch_one(&mut **tx).await?;
+            PHASES.statement();
             return Ok(waiting);
         };
         let (waiting,): (bool,) = sqlx::query_as(ADMISSIBLE_WAITING)
@@ -69,6 +73,7 @@ impl Store {
             .bind(i64::from(per_key))
             .fetch_one(&mut **tx)
             .await?;
+        PHASES.statement();
         Ok(waiting)
     }
 
@@ -91,6 +96,7 @@ impl Store {
             .bind(free.min(1_000))
             .fetch_all(&mut **tx)
             .await?;
+        PHASES.statement();
         Ok(ids)
     }
 }

@@ -1,16 +1,19 @@
 //! `transition_sql.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::sink::Sink;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{absorb, by_instance, BatchWrites, Step, StepDecide};
-use crate::store::engine_records::{InstanceRow, InstanceUpdate, NodeRow, Snapshot, TransitionOutcome, Writes};
+use crate::store::engine_records::{
+    InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes,
+};
 use crate::store::engine_sql::{EVENTS_PER_INSERT, INSERT_NODES};
 use crate::store::phases::{Lap, Phase, PHASES};
 use crate::store::transition_sql::ROWS_PER_INSERT;
 use crate::store::transition_sql::{
-    DELETE_ENDED_WORK, DELETE_FENCED_WORK, DELETE_WORK_OF_INSTANCES, INSERT_EVENTS, INSERT_WAKE, INSERT_WORK,
-    INSTANCES_OF, LAST_SEQS, RESTART_INSTANCE, SET_FAILED_NODE, SNAPSHOT_NODES_JOIN, SNAPSHOT_NODES_OF,
-    UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPSERT_NODES_TAIL, WITH_APPENDED,
+    DELETE_ENDED_WORK, DELETE_FENCED_WORK, DELETE_WORK_OF_INSTANCES, INSERT_EVENTS, INSERT_WAKE_HEAD, INSERT_WAKE_TAIL,
+    INSERT_WORK, INSTANCES_OF, LAST_SEQS, RESTART_INSTANCE, SET_FAILED_NODE, SNAPSHOT_NODES_JOIN, SNAPSHOT_NODES_OF,
+    UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPSERT_NODES_TAIL,
 };
 use crate::store::Result;
 use sqlx::types::Json;
@@ -44,6 +47,7 @@ impl Store {
         push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY id").push(LOCK_ROW);
         let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        PHASES.statement();
         // The last seq is looked up per instance (a correlated MAX the primary key
         // answers from its end), never by aggregating the instances' history: with
         // statistics lagging a fast-growing history, Postgres planned that aggregate
@@ -55,6 +59,7 @@ impl Store {
         push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY n.instance_id, n.position");
         let nodes: Vec<NodeOf> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        PHASES.statement();
         let mut snapshots: HashMap<Uuid, Snapshot> =
             rows.into_iter().map(|instance| (instance.id, Snapshot { instance, nodes: Vec::new() })).collect();
         let mut last_seq = HashMap::new();
@@ -84,6 +89,7 @@ impl Store {
         }
         sql.push(" RETURNING id");
         let done: Vec<(Uuid,)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        PHASES.statement();
         Ok(done.into_iter().map(|(id,)| id).collect())
     }
 
@@ -91,9 +97,11 @@ impl Store {
     pub(super) async fn write_instance(tx: &mut Tx<'_>, id: Uuid, u: &InstanceUpdate) -> Result<()> {
         if u.restart {
             sqlx::query(RESTART_INSTANCE).bind(id).execute(&mut **tx).await?;
+            PHASES.statement();
         }
         if let Some((node, class)) = &u.failure {
             sqlx::query(SET_FAILED_NODE).bind(node).bind(class).bind(id).execute(&mut **tx).await?;
+            PHASES.statement();
         }
         sqlx::query(UPDATE_INSTANCE)
             .bind(u.status)
@@ -104,15 +112,17 @@ impl Store {
             .bind(id)
             .execute(&mut **tx)
             .await?;
+        PHASES.statement();
         Ok(())
     }
 
     /// Writes the instance rows as the batch left them, in one statement: for updates
     /// that only set what `absorb` mirrors (not a retry's restart, not a failure's
     /// triage columns).
-    async fn write_instance_rows(tx: &mut Tx<'_>, rows: &[&InstanceRow]) -> Result<()> {
+    async fn write_instance_rows<'a>(tx: &mut Tx<'_>, sink: &mut Sink<'a>, rows: &[&'a InstanceRow]) -> Result<()> {
         for chunk in rows.chunks(ROWS_PER_INSERT) {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(UPDATE_INSTANCE_ROWS);
+            let sql = sink.open();
+            sql.push(UPDATE_INSTANCE_ROWS);
             sql.push_values(chunk.iter(), |mut v, row| {
                 v.push_bind(row.id)
                     .push_bind(row.status)
@@ -122,19 +132,20 @@ impl Store {
                     .push_bind(row.ended_at);
             });
             sql.push(") AS v WHERE instances.id = v.column1");
-            sql.build().execute(&mut **tx).await?;
+            sink.close(tx, chunk.len() * 6).await?;
         }
         Ok(())
     }
 
     /// Writes the batch's changes of instance rows. A restart or a failure writes
-    /// columns the snapshot does not hold: such an instance's updates are written one
-    /// by one, in order; the others' final rows (`snapshots`, as `absorb` left them)
-    /// in one statement.
-    pub(super) async fn write_instance_updates(
+    /// columns the snapshot does not hold: such an instance's updates are sent one
+    /// by one, in order, at once; the others' final rows (`snapshots`, as `absorb`
+    /// left them) go to `sink` as one statement.
+    pub(super) async fn write_instance_updates<'a>(
         tx: &mut Tx<'_>,
+        sink: &mut Sink<'a>,
         updates: &[(Uuid, InstanceUpdate)],
-        snapshots: &HashMap<Uuid, Snapshot>,
+        snapshots: &'a HashMap<Uuid, Snapshot>,
     ) -> Result<()> {
         let one_by_one: HashSet<Uuid> =
             updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()).map(|(id, _)| *id).collect();
@@ -146,35 +157,41 @@ impl Store {
         finals.dedup();
         let rows: Vec<&InstanceRow> = finals.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
         if !rows.is_empty() {
-            Self::write_instance_rows(tx, &rows).await?;
+            Self::write_instance_rows(tx, sink, &rows).await?;
         }
         Ok(())
     }
 
     /// Deletes the finished instances' work and the ended attempts' leftovers, then
-    /// writes the node rows and inserts the new work items.
-    pub(super) async fn write_rows(tx: &mut Tx<'_>, batch: &BatchWrites) -> Result<()> {
+    /// writes the node rows and inserts the new work items (into `sink`).
+    pub(super) async fn write_rows<'a>(tx: &mut Tx<'_>, sink: &mut Sink<'a>, batch: &'a BatchWrites) -> Result<()> {
         if !batch.cleared.is_empty() {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_WORK_OF_INSTANCES);
-            push_binds(&mut sql, batch.cleared.iter().copied());
-            sql.push(")").build().execute(&mut **tx).await?;
+            let sql = sink.open();
+            sql.push(DELETE_WORK_OF_INSTANCES);
+            push_binds(sql, batch.cleared.iter().copied());
+            sql.push(")");
+            sink.close(tx, batch.cleared.len()).await?;
         }
         if !batch.ended.is_empty() {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_ENDED_WORK);
+            let sql = sink.open();
+            sql.push(DELETE_ENDED_WORK);
             for (k, (instance, node, attempt)) in batch.ended.iter().enumerate() {
                 sql.push(if k == 0 { "(instance_id = " } else { " OR (instance_id = " }).push_bind(*instance);
                 sql.push(" AND node_id = ").push_bind(node).push(" AND attempt = ").push_bind(*attempt).push(")");
             }
-            sql.push(")").build().execute(&mut **tx).await?;
+            sql.push(")");
+            sink.close(tx, batch.ended.len() * 3).await?;
         }
         for chunk in batch.nodes.chunks(ROWS_PER_INSERT) {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(INSERT_NODES);
+            let sql = sink.open();
+            sql.push(INSERT_NODES);
             sql.push_values(chunk, |mut v, (instance, n)| bind_node_row(&mut v, *instance, n));
             sql.push(UPSERT_NODES_TAIL);
-            sql.build().execute(&mut **tx).await?;
+            sink.close(tx, chunk.len() * 14).await?;
         }
         for chunk in batch.work.chunks(ROWS_PER_INSERT) {
-            let mut sql = sqlx::QueryBuilder::<Db>::new(INSERT_WORK);
+            let sql = sink.open();
+            sql.push(INSERT_WORK);
             sql.push_values(chunk, |mut v, (instance, workflow, w)| {
                 v.push_bind(w.id.unwrap_or_else(Uuid::now_v7))
                     .push_bind(*instance)
@@ -189,34 +206,31 @@ impl Store {
                     .push_bind(w.lease.as_ref().map(|l| l.1))
                     .push_bind(*workflow);
             });
-            sql.build().execute(&mut **tx).await?;
+            sink.close(tx, chunk.len() * 12).await?;
         }
-        // A parent woken by its finishing child: one statement per wake (a child
-        // ends once), inserted only while the parent exists, so a purged parent
-        // never fails the child's transition.
+        // A parent woken by its finishing child: one part per wake (a child ends once),
+        // inserted only while the parent exists, so a purged parent never fails the
+        // child's transition.
         for (parent, w) in &batch.wakes {
-            sqlx::query(INSERT_WAKE)
-                .bind(w.id.unwrap_or_else(Uuid::now_v7))
-                .bind(w.kind)
-                .bind(&w.node_id)
-                .bind(w.attempt)
-                .bind(w.payload.as_ref().map(Json))
-                .bind(w.due_at)
-                .bind(*parent)
-                .execute(&mut **tx)
-                .await?;
+            let sql = sink.open();
+            sql.push(INSERT_WAKE_HEAD).push_bind(w.id.unwrap_or_else(Uuid::now_v7)).push(", id, ").push_bind(w.kind);
+            sql.push(", ").push_bind(&w.node_id).push(", ").push_bind(w.attempt).push(", NULL, ");
+            sql.push_bind(w.payload.as_ref().map(Json)).push(", ").push_bind(w.due_at);
+            sql.push(INSERT_WAKE_TAIL).push_bind(*parent);
+            sink.close(tx, 7).await?;
         }
         Ok(())
     }
 
     /// Appends each instance's new entries after its last one (its lock held) and
-    /// announces them; returns the `seq` each instance's first new entry got. `known`:
-    /// the last `seq` of instances read since their lock was granted (the others' is
-    /// read here).
-    pub(super) async fn write_history(
+    /// announces them (into `sink`); returns the `seq` each instance's first new entry got.
+    /// `known`: the last `seq` of instances read since their lock was granted (the others'
+    /// is read here).
+    pub(super) async fn write_history<'a>(
         &self,
         tx: &mut Tx<'_>,
-        batch: &BatchWrites,
+        sink: &mut Sink<'a>,
+        batch: &'a BatchWrites,
         known: &HashMap<Uuid, i64>,
     ) -> Result<HashMap<Uuid, i64>> {
         let appended: Vec<_> = batch.events.iter().filter(|(_, _, entries)| !entries.is_empty()).collect();
@@ -230,41 +244,34 @@ impl Store {
             push_binds(&mut sql, unknown.iter().copied());
             sql.push(")");
             let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+            PHASES.statement();
             last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
         }
         let first: HashMap<Uuid, i64> =
             appended.iter().map(|(id, _, _)| (*id, last.get(id).copied().unwrap_or(0) + 1)).collect();
-        let rows: Vec<_> = appended
+        let rows: Vec<(Uuid, i64, &'a NewEvent)> = appended
             .iter()
-            .flat_map(|(id, _, entries)| entries.iter().enumerate().map(move |(k, e)| (*id, k as i64, e)))
+            .flat_map(|(id, _, entries)| {
+                let start = first[id];
+                entries.iter().enumerate().map(move |(k, e)| (*id, start + k as i64, e))
+            })
             .collect();
-        // The announcement rides on the last insert: no round trip of its own.
-        let announce = NOTIFY_EVENTS.map(|notify| {
+        for chunk in rows.chunks(EVENTS_PER_INSERT) {
+            let sql = sink.open();
+            sql.push(INSERT_EVENTS);
+            sql.push_values(chunk.iter().copied(), |mut values, (id, seq, e)| {
+                values.push_bind(id).push_bind(seq).push_bind(e.kind).push_bind(e.at).push_bind(Json(&e.data));
+            });
+            sink.close(tx, chunk.len() * 5).await?;
+        }
+        if NOTIFY_EVENTS.is_some() {
             let payloads: Vec<String> = appended
                 .iter()
                 .map(|(id, workflow, entries)| {
                     crate::store::notice::payload(self.origin(), *id, *workflow, first[id], entries)
                 })
                 .collect();
-            (notify, serde_json::Value::from(payloads).to_string())
-        });
-        let chunks: Vec<_> = rows.chunks(EVENTS_PER_INSERT).collect();
-        for (k, chunk) in chunks.iter().enumerate() {
-            let announce = announce.as_ref().filter(|_| k + 1 == chunks.len());
-            let mut insert = sqlx::QueryBuilder::<Db>::new(if announce.is_some() { WITH_APPENDED } else { "" });
-            insert.push(INSERT_EVENTS);
-            insert.push_values(chunk.iter(), |mut values, (id, k, e)| {
-                values
-                    .push_bind(*id)
-                    .push_bind(first[id] + k)
-                    .push_bind(e.kind)
-                    .push_bind(e.at)
-                    .push_bind(Json(&e.data));
-            });
-            if let Some(((head, tail), payloads)) = announce {
-                insert.push(") ").push(head).push_bind(payloads.clone()).push(tail);
-            }
-            insert.build().execute(&mut **tx).await?;
+            sink.announce(serde_json::Value::from(payloads).to_string());
         }
         Ok(first)
     }
@@ -310,14 +317,19 @@ impl Store {
             }
         }
         lap.lap(Phase::Decide);
-        Self::write_instance_updates(&mut tx, &instance_updates, &snapshots).await?;
+        // On Postgres the writes below are one statement, sent by `finish` (its time is
+        // charged to `History`); on SQLite each is sent as it is made.
+        let mut sink = Sink::new();
+        Self::write_instance_updates(&mut tx, &mut sink, &instance_updates, &snapshots).await?;
         lap.lap(Phase::Instances);
-        Self::write_rows(&mut tx, &batch).await?;
+        Self::write_rows(&mut tx, &mut sink, &batch).await?;
         lap.lap(Phase::Rows);
-        let first_seq = self.write_history(&mut tx, &batch, &last_seq).await?;
+        let first_seq = self.write_history(&mut tx, &mut sink, &batch, &last_seq).await?;
+        sink.finish(&mut tx).await?;
         lap.lap(Phase::History);
         tx.commit().await?;
         lap.lap(Phase::Commit);
+        PHASES.transaction();
         PHASES.committed(steps.len());
         for (i, step) in applied.into_iter().enumerate() {
             let Some((mut writes, offset)) = step else { continue };
