@@ -103,7 +103,10 @@ pub async fn timers(api: &Api, server: &Server, db: &Db, count: usize, out: &mut
         (rss_idle.saturating_sub(rss_before) * 1024) as f64 / count as f64,
     );
     out.insert("timers_started_before_due".into(), f64::from(u8::from(all_started < due)));
+    // The commit breakdown of the burst alone (the starts' transitions are behind it).
+    let before = crate::peers::phase_clock(api).await?;
     api.drain(&workflow, Duration::from_millis(200)).await?;
+    crate::peers::breakdown(&before, &crate::peers::phase_clock(api).await?, "timers_burst_commit", out);
     let mut lateness: Vec<f64> = db
         .node_ends("wait")
         .await?

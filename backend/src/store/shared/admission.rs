@@ -69,6 +69,7 @@ impl Store {
             .bind(row.failure_depth)
             .execute(&mut **tx)
             .await;
+        PHASES.statement();
         match inserted.map_err(StoreError::from_sqlx) {
             // The id is fresh, so the only unique rule this can break is one live
             // instance per key (`instances_one_live_per_key`).
