@@ -122,6 +122,10 @@ pub struct ServeConfig {
     /// The most items a `map` node runs over; a longer list fails the node, naming the cap.
     #[arg(long, env = "TRELLIS_MAP_MAX_ITEMS", default_value_t = trellis_model::map::DEFAULT_MAX_ITEMS)]
     pub map_max_items: usize,
+    /// Batches of transitions this process commits at once on Postgres (1 to 16; default 2).
+    /// SQLite has one writer, so it always uses one.
+    #[arg(long, env = "TRELLIS_COMMIT_LANES")]
+    pub commit_lanes: Option<usize>,
     /// How long a claim on work lasts before another process may take it over, in ms.
     #[arg(long, env = "TRELLIS_LEASE_MS", default_value_t = 30_000)]
     pub lease_ms: u64,
@@ -266,6 +270,7 @@ impl ServeConfig {
             max_instance_output_bytes: 8 * 1024 * 1024,
             map_max_items: trellis_model::map::DEFAULT_MAX_ITEMS,
             lease_ms: 30_000,
+            commit_lanes: None,
             drain_secs: 5,
             otel_endpoint: None,
             sse_resync_ms: 5_000,

@@ -180,7 +180,11 @@ fn engine_config(serve: &ServeConfig, backend: &str) -> Result<EngineConfig> {
         public_url: serve.public_url.clone(),
         // SQLite has one writer at a time, so a second lane would only wait for it; on
         // Postgres two batches in flight overlap one's round trips with the other's commit.
-        commit_lanes: if backend == "postgres" { 2 } else { 1 },
+        commit_lanes: match (backend, serve.commit_lanes) {
+            ("postgres", Some(lanes)) => lanes.clamp(1, 16),
+            ("postgres", None) => 2,
+            _ => 1,
+        },
     })
 }
 
