@@ -273,7 +273,11 @@ async fn kill_mid_batch_once(backend: Backend) -> bool {
 
 /// Node attempts that held a lease when the process died, read from its database.
 async fn leased_attempts(backend: Backend, url: &str) -> i64 {
-    let sql = "SELECT COUNT(*) FROM work WHERE kind = 'run' AND lease_owner IS NOT NULL";
+    count_in(backend, url, "SELECT COUNT(*) FROM work WHERE kind = 'run' AND lease_owner IS NOT NULL").await
+}
+
+/// A `SELECT COUNT(*) …` read straight from a server's database (it may be dead).
+pub(crate) async fn count_in(backend: Backend, url: &str, sql: &str) -> i64 {
     match backend {
         Backend::Sqlite => {
             let pool = sqlx::SqlitePool::connect(url).await.unwrap();

@@ -3,7 +3,7 @@
 //! their instance is canceled, and a process killed while holding them loses none.
 
 use crate::common::{both_backends, fresh_database, node, on_both, Backend, TestApp};
-use crate::crash::check_history;
+use crate::crash::{check_history, count_in};
 use crate::process::{Api, Process};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -114,15 +114,5 @@ on_both!(kill_9_with_the_wheel_loaded_loses_no_timer);
 
 /// Delay timers leased by some process (held in its wheel), read from the database.
 async fn held_timers(backend: Backend, url: &str) -> i64 {
-    let sql = "SELECT COUNT(*) FROM work WHERE kind = 'resume' AND lease_owner IS NOT NULL";
-    match backend {
-        Backend::Sqlite => {
-            let pool = sqlx::SqlitePool::connect(url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap()
-        }
-        Backend::Postgres => {
-            let pool = sqlx::PgPool::connect(url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&pool).await.unwrap()
-        }
-    }
+    count_in(backend, url, "SELECT COUNT(*) FROM work WHERE kind = 'resume' AND lease_owner IS NOT NULL").await
 }
