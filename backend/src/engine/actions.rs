@@ -5,7 +5,7 @@
 use super::effects::{decide, state_of, Detail};
 use super::machine::{retry_set, Event, RetryFrom};
 use super::plan::Plan;
-use super::reserve::PRELEASE_MAX;
+use super::reserve::PRELEASE_UNDECIDED;
 use super::Engine;
 use super::EngineError;
 use crate::store::{NodeRow, Snapshot, StoreError, TransitionOutcome};
@@ -131,7 +131,8 @@ impl Engine {
         migrate: Option<(i64, Vec<NodeRow>)>,
         concurrency_key: Option<&str>,
     ) -> Result<InstanceStatus, EngineError> {
-        let reservation = self.reserve(PRELEASE_MAX);
+        // Decided inside the store: how many attempts it dispatches is not known yet.
+        let reservation = self.reserve(PRELEASE_UNDECIDED);
         let decide_fn = |s: &Snapshot, admit: bool| {
             // Decided again on the locked row: it may have changed since it was read.
             let reset = retry_set(plan, &state_of(plan, s), from);

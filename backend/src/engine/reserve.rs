@@ -12,6 +12,9 @@ use uuid::Uuid;
 /// free slots above the quarter kept for claims): a fan-out of 100 runs every branch it has
 /// room for without a claim, and every branch run that way skips reading its instance.
 pub(super) const PRELEASE_MAX: usize = 128;
+/// Slots reserved for writes decided inside the store (a retry), before it is known how many
+/// attempts they dispatch: few, so a retry holds no more than it is likely to use.
+pub(super) const PRELEASE_UNDECIDED: usize = 16;
 
 /// Reserved worker slots, the ids their work items get, and their lease's end.
 pub(super) struct Reservation {

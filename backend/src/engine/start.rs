@@ -6,7 +6,7 @@ use super::control::refuse_nul;
 use super::effects::{decide, Detail};
 use super::machine::Event;
 use super::plan::Plan;
-use super::reserve::{Reservation, PRELEASE_MAX};
+use super::reserve::{runs_to_lease, Reservation};
 use super::trace::Tracer;
 use super::Engine;
 use super::EngineError;
@@ -111,8 +111,9 @@ impl Engine {
         let tracer = Tracer { plan: &plan, instance: &row, now };
         let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
-        let reservation = self.reserve(PRELEASE_MAX);
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
+        // Slots for the start's own first attempts only: held through the start's transaction.
+        let reservation = self.reserve(runs_to_lease(&on_admit));
         reservation.lease_runs(&mut on_admit, &self.owner);
         let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));

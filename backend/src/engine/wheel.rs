@@ -67,11 +67,16 @@ impl Engine {
     }
 
     /// Fires `held` (in due order) as each comes due: every timer due by then is handed
-    /// over at once, so a burst due in the same instant reaches the lanes as one wave.
+    /// over at once, so a burst due in the same instant reaches the lanes as one wave. Once
+    /// the process is stopping, what is left is dropped: its leases are given up with the
+    /// rest (`Engine::run`), so another process applies it without waiting for them to end.
     async fn fire_when_due(self: Arc<Self>, held: Vec<Held>) {
         for (item, plan, permit) in held {
             if let Ok(wait) = (item.due_at - Utc::now()).to_std() {
                 tokio::time::sleep(wait).await;
+            }
+            if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
             }
             let engine = self.clone();
             tokio::spawn(async move {
