@@ -155,27 +155,21 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     if runs("engine") {
         progress(backend, "transition latency");
         scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
-        for size in &sizes {
-            progress(backend, &format!("throughput, {size} instances"));
+        // Each size behind the limit, then the largest again with no limit.
+        let largest = *sizes.last().unwrap_or(&1_000);
+        for (size, limited) in sizes.iter().map(|&size| (size, true)).chain([(largest, false)]) {
+            let note = if limited { "" } else { ", no limit" };
+            progress(backend, &format!("throughput, {size} instances{note}"));
             let before = peers::phase_clock(&api).await?;
-            scenarios::throughput(&api, *size, true, &mut figures).await?;
-            peers::breakdown(&before, &peers::phase_clock(&api).await?, &format!("drain_{size}_commit"), &mut figures);
+            scenarios::throughput(&api, size, limited, &mut figures).await?;
+            let prefix = format!("{}_commit", scenarios::drain_name(size, limited));
+            peers::breakdown(&before, &peers::phase_clock(&api).await?, &prefix, &mut figures);
         }
-        let size = *sizes.last().unwrap_or(&1_000);
-        progress(backend, &format!("throughput, {size} instances, no limit"));
-        let before = peers::phase_clock(&api).await?;
-        scenarios::throughput(&api, size, false, &mut figures).await?;
-        let prefix = format!("drain_unlimited_{size}_commit");
-        peers::breakdown(&before, &peers::phase_clock(&api).await?, &prefix, &mut figures);
         progress(backend, "fan-out");
         scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
-        progress(backend, "a lone timer");
-        scenarios::lone_timer(&api, &db, if options.quick { 3 } else { 9 }, &mut figures).await?;
-        progress(backend, &format!("{timers} timers due at once"));
-        scenarios::timers(&api, &server, &db, timers, &mut figures).await?;
     }
-    if options.only.as_deref() == Some("timers") {
-        // The engine group's timers alone.
+    // The engine group's last two scenarios; `--only timers` runs them alone.
+    if runs("engine") || runs("timers") {
         progress(backend, "a lone timer");
         scenarios::lone_timer(&api, &db, if options.quick { 3 } else { 9 }, &mut figures).await?;
         progress(backend, &format!("{timers} timers due at once"));

@@ -47,6 +47,15 @@ pub async fn transition_latency(api: &Api, instances: usize, out: &mut Figures) 
     Ok(())
 }
 
+/// What the figures of a drain of `count` instances are named after.
+pub fn drain_name(count: usize, limited: bool) -> String {
+    if limited {
+        format!("drain_{count}")
+    } else {
+        format!("drain_unlimited_{count}")
+    }
+}
+
 /// (b) throughput draining `count` chain-10 instances that queue behind a limit of 100; or,
 /// `limited` false, the same drain with no limit (the figures named `drain_unlimited_…`).
 pub async fn throughput(api: &Api, count: usize, limited: bool, out: &mut Figures) -> Result<()> {
@@ -54,7 +63,7 @@ pub async fn throughput(api: &Api, count: usize, limited: bool, out: &mut Figure
     if limited {
         definition["settings"] = json!({"max_concurrent_instances": 100});
     }
-    let name = if limited { format!("drain_{count}") } else { format!("drain_unlimited_{count}") };
+    let name = drain_name(count, limited);
     let workflow = api.publish(&format!("bench chain-10 {name}"), definition).await?;
     let started = Instant::now();
     api.start_many(&workflow, count, 16).await?;

@@ -5,7 +5,8 @@
 use super::Engine;
 use crate::store::{WorkKind, Writes};
 use chrono::{DateTime, Utc};
-use tokio::sync::OwnedSemaphorePermit;
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use uuid::Uuid;
 
 /// Attempts one transition may hand straight to this process's workers (also bounded by the
@@ -60,4 +61,16 @@ impl Engine {
         let ids = (0..permits.len()).map(|_| Uuid::now_v7()).collect();
         Reservation { permits, ids, until: Utc::now() + self.lease() }
     }
+}
+
+/// Up to `most` of `slots`' permits that are free now, without waiting for any.
+pub(super) fn take_free(slots: &Arc<Semaphore>, most: usize) -> Vec<OwnedSemaphorePermit> {
+    let mut permits = Vec::new();
+    while permits.len() < most {
+        match slots.clone().try_acquire_owned() {
+            Ok(permit) => permits.push(permit),
+            Err(_) => break,
+        }
+    }
+    permits
 }

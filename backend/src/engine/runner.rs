@@ -9,6 +9,7 @@ use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
 use super::outputs;
 use super::plan::Plan;
+use super::reserve::take_free;
 use super::results::{outcome, output, sanitized};
 use super::wheel::READ_AHEAD;
 use super::Engine;
@@ -85,13 +86,7 @@ impl Engine {
     /// Takes free worker slots first, then claims at most that many items, so nothing
     /// claimed waits for a worker while its lease runs out. Returns (claimed, slots).
     async fn claim_round(self: &Arc<Self>) -> (usize, usize) {
-        let mut permits = Vec::new();
-        while permits.len() < CLAIM_BATCH {
-            match self.permits.clone().try_acquire_owned() {
-                Ok(permit) => permits.push(permit),
-                Err(_) => break,
-            }
-        }
+        let permits = take_free(&self.permits, CLAIM_BATCH);
         let slots = permits.len();
         if slots == 0 {
             return (0, 0);

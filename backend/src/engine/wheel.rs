@@ -10,6 +10,7 @@
 //! another process — fails its fence and changes nothing. A process killed while holding
 //! timers leaves them to their lease, which ends `lease` after the horizon they were read to.
 
+use super::reserve::take_free;
 use super::Engine;
 use crate::store::phases::PHASES;
 use crate::store::WorkItem;
@@ -35,13 +36,7 @@ impl Engine {
     /// Claims the timers due within `READ_AHEAD` into free wheel slots and arms them. True if
     /// it filled every slot it asked for: more may be waiting.
     pub(super) async fn claim_timers(self: &Arc<Self>) -> bool {
-        let mut permits = Vec::new();
-        while permits.len() < TIMER_CLAIM {
-            match self.timer_slots.clone().try_acquire_owned() {
-                Ok(permit) => permits.push(permit),
-                Err(_) => break,
-            }
-        }
+        let permits = take_free(&self.timer_slots, TIMER_CLAIM);
         if permits.is_empty() {
             return false;
         }

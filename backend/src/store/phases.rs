@@ -16,11 +16,13 @@ pub enum Phase {
     Fence,
     /// The engine's decisions (in memory, the locks held).
     Decide,
-    /// Instance rows: starts, finishes, failures.
+    /// Instance rows: starts, finishes, failures. (On Postgres only a retry's restart or a
+    /// failure's triage is sent here: the rest goes with the one write statement, `History`.)
     Instances,
-    /// Node rows and work items.
+    /// Node rows and work items (on Postgres: gathered, sent with `History`).
     Rows,
-    /// History entries and their announcement to other processes.
+    /// History entries and their announcement to other processes; on Postgres, the batch's
+    /// one write statement (`shared/sink.rs`) with every other write in it.
     History,
     /// `COMMIT`: the durable write.
     Commit,
