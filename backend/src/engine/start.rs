@@ -264,6 +264,7 @@ fn instance_row(
         concurrency_key,
         handles_failure_of: handles_failure_of.map(|(failed, _)| failed),
         failure_depth: handles_failure_of.map_or(0, |(_, depth)| depth),
+        rev: 0,
     }
 }
 

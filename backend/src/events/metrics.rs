@@ -32,6 +32,7 @@ pub struct Metrics {
     commit_transitions: Gauge,
     engine_statements: Gauge,
     engine_transactions: Gauge,
+    remembered_writes: Family<Labels, Gauge>,
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
@@ -64,6 +65,7 @@ impl Default for Metrics {
             commit_transitions: Gauge::default(),
             engine_statements: Gauge::default(),
             engine_transactions: Gauge::default(),
+            remembered_writes: Family::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
         };
@@ -135,6 +137,11 @@ impl Metrics {
             "Transactions the engine committed (a claim or a read alone is one)",
             self.engine_transactions.clone(),
         );
+        r.register(
+            "trellis_engine_remembered_batches",
+            "Batches written from instances as this process last wrote them, without locking and reading them (outcome written), or tried so and refused because another writer got there first (outcome refused; then locked and written)",
+            self.remembered_writes.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -185,6 +192,10 @@ impl Metrics {
         let (statements, transactions) = PHASES.sent();
         self.engine_statements.set(statements as i64);
         self.engine_transactions.set(transactions as i64);
+        let (written, refused) = PHASES.remembered_counts();
+        for (outcome, n) in [("written", written), ("refused", refused)] {
+            self.remembered_writes.get_or_create(&vec![("outcome", outcome.to_owned())]).set(n as i64);
+        }
         let mut page = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut page, &self.registry);

@@ -5,6 +5,7 @@
 //! plain Rust that rustfmt, clippy and error messages reach.
 
 use super::notice::Notice;
+use super::snapshots::Snapshots;
 use super::Result;
 use std::future::Future;
 use tokio::sync::mpsc::Receiver;
@@ -49,6 +50,14 @@ pub(super) trait Backend: Send + Sync + 'static {
     type Pool;
 
     fn pool(&self) -> &Self::Pool;
+    /// A connection whose statements each commit on their own (Postgres, not behind a
+    /// transaction-mode pooler, where a statement outside a transaction could meet another
+    /// connection's prepared statements); `None` where a transaction must be begun instead.
+    fn autocommit_connection(
+        &self,
+    ) -> impl Future<Output = Result<Option<sqlx::pool::PoolConnection<Self::Db>>>> + Send;
+    /// The instances this process last wrote (`snapshots.rs`).
+    fn snapshots(&self) -> &Snapshots;
     /// Names this store (this process) in its announcements, so its listener skips them.
     fn origin(&self) -> Uuid;
     /// Serializes this process's writers where the database cannot (SQLite); a no-op where

@@ -3,7 +3,7 @@
 //! of history entries) while the outcome is what applying the steps one after another would
 //! have written. The SQL half is `transition_sql.rs`.
 
-use super::engine_records::{Fence, NewEvent, NewWork, NodeRow, Snapshot, Writes};
+use super::engine_records::{Fence, InstanceUpdate, NewEvent, NewWork, NodeRow, Snapshot, TransitionOutcome, Writes};
 use super::WorkKind;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -81,9 +81,97 @@ impl BatchWrites {
     }
 }
 
+/// A batch's steps decided: what each gave, and what the batch writes.
+#[derive(Default)]
+pub struct Decided {
+    /// Per step; `Applied` ones are filled in once written (`Decided::outcomes`).
+    pub outcomes: Vec<TransitionOutcome>,
+    /// Per step that applied: its writes and where its history entries begin in its instance's.
+    pub applied: Vec<Option<(Writes, usize)>>,
+    pub batch: BatchWrites,
+    /// The steps' instance updates, in order (a restart's or a failure's are written one by one).
+    pub updates: Vec<(Uuid, InstanceUpdate)>,
+    /// Instances a step applied to, in id order: their `rev` is one higher in `snapshots`.
+    pub written: Vec<Uuid>,
+    /// Instances whose snapshot misses a node row a step wrote: not to be remembered.
+    pub incomplete: Vec<Uuid>,
+}
+
+impl Decided {
+    /// Decides `steps` (`groups`: `by_instance`) on `snapshots`, each step on its instance as
+    /// the earlier steps left it (`absorb`); `fenced(i)`: step `i`'s fence did not hold.
+    pub fn steps(
+        steps: &[Step<'_>],
+        groups: &[(Uuid, Vec<usize>)],
+        snapshots: &mut HashMap<Uuid, Snapshot>,
+        fenced: impl Fn(usize) -> bool,
+        decide: StepDecide<'_>,
+    ) -> Decided {
+        let mut d = Decided {
+            outcomes: vec![TransitionOutcome::NotFound; steps.len()],
+            applied: vec![None; steps.len()],
+            ..Decided::default()
+        };
+        for (id, members) in groups {
+            let Some(snapshot) = snapshots.get_mut(id) else { continue };
+            let workflow = snapshot.instance.workflow_id;
+            for &i in members {
+                if fenced(i) {
+                    d.outcomes[i] = TransitionOutcome::Fenced;
+                    continue;
+                }
+                let writes = decide(i, snapshot);
+                if writes.is_empty() {
+                    d.outcomes[i] = TransitionOutcome::Unchanged;
+                    continue;
+                }
+                if !absorb(snapshot, &writes) && !d.incomplete.contains(id) {
+                    d.incomplete.push(*id);
+                }
+                let offset = d.batch.add(*id, workflow, &writes);
+                if let Some(u) = &writes.instance {
+                    d.updates.push((*id, u.clone()));
+                }
+                if d.written.last() != Some(id) {
+                    d.written.push(*id);
+                    snapshot.instance.rev += 1;
+                }
+                d.applied[i] = Some((writes, offset));
+            }
+        }
+        d
+    }
+
+    /// Each step's outcome once the batch is written (`first_seq`: where each instance's new
+    /// history entries begin).
+    pub fn outcomes(self, steps: &[Step<'_>], first_seq: &HashMap<Uuid, i64>) -> Vec<TransitionOutcome> {
+        let mut outcomes = self.outcomes;
+        for (i, step) in self.applied.into_iter().enumerate() {
+            let Some((mut writes, offset)) = step else { continue };
+            if !writes.events.is_empty() {
+                writes.first_seq = first_seq.get(&steps[i].instance).map(|first| first + offset as i64);
+            }
+            outcomes[i] = TransitionOutcome::Applied(Box::new(writes));
+        }
+        outcomes
+    }
+
+    /// The `seq` of each instance's last history entry after the batch, given it before.
+    pub fn last_seqs(&self, before: &HashMap<Uuid, i64>, first_seq: &HashMap<Uuid, i64>) -> HashMap<Uuid, i64> {
+        let mut last = before.clone();
+        for (id, _, entries) in &self.batch.events {
+            if let Some(first) = first_seq.get(id) {
+                last.insert(*id, first + entries.len() as i64 - 1);
+            }
+        }
+        last
+    }
+}
+
 /// Brings `snapshot` up to date with `writes`, as reading it back after writing them would:
-/// the next step of the same instance in the batch decides on it.
-pub fn absorb(snapshot: &mut Snapshot, writes: &Writes) {
+/// the next step of the same instance in the batch decides on it. False if `writes` holds a
+/// node row the snapshot has none for (it is then not what reading it back would give).
+pub fn absorb(snapshot: &mut Snapshot, writes: &Writes) -> bool {
     if let Some(u) = &writes.instance {
         let row = &mut snapshot.instance;
         if u.restart {
@@ -102,11 +190,14 @@ pub fn absorb(snapshot: &mut Snapshot, writes: &Writes) {
             row.ended_at = u.ended_at;
         }
     }
+    let mut complete = true;
     for new in &writes.nodes {
-        if let Some(row) = snapshot.nodes.iter_mut().find(|r| r.node_id == new.node_id) {
-            *row = new.clone();
+        match snapshot.nodes.iter_mut().find(|r| r.node_id == new.node_id) {
+            Some(row) => *row = new.clone(),
+            None => complete = false,
         }
     }
+    complete
 }
 
 /// The steps' indexes grouped by instance, instances in id order: the order a batch locks

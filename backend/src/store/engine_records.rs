@@ -39,6 +39,8 @@ pub struct InstanceRow {
     pub handles_failure_of: Option<Uuid>,
     /// 0 unless a failure handler: the failed instance's + 1 (bounds handler chains).
     pub failure_depth: i32,
+    /// One more at every write of the instance's row, nodes or history (`store/snapshots.rs`).
+    pub rev: i64,
 }
 
 impl InstanceRow {

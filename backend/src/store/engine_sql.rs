@@ -10,6 +10,8 @@ pub(super) const INSTANCE_COLUMNS: &str =
     "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, \
      trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth, concurrency_key, \
      handles_failure_of, failure_depth";
+/// What reads an `InstanceRow` selects: the columns a start inserts, and the version counter.
+pub(super) const INSTANCE_READ_COLUMNS: &str = concatcp!(INSTANCE_COLUMNS, ", rev");
 pub(super) const NODE_COLUMNS: &str =
     "node_id, position, status, attempts, outcome, output, error, started_at, ended_at, dispatched_at, wait_kind, \
      wait_started_at";
@@ -22,7 +24,7 @@ pub(super) const WORK_COLUMNS: &str =
 
 // The statements `shared/instances.rs` runs, named for what they do.
 /// Every instance, before `InstanceQuery`'s filters.
-pub(super) const INSTANCES: &str = concatcp!("SELECT ", INSTANCE_COLUMNS, " FROM instances");
+pub(super) const INSTANCES: &str = concatcp!("SELECT ", INSTANCE_READ_COLUMNS, " FROM instances");
 /// One instance's row.
 pub(super) const INSTANCE: &str = concatcp!(INSTANCES, " WHERE id = $1");
 pub(super) const SNAPSHOT_NODES: &str =

@@ -28,6 +28,7 @@ mod retention_sql;
 mod secret_sql;
 mod slot_sql;
 mod slow_sql;
+pub mod snapshots;
 mod sql;
 mod sqlite;
 pub mod statuses;

@@ -73,6 +73,14 @@ impl PgDb {
     }
 
     /// Whether `DATABASE_URL` goes through a transaction-mode pooler.
+    /// A connection of the pool, its wait recorded as `begin`'s is.
+    pub async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, sqlx::Error> {
+        let started = Instant::now();
+        let outcome = self.pool.acquire().await;
+        POOL_WAITS.record(started.elapsed(), &outcome);
+        outcome
+    }
+
     pub fn behind_pooler(&self) -> bool {
         self.pooler
     }
@@ -101,10 +109,7 @@ impl PgDb {
     where
         E: 'q + Execute<'q, Postgres>,
     {
-        let started = Instant::now();
-        let acquired = self.pool.acquire().await;
-        POOL_WAITS.record(started.elapsed(), &acquired);
-        let mut conn = acquired?;
+        let mut conn = self.acquire().await?;
         if !self.pooler {
             return (&mut *conn).fetch_many(query).try_collect().await;
         }

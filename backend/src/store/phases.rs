@@ -63,6 +63,8 @@ pub struct PhaseClock {
     transitions: AtomicU64,
     statements: AtomicU64,
     transactions: AtomicU64,
+    /// Batches written from remembered snapshots, and those tried so but refused (`snapshots.rs`).
+    remembered: [AtomicU64; 2],
 }
 
 pub static PHASES: PhaseClock = PhaseClock {
@@ -71,6 +73,7 @@ pub static PHASES: PhaseClock = PhaseClock {
     transitions: AtomicU64::new(0),
     statements: AtomicU64::new(0),
     transactions: AtomicU64::new(0),
+    remembered: [const { AtomicU64::new(0) }; 2],
 };
 
 impl PhaseClock {
@@ -93,6 +96,16 @@ impl PhaseClock {
     /// Statements and transactions the engine sent so far.
     pub fn sent(&self) -> (u64, u64) {
         (self.statements.load(Ordering::Relaxed), self.transactions.load(Ordering::Relaxed))
+    }
+
+    /// A batch tried on remembered snapshots: written, or refused (then locked and written).
+    pub fn remembered(&self, written: bool) {
+        self.remembered[usize::from(!written)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Batches written from remembered snapshots, and those refused.
+    pub fn remembered_counts(&self) -> (u64, u64) {
+        (self.remembered[0].load(Ordering::Relaxed), self.remembered[1].load(Ordering::Relaxed))
     }
 
     /// One statement sent inside an engine transaction.

@@ -3,6 +3,7 @@
 use super::backend::Backend;
 use super::notice::{self, Appended, Notice};
 use super::pg_pool::PgDb;
+use super::snapshots::Snapshots;
 use super::Result;
 use crate::config::DatabaseConfig;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
@@ -18,6 +19,7 @@ pub struct PgStore {
     direct: Option<PgPool>,
     /// Names this store (this process) in its announcements, so its listener skips them.
     origin: Uuid,
+    snapshots: Snapshots,
 }
 
 impl PgStore {
@@ -54,7 +56,7 @@ impl PgStore {
                  process's changes only. Set TRELLIS_DIRECT_DATABASE_URL (straight to Postgres) for live updates."
             );
         }
-        Ok(PgStore { pool, direct, origin: Uuid::now_v7() })
+        Ok(PgStore { pool, direct, origin: Uuid::now_v7(), snapshots: Snapshots::default() })
     }
 }
 
@@ -107,6 +109,17 @@ impl Backend for PgStore {
 
     fn origin(&self) -> Uuid {
         self.origin
+    }
+
+    async fn autocommit_connection(&self) -> Result<Option<sqlx::pool::PoolConnection<sqlx::Postgres>>> {
+        if self.pool.behind_pooler() {
+            return Ok(None);
+        }
+        Ok(Some(self.pool.acquire().await?))
+    }
+
+    fn snapshots(&self) -> &Snapshots {
+        &self.snapshots
     }
 
     async fn write_guard(&self) {}

@@ -2,6 +2,7 @@
 
 use super::backend::Backend;
 use super::notice::Notice;
+use super::snapshots::Snapshots;
 use super::Result;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use std::str::FromStr;
@@ -18,6 +19,7 @@ pub struct SqliteStore {
     writer: Mutex<()>,
     /// Names this store in announcements (unused: SQLite has one process).
     origin: Uuid,
+    snapshots: Snapshots,
 }
 
 impl SqliteStore {
@@ -40,7 +42,7 @@ impl SqliteStore {
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {url}: {e}"))?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore { pool, writer: Mutex::new(()), origin: Uuid::now_v7() })
+        Ok(SqliteStore { pool, writer: Mutex::new(()), origin: Uuid::now_v7(), snapshots: Snapshots::default() })
     }
 }
 
@@ -77,6 +79,14 @@ impl Backend for SqliteStore {
 
     fn origin(&self) -> Uuid {
         self.origin
+    }
+
+    async fn autocommit_connection(&self) -> Result<Option<sqlx::pool::PoolConnection<sqlx::Sqlite>>> {
+        Ok(None)
+    }
+
+    fn snapshots(&self) -> &Snapshots {
+        &self.snapshots
     }
 
     async fn write_guard(&self) -> MutexGuard<'_, ()> {

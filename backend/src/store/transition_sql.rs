@@ -6,7 +6,7 @@
 //! the whole batch (`batch.rs` gathers them). The whole batch commits or none of it does: a crash
 //! mid-batch leaves every work item in place, to be claimed and run again.
 
-use super::engine_sql::{INSTANCE_COLUMNS, NODE_COLUMNS};
+use super::engine_sql::{INSTANCE_READ_COLUMNS, NODE_COLUMNS};
 use const_format::{concatcp, str_replace};
 
 /// Rows per multi-row statement: at most 14 binds each keeps it under SQLite's 32,766.
@@ -15,7 +15,7 @@ pub(super) const ROWS_PER_INSERT: usize = 500;
 /// `NODE_COLUMNS` of the node rows `n`.
 const NODES_N_COLUMNS: &str = concatcp!("n.", str_replace!(NODE_COLUMNS, ", ", ", n."));
 /// The head of the locking read of a batch's instances, before their ids.
-pub(super) const INSTANCES_OF: &str = concatcp!("SELECT ", INSTANCE_COLUMNS, " FROM instances WHERE id IN (");
+pub(super) const INSTANCES_OF: &str = concatcp!("SELECT ", INSTANCE_READ_COLUMNS, " FROM instances WHERE id IN (");
 /// Between the ids of `SNAPSHOT_NODES_OF` (the last `seq` of each) and the ids whose nodes it reads.
 pub(super) const SNAPSHOT_NODES_JOIN: &str = concatcp!(
     ")) SELECT n.instance_id, ",
@@ -45,9 +45,15 @@ pub(super) const SET_FAILED_NODE: &str = "UPDATE instances SET failed_node = $1,
 pub(super) const UPDATE_INSTANCE: &str =
     "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
     started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at) WHERE id = $6";
+/// Sets instances' rows to the values after it, each only while its `rev` is the one it was
+/// read (or remembered) with: (id, status, output, error, started, ended, new rev, old rev).
 pub(super) const UPDATE_INSTANCE_ROWS: &str =
     "UPDATE instances SET status = v.column2, output = v.column3, error = v.column4, started_at = \
-    v.column5, ended_at = v.column6 FROM (";
+    v.column5, ended_at = v.column6, rev = v.column7 FROM (";
+pub(super) const UPDATE_INSTANCE_ROWS_TAIL: &str =
+    ") AS v WHERE instances.id = v.column1 AND instances.rev = v.column8 RETURNING instances.id";
+/// One more `rev` for an instance written outside a batch (a retry's or a start's writes).
+pub(super) const BUMP_REV: &str = "UPDATE instances SET rev = rev + 1 WHERE id = $1";
 pub(super) const DELETE_WORK_OF_INSTANCES: &str = "DELETE FROM work WHERE instance_id IN (";
 pub(super) const DELETE_ENDED_WORK: &str = "DELETE FROM work WHERE kind <> 'retry' AND (";
 pub(super) const INSERT_WORK: &str =

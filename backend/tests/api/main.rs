@@ -46,6 +46,7 @@ mod outage;
 mod pgbouncer;
 mod pooler;
 mod process;
+mod remembered;
 mod retention;
 mod retry;
 mod sandbox;

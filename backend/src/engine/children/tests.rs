@@ -43,6 +43,7 @@ fn running(parent: Option<Uuid>) -> Snapshot {
         concurrency_key: None,
         handles_failure_of: None,
         failure_depth: 0,
+        rev: 0,
     };
     let node = NodeRow { attempts: 1, ..NodeRow::fresh("n".into(), 0, NodeStatus::Running) };
     Snapshot { instance, nodes: vec![node] }

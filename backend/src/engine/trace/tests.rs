@@ -46,6 +46,7 @@ impl Sim {
             concurrency_key: None,
             handles_failure_of: None,
             failure_depth: 0,
+            rev: 0,
         };
         let nodes = plan
             .nodes

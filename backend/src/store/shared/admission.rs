@@ -203,6 +203,7 @@ impl Store {
         if writes.is_empty() {
             return Ok(Ok(TransitionOutcome::Unchanged));
         }
+        self.snapshots().forget(&[id]);
         if writes.forget_map_items {
             sqlx::query(crate::store::map_sql::CLEAR_MAP_ITEMS).bind(id).execute(&mut *tx).await?;
             PHASES.statement();
@@ -265,14 +266,17 @@ impl Store {
             let Some(snapshot) = snapshots.get_mut(id) else { continue };
             let writes = decide(snapshot);
             crate::store::batch::absorb(snapshot, &writes);
+            snapshot.instance.rev += 1;
             batch.add(*id, workflow, &writes);
             if let Some(u) = &writes.instance {
                 updates.push((*id, u.clone()));
             }
             admitted.push((*id, writes));
         }
+        let written: Vec<Uuid> = admitted.iter().map(|(id, _)| *id).collect();
+        self.snapshots().forget(&written);
         let mut sink = super::sink::Sink::new();
-        Self::write_instance_updates(tx, &mut sink, &updates, &snapshots).await?;
+        Self::write_instance_updates(tx, &mut sink, &updates, &snapshots, &written).await?;
         Self::write_rows(tx, &mut sink, &batch).await?;
         let first_seq = self.write_history(tx, &mut sink, &batch, &last_seq).await?;
         sink.finish(tx).await?;

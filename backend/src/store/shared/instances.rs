@@ -12,6 +12,8 @@ use crate::store::engine_sql::{
     CHILDREN, COUNT_INSTANCES, COUNT_TIMERS, EVENTS_AFTER, FAILURE_HANDLER, INSTANCE, INSTANCES, INSTANCE_VERSIONS_OF,
     QUEUED_PER_WORKFLOW, SNAPSHOT_NODES, WORKFLOWS_WITH_QUEUED,
 };
+use crate::store::phases::PHASES;
+use crate::store::transition_sql::BUMP_REV;
 use crate::store::InstanceQuery;
 use crate::store::{Decide, Result, RetryDecide};
 use const_format::concatcp;
@@ -52,7 +54,8 @@ impl Store {
         sink.finish(tx).await
     }
 
-    /// One transition's writes, as a batch of one writes them (`transition_sql.rs`).
+    /// One transition's writes, as a batch of one writes them (`transition_sql.rs`), and one
+    /// more `rev` (whoever remembers the instance reads it again).
     pub(super) async fn apply_writes(
         &self,
         tx: &mut sqlx::Transaction<'_, Db>,
@@ -63,6 +66,8 @@ impl Store {
         if let Some(u) = &w.instance {
             Self::write_instance(tx, id, u).await?;
         }
+        sqlx::query(BUMP_REV).bind(id).execute(&mut **tx).await?;
+        PHASES.statement();
         let mut batch = BatchWrites::default();
         batch.add(id, workflow, w);
         let mut sink = Sink::new();

@@ -13,8 +13,8 @@ use trellis_model::NodeStatus;
 use uuid::Uuid;
 
 type Db = <Store as Backend>::Db;
-const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
-const LOCK_INSTANCE: &str = const_format::concatcp!("SELECT id FROM instances WHERE id = $1", LOCK_ROW);
+/// Locks the instance by writing it: its items and history change it (one more `rev`).
+const LOCK_INSTANCE: &str = "UPDATE instances SET rev = rev + 1 WHERE id = $1 RETURNING id";
 
 #[async_trait::async_trait]
 impl crate::store::MapStore for Store {
@@ -38,6 +38,7 @@ impl crate::store::MapStore for Store {
         if locked.is_none() || holds.is_none() {
             return Ok(None);
         }
+        self.snapshots().forget(&[w.instance]);
         if let Some(from) = w.drop_from {
             sqlx::query(DROP_MAP_ITEMS_FROM).bind(w.instance).bind(w.node).bind(from).execute(&mut *tx).await?;
         }

@@ -17,6 +17,7 @@ mod insights;
 mod instances;
 mod jobs;
 mod map_items;
+mod remembered;
 mod retention;
 mod secrets;
 mod sink;

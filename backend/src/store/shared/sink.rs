@@ -13,27 +13,42 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::phases::PHASES;
-use crate::store::Result;
+use crate::store::{Result, StoreError};
 use sqlx::QueryBuilder;
 
 type Db = <Store as Backend>::Db;
-type Tx<'t> = sqlx::Transaction<'t, Db>;
+type Conn = <Db as sqlx::Database>::Connection;
 
 /// Binds one statement may carry before it is sent and another begun (Postgres allows 65,535).
 const BINDS_PER_STATEMENT: usize = 30_000;
+
+/// The error of a write whose guard found the database other than remembered (`close_returning`).
+pub(super) fn stale() -> StoreError {
+    StoreError::Conflict("remembered snapshot out of date".into())
+}
 
 pub(super) struct Sink<'args> {
     sql: QueryBuilder<'args, Db>,
     /// Parts in the statement being built.
     parts: usize,
     binds: usize,
+    /// Never sent in pieces (Postgres): the writes go as one statement or not at all.
+    whole: bool,
+    /// Parts whose rows must number as many as given, or the statement is aborted (Postgres).
+    guards: Vec<(usize, i64)>,
     /// The history entries' announcement (Postgres): a JSON array of payloads.
     announcement: Option<String>,
 }
 
 impl<'args> Sink<'args> {
     pub(super) fn new() -> Sink<'args> {
-        Sink { sql: QueryBuilder::new(""), parts: 0, binds: 0, announcement: None }
+        Sink { sql: QueryBuilder::new(""), parts: 0, binds: 0, whole: false, guards: Vec::new(), announcement: None }
+    }
+
+    /// A sink whose writes are one statement on Postgres (one atomic write without a
+    /// transaction around it): a part that would take it over the bind limit fails instead.
+    pub(super) fn whole() -> Sink<'args> {
+        Sink { whole: true, ..Sink::new() }
     }
 
     /// Begins a part: the caller pushes one whole write statement (with its binds) next.
@@ -47,16 +62,39 @@ impl<'args> Sink<'args> {
 
     /// Ends the part begun by `open`, which bound `binds` values: sent now on SQLite, and on
     /// Postgres once the statement holds as many binds as it may.
-    pub(super) async fn close(&mut self, tx: &mut Tx<'_>, binds: usize) -> Result<()> {
+    pub(super) async fn close(&mut self, conn: &mut Conn, binds: usize) -> Result<()> {
         if !Store::COMBINED_WRITES {
-            return self.send(tx).await;
+            return self.send(conn).await;
         }
+        self.end_part(binds)?;
+        if self.binds >= BINDS_PER_STATEMENT {
+            self.sql.push(" SELECT 1");
+            self.push_guards(" WHERE ");
+            self.send(conn).await?;
+        }
+        Ok(())
+    }
+
+    /// Ends a part that returns a row per row it wrote and must have written `rows`: if not,
+    /// nothing of the writes is kept (`stale()` on SQLite, where the caller rolls back; on
+    /// Postgres `finish` aborts the statement).
+    pub(super) async fn close_returning(&mut self, conn: &mut Conn, binds: usize, rows: usize) -> Result<()> {
+        if !Store::COMBINED_WRITES {
+            let written = self.sql.build().fetch_all(&mut *conn).await?.len();
+            PHASES.statement();
+            self.sql.reset();
+            return if written == rows { Ok(()) } else { Err(stale()) };
+        }
+        self.guards.push((self.parts, rows as i64));
+        self.end_part(binds)
+    }
+
+    fn end_part(&mut self, binds: usize) -> Result<()> {
         self.sql.push(")");
         self.parts += 1;
         self.binds += binds;
-        if self.binds >= BINDS_PER_STATEMENT {
-            self.sql.push(" SELECT 1");
-            self.send(tx).await?;
+        if self.whole && self.binds >= BINDS_PER_STATEMENT {
+            return Err(StoreError::Conflict("too many writes for one statement".into()));
         }
         Ok(())
     }
@@ -68,8 +106,9 @@ impl<'args> Sink<'args> {
     }
 
     /// Sends what is left, with the announcement as its main query (`NOTIFY_EVENTS` around
-    /// the payloads), or the announcement alone if nothing is left.
-    pub(super) async fn finish(mut self, tx: &mut Tx<'_>) -> Result<()> {
+    /// the payloads), or the announcement alone if nothing is left; and the guards' check,
+    /// which aborts the statement (the whole of it) if a guarded part wrote other than told.
+    pub(super) async fn finish(mut self, conn: &mut Conn) -> Result<()> {
         let announce = <Store as Backend>::NOTIFY_EVENTS.zip(self.announcement.take());
         if self.parts == 0 && announce.is_none() {
             return Ok(());
@@ -77,16 +116,32 @@ impl<'args> Sink<'args> {
         match announce {
             Some(((head, tail), payloads)) => {
                 self.sql.push(if self.parts == 0 { "" } else { " " }).push(head).push_bind(payloads).push(tail);
+                self.push_guards(" WHERE ");
             }
             None => {
                 self.sql.push(" SELECT 1");
+                self.push_guards(" WHERE ");
             }
         }
-        self.send(tx).await
+        self.send(conn).await
     }
 
-    async fn send(&mut self, tx: &mut Tx<'_>) -> Result<()> {
-        self.sql.build().execute(&mut **tx).await?;
+    /// `trellis_snapshot_held(...)` over the guarded parts' row counts (a one-time filter:
+    /// it either holds or aborts the statement).
+    fn push_guards(&mut self, before: &str) {
+        if self.guards.is_empty() {
+            return;
+        }
+        self.sql.push(before).push("trellis_snapshot_held(");
+        for (k, (part, rows)) in std::mem::take(&mut self.guards).into_iter().enumerate() {
+            self.sql.push(if k == 0 { "" } else { " AND " });
+            self.sql.push(format_args!("(SELECT COUNT(*) FROM w{part}) = ")).push_bind(rows);
+        }
+        self.sql.push(")");
+    }
+
+    async fn send(&mut self, conn: &mut Conn) -> Result<()> {
+        self.sql.build().execute(&mut *conn).await?;
         PHASES.statement();
         self.sql.reset();
         self.parts = 0;

@@ -3,9 +3,9 @@
 use super::sink::Sink;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
-use crate::store::batch::{absorb, by_instance, BatchWrites, Step, StepDecide};
+use crate::store::batch::{by_instance, BatchWrites, Decided, Step, StepDecide};
 use crate::store::engine_records::{
-    InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes,
+    Fence, InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome,
 };
 use crate::store::engine_sql::{EVENTS_PER_INSERT, INSERT_NODES};
 use crate::store::phases::{Lap, Phase, PHASES};
@@ -13,7 +13,7 @@ use crate::store::transition_sql::ROWS_PER_INSERT;
 use crate::store::transition_sql::{
     DELETE_ENDED_WORK, DELETE_FENCED_WORK, DELETE_WORK_OF_INSTANCES, INSERT_EVENTS, INSERT_WAKE_HEAD, INSERT_WAKE_TAIL,
     INSERT_WORK, INSTANCES_OF, LAST_SEQS, RESTART_INSTANCE, SET_FAILED_NODE, SNAPSHOT_NODES_JOIN, SNAPSHOT_NODES_OF,
-    UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPSERT_NODES_TAIL,
+    UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPDATE_INSTANCE_ROWS_TAIL, UPSERT_NODES_TAIL,
 };
 use crate::store::Result;
 use sqlx::types::Json;
@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 type Tx<'t> = sqlx::Transaction<'t, Db>;
+type Conn = <Db as sqlx::Database>::Connection;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
 const NOTIFY_EVENTS: Option<(&str, &str)> = <Store as Backend>::NOTIFY_EVENTS;
 
@@ -78,29 +79,21 @@ impl Store {
         if fences.is_empty() {
             return Ok(HashSet::new());
         }
-        let mut sql = sqlx::QueryBuilder::<Db>::new(DELETE_FENCED_WORK);
-        for (k, f) in fences.iter().enumerate() {
-            sql.push(if k == 0 { "(id = " } else { " OR (id = " }).push_bind(f.work_id);
-            sql.push(" AND lease_owner = ")
-                .push_bind(&f.owner)
-                .push(" AND lease_epoch = ")
-                .push_bind(f.epoch)
-                .push(")");
-        }
-        sql.push(" RETURNING id");
+        let mut sql = sqlx::QueryBuilder::<Db>::new("");
+        push_fenced_delete(&mut sql, &fences);
         let done: Vec<(Uuid,)> = sql.build_query_as().fetch_all(&mut **tx).await?;
         PHASES.statement();
         Ok(done.into_iter().map(|(id,)| id).collect())
     }
 
     /// Writes one step's change of the instance row.
-    pub(super) async fn write_instance(tx: &mut Tx<'_>, id: Uuid, u: &InstanceUpdate) -> Result<()> {
+    pub(super) async fn write_instance(conn: &mut Conn, id: Uuid, u: &InstanceUpdate) -> Result<()> {
         if u.restart {
-            sqlx::query(RESTART_INSTANCE).bind(id).execute(&mut **tx).await?;
+            sqlx::query(RESTART_INSTANCE).bind(id).execute(&mut *conn).await?;
             PHASES.statement();
         }
         if let Some((node, class)) = &u.failure {
-            sqlx::query(SET_FAILED_NODE).bind(node).bind(class).bind(id).execute(&mut **tx).await?;
+            sqlx::query(SET_FAILED_NODE).bind(node).bind(class).bind(id).execute(&mut *conn).await?;
             PHASES.statement();
         }
         sqlx::query(UPDATE_INSTANCE)
@@ -110,16 +103,21 @@ impl Store {
             .bind(u.started_at)
             .bind(u.ended_at)
             .bind(id)
-            .execute(&mut **tx)
+            .execute(&mut *conn)
             .await?;
         PHASES.statement();
         Ok(())
     }
 
-    /// Writes the instance rows as the batch left them, in one statement: for updates
-    /// that only set what `absorb` mirrors (not a retry's restart, not a failure's
-    /// triage columns).
-    async fn write_instance_rows<'a>(tx: &mut Tx<'_>, sink: &mut Sink<'a>, rows: &[&'a InstanceRow]) -> Result<()> {
+    /// Writes instance rows as the batch left them (`rev` one past the one they were read or
+    /// remembered with, and only where it still is that one), in one statement. `guard`: the
+    /// write is kept only if every row was (`Sink::close_returning`).
+    pub(super) async fn write_instance_rows<'a>(
+        conn: &mut Conn,
+        sink: &mut Sink<'a>,
+        rows: &[&'a InstanceRow],
+        guard: bool,
+    ) -> Result<()> {
         for chunk in rows.chunks(ROWS_PER_INSERT) {
             let sql = sink.open();
             sql.push(UPDATE_INSTANCE_ROWS);
@@ -129,48 +127,50 @@ impl Store {
                     .push_bind(&row.output)
                     .push_bind(&row.error)
                     .push_bind(row.started_at)
-                    .push_bind(row.ended_at);
+                    .push_bind(row.ended_at)
+                    .push_bind(row.rev)
+                    .push_bind(row.rev - 1);
             });
-            sql.push(") AS v WHERE instances.id = v.column1");
-            sink.close(tx, chunk.len() * 6).await?;
+            sql.push(UPDATE_INSTANCE_ROWS_TAIL);
+            match guard {
+                true => sink.close_returning(conn, chunk.len() * 8, chunk.len()).await?,
+                false => sink.close(conn, chunk.len() * 8).await?,
+            }
         }
         Ok(())
     }
 
-    /// Writes the batch's changes of instance rows. A restart or a failure writes
-    /// columns the snapshot does not hold: such an instance's updates are sent one
-    /// by one, in order, at once; the others' final rows (`snapshots`, as `absorb`
-    /// left them) go to `sink` as one statement.
+    /// Writes the rows of the instances the batch changed (`written`, each one `rev` past the
+    /// one it was locked with). A restart or a failure also writes columns the snapshot does
+    /// not hold: those updates are sent first, one by one, in order, at once; then every
+    /// written instance's final row (`snapshots`, as `absorb` left them) goes to `sink` as
+    /// one statement.
     pub(super) async fn write_instance_updates<'a>(
-        tx: &mut Tx<'_>,
+        conn: &mut Conn,
         sink: &mut Sink<'a>,
         updates: &[(Uuid, InstanceUpdate)],
         snapshots: &'a HashMap<Uuid, Snapshot>,
+        written: &[Uuid],
     ) -> Result<()> {
-        let one_by_one: HashSet<Uuid> =
-            updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()).map(|(id, _)| *id).collect();
-        for (id, u) in updates.iter().filter(|(id, _)| one_by_one.contains(id)) {
-            Self::write_instance(tx, *id, u).await?;
+        for (id, u) in updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()) {
+            Self::write_instance(conn, *id, u).await?;
         }
-        let mut finals: Vec<Uuid> = updates.iter().map(|(id, _)| *id).filter(|id| !one_by_one.contains(id)).collect();
-        finals.sort_unstable();
-        finals.dedup();
-        let rows: Vec<&InstanceRow> = finals.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
+        let rows: Vec<&InstanceRow> = written.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
         if !rows.is_empty() {
-            Self::write_instance_rows(tx, sink, &rows).await?;
+            Self::write_instance_rows(conn, sink, &rows, false).await?;
         }
         Ok(())
     }
 
     /// Deletes the finished instances' work and the ended attempts' leftovers, then
     /// writes the node rows and inserts the new work items (into `sink`).
-    pub(super) async fn write_rows<'a>(tx: &mut Tx<'_>, sink: &mut Sink<'a>, batch: &'a BatchWrites) -> Result<()> {
+    pub(super) async fn write_rows<'a>(conn: &mut Conn, sink: &mut Sink<'a>, batch: &'a BatchWrites) -> Result<()> {
         if !batch.cleared.is_empty() {
             let sql = sink.open();
             sql.push(DELETE_WORK_OF_INSTANCES);
             push_binds(sql, batch.cleared.iter().copied());
             sql.push(")");
-            sink.close(tx, batch.cleared.len()).await?;
+            sink.close(conn, batch.cleared.len()).await?;
         }
         if !batch.ended.is_empty() {
             let sql = sink.open();
@@ -180,14 +180,14 @@ impl Store {
                 sql.push(" AND node_id = ").push_bind(node).push(" AND attempt = ").push_bind(*attempt).push(")");
             }
             sql.push(")");
-            sink.close(tx, batch.ended.len() * 3).await?;
+            sink.close(conn, batch.ended.len() * 3).await?;
         }
         for chunk in batch.nodes.chunks(ROWS_PER_INSERT) {
             let sql = sink.open();
             sql.push(INSERT_NODES);
             sql.push_values(chunk, |mut v, (instance, n)| bind_node_row(&mut v, *instance, n));
             sql.push(UPSERT_NODES_TAIL);
-            sink.close(tx, chunk.len() * 14).await?;
+            sink.close(conn, chunk.len() * 14).await?;
         }
         for chunk in batch.work.chunks(ROWS_PER_INSERT) {
             let sql = sink.open();
@@ -206,7 +206,7 @@ impl Store {
                     .push_bind(w.lease.as_ref().map(|l| l.1))
                     .push_bind(*workflow);
             });
-            sink.close(tx, chunk.len() * 12).await?;
+            sink.close(conn, chunk.len() * 12).await?;
         }
         // A parent woken by its finishing child: one part per wake (a child ends once),
         // inserted only while the parent exists, so a purged parent never fails the
@@ -217,7 +217,7 @@ impl Store {
             sql.push(", ").push_bind(&w.node_id).push(", ").push_bind(w.attempt).push(", NULL, ");
             sql.push_bind(w.payload.as_ref().map(Json)).push(", ").push_bind(w.due_at);
             sql.push(INSERT_WAKE_TAIL).push_bind(*parent);
-            sink.close(tx, 7).await?;
+            sink.close(conn, 7).await?;
         }
         Ok(())
     }
@@ -228,7 +228,7 @@ impl Store {
     /// is read here).
     pub(super) async fn write_history<'a>(
         &self,
-        tx: &mut Tx<'_>,
+        conn: &mut Conn,
         sink: &mut Sink<'a>,
         batch: &'a BatchWrites,
         known: &HashMap<Uuid, i64>,
@@ -243,7 +243,7 @@ impl Store {
             let mut sql = sqlx::QueryBuilder::<Db>::new(LAST_SEQS);
             push_binds(&mut sql, unknown.iter().copied());
             sql.push(")");
-            let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+            let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut *conn).await?;
             PHASES.statement();
             last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
         }
@@ -262,7 +262,7 @@ impl Store {
             sql.push_values(chunk.iter().copied(), |mut values, (id, seq, e)| {
                 values.push_bind(id).push_bind(seq).push_bind(e.kind).push_bind(e.at).push_bind(Json(&e.data));
             });
-            sink.close(tx, chunk.len() * 5).await?;
+            sink.close(conn, chunk.len() * 5).await?;
         }
         if NOTIFY_EVENTS.is_some() {
             let payloads: Vec<String> = appended
@@ -281,6 +281,9 @@ impl Store {
         steps: &[Step<'_>],
         decide: StepDecide<'_>,
     ) -> Result<Vec<TransitionOutcome>> {
+        if let Some(outcomes) = self.transition_batch_remembered(steps, decide).await {
+            return Ok(outcomes);
+        }
         let mut lap = Lap::start();
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
@@ -291,55 +294,36 @@ impl Store {
         lap.lap(Phase::Lock);
         let consumed = Self::consume_fences(&mut tx, steps).await?;
         lap.lap(Phase::Fence);
-        let mut outcomes = vec![TransitionOutcome::NotFound; steps.len()];
-        let mut applied: Vec<Option<(Writes, usize)>> = vec![None; steps.len()];
-        let mut batch = BatchWrites::default();
-        let mut instance_updates = Vec::new();
-        for (id, members) in &groups {
-            let Some(snapshot) = snapshots.get_mut(id) else { continue };
-            let workflow = snapshot.instance.workflow_id;
-            for &i in members {
-                if steps[i].fence.is_some_and(|f| !consumed.contains(&f.work_id)) {
-                    outcomes[i] = TransitionOutcome::Fenced;
-                    continue;
-                }
-                let writes = decide(i, snapshot);
-                if writes.is_empty() {
-                    outcomes[i] = TransitionOutcome::Unchanged;
-                    continue;
-                }
-                absorb(snapshot, &writes);
-                let offset = batch.add(*id, workflow, &writes);
-                if let Some(u) = &writes.instance {
-                    instance_updates.push((*id, u.clone()));
-                }
-                applied[i] = Some((writes, offset));
-            }
-        }
+        let fenced = |i: usize| steps[i].fence.is_some_and(|f| !consumed.contains(&f.work_id));
+        let decided = Decided::steps(steps, &groups, &mut snapshots, fenced, decide);
         lap.lap(Phase::Decide);
         // On Postgres the writes below are one statement, sent by `finish` (its time is
         // charged to `History`); on SQLite each is sent as it is made.
         let mut sink = Sink::new();
-        Self::write_instance_updates(&mut tx, &mut sink, &instance_updates, &snapshots).await?;
+        Self::write_instance_updates(&mut tx, &mut sink, &decided.updates, &snapshots, &decided.written).await?;
         lap.lap(Phase::Instances);
-        Self::write_rows(&mut tx, &mut sink, &batch).await?;
+        Self::write_rows(&mut tx, &mut sink, &decided.batch).await?;
         lap.lap(Phase::Rows);
-        let first_seq = self.write_history(&mut tx, &mut sink, &batch, &last_seq).await?;
+        let first_seq = self.write_history(&mut tx, &mut sink, &decided.batch, &last_seq).await?;
         sink.finish(&mut tx).await?;
         lap.lap(Phase::History);
         tx.commit().await?;
         lap.lap(Phase::Commit);
         PHASES.transaction();
         PHASES.committed(steps.len());
-        for (i, step) in applied.into_iter().enumerate() {
-            let Some((mut writes, offset)) = step else { continue };
-            if !writes.events.is_empty() {
-                writes.first_seq = first_seq.get(&steps[i].instance).map(|first| first + offset as i64);
-            }
-            outcomes[i] = TransitionOutcome::Applied(Box::new(writes));
-        }
-        Ok(outcomes)
+        self.remember(snapshots, &decided, &last_seq, &first_seq);
+        Ok(decided.outcomes(steps, &first_seq))
     }
+}
+
+/// Deletes the fenced work items whose fences hold (`DELETE ... RETURNING id`).
+pub(super) fn push_fenced_delete<'args>(sql: &mut sqlx::QueryBuilder<'args, Db>, fences: &[&'args Fence]) {
+    sql.push(DELETE_FENCED_WORK);
+    for (k, f) in fences.iter().enumerate() {
+        sql.push(if k == 0 { "(id = " } else { " OR (id = " }).push_bind(f.work_id);
+        sql.push(" AND lease_owner = ").push_bind(&f.owner).push(" AND lease_epoch = ").push_bind(f.epoch).push(")");
+    }
+    sql.push(" RETURNING id");
 }
 
 /// Binds one `instance_nodes` row: its instance, then `NODE_COLUMNS` in their order. The one
