@@ -8,7 +8,8 @@ use crate::store::admission_sql::{
 };
 use crate::store::backend::Backend;
 use crate::store::engine_records::{
-    AdmissionLimits, NewInstance, NodeRow, Refusable, StartOutcome, StoredStart, TransitionOutcome, Writes,
+    AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
+    TransitionOutcome, Writes,
 };
 use crate::store::engine_sql::INSERT_NODES;
 use crate::store::phases::PHASES;
@@ -158,6 +159,9 @@ impl Store {
         }
         tx.commit().await?;
         PHASES.transaction();
+        if let (StartOutcome::Running, Some(started)) = (&outcome, started_snapshot(new, events.len())) {
+            self.snapshots().remember(row.id, started);
+        }
         Ok(outcome)
     }
 
@@ -326,4 +330,24 @@ impl crate::store::AdmissionQueue for Store {
             sqlx::query_as(KEY_QUEUE_PLACE).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
         Ok(crate::store::QueuePlace { ahead, active })
     }
+}
+
+/// A started instance as its start wrote it (`insert_instance_rows`, then `on_admit` and one
+/// more `rev` by `apply_writes`), with `appended` history entries: remembered, so that its
+/// first transition need not read it either.
+fn started_snapshot(new: &NewInstance, appended: usize) -> Option<crate::store::snapshots::Remembered> {
+    let instance = InstanceRow {
+        status: trellis_model::InstanceStatus::Queued,
+        output: None,
+        error: None,
+        started_at: None,
+        ended_at: None,
+        run: 1,
+        rev: 1,
+        ..new.row.clone()
+    };
+    let nodes = new.nodes.iter().map(|n| NodeRow::fresh(n.node_id.clone(), n.position, n.status)).collect();
+    let mut snapshot = Snapshot { instance, nodes };
+    crate::store::batch::absorb(&mut snapshot, &new.on_admit)
+        .then_some(crate::store::snapshots::Remembered { snapshot, last_seq: appended as i64 })
 }
