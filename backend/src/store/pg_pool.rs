@@ -74,7 +74,7 @@ impl PgDb {
 
     /// Whether `DATABASE_URL` goes through a transaction-mode pooler.
     /// A connection of the pool, its wait recorded as `begin`'s is.
-    pub async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, sqlx::Error> {
+    async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, sqlx::Error> {
         let started = Instant::now();
         let outcome = self.pool.acquire().await;
         POOL_WAITS.record(started.elapsed(), &outcome);

@@ -20,6 +20,10 @@ pub struct PgStore {
     /// Names this store (this process) in its announcements, so its listener skips them.
     origin: Uuid,
     snapshots: Snapshots,
+    /// Connections for writes from remembered snapshots (none behind a pooler): each write is
+    /// one statement looked up by keys, so they plan it once (`plan_cache_mode`) instead of at
+    /// every write — which took longer than running it.
+    remembered: Option<PgPool>,
 }
 
 impl PgStore {
@@ -33,6 +37,12 @@ impl PgStore {
             // ignore it (Postgres 12 and later print floats exactly without it).
             options = options.statement_cache_capacity(0).extra_float_digits(None);
         }
+        let remembered = (!pooler).then(|| {
+            PgPoolOptions::new()
+                .max_connections(REMEMBERED_CONNECTIONS)
+                .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms.max(100)))
+                .connect_lazy_with(options.clone().options([("plan_cache_mode", "force_generic_plan")]))
+        });
         let pool = PgPoolOptions::new()
             .max_connections(config.db_max_connections)
             // A request waits this long for a connection (the database away, the pool or the
@@ -56,11 +66,14 @@ impl PgStore {
                  process's changes only. Set TRELLIS_DIRECT_DATABASE_URL (straight to Postgres) for live updates."
             );
         }
-        Ok(PgStore { pool, direct, origin: Uuid::now_v7(), snapshots: Snapshots::default() })
+        Ok(PgStore { pool, direct, origin: Uuid::now_v7(), snapshots: Snapshots::default(), remembered })
     }
 }
 
 /// The direct connection: one, for LISTEN (and, before that, migrations).
+/// Connections for writes from remembered snapshots: one per commit lane (two by default).
+const REMEMBERED_CONNECTIONS: u32 = 4;
+
 async fn connect_direct(url: &str) -> anyhow::Result<PgPool> {
     let options = PgConnectOptions::from_str(url)?.application_name("trellis-listen");
     PgPoolOptions::new()
@@ -112,10 +125,10 @@ impl Backend for PgStore {
     }
 
     async fn autocommit_connection(&self) -> Result<Option<sqlx::pool::PoolConnection<sqlx::Postgres>>> {
-        if self.pool.behind_pooler() {
-            return Ok(None);
+        match &self.remembered {
+            Some(pool) => Ok(Some(pool.acquire().await?)),
+            None => Ok(None),
         }
-        Ok(Some(self.pool.acquire().await?))
     }
 
     fn snapshots(&self) -> &Snapshots {
