@@ -30,7 +30,7 @@ use super::plan::Plan;
 use super::reserve::{runs_to_lease, Reservation};
 use super::Engine;
 use crate::store::{Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, WorkItem, Writes};
-use chrono::Utc;
+use chrono::{SubsecRound, Utc};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -206,7 +206,10 @@ impl Engine {
     /// slots for the attempts they dispatch (leased to this process in the rows).
     fn decide(&self, request: &CommitRequest, snapshot: &Snapshot) -> (Writes, Reservation) {
         let (plan, event, detail) = (&request.plan, request.event.clone(), &request.detail);
-        let mut writes = effects::decide(plan, snapshot, event, detail, Utc::now(), request.jitter);
+        // Microseconds, as Postgres keeps them: a remembered snapshot then holds what reading
+        // the instance back would give.
+        let now = Utc::now().trunc_subsecs(6);
+        let mut writes = effects::decide(plan, snapshot, event, detail, now, request.jitter);
         let reservation = self.reserve(runs_to_lease(&writes));
         reservation.lease_runs(&mut writes, &self.owner);
         (writes, reservation)
@@ -224,8 +227,10 @@ impl Engine {
             batch.iter().map(|r| Step { instance: r.instance, fence: r.fence.as_ref() }).collect();
         let reservations: Vec<Mutex<Option<Reservation>>> = batch.iter().map(|_| Mutex::new(None)).collect();
         let decide_step = |i: usize, snapshot: &Snapshot| {
+            // A step decided again (its batch refused on remembered snapshots, or a deadlock
+            // victim run again) gives its first decision's slots back before taking any.
+            drop(reservations[i].lock().expect("reservation slot").take());
             let (writes, reservation) = self.decide(&batch[i], snapshot);
-            // A batch run again (a deadlock victim) decides again: the first run's slots go back.
             *reservations[i].lock().expect("reservation slot") = Some(reservation);
             writes
         };

@@ -11,7 +11,7 @@ use super::trace::Tracer;
 use super::Engine;
 use super::EngineError;
 use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
 use std::sync::Arc;
@@ -99,7 +99,8 @@ impl Engine {
         // The workflow's concurrency limits (and key) are those of its latest version.
         let limits = self.plan(request.workflow, latest).await?;
         let concurrency_key = super::concurrency_key::evaluate(&limits, &request.input, self.sandbox()).await?;
-        let now = Utc::now();
+        // Microseconds, as Postgres keeps them (the start is remembered as written).
+        let now = Utc::now().trunc_subsecs(6);
         let idempotency_key = request.idempotency_key.clone();
         let row = instance_row(request, version, concurrency_key, now);
         let nodes: Vec<NodeRow> = plan

@@ -72,7 +72,6 @@ impl PgDb {
         outcome
     }
 
-    /// Whether `DATABASE_URL` goes through a transaction-mode pooler.
     /// A connection of the pool, its wait recorded as `begin`'s is.
     async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, sqlx::Error> {
         let started = Instant::now();
@@ -81,6 +80,7 @@ impl PgDb {
         outcome
     }
 
+    /// Whether `DATABASE_URL` goes through a transaction-mode pooler.
     pub fn behind_pooler(&self) -> bool {
         self.pooler
     }

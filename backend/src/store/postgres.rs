@@ -40,11 +40,16 @@ impl PgStore {
         let remembered = (!pooler).then(|| {
             PgPoolOptions::new()
                 .max_connections(REMEMBERED_CONNECTIONS)
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_millis(config.db_acquire_timeout_ms.max(100)))
                 .connect_lazy_with(options.clone().options([("plan_cache_mode", "force_generic_plan")]))
         });
+        // No ping before each use: a round trip on every transaction's path, while sqlx pings
+        // each connection as it is given back anyway, and a connection lost in between fails its
+        // statement as any other database trouble does (retried, or a 503).
         let pool = PgPoolOptions::new()
             .max_connections(config.db_max_connections)
+            .test_before_acquire(false)
             // A request waits this long for a connection (the database away, the pool or the
             // pooler's pool exhausted), then is answered 503 with `Retry-After`; busy pools
             // hand connections over in ms.
@@ -70,10 +75,11 @@ impl PgStore {
     }
 }
 
-/// The direct connection: one, for LISTEN (and, before that, migrations).
-/// Connections for writes from remembered snapshots: one per commit lane (two by default).
-const REMEMBERED_CONNECTIONS: u32 = 4;
+/// Connections for writes from remembered snapshots, opened as needed: each commit lane (two
+/// by default, at most 16) writes one batch at a time, so this many are never waited for long.
+const REMEMBERED_CONNECTIONS: u32 = 16;
 
+/// The direct connection: one, for LISTEN (and, before that, migrations).
 async fn connect_direct(url: &str) -> anyhow::Result<PgPool> {
     let options = PgConnectOptions::from_str(url)?.application_name("trellis-listen");
     PgPoolOptions::new()

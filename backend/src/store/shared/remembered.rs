@@ -23,33 +23,39 @@ type Conn = <Db as sqlx::Database>::Connection;
 /// Postgres's answer when `trellis_snapshot_held` found a guard broken (migration 0025).
 const SNAPSHOT_NOT_HELD: &str = "TRSTL";
 
-/// Whether `e` says a guard found the database other than remembered.
-fn is_stale(e: &StoreError) -> bool {
+/// Whether a failed write surely kept nothing, and if so whether a guard refused it (the
+/// database other than remembered): `None` if it may have been kept.
+fn nothing_kept(e: &StoreError) -> Option<bool> {
     match e {
-        StoreError::Database(sqlx::Error::Database(db)) => db.code().as_deref() == Some(SNAPSHOT_NOT_HELD),
-        StoreError::Conflict(_) => true,
-        _ => false,
+        // A guard on SQLite, or a write too large for one statement (nothing was sent).
+        StoreError::Conflict(_) => Some(true),
+        // The database answered with an error: the statement (or transaction) was undone.
+        StoreError::Database(sqlx::Error::Database(db)) => Some(db.code().as_deref() == Some(SNAPSHOT_NOT_HELD)),
+        // No connection to send it on.
+        StoreError::Database(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed) => Some(false),
+        StoreError::Database(_) => None,
     }
 }
 
 impl Store {
     /// The batch's outcomes if it was written from remembered snapshots; `None` if nothing
-    /// was written (the caller takes the locked path).
+    /// was written (the caller takes the locked path). An error is one after which the write
+    /// may have been kept (the connection lost while it ran), as a failed `COMMIT` may have.
     pub(super) async fn transition_batch_remembered(
         &self,
         steps: &[Step<'_>],
         decide: StepDecide<'_>,
-    ) -> Option<Vec<TransitionOutcome>> {
+    ) -> Result<Option<Vec<TransitionOutcome>>> {
         let groups = by_instance(steps);
         let ids: Vec<Uuid> = groups.iter().map(|(id, _)| *id).collect();
-        let (mut snapshots, last_seq) = self.snapshots().recall(&ids)?;
+        let Some((mut snapshots, last_seq)) = self.snapshots().recall(&ids) else { return Ok(None) };
         let mut lap = Lap::start();
         let decided = Decided::steps(steps, &groups, &mut snapshots, |_| false, decide);
         // A restart or a failure's triage is written in statements of its own, and an
         // instance whose snapshot lacks a node it wrote would be remembered wrong.
         let one_statement = decided.updates.iter().all(|(_, u)| !u.restart && u.failure.is_none());
         if !one_statement || !decided.incomplete.is_empty() {
-            return None;
+            return Ok(None);
         }
         lap.lap(Phase::Decide);
         // Every instance is written, changed or not: its row's update is what checks `rev`
@@ -62,23 +68,24 @@ impl Store {
         let first_seq = match self.write_remembered(&rows, &fences, &decided.batch, &last_seq).await {
             Ok(first_seq) => first_seq,
             Err(e) => {
-                // Out of date, or the database's trouble (met again, and handled, on the
-                // locked path); anything else is a defect of this path, to be seen.
-                if is_stale(&e) || e.trouble().is_some() {
-                    tracing::debug!(error = %e, "a batch's remembered snapshots were refused; locking instead");
-                } else {
-                    tracing::warn!(error = %e, "a batch written from remembered snapshots failed; locking instead");
-                }
-                PHASES.remembered(false);
                 self.snapshots().forget(&ids);
-                return None;
+                return match nothing_kept(&e) {
+                    Some(refused) => {
+                        if refused {
+                            PHASES.remembered(false);
+                        }
+                        tracing::debug!(error = %e, "not written from remembered snapshots; locking instead");
+                        Ok(None)
+                    }
+                    None => Err(e),
+                };
             }
         };
         PHASES.remembered(true);
         lap.lap(Phase::History);
         PHASES.committed(steps.len());
         self.remember(snapshots, &decided, &last_seq, &first_seq);
-        Some(decided.outcomes(steps, &first_seq))
+        Ok(Some(decided.outcomes(steps, &first_seq)))
     }
 
     /// Writes the batch guarded by `rows`' `rev`s and the fences: on Postgres one statement on

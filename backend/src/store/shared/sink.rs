@@ -68,8 +68,13 @@ impl<'args> Sink<'args> {
         }
         self.end_part(binds)?;
         if self.binds >= BINDS_PER_STATEMENT {
-            self.sql.push(" SELECT 1");
-            self.push_guards(" WHERE ");
+            match self.guards.is_empty() {
+                true => self.sql.push(" SELECT 1"),
+                false => {
+                    self.push_guards();
+                    &mut self.sql
+                }
+            };
             self.send(conn).await?;
         }
         Ok(())
@@ -90,13 +95,17 @@ impl<'args> Sink<'args> {
     }
 
     fn end_part(&mut self, binds: usize) -> Result<()> {
-        self.sql.push(")");
-        self.parts += 1;
+        self.end_part_unchecked();
         self.binds += binds;
         if self.whole && self.binds >= BINDS_PER_STATEMENT {
             return Err(StoreError::Conflict("too many writes for one statement".into()));
         }
         Ok(())
+    }
+
+    fn end_part_unchecked(&mut self) {
+        self.sql.push(")");
+        self.parts += 1;
     }
 
     /// Announces appended history entries (`payloads`: a JSON array, one per instance) with
@@ -106,33 +115,41 @@ impl<'args> Sink<'args> {
     }
 
     /// Sends what is left, with the announcement as its main query (`NOTIFY_EVENTS` around
-    /// the payloads), or the announcement alone if nothing is left; and the guards' check,
-    /// which aborts the statement (the whole of it) if a guarded part wrote other than told.
+    /// the payloads), or the announcement alone if nothing is left. With guards, the main query
+    /// is their check (`trellis_snapshot_held`, which aborts the whole statement if a guarded
+    /// part wrote other than told) and the announcement a part it reads after it: evaluated
+    /// once, whatever the announcement holds.
     pub(super) async fn finish(mut self, conn: &mut Conn) -> Result<()> {
         let announce = <Store as Backend>::NOTIFY_EVENTS.zip(self.announcement.take());
         if self.parts == 0 && announce.is_none() {
             return Ok(());
         }
+        if !self.guards.is_empty() {
+            let announced = announce.map(|((head, tail), payloads)| {
+                self.open().push(head).push_bind(payloads).push(tail);
+                self.end_part_unchecked();
+                self.parts - 1
+            });
+            self.push_guards();
+            if let Some(part) = announced {
+                self.sql.push(format_args!(" AND (SELECT COUNT(*) FROM w{part}) >= 0"));
+            }
+            return self.send(conn).await;
+        }
         match announce {
             Some(((head, tail), payloads)) => {
                 self.sql.push(if self.parts == 0 { "" } else { " " }).push(head).push_bind(payloads).push(tail);
-                self.push_guards(" WHERE ");
             }
             None => {
                 self.sql.push(" SELECT 1");
-                self.push_guards(" WHERE ");
             }
         }
         self.send(conn).await
     }
 
-    /// `trellis_snapshot_held(...)` over the guarded parts' row counts (a one-time filter:
-    /// it either holds or aborts the statement).
-    fn push_guards(&mut self, before: &str) {
-        if self.guards.is_empty() {
-            return;
-        }
-        self.sql.push(before).push("trellis_snapshot_held(");
+    /// ` SELECT trellis_snapshot_held(...)` over the guarded parts' row counts.
+    fn push_guards(&mut self) {
+        self.sql.push(" SELECT trellis_snapshot_held(");
         for (k, (part, rows)) in std::mem::take(&mut self.guards).into_iter().enumerate() {
             self.sql.push(if k == 0 { "" } else { " AND " });
             self.sql.push(format_args!("(SELECT COUNT(*) FROM w{part}) = ")).push_bind(rows);

@@ -281,7 +281,7 @@ impl Store {
         steps: &[Step<'_>],
         decide: StepDecide<'_>,
     ) -> Result<Vec<TransitionOutcome>> {
-        if let Some(outcomes) = self.transition_batch_remembered(steps, decide).await {
+        if let Some(outcomes) = self.transition_batch_remembered(steps, decide).await? {
             return Ok(outcomes);
         }
         let mut lap = Lap::start();
