@@ -157,13 +157,20 @@ impl Engine {
         let Some(fence) = item.fence() else { return Ok(()) };
         let node_of = |plan: &Plan| item.node_id.as_deref().and_then(|id| plan.index_of(id));
         // Loading the instance is only needed for the plan (when not known) and for the
-        // expression context of node types that read it.
+        // expression context of node types that read it: as this process last wrote it, if it
+        // remembers it — the context is the input and upstream outputs, which stay as they
+        // are while this attempt is the node's (a retry that resets them fences it out).
         let (plan, context) = match known {
             Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, Value::Null),
             _ => {
-                let read = self.store.get_instance(item.instance_id).await?;
-                // BEGIN, the instance, its nodes, COMMIT.
-                PHASES.autocommit(4);
+                let read = match self.store.remembered_instance(item.instance_id) {
+                    Some(remembered) => Some(remembered),
+                    None => {
+                        // BEGIN, the instance, its nodes, COMMIT.
+                        PHASES.autocommit(4);
+                        self.store.get_instance(item.instance_id).await?
+                    }
+                };
                 let Some(snapshot) = read else { return Ok(()) };
                 (self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
             }

@@ -135,6 +135,10 @@ pub trait InstanceStore: Send + Sync + 'static {
     ) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
+    /// The instance as this process last wrote it, if it remembers it (`snapshots.rs`): what
+    /// reading it would give unless another writer changed it since. For an attempt's
+    /// expression context (the input and upstream outputs, which stay while it runs).
+    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot>;
     /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
     /// The child instances `parent`'s `subworkflow` nodes started, oldest first.

@@ -128,6 +128,10 @@ impl crate::store::InstanceStore for Store {
         Ok(snapshot)
     }
 
+    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot> {
+        self.snapshots().recall(&[id]).and_then(|(mut snapshots, _)| snapshots.remove(&id))
+    }
+
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>> {
         if ids.is_empty() {
             return Ok(Vec::new());
