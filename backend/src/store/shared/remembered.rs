@@ -122,7 +122,7 @@ impl Store {
         Self::write_instance_rows(conn, &mut sink, rows, true).await?;
         if !fences.is_empty() {
             push_fenced_delete(sink.open(), fences);
-            sink.close_returning(conn, fences.len() * 3, fences.len()).await?;
+            sink.close_returning(fences.len() * 3, fences.len())?;
         }
         Self::write_rows(conn, &mut sink, batch).await?;
         let first_seq = self.write_history(conn, &mut sink, batch, last_seq).await?;

@@ -1,14 +1,14 @@
-//! Where a batch's writes go. On Postgres each write (instance rows, work deletes, node rows,
-//! work, wakes, history) is one part of a single statement — data-modifying `WITH` parts,
-//! the announcement of the history entries its main query — so a transition's writes cost
-//! one round trip, not six. On SQLite (in process: a statement costs no round trip, and
-//! `WITH` cannot hold an `INSERT`) each part is sent as its own statement as it closes.
+//! Where a batch's writes go: one round trip for all of them. On Postgres each write (instance
+//! rows, work deletes, node rows, work, wakes, history) is one part of a single statement —
+//! data-modifying `WITH` parts, the announcement of the history entries its main query. On
+//! SQLite (`WITH` cannot hold an `INSERT`) the parts are statements of one text, separated by
+//! `;`, which the driver runs one after the other, binding each its own values in order.
 //!
-//! The parts of one statement all see the database as it was before the statement: fine for
-//! these writes, which never read what another part writes (work is deleted by instance and
-//! attempt before the batch's new items exist, as in the order they were sent one by one),
-//! and each row is written by one part at most (an instance whose update must be sent in
-//! several statements, a retry's restart or a failure's triage, is written on its own).
+//! The parts of one Postgres statement all see the database as it was before the statement:
+//! fine for these writes, which never read what another part writes (work is deleted by
+//! instance and attempt before the batch's new items exist, as in the order they were sent one
+//! by one), and each row is written by one part at most (an instance whose update must be sent
+//! in several statements, a retry's restart or a failure's triage, is written on its own).
 
 use super::Store;
 use crate::store::backend::Backend;
@@ -32,9 +32,9 @@ pub(super) struct Sink<'args> {
     /// Parts in the statement being built.
     parts: usize,
     binds: usize,
-    /// Never sent in pieces (Postgres): the writes go as one statement or not at all.
+    /// Never sent in pieces: the writes go as one statement (one text on SQLite) or not at all.
     whole: bool,
-    /// Parts whose rows must number as many as given, or the statement is aborted (Postgres).
+    /// Parts whose rows must number as many as given, or nothing of the writes is kept.
     guards: Vec<(usize, i64)>,
     /// The history entries' announcement (Postgres): a JSON array of payloads.
     announcement: Option<String>,
@@ -56,40 +56,29 @@ impl<'args> Sink<'args> {
         if Store::COMBINED_WRITES {
             self.sql.push(if self.parts == 0 { "WITH " } else { ", " });
             self.sql.push(format_args!("w{} AS (", self.parts));
+        } else if self.parts > 0 {
+            self.sql.push("; ");
         }
         &mut self.sql
     }
 
-    /// Ends the part begun by `open`, which bound `binds` values: sent now on SQLite, and on
-    /// Postgres once the statement holds as many binds as it may.
+    /// Ends the part begun by `open`, which bound `binds` values; what is built is sent once it
+    /// holds as many binds as a statement may.
     pub(super) async fn close(&mut self, conn: &mut Conn, binds: usize) -> Result<()> {
-        if !Store::COMBINED_WRITES {
-            return self.send(conn).await;
-        }
         self.end_part(binds)?;
         if self.binds >= BINDS_PER_STATEMENT {
-            match self.guards.is_empty() {
-                true => self.sql.push(" SELECT 1"),
-                false => {
-                    self.push_guards();
-                    &mut self.sql
-                }
-            };
+            if Store::COMBINED_WRITES {
+                self.sql.push(" SELECT 1");
+            }
             self.send(conn).await?;
         }
         Ok(())
     }
 
     /// Ends a part that returns a row per row it wrote and must have written `rows`: if not,
-    /// nothing of the writes is kept (`stale()` on SQLite, where the caller rolls back; on
-    /// Postgres `finish` aborts the statement).
-    pub(super) async fn close_returning(&mut self, conn: &mut Conn, binds: usize, rows: usize) -> Result<()> {
-        if !Store::COMBINED_WRITES {
-            let written = self.sql.build().fetch_all(&mut *conn).await?.len();
-            PHASES.statement();
-            self.sql.reset();
-            return if written == rows { Ok(()) } else { Err(stale()) };
-        }
+    /// nothing of the writes is kept (on Postgres `finish` aborts the statement; on SQLite it
+    /// answers `stale()` and the caller rolls back).
+    pub(super) fn close_returning(&mut self, binds: usize, rows: usize) -> Result<()> {
         self.guards.push((self.parts, rows as i64));
         self.end_part(binds)
     }
@@ -104,7 +93,9 @@ impl<'args> Sink<'args> {
     }
 
     fn end_part_unchecked(&mut self) {
-        self.sql.push(")");
+        if Store::COMBINED_WRITES {
+            self.sql.push(")");
+        }
         self.parts += 1;
     }
 
@@ -124,25 +115,26 @@ impl<'args> Sink<'args> {
         if self.parts == 0 && announce.is_none() {
             return Ok(());
         }
-        if !self.guards.is_empty() {
-            let announced = announce.map(|((head, tail), payloads)| {
-                self.open().push(head).push_bind(payloads).push(tail);
-                self.end_part_unchecked();
-                self.parts - 1
-            });
-            self.push_guards();
-            if let Some(part) = announced {
-                self.sql.push(format_args!(" AND (SELECT COUNT(*) FROM w{part}) >= 0"));
+        if !Store::COMBINED_WRITES || self.guards.is_empty() {
+            match announce {
+                Some(((head, tail), payloads)) => {
+                    self.sql.push(if self.parts == 0 { "" } else { " " }).push(head).push_bind(payloads).push(tail);
+                }
+                None if Store::COMBINED_WRITES => {
+                    self.sql.push(" SELECT 1");
+                }
+                None => {}
             }
             return self.send(conn).await;
         }
-        match announce {
-            Some(((head, tail), payloads)) => {
-                self.sql.push(if self.parts == 0 { "" } else { " " }).push(head).push_bind(payloads).push(tail);
-            }
-            None => {
-                self.sql.push(" SELECT 1");
-            }
+        let announced = announce.map(|((head, tail), payloads)| {
+            self.open().push(head).push_bind(payloads).push(tail);
+            self.end_part_unchecked();
+            self.parts - 1
+        });
+        self.push_guards();
+        if let Some(part) = announced {
+            self.sql.push(format_args!(" AND (SELECT COUNT(*) FROM w{part}) >= 0"));
         }
         self.send(conn).await
     }
@@ -157,12 +149,23 @@ impl<'args> Sink<'args> {
         self.sql.push(")");
     }
 
+    /// Sends what is built. On SQLite the guarded parts' rows (the only parts that return
+    /// any) must add up to what they were told: each returns at most its own count, so the
+    /// sum holds only if every one does.
     async fn send(&mut self, conn: &mut Conn) -> Result<()> {
-        self.sql.build().execute(&mut *conn).await?;
+        if self.parts == 0 && self.sql.sql().is_empty() {
+            return Ok(());
+        }
+        let guarded = !Store::COMBINED_WRITES && !self.guards.is_empty();
+        let returned = self.sql.build().fetch_all(&mut *conn).await?.len() as i64;
         PHASES.statement();
+        let expected: i64 = std::mem::take(&mut self.guards).iter().map(|(_, rows)| rows).sum();
         self.sql.reset();
         self.parts = 0;
         self.binds = 0;
+        if guarded && returned != expected {
+            return Err(stale());
+        }
         Ok(())
     }
 }

@@ -133,7 +133,7 @@ impl Store {
             });
             sql.push(UPDATE_INSTANCE_ROWS_TAIL);
             match guard {
-                true => sink.close_returning(conn, chunk.len() * 8, chunk.len()).await?,
+                true => sink.close_returning(chunk.len() * 8, chunk.len())?,
                 false => sink.close(conn, chunk.len() * 8).await?,
             }
         }
