@@ -41,8 +41,9 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// that follows the entries' insert in the same statement (its `WITH`), in two parts
     /// around the bound payloads (a JSON array of strings, one per instance).
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)>;
-    /// Whether a batch's writes go as one statement of data-modifying `WITH` parts
-    /// (`shared/sink.rs`): over a network each statement is a round trip.
+    /// Whether a batch's writes go as one statement of data-modifying `WITH` parts (Postgres),
+    /// or as statements of one text (SQLite, whose `WITH` cannot hold an `INSERT`); see
+    /// `shared/sink.rs`.
     const COMBINED_WRITES: bool;
 
     /// What the shared SQL runs statements on and begins transactions with: the sqlx pool

@@ -16,13 +16,15 @@ pub enum Phase {
     Fence,
     /// The engine's decisions (in memory, the locks held).
     Decide,
-    /// Instance rows: starts, finishes, failures. (On Postgres only a retry's restart or a
-    /// failure's triage is sent here: the rest goes with the one write statement, `History`.)
+    /// Instance rows: only a retry's restart or a failure's triage is sent here; the rest goes
+    /// with the batch's one write (`History`).
     Instances,
-    /// Node rows and work items (on Postgres: gathered, sent with `History`).
+    /// Node rows and work items: gathered, sent with `History`.
     Rows,
-    /// History entries and their announcement to other processes; on Postgres, the batch's
-    /// one write statement (`shared/sink.rs`) with every other write in it.
+    /// History entries and their announcement to other processes: the batch's one write
+    /// (`shared/sink.rs`) with every other write in it. A batch written from remembered
+    /// snapshots (`shared/remembered.rs`) is all `Decide` and `History`: no lock, no fence
+    /// read, and on Postgres no `BEGIN` or `COMMIT`.
     History,
     /// `COMMIT`: the durable write.
     Commit,

@@ -297,8 +297,8 @@ impl Store {
         let fenced = |i: usize| steps[i].fence.is_some_and(|f| !consumed.contains(&f.work_id));
         let decided = Decided::steps(steps, &groups, &mut snapshots, fenced, decide);
         lap.lap(Phase::Decide);
-        // On Postgres the writes below are one statement, sent by `finish` (its time is
-        // charged to `History`); on SQLite each is sent as it is made.
+        // The writes below are gathered and sent by `finish` in one call (its time is charged
+        // to `History`): one statement on Postgres, one text of statements on SQLite.
         let mut sink = Sink::new();
         Self::write_instance_updates(&mut tx, &mut sink, &decided.updates, &snapshots, &decided.written).await?;
         lap.lap(Phase::Instances);
