@@ -5,7 +5,7 @@
 //! of date, any error) writes nothing and leaves the batch to the locked path
 //! (`transitions.rs`), which reads the instances afresh.
 
-use super::sink::Sink;
+use super::sink::{Sink, STALE};
 use super::transitions::push_fenced_delete;
 use super::Store;
 use crate::store::backend::Backend;
@@ -28,7 +28,14 @@ const SNAPSHOT_NOT_HELD: &str = "TRSTL";
 fn nothing_kept(e: &StoreError) -> Option<bool> {
     match e {
         // A guard on SQLite, or a write too large for one statement (nothing was sent).
-        StoreError::Conflict(_) => Some(true),
+        StoreError::Conflict(what) => Some(what == STALE),
+        // The connection or the server going away (a pooler reports it as an error answer):
+        // the write may have been kept.
+        StoreError::Database(sqlx::Error::Database(db))
+            if db.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57P")) =>
+        {
+            None
+        }
         // The database answered with an error: the statement (or transaction) was undone.
         StoreError::Database(sqlx::Error::Database(db)) => Some(db.code().as_deref() == Some(SNAPSHOT_NOT_HELD)),
         // No connection to send it on.

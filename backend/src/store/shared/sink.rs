@@ -24,8 +24,11 @@ const BINDS_PER_STATEMENT: usize = 30_000;
 
 /// The error of a write whose guard found the database other than remembered (`close_returning`).
 pub(super) fn stale() -> StoreError {
-    StoreError::Conflict("remembered snapshot out of date".into())
+    StoreError::Conflict(STALE.into())
 }
+
+/// What `stale()` says.
+pub(super) const STALE: &str = "remembered snapshot out of date";
 
 pub(super) struct Sink<'args> {
     sql: QueryBuilder<'args, Db>,
@@ -67,8 +70,14 @@ impl<'args> Sink<'args> {
     pub(super) async fn close(&mut self, conn: &mut Conn, binds: usize) -> Result<()> {
         self.end_part(binds)?;
         if self.binds >= BINDS_PER_STATEMENT {
-            if Store::COMBINED_WRITES {
-                self.sql.push(" SELECT 1");
+            // (Guards are only ever in a `whole` sink, which fails above instead; were one
+            // here, its check would go with the statement it guards.)
+            match (Store::COMBINED_WRITES, self.guards.is_empty()) {
+                (true, true) => {
+                    self.sql.push(" SELECT 1");
+                }
+                (true, false) => self.push_guards(),
+                (false, _) => {}
             }
             self.send(conn).await?;
         }
