@@ -72,6 +72,12 @@ impl Snapshots {
         Some((snapshots, last_seqs))
     }
 
+    /// The remembered snapshot of `id`, if any.
+    pub fn get(&self, id: Uuid) -> Option<Snapshot> {
+        let entries = self.entries.lock().expect("snapshots");
+        entries.by_instance.get(&id).map(|(_, _, remembered)| remembered.snapshot.clone())
+    }
+
     /// Remembers `instance` as just written; a finished instance is forgotten instead (its next
     /// write, a retry, is rare and locks anyway).
     pub fn remember(&self, instance: Uuid, remembered: Remembered) {

@@ -63,11 +63,13 @@ impl Store {
         workflow: Uuid,
         w: &mut Writes,
     ) -> Result<()> {
-        if let Some(u) = &w.instance {
-            Self::write_instance(tx, id, u).await?;
+        match &w.instance {
+            Some(u) => Self::write_instance(tx, id, u, 1).await?,
+            None => {
+                sqlx::query(BUMP_REV).bind(id).execute(&mut **tx).await?;
+                PHASES.statement();
+            }
         }
-        sqlx::query(BUMP_REV).bind(id).execute(&mut **tx).await?;
-        PHASES.statement();
         let mut batch = BatchWrites::default();
         batch.add(id, workflow, w);
         let mut sink = Sink::new();
@@ -129,7 +131,7 @@ impl crate::store::InstanceStore for Store {
     }
 
     fn remembered_instance(&self, id: Uuid) -> Option<Snapshot> {
-        self.snapshots().recall(&[id]).and_then(|(mut snapshots, _)| snapshots.remove(&id))
+        self.snapshots().get(id)
     }
 
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>> {

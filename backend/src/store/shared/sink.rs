@@ -69,15 +69,10 @@ impl<'args> Sink<'args> {
     /// holds as many binds as a statement may.
     pub(super) async fn close(&mut self, conn: &mut Conn, binds: usize) -> Result<()> {
         self.end_part(binds)?;
+        // Only a sink without guards gets here (`close_returning`): a `whole` one failed above.
         if self.binds >= BINDS_PER_STATEMENT {
-            // (Guards are only ever in a `whole` sink, which fails above instead; were one
-            // here, its check would go with the statement it guards.)
-            match (Store::COMBINED_WRITES, self.guards.is_empty()) {
-                (true, true) => {
-                    self.sql.push(" SELECT 1");
-                }
-                (true, false) => self.push_guards(),
-                (false, _) => {}
+            if Store::COMBINED_WRITES {
+                self.sql.push(" SELECT 1");
             }
             self.send(conn).await?;
         }
@@ -87,7 +82,9 @@ impl<'args> Sink<'args> {
     /// Ends a part that returns a row per row it wrote and must have written `rows`: if not,
     /// nothing of the writes is kept (on Postgres `finish` aborts the statement; on SQLite it
     /// answers `stale()` and the caller rolls back).
+    /// Only a `whole` sink takes guards: sent in pieces, a piece would go without its check.
     pub(super) fn close_returning(&mut self, binds: usize, rows: usize) -> Result<()> {
+        debug_assert!(self.whole, "a guarded part in a sink that may be sent in pieces");
         self.guards.push((self.parts, rows as i64));
         self.end_part(binds)
     }

@@ -86,8 +86,8 @@ impl Store {
         Ok(done.into_iter().map(|(id,)| id).collect())
     }
 
-    /// Writes one step's change of the instance row.
-    pub(super) async fn write_instance(conn: &mut Conn, id: Uuid, u: &InstanceUpdate) -> Result<()> {
+    /// Writes one step's change of the instance row, and `bump` more to its `rev`.
+    pub(super) async fn write_instance(conn: &mut Conn, id: Uuid, u: &InstanceUpdate, bump: i64) -> Result<()> {
         if u.restart {
             sqlx::query(RESTART_INSTANCE).bind(id).execute(&mut *conn).await?;
             PHASES.statement();
@@ -103,6 +103,7 @@ impl Store {
             .bind(u.started_at)
             .bind(u.ended_at)
             .bind(id)
+            .bind(bump)
             .execute(&mut *conn)
             .await?;
         PHASES.statement();
@@ -153,7 +154,8 @@ impl Store {
         written: &[Uuid],
     ) -> Result<()> {
         for (id, u) in updates.iter().filter(|(_, u)| u.restart || u.failure.is_some()) {
-            Self::write_instance(conn, *id, u).await?;
+            // Its `rev` is set with its final row, below.
+            Self::write_instance(conn, *id, u, 0).await?;
         }
         let rows: Vec<&InstanceRow> = written.iter().filter_map(|id| snapshots.get(id)).map(|s| &s.instance).collect();
         if !rows.is_empty() {
