@@ -152,6 +152,11 @@ impl TestApp {
         response.json::<Started>().await.unwrap().id
     }
 
+    /// Signals `id`'s waiting node (`body`: `node` and an optional `payload`).
+    pub async fn signal(&self, id: &str, body: Value) -> reqwest::Response {
+        self.post(&format!("/api/v1/instances/{id}/signal")).json(&body).send().await.unwrap()
+    }
+
     pub async fn instance(&self, id: &str) -> InstanceDetail {
         self.get(&format!("/api/v1/instances/{id}")).send().await.unwrap().json().await.unwrap()
     }

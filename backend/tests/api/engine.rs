@@ -103,29 +103,17 @@ async fn a_signal_completes_a_waiting_node_and_only_a_waiting_one(app: TestApp) 
         "edges": [{"from": "approve", "to": "go"}]}))
         .await;
     let id = app.start(&wf, json!({})).await;
-    let not_yet = app
-        .post(&format!("/api/v1/instances/{id}/signal"))
-        .json(&json!({"node": "go", "payload": {}}))
-        .send()
-        .await
-        .unwrap();
+    let not_yet = app.signal(&id, json!({"node": "go", "payload": {}})).await;
     problem(not_yet, 409).await;
     app.wait_for(&id, |i| node(i, "approve").status == NodeStatus::Waiting).await;
-    let signaled = app
-        .post(&format!("/api/v1/instances/{id}/signal"))
-        .json(&json!({"node": "approve", "payload": {"by": "ada"}}))
-        .send()
-        .await
-        .unwrap();
+    let signaled = app.signal(&id, json!({"node": "approve", "payload": {"by": "ada"}})).await;
     assert_eq!(signaled.status(), 200);
     let done = app.wait_finished(&id).await;
     assert_eq!(done.summary.status, InstanceStatus::Succeeded);
     assert_eq!(node(&done, "approve").output, Some(json!({"by": "ada"})));
-    let again =
-        app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "approve"})).send().await.unwrap();
+    let again = app.signal(&id, json!({"node": "approve"})).await;
     problem(again, 409).await;
-    let unknown =
-        app.post(&format!("/api/v1/instances/{id}/signal")).json(&json!({"node": "nope"})).send().await.unwrap();
+    let unknown = app.signal(&id, json!({"node": "nope"})).await;
     problem(unknown, 404).await;
 }
 

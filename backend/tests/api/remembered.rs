@@ -52,12 +52,7 @@ async fn a_write_by_another_writer_is_seen_before_the_next_transition(app: TestA
     // What another process's transition of the instance does to it, as far as `rev` tells.
     let rev = count_in(backend_of(&app), &app.database_url, "UPDATE instances SET rev = rev + 1 RETURNING rev").await;
     assert!(rev >= 2, "the start and the first transition counted: {rev}");
-    let signaled = app
-        .post(&format!("/api/v1/instances/{id}/signal"))
-        .json(&json!({"node": "gate", "payload": {"by": "ada"}}))
-        .send()
-        .await
-        .unwrap();
+    let signaled = app.signal(&id, json!({"node": "gate", "payload": {"by": "ada"}})).await;
     assert_eq!(signaled.status(), 200);
     let done = app.wait_finished(&id).await;
     assert_eq!(done.summary.status, InstanceStatus::Succeeded);
