@@ -25,6 +25,7 @@ mod reserve;
 mod results;
 mod runner;
 mod start;
+mod start_lane;
 mod tasks;
 pub mod trace;
 pub mod validate;
@@ -91,6 +92,8 @@ pub struct Engine {
     pub bus: Arc<EventBus>,
     /// Where outcomes go to be committed in batches; set once the engine exists.
     lanes: std::sync::OnceLock<commit::Lanes>,
+    /// Where starts wait to be written together (`start_lane.rs`).
+    start_lane: start_lane::StartLane,
 }
 
 impl Engine {
@@ -112,6 +115,7 @@ impl Engine {
             draining: std::sync::atomic::AtomicBool::new(false),
             bus: Arc::new(EventBus::default()),
             lanes: std::sync::OnceLock::new(),
+            start_lane: start_lane::StartLane::default(),
             config,
         });
         let _ = engine.lanes.set(commit::Lanes::spawn(&engine, lanes));

@@ -168,7 +168,10 @@ impl Engine {
         const TERMINATE_TRIES: u32 = 10;
         let mut tries = 0;
         loop {
-            let outcome = self.store.start_instance(new).await?;
+            let outcome = match super::start_lane::batchable(new) {
+                true => self.start_together(new).await?,
+                false => self.store.start_instance(new).await?,
+            };
             match outcome {
                 StartOutcome::KeyLive(live)
                     if new.key_reuse == KeyReuse::TerminateIfRunning && tries < TERMINATE_TRIES =>

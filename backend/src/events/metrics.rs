@@ -33,6 +33,8 @@ pub struct Metrics {
     engine_statements: Gauge,
     engine_transactions: Gauge,
     remembered_writes: Family<Labels, Gauge>,
+    start_batches: Gauge,
+    batched_starts: Gauge,
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
@@ -66,6 +68,8 @@ impl Default for Metrics {
             engine_statements: Gauge::default(),
             engine_transactions: Gauge::default(),
             remembered_writes: Family::default(),
+            start_batches: Gauge::default(),
+            batched_starts: Gauge::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
         };
@@ -142,6 +146,16 @@ impl Metrics {
             "Batches written from instances as this process last wrote them, without locking and reading them (outcome written), or tried so and refused because another writer got there first (outcome refused; then locked and written)",
             self.remembered_writes.clone(),
         );
+        r.register(
+            "trellis_engine_start_batches",
+            "Transactions that wrote the starts waiting at one moment together (starts without an Idempotency-Key or a business key)",
+            self.start_batches.clone(),
+        );
+        r.register(
+            "trellis_engine_batched_starts",
+            "Starts written in those transactions (divided by trellis_engine_start_batches: starts per transaction)",
+            self.batched_starts.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -196,6 +210,9 @@ impl Metrics {
         for (outcome, n) in [("written", written), ("refused", refused)] {
             self.remembered_writes.get_or_create(&vec![("outcome", outcome.to_owned())]).set(n as i64);
         }
+        let (start_batches, batched_starts) = PHASES.start_batch_counts();
+        self.start_batches.set(start_batches as i64);
+        self.batched_starts.set(batched_starts as i64);
         let mut page = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut page, &self.registry);

@@ -106,6 +106,9 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// Inserts an instance; under a concurrency limit (checked holding the workflow's lock)
     /// it runs at once, queues, or is rejected.
     async fn start_instance(&self, new: &NewInstance) -> Result<StartOutcome>;
+    /// Starts without an Idempotency-Key or a business key, in one transaction: each decided
+    /// and written as `start_instance` would, one after another. An error means none was.
+    async fn start_instances(&self, news: &[&NewInstance]) -> Result<Vec<StartOutcome>>;
     /// One state change of one instance, holding its lock: consumes the fenced work item
     /// (if any; a stale fence changes nothing), then writes what `decide` returns.
     async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;

@@ -67,6 +67,8 @@ pub struct PhaseClock {
     transactions: AtomicU64,
     /// Batches written from remembered snapshots, and those tried so but refused (`snapshots.rs`).
     remembered: [AtomicU64; 2],
+    /// Start transactions that wrote several starts together, and the starts they wrote.
+    start_batches: [AtomicU64; 2],
 }
 
 pub static PHASES: PhaseClock = PhaseClock {
@@ -76,6 +78,7 @@ pub static PHASES: PhaseClock = PhaseClock {
     statements: AtomicU64::new(0),
     transactions: AtomicU64::new(0),
     remembered: [const { AtomicU64::new(0) }; 2],
+    start_batches: [const { AtomicU64::new(0) }; 2],
 };
 
 impl PhaseClock {
@@ -108,6 +111,17 @@ impl PhaseClock {
     /// Batches written from remembered snapshots, and those refused.
     pub fn remembered_counts(&self) -> (u64, u64) {
         (self.remembered[0].load(Ordering::Relaxed), self.remembered[1].load(Ordering::Relaxed))
+    }
+
+    /// A transaction wrote `starts` starts together (`shared/start_batch.rs`).
+    pub fn started_together(&self, starts: usize) {
+        self.start_batches[0].fetch_add(1, Ordering::Relaxed);
+        self.start_batches[1].fetch_add(starts as u64, Ordering::Relaxed);
+    }
+
+    /// Start transactions written together, and the starts they held.
+    pub fn start_batch_counts(&self) -> (u64, u64) {
+        (self.start_batches[0].load(Ordering::Relaxed), self.start_batches[1].load(Ordering::Relaxed))
     }
 
     /// One statement sent inside an engine transaction.

@@ -58,6 +58,7 @@ mod sessions;
 mod sign_in;
 mod slow_runs;
 mod sse;
+mod start_batches;
 mod starts;
 mod store;
 mod stream_sessions;

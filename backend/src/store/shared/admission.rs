@@ -50,7 +50,7 @@ impl Store {
     }
     /// Inserts the new instance (queued until admitted) and its nodes. False, with
     /// nothing inserted, if another live instance holds its business key.
-    async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
+    pub(super) async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
         let row = &new.row;
         let inserted = sqlx::query(INSERT_INSTANCE)
             .bind(row.id)
@@ -142,27 +142,45 @@ impl Store {
             drop(tx);
             return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
         }
-        // The history starts at 1: creation, then waiting in the queue or admission.
-        let mut on_admit = new.on_admit.clone();
-        let mut events = new.created_events.clone();
-        if outcome == StartOutcome::Running {
-            events.append(&mut on_admit.events);
-            self.apply_writes(&mut tx, row.id, row.workflow_id, &mut on_admit).await?;
-        } else {
-            events.extend(new.queued_events.iter().cloned());
-        }
-        // `on_admit`'s entries were moved into `events`: this is the instance's first history.
-        self.append_first_events(&mut tx, row.id, row.workflow_id, &events).await?;
+        let appended = self.write_start(&mut tx, new, &outcome).await?;
         if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
             sqlx::query(MARK_START_RUNNING).bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
             PHASES.statement();
         }
         tx.commit().await?;
         PHASES.transaction();
-        if let (StartOutcome::Running, Some(started)) = (&outcome, started_snapshot(new, events.len())) {
-            self.snapshots().remember(row.id, started);
-        }
+        self.remember_start(new, &outcome, appended);
         Ok(outcome)
+    }
+
+    /// Writes what an inserted instance's start does beside its rows: admitted (`Running`),
+    /// its admission's writes; its first history (creation, then admission or waiting in the
+    /// queue), starting at 1. Returns how many history entries it wrote.
+    pub(super) async fn write_start(
+        &self,
+        tx: &mut sqlx::Transaction<'_, Db>,
+        new: &NewInstance,
+        outcome: &StartOutcome,
+    ) -> Result<usize> {
+        let row = &new.row;
+        let mut on_admit = new.on_admit.clone();
+        let mut events = new.created_events.clone();
+        if *outcome == StartOutcome::Running {
+            events.append(&mut on_admit.events);
+            self.apply_writes(tx, row.id, row.workflow_id, &mut on_admit).await?;
+        } else {
+            events.extend(new.queued_events.iter().cloned());
+        }
+        // `on_admit`'s entries were moved into `events`: this is the instance's first history.
+        self.append_first_events(tx, row.id, row.workflow_id, &events).await?;
+        Ok(events.len())
+    }
+
+    /// Once its transaction committed: a start that ran is remembered as it wrote it.
+    pub(super) fn remember_start(&self, new: &NewInstance, outcome: &StartOutcome, appended: usize) {
+        if let (StartOutcome::Running, Some(started)) = (outcome, started_snapshot(new, appended)) {
+            self.snapshots().remember(new.row.id, started);
+        }
     }
 
     pub(super) async fn retry_instance_once(

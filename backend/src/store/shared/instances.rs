@@ -87,6 +87,10 @@ impl crate::store::InstanceStore for Store {
         crate::store::retry_transient(|| self.start_instance_once(new)).await
     }
 
+    async fn start_instances(&self, news: &[&NewInstance]) -> Result<Vec<StartOutcome>> {
+        crate::store::retry_transient(|| self.start_batch_once(news)).await
+    }
+
     async fn transition(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
         let steps = [Step { instance: id, fence }];
         let one = |_: usize, snapshot: &Snapshot| decide(snapshot);

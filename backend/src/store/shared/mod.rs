@@ -23,6 +23,7 @@ mod secrets;
 mod sink;
 mod slots;
 mod slow;
+mod start_batch;
 mod store;
 mod transitions;
 mod triggers;

@@ -1,0 +1,105 @@
+//! Group commit for starts: a start without an Idempotency-Key or a business key waits here
+//! with the others that arrive at the same moment, and whoever finds a lane free writes every
+//! start waiting in one store transaction (`InstanceStore::start_instances`). A lone start
+//! is written at once (a batch of one); under load, the starts that came while a transaction
+//! was being written share the next one: one commit, and for a limited workflow one hold of
+//! its lock, for all of them.
+
+use super::Engine;
+use crate::store::{NewInstance, StartOutcome, StoreError};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{oneshot, Semaphore};
+
+/// Start transactions written at once: two, like the commit lanes' default, so one fills while
+/// the other commits.
+const LANES: usize = 2;
+/// The most starts in one transaction; more wait for the next one.
+const MOST_PER_BATCH: usize = 256;
+
+type Answer = Result<StartOutcome, StoreError>;
+
+struct Waiting {
+    new: NewInstance,
+    answer: oneshot::Sender<Answer>,
+}
+
+pub(super) struct StartLane {
+    waiting: Mutex<Vec<Waiting>>,
+    lanes: Arc<Semaphore>,
+}
+
+impl Default for StartLane {
+    fn default() -> Self {
+        StartLane { waiting: Mutex::default(), lanes: Arc::new(Semaphore::new(LANES)) }
+    }
+}
+
+/// Whether a start may share a transaction with others: one with an Idempotency-Key may be a
+/// repeat, and one with a business key may be refused by the key's rules after its rows are
+/// in; either would need its own transaction rolled back.
+pub(super) fn batchable(new: &NewInstance) -> bool {
+    new.idempotency.is_none() && new.row.business_key.is_none()
+}
+
+impl Engine {
+    /// Writes `new` together with whatever other starts are waiting, and answers as
+    /// `start_instance` would have.
+    pub(super) async fn start_together(self: &Arc<Self>, new: &NewInstance) -> Answer {
+        let (answer, answered) = oneshot::channel();
+        self.start_lane.waiting.lock().expect("start lane").push(Waiting { new: new.clone(), answer });
+        let lane = self.start_lane.lanes.clone().acquire_owned().await.expect("the start lanes are never closed");
+        let batch = {
+            let mut waiting = self.start_lane.waiting.lock().expect("start lane");
+            let taken = waiting.len().min(MOST_PER_BATCH);
+            let rest = waiting.split_off(taken);
+            std::mem::replace(&mut *waiting, rest)
+        };
+        // Empty when another lane took this start along: its answer comes from there.
+        if !batch.is_empty() {
+            // A task of its own, so a caller that goes away (a dropped request) cannot cut
+            // the transaction, and the others' answers, short.
+            let engine = self.clone();
+            tokio::spawn(async move {
+                engine.write_starts(batch).await;
+                drop(lane);
+            });
+        }
+        answered.await.unwrap_or_else(|_| Err(unavailable("the start's transaction ended without an answer")))
+    }
+
+    async fn write_starts(&self, batch: Vec<Waiting>) {
+        let news: Vec<&NewInstance> = batch.iter().map(|w| &w.new).collect();
+        match self.store.start_instances(&news).await {
+            Ok(outcomes) => {
+                for (waiting, outcome) in batch.into_iter().zip(outcomes) {
+                    let _ = waiting.answer.send(Ok(outcome));
+                }
+            }
+            // Nothing was written (the transaction rolled back): each start on its own, so one
+            // start's trouble (its workflow deleted meanwhile, say) is its answer alone.
+            Err(e) if batch.len() > 1 && e.trouble().is_none() => {
+                tracing::debug!(error = %e, starts = batch.len(), "a batch of starts failed; writing them one by one");
+                for waiting in batch {
+                    let outcome = self.store.start_instance(&waiting.new).await;
+                    let _ = waiting.answer.send(outcome);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                let mut batch = batch.into_iter();
+                if let Some(first) = batch.next() {
+                    let _ = first.answer.send(Err(e));
+                }
+                for waiting in batch {
+                    let _ = waiting.answer.send(Err(unavailable(&message)));
+                }
+            }
+        }
+    }
+}
+
+/// The error a start shares with the batch whose transaction failed for want of the database
+/// (answered 503 with `Retry-After`, as that trouble is on its own).
+fn unavailable(message: &str) -> StoreError {
+    StoreError::Database(sqlx::Error::Io(std::io::Error::other(message.to_owned())))
+}
