@@ -37,6 +37,16 @@ pub(super) const INSERT_INSTANCE: &str = concatcp!(
     ") VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, \
     $13, $14, $15)"
 );
+/// New instances, many at once: each row bound whole (status `queued`, run 1, as above).
+pub(super) const INSERT_INSTANCES: &str = concatcp!("INSERT INTO instances (", INSTANCE_COLUMNS, ") ");
+/// Slots new starts of a workflow may take: none while any instance waits for one (it is
+/// ahead of them), else the limit less those active.
+pub(super) const ROOM_FOR_STARTS: &str = concatcp!(
+    "SELECT CASE WHEN EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued') THEN 0 \
+     ELSE $2 - (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN ",
+    ACTIVE,
+    " LIMIT $2) a) END"
+);
 pub(super) const INSERT_NEW_NODES: &str =
     "INSERT INTO instance_nodes (instance_id, node_id, position, status, attempts) ";
 pub(super) const CLAIM_START_REQUEST: &str =

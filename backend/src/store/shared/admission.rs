@@ -354,6 +354,13 @@ impl crate::store::AdmissionQueue for Store {
 /// more `rev` by `apply_writes`), with `appended` history entries: remembered, so that its
 /// first transition need not read it either.
 fn started_snapshot(new: &NewInstance, appended: usize) -> Option<crate::store::snapshots::Remembered> {
+    let (snapshot, complete) = admitted(new);
+    complete.then_some(crate::store::snapshots::Remembered { snapshot, last_seq: appended as i64 })
+}
+
+/// An instance as admitting it at its start leaves it, and whether that holds every node row
+/// admitting it wrote (`batch::absorb`).
+pub(super) fn admitted(new: &NewInstance) -> (Snapshot, bool) {
     let instance = InstanceRow {
         status: trellis_model::InstanceStatus::Queued,
         output: None,
@@ -366,6 +373,6 @@ fn started_snapshot(new: &NewInstance, appended: usize) -> Option<crate::store::
     };
     let nodes = new.nodes.iter().map(|n| NodeRow::fresh(n.node_id.clone(), n.position, n.status)).collect();
     let mut snapshot = Snapshot { instance, nodes };
-    crate::store::batch::absorb(&mut snapshot, &new.on_admit)
-        .then_some(crate::store::snapshots::Remembered { snapshot, last_seq: appended as i64 })
+    let complete = crate::store::batch::absorb(&mut snapshot, &new.on_admit);
+    (snapshot, complete)
 }
