@@ -6,6 +6,9 @@ use super::machine::Event;
 use super::Engine;
 use crate::store::{Snapshot, Writes};
 use chrono::Utc;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 impl Engine {
@@ -22,9 +25,28 @@ impl Engine {
         }
     }
 
+    /// Admits queued instances of `workflow` into its free slots; returns once an admission
+    /// that began after this call has run. Calls for one workflow while an admission of it
+    /// runs are folded into one more run after it, by whichever caller ran the first: under
+    /// load, one admission transaction (one hold of the workflow's lock) serves every
+    /// instance that finished meanwhile, instead of one each, queued on that lock.
     pub(super) async fn admit(&self, workflow: Uuid) {
-        if let Err(e) = self.try_admit(workflow).await {
-            tracing::warn!(error = %e, %workflow, "admitting queued instances failed");
+        let (call, leads) = self.admission_turns.ask(workflow);
+        if !leads {
+            return self.admission_turns.wait(workflow, call).await;
+        }
+        // Should this call be dropped midway (its request went away), the workflow's streak
+        // ends with it rather than leaving the others waiting on a run nobody makes.
+        let mut streak = StreakEnd { turns: &self.admission_turns, workflow, ended: false };
+        loop {
+            let upto = self.admission_turns.asked(workflow);
+            if let Err(e) = self.try_admit(workflow).await {
+                tracing::warn!(error = %e, %workflow, "admitting queued instances failed");
+            }
+            if !self.admission_turns.ran(workflow, upto) {
+                streak.ended = true;
+                return;
+            }
         }
     }
 
@@ -54,5 +76,145 @@ impl Engine {
             self.wake.notify_one();
         }
         Ok(())
+    }
+}
+
+/// Admissions asked for, per workflow, and how far the runs have got (see `Engine::admit`).
+#[derive(Default)]
+pub(super) struct AdmissionTurns {
+    state: Mutex<Turns>,
+    /// Told whenever a run ends.
+    ran: Notify,
+}
+
+#[derive(Default)]
+struct Turns {
+    /// Numbers calls across workflows, so a number is never given twice.
+    calls: u64,
+    /// Workflows with a run going.
+    running: HashMap<Uuid, Turn>,
+}
+
+struct Turn {
+    /// The first call of this run's streak, the last call so far, and the last one a
+    /// finished run began after.
+    first: u64,
+    asked: u64,
+    done: u64,
+}
+
+impl AdmissionTurns {
+    /// Numbers a call, and says whether it runs the admissions (none is running).
+    fn ask(&self, workflow: Uuid) -> (u64, bool) {
+        let mut state = self.state.lock().expect("admission turns");
+        state.calls += 1;
+        let call = state.calls;
+        let leads = !state.running.contains_key(&workflow);
+        let turn = state.running.entry(workflow).or_insert(Turn { first: call, asked: call, done: 0 });
+        turn.asked = call;
+        (call, leads)
+    }
+
+    fn asked(&self, workflow: Uuid) -> u64 {
+        self.state.lock().expect("admission turns").running.get(&workflow).map_or(0, |t| t.asked)
+    }
+
+    /// A run that began after call `upto` ended. True if calls came since (the caller runs
+    /// again); otherwise the workflow has no run going any more.
+    fn ran(&self, workflow: Uuid, upto: u64) -> bool {
+        let more = {
+            let mut state = self.state.lock().expect("admission turns");
+            match state.running.get_mut(&workflow) {
+                Some(turn) if turn.asked > upto => {
+                    turn.done = upto;
+                    true
+                }
+                _ => {
+                    state.running.remove(&workflow);
+                    false
+                }
+            }
+        };
+        self.ran.notify_waiters();
+        more
+    }
+
+    /// Waits until a run that began after call `call` ended.
+    async fn wait(&self, workflow: Uuid, call: u64) {
+        loop {
+            // Made before the check, so a run ending between the check and the wait is seen.
+            let told = self.ran.notified();
+            let served = match self.state.lock().expect("admission turns").running.get(&workflow) {
+                None => true,
+                Some(turn) => turn.first > call || turn.done >= call,
+            };
+            if served {
+                return;
+            }
+            told.await;
+        }
+    }
+}
+
+/// Ends a workflow's streak of admissions when its runner stops, however it stops.
+struct StreakEnd<'a> {
+    turns: &'a AdmissionTurns,
+    workflow: Uuid,
+    /// Ended by its last run (`AdmissionTurns::ran`): nothing left to do.
+    ended: bool,
+}
+
+impl Drop for StreakEnd<'_> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.turns.state.lock().expect("admission turns").running.remove(&self.workflow);
+        self.turns.ran.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AdmissionTurns, StreakEnd};
+    use std::time::Duration;
+    use uuid::Uuid;
+
+    /// Whether `wait` returns within a moment.
+    async fn served(turns: &AdmissionTurns, workflow: Uuid, call: u64) -> bool {
+        tokio::time::timeout(Duration::from_millis(50), turns.wait(workflow, call)).await.is_ok()
+    }
+
+    #[tokio::test]
+    async fn calls_during_a_run_wait_for_one_more_run_after_it() {
+        let (turns, workflow) = (AdmissionTurns::default(), Uuid::now_v7());
+        let (first, leads) = turns.ask(workflow);
+        assert!(leads);
+        let upto = turns.asked(workflow);
+        // Two calls while the first run goes: neither runs, both wait.
+        let (second, leads_too) = turns.ask(workflow);
+        let (third, _) = turns.ask(workflow);
+        assert!(!leads_too);
+        assert!(!served(&turns, workflow, second).await);
+        // The first run began before them: it does not serve them, but another run follows.
+        assert!(turns.ran(workflow, upto), "one more run");
+        assert!(served(&turns, workflow, first).await);
+        assert!(!served(&turns, workflow, third).await);
+        let upto = turns.asked(workflow);
+        assert!(!turns.ran(workflow, upto), "nothing asked since: the streak ends");
+        assert!(served(&turns, workflow, second).await && served(&turns, workflow, third).await);
+        // Another workflow's calls are their own.
+        assert!(turns.ask(Uuid::now_v7()).1);
+        assert!(turns.ask(workflow).1, "the next call leads again");
+    }
+
+    #[tokio::test]
+    async fn a_runner_that_stops_midway_does_not_leave_the_others_waiting() {
+        let (turns, workflow) = (AdmissionTurns::default(), Uuid::now_v7());
+        turns.ask(workflow);
+        let (waiting, _) = turns.ask(workflow);
+        drop(StreakEnd { turns: &turns, workflow, ended: false });
+        assert!(served(&turns, workflow, waiting).await);
+        assert!(turns.ask(workflow).1, "the next call leads");
     }
 }

@@ -94,6 +94,8 @@ pub struct Engine {
     lanes: std::sync::OnceLock<commit::Lanes>,
     /// Where starts wait to be written together (`start_lane.rs`).
     start_lane: start_lane::StartLane,
+    /// Admissions asked for while one runs, folded into one more (`admission.rs`).
+    admission_turns: admission::AdmissionTurns,
 }
 
 impl Engine {
@@ -116,6 +118,7 @@ impl Engine {
             bus: Arc::new(EventBus::default()),
             lanes: std::sync::OnceLock::new(),
             start_lane: start_lane::StartLane::default(),
+            admission_turns: admission::AdmissionTurns::default(),
             config,
         });
         let _ = engine.lanes.set(commit::Lanes::spawn(&engine, lanes));
