@@ -167,6 +167,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         }
         progress(backend, "fan-out");
         scenarios::fan_out(&api, fanout_runs, &mut figures).await?;
+        let burst = if options.quick { 500 } else { 2_000 };
+        for limited in [true, false] {
+            progress(backend, &format!("{burst} starts, 16 in flight{}", if limited { ", limited" } else { "" }));
+            scenarios::start_burst(&api, burst, limited, &mut figures).await?;
+        }
     }
     // The engine group's last two scenarios; `--only timers` runs them alone.
     if runs("engine") || runs("timers") {

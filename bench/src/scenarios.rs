@@ -77,6 +77,22 @@ pub async fn throughput(api: &Api, count: usize, limited: bool, out: &mut Figure
     Ok(())
 }
 
+/// (b') starts alone: `count` starts of a workflow whose one node waits for a signal (so
+/// nothing runs beside them), 16 requests in flight; `limited`: at most 100 running, the
+/// rest queue. Starts per second, REST request to answer.
+pub async fn start_burst(api: &Api, count: usize, limited: bool, out: &mut Figures) -> Result<()> {
+    let mut definition = json!({"nodes": [{"id": "hold", "type": "wait_signal"}]});
+    let name = if limited { "limited" } else { "unlimited" };
+    if limited {
+        definition["settings"] = json!({"max_concurrent_instances": 100});
+    }
+    let workflow = api.publish(&format!("bench start burst {name}"), definition).await?;
+    let started = Instant::now();
+    api.start_many(&workflow, count, 16).await?;
+    out.insert(format!("start_burst_{count}_{name}_per_s"), count as f64 / started.elapsed().as_secs_f64());
+    Ok(())
+}
+
 /// (c) one instance: a start node, 100 parallel nodes, a join; created -> ended.
 pub async fn fan_out(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let mut nodes = vec![json!({"id": "start", "type": "noop"}), json!({"id": "join", "type": "noop"})];

@@ -78,8 +78,15 @@ impl Engine {
     /// first answer and creates nothing; the same key with a different request is refused.
     pub async fn start(self: &Arc<Self>, request: StartRequest) -> Result<Started, EngineError> {
         let prepared = self.prepare(request).await?;
-        let outcome = self.start_keyed(&prepared.new).await?;
-        self.started(prepared, outcome).await
+        // Once prepared, a start is written and reacted to in a task of its own: a caller
+        // that goes away (a dropped request) can neither cut a batch of starts short
+        // (`start_lane.rs`) nor leave a written start's first attempts unlaunched.
+        let engine = self.clone();
+        let written = tokio::spawn(async move {
+            let outcome = engine.start_keyed(&prepared.new).await?;
+            engine.started(prepared, outcome).await
+        });
+        written.await.map_err(|e| EngineError::Internal(anyhow::anyhow!("a start's task failed: {e}")))?
     }
 
     /// Checks the request and builds the instance to insert, with what its admission writes.

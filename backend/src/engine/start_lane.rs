@@ -7,7 +7,7 @@
 
 use super::Engine;
 use crate::store::{NewInstance, StartOutcome, StoreError};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use tokio::sync::{oneshot, Semaphore};
 
 /// Start transactions written at once: two, like the commit lanes' default, so one fills while
@@ -25,12 +25,12 @@ struct Waiting {
 
 pub(super) struct StartLane {
     waiting: Mutex<Vec<Waiting>>,
-    lanes: Arc<Semaphore>,
+    lanes: Semaphore,
 }
 
 impl Default for StartLane {
     fn default() -> Self {
-        StartLane { waiting: Mutex::default(), lanes: Arc::new(Semaphore::new(LANES)) }
+        StartLane { waiting: Mutex::default(), lanes: Semaphore::new(LANES) }
     }
 }
 
@@ -44,10 +44,12 @@ pub(super) fn batchable(new: &NewInstance) -> bool {
 impl Engine {
     /// Writes `new` together with whatever other starts are waiting, and answers as
     /// `start_instance` would have.
-    pub(super) async fn start_together(self: &Arc<Self>, new: &NewInstance) -> Answer {
+    /// Called from the start's own task (`Engine::start`), which no caller going away cuts
+    /// short, so the others' answers never depend on a request staying open.
+    pub(super) async fn start_together(&self, new: &NewInstance) -> Answer {
         let (answer, answered) = oneshot::channel();
         self.start_lane.waiting.lock().expect("start lane").push(Waiting { new: new.clone(), answer });
-        let lane = self.start_lane.lanes.clone().acquire_owned().await.expect("the start lanes are never closed");
+        let lane = self.start_lane.lanes.acquire().await.expect("the start lanes are never closed");
         let batch = {
             let mut waiting = self.start_lane.waiting.lock().expect("start lane");
             let taken = waiting.len().min(MOST_PER_BATCH);
@@ -56,14 +58,9 @@ impl Engine {
         };
         // Empty when another lane took this start along: its answer comes from there.
         if !batch.is_empty() {
-            // A task of its own, so a caller that goes away (a dropped request) cannot cut
-            // the transaction, and the others' answers, short.
-            let engine = self.clone();
-            tokio::spawn(async move {
-                engine.write_starts(batch).await;
-                drop(lane);
-            });
+            self.write_starts(batch).await;
         }
+        drop(lane);
         answered.await.unwrap_or_else(|_| Err(unavailable("the start's transaction ended without an answer")))
     }
 
