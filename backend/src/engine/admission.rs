@@ -7,14 +7,14 @@ use super::Engine;
 use crate::store::{Snapshot, Writes};
 use chrono::Utc;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 impl Engine {
     /// Admits queued instances of every workflow into free slots (a periodic sweep that
     /// also covers a process that died between finishing an instance and admitting).
-    pub(super) async fn admit_everywhere(&self) {
+    pub(super) async fn admit_everywhere(self: &Arc<Self>) {
         match self.store.workflows_with_queued().await {
             Ok(workflows) => {
                 for workflow in workflows {
@@ -26,17 +26,23 @@ impl Engine {
     }
 
     /// Admits queued instances of `workflow` into its free slots; returns once an admission
-    /// that began after this call has run. Calls for one workflow while an admission of it
-    /// runs are folded into one more run after it, by whichever caller ran the first: under
-    /// load, one admission transaction (one hold of the workflow's lock) serves every
-    /// instance that finished meanwhile, instead of one each, queued on that lock.
-    pub(super) async fn admit(&self, workflow: Uuid) {
+    /// that began after this call has run. The runs of one workflow go one at a time, in a
+    /// task of their own while calls keep coming; calls made during a run are folded into one
+    /// more run after it: under load, one admission transaction (one hold of the workflow's
+    /// lock) serves every instance that finished meanwhile, instead of one each, queued on
+    /// that lock.
+    pub(super) async fn admit(self: &Arc<Self>, workflow: Uuid) {
         let (call, leads) = self.admission_turns.ask(workflow);
-        if !leads {
-            return self.admission_turns.wait(workflow, call).await;
+        if leads {
+            let engine = self.clone();
+            tokio::spawn(async move { engine.admission_runs(workflow).await });
         }
-        // Should this call be dropped midway (its request went away), the workflow's streak
-        // ends with it rather than leaving the others waiting on a run nobody makes.
+        self.admission_turns.wait(workflow, call).await;
+    }
+
+    /// Runs admissions of `workflow` until a run ends with no call made during it.
+    async fn admission_runs(&self, workflow: Uuid) {
+        // Should a run panic, the streak ends with it rather than leaving its callers waiting.
         let mut streak = StreakEnd { turns: &self.admission_turns, workflow, ended: false };
         loop {
             let upto = self.admission_turns.asked(workflow);
@@ -191,7 +197,7 @@ mod tests {
         let (first, leads) = turns.ask(workflow);
         assert!(leads);
         let upto = turns.asked(workflow);
-        // Two calls while the first run goes: neither runs, both wait.
+        // Two calls while the first run goes: neither leads, both wait.
         let (second, leads_too) = turns.ask(workflow);
         let (third, _) = turns.ask(workflow);
         assert!(!leads_too);
@@ -209,7 +215,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_runner_that_stops_midway_does_not_leave_the_others_waiting() {
+    async fn runs_that_panic_do_not_leave_their_callers_waiting() {
         let (turns, workflow) = (AdmissionTurns::default(), Uuid::now_v7());
         turns.ask(workflow);
         let (waiting, _) = turns.ask(workflow);

@@ -148,7 +148,7 @@ impl Metrics {
         );
         r.register(
             "trellis_engine_start_batches",
-            "Transactions that wrote the starts waiting at one moment together (starts without an Idempotency-Key or a business key)",
+            "Transactions that wrote the starts waiting at one moment, however many (starts without an Idempotency-Key or a business key)",
             self.start_batches.clone(),
         );
         r.register(

@@ -67,7 +67,7 @@ pub struct PhaseClock {
     transactions: AtomicU64,
     /// Batches written from remembered snapshots, and those tried so but refused (`snapshots.rs`).
     remembered: [AtomicU64; 2],
-    /// Start transactions that wrote several starts together, and the starts they wrote.
+    /// Start transactions of `start_batch.rs` (one or more starts each), and the starts in them.
     start_batches: [AtomicU64; 2],
 }
 
