@@ -117,7 +117,7 @@ impl Engine {
             draining: std::sync::atomic::AtomicBool::new(false),
             bus: Arc::new(EventBus::default()),
             lanes: std::sync::OnceLock::new(),
-            start_lane: start_lane::StartLane::default(),
+            start_lane: start_lane::StartLane::new(config.commit_lanes),
             admission_turns: admission::AdmissionTurns::default(),
             config,
         });

@@ -10,9 +10,6 @@ use crate::store::{NewInstance, StartOutcome, StoreError};
 use std::sync::Mutex;
 use tokio::sync::{oneshot, Semaphore};
 
-/// Start transactions written at once: two, like the commit lanes' default, so one fills while
-/// the other commits.
-const LANES: usize = 2;
 /// The most starts in one transaction; more wait for the next one.
 const MOST_PER_BATCH: usize = 256;
 
@@ -28,9 +25,12 @@ pub(super) struct StartLane {
     lanes: Semaphore,
 }
 
-impl Default for StartLane {
-    fn default() -> Self {
-        StartLane { waiting: Mutex::default(), lanes: Semaphore::new(LANES) }
+impl StartLane {
+    /// `lanes` start transactions written at once: as many as the commit lanes (one on SQLite,
+    /// whose one writer a second would only wait for; on Postgres one fills while another
+    /// commits).
+    pub(super) fn new(lanes: usize) -> StartLane {
+        StartLane { waiting: Mutex::default(), lanes: Semaphore::new(lanes.max(1)) }
     }
 }
 
@@ -47,21 +47,28 @@ impl Engine {
     /// Called from the start's own task (`Engine::start`), which no caller going away cuts
     /// short, so the others' answers never depend on a request staying open.
     pub(super) async fn start_together(&self, new: &NewInstance) -> Answer {
-        let (answer, answered) = oneshot::channel();
+        let (answer, mut answered) = oneshot::channel();
         self.start_lane.waiting.lock().expect("start lane").push(Waiting { new: new.clone(), answer });
-        let lane = self.start_lane.lanes.acquire().await.expect("the start lanes are never closed");
-        let batch = {
-            let mut waiting = self.start_lane.waiting.lock().expect("start lane");
-            let taken = waiting.len().min(MOST_PER_BATCH);
-            let rest = waiting.split_off(taken);
-            std::mem::replace(&mut *waiting, rest)
-        };
-        // Empty when another lane took this start along: its answer comes from there.
-        if !batch.is_empty() {
-            self.write_starts(batch).await;
+        loop {
+            // Written by whoever had a lane first, or by this call once it gets one: whatever
+            // waits then goes in one transaction, so starts pile up while the lanes are busy
+            // and the next transaction takes them all.
+            let lane = tokio::select! {
+                biased;
+                answer = &mut answered => return answer.unwrap_or_else(|_| Err(unanswered())),
+                lane = self.start_lane.lanes.acquire() => lane.expect("the start lanes are never closed"),
+            };
+            let batch = {
+                let mut waiting = self.start_lane.waiting.lock().expect("start lane");
+                let taken = waiting.len().min(MOST_PER_BATCH);
+                let rest = waiting.split_off(taken);
+                std::mem::replace(&mut *waiting, rest)
+            };
+            if !batch.is_empty() {
+                self.write_starts(batch).await;
+            }
+            drop(lane);
         }
-        drop(lane);
-        answered.await.unwrap_or_else(|_| Err(unavailable("the start's transaction ended without an answer")))
     }
 
     async fn write_starts(&self, batch: Vec<Waiting>) {
@@ -93,6 +100,11 @@ impl Engine {
             }
         }
     }
+}
+
+/// A start whose batch ended without answering it (its writer panicked).
+fn unanswered() -> StoreError {
+    unavailable("the start's transaction ended without an answer")
 }
 
 /// The error a start shares with the batch whose transaction failed for want of the database
