@@ -31,13 +31,7 @@ pub(super) const LIVE_WITH_KEY: &str = concatcp!(
     "SELECT id FROM instances WHERE workflow_id = $1 AND business_key = $2 AND status IN ",
     crate::store::statuses::UNFINISHED
 );
-pub(super) const INSERT_INSTANCE: &str = concatcp!(
-    "INSERT INTO instances (",
-    INSTANCE_COLUMNS,
-    ") VALUES ($1, $2, $3, 'queued', $4, NULL, NULL, $5, $6, NULL, NULL, $7, $8, 1, $9, $10, $11, $12, \
-    $13, $14, $15)"
-);
-/// New instances, many at once: each row bound whole (status `queued`, run 1, as above).
+/// New instances: each row bound whole (status `queued`, run 1, no output, error or times yet).
 pub(super) const INSERT_INSTANCES: &str = concatcp!("INSERT INTO instances (", INSTANCE_COLUMNS, ") ");
 /// Slots new starts of a workflow may take: none while any instance waits for one (it is
 /// ahead of them), else the limit less those active.

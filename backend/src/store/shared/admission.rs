@@ -2,9 +2,9 @@
 
 use super::Store;
 use crate::store::admission_sql::{
-    CLAIM_START_REQUEST, COUNT_ACTIVE, DELETE_INSTANCE_NODES, FIRST_START_REQUEST, INSERT_INSTANCE, INSERT_NEW_NODES,
-    KEY_QUEUE_PLACE, LATEST_SUCCEEDED_WITH_KEY, LATEST_WITH_KEY, LIVE_WITH_KEY, MARK_START_RUNNING, OLDEST_QUEUED,
-    QUEUED_AHEAD, QUEUED_AHEAD_UNDER_KEYS, SET_INSTANCE_VERSION,
+    CLAIM_START_REQUEST, COUNT_ACTIVE, DELETE_INSTANCE_NODES, FIRST_START_REQUEST, KEY_QUEUE_PLACE,
+    LATEST_SUCCEEDED_WITH_KEY, LATEST_WITH_KEY, LIVE_WITH_KEY, MARK_START_RUNNING, OLDEST_QUEUED, QUEUED_AHEAD,
+    QUEUED_AHEAD_UNDER_KEYS, SET_INSTANCE_VERSION,
 };
 use crate::store::backend::Backend;
 use crate::store::engine_records::{
@@ -51,42 +51,12 @@ impl Store {
     /// Inserts the new instance (queued until admitted) and its nodes. False, with
     /// nothing inserted, if another live instance holds its business key.
     pub(super) async fn insert_instance_rows(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<bool> {
-        let row = &new.row;
-        let inserted = sqlx::query(INSERT_INSTANCE)
-            .bind(row.id)
-            .bind(row.workflow_id)
-            .bind(row.version)
-            .bind(&row.input)
-            .bind(&row.business_key)
-            .bind(row.created_at)
-            .bind(&row.trace_id)
-            .bind(&row.parent_span_id)
-            .bind(row.parent_instance_id)
-            .bind(&row.parent_node_id)
-            .bind(row.parent_attempt)
-            .bind(row.depth)
-            .bind(&row.concurrency_key)
-            .bind(row.handles_failure_of)
-            .bind(row.failure_depth)
-            .execute(&mut **tx)
-            .await;
-        PHASES.statement();
-        match inserted.map_err(StoreError::from_sqlx) {
+        match Self::insert_instances(tx, &[new]).await {
             // The id is fresh, so the only unique rule this can break is one live
             // instance per key (`instances_one_live_per_key`).
-            Err(StoreError::Conflict(_)) if row.business_key.is_some() => return Ok(false),
-            other => {
-                other?;
-            }
+            Err(StoreError::Conflict(_)) if new.row.business_key.is_some() => Ok(false),
+            other => other.map(|()| true),
         }
-        // One statement for all nodes (at most 1,000, well under both bind limits).
-        let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_NEW_NODES);
-        insert.push_values(&new.nodes, |mut values, n| {
-            values.push_bind(row.id).push_bind(&n.node_id).push_bind(n.position).push_bind(n.status).push_bind(0i32);
-        });
-        insert.build().execute(&mut **tx).await?;
-        PHASES.statement();
-        Ok(true)
     }
 
     pub(super) async fn start_instance_once(&self, new: &NewInstance) -> Result<StartOutcome> {

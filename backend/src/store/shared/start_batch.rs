@@ -15,7 +15,7 @@ use crate::store::batch::BatchWrites;
 use crate::store::engine_records::{Held, InstanceRow, NewInstance, StartOutcome, Writes};
 use crate::store::phases::PHASES;
 use crate::store::transition_sql::ROWS_PER_INSERT;
-use crate::store::Result;
+use crate::store::{Result, StoreError};
 use std::collections::HashMap;
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
@@ -145,7 +145,8 @@ impl Store {
     }
 
     /// New instances' rows (queued until their admission is written) and their nodes' rows.
-    async fn insert_instances(tx: &mut Tx<'_>, news: &[&NewInstance]) -> Result<()> {
+    /// A unique rule broken is a `Conflict` naming it.
+    pub(super) async fn insert_instances(tx: &mut Tx<'_>, news: &[&NewInstance]) -> Result<()> {
         for chunk in news.chunks(ROWS_PER_INSERT / 2) {
             let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_INSTANCES);
             insert.push_values(chunk, |mut v, new| {
@@ -172,8 +173,9 @@ impl Store {
                     .push_bind(row.handles_failure_of)
                     .push_bind(row.failure_depth);
             });
-            insert.build().execute(&mut **tx).await?;
+            let inserted = insert.build().execute(&mut **tx).await;
             PHASES.statement();
+            inserted.map_err(StoreError::from_sqlx)?;
         }
         let nodes: Vec<_> = news.iter().flat_map(|new| new.nodes.iter().map(move |n| (new.row.id, n))).collect();
         for chunk in nodes.chunks(ROWS_PER_INSERT * 4) {
