@@ -4,7 +4,9 @@
 //!
 //! 1. **submit** (`Engine::commit`, `Engine::submit`): the caller hands the event over and
 //!    waits. The commit runs detached (a caller that goes away strands nothing) and is tried
-//!    again on transient database trouble, through an outage for up to a lease.
+//!    again on transient database trouble, through an outage for up to a lease. An attempt's
+//!    result comes as a chain with the results of the attempts run ahead of its commit
+//!    (`ahead.rs`): a chain is handed over, batched and written together.
 //! 2. **lane** (`run_lane`): the instance's commit lane (one of `commit_lanes`, picked by
 //!    instance, so one instance's events meet in one lane) takes every request waiting for it,
 //!    up to `MAX_BATCH`, as one batch: group commit, one transaction for all of them.
@@ -24,12 +26,14 @@
 //! join at step 5 (`Engine::react_and_admit`). Nothing this file calls calls back into it,
 //! but for the store running step 3 inside step 4's transaction, as the invariant wants.
 
+use super::ahead::Link;
 use super::effects::{self, Detail};
 use super::machine::Event;
 use super::plan::Plan;
 use super::reserve::{runs_to_lease, Reservation};
 use super::Engine;
-use crate::store::{Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, WorkItem, Writes};
+use crate::store::phases::PHASES;
+use crate::store::{Ahead, Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, WorkItem, Writes};
 use chrono::{SubsecRound, Utc};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, Weak};
@@ -51,6 +55,7 @@ struct CommitRequest {
     fence: Option<Fence>,
     event: Event,
     detail: Detail,
+    ahead: Option<Ahead>,
     /// In [0, 1): spreads retry delays.
     jitter: f64,
     reply: oneshot::Sender<Result<TransitionOutcome, CommitFailed>>,
@@ -64,8 +69,9 @@ struct CommitFailed {
     trouble: Option<Trouble>,
 }
 
-/// The senders of this process's commit lanes.
-pub(super) struct Lanes(Vec<mpsc::UnboundedSender<CommitRequest>>);
+/// The senders of this process's commit lanes; a chain's requests travel together, so they
+/// share a batch.
+pub(super) struct Lanes(Vec<mpsc::UnboundedSender<Vec<CommitRequest>>>);
 
 // Step 1: submit.
 impl Engine {
@@ -80,33 +86,60 @@ impl Engine {
         event: Event,
         detail: Detail,
     ) -> anyhow::Result<TransitionOutcome> {
-        let (engine, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
-        tokio::spawn(async move { engine.submit(plan, instance, fence, event, detail).await }).await?
+        let mut outcomes = self.commit_chain(plan, instance, fence, vec![Link::new(event, detail)]).await?;
+        Ok(outcomes.pop().unwrap_or(TransitionOutcome::NotFound))
     }
 
-    /// Hands the event to its lane until it is committed, it fails for good, or the engine stops.
+    /// Commits a chain of events of one instance in one batch (see `Link`), as `commit` does one.
+    pub(super) async fn commit_chain(
+        self: &Arc<Self>,
+        plan: &Arc<Plan>,
+        instance: Uuid,
+        fence: Option<&Fence>,
+        links: Vec<Link>,
+    ) -> anyhow::Result<Vec<TransitionOutcome>> {
+        let (engine, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
+        tokio::spawn(async move { engine.submit(plan, instance, fence, links).await }).await?
+    }
+
+    /// Hands the chain to its lane until it is committed, it fails for good, or the engine stops.
     async fn submit(
         &self,
         plan: Arc<Plan>,
         instance: Uuid,
         fence: Option<Fence>,
-        event: Event,
-        detail: Detail,
-    ) -> anyhow::Result<TransitionOutcome> {
+        links: Vec<Link>,
+    ) -> anyhow::Result<Vec<TransitionOutcome>> {
         // While the database is away the commit keeps trying, every `OUTAGE_POLL` at most,
         // until its lease would have ended (another process may take the work over then):
         // the result lands as soon as the database is back, not a lease later.
         let outage_deadline = Instant::now() + Duration::from_millis(self.config.lease_ms);
         let mut delay = Duration::from_millis(50);
         for attempt in 1.. {
-            let (reply, answer) = oneshot::channel();
-            let (plan, fence, event, detail) = (plan.clone(), fence.clone(), event.clone(), detail.clone());
-            let request = CommitRequest { plan, instance, fence, event, detail, jitter: rand::random::<f64>(), reply };
-            if self.lanes.get().is_none_or(|lanes| !lanes.submit(request)) {
+            let mut answers = Vec::with_capacity(links.len());
+            let group = links
+                .iter()
+                .enumerate()
+                .map(|(k, link)| {
+                    let (reply, answer) = oneshot::channel();
+                    answers.push(answer);
+                    CommitRequest {
+                        plan: plan.clone(),
+                        instance,
+                        fence: if k == 0 { fence.clone() } else { None },
+                        event: link.event.clone(),
+                        detail: link.detail.clone(),
+                        ahead: link.ahead.clone(),
+                        jitter: rand::random::<f64>(),
+                        reply,
+                    }
+                })
+                .collect();
+            if self.lanes.get().is_none_or(|lanes| !lanes.submit(group)) {
                 anyhow::bail!("the engine is shutting down");
             }
-            match answer.await {
-                Ok(Ok(outcome)) => return Ok(outcome),
+            match gather(answers).await {
+                Ok(Ok(outcomes)) => return Ok(outcomes),
                 Ok(Err(e))
                     if attempt < COMMIT_TRIES
                         || (e.trouble == Some(Trouble::Unavailable) && Instant::now() < outage_deadline) =>
@@ -123,6 +156,21 @@ impl Engine {
     }
 }
 
+/// The answers to a chain's requests, in order; the first failure if one failed (a chain is
+/// written in one batch: all of it or none).
+async fn gather(
+    answers: Vec<oneshot::Receiver<Result<TransitionOutcome, CommitFailed>>>,
+) -> Result<Result<Vec<TransitionOutcome>, CommitFailed>, oneshot::error::RecvError> {
+    let mut outcomes = Vec::with_capacity(answers.len());
+    for answer in answers {
+        match answer.await? {
+            Ok(outcome) => outcomes.push(outcome),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    Ok(Ok(outcomes))
+}
+
 // Step 2: lane.
 impl Lanes {
     /// `count` lanes, each committing on its own task for as long as `engine` lives.
@@ -137,22 +185,23 @@ impl Lanes {
         Lanes(senders)
     }
 
-    /// Hands `request` to its instance's lane. False if the lane is gone (shutting down).
-    fn submit(&self, request: CommitRequest) -> bool {
-        let lane = (request.instance.as_u128() % self.0.len() as u128) as usize;
-        self.0[lane].send(request).is_ok()
+    /// Hands a chain of one instance's requests to that instance's lane. False if the lane
+    /// is gone (shutting down).
+    fn submit(&self, group: Vec<CommitRequest>) -> bool {
+        let Some(first) = group.first() else { return true };
+        let lane = (first.instance.as_u128() % self.0.len() as u128) as usize;
+        self.0[lane].send(group).is_ok()
     }
 }
 
 /// A lane: takes what is waiting (whatever arrived while its previous batch was committing)
 /// as the next batch. An idle lane commits a lone request at once, so batching adds no
 /// latency; under load the batches grow by themselves.
-async fn run_lane(engine: Weak<Engine>, mut requests: mpsc::UnboundedReceiver<CommitRequest>) {
-    while let Some(first) = requests.recv().await {
-        let mut batch = vec![first];
+async fn run_lane(engine: Weak<Engine>, mut requests: mpsc::UnboundedReceiver<Vec<CommitRequest>>) {
+    while let Some(mut batch) = requests.recv().await {
         while batch.len() < MAX_BATCH {
             match requests.try_recv() {
-                Ok(request) => batch.push(request),
+                Ok(group) => batch.extend(group),
                 Err(_) => break,
             }
         }
@@ -223,8 +272,10 @@ type Written = (Vec<TransitionOutcome>, Vec<Option<Reservation>>);
 impl Engine {
     /// Commits the batch in one transaction, deciding each step inside it.
     async fn write(&self, batch: &[CommitRequest]) -> Result<Written, StoreError> {
-        let steps: Vec<Step<'_>> =
-            batch.iter().map(|r| Step { instance: r.instance, fence: r.fence.as_ref() }).collect();
+        let steps: Vec<Step<'_>> = batch
+            .iter()
+            .map(|r| Step { instance: r.instance, fence: r.fence.as_ref(), ahead: r.ahead.as_ref() })
+            .collect();
         let reservations: Vec<Mutex<Option<Reservation>>> = batch.iter().map(|_| Mutex::new(None)).collect();
         let decide_step = |i: usize, snapshot: &Snapshot| {
             // A step decided again (its batch refused on remembered snapshots, or a deadlock
@@ -249,6 +300,9 @@ impl Engine {
         let mut admit = BTreeSet::new();
         let mut after_admission = Vec::new();
         for ((request, outcome), reservation) in batch.into_iter().zip(outcomes).zip(reservations) {
+            if request.ahead.is_some() {
+                PHASES.ran_ahead(matches!(outcome, TransitionOutcome::Applied(_)));
+            }
             if let TransitionOutcome::Applied(writes) = &outcome {
                 let reservation = reservation.unwrap_or_else(|| self.reserve(0));
                 if self.react(&request.plan, request.instance, writes, reservation) {

@@ -269,9 +269,13 @@ fn node_rows(
             (row.output, row.error, row.started_at, row.ended_at) = (None, None, None, None);
         }
         let is_event_node = Some(i) == event_node;
+        // Never before its dispatch was recorded: an attempt run ahead of that commit
+        // (`ahead.rs`) began before the time the commit records for it.
+        let execution_started_at =
+            detail.started_at.map(|at| row.started_at.map_or(at, |dispatched| at.max(dispatched)));
         if is_event_node {
-            if detail.started_at.is_some() {
-                row.started_at = detail.started_at;
+            if execution_started_at.is_some() {
+                row.started_at = execution_started_at;
             }
             if let Some(output) = &detail.output {
                 row.output = Some(output.clone());
@@ -290,7 +294,7 @@ fn node_rows(
             commands,
             error: if is_event_node { detail.error.as_deref() } else { None },
             output: if is_event_node { detail.output.as_ref() } else { None },
-            execution_started_at: if is_event_node { detail.started_at } else { None },
+            execution_started_at: if is_event_node { execution_started_at } else { None },
             logs: if is_event_node { &detail.logs } else { &[] },
         };
         tracer.node(&step, &mut row, &mut writes.events);

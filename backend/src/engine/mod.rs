@@ -5,6 +5,7 @@
 
 mod actions;
 mod admission;
+mod ahead;
 mod alert_items;
 pub mod callee;
 mod children;

@@ -2,6 +2,7 @@
 //! each outcome as one fenced transition. Every process runs one of these loops; they
 //! share the work through leases, so any number may serve one Postgres.
 
+use super::ahead::Link;
 use super::children::ChildStart;
 use super::commit::OUTAGE_POLL;
 use super::effects::{self, Detail};
@@ -223,12 +224,15 @@ impl Engine {
                 return Ok(());
             }
         };
-        self.commit(&plan, item.instance_id, Some(&fence), event, detail).await?;
+        // The attempts this result dispatches that only compute run now and are committed
+        // with it (`ahead.rs`).
+        let links = self.run_ahead(&plan, item.instance_id, &fence, Link::new(event, detail)).await;
+        self.commit_chain(&plan, item.instance_id, Some(&fence), links).await?;
         Ok(())
     }
 
     /// Runs one attempt, keeping its lease alive while it runs.
-    async fn execute(
+    pub(super) async fn execute(
         self: &Arc<Self>,
         plan: &Plan,
         instance: uuid::Uuid,
@@ -343,7 +347,7 @@ fn unavailable(e: Unavailable) -> NodeResult {
 }
 
 /// Whether a node type evaluates expressions over the instance (and so needs its state).
-fn reads_context(kind: NodeKind) -> bool {
+pub(super) fn reads_context(kind: NodeKind) -> bool {
     match kind {
         // `fail`: its message is a template.
         NodeKind::Http

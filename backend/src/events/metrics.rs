@@ -35,6 +35,7 @@ pub struct Metrics {
     remembered_writes: Family<Labels, Gauge>,
     start_batches: Gauge,
     batched_starts: Gauge,
+    ran_ahead: Family<Labels, Gauge>,
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
@@ -70,6 +71,7 @@ impl Default for Metrics {
             remembered_writes: Family::default(),
             start_batches: Gauge::default(),
             batched_starts: Gauge::default(),
+            ran_ahead: Family::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
         };
@@ -156,6 +158,11 @@ impl Metrics {
             "Starts written in those transactions (divided by trellis_engine_start_batches: starts per transaction)",
             self.batched_starts.clone(),
         );
+        r.register(
+            "trellis_engine_ran_ahead",
+            "Attempts of nodes that only compute (no-op, transform, branch, script) run before the step dispatching them was written, and committed with it (outcome kept), or whose result was dropped because the step decided otherwise (outcome dropped; the attempt then ran as usual)",
+            self.ran_ahead.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -213,6 +220,10 @@ impl Metrics {
         let (start_batches, batched_starts) = PHASES.start_batch_counts();
         self.start_batches.set(start_batches as i64);
         self.batched_starts.set(batched_starts as i64);
+        let (kept, dropped) = PHASES.ran_ahead_counts();
+        for (outcome, n) in [("kept", kept), ("dropped", dropped)] {
+            self.ran_ahead.get_or_create(&vec![("outcome", outcome.to_owned())]).set(n as i64);
+        }
         let mut page = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut page, &self.registry);

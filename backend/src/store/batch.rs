@@ -13,6 +13,25 @@ use uuid::Uuid;
 pub struct Step<'a> {
     pub instance: Uuid,
     pub fence: Option<&'a Fence>,
+    /// Set for the result of an attempt run before the step dispatching it was written.
+    pub ahead: Option<&'a Ahead>,
+}
+
+/// An attempt run ahead of its dispatch's commit (`engine/ahead.rs`). Its result holds only if
+/// an earlier step of the same batch dispatches exactly this attempt, and the instance was at
+/// `rev` when the batch began (as the run saw it: nothing else wrote it in between). Then the
+/// attempt's work item is neither written nor run: it was dispatched and ended in one commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ahead {
+    pub node: String,
+    pub attempt: i32,
+    pub rev: i64,
+}
+
+impl Ahead {
+    fn is_run(&self, w: &NewWork) -> bool {
+        w.kind == WorkKind::Run && w.node_id.as_deref() == Some(self.node.as_str()) && w.attempt == Some(self.attempt)
+    }
 }
 
 /// Decides step `i` of a batch given its instance as the batch's earlier steps left it.
@@ -115,8 +134,9 @@ impl Decided {
         for (id, members) in groups {
             let Some(snapshot) = snapshots.get_mut(id) else { continue };
             let workflow = snapshot.instance.workflow_id;
-            for &i in members {
-                if fenced(i) {
+            let rev = snapshot.instance.rev;
+            for (k, &i) in members.iter().enumerate() {
+                if fenced(i) || steps[i].ahead.is_some_and(|a| !d.dispatches(*id, rev, a)) {
                     d.outcomes[i] = TransitionOutcome::Fenced;
                     continue;
                 }
@@ -137,9 +157,29 @@ impl Decided {
                     snapshot.instance.rev += 1;
                 }
                 d.applied[i] = Some((writes, offset));
+                if let Some(ahead) = steps[i].ahead {
+                    d.take_dispatch(*id, ahead, &members[..k]);
+                }
             }
         }
         d
+    }
+
+    /// Whether an earlier step of the batch dispatched the attempt run ahead, on the instance
+    /// as that run saw it.
+    fn dispatches(&self, instance: Uuid, rev: i64, ahead: &Ahead) -> bool {
+        ahead.rev == rev && self.batch.work.iter().any(|(i, _, w)| *i == instance && ahead.is_run(w))
+    }
+
+    /// Drops the work item of an attempt that ended in the batch that dispatched it, from what
+    /// the batch writes and from the earlier steps' writes (so it is not launched again).
+    fn take_dispatch(&mut self, instance: Uuid, ahead: &Ahead, earlier: &[usize]) {
+        self.batch.work.retain(|(i, _, w)| !(*i == instance && ahead.is_run(w)));
+        for &j in earlier {
+            if let Some((writes, _)) = &mut self.applied[j] {
+                writes.new_work.retain(|w| !ahead.is_run(w));
+            }
+        }
     }
 
     /// Each step's outcome once the batch is written (`first_seq`: where each instance's new
@@ -217,84 +257,4 @@ pub fn by_instance(steps: &[Step<'_>]) -> Vec<(Uuid, Vec<usize>)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::effects::work;
-    use chrono::Utc;
-
-    fn ids() -> (Uuid, Uuid) {
-        (Uuid::now_v7(), Uuid::now_v7())
-    }
-
-    #[test]
-    fn an_ended_attempt_drops_the_work_an_earlier_step_added_for_it_but_not_its_retry() {
-        let (instance, workflow) = ids();
-        let mut batch = BatchWrites::default();
-        let mut first = Writes::default();
-        first.new_work.push(work(WorkKind::NodeTimeout, Some("a"), Some(1), Utc::now()));
-        first.new_work.push(work(WorkKind::Retry, Some("a"), Some(1), Utc::now()));
-        first.new_work.push(work(WorkKind::Run, Some("b"), Some(1), Utc::now()));
-        batch.add(instance, workflow, &first);
-        let ended = Writes { ended_attempts: vec![("a".into(), 1)], ..Writes::default() };
-        batch.add(instance, workflow, &ended);
-        let kinds: Vec<_> = batch.work.iter().map(|(_, _, w)| (w.kind, w.node_id.clone())).collect();
-        assert_eq!(kinds, vec![(WorkKind::Retry, Some("a".into())), (WorkKind::Run, Some("b".into()))]);
-        assert_eq!(batch.ended, vec![(instance, "a".to_owned(), 1)]);
-    }
-
-    #[test]
-    fn clearing_an_instance_drops_only_its_own_earlier_work_and_keeps_later_work() {
-        let (instance, workflow) = ids();
-        let other = Uuid::now_v7();
-        let mut batch = BatchWrites::default();
-        let adds = |node: &str| Writes {
-            new_work: vec![work(WorkKind::Run, Some(node), Some(1), Utc::now())],
-            ..Writes::default()
-        };
-        batch.add(instance, workflow, &adds("a"));
-        batch.add(other, workflow, &adds("x"));
-        batch.add(instance, workflow, &Writes { clear_work: true, ..Writes::default() });
-        batch.add(instance, workflow, &adds("c"));
-        let left: Vec<_> = batch.work.iter().map(|(i, _, w)| (*i, w.node_id.clone().unwrap())).collect();
-        assert_eq!(left, vec![(other, "x".to_owned()), (instance, "c".to_owned())]);
-    }
-
-    #[test]
-    fn a_node_written_twice_is_written_once_with_its_last_row_and_entries_keep_step_order() {
-        let (instance, workflow) = ids();
-        let mut batch = BatchWrites::default();
-        let row = |status| NodeRow::fresh("a".into(), 0, status);
-        let entry = |n: i64| NewEvent {
-            kind: trellis_model::trace::EventKind::Node,
-            at: Utc::now(),
-            data: serde_json::json!({ "n": n }),
-        };
-        let first = Writes {
-            nodes: vec![row(trellis_model::NodeStatus::Running)],
-            events: vec![entry(1)],
-            ..Writes::default()
-        };
-        let second = Writes {
-            nodes: vec![row(trellis_model::NodeStatus::Succeeded)],
-            events: vec![entry(2), entry(3)],
-            ..Writes::default()
-        };
-        assert_eq!(batch.add(instance, workflow, &first), 0);
-        assert_eq!(batch.add(instance, workflow, &second), 1);
-        assert_eq!(batch.nodes.len(), 1);
-        assert_eq!(batch.nodes[0].1.status, trellis_model::NodeStatus::Succeeded);
-        let numbers: Vec<_> = batch.events[0].2.iter().map(|e| e.data["n"].as_i64().unwrap()).collect();
-        assert_eq!(numbers, vec![1, 2, 3]);
-    }
-
-    #[test]
-    fn steps_are_grouped_by_instance_in_id_order_keeping_each_instances_order() {
-        let (low, high) = ids();
-        let steps = [
-            Step { instance: high, fence: None },
-            Step { instance: low, fence: None },
-            Step { instance: high, fence: None },
-        ];
-        assert_eq!(by_instance(&steps), vec![(low, vec![1]), (high, vec![0, 2])]);
-    }
-}
+mod tests;

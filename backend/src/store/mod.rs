@@ -46,7 +46,7 @@ pub use alert_sql::{
     SlowInstance,
 };
 pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
-pub use batch::{Step, StepDecide};
+pub use batch::{absorb, Ahead, Step, StepDecide};
 pub use engine_records::*;
 pub use insight_sql::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
 pub use instance_query::{parse_content, parse_statuses, InstanceQuery};

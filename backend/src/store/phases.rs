@@ -69,6 +69,8 @@ pub struct PhaseClock {
     remembered: [AtomicU64; 2],
     /// Start transactions of `start_batch.rs` (one or more starts each), and the starts in them.
     start_batches: [AtomicU64; 2],
+    /// Results of attempts run ahead of their dispatch's commit: kept, dropped (`engine/ahead.rs`).
+    ran_ahead: [AtomicU64; 2],
 }
 
 pub static PHASES: PhaseClock = PhaseClock {
@@ -79,6 +81,7 @@ pub static PHASES: PhaseClock = PhaseClock {
     transactions: AtomicU64::new(0),
     remembered: [const { AtomicU64::new(0) }; 2],
     start_batches: [const { AtomicU64::new(0) }; 2],
+    ran_ahead: [const { AtomicU64::new(0) }; 2],
 };
 
 impl PhaseClock {
@@ -122,6 +125,16 @@ impl PhaseClock {
     /// Start transactions written together, and the starts they held.
     pub fn start_batch_counts(&self) -> (u64, u64) {
         (self.start_batches[0].load(Ordering::Relaxed), self.start_batches[1].load(Ordering::Relaxed))
+    }
+
+    /// A result run ahead of its dispatch's commit was committed with it, or dropped.
+    pub fn ran_ahead(&self, kept: bool) {
+        self.ran_ahead[usize::from(!kept)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Results run ahead kept, and dropped.
+    pub fn ran_ahead_counts(&self) -> (u64, u64) {
+        (self.ran_ahead[0].load(Ordering::Relaxed), self.ran_ahead[1].load(Ordering::Relaxed))
     }
 
     /// One statement sent inside an engine transaction.

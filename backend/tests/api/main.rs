@@ -4,6 +4,7 @@
 mod common;
 
 mod actions;
+mod ahead;
 mod alert_secrets;
 mod alerts;
 mod alerts_upkeep;

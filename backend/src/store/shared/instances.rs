@@ -92,7 +92,7 @@ impl crate::store::InstanceStore for Store {
     }
 
     async fn transition(&self, id: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome> {
-        let steps = [Step { instance: id, fence }];
+        let steps = [Step { instance: id, fence, ahead: None }];
         let one = |_: usize, snapshot: &Snapshot| decide(snapshot);
         let mut outcomes = self.transition_batch(&steps, &one).await?;
         Ok(outcomes.pop().unwrap_or(TransitionOutcome::NotFound))

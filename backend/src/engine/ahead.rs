@@ -1,0 +1,141 @@
+//! Attempts run ahead of their dispatch's commit. When an attempt ends, the attempts its
+//! result dispatches of nodes that only compute (a no-op, a transform, a branch, a script:
+//! nothing outside the instance sees them run) are run at once, on the instance as that result
+//! leaves it, and their results are committed in the same batch as it (`commit.rs`): a chain of
+//! such nodes costs one commit, not one per node, and every step is still written.
+//!
+//! Why it is safe: nothing of a step is published before its commit (history, live events,
+//! the attempts it starts), and an attempt run ahead has no effect outside its instance. A crash
+//! before the commit loses the chain: the first attempt is run again, as after any crash, and
+//! the others follow it again. The store keeps a result run ahead only if an earlier step of the
+//! same batch dispatched exactly that attempt, on the instance as the run saw it
+//! (`store/batch.rs`, `Ahead`); otherwise the result is dropped and the attempt runs as usual.
+
+use super::effects::{self, Detail};
+use super::machine::Event;
+use super::plan::Plan;
+use super::runner::{context, reads_context};
+use super::Engine;
+use crate::store::{absorb, Ahead, Fence, NewWork, WorkKind};
+use chrono::{SubsecRound, Utc};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use trellis_model::config::NodeKind;
+use uuid::Uuid;
+
+/// One event of a chain committed together: the first consumes the fenced work item, each
+/// later one is the result of an attempt run ahead of that commit (below).
+#[derive(Clone)]
+pub(super) struct Link {
+    pub ahead: Option<Ahead>,
+    pub event: Event,
+    pub detail: Detail,
+}
+
+impl Link {
+    pub(super) fn new(event: Event, detail: Detail) -> Link {
+        Link { ahead: None, event, detail }
+    }
+}
+
+/// Most attempts run ahead of one commit (a lane's batch holds 256 requests).
+const AHEAD_MOST: usize = 64;
+/// No attempt is begun ahead after this long: the first result waits about this long at most
+/// for its commit to begin.
+const AHEAD_FOR: Duration = Duration::from_millis(2);
+/// A run ahead that takes longer than this is dropped (its attempt then runs as usual).
+const AHEAD_WAIT: Duration = Duration::from_millis(5);
+
+impl Engine {
+    /// `first`, the result of the attempt `fence` leases, followed by the results of the
+    /// attempts it (and they, in turn) dispatch that may run ahead of its commit.
+    pub(super) async fn run_ahead(
+        self: &Arc<Self>,
+        plan: &Arc<Plan>,
+        instance: Uuid,
+        fence: &Fence,
+        first: Link,
+    ) -> Vec<Link> {
+        if !may_dispatch_ahead(plan, &first.event) {
+            return vec![first];
+        }
+        let mut links = vec![first];
+        let Some(mut snapshot) = self.store.remembered_instance(instance) else { return links };
+        let rev = snapshot.instance.rev;
+        let began = Instant::now();
+        let (mut decided, mut runnable) = (0, VecDeque::new());
+        loop {
+            // What the store will decide, on the instance as this process last wrote it (the
+            // batch checks that it still is, and decides again).
+            while decided < links.len() {
+                let link = &links[decided];
+                let now = Utc::now().trunc_subsecs(6);
+                let writes = effects::decide(plan, &snapshot, link.event.clone(), &link.detail, now, 0.0);
+                if writes.is_empty() || !absorb(&mut snapshot, &writes) {
+                    return links;
+                }
+                decided += 1;
+                runnable.extend(writes.new_work.iter().filter_map(|w| run_ahead_of(plan, w)));
+            }
+            if links.len() >= AHEAD_MOST || began.elapsed() >= AHEAD_FOR {
+                return links;
+            }
+            let Some((node, attempt)) = runnable.pop_front() else { return links };
+            let seen = if reads_context(plan.nodes[node].kind) { context(&snapshot) } else { Value::Null };
+            let run = self.execute(plan, instance, seen, node, attempt as u32, fence);
+            let Ok((event, detail)) = tokio::time::timeout(AHEAD_WAIT, run).await else { return links };
+            let ahead = Ahead { node: plan.nodes[node].id.clone(), attempt, rev };
+            links.push(Link { ahead: Some(ahead), event, detail });
+        }
+    }
+}
+
+/// Whether `event` may dispatch an attempt that runs ahead: its node (again, after a backoff)
+/// or a successor of it only computes. Spares every other result reading its instance.
+fn may_dispatch_ahead(plan: &Plan, event: &Event) -> bool {
+    match *event {
+        Event::Succeeded { node, .. } | Event::Failed { node, .. } | Event::Lost { node, .. } => {
+            plan.outgoing[node].iter().any(|edge| runs_ahead(plan.nodes[edge.to].kind))
+        }
+        Event::RetryDue { node, .. } => runs_ahead(plan.nodes[node].kind),
+        _ => false,
+    }
+}
+
+/// The (node, attempt) of a dispatched attempt that may run ahead of its dispatch's commit.
+fn run_ahead_of(plan: &Plan, work: &NewWork) -> Option<(usize, i32)> {
+    if work.kind != WorkKind::Run || work.queue.is_some() {
+        return None;
+    }
+    let node = plan.index_of(work.node_id.as_deref()?)?;
+    runs_ahead(plan.nodes[node].kind).then_some((node, work.attempt?))
+}
+
+/// Whether a node type only computes over its instance (its attempts may run ahead).
+fn runs_ahead(kind: NodeKind) -> bool {
+    match kind {
+        NodeKind::Noop | NodeKind::Transform | NodeKind::Branch | NodeKind::Script => true,
+        // A call out, a wait, a child or a map's items: seen outside the instance, or long.
+        // A `fail` node stands in for a failing call in tests and demos: it runs as one does.
+        NodeKind::Http
+        | NodeKind::Delay
+        | NodeKind::WaitSignal
+        | NodeKind::Task
+        | NodeKind::Subworkflow
+        | NodeKind::Map
+        | NodeKind::Fail => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_nodes_that_compute_over_their_instance_run_ahead() {
+        assert!(runs_ahead(NodeKind::Noop) && runs_ahead(NodeKind::Transform) && runs_ahead(NodeKind::Script));
+        assert!(!runs_ahead(NodeKind::Http) && !runs_ahead(NodeKind::Delay) && !runs_ahead(NodeKind::Subworkflow));
+    }
+}
