@@ -16,11 +16,13 @@ use super::machine::Event;
 use super::plan::Plan;
 use super::runner::{context, reads_context};
 use super::Engine;
+use crate::store::phases::PHASES;
 use crate::store::{absorb, Ahead, Fence, NewWork, WorkKind};
 use chrono::{SubsecRound, Utc};
 use serde_json::Value;
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trellis_model::config::NodeKind;
 use uuid::Uuid;
@@ -37,6 +39,22 @@ pub(super) struct Link {
 impl Link {
     pub(super) fn new(event: Event, detail: Detail) -> Link {
         Link { ahead: None, event, detail }
+    }
+}
+
+/// Nodes of a workflow, by id, a run ahead of which was dropped for taking too long: this
+/// process runs them as usual from then on (a dropped run holds its sandbox worker until it ends,
+/// and the attempt runs again).
+#[derive(Default)]
+pub(super) struct TooSlow(Mutex<HashSet<(Uuid, String)>>);
+
+impl TooSlow {
+    fn contains(&self, workflow: Uuid, node: &str) -> bool {
+        self.0.lock().expect("too slow to run ahead").contains(&(workflow, node.to_owned()))
+    }
+
+    fn insert(&self, workflow: Uuid, node: &str) {
+        self.0.lock().expect("too slow to run ahead").insert((workflow, node.to_owned()));
     }
 }
 
@@ -79,16 +97,35 @@ impl Engine {
                 decided += 1;
                 runnable.extend(writes.new_work.iter().filter_map(|w| run_ahead_of(plan, w)));
             }
-            if links.len() >= AHEAD_MOST || began.elapsed() >= AHEAD_FOR {
+            if links.len() >= AHEAD_MOST || began.elapsed() >= AHEAD_FOR || self.draining.load(Ordering::SeqCst) {
                 return links;
             }
             let Some((node, attempt)) = runnable.pop_front() else { return links };
+            if !self.may_run_ahead(plan, node) {
+                continue;
+            }
             let seen = if reads_context(plan.nodes[node].kind) { context(&snapshot) } else { Value::Null };
             let run = self.execute(plan, instance, seen, node, attempt as u32, fence);
-            let Ok((event, detail)) = tokio::time::timeout(AHEAD_WAIT, run).await else { return links };
+            let Ok((event, detail)) = tokio::time::timeout(AHEAD_WAIT, run).await else {
+                self.too_slow.insert(plan.workflow, &plan.nodes[node].id);
+                PHASES.ran_ahead(false);
+                return links;
+            };
             let ahead = Ahead { node: plan.nodes[node].id.clone(), attempt, rev };
             links.push(Link { ahead: Some(ahead), event, detail });
         }
+    }
+}
+
+impl Engine {
+    /// Whether to run `node` ahead now: not one that took too long before, nor one whose own
+    /// timeout is shorter than a run ahead is waited for, nor a sandboxed one while no sandbox
+    /// worker is free (it would wait in line, holding the result before it).
+    fn may_run_ahead(&self, plan: &Plan, node: usize) -> bool {
+        let spec = &plan.nodes[node];
+        let short = spec.timeout_ms.is_some_and(|ms| u128::from(ms) <= AHEAD_WAIT.as_millis());
+        let worker_free = spec.kind == NodeKind::Noop || self.runtime.sandbox.has_free_worker();
+        !short && worker_free && !self.too_slow.contains(plan.workflow, &spec.id)
     }
 }
 

@@ -9,7 +9,8 @@
 //!    (`ahead.rs`): a chain is handed over, batched and written together.
 //! 2. **lane** (`run_lane`): the instance's commit lane (one of `commit_lanes`, picked by
 //!    instance, so one instance's events meet in one lane) takes every request waiting for it,
-//!    up to `MAX_BATCH`, as one batch: group commit, one transaction for all of them.
+//!    up to `MAX_BATCH` (past it by a chain at most: chains are not split), as one batch: group
+//!    commit, one transaction for all of them.
 //! 3. **decide** (`Engine::decide`): for each request, on its instance as the store locked it
 //!    (and as the batch's earlier steps left it), the pure `effects::decide` turns the event
 //!    into `Writes`; worker slots are reserved (`reserve.rs`) so the attempts it dispatches

@@ -97,6 +97,8 @@ pub struct Engine {
     start_lane: start_lane::StartLane,
     /// Admissions asked for while one runs, folded into one more (`admission.rs`).
     admission_turns: admission::AdmissionTurns,
+    /// Nodes this process no longer runs ahead of their dispatch's commit (`ahead.rs`).
+    too_slow: ahead::TooSlow,
 }
 
 impl Engine {
@@ -120,6 +122,7 @@ impl Engine {
             lanes: std::sync::OnceLock::new(),
             start_lane: start_lane::StartLane::new(config.commit_lanes),
             admission_turns: admission::AdmissionTurns::default(),
+            too_slow: ahead::TooSlow::default(),
             config,
         });
         let _ = engine.lanes.set(commit::Lanes::spawn(&engine, lanes));

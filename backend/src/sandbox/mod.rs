@@ -149,6 +149,11 @@ impl Sandbox {
         }
     }
 
+    /// Whether a worker is free at this moment (a caller now would not wait in line).
+    pub fn has_free_worker(&self) -> bool {
+        self.pool.free_slots() > 0
+    }
+
     /// Runs one script within `deadline` (its own time limit is enforced inside the worker;
     /// the deadline is the backstop).
     pub async fn run_script(&self, script: Script, deadline: Duration) -> Result<Ran, Stopped> {

@@ -46,6 +46,11 @@ impl Pool {
         Ok((filtered, inherited))
     }
 
+    /// Workers nobody holds or waits for at this moment.
+    pub fn free_slots(&self) -> usize {
+        self.slots.available_permits()
+    }
+
     /// Waits in line for a worker. The caller waits here itself, so a caller that gives up
     /// leaves the line (nothing it asked for runs later).
     pub async fn slot(&self) -> Result<Slot, Death> {

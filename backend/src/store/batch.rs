@@ -5,7 +5,7 @@
 
 use super::engine_records::{Fence, InstanceUpdate, NewEvent, NewWork, NodeRow, Snapshot, TransitionOutcome, Writes};
 use super::WorkKind;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 
 /// One state change of a batch: an event for `instance`, consuming the fenced work item.
@@ -18,9 +18,10 @@ pub struct Step<'a> {
 }
 
 /// An attempt run ahead of its dispatch's commit (`engine/ahead.rs`). Its result holds only if
-/// an earlier step of the same batch dispatches exactly this attempt, and the instance was at
-/// `rev` when the batch began (as the run saw it: nothing else wrote it in between). Then the
-/// attempt's work item is neither written nor run: it was dispatched and ended in one commit.
+/// an earlier step of its own chain dispatches exactly this attempt, the instance was at `rev`
+/// when the batch began (as the run saw it) and no other step of the instance applied before the
+/// chain: nothing wrote the instance between what the run saw and its chain. Then the attempt's
+/// work item is neither written nor launched: it was dispatched and ended in one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ahead {
     pub node: String,
@@ -132,52 +133,93 @@ impl Decided {
             ..Decided::default()
         };
         for (id, members) in groups {
-            let Some(snapshot) = snapshots.get_mut(id) else { continue };
-            let workflow = snapshot.instance.workflow_id;
-            let rev = snapshot.instance.rev;
-            for (k, &i) in members.iter().enumerate() {
-                if fenced(i) || steps[i].ahead.is_some_and(|a| !d.dispatches(*id, rev, a)) {
-                    d.outcomes[i] = TransitionOutcome::Fenced;
-                    continue;
-                }
-                let writes = decide(i, snapshot);
-                if writes.is_empty() {
-                    d.outcomes[i] = TransitionOutcome::Unchanged;
-                    continue;
-                }
-                if !absorb(snapshot, &writes) && !d.incomplete.contains(id) {
-                    d.incomplete.push(*id);
-                }
-                let offset = d.batch.add(*id, workflow, &writes);
-                if let Some(u) = &writes.instance {
-                    d.updates.push((*id, u.clone()));
-                }
-                if d.written.last() != Some(id) {
-                    d.written.push(*id);
-                    snapshot.instance.rev += 1;
-                }
-                d.applied[i] = Some((writes, offset));
-                if let Some(ahead) = steps[i].ahead {
-                    d.take_dispatch(*id, ahead, &members[..k]);
-                }
+            if let Some(snapshot) = snapshots.get_mut(id) {
+                d.instance_steps(steps, *id, members, snapshot, &fenced, decide);
             }
         }
         d
     }
 
-    /// Whether an earlier step of the batch dispatched the attempt run ahead, on the instance
-    /// as that run saw it.
-    fn dispatches(&self, instance: Uuid, rev: i64, ahead: &Ahead) -> bool {
-        ahead.rev == rev && self.batch.work.iter().any(|(i, _, w)| *i == instance && ahead.is_run(w))
+    /// Decides one instance's steps of the batch, in order.
+    fn instance_steps(
+        &mut self,
+        steps: &[Step<'_>],
+        id: Uuid,
+        members: &[usize],
+        snapshot: &mut Snapshot,
+        fenced: &impl Fn(usize) -> bool,
+        decide: StepDecide<'_>,
+    ) {
+        let workflow = snapshot.instance.workflow_id;
+        let rev = snapshot.instance.rev;
+        // Where the chain of the step at hand begins (the steps run ahead follow their chain's
+        // first step), and whether a step of the instance applied before that chain.
+        let (mut chain, mut clean) = (0, true);
+        for (k, &i) in members.iter().enumerate() {
+            if steps[i].ahead.is_none() {
+                (chain, clean) = (k, members[..k].iter().all(|&j| self.applied[j].is_none()));
+            }
+            let held = |a: &Ahead| clean && a.rev == rev && self.chain_dispatched(id, a, &members[chain..k]);
+            if fenced(i) || steps[i].ahead.is_some_and(|a| !held(a)) {
+                self.outcomes[i] = TransitionOutcome::Fenced;
+                continue;
+            }
+            let writes = decide(i, snapshot);
+            if writes.is_empty() {
+                self.outcomes[i] = TransitionOutcome::Unchanged;
+                continue;
+            }
+            if !absorb(snapshot, &writes) && !self.incomplete.contains(&id) {
+                self.incomplete.push(id);
+            }
+            let offset = self.batch.add(id, workflow, &writes);
+            if let Some(u) = &writes.instance {
+                self.updates.push((id, u.clone()));
+            }
+            if self.written.last() != Some(&id) {
+                self.written.push(id);
+                snapshot.instance.rev += 1;
+            }
+            let drops_work = writes.clear_work || !writes.ended_attempts.is_empty();
+            self.applied[i] = Some((writes, offset));
+            if let Some(ahead) = steps[i].ahead {
+                self.take_dispatch(id, ahead, &members[chain..k]);
+            }
+            if drops_work {
+                self.unlaunch_dropped(id, &members[..k]);
+            }
+        }
     }
 
-    /// Drops the work item of an attempt that ended in the batch that dispatched it, from what
-    /// the batch writes and from the earlier steps' writes (so it is not launched again).
-    fn take_dispatch(&mut self, instance: Uuid, ahead: &Ahead, earlier: &[usize]) {
+    /// Whether a step of the chain (`chain`: its steps so far) dispatched the attempt run
+    /// ahead, and the batch still writes that dispatch.
+    fn chain_dispatched(&self, instance: Uuid, ahead: &Ahead, chain: &[usize]) -> bool {
+        let dispatched = |j: &usize| {
+            self.applied[*j].as_ref().is_some_and(|(writes, _)| writes.new_work.iter().any(|w| ahead.is_run(w)))
+        };
+        chain.iter().any(dispatched) && self.batch.work.iter().any(|(i, _, w)| *i == instance && ahead.is_run(w))
+    }
+
+    /// Takes the dispatch of an attempt run ahead out of what the batch writes and out of its
+    /// chain's writes: it was dispatched and ended in this batch.
+    fn take_dispatch(&mut self, instance: Uuid, ahead: &Ahead, chain: &[usize]) {
         self.batch.work.retain(|(i, _, w)| !(*i == instance && ahead.is_run(w)));
-        for &j in earlier {
+        for &j in chain {
             if let Some((writes, _)) = &mut self.applied[j] {
                 writes.new_work.retain(|w| !ahead.is_run(w));
+            }
+        }
+    }
+
+    /// Takes the attempts leased to this process that the batch no longer writes (a later step
+    /// ended or cleared them) out of the earlier steps' writes, so they are
+    /// not launched after the commit.
+    fn unlaunch_dropped(&mut self, instance: Uuid, earlier: &[usize]) {
+        let written: HashSet<Uuid> =
+            self.batch.work.iter().filter(|(i, _, _)| *i == instance).filter_map(|(_, _, w)| w.id).collect();
+        for &j in earlier {
+            if let Some((writes, _)) = &mut self.applied[j] {
+                writes.new_work.retain(|w| w.id.is_none_or(|id| written.contains(&id)));
             }
         }
     }

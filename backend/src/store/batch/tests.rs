@@ -164,3 +164,48 @@ fn an_attempt_run_ahead_on_an_instance_written_since_or_not_dispatched_is_droppe
         assert_eq!(runs_of_b(&d.batch.work.iter().map(|(_, _, w)| w.clone()).collect::<Vec<_>>()), dispatched);
     }
 }
+
+#[test]
+fn an_attempt_run_ahead_is_dropped_when_another_step_of_its_instance_applied_before_its_chain() {
+    let snapshot = running(3);
+    let id = snapshot.instance.id;
+    let ahead = Ahead { node: "b".into(), attempt: 1, rev: 3 };
+    let steps = [
+        Step { instance: id, fence: None, ahead: None },
+        Step { instance: id, fence: None, ahead: None },
+        Step { instance: id, fence: None, ahead: Some(&ahead) },
+    ];
+    let decide = |i: usize, _: &Snapshot| {
+        let mut writes = Writes {
+            nodes: vec![NodeRow { attempts: 1, ..NodeRow::fresh("a".into(), 0, trellis_model::NodeStatus::Running) }],
+            ..Writes::default()
+        };
+        if i == 1 {
+            writes.new_work.push(work(WorkKind::Run, Some("b"), Some(1), Utc::now()));
+        }
+        writes
+    };
+    let mut snapshots = HashMap::from([(id, snapshot)]);
+    let d = Decided::steps(&steps, &by_instance(&steps), &mut snapshots, |_| false, &decide);
+    assert!(matches!(d.outcomes[2], TransitionOutcome::Fenced));
+    assert_eq!(runs_of_b(&d.applied[1].as_ref().unwrap().0.new_work), 1, "b runs as usual");
+}
+
+#[test]
+fn work_a_later_step_clears_is_not_launched_by_the_step_that_dispatched_it() {
+    let snapshot = running(0);
+    let id = snapshot.instance.id;
+    let steps = [Step { instance: id, fence: None, ahead: None }, Step { instance: id, fence: None, ahead: None }];
+    let decide = |i: usize, _: &Snapshot| match i {
+        0 => {
+            let mut leased = work(WorkKind::Run, Some("b"), Some(1), Utc::now());
+            (leased.id, leased.lease) = (Some(Uuid::now_v7()), Some(("me".into(), Utc::now())));
+            Writes { new_work: vec![leased], ..Writes::default() }
+        }
+        _ => Writes { clear_work: true, ..Writes::default() },
+    };
+    let mut snapshots = HashMap::from([(id, snapshot)]);
+    let d = Decided::steps(&steps, &by_instance(&steps), &mut snapshots, |_| false, &decide);
+    assert!(d.batch.work.is_empty());
+    assert_eq!(runs_of_b(&d.applied[0].as_ref().unwrap().0.new_work), 0, "never launched");
+}
