@@ -44,6 +44,37 @@ pub struct InstanceRow {
 }
 
 impl InstanceRow {
+    /// A new instance of a new workflow in `status`, for unit tests to change what they need.
+    #[cfg(test)]
+    pub fn for_test(status: InstanceStatus) -> InstanceRow {
+        let now = Utc::now();
+        let running = status != InstanceStatus::Queued;
+        InstanceRow {
+            id: Uuid::now_v7(),
+            workflow_id: Uuid::now_v7(),
+            version: 1,
+            status,
+            input: Json(Value::Null),
+            output: None,
+            error: None,
+            business_key: None,
+            created_at: now,
+            started_at: running.then_some(now),
+            ended_at: None,
+            trace_id: None,
+            parent_span_id: None,
+            run: 1,
+            parent_instance_id: None,
+            parent_node_id: None,
+            parent_attempt: None,
+            depth: 0,
+            concurrency_key: None,
+            handles_failure_of: None,
+            failure_depth: 0,
+            rev: 0,
+        }
+    }
+
     /// The W3C trace id of the instance's spans: the caller's (from `traceparent` on the
     /// start), else one derived from the instance id.
     pub fn trace_id(&self) -> String {

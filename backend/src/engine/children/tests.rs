@@ -20,30 +20,13 @@ fn plan(kind: &str) -> Plan {
 
 /// A running instance whose one node runs attempt 1; a child of `parent` if given.
 fn running(parent: Option<Uuid>) -> Snapshot {
-    let now = Utc::now();
     let instance = InstanceRow {
-        id: Uuid::now_v7(),
-        workflow_id: Uuid::now_v7(),
-        version: 1,
-        status: InstanceStatus::Running,
         input: Json(json!({})),
-        output: None,
-        error: None,
-        business_key: None,
-        created_at: now,
-        started_at: Some(now),
-        ended_at: None,
-        trace_id: None,
-        parent_span_id: None,
-        run: 1,
         parent_instance_id: parent,
         parent_node_id: parent.map(|_| "call".to_owned()),
         parent_attempt: parent.map(|_| 2),
         depth: i32::from(parent.is_some()),
-        concurrency_key: None,
-        handles_failure_of: None,
-        failure_depth: 0,
-        rev: 0,
+        ..InstanceRow::for_test(InstanceStatus::Running)
     };
     let node = NodeRow { attempts: 1, ..NodeRow::fresh("n".into(), 0, NodeStatus::Running) };
     Snapshot { instance, nodes: vec![node] }

@@ -7,8 +7,6 @@ use crate::engine::effects::{decide, Detail};
 use crate::engine::machine::{retry_set, RetryFrom};
 use crate::store::{NewWork, Snapshot, WorkKind, Writes};
 use proptest::prelude::*;
-use serde_json::Value;
-use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
 use trellis_model::config::NodeKind;
 use trellis_model::{Definition, Edge, Node, RetryPolicy, Settings};
@@ -24,30 +22,7 @@ struct Sim {
 impl Sim {
     fn new(plan: Plan) -> Sim {
         let now = Utc::now();
-        let instance = InstanceRow {
-            id: uuid::Uuid::now_v7(),
-            workflow_id: uuid::Uuid::now_v7(),
-            version: 1,
-            status: InstanceStatus::Queued,
-            input: Json(Value::Null),
-            output: None,
-            error: None,
-            business_key: None,
-            created_at: now,
-            started_at: None,
-            ended_at: None,
-            trace_id: None,
-            parent_span_id: None,
-            run: 1,
-            parent_instance_id: None,
-            parent_node_id: None,
-            parent_attempt: None,
-            depth: 0,
-            concurrency_key: None,
-            handles_failure_of: None,
-            failure_depth: 0,
-            rev: 0,
-        };
+        let instance = InstanceRow::for_test(InstanceStatus::Queued);
         let nodes = plan
             .nodes
             .iter()

@@ -77,30 +77,10 @@ fn steps_are_grouped_by_instance_in_id_order_keeping_each_instances_order() {
 
 /// A running instance at `rev` with nodes `a` (running) and `b` (pending).
 fn running(rev: i64) -> Snapshot {
-    let now = Utc::now();
     let instance = super::super::engine_records::InstanceRow {
-        id: Uuid::now_v7(),
-        workflow_id: Uuid::now_v7(),
-        version: 1,
-        status: trellis_model::InstanceStatus::Running,
-        input: sqlx::types::Json(serde_json::json!({})),
-        output: None,
-        error: None,
-        business_key: None,
-        created_at: now,
-        started_at: Some(now),
-        ended_at: None,
-        trace_id: None,
-        parent_span_id: None,
-        run: 1,
-        parent_instance_id: None,
-        parent_node_id: None,
-        parent_attempt: None,
-        depth: 0,
-        concurrency_key: None,
-        handles_failure_of: None,
-        failure_depth: 0,
         rev,
+        input: sqlx::types::Json(serde_json::json!({})),
+        ..super::super::engine_records::InstanceRow::for_test(trellis_model::InstanceStatus::Running)
     };
     let nodes = vec![
         NodeRow { attempts: 1, ..NodeRow::fresh("a".into(), 0, trellis_model::NodeStatus::Running) },
