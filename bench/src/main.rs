@@ -66,6 +66,7 @@ async fn main() -> Result<()> {
 /// The groups `--only` may name: one list, so the usage and the check cannot disagree.
 const GROUPS: &[&str] = &[
     "engine",
+    "steps",
     "timers",
     "peers",
     "scale",
@@ -152,9 +153,12 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         progress(backend, "the peers' shapes: chain-10, fan-out-100 + join, chain-40");
         peers::shapes(&api, backend, if options.quick { 5 } else { 9 }, &mut figures).await?;
     }
-    if runs("engine") {
+    // The engine group's first scenario; `--only steps` runs it alone.
+    if runs("engine") || runs("steps") {
         progress(backend, "transition latency");
         scenarios::transition_latency(&api, latency_runs, &mut figures).await?;
+    }
+    if runs("engine") {
         // Each size behind the limit, then the largest again with no limit.
         let largest = *sizes.last().unwrap_or(&1_000);
         for (size, limited) in sizes.iter().map(|&size| (size, true)).chain([(largest, false)]) {

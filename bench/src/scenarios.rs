@@ -27,9 +27,14 @@ pub fn chain_of(n: usize, node: &Value) -> Value {
     json!({"nodes": nodes, "edges": edges})
 }
 
-/// (a) predecessor end -> successor start, on chain-10 instances run one at a time.
+/// (a) predecessor end -> successor start, on chain-10 instances run one at a time, of nodes
+/// that do not run ahead of their dispatch's commit (a `fail` node that succeeds at once, the
+/// engine's stand-in for a call out): each step waits for its predecessor's commit, as a chain
+/// of calls out does. (On a chain of no-ops every step is decided and committed in one batch:
+/// `peers` times those end to end.)
 pub async fn transition_latency(api: &Api, instances: usize, out: &mut Figures) -> Result<()> {
-    let workflow = api.publish("bench chain-10 latency", chain(10)).await?;
+    let committed_apart = json!({"type": "fail", "config": {"fail_attempts": 0}});
+    let workflow = api.publish("bench chain-10 latency", chain_of(10, &committed_apart)).await?;
     let mut samples = Vec::new();
     for _ in 0..instances {
         let id = api.start(&workflow).await?;
