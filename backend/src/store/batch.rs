@@ -5,7 +5,7 @@
 
 use super::engine_records::{Fence, InstanceUpdate, NewEvent, NewWork, NodeRow, Snapshot, TransitionOutcome, Writes};
 use super::WorkKind;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// One state change of a batch: an event for `instance`, consuming the fenced work item.
@@ -154,10 +154,10 @@ impl Decided {
         let rev = snapshot.instance.rev;
         // Where the chain of the step at hand begins (the steps run ahead follow their chain's
         // first step), and whether a step of the instance applied before that chain.
-        let (mut chain, mut clean) = (0, true);
+        let (mut chain, mut clean, mut applied_any) = (0, true, false);
         for (k, &i) in members.iter().enumerate() {
             if steps[i].ahead.is_none() {
-                (chain, clean) = (k, members[..k].iter().all(|&j| self.applied[j].is_none()));
+                (chain, clean) = (k, !applied_any);
             }
             let held = |a: &Ahead| clean && a.rev == rev && self.chain_dispatched(id, a, &members[chain..k]);
             if fenced(i) || steps[i].ahead.is_some_and(|a| !held(a)) {
@@ -182,11 +182,13 @@ impl Decided {
             }
             let drops_work = writes.clear_work || !writes.ended_attempts.is_empty();
             self.applied[i] = Some((writes, offset));
+            applied_any = true;
             if let Some(ahead) = steps[i].ahead {
-                self.take_dispatch(id, ahead, &members[chain..k]);
+                // Dispatched and ended in this batch: neither written nor launched.
+                self.batch.work.retain(|(instance, _, w)| !(*instance == id && ahead.is_run(w)));
             }
-            if drops_work {
-                self.unlaunch_dropped(id, &members[..k]);
+            if drops_work || steps[i].ahead.is_some() {
+                self.forget_unwritten(id, &members[..k]);
             }
         }
     }
@@ -200,28 +202,17 @@ impl Decided {
         chain.iter().any(dispatched) && self.batch.work.iter().any(|(i, _, w)| *i == instance && ahead.is_run(w))
     }
 
-    /// Takes the dispatch of an attempt run ahead out of what the batch writes and out of its
-    /// chain's writes: it was dispatched and ended in this batch.
-    fn take_dispatch(&mut self, instance: Uuid, ahead: &Ahead, chain: &[usize]) {
-        self.batch.work.retain(|(i, _, w)| !(*i == instance && ahead.is_run(w)));
-        for &j in chain {
-            if let Some((writes, _)) = &mut self.applied[j] {
-                writes.new_work.retain(|w| !ahead.is_run(w));
-            }
-        }
-    }
-
-    /// Takes the attempts leased to this process that the batch no longer writes (a later step
-    /// ended or cleared them) out of the earlier steps' writes, so they are
-    /// not launched after the commit.
-    fn unlaunch_dropped(&mut self, instance: Uuid, earlier: &[usize]) {
-        let written: HashSet<Uuid> =
-            self.batch.work.iter().filter(|(i, _, _)| *i == instance).filter_map(|(_, _, w)| w.id).collect();
+    /// Takes the work the batch no longer writes (a later step ended or cleared it, or ran it
+    /// ahead) out of the earlier steps' writes: what a step says it wrote is what the batch
+    /// writes, and an attempt never written is never launched after the commit.
+    fn forget_unwritten(&mut self, instance: Uuid, earlier: &[usize]) {
+        let written = std::mem::take(&mut self.batch.work);
         for &j in earlier {
             if let Some((writes, _)) = &mut self.applied[j] {
-                writes.new_work.retain(|w| w.id.is_none_or(|id| written.contains(&id)));
+                writes.new_work.retain(|w| written.iter().any(|(i, _, kept)| *i == instance && kept == w));
             }
         }
+        self.batch.work = written;
     }
 
     /// Each step's outcome once the batch is written (`first_seq`: where each instance's new
