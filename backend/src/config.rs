@@ -6,6 +6,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/trellis.db";
+/// How long an HTTP request waits in line for a sandbox worker by default: a few seconds, well
+/// under a client's patience, then a 503 it may retry.
+pub const SANDBOX_REQUEST_WAIT_MS: u64 = 3_000;
 
 /// Where the data lives; shared by every subcommand.
 #[derive(Debug, Clone, Args)]
@@ -166,8 +169,8 @@ pub struct ServeConfig {
     /// not per the proxy's.
     #[arg(long, env = "TRELLIS_BEHIND_PROXY", default_value_t = false)]
     pub behind_proxy: bool,
-    /// Sandbox worker processes, which run every expression, template and script (default:
-    /// one per core).
+    /// Sandbox worker processes scripts may occupy at once (default: one per core); the pool
+    /// keeps a quarter as many more (at least one) that only expressions and templates use.
     #[arg(long, env = "TRELLIS_SANDBOX_WORKERS")]
     pub sandbox_workers: Option<usize>,
     /// Memory one sandbox worker may allocate for user code, in MiB (a script's own
@@ -178,6 +181,10 @@ pub struct ServeConfig {
     /// ms; past it the worker is killed and the attempt fails.
     #[arg(long, env = "TRELLIS_SANDBOX_TIMEOUT_MS", default_value_t = 10_000)]
     pub sandbox_timeout_ms: u64,
+    /// How long an HTTP request (a start's concurrency key, a validation, a preview) waits in
+    /// line for a sandbox worker before it answers 503 with `Retry-After`, in ms.
+    #[arg(long, env = "TRELLIS_SANDBOX_REQUEST_WAIT_MS", default_value_t = SANDBOX_REQUEST_WAIT_MS)]
+    pub sandbox_request_wait_ms: u64,
     /// The program sandbox workers run (`PROGRAM sandbox-worker`); default: this binary.
     #[arg(long, env = "TRELLIS_SANDBOX_WORKER")]
     pub sandbox_worker: Option<PathBuf>,
@@ -284,6 +291,7 @@ impl ServeConfig {
             sandbox_workers: None,
             sandbox_memory_mb: 256,
             sandbox_timeout_ms: 10_000,
+            sandbox_request_wait_ms: SANDBOX_REQUEST_WAIT_MS,
             sandbox_worker: None,
             slow_factor: 3.0,
             slow_floor_ms: 1_000,

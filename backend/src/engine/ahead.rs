@@ -16,6 +16,7 @@ use super::machine::Event;
 use super::plan::Plan;
 use super::runner::{context, reads_context};
 use super::Engine;
+use crate::sandbox::Lane;
 use crate::store::phases::PHASES;
 use crate::store::{absorb, Ahead, Fence, NewWork, WorkKind};
 use chrono::{SubsecRound, Utc};
@@ -120,11 +121,12 @@ impl Engine {
 impl Engine {
     /// Whether to run `node` ahead now: not one that took too long before, nor one whose own
     /// timeout is shorter than a run ahead is waited for, nor a sandboxed one while no sandbox
-    /// worker is free (it would wait in line, holding the result before it).
+    /// worker of its lane is free (it would wait in line, holding the result before it).
     fn may_run_ahead(&self, plan: &Plan, node: usize) -> bool {
         let spec = &plan.nodes[node];
         let short = spec.timeout_ms.is_some_and(|ms| u128::from(ms) <= AHEAD_WAIT.as_millis());
-        let worker_free = spec.kind == NodeKind::Noop || self.runtime.sandbox.has_free_worker();
+        let lane = if spec.kind == NodeKind::Script { Lane::Scripts } else { Lane::Expressions };
+        let worker_free = spec.kind == NodeKind::Noop || self.runtime.sandbox.has_free_worker(lane);
         !short && worker_free && !self.too_slow.contains(plan.workflow, &spec.id)
     }
 }

@@ -87,6 +87,7 @@ impl Engine {
                 e @ (EngineError::Store(_)
                 | EngineError::Internal(_)
                 | EngineError::Unavailable(_)
+                | EngineError::Busy(_)
                 | EngineError::LimitReached(_)),
             ) => Err(transient(&e)),
             Err(e) => Err(permanent(format!("could not start the child instance: {e}"))),

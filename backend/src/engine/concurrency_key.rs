@@ -7,7 +7,7 @@
 
 use super::plan::Plan;
 use super::EngineError;
-use crate::sandbox::{Job, Sandbox};
+use crate::sandbox::{Cause, Job, Sandbox};
 use crate::store::Held;
 use serde_json::{json, Value};
 
@@ -22,10 +22,11 @@ pub async fn evaluate(plan: &Plan, input: &Value, sandbox: &Sandbox) -> Result<O
     let value = sandbox
         .evaluate(vec![Job::Eval(expression.clone())], &context, None)
         .await
-        .map_err(|stopped| match stopped.cause.is_limit() {
+        .map_err(|stopped| match stopped.cause {
             // The key's own doing: a limit it met.
-            true => refused(expression, format!("failed: {stopped}")),
-            false => EngineError::Unavailable(format!("the concurrency key could not be evaluated: {stopped}")),
+            cause if cause.is_limit() => refused(expression, format!("failed: {stopped}")),
+            Cause::Busy => EngineError::Busy(format!("the concurrency key could not be evaluated: {stopped}")),
+            _ => EngineError::Unavailable(format!("the concurrency key could not be evaluated: {stopped}")),
         })?
         .map_err(|e| refused(expression, format!("failed: {e}")))?
         .pop()

@@ -21,6 +21,10 @@ pub enum EngineError {
     /// Passing trouble outside the database (a sandbox worker lost mid-evaluation): try again.
     #[error("{0}")]
     Unavailable(String),
+    /// No sandbox worker was free within the caller's bound (an HTTP request's): nothing was
+    /// done; try again shortly. The text is the sandbox's own, safe to show.
+    #[error("{0}")]
+    Busy(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]

@@ -105,6 +105,7 @@ impl Engine {
                 e @ (EngineError::Store(_)
                 | EngineError::Internal(_)
                 | EngineError::Unavailable(_)
+                | EngineError::Busy(_)
                 | EngineError::LimitReached(_)),
             ) => Err(Err(anyhow::anyhow!("starting the failure handler: {e}"))),
             Err(e) => named(e.to_string()),

@@ -15,7 +15,7 @@ use axum::http::{header, Request, StatusCode};
 use axum::response::Response;
 use axum::Router;
 use middleware::error::{problem, problem_response};
-use middleware::{audit_trail, csrf, edge, headers};
+use middleware::{audit_trail, csrf, edge, headers, sandbox_wait};
 use resources::{
     alerts, api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts,
     secrets, session, spa, stats, tasks, trigger_management, users, versions, views, workflows,
@@ -93,6 +93,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .merge(root)
         .fallback(spa::serve)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), sandbox_wait::bound))
         .layer(axum::middleware::from_fn(edge::problem_errors))
         .layer(axum::middleware::from_fn_with_state(state.clone(), edge::guard_uri))
         .layer(DefaultBodyLimit::max(state.serve.max_body_bytes))

@@ -14,7 +14,11 @@
 //! A request carries only the parts of the context its texts can reach (`trellis_model::
 //! expr::scope`): an expression reading one field of a 1 MB upstream output sends that
 //! field, not the megabyte.
+//!
+//! Scripts and expressions use the workers in lanes (`lanes.rs`): endless scripts never make
+//! an expression wait, and a request with a deadline of its own waits in line a bounded time.
 
+mod lanes;
 mod metrics;
 mod pool;
 mod process;
@@ -22,6 +26,7 @@ pub mod protocol;
 pub mod script;
 pub mod worker;
 
+pub use lanes::{waiting_at_most, Lane};
 pub use metrics::SANDBOX as METRICS;
 pub use protocol::Job;
 
@@ -43,6 +48,7 @@ use trellis_model::expr::scope;
 pub struct SandboxSettings {
     /// The `trellis` binary the workers run (`trellis sandbox-worker`).
     pub program: PathBuf,
+    /// Workers scripts may occupy at once; the pool keeps a reserve for expressions beside them.
     pub workers: usize,
     /// Memory a worker may allocate for user code.
     pub memory_mib: u64,
@@ -91,7 +97,8 @@ impl Sandbox {
             sandbox.pool.fill().await.map_err(anyhow::Error::msg).context("the sandbox workers")?;
         let s = sandbox.settings();
         tracing::info!(
-            workers = s.workers,
+            workers = sandbox.pool.size(),
+            script_workers = s.workers,
             memory_mib = s.memory_mib,
             timeout_ms = s.timeout_ms,
             syscall_filter = filtered,
@@ -149,9 +156,10 @@ impl Sandbox {
         }
     }
 
-    /// Whether a worker is free at this moment (a caller now would not wait in line).
-    pub fn has_free_worker(&self) -> bool {
-        self.pool.free_slots() > 0
+    /// Whether a worker `lane` may use is free at this moment (a caller now would not wait
+    /// in line).
+    pub fn has_free_worker(&self, lane: Lane) -> bool {
+        self.pool.free_slots(lane) > 0
     }
 
     /// Runs one script within `deadline` (its own time limit is enforced inside the worker;
@@ -210,6 +218,7 @@ impl Sandbox {
     /// stops waiting (a timed-out attempt) never leaves a worker half-way through a frame.
     async fn call(&self, request: Request) -> Result<Answer, Stopped> {
         let subject = request.subject();
+        let lane = Lane::of(&request);
         let deadline = Duration::from_millis(request.deadline_ms());
         let unsent = |message: String| Stopped { cause: Cause::Protocol, message };
         let frame = protocol::encode(&request).map(zeroize::Zeroizing::new);
@@ -219,7 +228,7 @@ impl Sandbox {
             let (size, limit) = (frame.len() >> 20, protocol::MAX_REQUEST_BYTES >> 20);
             return Err(unsent(format!("what this {subject} sees is {size} MiB; a sandbox request takes {limit} MiB")));
         }
-        let slot = match self.pool.slot().await {
+        let slot = match self.pool.slot(lane).await {
             Ok(slot) => slot,
             Err(death) => return Err(Stopped { cause: death.cause, message: death.detail }),
         };
@@ -248,6 +257,7 @@ impl Sandbox {
             Cause::Protocol => format!("the sandbox worker's answer for this {subject} could not be read ({detail})"),
             Cause::Start => format!("no sandbox worker could be started for this {subject} ({detail})"),
             Cause::Crash | Cause::Retired => format!("the sandbox worker crashed running this {subject} ({detail})"),
+            Cause::Busy => detail,
         }
     }
 }

@@ -1,15 +1,15 @@
-//! The server's pool of worker processes: at most `workers` requests run at once, each on a
-//! worker of its own; more wait in line (a node waiting here is not failed). A worker that
+//! The server's pool of worker processes: each request runs on a worker of its own, as many
+//! at once as its lane allows (`lanes.rs`); more wait in line. A worker that
 //! dies, overruns its deadline or says something unreadable is ended and judged, its request
 //! fails with the cause, and a fresh worker is started in its place at once.
 
+use super::lanes::{reserve_for, Lane, Lanes, Slot};
 use super::metrics::SANDBOX;
 use super::process::{Cause, Death, Ending, Worker};
 use super::protocol::{self, Answer, Ready};
 use super::SandboxSettings;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A worker is retired after this many answers: whatever its heap kept from them goes with it.
 const RETIRE_AFTER: u64 = 10_000;
@@ -17,18 +17,19 @@ const RETIRE_AFTER: u64 = 10_000;
 pub struct Pool {
     pub settings: SandboxSettings,
     idle: Mutex<Vec<Worker>>,
-    slots: Arc<Semaphore>,
-}
-
-/// The right to use one worker; held from the line until the answer (or the worker's end).
-pub struct Slot {
-    _permit: OwnedSemaphorePermit,
+    lanes: Lanes,
 }
 
 impl Pool {
     pub fn new(settings: SandboxSettings) -> Arc<Pool> {
-        let slots = Arc::new(Semaphore::new(settings.workers.max(1)));
-        Arc::new(Pool { settings, idle: Mutex::new(Vec::new()), slots })
+        let lanes = Lanes::new(settings.workers);
+        Arc::new(Pool { settings, idle: Mutex::new(Vec::new()), lanes })
+    }
+
+    /// Every worker: the scripts' share and the expressions' reserve.
+    pub fn size(&self) -> usize {
+        let scripts = self.settings.workers.max(1);
+        scripts + reserve_for(scripts)
     }
 
     /// Starts every worker now: a worker that cannot start is a reason not to serve. What
@@ -37,7 +38,7 @@ impl Pool {
     /// jobserver's; the filter refuses I/O on them).
     pub async fn fill(&self) -> Result<(bool, usize), String> {
         let (mut filtered, mut inherited) = (true, 0);
-        for _ in 0..self.settings.workers.max(1) {
+        for _ in 0..self.size() {
             let (worker, ready) = self.start_worker().await?;
             filtered &= ready.syscall_filter;
             inherited = inherited.max(ready.extra_descriptors);
@@ -46,19 +47,14 @@ impl Pool {
         Ok((filtered, inherited))
     }
 
-    /// Workers nobody holds or waits for at this moment.
-    pub fn free_slots(&self) -> usize {
-        self.slots.available_permits()
+    /// Workers a request of `lane` could have at this moment without waiting in line.
+    pub fn free_slots(&self, lane: Lane) -> usize {
+        self.lanes.free(lane)
     }
 
-    /// Waits in line for a worker. The caller waits here itself, so a caller that gives up
-    /// leaves the line (nothing it asked for runs later).
-    pub async fn slot(&self) -> Result<Slot, Death> {
-        let queued = Instant::now();
-        let permit =
-            self.slots.clone().acquire_owned().await.map_err(|_| failed(Cause::Start, "the sandbox is shut down"))?;
-        SANDBOX.waited(queued.elapsed());
-        Ok(Slot { _permit: permit })
+    /// Waits in line for a worker `lane` may use (see `Lanes::slot`).
+    pub async fn slot(&self, lane: Lane) -> Result<Slot, Death> {
+        self.lanes.slot(lane).await
     }
 
     /// Sends `frame` to a free worker and reads its answer within `deadline`.
@@ -69,6 +65,7 @@ impl Pool {
         frame: zeroize::Zeroizing<Vec<u8>>,
         deadline: Duration,
     ) -> Result<Answer, Death> {
+        let lane = slot.lane;
         let _slot = slot;
         let mut worker = match self.take() {
             Some(worker) => worker,
@@ -76,7 +73,7 @@ impl Pool {
         };
         let sent = Instant::now();
         let exchanged = tokio::time::timeout(deadline, worker.exchange(&frame)).await;
-        SANDBOX.answered(sent.elapsed());
+        SANDBOX.answered(lane, sent.elapsed());
         let death = match exchanged {
             Ok(Ok(body)) => match protocol::decode::<Answer>(&body) {
                 Ok(answer) => {
@@ -126,7 +123,7 @@ impl Pool {
 
     fn give_back(&self, worker: Worker) {
         let mut idle = self.idle.lock().expect("idle workers");
-        if idle.len() < self.settings.workers.max(1) {
+        if idle.len() < self.size() {
             idle.push(worker);
         } else {
             drop(idle);

@@ -27,7 +27,7 @@ pub struct Worker {
     pub served: u64,
 }
 
-/// Why a worker ended.
+/// Why a request got no answer: how its worker ended, or that none was free in time (`Busy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
     /// An allocation failed at the address-space limit.
@@ -48,6 +48,9 @@ pub enum Cause {
     Retired,
     /// No worker could be started for the request.
     Start,
+    /// No worker was free within the caller's bound (`lanes::waiting_at_most`): nothing ran,
+    /// no worker ended.
+    Busy,
 }
 
 /// How the server came to end a worker.
@@ -62,6 +65,7 @@ pub enum Ending {
 }
 
 impl Cause {
+    /// Every way a worker ends (not [`Cause::Busy`], which ends none).
     pub const ALL: [Cause; 9] = [
         Cause::Memory,
         Cause::Time,
@@ -91,6 +95,7 @@ impl Cause {
             Cause::Protocol => "protocol",
             Cause::Retired => "retired",
             Cause::Start => "start",
+            Cause::Busy => "busy",
         }
     }
 }

@@ -212,7 +212,7 @@ fn start_refused(e: EngineError) -> Answer {
         EngineError::InputRejected { detail, errors } => {
             Answer::Refused { status: StatusCode::UNPROCESSABLE_ENTITY, reason: detail, retry_after: None, errors }
         }
-        EngineError::Unavailable(m) => busy(m),
+        EngineError::Unavailable(m) | EngineError::Busy(m) => busy(m),
         EngineError::Store(e) => internal(e),
         EngineError::Internal(e) => internal(e),
     }

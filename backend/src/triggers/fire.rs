@@ -198,7 +198,7 @@ impl FireLoop {
             Ok(started) => self.log(t.id, Some(tick), DeliveryOutcome::Started, None, Some(started.id)).await,
             Err(EngineError::Store(e)) => return Err(Retry(e.to_string())),
             Err(EngineError::Internal(e)) => return Err(Retry(format!("{e:#}"))),
-            Err(EngineError::Unavailable(e)) => return Err(Retry(e)),
+            Err(EngineError::Unavailable(e) | EngineError::Busy(e)) => return Err(Retry(e)),
             Err(e) => self.log(t.id, Some(tick), DeliveryOutcome::Rejected, Some(e.to_string()), None).await,
         }
         Ok(())

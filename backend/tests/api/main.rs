@@ -51,6 +51,7 @@ mod remembered;
 mod retention;
 mod retry;
 mod sandbox;
+mod sandbox_lanes;
 mod schema;
 mod scripts;
 mod secret_keys;

@@ -64,7 +64,7 @@ fn workers() -> Vec<i32> {
 }
 
 /// The workers that are running (not waiting for a request).
-fn busy_workers() -> Vec<i32> {
+pub fn busy_workers() -> Vec<i32> {
     workers_with_state().into_iter().filter(|(_, state)| state == "R").map(|(pid, _)| pid).collect()
 }
 
@@ -72,7 +72,7 @@ fn busy_workers() -> Vec<i32> {
 async fn a_worker_has_no_environment_no_descriptors_but_its_pipes_and_a_syscall_filter() {
     let _app = TestApp::spawn(Backend::Sqlite).await;
     let pids = workers();
-    assert_eq!(pids.len(), 2, "the pool's workers are started with the server");
+    assert_eq!(pids.len(), 3, "the pool's workers (two for scripts, one kept for expressions) start with the server");
     for pid in pids {
         let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
         assert!(environ.is_empty(), "a worker's environment is empty: {}", String::from_utf8_lossy(&environ));

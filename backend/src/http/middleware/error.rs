@@ -194,10 +194,21 @@ impl From<QueryRejection> for ApiError {
     }
 }
 
-/// The sandbox could not run a check for a reason of its own (a worker lost, none started):
-/// passing trouble, answered 503 with `Retry-After`.
+impl ApiError {
+    /// No sandbox worker was free within the request's bound: a 503 (with `Retry-After`)
+    /// saying so, in the sandbox's own words (never a database's).
+    pub fn sandbox_busy(detail: String) -> Self {
+        ApiError::Rejected { status: StatusCode::SERVICE_UNAVAILABLE, detail }
+    }
+}
+
+/// The sandbox could not run a check for a reason of its own (a worker lost, none started,
+/// every worker busy): passing trouble, answered 503 with `Retry-After`.
 impl From<crate::sandbox::Stopped> for ApiError {
     fn from(stopped: crate::sandbox::Stopped) -> Self {
-        ApiError::Unavailable(stopped.message)
+        match stopped.cause {
+            crate::sandbox::Cause::Busy => ApiError::sandbox_busy(stopped.message),
+            _ => ApiError::Unavailable(stopped.message),
+        }
     }
 }

@@ -14,14 +14,10 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
-use std::time::Duration;
 use trellis_model::api::{Problem, ScriptPreview, ScriptPreviewRequest, ScriptProblem};
 use trellis_model::config::{check_config_with, NodeKind, ScriptConfig};
 use trellis_model::Issue;
 use utoipa_axum::{router::OpenApiRouter, routes};
-
-/// How long a preview waits for a free sandbox worker on top of its own time limit.
-const QUEUE_WAIT: Duration = Duration::from_secs(5);
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(preview))
@@ -65,11 +61,12 @@ async fn preview(
         limits,
     };
     let deadline = script::deadline(&limits);
-    let ran = state.engine.sandbox().run_script(sample, deadline);
-    let ran = match tokio::time::timeout(deadline + QUEUE_WAIT, ran).await {
-        Ok(Ok(ran)) => ran,
-        Ok(Err(stopped)) => return Ok(refusal(&stopped_failure(stopped), Vec::new())),
-        Err(_) => return Err(busy()),
+    // Waits in line at most the request's bound (`middleware::sandbox_wait`), then runs
+    // within `deadline`.
+    let ran = match state.engine.sandbox().run_script(sample, deadline).await {
+        Ok(ran) => ran,
+        Err(stopped) if stopped.cause == Cause::Busy => return Err(stopped.into()),
+        Err(stopped) => return Ok(refusal(&stopped_failure(stopped), Vec::new())),
     };
     let output = ran.output.and_then(|output| {
         // The cap an attempt's output is held to, so a preview that passes stores too.
@@ -108,13 +105,6 @@ fn stopped_failure(stopped: Stopped) -> Failure {
         _ => FailureKind::Engine,
     };
     Failure { kind, message: stopped.message, at: None }
-}
-
-fn busy() -> ApiError {
-    ApiError::Rejected {
-        status: StatusCode::SERVICE_UNAVAILABLE,
-        detail: "every sandbox worker stayed busy; try the preview again shortly".into(),
-    }
 }
 
 /// A 422 naming the failure, where it happened and what was logged before it.

@@ -370,6 +370,7 @@ impl From<EngineError> for ApiError {
             EngineError::Invalid(m) => ApiError::invalid(m, vec![]),
             EngineError::InputRejected { detail, errors } => ApiError::invalid(detail, errors),
             EngineError::Unavailable(m) => ApiError::Unavailable(m),
+            EngineError::Busy(m) => ApiError::sandbox_busy(m),
             EngineError::Store(s) => s.into(),
             EngineError::Internal(e) => ApiError::Internal(e),
         }
