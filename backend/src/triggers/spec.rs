@@ -2,7 +2,7 @@
 //! `spec` column), and their validation: every problem listed with what to fix.
 
 use super::schedule::Schedule;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, Stopped};
 use serde::{Deserialize, Serialize};
 use trellis_model::{Issue, TriggerKind};
 
@@ -97,27 +97,28 @@ impl TriggerSpec {
 
     /// Every problem with these settings; empty when they are usable. An input mapping is
     /// compiled in the sandbox (never run: a field of the body can only be checked against
-    /// a real body).
-    pub async fn check(&self, sandbox: &Sandbox) -> Vec<Issue> {
+    /// a real body). `Err`: the sandbox could not compile it for a reason of its own (busy,
+    /// a worker lost): not the settings' fault; try again.
+    pub async fn check(&self, sandbox: &Sandbox) -> Result<Vec<Issue>, Stopped> {
         match self {
             TriggerSpec::Webhook(w) => w.check(sandbox).await,
             TriggerSpec::Cron(c) => match Schedule::new(c) {
-                Ok(_) => Vec::new(),
-                Err(issues) => issues,
+                Ok(_) => Ok(Vec::new()),
+                Err(issues) => Ok(issues),
             },
         }
     }
 }
 
 impl WebhookSpec {
-    async fn check(&self, sandbox: &Sandbox) -> Vec<Issue> {
+    async fn check(&self, sandbox: &Sandbox) -> Result<Vec<Issue>, Stopped> {
         let mut issues = Vec::new();
         if let Some(mapping) = &self.input_mapping {
             if mapping.trim().is_empty() || mapping.len() > MAX_MAPPING_LEN {
                 let message =
                     format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
                 issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
-            } else if let Some(Err(e)) = mapping_syntax(sandbox, mapping).await {
+            } else if let Some(Err(e)) = sandbox.syntax_of(vec![mapping.to_owned()]).await?.remove(mapping) {
                 let message = format!(
                     "`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`"
                 );
@@ -132,15 +133,6 @@ impl WebhookSpec {
                 issues.push(Issue::new("invalid_rate_limit", message).path("rate_limit_per_minute"));
             }
         }
-        issues
-    }
-}
-
-/// The mapping's syntax as the sandbox judges it; a sandbox that could not judge it (for a
-/// reason of its own) says so as the problem, and the client may send it again.
-async fn mapping_syntax(sandbox: &Sandbox, mapping: &str) -> Option<Result<(), String>> {
-    match sandbox.syntax_of(vec![mapping.to_owned()]).await {
-        Ok(mut results) => results.remove(mapping),
-        Err(stopped) => Some(Err(format!("it could not be checked now ({stopped}); try again"))),
+        Ok(issues)
     }
 }

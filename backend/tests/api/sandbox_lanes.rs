@@ -104,6 +104,16 @@ async fn a_request_that_gets_no_worker_in_time_answers_503_with_retry_after(app:
     assert!(validated.headers().contains_key("retry-after"));
     let body = problem(validated, 503).await;
     assert!(body["detail"].as_str().unwrap().contains("the sandbox is busy"), "{body}");
+    // So does a webhook's input mapping: the sandbox's trouble, not the settings' (no 422).
+    let trigger = app
+        .post(&format!("/api/v1/workflows/{keyed}/triggers"))
+        .json(&json!({"kind": "webhook", "input_mapping": "body.k"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(trigger.headers().contains_key("retry-after"));
+    let body = problem(trigger, 503).await;
+    assert!(body["detail"].as_str().unwrap().contains("the sandbox is busy"), "{body}");
     let metrics = app.get("/metrics").send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("trellis_sandbox_busy_refusals_total{lane=\"expressions\"}"), "{metrics}");
     // Nothing was started by the refused request.

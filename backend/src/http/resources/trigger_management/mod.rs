@@ -302,7 +302,8 @@ async fn parse_spec(state: &AppState, fields: Value) -> ApiResult<TriggerSpec> {
         return Err(ApiError::invalid("trigger settings must not contain NUL characters", vec![]));
     }
     let spec = read_spec(fields)?;
-    let issues = spec.check(state.engine.sandbox()).await;
+    // The sandbox's own trouble (busy, a worker lost) is a 503, not the settings' fault.
+    let issues = spec.check(state.engine.sandbox()).await?;
     if issues.is_empty() {
         Ok(spec)
     } else {
