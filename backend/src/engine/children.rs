@@ -7,8 +7,10 @@
 use super::effects::Detail;
 use super::machine::Event;
 use super::nodes::{permanent, NodeResult, Suspend};
-use super::{Engine, EngineError, ParentLink, StartRequest};
-use crate::store::{ChildRow, InstanceRow};
+use super::results::make_storable;
+use super::{Engine, EngineError, Lineage, ParentLink, StartRequest};
+use crate::secrets::Redactor;
+use crate::store::ChildRow;
 use serde_json::Value;
 use std::sync::Arc;
 use trellis_model::config::{VersionRef, MAX_SUBWORKFLOW_DEPTH};
@@ -25,9 +27,12 @@ pub(super) struct ChildStart<'a> {
     pub traceparent: Option<&'a str>,
     pub workflow: Uuid,
     pub version: VersionRef,
+    /// The child's input as the attempt made it: redacted and cleaned of U+0000 on start.
     pub input: Value,
     /// For a `map` item: its index and attempt (many children serve one map attempt).
     pub item: Option<(usize, u32)>,
+    /// The secrets the starting attempt used: none of their values reaches the child's row.
+    pub redactor: &'a Redactor,
 }
 
 impl Engine {
@@ -59,14 +64,16 @@ impl Engine {
         }
         let parent = self.store.get_instance(c.parent).await.map_err(|e| transient(&e))?;
         let Some(parent) = parent else { return Err(permanent("the parent instance no longer exists".into())) };
-        let depth = parent.instance.depth + 1;
-        if depth > MAX_SUBWORKFLOW_DEPTH {
-            let root = self.chain_root(&parent.instance).await;
+        let Some(lineage) = Lineage::of(&parent.instance).child() else {
+            let root = self.lineage_root(&parent.instance).await;
             return Err(permanent(format!(
-                "sub-workflow depth limit ({MAX_SUBWORKFLOW_DEPTH}) exceeded: the chain of child instances started at instance {root}"
+                "sub-workflow depth limit ({MAX_SUBWORKFLOW_DEPTH}) exceeded: the chain of instances started by one \
+                 another (sub-workflows and failure handlers) began at instance {root}"
             )));
-        }
+        };
         let version = self.callee_version(c.workflow, c.version).await?;
+        let mut input = c.input.clone();
+        make_storable(&mut input, c.redactor);
         let request = StartRequest {
             version: Some(version),
             // Derived from the attempt's key, `{instance}:{node}:{attempt}`: two executions of
@@ -78,8 +85,9 @@ impl Engine {
                 }
             }),
             trace_parent: c.traceparent.and_then(TraceParent::parse),
-            parent: Some(ParentLink { instance: c.parent, node: c.node.to_owned(), attempt, depth }),
-            ..StartRequest::new(c.workflow, c.input.clone())
+            parent: Some(ParentLink { instance: c.parent, node: c.node.to_owned(), attempt }),
+            lineage,
+            ..StartRequest::new(c.workflow, input)
         };
         match self.start(request).await {
             Ok(started) => Ok(started.id),
@@ -103,21 +111,6 @@ impl Engine {
                 Err(NodeResult::Failed { error: format!("could not read the called workflow: {e}"), retryable: true })
             }
         }
-    }
-
-    /// The top of the chain of parents above `instance` (itself when it has none).
-    async fn chain_root(&self, instance: &InstanceRow) -> Uuid {
-        let (mut root, mut parent) = (instance.id, instance.parent_instance_id);
-        // Bounded: a chain is at most the depth limit long.
-        for _ in 0..=MAX_SUBWORKFLOW_DEPTH {
-            let Some(id) = parent else { break };
-            root = id;
-            parent = match self.store.get_instance(id).await {
-                Ok(Some(s)) => s.instance.parent_instance_id,
-                _ => None,
-            };
-        }
-        root
     }
 
     /// What a finished child brings its parent's attempt (see [`child_outcome`]); a child's

@@ -9,7 +9,7 @@
 
 use super::effects::work;
 use super::plan::Plan;
-use super::{Engine, EngineError, StartRequest};
+use super::{Engine, EngineError, Lineage, StartRequest};
 use crate::store::{InstanceRow, NewEvent, NewWork, TransitionOutcome, WorkItem, WorkKind, Writes};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -81,10 +81,13 @@ impl Engine {
         let Ok(workflow) = Uuid::parse_str(&handler.workflow) else {
             return named(format!("`{}` is not a workflow id", handler.workflow));
         };
-        let depth = failed.failure_depth + 1;
-        if depth > MAX_FAILURE_HANDLER_DEPTH {
-            return named(format!("the chain of failure handlers is {MAX_FAILURE_HANDLER_DEPTH} deep, its limit"));
-        }
+        let Some(lineage) = Lineage::of(failed).handler() else {
+            let root = self.lineage_root(failed).await;
+            return named(format!(
+                "the chain of failure handlers is {MAX_FAILURE_HANDLER_DEPTH} deep, its limit: the chain of instances \
+                 started by one another (sub-workflows and failure handlers) began at instance {root}"
+            ));
+        };
         let version = match self.handler_version(workflow, handler.version).await? {
             Ok(version) => version,
             Err(why) => return named(why),
@@ -93,7 +96,8 @@ impl Engine {
         let request = StartRequest {
             version: Some(version),
             idempotency_key: Some(format!("on_failure:{}:{run}", failed.id)),
-            handles_failure_of: Some((failed.id, depth)),
+            handles_failure_of: Some(failed.id),
+            lineage,
             ..StartRequest::new(workflow, self.handler_input(failed, plan, payload))
         };
         match self.start(request).await {

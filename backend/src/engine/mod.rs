@@ -17,6 +17,7 @@ mod error;
 mod failure_handler;
 pub mod input_schema;
 pub mod json;
+mod lineage;
 pub mod machine;
 mod map;
 pub mod nodes;
@@ -33,6 +34,7 @@ pub mod validate;
 mod wheel;
 
 pub use error::EngineError;
+pub use lineage::Lineage;
 pub use runner::context;
 pub use start::{ParentLink, StartRequest, Started};
 pub use tasks::TaskLease;

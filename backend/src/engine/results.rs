@@ -11,12 +11,10 @@ use serde_json::Value;
 
 /// What an attempt's result stores: U+0000 kept out (see `json.rs`) and every form of the
 /// secrets the attempt used replaced by `[secret:NAME]` (see `secrets::redact`), in its output,
-/// error, task input and child input alike.
+/// error and task input alike. A child's input is made storable where every child start
+/// passes (`children.rs`), a map item's too.
 pub(super) fn sanitized(result: NodeResult, redactor: &Redactor) -> NodeResult {
-    let clean = |value: &mut Value| {
-        super::json::replace_nul(value);
-        redactor.value(value);
-    };
+    let clean = |value: &mut Value| make_storable(value, redactor);
     match result {
         NodeResult::Done { mut output, mut outcome } => {
             clean(&mut output);
@@ -32,12 +30,14 @@ pub(super) fn sanitized(result: NodeResult, redactor: &Redactor) -> NodeResult {
             clean(&mut input);
             NodeResult::Suspend(Suspend::Task { queue, input })
         }
-        NodeResult::Suspend(Suspend::Child { workflow, version, mut input }) => {
-            clean(&mut input);
-            NodeResult::Suspend(Suspend::Child { workflow, version, input })
-        }
         other => other,
     }
+}
+
+/// Makes `value` storable: U+0000 replaced, every form of the secrets `redactor` holds redacted.
+pub(super) fn make_storable(value: &mut Value, redactor: &Redactor) {
+    super::json::replace_nul(value);
+    redactor.value(value);
 }
 
 /// The machine event for an attempt's result, and what to record with it.

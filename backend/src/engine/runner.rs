@@ -281,6 +281,7 @@ impl Engine {
                     version,
                     input,
                     item: None,
+                    redactor: &redactor,
                 };
                 self.start_child(start).await
             }

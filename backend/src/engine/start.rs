@@ -4,6 +4,7 @@
 
 use super::control::refuse_nul;
 use super::effects::{decide, Detail};
+use super::lineage::Lineage;
 use super::machine::Event;
 use super::plan::Plan;
 use super::reserve::{runs_to_lease, Reservation};
@@ -33,18 +34,19 @@ pub struct StartRequest {
     pub trace_parent: Option<TraceParent>,
     /// Set when a `subworkflow` node starts the instance as its child.
     pub parent: Option<ParentLink>,
-    /// Set when the instance is a failure handler's run: the failed instance it handles, and
-    /// its depth in the chain of handlers.
-    pub handles_failure_of: Option<(Uuid, i32)>,
+    /// Set when the instance is a failure handler's run: the failed instance it handles.
+    pub handles_failure_of: Option<Uuid>,
+    /// Where the instance stands in the chain of instances started by one another (a child's
+    /// or a handler's: see `lineage.rs`); a start by a person or trigger is at the top.
+    pub lineage: Lineage,
 }
 
-/// The `subworkflow` node attempt that starts a child instance, and the child's depth.
+/// The `subworkflow` node attempt that starts a child instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParentLink {
     pub instance: Uuid,
     pub node: String,
     pub attempt: i32,
-    pub depth: i32,
 }
 
 impl StartRequest {
@@ -58,6 +60,7 @@ impl StartRequest {
             trace_parent: None,
             parent: None,
             handles_failure_of: None,
+            lineage: Lineage::default(),
         }
     }
 
@@ -252,7 +255,7 @@ fn instance_row(
     concurrency_key: Option<String>,
     now: DateTime<Utc>,
 ) -> InstanceRow {
-    let StartRequest { workflow, input, key, trace_parent, parent, handles_failure_of, .. } = request;
+    let StartRequest { workflow, input, key, trace_parent, parent, handles_failure_of, lineage, .. } = request;
     InstanceRow {
         id: Uuid::now_v7(),
         workflow_id: workflow,
@@ -271,10 +274,10 @@ fn instance_row(
         parent_instance_id: parent.as_ref().map(|p| p.instance),
         parent_node_id: parent.as_ref().map(|p| p.node.clone()),
         parent_attempt: parent.as_ref().map(|p| p.attempt),
-        depth: parent.as_ref().map_or(0, |p| p.depth),
+        depth: lineage.depth,
         concurrency_key,
-        handles_failure_of: handles_failure_of.map(|(failed, _)| failed),
-        failure_depth: handles_failure_of.map_or(0, |(_, depth)| depth),
+        handles_failure_of,
+        failure_depth: lineage.failure_depth,
         rev: 0,
     }
 }

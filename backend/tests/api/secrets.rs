@@ -31,7 +31,7 @@ fn assert_clean(what: &str, text: &str) {
     }
 }
 
-async fn create_secret(app: &TestApp, name: &str, value: &str) -> Value {
+pub(crate) async fn create_secret(app: &TestApp, name: &str, value: &str) -> Value {
     let created = app.post("/api/v1/secrets").json(&json!({"name": name, "value": value})).send().await.unwrap();
     assert_eq!(created.status(), 201, "create secret {name}");
     created.json().await.unwrap()

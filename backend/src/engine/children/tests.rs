@@ -4,7 +4,7 @@
 use super::*;
 use crate::engine::effects::decide;
 use crate::engine::plan::Plan;
-use crate::store::{NodeRow, Snapshot, WorkKind};
+use crate::store::{InstanceRow, NodeRow, Snapshot, WorkKind};
 use chrono::Utc;
 use serde_json::json;
 use sqlx::types::Json;
@@ -122,6 +122,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
     }
     assert_eq!(children.len(), 1, "the first attempt started its child");
     let first = children[0].id;
+    let redactor = crate::secrets::Redactor::default();
     let attempt = |attempt: u32| ChildStart {
         parent,
         node: "call",
@@ -131,6 +132,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
         version: VersionRef::Latest,
         input: json!({"n": 1}),
         item: None,
+        redactor: &redactor,
     };
 
     // Attempt 1 again, as after a lost commit: it waits on the same child.

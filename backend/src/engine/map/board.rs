@@ -1,6 +1,8 @@
 //! Which items a map attempt runs and what its output is — pure, over the list `items`
 //! evaluated to and the rows an earlier attempt of the node left.
 
+use super::super::results::make_storable;
+use crate::secrets::Redactor;
 use crate::store::MapItemRow;
 use serde_json::{json, Value};
 use trellis_model::map::OnItemFailure;
@@ -33,15 +35,19 @@ pub(super) struct Board {
     pub digests: Vec<String>,
 }
 
-/// A digest of an item: whether an earlier attempt ran the same item.
-pub(super) fn digest(item: &Value) -> String {
-    crate::digest::sha256_hex(item.to_string().as_bytes())
+/// A digest of an item: whether an earlier attempt ran the same item. Of the item as it may
+/// be stored (`redactor`: the map attempt's secrets), so the digest cannot confirm a guess of
+/// a secret's value the item held.
+pub(super) fn digest(item: &Value, redactor: &Redactor) -> String {
+    let mut storable = item.clone();
+    make_storable(&mut storable, redactor);
+    crate::digest::sha256_hex(storable.to_string().as_bytes())
 }
 
 impl Board {
     /// The board for `items`, reusing what `stored` (rows of earlier attempts) succeeded with.
-    pub fn new(items: &[Value], stored: &[MapItemRow]) -> Board {
-        let digests: Vec<String> = items.iter().map(digest).collect();
+    pub fn new(items: &[Value], stored: &[MapItemRow], redactor: &Redactor) -> Board {
+        let digests: Vec<String> = items.iter().map(|item| digest(item, redactor)).collect();
         let by_index = by_index(stored);
         let slots = digests
             .iter()
@@ -86,6 +92,14 @@ impl Board {
 
     pub fn reused(&self) -> usize {
         self.slots.iter().filter(|s| matches!(s, Slot::Reused(_))).count()
+    }
+
+    /// The outputs an earlier attempt's items succeeded with, which this attempt keeps.
+    pub fn reused_outputs(&self) -> impl Iterator<Item = &Value> + '_ {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Reused(output) => Some(output),
+            _ => None,
+        })
     }
 
     /// The map's outcome once every item has ended (or the map stopped at a failure):
@@ -139,7 +153,12 @@ mod tests {
     use sqlx::types::Json;
 
     fn row(idx: i32, item: &Value, status: NodeStatus, output: Option<Value>) -> MapItemRow {
-        MapItemRow { status, attempts: 2, output: output.map(Json), ..pending(idx as usize, &digest(item), 2) }
+        MapItemRow {
+            status,
+            attempts: 2,
+            output: output.map(Json),
+            ..pending(idx as usize, &digest(item, &Redactor::default()), 2)
+        }
     }
 
     #[test]
@@ -151,7 +170,7 @@ mod tests {
             row(2, &json!(3), NodeStatus::Failed, None),
             row(3, &json!(4), NodeStatus::Succeeded, Some(json!("gone"))),
         ];
-        let board = Board::new(&items, &stored);
+        let board = Board::new(&items, &stored, &Redactor::default());
         assert_eq!(board.slots[0], Slot::Reused(json!("one")));
         assert_eq!(board.slots[1], Slot::Todo { attempts: 2 });
         assert_eq!(board.slots[2], Slot::Todo { attempts: 2 });
@@ -162,8 +181,15 @@ mod tests {
     }
 
     #[test]
+    fn an_items_digest_is_of_its_redacted_form() {
+        let redactor = Redactor::new([("TOK", "s3cr3t-value")]);
+        let redacted = digest(&json!({"tok": "[secret:TOK]"}), &Redactor::default());
+        assert_eq!(digest(&json!({"tok": "s3cr3t-value"}), &redactor), redacted);
+    }
+
+    #[test]
     fn results_keep_item_order_and_failures_follow_the_policy() {
-        let mut board = Board::new(&[json!("a"), json!("b"), json!("c")], &[]);
+        let mut board = Board::new(&[json!("a"), json!("b"), json!("c")], &[], &Redactor::default());
         let end = |status, output: Option<Value>, error: Option<&str>| {
             Slot::Done(ItemEnd { status, output, error: error.map(str::to_owned) })
         };

@@ -8,8 +8,9 @@ use super::super::plan::{Plan, PlanNode};
 use super::super::results::sanitized;
 use super::super::Engine;
 use super::board::{pending, ItemEnd};
+use super::budget::Budget;
 use super::flush::Update;
-use crate::secrets::Opened;
+use crate::secrets::{Opened, Redactor};
 use crate::store::{MapItemRow, Snapshot};
 use chrono::Utc;
 use serde_json::{json, Value};
@@ -52,7 +53,12 @@ pub(super) struct Job<'a> {
     pub inner: Inner,
     /// The map attempt's expression context; each item adds `item` and `index`.
     pub base: Value,
+    /// The secrets the map attempt opened, for the inner node's own evaluation.
     pub secrets: &'a Opened,
+    /// Their redactor: nothing an item stores (its row, its child's input) holds their values.
+    pub redactor: Redactor,
+    /// The room the map's results have left.
+    pub budget: Budget,
     pub traceparent: Option<String>,
     pub updates: mpsc::UnboundedSender<Update>,
 }
@@ -79,7 +85,7 @@ impl Job<'_> {
             }
             tokio::time::sleep(self.backoff(tries + 1)).await;
         }
-        let end = self.end(result, timed_out);
+        let end = self.end(idx, result, timed_out);
         row.status = end.status;
         row.output = end.output.clone().map(Json);
         row.error = end.error.clone();
@@ -98,13 +104,13 @@ impl Job<'_> {
         Duration::from_millis(super::super::effects::equal_jitter(ms, rand::random::<f64>()))
     }
 
-    /// How the item ended, its output redacted and held to the per-node cap.
-    fn end(&self, result: NodeResult, timed_out: bool) -> ItemEnd {
-        let id = &self.plan.nodes[self.node].id;
-        let result = match sanitized(result, &self.secrets.redactor()) {
-            NodeResult::Done { output, .. } => match self.engine.config.output_caps.check(id, &output, []) {
+    /// How item `idx` ended, its output redacted and taken from the map's budget (an output
+    /// over it is dropped here, so neither its row nor the map's results hold it).
+    fn end(&self, idx: usize, result: NodeResult, timed_out: bool) -> ItemEnd {
+        let result = match sanitized(result, &self.redactor) {
+            NodeResult::Done { output, .. } => match self.budget.take(idx, &output) {
                 Ok(()) => NodeResult::Done { output, outcome: None },
-                Err(error) => permanent(format!("the item's output: {error}")),
+                Err(error) => permanent(error),
             },
             other => other,
         };
@@ -204,6 +210,7 @@ impl Job<'_> {
             version,
             input,
             item: Some((idx, n)),
+            redactor: &self.redactor,
         };
         let id = match self.engine.try_start_child(&start).await {
             Ok(id) => id,

@@ -9,6 +9,7 @@
 //! start forgets the items. Holding the lease makes `max_parallel` hold across processes.
 
 mod board;
+mod budget;
 mod flush;
 mod item;
 
@@ -18,6 +19,7 @@ use super::plan::{Plan, PlanNode};
 use super::Engine;
 use crate::store::{Fence, MapItemRow, MapItemWrites};
 use board::{Board, Slot};
+use budget::Budget;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use item::{Inner, Job};
 use serde_json::Value;
@@ -55,7 +57,8 @@ impl Engine {
             Ok(rows) => rows,
             Err(e) => return passing(format!("could not read the map's items: {e}")),
         };
-        let mut board = Board::new(&items, &stored);
+        let redactor = run.secrets.redactor();
+        let mut board = Board::new(&items, &stored, &redactor);
         let (rows, drop_from) = board.opening_rows(&stored);
         let opening = MapItemWrites {
             fence,
@@ -101,6 +104,13 @@ impl Engine {
             inner,
             base: run.context.clone(),
             secrets: run.secrets,
+            budget: Budget::new(
+                self.config.output_caps,
+                &run.node.id,
+                super::outputs::other_outputs(&run.context, &run.node.id),
+                board.reused_outputs(),
+            ),
+            redactor,
             traceparent: run.traceparent.clone(),
             updates,
         };
@@ -109,10 +119,14 @@ impl Engine {
         if stopped_early {
             self.cancel_item_children(instance, &run.node.id, run.attempt).await;
         }
+        let over_cap = job.budget.refusal();
         drop(job);
         let _ = flusher.await;
         if lost.load(Ordering::SeqCst) {
             return passing("the map attempt lost its lease before its items were recorded".into());
+        }
+        if let Some(error) = over_cap {
+            return permanent(error);
         }
         match board.outcome(config.on_item_failure) {
             Ok(output) => NodeResult::Done { output, outcome: None },
@@ -147,9 +161,9 @@ impl Engine {
 }
 
 /// Runs the board's items, at most `max_parallel` at once, until all ended, (under `fail`)
-/// one failed, or the attempt lost its lease (the instance was canceled, say: its work is
-/// gone). True if it stopped at a failure with items still to run or running: those are
-/// recorded as canceled.
+/// one failed, one's output broke a cap (whatever the policy: the map's output could not hold
+/// it), or the attempt lost its lease (the instance was canceled, say: its work is gone). True
+/// if it stopped at a failure with items still to run or running: those are recorded as canceled.
 async fn drive(
     job: &Job<'_>,
     board: &mut Board,
@@ -174,6 +188,7 @@ async fn drive(
         }
         in_flight.remove(&idx);
         stop |= policy == OnItemFailure::Fail && end.status != NodeStatus::Succeeded;
+        stop |= job.budget.refusal().is_some();
         board.slots[idx] = Slot::Done(end);
         if stop {
             break;

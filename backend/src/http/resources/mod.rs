@@ -1,13 +1,14 @@
 //! The resources: one module per resource, each with `router()` registering its handlers
 //! with their OpenAPI operations. Merged under `/api/v1` in `http::api_routes`, except the
 //! probes, metrics and webhook deliveries (`probes`, `hooks`) at the root, and the web app
-//! (`spa`) as the fallback. `callees` and `sign_in` are checks the resources beside them share.
+//! (`spa`) as the fallback. `callees` (with `cycles`) and `sign_in` are checks the resources beside them share.
 
 pub mod alerts;
 pub mod api_keys;
 pub mod audit_log;
 pub mod bulk_jobs;
 pub mod callees;
+mod cycles;
 pub mod event_streams;
 pub mod failure_handler_checks;
 pub mod failures;
