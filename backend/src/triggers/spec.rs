@@ -2,6 +2,7 @@
 //! `spec` column), and their validation: every problem listed with what to fix.
 
 use super::schedule::Schedule;
+use crate::sandbox::protocol::Source;
 use crate::sandbox::Sandbox;
 use serde::{Deserialize, Serialize};
 use trellis_model::{Issue, TriggerKind};
@@ -139,8 +140,9 @@ impl WebhookSpec {
 /// The mapping's syntax as the sandbox judges it; a sandbox that could not judge it (for a
 /// reason of its own) says so as the problem, and the client may send it again.
 async fn mapping_syntax(sandbox: &Sandbox, mapping: &str) -> Option<Result<(), String>> {
-    match sandbox.syntax_of(vec![mapping.to_owned()]).await {
-        Ok(mut results) => results.remove(mapping),
+    let source = Source::Expression(mapping.to_owned());
+    match sandbox.syntax_of(vec![source.clone()]).await {
+        Ok(mut results) => results.remove(&source),
         Err(stopped) => Some(Err(format!("it could not be checked now ({stopped}); try again"))),
     }
 }

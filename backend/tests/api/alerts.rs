@@ -279,7 +279,8 @@ async fn another_editors_rule_shows_only_its_host_and_cannot_be_tested_or_delete
     problem(test.send().await.unwrap(), 403).await;
     problem(app.client.delete(app.url(&path)).bearer_auth(&other).send().await.unwrap(), 403).await;
 
-    let as_admin: Items<trellis_model::api::AlertRule> = app.get("/api/v1/alerts").send().await.unwrap().json().await.unwrap();
+    let as_admin: Items<trellis_model::api::AlertRule> =
+        app.get("/api/v1/alerts").send().await.unwrap().json().await.unwrap();
     assert!(as_admin.items[0].can_manage && as_admin.items[0].url == secret_url);
     let deleted = app.client.delete(app.url(&path)).bearer_auth(&owner).send().await.unwrap();
     assert_eq!(deleted.status(), 204);

@@ -7,8 +7,8 @@
 use super::api_keys::bad_field;
 use crate::alerts::send::{message_id, post};
 use crate::alerts::test_body;
-use crate::engine::nodes::http::guarded_client;
 use crate::auth::Principal;
+use crate::engine::nodes::http::guarded_client;
 use crate::http::middleware::authed::{AsEditor, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{ApiJson, ApiPath};
@@ -54,10 +54,8 @@ async fn list(State(state): State<AppState>, auth: Authed<AsEditor>) -> ApiResul
     ids.sort_unstable();
     ids.dedup();
     let names: HashMap<Uuid, String> = state.store.workflow_names(&ids).await?.into_iter().collect();
-    let items = rules
-        .iter()
-        .map(|r| shown(r, r.workflow_id.and_then(|w| names.get(&w).cloned()), &auth.principal))
-        .collect();
+    let items =
+        rules.iter().map(|r| shown(r, r.workflow_id.and_then(|w| names.get(&w).cloned()), &auth.principal)).collect();
     Ok(Json(Items { items }))
 }
 
