@@ -62,6 +62,7 @@ fn rule(when: AlertWhen, threshold: Option<i64>, for_ms: Option<i64>) -> AlertRu
         dedupe_ms: None,
         created_by: "admin".into(),
         created_at: Utc::now(),
+        can_manage: true,
     }
 }
 

@@ -74,6 +74,7 @@ mod tests {
             },
             draft,
             etag: "\"r1\"".into(),
+            problems: None,
         }
     }
 

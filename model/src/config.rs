@@ -4,7 +4,7 @@
 //! the others; [`check_config`] parses it into the type's struct and reports what is wrong
 //! with a JSON path relative to the node (`config.url`).
 
-use crate::validate::SyntaxCheck;
+use crate::validate::{SyntaxCheck, Text};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -270,7 +270,7 @@ impl ConfigProblem {
 /// Expressions are compiled in this process (see [`check_config_with`]).
 pub fn check_config(kind: NodeKind, config: &Value) -> Vec<ConfigProblem> {
     let expressions = crate::expr::Expressions::default();
-    check_config_with(kind, config, &mut |text| expressions.check(text))
+    check_config_with(kind, config, &mut |text| expressions.check_text(text))
 }
 
 /// [`check_config`], with each expression's syntax judged by `syntax`.
@@ -278,11 +278,20 @@ pub fn check_config_with(kind: NodeKind, config: &Value, syntax: &mut SyntaxChec
     match kind {
         NodeKind::Noop | NodeKind::WaitSignal => parse::<EmptyConfig>(config).err().into_iter().collect(),
         NodeKind::Delay => with_parsed(config, check_delay),
-        NodeKind::Http => with_parsed(config, check_http),
-        NodeKind::Transform => with_parsed(config, |c: TransformConfig| required("expression", &c.expression)),
-        NodeKind::Branch => with_parsed(config, check_branch),
-        NodeKind::Fail => with_parsed(config, |_: FailConfig| Vec::new()),
-        NodeKind::Task => with_parsed(config, |c: TaskConfig| required("queue", &c.queue)),
+        NodeKind::Http => with_parsed(config, |c| check_http(c, syntax)),
+        NodeKind::Transform => {
+            with_parsed(config, |c: TransformConfig| expression("expression", &c.expression, syntax))
+        }
+        NodeKind::Branch => with_parsed(config, |c| check_branch(c, syntax)),
+        NodeKind::Fail => with_parsed(config, |c: FailConfig| {
+            let message = c.message.map(Value::String).unwrap_or(Value::Null);
+            templates("message", &message, syntax)
+        }),
+        NodeKind::Task => with_parsed(config, |c: TaskConfig| {
+            let mut problems = required("queue", &c.queue);
+            problems.extend(templates("input", c.input.as_ref().unwrap_or(&Value::Null), syntax));
+            problems
+        }),
         NodeKind::Script => with_parsed(config, check_script),
         NodeKind::Subworkflow => with_parsed(config, |c| check_subworkflow(c, syntax)),
         NodeKind::Map => with_parsed(config, |c| crate::map::check(c, syntax)),
@@ -302,7 +311,7 @@ pub(crate) fn check_subworkflow(c: SubworkflowConfig, syntax: &mut SyntaxCheck<'
     if let Some(input) = &c.input {
         if input.trim().is_empty() {
             problems.push(ConfigProblem::at("input", "`input` is empty; omit it to pass the parent's input"));
-        } else if let Err(e) = syntax(input) {
+        } else if let Err(e) = syntax(Text::Expression(input)) {
             problems.push(ConfigProblem::at("input", format!("`input` is not a valid expression: {e}")));
         }
     }
@@ -328,6 +337,42 @@ fn parse<T: DeserializeOwned>(config: &Value) -> Result<T, ConfigProblem> {
         .map_err(|e| ConfigProblem { path: "config".to_owned(), message: format!("invalid config: {e}") })
 }
 
+/// A required expression field: present, and it compiles.
+fn expression(field: &str, text: &str, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
+    let mut problems = required(field, text);
+    if problems.is_empty() {
+        if let Err(e) = syntax(Text::Expression(text)) {
+            problems.push(ConfigProblem::at(field, format!("`{field}` is not a valid expression: {e}")));
+        }
+    }
+    problems
+}
+
+/// Every string in `value` (at `field`) that holds template syntax, compiled: each problem at
+/// its own path (`body.user.name`, `headers.Authorization`).
+fn templates(field: &str, value: &Value, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
+    let mut problems = Vec::new();
+    match value {
+        Value::String(text) if crate::expr::is_template(text) => {
+            if let Err(e) = syntax(Text::Template(text)) {
+                problems.push(ConfigProblem::at(field, format!("`{field}` is not a valid template: {e}")));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                problems.extend(templates(&format!("{field}[{i}]"), item, syntax));
+            }
+        }
+        Value::Object(entries) => {
+            for (key, item) in entries {
+                problems.extend(templates(&format!("{field}.{key}"), item, syntax));
+            }
+        }
+        _ => {}
+    }
+    problems
+}
+
 pub(crate) fn required(field: &str, value: &str) -> Vec<ConfigProblem> {
     if value.trim().is_empty() {
         vec![ConfigProblem::at(field, format!("`{field}` is required"))]
@@ -350,7 +395,7 @@ fn check_delay(c: DelayConfig) -> Vec<ConfigProblem> {
     }
 }
 
-fn check_http(c: HttpConfig) -> Vec<ConfigProblem> {
+fn check_http(c: HttpConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
     let mut problems = Vec::new();
     if !HTTP_METHODS.contains(&c.method.as_str()) {
         problems.push(ConfigProblem::at(
@@ -363,7 +408,13 @@ fn check_http(c: HttpConfig) -> Vec<ConfigProblem> {
         problems.push(ConfigProblem::at("url", "`url` is required"));
     } else if !(url.starts_with("http://") || url.starts_with("https://") || url.starts_with("{{")) {
         problems.push(ConfigProblem::at("url", "`url` must start with http:// or https://"));
+    } else {
+        problems.extend(templates("url", &Value::String(c.url.clone()), syntax));
     }
+    for (name, value) in &c.headers {
+        problems.extend(templates(&format!("headers.{name}"), &Value::String(value.clone()), syntax));
+    }
+    problems.extend(templates("body", c.body.as_ref().unwrap_or(&Value::Null), syntax));
     problems
 }
 
@@ -382,8 +433,8 @@ fn check_script(c: ScriptConfig) -> Vec<ConfigProblem> {
     problems
 }
 
-fn check_branch(c: BranchConfig) -> Vec<ConfigProblem> {
-    let mut problems = required("condition", &c.condition);
+fn check_branch(c: BranchConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
+    let mut problems = expression("condition", &c.condition, syntax);
     if c.outcomes.iter().any(|o| o.trim().is_empty()) {
         problems.push(ConfigProblem::at("outcomes", "outcome labels must not be empty"));
     }

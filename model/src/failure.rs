@@ -36,6 +36,7 @@ pub fn error_class(message: &str) -> String {
             }
             let word: String = chars[start..i].iter().collect();
             match fold_word(&word) {
+                _ if is_http_status(&out, &word) => out.push_str(&word),
                 "" => out.push_str(&word),
                 placeholder => out.push_str(placeholder),
             }
@@ -51,6 +52,12 @@ pub fn error_class(message: &str) -> String {
         i += 1;
     }
     out.trim_end().to_owned()
+}
+
+/// Whether `word` is an HTTP status after `HTTP ` (`HTTP 503`): what a failure is about, not a
+/// varying number — 500, 502 and 503 are different troubles, and each keeps its group.
+fn is_http_status(out: &str, word: &str) -> bool {
+    out.ends_with("HTTP ") && word.len() == 3 && word.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The placeholder for a word that varies from failure to failure, or "" to keep the word.
@@ -89,7 +96,17 @@ mod tests {
             error_class("order 0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b not found for \"ACME Corp\""),
             "order <id> not found for \"…\""
         );
-        assert_eq!(error_class("HTTP 503 from upstream, retry in 1.5s."), "HTTP <n> from upstream, retry in <n>.");
+        assert_eq!(error_class("HTTP 503 from upstream, retry in 1.5s."), "HTTP 503 from upstream, retry in <n>.");
+        assert_eq!(
+            error_class("HTTP 500 Internal Server Error: {\"id\": 12}"),
+            "HTTP 500 Internal Server Error: {\"…\": <n>}"
+        );
+        assert_ne!(error_class("HTTP 502 Bad Gateway"), error_class("HTTP 503 Service Unavailable"));
+        assert_eq!(error_class("HTTP 5"), "HTTP <n>");
+        assert_eq!(
+            error_class("node `call` failed: HTTP 404 Not Found: x"),
+            "node `call` failed: HTTP 404 Not Found: x"
+        );
         assert_eq!(error_class("http2   stream reset"), "http2 stream reset");
         assert_ne!(error_class("node `a` failed: x"), error_class("node `b` failed: x"));
     }

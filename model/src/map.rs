@@ -7,7 +7,7 @@
 //! item. Its output is `{"results": [...in item order], "errors": [{"index", "error"}]}`.
 
 use crate::config::{check_config_with, required, ConfigProblem, NodeKind, SubworkflowConfig, VersionRef};
-use crate::validate::SyntaxCheck;
+use crate::validate::{SyntaxCheck, Text};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -96,7 +96,7 @@ pub fn map_target(config: &Value) -> Option<(String, VersionRef)> {
 pub(crate) fn check(c: MapConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
     let mut problems = required("items", &c.items);
     if problems.is_empty() {
-        if let Err(e) = syntax(&c.items) {
+        if let Err(e) = syntax(Text::Expression(&c.items)) {
             problems.push(ConfigProblem::at("items", format!("`items` is not a valid expression: {e}")));
         }
     }

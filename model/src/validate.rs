@@ -91,15 +91,24 @@ impl Report {
     }
 }
 
-/// Checks one expression's syntax: `Err` says what is wrong with it.
-pub type SyntaxCheck<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
+/// A text of a definition whose syntax is checked before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Text<'a> {
+    /// Evaluated to a value: `input.amount > 100`.
+    Expression(&'a str),
+    /// A string with `{{ ... }}` in it: `https://api.example.com/users/{{ input.id }}`.
+    Template(&'a str),
+}
+
+/// Checks one text's syntax: `Err` says what is wrong with it (where: line and column).
+pub type SyntaxCheck<'a> = dyn FnMut(Text<'_>) -> Result<(), String> + 'a;
 
 /// Validates `def` against `limits`, reporting every problem found. Expressions are
 /// compiled here, in this process: what the designer (in the browser) does. The server
 /// compiles them in its sandbox workers instead, through [`validate_with`].
 pub fn validate(def: &Definition, limits: &Limits) -> Report {
     let expressions = crate::expr::Expressions::default();
-    validate_with(def, limits, &mut |text| expressions.check(text))
+    validate_with(def, limits, &mut |text| expressions.check_text(text))
 }
 
 /// [`validate`], with each expression's syntax judged by `syntax`, called in a fixed order
@@ -200,8 +209,7 @@ fn check_concurrency_key(s: &crate::Settings, errors: &mut Vec<Issue>, syntax: &
             format!("`concurrency_key` is longer than {MAX_CONCURRENCY_KEY_EXPRESSION} characters"),
         )),
         Some(key) => {
-            if let Err(e) = syntax(key) {
-                let why = e.strip_prefix("invalid expression: ").unwrap_or(&e);
+            if let Err(why) = syntax(Text::Expression(key)) {
                 errors.push(issue("concurrency_key", format!("`concurrency_key` is not a valid expression: {why}")));
             }
         }

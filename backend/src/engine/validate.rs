@@ -3,6 +3,7 @@
 //! (minijinja folds constants while compiling, which user text can make allocate without
 //! bound), plus what only the server can check — that every script compiles.
 
+use crate::sandbox::protocol::Source;
 use crate::sandbox::script::{Failure, FailureKind};
 use crate::sandbox::{Sandbox, Stopped};
 use std::collections::BTreeSet;
@@ -16,11 +17,12 @@ pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> R
     // them, the sandbox compiles them, the second pass reads the results.
     let mut texts = Vec::new();
     trellis_model::validate_with(def, limits, &mut |text| {
-        texts.push(text.to_owned());
+        texts.push(Source::of(text));
         Ok(())
     });
     let syntax = sandbox.syntax_of(texts).await?;
-    let mut report = trellis_model::validate_with(def, limits, &mut |text| syntax.get(text).cloned().unwrap_or(Ok(())));
+    let mut report =
+        trellis_model::validate_with(def, limits, &mut |text| syntax.get(&Source::of(text)).cloned().unwrap_or(Ok(())));
     if report.errors.iter().any(|e| matches!(e.code.as_str(), "too_large" | "too_many_nodes" | "too_many_edges")) {
         // An oversized definition is not analysed further (see `trellis_model::validate`).
         return Ok(report);

@@ -34,7 +34,7 @@ use crate::secrets::Opened;
 use anyhow::{bail, Context};
 use pool::Pool;
 pub use process::Cause;
-use protocol::{Answer, Request};
+use protocol::{Answer, Request, Source};
 use script::{Failure, Ran, Script};
 use secrecy::ExposeSecret;
 use serde_json::Value;
@@ -72,9 +72,9 @@ impl std::fmt::Display for Stopped {
     }
 }
 
-/// What compiling without running found: each expression's and each script's first error.
+/// What compiling without running found: each text's and each script's first error.
 pub struct Checked {
-    pub expressions: Vec<Result<(), String>>,
+    pub texts: Vec<Result<(), String>>,
     pub scripts: Vec<Result<(), Failure>>,
 }
 
@@ -172,11 +172,11 @@ impl Sandbox {
         }
     }
 
-    /// Compiles expressions and scripts without running them.
-    pub async fn check(&self, expressions: Vec<String>, scripts: Vec<String>) -> Result<Checked, Stopped> {
+    /// Compiles expressions, templates and scripts without running them.
+    pub async fn check(&self, texts: Vec<Source>, scripts: Vec<String>) -> Result<Checked, Stopped> {
         let deadline_ms = self.settings().timeout_ms;
-        match self.call(Request::Check { expressions, scripts, deadline_ms }).await? {
-            Answer::Checked { expressions, scripts } => Ok(Checked { expressions, scripts }),
+        match self.call(Request::Check { texts, scripts, deadline_ms }).await? {
+            Answer::Checked { texts, scripts } => Ok(Checked { texts, scripts }),
             _ => Err(unexpected()),
         }
     }
@@ -184,7 +184,7 @@ impl Sandbox {
     /// Each distinct text's syntax. When compiling them together meets a limit (one of them
     /// is a bomb), each is compiled alone, so the failure lands on the one it is. `Err`: the
     /// sandbox could not check them for a reason of its own (try again).
-    pub async fn syntax_of(&self, texts: Vec<String>) -> Result<HashMap<String, Result<(), String>>, Stopped> {
+    pub async fn syntax_of(&self, texts: Vec<Source>) -> Result<HashMap<Source, Result<(), String>>, Stopped> {
         let mut texts = texts;
         texts.sort();
         texts.dedup();
@@ -192,14 +192,14 @@ impl Sandbox {
             return Ok(HashMap::new());
         }
         match self.check(texts.clone(), Vec::new()).await {
-            Ok(checked) => return Ok(texts.into_iter().zip(checked.expressions).collect()),
+            Ok(checked) => return Ok(texts.into_iter().zip(checked.texts).collect()),
             Err(stopped) if !stopped.cause.is_limit() => return Err(stopped),
             Err(_) => {}
         }
         let mut results = HashMap::new();
         for text in texts {
             let result = match self.check(vec![text.clone()], Vec::new()).await {
-                Ok(mut checked) => checked.expressions.pop().unwrap_or(Ok(())),
+                Ok(mut checked) => checked.texts.pop().unwrap_or(Ok(())),
                 Err(stopped) if stopped.cause.is_limit() => Err(stopped.message),
                 Err(stopped) => return Err(stopped),
             };

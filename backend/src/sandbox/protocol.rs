@@ -38,8 +38,8 @@ pub enum Request {
     Evaluate { context: Value, jobs: Vec<Job>, deadline_ms: u64, max_result_bytes: usize },
     /// A `script` node's attempt (or a preview), its output held to `max_result_bytes` of JSON.
     Script { script: Script, deadline_ms: u64, max_result_bytes: usize },
-    /// Compile without running: expressions (their syntax) and script sources.
-    Check { expressions: Vec<String>, scripts: Vec<String>, deadline_ms: u64 },
+    /// Compile without running: expressions and templates (their syntax) and script sources.
+    Check { texts: Vec<Source>, scripts: Vec<String>, deadline_ms: u64 },
 }
 
 impl Request {
@@ -56,8 +56,31 @@ impl Request {
     pub fn subject(&self) -> &'static str {
         match self {
             Request::Script { .. } => "script",
-            Request::Check { scripts, expressions, .. } if expressions.is_empty() && !scripts.is_empty() => "script",
+            Request::Check { scripts, texts, .. } if texts.is_empty() && !scripts.is_empty() => "script",
             _ => "expression",
+        }
+    }
+}
+
+/// A text of a definition to compile: an expression or a template.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Source {
+    Expression(String),
+    Template(String),
+}
+
+impl Source {
+    pub fn of(text: trellis_model::Text<'_>) -> Source {
+        match text {
+            trellis_model::Text::Expression(t) => Source::Expression(t.to_owned()),
+            trellis_model::Text::Template(t) => Source::Template(t.to_owned()),
+        }
+    }
+
+    pub fn text(&self) -> trellis_model::Text<'_> {
+        match self {
+            Source::Expression(t) => trellis_model::Text::Expression(t),
+            Source::Template(t) => trellis_model::Text::Template(t),
         }
     }
 }
@@ -99,7 +122,7 @@ pub enum Answer {
     Evaluated(Result<Vec<Value>, String>),
     Script(Ran),
     Checked {
-        expressions: Vec<Result<(), String>>,
+        texts: Vec<Result<(), String>>,
         scripts: Vec<Result<(), Failure>>,
     },
 }

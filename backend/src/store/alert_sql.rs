@@ -22,6 +22,8 @@ pub struct AlertRuleRow {
     pub over_since: Option<DateTime<Utc>>,
     pub created_by: String,
     pub created_at: DateTime<Utc>,
+    /// The creator's user (or API key) id; none for rules made before owners were kept.
+    pub owner_id: Option<String>,
 }
 
 /// An alert to record for a rule: once per (rule, `source_key`).
@@ -155,11 +157,11 @@ pub trait AlertStore: Send + Sync + 'static {
 }
 
 const RULE_COLUMNS: &str = "id, name, event, workflow_id, url, secret, threshold, for_ms, dedupe_ms, over_since, \
-    created_by, created_at";
+    created_by, created_at, owner_id";
 pub(super) const INSERT_RULE: &str = concatcp!(
     "INSERT INTO alert_rules (",
     RULE_COLUMNS,
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 );
 pub(super) const RULES: &str = concatcp!("SELECT ", RULE_COLUMNS, " FROM alert_rules ORDER BY created_at, id");
 pub(super) const RULE: &str = concatcp!("SELECT ", RULE_COLUMNS, " FROM alert_rules WHERE id = $1");

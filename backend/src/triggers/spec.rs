@@ -2,6 +2,7 @@
 //! `spec` column), and their validation: every problem listed with what to fix.
 
 use super::schedule::Schedule;
+use crate::sandbox::protocol::Source;
 use crate::sandbox::{Sandbox, Stopped};
 use serde::{Deserialize, Serialize};
 use trellis_model::{Issue, TriggerKind};
@@ -118,7 +119,10 @@ impl WebhookSpec {
                 let message =
                     format!("`input_mapping` must be a non-empty expression of at most {MAX_MAPPING_LEN} bytes");
                 issues.push(Issue::new("invalid_input_mapping", message).path("input_mapping"));
-            } else if let Some(Err(e)) = sandbox.syntax_of(vec![mapping.to_owned()]).await?.remove(mapping) {
+            } else if let Some(Err(e)) = {
+                let source = Source::Expression(mapping.to_owned());
+                sandbox.syntax_of(vec![source.clone()]).await?.remove(&source)
+            } {
                 let message = format!(
                     "`input_mapping` is not a valid expression: {e}; e.g. `body.payload` or `{{'id': body.id}}`"
                 );

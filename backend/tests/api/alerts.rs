@@ -224,6 +224,7 @@ async fn a_claim_gives_each_delivery_its_rules_address_and_secret(backend: Backe
             over_since: None,
             created_by: "test".into(),
             created_at: now,
+            owner_id: None,
         };
         store.insert_alert_rule(&rule).await.unwrap();
         rules.push(rule);
@@ -253,6 +254,38 @@ async fn a_claim_gives_each_delivery_its_rules_address_and_secret(backend: Backe
     assert!(store.claim_deliveries("other", later, later, 10).await.unwrap().is_empty(), "leased");
 }
 
+/// A rule is its creator's: another editor lists it with only the receiver's host (the URL is
+/// a credential) and may neither test nor delete it; its creator and admins may.
+async fn another_editors_rule_shows_only_its_host_and_cannot_be_tested_or_deleted(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let owner = app.token_for("editor").await;
+    let secret_url = "http://127.0.0.1:9/services/T000/B000/XXXXSECRETXXXX";
+    let body = json!({"name": "pager", "when": "failed", "url": secret_url});
+    let created = app.client.post(app.url("/api/v1/alerts")).bearer_auth(&owner).json(&body).send().await.unwrap();
+    assert_eq!(created.status(), 201);
+    let rule: CreatedAlertRule = created.json().await.unwrap();
+    assert!(rule.rule.can_manage && rule.rule.url == secret_url, "{:?}", rule.rule);
+
+    let user = json!({"username": "other-editor", "password": "password-123", "role": "editor"});
+    assert_eq!(app.post("/api/v1/users").json(&user).send().await.unwrap().status(), 201);
+    let other = app.login("other-editor", "password-123").await;
+    let listed = app.client.get(app.url("/api/v1/alerts")).bearer_auth(&other).send().await.unwrap();
+    let text = listed.text().await.unwrap();
+    assert!(!text.contains("XXXXSECRETXXXX"), "another editor sees the full URL: {text}");
+    let items: Items<trellis_model::api::AlertRule> = serde_json::from_str(&text).unwrap();
+    assert_eq!((items.items[0].url.as_str(), items.items[0].can_manage), ("http://127.0.0.1/…", false));
+    let path = format!("/api/v1/alerts/{}", rule.rule.id);
+    let test = app.client.post(app.url(&format!("{path}/test"))).bearer_auth(&other).json(&json!({}));
+    problem(test.send().await.unwrap(), 403).await;
+    problem(app.client.delete(app.url(&path)).bearer_auth(&other).send().await.unwrap(), 403).await;
+
+    let as_admin: Items<trellis_model::api::AlertRule> =
+        app.get("/api/v1/alerts").send().await.unwrap().json().await.unwrap();
+    assert!(as_admin.items[0].can_manage && as_admin.items[0].url == secret_url);
+    let deleted = app.client.delete(app.url(&path)).bearer_auth(&owner).send().await.unwrap();
+    assert_eq!(deleted.status(), 204);
+}
+
 on_both!(
     one_signed_alert_per_failure_and_none_for_successes,
     failures_of_one_group_within_the_window_are_counted_not_sent,
@@ -260,4 +293,5 @@ on_both!(
     send_test_posts_a_signed_test_and_logs_it,
     refused_addresses_and_bad_fields_are_422_and_readers_get_403,
     a_claim_gives_each_delivery_its_rules_address_and_secret,
+    another_editors_rule_shows_only_its_host_and_cannot_be_tested_or_deleted,
 );

@@ -145,6 +145,25 @@ impl TestApp {
         id
     }
 
+    /// Publishes `definition` past the API's checks (as a version an older release published,
+    /// or one written by hand into the database): for what the engine does with what
+    /// publishing would refuse.
+    pub async fn publish_unchecked(&self, definition: Value) -> String {
+        let created = self.create_workflow(json!({"name": "unchecked", "definition": definition})).await;
+        let id: uuid::Uuid = created.summary.id.parse().unwrap();
+        let store = self.store().await;
+        let draft_rev = store.get_workflow(id).await.unwrap().unwrap().draft_rev;
+        let version = trellis::store::NewVersion {
+            note: None,
+            published_by: "test".into(),
+            now: chrono::Utc::now(),
+            stuck_after: Vec::new(),
+        };
+        let published = store.publish(id, draft_rev, &version).await.unwrap();
+        assert!(matches!(published, trellis::store::WriteOutcome::Done(_)));
+        id.to_string()
+    }
+
     /// Starts an instance and returns its id.
     pub async fn start(&self, workflow: &str, body: Value) -> String {
         let response = self.post(&format!("/api/v1/workflows/{workflow}/instances")).json(&body).send().await.unwrap();

@@ -49,29 +49,73 @@ async fn of_concurrent_saves_with_one_etag_exactly_one_wins(app: TestApp) {
     assert_eq!(statuses, [200, 412, 412, 412, 412, 412, 412, 412]);
 }
 
-async fn an_invalid_draft_is_refused_with_every_problem_and_nothing_written(app: TestApp) {
+/// Unfinished work is kept: a draft with problems is saved (200, a new ETag) and the answer lists
+/// every problem; publishing it is refused with the same list, and nothing is published.
+async fn a_draft_with_problems_is_kept_with_every_problem_and_publishing_it_is_refused(app: TestApp) {
     let created = app.create_workflow(json!({"name": "broken", "definition": chain()})).await;
     let id = created.summary.id.as_str();
     let bad = json!({
         "nodes": [{"id": "a", "type": "noop"}, {"id": "b", "type": "noop"}, {"id": "c", "type": "http"},
-                  {"id": "d", "type": "warp-drive"}],
+                  {"id": "d", "type": "warp-drive"},
+                  {"id": "t", "type": "transform", "config": {"expression": "{'tier': input.tier"}}],
         "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}, {"from": "a", "to": "ghost"}]
     });
     let response =
         app.put(&format!("/api/v1/workflows/{id}/draft")).header("if-match", "*").json(&bad).send().await.unwrap();
-    let body = problem(response, 422).await;
-    let errors = body["errors"].as_array().unwrap();
-    let codes: Vec<_> = errors.iter().map(|e| e["code"].as_str().unwrap()).collect();
+    assert_eq!(response.status(), 200);
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(etag, created.etag);
+    let body: Value = response.json().await.unwrap();
+    let problems = body["problems"].as_array().unwrap();
+    let codes: Vec<_> = problems.iter().map(|e| e["code"].as_str().unwrap()).collect();
     for code in ["cycle", "invalid_config", "unknown_node_type", "unknown_node"] {
         assert!(codes.contains(&code), "{code} missing from {codes:?}");
     }
-    let cycle = errors.iter().find(|e| e["code"] == "cycle").unwrap();
+    let cycle = problems.iter().find(|e| e["code"] == "cycle").unwrap();
     assert_eq!(cycle["cycle"], json!(["a", "b"]));
-    assert_eq!(errors.iter().find(|e| e["code"] == "invalid_config").unwrap()["node"], "c");
+    assert_eq!(problems.iter().find(|e| e["code"] == "invalid_config").unwrap()["node"], "c");
+    let syntax = problems.iter().find(|e| e["node"] == "t").unwrap();
+    assert_eq!(syntax["path"], "nodes[4].config.expression");
+    assert!(syntax["message"].as_str().unwrap().contains("line 1, column"), "{syntax}");
 
     let current: Value = app.get(&format!("/api/v1/workflows/{id}")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(current["draft"], chain());
-    assert_eq!(current["etag"], created.etag.as_str());
+    assert_eq!((&current["draft"]["nodes"], &current["draft"]["edges"]), (&bad["nodes"], &bad["edges"]));
+    assert_eq!(current["etag"], etag.as_str());
+
+    let refused = problem(app.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap(), 422).await;
+    assert_eq!(refused["errors"].as_array().unwrap().len(), problems.len(), "{refused}");
+    let versions: Value =
+        app.get(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(versions["items"], json!([]));
+
+    let not_a_definition = json!({"nodes": [{"id": "a", "type": 7}]});
+    let put = app.put(&format!("/api/v1/workflows/{id}/draft")).header("if-match", "*").json(&not_a_definition);
+    problem(put.send().await.unwrap(), 422).await;
+}
+
+/// Templates and expressions with syntax errors are problems of validate, at their fields.
+async fn validate_compiles_every_template_and_expression(app: TestApp) {
+    let created = app.create_workflow(json!({"name": "syntax"})).await;
+    let id = created.summary.id.as_str();
+    let definition = json!({
+        "nodes": [
+            {"id": "h", "type": "http", "config": {"url": "http://127.0.0.1:9/{{ input.x"}},
+            {"id": "b", "type": "branch", "config": {"condition": "input.x >"}}
+        ],
+        "edges": [{"from": "h", "to": "b"}]
+    });
+    let report: Value = app
+        .post(&format!("/api/v1/workflows/{id}/validate"))
+        .json(&definition)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(report["valid"], false, "{report}");
+    let paths: Vec<&str> = report["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["nodes[0].config.url", "nodes[1].config.condition"], "{report}");
 }
 
 async fn the_validate_endpoint_reports_errors_and_warnings_without_saving(app: TestApp) {
@@ -144,7 +188,8 @@ async fn concurrent_publishes_get_distinct_consecutive_versions(app: TestApp) {
 both_backends!(
     draft_saves_need_a_current_etag,
     of_concurrent_saves_with_one_etag_exactly_one_wins,
-    an_invalid_draft_is_refused_with_every_problem_and_nothing_written,
+    a_draft_with_problems_is_kept_with_every_problem_and_publishing_it_is_refused,
+    validate_compiles_every_template_and_expression,
     the_validate_endpoint_reports_errors_and_warnings_without_saving,
     publishing_freezes_numbered_versions,
     concurrent_publishes_get_distinct_consecutive_versions

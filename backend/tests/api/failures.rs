@@ -87,7 +87,49 @@ async fn a_failure_range_must_make_sense(app: TestApp) {
     let seen = app.client.get(app.url("/api/v1/failures")).bearer_auth(viewer).send().await.unwrap();
     assert_eq!(seen.status(), 200, "viewers read failures");
 }
+/// A stub on 127.0.0.1 that answers `/{code}` with that status and a body saying why.
+async fn failing_service() -> String {
+    use axum::extract::Path;
+    use axum::http::StatusCode;
+    let app = axum::Router::new().route(
+        "/{code}",
+        axum::routing::get(|Path(code): Path<u16>| async move {
+            let body = format!("{{\"error\":\"no such sku bad-037\",\"code\":{code}}}");
+            (StatusCode::from_u16(code).unwrap(), body)
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// An `http` node's failure keeps what the service said (the start of its body), and its
+/// failure group keeps the status code: 500, 503 and 404 are three troubles, not one.
+async fn http_failures_keep_the_body_and_group_by_status_code(app: TestApp) {
+    let base = failing_service().await;
+    let url = format!("{base}/{{{{ input.code }}}}");
+    let wf = app.publish(json!({"nodes": [{"id": "call", "type": "http", "config": {"url": url}}]})).await;
+    for code in [404, 500, 503, 500] {
+        let id = app.start(&wf, json!({"input": {"code": code}})).await;
+        let done = app.wait_finished(&id).await;
+        assert_eq!(done.summary.status, InstanceStatus::Failed);
+        let error = done.nodes[0].error.clone().unwrap_or_default();
+        let reason = if code == 404 { "Not Found" } else { "" };
+        assert!(error.starts_with(&format!("HTTP {code} {reason}")), "{error}");
+        assert!(error.contains("no such sku bad-037"), "the body is kept: {error}");
+    }
+    let groups = report(&app, &format!("workflow={wf}")).await.groups;
+    let mut classes: Vec<(String, i64)> = groups.iter().map(|g| (g.error_class.clone(), g.count)).collect();
+    classes.sort();
+    assert_eq!(classes.len(), 3, "{classes:?}");
+    assert!(classes[0].0.contains("HTTP 404 Not Found") && classes[0].1 == 1, "{classes:?}");
+    assert!(classes[1].0.contains("HTTP 500 Internal Server Error") && classes[1].1 == 2, "{classes:?}");
+    assert!(classes[2].0.contains("HTTP 503 Service Unavailable") && classes[2].1 == 1, "{classes:?}");
+}
+
 both_backends!(
+    http_failures_keep_the_body_and_group_by_status_code,
     failures_differing_only_in_numbers_group_and_the_group_is_retried_as_one,
     a_failure_range_must_make_sense
 );

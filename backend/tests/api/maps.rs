@@ -144,7 +144,7 @@ async fn items_that_are_not_a_list_or_too_many_fail_on_postgres() {
     .await
 }
 
-async fn a_bad_map_is_refused_naming_the_field(app: TestApp) {
+async fn a_bad_map_is_a_problem_naming_the_field(app: TestApp) {
     let workflow = app.create_workflow(json!({"name": "bad map", "definition": mapping(json!({"items": "input.x", "node": {"type": "noop", "config": {}}}))})).await.summary.id;
     for (config, path) in [
         (json!({"items": "input.x", "node": {"type": "map", "config": {}}}), "config.node.type"),
@@ -159,11 +159,13 @@ async fn a_bad_map_is_refused_naming_the_field(app: TestApp) {
             .send()
             .await
             .unwrap();
-        let body = problem(saved, 422).await;
-        assert!(body.to_string().contains(path), "{path}: {body}");
+        // Kept as a draft, with the problem at its field.
+        assert_eq!(saved.status(), 200);
+        let body: serde_json::Value = saved.json().await.unwrap();
+        assert!(body["problems"].to_string().contains(path), "{path}: {body}");
     }
 }
-both_backends!(a_bad_map_is_refused_naming_the_field);
+both_backends!(a_bad_map_is_a_problem_naming_the_field);
 
 async fn a_thousand_items_finish_in_order(app: TestApp) {
     let inner = json!({"type": "transform", "config": {"expression": "item * 2"}});

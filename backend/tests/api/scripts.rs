@@ -76,17 +76,15 @@ async fn a_failing_script_keeps_its_logs_and_a_thrown_error_says_where(app: Test
     );
 }
 
-async fn a_syntax_error_is_refused_at_save_validate_and_publish_with_its_line_and_column(app: TestApp) {
+async fn a_syntax_error_is_named_at_save_and_validate_and_refused_at_publish_with_its_line_and_column(app: TestApp) {
     let bad = json!({"nodes": [
         {"id": "ok", "type": "noop"},
         script("broken", "const a = 1;\nconst b = ;\nreturn a;")
     ]});
-    let body = problem(
-        app.post("/api/v1/workflows").json(&json!({"name": "bad", "definition": bad})).send().await.unwrap(),
-        422,
-    )
-    .await;
-    let issue = &body["errors"][0];
+    let created = app.post("/api/v1/workflows").json(&json!({"name": "bad", "definition": bad})).send().await.unwrap();
+    assert_eq!(created.status(), 201, "a draft is kept with its problems");
+    let body: Value = created.json().await.unwrap();
+    let issue = &body["problems"][0];
     assert_eq!(
         (issue["code"].as_str(), issue["path"].as_str(), issue["node"].as_str()),
         (Some("script_syntax"), Some("nodes[1].config.source"), Some("broken")),
@@ -103,9 +101,11 @@ async fn a_syntax_error_is_refused_at_save_validate_and_publish_with_its_line_an
 
     let saved =
         app.put(&format!("/api/v1/workflows/{id}/draft")).header("if-match", "*").json(&bad).send().await.unwrap();
-    problem(saved, 422).await;
+    assert_eq!(saved.status(), 200);
+    let body: Value = saved.json().await.unwrap();
+    assert_eq!(body["problems"][0]["path"], "nodes[1].config.source", "{body}");
 
-    // A draft stored before the check existed (written past the API) cannot be published.
+    // A draft stored past the API cannot be published either.
     let definition: Definition = serde_json::from_value(bad).unwrap();
     app.store().await.save_draft(id.parse().unwrap(), None, &definition).await.unwrap();
     let body = problem(app.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap(), 422).await;
@@ -212,7 +212,7 @@ async fn the_preview_runs_a_script_against_sample_values(app: TestApp) {
 both_backends!(
     a_script_computes_from_its_input_and_an_earlier_output_and_its_logs_stay_with_the_attempt,
     a_failing_script_keeps_its_logs_and_a_thrown_error_says_where,
-    a_syntax_error_is_refused_at_save_validate_and_publish_with_its_line_and_column,
+    a_syntax_error_is_named_at_save_and_validate_and_refused_at_publish_with_its_line_and_column,
     scripts_over_their_limits_fail_cleanly_and_the_server_carries_on,
     an_endless_script_does_not_hold_up_another_instance,
     the_preview_runs_a_script_against_sample_values

@@ -254,18 +254,19 @@ async fn a_reference_to_an_unknown_secret_is_refused_naming_it(app: TestApp) {
         json!({"nodes": [{"id": "call", "type": "http", "config": {"url": "http://127.0.0.1:9/",
             "headers": {"X-Key": format!("{{{{ secret.{name} }}}}")}}}]})
     };
+    // Kept as a draft (work is never lost), with the problem named; publishing it is refused.
     let created = app.post("/api/v1/workflows").json(&json!({"name": "typo", "definition": definition("KNWON")}));
-    let refused = problem(created.send().await.unwrap(), 422).await;
-    let issue = &refused["errors"][0];
-    assert_eq!(issue["code"], "unknown_secret", "{refused}");
-    assert!(issue["message"].as_str().unwrap().contains("`KNWON`"), "{refused}");
+    let kept: Value = created.send().await.unwrap().json().await.unwrap();
+    let issue = &kept["problems"][0];
+    assert_eq!(issue["code"], "unknown_secret", "{kept}");
+    assert!(issue["message"].as_str().unwrap().contains("`KNWON`"), "{kept}");
+    let publish = app.post(&format!("/api/v1/workflows/{}/versions", kept["id"].as_str().unwrap()));
+    let refused = problem(publish.send().await.unwrap(), 422).await;
+    assert_eq!(refused["errors"][0]["code"], "unknown_secret", "{refused}");
     let dynamic = json!({"nodes": [{"id": "t", "type": "transform", "config": {"expression": "secret[input.k]"}}]});
-    let refused = problem(
-        app.post("/api/v1/workflows").json(&json!({"name": "d", "definition": dynamic})).send().await.unwrap(),
-        422,
-    )
-    .await;
-    assert_eq!(refused["errors"][0]["code"], "secret_reference", "{refused}");
+    let created = app.post("/api/v1/workflows").json(&json!({"name": "d", "definition": dynamic}));
+    let kept: Value = created.send().await.unwrap().json().await.unwrap();
+    assert_eq!(kept["problems"][0]["code"], "secret_reference", "{kept}");
 
     let workflow = app.create_workflow(json!({"name": "ok", "definition": definition("KNOWN")})).await;
     let listed: Value = app.get("/api/v1/secrets").send().await.unwrap().json().await.unwrap();

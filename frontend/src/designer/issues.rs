@@ -85,6 +85,15 @@ fn node_field(path: &str) -> Option<&str> {
     Some(field)
 }
 
+/// What Save says: a draft is kept with its problems, and publishing waits for them.
+pub fn saved_notice(problems: usize) -> String {
+    match problems {
+        0 => "Saved.".to_owned(),
+        1 => "Saved, with 1 problem to fix before publishing.".to_owned(),
+        n => format!("Saved, with {n} problems to fix before publishing."),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +135,12 @@ mod tests {
         let placed = Placed::from_issues(&report.errors);
         assert_eq!(placed.general.len(), 1);
         assert!(placed.nodes.is_empty());
+    }
+
+    #[test]
+    fn save_says_whether_problems_wait_for_publishing() {
+        assert_eq!(saved_notice(0), "Saved.");
+        assert_eq!(saved_notice(1), "Saved, with 1 problem to fix before publishing.");
+        assert_eq!(saved_notice(3), "Saved, with 3 problems to fix before publishing.");
     }
 }

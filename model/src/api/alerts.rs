@@ -68,12 +68,17 @@ pub struct AlertRule {
     pub when: AlertWhen,
     pub workflow: Option<String>,
     pub workflow_name: Option<String>,
+    /// Where deliveries go; to a caller who does not manage the rule, only its scheme and host
+    /// (`https://hooks.slack.com/…`): a receiver URL is a credential.
     pub url: String,
     pub threshold: Option<i64>,
     pub for_ms: Option<i64>,
     pub dedupe_ms: Option<i64>,
     pub created_by: String,
     pub created_at: DateTime<Utc>,
+    /// Whether the caller may test and delete it: its creator and admins.
+    #[serde(default)]
+    pub can_manage: bool,
 }
 
 /// The answer to a create: the rule and its signing secret (`whsec_...`), shown this once.

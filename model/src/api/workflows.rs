@@ -46,6 +46,10 @@ pub struct Workflow {
     pub summary: WorkflowSummary,
     pub draft: Definition,
     pub etag: String,
+    /// In the answer to a save or a create: what validate finds in the draft as saved (a draft
+    /// is kept with its problems; publishing it is refused until they are fixed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problems: Option<Vec<crate::validate::Issue>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

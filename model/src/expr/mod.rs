@@ -45,7 +45,24 @@ impl Expressions {
 
     /// Compiles an expression without evaluating it: only syntax errors.
     pub fn check(&self, expression: &str) -> Result<(), String> {
-        self.env.compile_expression(expression).map(drop).map_err(|e| describe("invalid expression", &e))
+        self.env.compile_expression(expression).map(drop).map_err(|e| located(expression, &e))
+    }
+
+    /// Compiles a template (`https://x/{{ input.id }}`) without rendering it: only syntax
+    /// errors. A text without template syntax is plain text, as [`Expressions::render`] takes it.
+    pub fn check_template(&self, template: &str) -> Result<(), String> {
+        if !is_template(template) {
+            return Ok(());
+        }
+        self.env.template_from_str(template).map(drop).map_err(|e| located(template, &e))
+    }
+
+    /// Compiles `text` as what it is.
+    pub fn check_text(&self, text: crate::validate::Text<'_>) -> Result<(), String> {
+        match text {
+            crate::validate::Text::Expression(expression) => self.check(expression),
+            crate::validate::Text::Template(template) => self.check_template(template),
+        }
     }
 
     /// Evaluates an expression (no braces) to a JSON value.
@@ -62,7 +79,7 @@ impl Expressions {
 
     /// Renders `{{ ... }}` in a string; strings without template syntax are returned as they are.
     pub fn render(&self, template: &str, context: &Value) -> Result<String, String> {
-        if !template.contains("{{") && !template.contains("{%") {
+        if !is_template(template) {
             return Ok(template.to_owned());
         }
         let _metered = meter::Session::enter(self.limits);
@@ -113,6 +130,30 @@ impl std::io::Write for Capped {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Whether `text` holds template syntax; one without is plain text, never compiled.
+pub fn is_template(text: &str) -> bool {
+    text.contains("{{") || text.contains("{%") || text.contains("{#")
+}
+
+/// A syntax error of `text` as a person fixes it: where (line and column, counted from 1)
+/// and what (`line 1, column 9: syntax error: unexpected end of input, expected `}``).
+fn located(text: &str, e: &minijinja::Error) -> String {
+    let what = match e.detail() {
+        Some(detail) => format!("{}: {detail}", e.kind()),
+        None => e.kind().to_string(),
+    };
+    let Some(start) = e.range().map(|r| r.start.min(text.len())) else {
+        return match e.line() {
+            Some(line) => format!("line {line}: {what}"),
+            None => what,
+        };
+    };
+    let before = text.get(..start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("line {line}, column {column}: {what}")
 }
 
 fn describe(what: &str, e: &minijinja::Error) -> String {

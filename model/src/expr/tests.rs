@@ -103,7 +103,7 @@ fn ordinary_work_fits_well_inside_the_budget() {
     assert_eq!(x.eval("{'a': [1, 2]} | tojson", &ctx).unwrap(), json!("{\"a\":[1,2]}"));
     assert_eq!(x.eval("2 is in([1, 2])", &ctx).unwrap(), json!(true));
     assert_eq!(x.eval("'%s-%s' | format(1, 2)", &ctx).unwrap(), json!("1-2"));
-    assert!(x.check("input.(").unwrap_err().starts_with("invalid expression"));
+    assert!(x.check("input.(").unwrap_err().starts_with("line 1, column 7: syntax error"), "{:?}", x.check("input.("));
     assert!(x.check("(range(100000) * 100000) | sum").is_ok());
 }
 
@@ -116,4 +116,18 @@ fn looking_at_the_top_of_a_big_value_in_a_loop_is_cheap() {
     assert_eq!(x.render(template, &ctx).unwrap(), "0");
     let lazy = x.eval("([0] * 1000000000000) | last", &ctx).unwrap_err();
     assert!(lazy.contains("over the cap of 100000 items"), "{lazy}");
+}
+
+#[test]
+fn syntax_errors_say_where_they_are_and_plain_text_is_no_template() {
+    let x = Expressions::default();
+    let broken = x.check("{'tier': nodes.http_1.output.body.tier").unwrap_err();
+    assert!(broken.starts_with("line 1, column "), "{broken}");
+    assert!(broken.contains("syntax error"), "{broken}");
+    assert!(x.check("input.x >").unwrap_err().contains("syntax error"));
+    let template = x.check_template("http://api.example.com/\n{{ input.x").unwrap_err();
+    assert!(template.starts_with("line 2, column "), "{template}");
+    assert_eq!(x.check_template("http://api.example.com/{{ input.x }}"), Ok(()));
+    assert_eq!(x.check_template("no template here, { just braces }"), Ok(()));
+    assert!(x.check_template("{% if %}").is_err());
 }

@@ -117,9 +117,13 @@ fn per_type_configs_are_checked() {
         ("http", json!({"url": "https://example.test/x"}), true),
         ("http", json!({"url": "ftp://example.test"}), false),
         ("http", json!({"url": "https://x.test", "method": "get"}), false),
-        ("transform", json!({"expression": ".a"}), true),
+        ("transform", json!({"expression": "input.a"}), true),
+        ("transform", json!({"expression": ".a"}), false),
         ("transform", json!({}), false),
-        ("branch", json!({"condition": ".ok"}), true),
+        ("branch", json!({"condition": "input.ok"}), true),
+        ("branch", json!({"condition": "input.x >"}), false),
+        ("fail", json!({"message": "{{ input.who"}), false),
+        ("http", json!({"url": "https://x.test/{{ input.id", "headers": {"A": "{{ b }}"}}), false),
         ("fail", json!({"fail_attempts": 2}), true),
         ("task", json!({"queue": "emails"}), true),
         ("task", json!({}), false),
@@ -309,4 +313,52 @@ proptest! {
         prop_assert!(cycle.is_some());
         prop_assert_eq!(cycle.unwrap().cycle.as_ref().unwrap()[0].as_str(), "n0");
     }
+}
+
+/// Every expression and template of every node type is compiled: a syntax error is a problem
+/// at its node and field (with line and column), not a failure at run time.
+#[test]
+fn every_expression_and_template_is_compiled_with_its_problem_at_its_field() {
+    let node = |id: &str, kind: &str, config: serde_json::Value| {
+        let mut n = Node::new(id, kind);
+        n.config = config;
+        n
+    };
+    let d = def(
+        vec![
+            node("t", "transform", json!({"expression": "{'tier': nodes.http_1.output.body.tier"})),
+            node("b", "branch", json!({"condition": "input.x >"})),
+            node(
+                "h",
+                "http",
+                json!({"url": "http://api.test/{{ input.x", "headers": {"X-Id": "{{ input.id }"},
+                       "body": {"user": {"name": "{% if %}"}, "ok": "{{ input.ok }}"}}),
+            ),
+            node("f", "fail", json!({"message": "failed for {{ input.who"})),
+            node("k", "task", json!({"queue": "q", "input": {"a": ["{{ input.a }}", "{{ ("]}})),
+            node(
+                "m",
+                "map",
+                json!({"items": "[1]", "node": {"type": "transform", "config": {"expression": "item +"}}}),
+            ),
+        ],
+        vec![],
+    );
+    let r = check(&d);
+    let at: Vec<(String, String)> =
+        r.errors.iter().map(|e| (e.node.clone().unwrap_or_default(), e.path.clone().unwrap_or_default())).collect();
+    let expected = [
+        ("t", "nodes[0].config.expression"),
+        ("b", "nodes[1].config.condition"),
+        ("h", "nodes[2].config.url"),
+        ("h", "nodes[2].config.headers.X-Id"),
+        ("h", "nodes[2].config.body.user.name"),
+        ("f", "nodes[3].config.message"),
+        ("k", "nodes[4].config.input.a[1]"),
+        ("m", "nodes[5].config.node.config.expression"),
+    ];
+    let expected: Vec<(String, String)> = expected.iter().map(|(n, p)| (n.to_string(), p.to_string())).collect();
+    assert_eq!(at, expected, "{:#?}", r.errors);
+    assert!(r.errors.iter().all(|e| e.message.contains("line 1, column ")), "{:#?}", r.errors);
+    assert!(r.errors[0].message.starts_with("`expression` is not a valid expression: line 1, column"));
 }

@@ -286,7 +286,30 @@ async fn read_response(response: reqwest::Response) -> NodeResult {
         NodeResult::Done { output, outcome: None }
     } else {
         let retryable = status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
-        NodeResult::Failed { error: format!("HTTP {status}"), retryable }
+        NodeResult::Failed { error: failure_message(status, &bytes), retryable }
+    }
+}
+
+/// The most of an error response's body its failure keeps: enough for what the service said
+/// (`no such sku bad-037`), not a page of HTML. Redacted with the rest of the error.
+const ERROR_BODY_EXCERPT: usize = 2048;
+
+/// `HTTP 404 Not Found: {"error":"no such sku bad-037"}`: the status, its reason and the start
+/// of the body, which is what an operator needs to know why the call failed.
+fn failure_message(status: reqwest::StatusCode, body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return format!("HTTP {status}");
+    }
+    let mut end = text.len().min(ERROR_BODY_EXCERPT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let excerpt = text[..end].replace(['\r', '\n'], " ");
+    match end < text.len() {
+        true => format!("HTTP {status}: {excerpt}… ({} bytes in all)", body.len()),
+        false => format!("HTTP {status}: {excerpt}"),
     }
 }
 
@@ -320,6 +343,21 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_keeps_its_status_reason_and_the_start_of_the_body() {
+        let not_found = reqwest::StatusCode::NOT_FOUND;
+        assert_eq!(failure_message(not_found, b""), "HTTP 404 Not Found");
+        assert_eq!(
+            failure_message(not_found, b"{\"error\":\"no such sku bad-037\"}\n"),
+            "HTTP 404 Not Found: {\"error\":\"no such sku bad-037\"}"
+        );
+        let long = "é".repeat(3000);
+        let cut = failure_message(reqwest::StatusCode::BAD_GATEWAY, long.as_bytes());
+        assert!(cut.starts_with("HTTP 502 Bad Gateway: éé"), "{cut}");
+        assert!(cut.ends_with("… (6000 bytes in all)"), "{cut}");
+        assert!(cut.len() < ERROR_BODY_EXCERPT + 100);
+    }
 
     #[test]
     fn private_targets_are_refused_unless_allowed() {

@@ -1,10 +1,13 @@
-//! Alert rules (`crate::alerts`): editors and admins create, list and delete them, send a test
-//! and read each rule's delivery log; viewers and operators get 403. A rule's secret is shown
-//! once, in the create answer, as a webhook trigger's is.
+//! Alert rules (`crate::alerts`): editors and admins create and list them and read each rule's
+//! delivery log; viewers and operators get 403. A rule is owned like a saved view: only its
+//! creator and admins send a test or delete it (403 for other editors), and others see where it
+//! sends only as its scheme and host, since a receiver URL is a credential (Slack's are). A
+//! rule's secret is shown once, in the create answer, as a webhook trigger's is.
 
 use super::api_keys::bad_field;
 use crate::alerts::send::{message_id, post};
 use crate::alerts::test_body;
+use crate::auth::Principal;
 use crate::engine::nodes::http::guarded_client;
 use crate::http::middleware::authed::{AsEditor, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
@@ -21,6 +24,7 @@ use trellis_model::api::{
     AlertAttempt, AlertDelivery, AlertRule, AlertTestResult, AlertWhen, CreatedAlertRule, Items, NewAlertRule, Problem,
 };
 use trellis_model::validate::MAX_DURATION_MS;
+use trellis_model::Role;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -44,13 +48,14 @@ pub fn router() -> OpenApiRouter<AppState> {
     tag = "alerts",
     responses((status = 200, description = "Every alert rule, oldest first; never a secret", body = Items<AlertRule>))
 )]
-async fn list(State(state): State<AppState>, _: Authed<AsEditor>) -> ApiResult<Json<Items<AlertRule>>> {
+async fn list(State(state): State<AppState>, auth: Authed<AsEditor>) -> ApiResult<Json<Items<AlertRule>>> {
     let rules = state.store.alert_rules().await?;
     let mut ids: Vec<Uuid> = rules.iter().filter_map(|r| r.workflow_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let names: HashMap<Uuid, String> = state.store.workflow_names(&ids).await?.into_iter().collect();
-    let items = rules.iter().map(|r| shown(r, r.workflow_id.and_then(|w| names.get(&w).cloned()))).collect();
+    let items =
+        rules.iter().map(|r| shown(r, r.workflow_id.and_then(|w| names.get(&w).cloned()), &auth.principal)).collect();
     Ok(Json(Items { items }))
 }
 
@@ -93,6 +98,7 @@ async fn create(
         over_since: None,
         created_by: auth.principal.name.clone(),
         created_at: Utc::now(),
+        owner_id: Some(auth.principal.id.clone()),
     };
     state.store.insert_alert_rule(&row).await.map_err(|e| match e {
         crate::store::StoreError::Database(sqlx::Error::Database(db)) if db.is_foreign_key_violation() => {
@@ -100,7 +106,7 @@ async fn create(
         }
         other => other.into(),
     })?;
-    let created = CreatedAlertRule { rule: shown(&row, workflow_name), secret: row.secret.clone() };
+    let created = CreatedAlertRule { rule: shown(&row, workflow_name, &auth.principal), secret: row.secret.clone() };
     Ok((StatusCode::CREATED, Json(created)))
 }
 
@@ -144,15 +150,49 @@ fn unknown_workflow(id: Uuid) -> ApiError {
     bad_field("workflow", format!("no workflow with id {id}"))
 }
 
-fn shown(r: &AlertRuleRow, workflow_name: Option<String>) -> AlertRule {
+/// Whether `who` may test and delete `rule`: its creator (by id; by name for rules made before
+/// owners were kept) and admins.
+fn manages(rule: &AlertRuleRow, who: &Principal) -> bool {
+    who.role == Role::Admin
+        || match &rule.owner_id {
+            Some(owner) => *owner == who.id,
+            None => rule.created_by == who.name,
+        }
+}
+
+/// `url` as a caller who does not manage its rule sees it: scheme and host, no path, query or
+/// credentials.
+fn host_only(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(parsed) => format!("{}://{}/…", parsed.scheme(), parsed.host_str().unwrap_or("")),
+        Err(_) => "…".to_owned(),
+    }
+}
+
+/// Rule `id`, if `who` manages it (see [`manages`]): 404 if there is none, 403 if it is
+/// another editor's.
+async fn managed(state: &AppState, id: Uuid, who: &Principal) -> ApiResult<AlertRuleRow> {
+    let rule = state.store.alert_rule(id).await?.ok_or_else(|| not_found(id))?;
+    if !manages(&rule, who) {
+        return Err(ApiError::Forbidden(format!(
+            "the alert rule `{}` is {}'s; only they or an admin may test or delete it",
+            rule.name, rule.created_by
+        )));
+    }
+    Ok(rule)
+}
+
+fn shown(r: &AlertRuleRow, workflow_name: Option<String>, who: &Principal) -> AlertRule {
+    let can_manage = manages(r, who);
     AlertRule {
+        can_manage,
         id: r.id.to_string(),
         name: r.name.clone(),
         // Written from the same enum, so it always parses; `failed` is the harmless default.
         when: AlertWhen::parse(&r.event).unwrap_or(AlertWhen::Failed),
         workflow: r.workflow_id.map(|w| w.to_string()),
         workflow_name,
-        url: r.url.clone(),
+        url: if can_manage { r.url.clone() } else { host_only(&r.url) },
         threshold: r.threshold,
         for_ms: r.for_ms,
         dedupe_ms: r.dedupe_ms,
@@ -168,14 +208,16 @@ fn shown(r: &AlertRuleRow, workflow_name: Option<String>) -> AlertRule {
     tag = "alerts",
     responses(
         (status = 204, description = "Deleted, with its delivery log; nothing more is sent"),
+        (status = 403, description = "Another editor's rule (only its creator or an admin deletes it)", body = Problem),
         (status = 404, description = "No such rule", body = Problem),
     )
 )]
 async fn delete(
     State(state): State<AppState>,
-    _: Authed<AsEditor>,
+    auth: Authed<AsEditor>,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<StatusCode> {
+    managed(&state, id, &auth.principal).await?;
     if !state.store.delete_alert_rule(id).await? {
         return Err(not_found(id));
     }
@@ -193,15 +235,16 @@ fn not_found(id: Uuid) -> ApiError {
     tag = "alerts",
     responses(
         (status = 200, description = "A signed test delivery was posted now; how it went (also in the log)", body = AlertTestResult),
+        (status = 403, description = "Another editor's rule (only its creator or an admin tests it)", body = Problem),
         (status = 404, description = "No such rule", body = Problem),
     )
 )]
 async fn send_test(
     State(state): State<AppState>,
-    _: Authed<AsEditor>,
+    auth: Authed<AsEditor>,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<AlertTestResult>> {
-    let rule = state.store.alert_rule(id).await?.ok_or_else(|| not_found(id))?;
+    let rule = managed(&state, id, &auth.principal).await?;
     let policy = state.engine.config().http_allow.clone();
     let client = guarded_client(Arc::new(policy.clone()));
     let delivery = Uuid::now_v7();

@@ -1,6 +1,5 @@
 //! Workflows and their drafts: create, list, get, rename, archive, save, validate.
 
-use crate::engine::validate::{check_secrets, validate};
 use crate::http::middleware::authed::{AsEditor, AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{next_cursor, page_limit, ApiJson, ApiPath, ApiQuery};
@@ -14,7 +13,7 @@ use axum::Json;
 use serde::Deserialize;
 use trellis_model::api::Problem;
 use trellis_model::api::{CreateWorkflow, Page, UpdateWorkflow, Workflow, WorkflowSummary};
-use trellis_model::{Definition, Report};
+use trellis_model::{Definition, Issue, Report};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -47,9 +46,10 @@ async fn create(
     ApiJson(body): ApiJson<CreateWorkflow>,
 ) -> ApiResult<Response> {
     let draft = body.definition.unwrap_or_default();
-    check_draft(&state, &draft).await?;
+    let id = Uuid::now_v7();
+    let problems = draft_problems(&state, id, &draft).await?;
     let new = NewWorkflow {
-        id: Uuid::now_v7(),
+        id,
         name: clean_name(&body.name)?,
         description: body.description.map(|d| clean_description(&d)).transpose()?,
         draft,
@@ -57,7 +57,7 @@ async fn create(
     };
     let record = state.store.create_workflow(&new).await?;
     let location = format!("/api/v1/workflows/{}", record.id);
-    let mut response = (StatusCode::CREATED, with_etag(&record)).into_response();
+    let mut response = (StatusCode::CREATED, with_problems(&record, problems)).into_response();
     response.headers_mut().insert(LOCATION, HeaderValue::from_str(&location).expect("ids are ASCII"));
     Ok(response)
 }
@@ -178,8 +178,11 @@ async fn unarchive(
     request_body = Definition,
     params(("If-Match" = String, Header, description = "The ETag the draft was loaded with, or `*`")),
     responses(
-        (status = 200, description = "Saved; the new `ETag` is in the header and body", body = Workflow),
+        (status = 200, description = "Saved, problems and all; the new `ETag` is in the header and body, and \
+                                      `problems` lists what validate finds in it (publishing waits for them to be fixed)", body = Workflow),
         (status = 412, description = "The draft changed since it was loaded", body = Problem),
+        (status = 413, description = "The definition is over the size limit", body = Problem),
+        (status = 422, description = "Not a definition: not JSON, wrong types, or over the node or edge limit", body = Problem),
         (status = 428, description = "`If-Match` is missing", body = Problem),
     )
 )]
@@ -191,9 +194,9 @@ async fn save_draft(
     ApiJson(draft): ApiJson<Definition>,
 ) -> ApiResult<Response> {
     let expected = if_match(&headers)?;
-    check_draft(&state, &draft).await?;
+    let problems = draft_problems(&state, id, &draft).await?;
     match state.store.save_draft(id, expected, &draft).await? {
-        WriteOutcome::Done(_) => Ok(with_etag(&find(&state, id).await?)),
+        WriteOutcome::Done(_) => Ok(with_problems(&find(&state, id).await?, problems)),
         WriteOutcome::Stale => Err(ApiError::PreconditionFailed(
             "the draft was changed by someone else since you loaded it; reload it, or save again with the new ETag"
                 .into(),
@@ -221,19 +224,20 @@ async fn validate_definition(
     Ok(Json(super::callees::validate_for_publish(&state, id, &definition).await?))
 }
 
-/// A draft may be saved while it is still empty (a new workflow starts that way), but
-/// otherwise only when it is valid, so what is stored is always publishable.
-async fn check_draft(state: &AppState, draft: &Definition) -> ApiResult<()> {
-    let mut report = validate(draft, &state.limits, state.engine.sandbox()).await?;
-    check_secrets(&mut report, draft, &super::callees::known_secrets(state).await?);
-    if report.valid || (draft.nodes.is_empty() && report.only_empty_graph()) {
-        return Ok(());
-    }
+/// What validate finds in `draft` (of workflow `id`), for the answer to a save: a draft is kept
+/// with its problems — a cycle, a dangling edge, a bad expression, an unknown secret — so
+/// unfinished work is never lost; publishing refuses them. Only what is over the size limits
+/// is refused (413 for bytes, 422 for nodes or edges): the store must not hold it at all.
+async fn draft_problems(state: &AppState, id: Uuid, draft: &Definition) -> ApiResult<Vec<Issue>> {
+    let report = super::callees::validate_for_publish(state, id, draft).await?;
     if let Some(too_large) = report.errors.iter().find(|e| e.code == "too_large") {
         return Err(ApiError::PayloadTooLarge(too_large.message.clone()));
     }
-    let detail = format!("the definition has {} problem(s); see `errors`", report.errors.len());
-    Err(ApiError::invalid(detail, report.errors))
+    let over = |e: &&Issue| matches!(e.code.as_str(), "too_many_nodes" | "too_many_edges");
+    if let Some(over) = report.errors.iter().find(over) {
+        return Err(ApiError::invalid(over.message.clone(), vec![over.clone()]));
+    }
+    Ok(report.errors)
 }
 
 /// The revision named by `If-Match`: `Some(rev)`, or `None` for `*` (any revision).
@@ -277,8 +281,17 @@ fn changed(record: Option<WorkflowRecord>) -> ApiResult<Response> {
 }
 
 fn with_etag(record: &WorkflowRecord) -> Response {
+    answer(record, None)
+}
+
+/// The workflow as a save or create answers it: with its draft's `problems`.
+fn with_problems(record: &WorkflowRecord, problems: Vec<Issue>) -> Response {
+    answer(record, Some(problems))
+}
+
+fn answer(record: &WorkflowRecord, problems: Option<Vec<Issue>>) -> Response {
     let tag = etag(record.draft_rev);
-    let body = Workflow { summary: summary(record), draft: record.draft.0.clone(), etag: tag.clone() };
+    let body = Workflow { summary: summary(record), draft: record.draft.0.clone(), etag: tag.clone(), problems };
     let mut response = Json(body).into_response();
     response.headers_mut().insert(ETAG, HeaderValue::from_str(&tag).expect("etags are ASCII"));
     response

@@ -83,8 +83,8 @@ fn answer(expressions: &Expressions, request: Request, memory_mib: u64) -> Answe
             }
             Answer::Script(ran)
         }
-        Request::Check { expressions: texts, scripts, .. } => Answer::Checked {
-            expressions: texts.iter().map(|text| expressions.check(text)).collect(),
+        Request::Check { texts, scripts, .. } => Answer::Checked {
+            texts: texts.iter().map(|text| expressions.check_text(text.text())).collect(),
             scripts: scripts.iter().map(|source| quickjs::check_syntax(source)).collect(),
         },
     }

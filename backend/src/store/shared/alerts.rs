@@ -87,6 +87,7 @@ impl crate::store::AlertStore for Store {
             .bind(r.over_since)
             .bind(&r.created_by)
             .bind(r.created_at)
+            .bind(&r.owner_id)
             .execute(self.pool())
             .await?;
         Ok(())

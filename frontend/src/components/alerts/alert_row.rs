@@ -1,5 +1,6 @@
 //! One alert rule: what it watches and where it posts; "Send test" (a signed delivery now, and
-//! how it went), its delivery log opened on demand, and "Delete".
+//! how it went), its delivery log opened on demand, and "Delete" — the test and delete only for
+//! the rule's creator and admins (`can_manage`; others see only the receiver's host).
 
 use super::delivery_log::DeliveryLog;
 use crate::alert_rules::{attempt_outcome, condition, dedupe};
@@ -16,6 +17,7 @@ pub const COLUMNS: usize = 6;
 pub fn AlertRow(rule: AlertRule, on_done: Callback<Result<String, String>>) -> impl IntoView {
     let id = StoredValue::new(rule.id.clone());
     let name = StoredValue::new(rule.name.clone());
+    let can_manage = rule.can_manage;
     let tested = RwSignal::new(None::<AlertTestResult>);
     let testing = RwSignal::new(false);
     let log = RwSignal::new(None::<Vec<AlertDelivery>>);
@@ -67,11 +69,15 @@ pub fn AlertRow(rule: AlertRule, on_done: Callback<Result<String, String>>) -> i
             <td class="url"><code>{rule.url.clone()}</code></td>
             <td class="updated">{format::timestamp(&rule.created_at)}<span class="hint">{format!("by {}", rule.created_by)}</span></td>
             <td class="actions">
-                <button type="button" data-testid="alert-test" on:click=test disabled=move || testing.get()>
-                    {move || if testing.get() { "Sending…" } else { "Send test" }}</button>
+                <Show when=move || can_manage>
+                    <button type="button" data-testid="alert-test" on:click=test disabled=move || testing.get()>
+                        {move || if testing.get() { "Sending…" } else { "Send test" }}</button>
+                </Show>
                 <button type="button" data-testid="alert-log" aria-expanded=move || log.with(Option::is_some).to_string()
                     on:click=toggle_log>"Deliveries"</button>
-                <button type="button" class="danger" data-testid="alert-delete" on:click=delete>"Delete"</button>
+                <Show when=move || can_manage>
+                    <button type="button" class="danger" data-testid="alert-delete" on:click=delete>"Delete"</button>
+                </Show>
             </td>
         </tr>
         {move || tested.get().map(|t| view! { <tr><td colspan=COLUMNS.to_string()><TestOutcome result=t /></td></tr> })}

@@ -162,10 +162,13 @@ impl Designer {
             Ok(wf) => {
                 self.etag.set(Some(wf.etag));
                 self.board.update(|b| b.editor.mark_saved(&draft));
-                self.server_issues.set(None);
+                let problems = wf.problems.unwrap_or_default();
+                self.notice.set(Some(issues::saved_notice(problems.len())));
+                // A draft is kept with its problems; the server's (unknown secrets, callees)
+                // are shown at their fields beside the ones found here.
+                self.server_issues.set((!problems.is_empty()).then_some((draft, problems)));
                 self.conflict.set(false);
                 self.error.set(None);
-                self.notice.set(Some("Saved.".into()));
                 true
             }
             Err(ApiError::Problem(p)) if p.status == 412 => {
@@ -184,7 +187,8 @@ impl Designer {
         }
     }
 
-    /// Saves unsaved changes, then publishes the draft as the next version.
+    /// Saves unsaved changes, then publishes the draft as the next version (the server refuses
+    /// a draft with problems, listing them).
     pub fn publish(self) {
         spawn_local(async move {
             if self.is_dirty() && !self.save(false).await {

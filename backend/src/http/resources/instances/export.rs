@@ -172,7 +172,7 @@ fn pages(
         let mut chunk = Vec::new();
         if at.format == Format::Csv && !at.header_sent {
             at.header_sent = true;
-            write_csv(&mut chunk, EXPORT_CSV_COLUMNS.iter().map(|c| c.to_string()))?;
+            write_csv(&mut chunk, EXPORT_CSV_COLUMNS.iter().map(|c| c.to_string()));
         }
         while chunk.len() < CHUNK_BYTES {
             let Some(row) = next_row(&mut at).await? else { break };
@@ -223,7 +223,10 @@ fn render(format: Format, line: &ExportedInstance, out: &mut Vec<u8>) -> ApiResu
             out.push(b'\n');
             Ok(())
         }
-        Format::Csv => write_csv(out, csv_row(line)),
+        Format::Csv => {
+            write_csv(out, csv_row(line));
+            Ok(())
+        }
     }
 }
 
@@ -260,11 +263,24 @@ fn inert(cell: String) -> String {
     }
 }
 
-/// One CSV record (RFC 4180 quoting by the `csv` crate), appended to `out`.
-fn write_csv(out: &mut Vec<u8>, fields: impl Iterator<Item = String>) -> ApiResult<()> {
-    let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(out);
-    writer.write_record(fields).map_err(|e| ApiError::Internal(e.into()))?;
-    writer.flush().map_err(|e| ApiError::Internal(e.into()))
+/// One CSV record, appended to `out`: fields separated by `,`, each quoted (RFC 4180, `"`
+/// doubled) when it holds anything a reader could split on or misread — `,`, `"`, a line
+/// break, and also `;` and tab, the field separators of spreadsheets in most European locales:
+/// unquoted, `k;=2+2` would be two cells there, the second a formula.
+fn write_csv(out: &mut Vec<u8>, fields: impl Iterator<Item = String>) {
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        if field.contains([',', ';', '"', '\t', '\r', '\n']) {
+            out.push(b'"');
+            out.extend_from_slice(field.replace('"', "\"\"").as_bytes());
+            out.push(b'"');
+        } else {
+            out.extend_from_slice(field.as_bytes());
+        }
+    }
+    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -274,8 +290,12 @@ mod tests {
     #[test]
     fn csv_fields_with_commas_quotes_and_newlines_are_quoted() {
         let mut out = Vec::new();
-        write_csv(&mut out, ["a,b", "say \"hi\"", "two\nlines", "plain"].into_iter().map(str::to_owned)).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",plain\n");
+        let fields = ["a,b", "say \"hi\"", "two\nlines", "plain", "k;=2+2", "tab\there", "cr\r"];
+        write_csv(&mut out, fields.into_iter().map(str::to_owned));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",plain,\"k;=2+2\",\"tab\there\",\"cr\r\"\n"
+        );
     }
 
     #[test]
