@@ -39,6 +39,7 @@ mod ledger;
 mod live;
 mod map_crash;
 mod maps;
+mod nesting;
 mod observability;
 mod openapi;
 mod openapi_answers;

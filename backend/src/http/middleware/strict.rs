@@ -10,7 +10,8 @@
 //! a map, which refuses arrays anyway.)
 //!
 //! A NUL (U+0000) anywhere in a string or key is refused too, naming where it is: Postgres
-//! stores neither in `text` nor in `jsonb`, so it must never get past the edge.
+//! stores neither in `text` nor in `jsonb`, so it must never get past the edge. So is a body
+//! nested deeper than stored JSON may be (`depth.rs`).
 //!
 //! Where an integer is asked for, a float with no fractional part (`7129.0`) is taken as that
 //! integer: JSON Schema's `integer` is any number whose fractional part is zero, so a client
@@ -21,6 +22,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqA
 use serde_json::Value;
 use std::fmt;
 
+mod depth;
 mod nul;
 pub use nul::{nul_path, refuse_nul};
 
@@ -49,6 +51,7 @@ pub fn from_slice<T: de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T,
         _ => return Err(BodyError::Syntax(format!("the {what} is not JSON; send a JSON object"))),
     }
     refuse_nul(body)?;
+    depth::refuse_deep(body)?;
     let mut json = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize(Strict(&mut json)).map_err(|e| refusal(e, what))?;
     json.end().map_err(|e| BodyError::Syntax(format!("the {what} is not valid JSON: {e}")))?;
