@@ -21,6 +21,7 @@
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
+use trellis_model::excerpt::excerpt;
 
 mod depth;
 mod nul;
@@ -64,20 +65,23 @@ pub fn from_value<T: de::DeserializeOwned>(value: Value, what: &str) -> Result<T
     serde_path_to_error::deserialize(Strict(value)).map_err(|e| refusal(e, what))
 }
 
-/// A failed parse as a 400 (not JSON) or a 422 naming the field at fault.
+/// A failed parse as a 400 (not JSON) or a 422 naming the field at fault. What it quotes of
+/// the body (a path names the sender's keys; serde quotes a wrong value whole) is cut short.
 fn refusal(e: serde_path_to_error::Error<serde_json::Error>, what: &str) -> BodyError {
-    let path = e.path().to_string();
+    const MAX_QUOTED: usize = 300;
+    let path = excerpt(&e.path().to_string(), MAX_QUOTED).into_owned();
     let e = e.into_inner();
+    let why = excerpt(&e.to_string(), MAX_QUOTED).into_owned();
     match (e.classify(), path.as_str()) {
         (serde_json::error::Category::Data, ".") => {
-            BodyError::Shape { detail: format!("invalid {what}: {e}"), path: None, code: "invalid_field" }
+            BodyError::Shape { detail: format!("invalid {what}: {why}"), path: None, code: "invalid_field" }
         }
         (serde_json::error::Category::Data, _) => BodyError::Shape {
-            detail: format!("invalid {what}: `{path}`: {e}"),
+            detail: format!("invalid {what}: `{path}`: {why}"),
             path: Some(path),
             code: "invalid_field",
         },
-        _ => BodyError::Syntax(format!("the {what} is not valid JSON: {e}")),
+        _ => BodyError::Syntax(format!("the {what} is not valid JSON: {why}")),
     }
 }
 
