@@ -6,6 +6,7 @@
 //! * [`validate`]: structural and per-type validation, reporting every problem at once.
 //! * [`api`]: request and response bodies of the HTTP API.
 //! * [`trace`]: execution history entries, spans and W3C trace context.
+//! * [`nesting`]: how deep stored JSON may nest; [`excerpt`]: short quotes of user input.
 //!
 //! Invariant: nothing here does I/O or reads the clock, so it compiles to wasm32 and the
 //! designer can validate as the user types with exactly the rules the server applies.
@@ -13,10 +14,12 @@
 pub mod api;
 pub mod config;
 pub mod definition;
+pub mod excerpt;
 pub mod expr;
 pub mod failure;
 pub mod kinds;
 pub mod map;
+pub mod nesting;
 pub mod retry;
 pub mod secret;
 #[cfg(feature = "sqlx")]

@@ -125,7 +125,9 @@ impl Engine {
     ) -> (Event, Detail) {
         let (event, detail) = child_outcome(node, attempt, payload);
         let Some(output) = &detail.output else { return (event, detail) };
-        match self.config.output_caps.check(id, output, super::outputs::other_outputs(context, id)) {
+        // The child's output is its instance's: its sinks' outputs (a map's holding its items') by node id.
+        let room = trellis_model::nesting::INSTANCE_OUTPUT_WRAP + trellis_model::nesting::MAP_RESULTS_WRAP;
+        match self.config.output_caps.check_wrapping(id, output, super::outputs::other_outputs(context, id), room) {
             Ok(()) => (event, detail),
             Err(error) => (
                 Event::Failed { node, attempt, retryable: false, timed_out: false },

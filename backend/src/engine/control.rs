@@ -43,9 +43,14 @@ impl Engine {
     }
 
     /// A node output handed in from outside (a signal's payload, a task's result) that is
-    /// over the caps is refused (413) rather than stored or turned into a failed node: the
-    /// caller can still send one that fits.
+    /// nested too deep (422) or over the caps (413) is refused rather than stored or turned
+    /// into a failed node: the caller can still send one that fits.
     pub(super) fn refuse_oversized(&self, snapshot: &Snapshot, node: &str, output: &Value) -> Result<(), EngineError> {
+        super::json::refuse_deep(
+            output,
+            trellis_model::nesting::MAX_JSON_DEPTH,
+            &format!("the output of node `{node}`"),
+        )?;
         let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref());
         self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
     }

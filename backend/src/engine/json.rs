@@ -1,8 +1,35 @@
-//! U+0000 in JSON: Postgres refuses it in `jsonb` and `text` while SQLite keeps it, so
-//! Trellis keeps it out of storage on both. Client input containing it is refused (422);
-//! what nodes produce (an HTTP body, say) has it replaced, since the node cannot be "fixed".
+//! JSON that storage cannot keep or give back.
+//!
+//! U+0000: Postgres refuses it in `jsonb` and `text` while SQLite keeps it, so Trellis keeps
+//! it out of storage on both. Client input containing it is refused (422); what nodes produce
+//! (an HTTP body, say) has it replaced, since the node cannot be "fixed".
+//!
+//! Nesting: a value nested too deep is stored but can never be read back
+//! (`trellis_model::nesting`); a client's is refused here (422, naming where), a node's output
+//! fails the node (`outputs.rs`).
 
+use super::EngineError;
 use serde_json::Value;
+use trellis_model::excerpt::excerpt;
+use trellis_model::nesting::{too_deep, MAX_JSON_DEPTH};
+use trellis_model::Issue;
+
+/// The most of a JSON path an error quotes (a path names the sender's keys).
+pub const MAX_PATH_SHOWN: usize = 200;
+
+/// Refuses `value` (`what`: "the input", "the payload") nested deeper than `limit`, naming the
+/// JSON Pointer where it passes it.
+pub fn refuse_deep(value: &Value, limit: usize, what: &str) -> Result<(), EngineError> {
+    let Some(path) = too_deep(value, limit) else { return Ok(()) };
+    let path = excerpt(&path, MAX_PATH_SHOWN).into_owned();
+    let detail = format!("{what} nests deeper than {limit} levels (at `{path}`); {}", depth_rule());
+    Err(EngineError::InputRejected { detail: detail.clone(), errors: vec![Issue::new("too_deep", detail).path(path)] })
+}
+
+/// Why a value's nesting is limited, for errors.
+pub fn depth_rule() -> String {
+    format!("Trellis stores JSON nested at most {MAX_JSON_DEPTH} levels deep (arrays and objects within each other)")
+}
 
 pub fn contains_nul(value: &Value) -> bool {
     match value {
@@ -46,5 +73,16 @@ mod tests {
         replace_nul(&mut v);
         assert!(!contains_nul(&v));
         assert_eq!(v, json!({"a\u{FFFD}": ["x\u{FFFD}y", 1], "b": "fine"}));
+    }
+
+    #[test]
+    fn a_value_nested_too_deep_is_refused_naming_where() {
+        let deep = json!({"a": [{"b": {}}]});
+        assert!(refuse_deep(&deep, 4, "the input").is_ok());
+        let Err(EngineError::InputRejected { detail, errors }) = refuse_deep(&deep, 3, "the input") else {
+            panic!("taken")
+        };
+        assert!(detail.starts_with("the input nests deeper than 3 levels (at `/a/0/b`)"), "{detail}");
+        assert_eq!(errors[0].path.as_deref(), Some("/a/0/b"));
     }
 }

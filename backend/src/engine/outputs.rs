@@ -3,8 +3,12 @@
 //! with these two caps `GET /instances/{id}` is bounded by the input cap plus twice the
 //! instance cap, and an expression or an external worker cannot make the database, the
 //! detail view or the runner's context (which carries every output) grow without bound.
+//! Outputs are also held to the nesting limit (`trellis_model::nesting`), so that every
+//! stored output can be read back.
 
 use serde_json::Value;
+use trellis_model::excerpt::excerpt;
+use trellis_model::nesting::{too_deep, MAX_JSON_DEPTH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputCaps {
@@ -23,6 +27,19 @@ impl OutputCaps {
         output: &Value,
         others: impl IntoIterator<Item = &'a Value>,
     ) -> Result<(), String> {
+        self.check_wrapping(node, output, others, 0)
+    }
+
+    /// [`OutputCaps::check`] for an output Trellis built around values already held to the
+    /// nesting limit (a map's `results`, a child instance's output): `room` more levels.
+    pub fn check_wrapping<'a>(
+        &self,
+        node: &str,
+        output: &Value,
+        others: impl IntoIterator<Item = &'a Value>,
+        room: usize,
+    ) -> Result<(), String> {
+        check_depth(node, output, MAX_JSON_DEPTH + room)?;
         let size = serialized_len(output);
         if size > self.node_bytes {
             return Err(format!(
@@ -40,6 +57,16 @@ impl OutputCaps {
         }
         Ok(())
     }
+}
+
+/// Why `output` of node `node`, nested deeper than `limit`, cannot be stored.
+pub fn check_depth(node: &str, output: &Value, limit: usize) -> Result<(), String> {
+    let Some(path) = too_deep(output, limit) else { return Ok(()) };
+    let path = excerpt(&path, super::json::MAX_PATH_SHOWN);
+    Err(format!(
+        "the output of node `{node}` nests deeper than {limit} levels (at `{path}`); {}",
+        super::json::depth_rule()
+    ))
 }
 
 /// The stored outputs of an expression context's nodes other than `node`.
@@ -89,5 +116,16 @@ mod tests {
         assert!(total.contains("would total 24 bytes, over the cap of 20 bytes per instance"), "{total}");
         let context = json!({"nodes": {"a": {"output": "xxxxxxxx"}, "b": {"output": [1]}}});
         assert_eq!(other_outputs(&context, "a").collect::<Vec<_>>(), [&json!([1])]);
+    }
+
+    #[test]
+    fn outputs_nested_too_deep_are_refused_with_room_for_what_trellis_wraps() {
+        let caps = OutputCaps { node_bytes: 1 << 20, instance_bytes: 1 << 20 };
+        let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!([inner]));
+        assert!(caps.check("a", &nested(MAX_JSON_DEPTH), []).is_ok());
+        let deep = caps.check("a", &nested(MAX_JSON_DEPTH + 1), []).unwrap_err();
+        assert!(deep.starts_with("the output of node `a` nests deeper than 64 levels (at `/0/0/0"), "{deep}");
+        assert!(caps.check_wrapping("a", &nested(MAX_JSON_DEPTH + 2), [], 2).is_ok());
+        assert!(caps.check_wrapping("a", &nested(MAX_JSON_DEPTH + 3), [], 2).is_err());
     }
 }

@@ -122,15 +122,15 @@ impl Plan {
     /// Each way `input` violates the version's `input_schema` (none without one).
     pub fn check_input(&self, input: &Value) -> Result<(), super::EngineError> {
         let Some(schema) = &self.input_schema else { return Ok(()) };
-        let errors = match schema.as_ref() {
+        let violations = match schema.as_ref() {
             Ok(validator) => super::input_schema::violations(validator, input),
             Err(why) => {
                 return Err(super::EngineError::Invalid(format!("the workflow's input_schema does not compile: {why}")))
             }
         };
-        match errors.is_empty() {
+        match violations.is_empty() {
             true => Ok(()),
-            false => Err(super::EngineError::InputRejected { detail: super::input_schema::detail(&errors), errors }),
+            false => Err(super::EngineError::InputRejected { detail: violations.detail(), errors: violations.listed }),
         }
     }
 

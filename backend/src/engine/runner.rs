@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use trellis_model::config::NodeKind;
+use trellis_model::nesting::MAP_RESULTS_WRAP;
 use trellis_model::trace::TraceParent;
 
 /// Claims per round; also bounded by free worker slots.
@@ -287,7 +288,9 @@ impl Engine {
             }
             other => other,
         };
-        let result = self.capped(result, &spec.id, &run.context);
+        // A map's output holds its items' (each held to the limit) in `results`.
+        let room = if spec.kind == NodeKind::Map { MAP_RESULTS_WRAP } else { 0 };
+        let result = self.capped(result, &spec.id, &run.context, room);
         let (event, mut detail) = outcome(result, node, attempt, &spec.id);
         detail.started_at = Some(run.now);
         detail.logs = logs;
@@ -324,10 +327,13 @@ impl Engine {
     /// Fails an attempt whose output (or task input) is over the caps on what an instance
     /// stores. `context` carries the instance's other outputs for the node types that can
     /// produce large ones (it is empty for the rest, whose outputs are small and fixed).
-    fn capped(&self, result: NodeResult, node: &str, context: &Value) -> NodeResult {
+    /// `room`: the levels of nesting Trellis itself wrapped around the output's values.
+    fn capped(&self, result: NodeResult, node: &str, context: &Value, room: usize) -> NodeResult {
         let caps = self.config.output_caps;
         let checked = match &result {
-            NodeResult::Done { output, .. } => caps.check(node, output, outputs::other_outputs(context, node)),
+            NodeResult::Done { output, .. } => {
+                caps.check_wrapping(node, output, outputs::other_outputs(context, node), room)
+            }
             NodeResult::Suspend(Suspend::Task { input, .. }) => {
                 caps.check(node, input, []).map_err(|e| format!("the task's input: {e}"))
             }

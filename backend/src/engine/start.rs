@@ -4,6 +4,7 @@
 
 use super::control::refuse_nul;
 use super::effects::{decide, Detail};
+use super::json::refuse_deep;
 use super::lineage::Lineage;
 use super::machine::Event;
 use super::plan::Plan;
@@ -16,6 +17,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
 use std::sync::Arc;
+use trellis_model::nesting::{HANDLER_INPUT_WRAP, MAX_JSON_DEPTH};
 use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, KeyReuse, NodeStatus};
 use uuid::Uuid;
@@ -95,6 +97,7 @@ impl Engine {
     /// Checks the request and builds the instance to insert, with what its admission writes.
     async fn prepare(&self, request: StartRequest) -> Result<PreparedStart, EngineError> {
         refuse_nul(&request.input, "the input")?;
+        refuse_deep(&request.input, input_depth_limit(&request), "the input")?;
         let size = serde_json::to_vec(&request.input).map(|v| v.len()).unwrap_or(usize::MAX);
         if size > self.config.max_input_bytes {
             return Err(EngineError::TooLarge(format!(
@@ -280,6 +283,14 @@ fn instance_row(
         failure_depth: lineage.failure_depth,
         rev: 0,
     }
+}
+
+/// How deep a start's input may nest: what anyone hands Trellis, and for a failure handler's
+/// run also the levels each handler in its chain wrapped around the failed instance's input.
+fn input_depth_limit(request: &StartRequest) -> usize {
+    // Counted along the whole lineage (a child of a handler's run may pass its input on).
+    let handlers = request.lineage.failure_depth.max(0) as usize;
+    MAX_JSON_DEPTH + HANDLER_INPUT_WRAP * handlers
 }
 
 /// Identifies a start request for Idempotency-Key checks: the resolved version, the input and

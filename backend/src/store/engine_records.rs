@@ -1,5 +1,7 @@
-//! Rows and write sets of the engine's tables: instances, their nodes, the work queue.
+//! Rows and write sets of the engine's tables: instances, their nodes, the work queue. Their
+//! JSON columns are read leniently (`lenient.rs`): one unreadable row never fails a read.
 
+use super::lenient::{Lenient, LenientOpt};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -13,7 +15,9 @@ pub struct InstanceRow {
     pub workflow_id: Uuid,
     pub version: i64,
     pub status: InstanceStatus,
+    #[sqlx(try_from = "Lenient")]
     pub input: Json<Value>,
+    #[sqlx(try_from = "LenientOpt")]
     pub output: Option<Json<Value>>,
     pub error: Option<String>,
     pub business_key: Option<String>,
@@ -90,6 +94,7 @@ pub struct NodeRow {
     pub status: NodeStatus,
     pub attempts: i32,
     pub outcome: Option<String>,
+    #[sqlx(try_from = "LenientOpt")]
     pub output: Option<Value>,
     pub error: Option<String>,
     pub started_at: Option<DateTime<Utc>>,
@@ -135,6 +140,7 @@ pub struct StoredEvent {
     pub seq: i64,
     pub kind: EventKind,
     pub at: DateTime<Utc>,
+    #[sqlx(try_from = "Lenient")]
     pub data: Json<Value>,
 }
 
@@ -216,6 +222,7 @@ pub struct WorkItem {
     pub node_id: Option<String>,
     pub attempt: Option<i32>,
     pub queue: Option<String>,
+    #[sqlx(try_from = "LenientOpt")]
     pub payload: Option<Json<Value>>,
     pub due_at: DateTime<Utc>,
     pub lease_owner: Option<String>,

@@ -17,6 +17,7 @@ pub struct MapItemRow {
     pub item_digest: String,
     pub status: NodeStatus,
     pub attempts: i32,
+    #[sqlx(try_from = "super::lenient::LenientOpt")]
     pub output: Option<Json<serde_json::Value>>,
     pub error: Option<String>,
     /// The child instance of a map over a workflow.

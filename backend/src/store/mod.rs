@@ -17,6 +17,7 @@ mod insight_sql;
 mod instance_query;
 mod job_records;
 mod job_sql;
+mod lenient;
 mod map_sql;
 pub mod notice;
 mod pg_pool;

@@ -41,6 +41,10 @@ pub struct SecretRotation {
     pub previous_until: DateTime<Utc>,
 }
 
+/// The most of a delivery's `reason` the log keeps (cut on a character boundary, marked): a
+/// refusal may quote the sender's body, and the log keeps every delivery for 7 days.
+pub const MAX_DELIVERY_REASON_BYTES: usize = 4096;
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DeliveryRow {
     pub id: Uuid,
@@ -52,6 +56,7 @@ pub struct DeliveryRow {
     pub scheduled_at: Option<DateTime<Utc>>,
     pub outcome: DeliveryOutcome,
     pub status: Option<i32>,
+    /// Stored cut to [`MAX_DELIVERY_REASON_BYTES`]: it may quote what the sender sent.
     pub reason: Option<String>,
     pub instance_id: Option<Uuid>,
     /// The SHA-256 (hex) of the signed body, when it is a dedupe key (the GitHub preset).

@@ -216,3 +216,20 @@ async fn a_whole_float_is_taken_as_an_integer_and_a_fraction_is_422_naming_the_f
     assert_workflow_count(&app, 1).await;
 }
 both_backends!(a_whole_float_is_taken_as_an_integer_and_a_fraction_is_422_naming_the_field);
+
+/// A refusal quotes a short excerpt of what was sent, never all of it: serde quotes a wrong
+/// value, or an unknown key, whole.
+async fn a_refusal_quotes_only_an_excerpt_of_a_huge_value_or_key(app: TestApp) {
+    let huge = "x".repeat(500_000);
+    let wrong_type = json!({"name": "w", "definition": {"nodes": [{"id": "a", "type": "noop", "timeout_ms": huge}]}});
+    let mut unknown_key = json!({"name": "w", "definition": chain()});
+    unknown_key.as_object_mut().unwrap().insert(huge.clone(), json!(1));
+    for body in [wrong_type, unknown_key] {
+        let refused = problem(app.post("/api/v1/workflows").json(&body).send().await.unwrap(), 422).await;
+        let detail = refused["detail"].as_str().unwrap();
+        assert!(detail.len() < 1_000 && detail.contains("xxxx…(cut)"), "{} bytes: {detail}", detail.len());
+        assert!(refused.to_string().len() < 2_000, "{} bytes", refused.to_string().len());
+    }
+    assert_workflow_count(&app, 0).await;
+}
+both_backends!(a_refusal_quotes_only_an_excerpt_of_a_huge_value_or_key);

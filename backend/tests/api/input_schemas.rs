@@ -102,6 +102,41 @@ async fn a_violating_webhook_delivery_is_422_to_the_sender_and_starts_nothing(ap
     assert_eq!(listed(&app, &wf).await.0, 1);
 }
 
+/// An 80-branch `allOf` over a 250 KB input: each failing branch would quote the whole input.
+async fn many_violations_of_a_large_input_are_answered_and_logged_short(app: TestApp) {
+    let branches: Vec<Value> = (0..80).map(|i| json!({"type": "array", "title": format!("branch {i}")})).collect();
+    let wf = app.publish(typed(json!({"allOf": branches}))).await;
+    let body = json!({"text": "x".repeat(250_000)}).to_string();
+    let answer =
+        app.post(&format!("/api/v1/workflows/{wf}/instances")).json(&json!({"input": {"text": "x".repeat(250_000)}}));
+    let answer = answer.send().await.unwrap();
+    assert_eq!(answer.status(), 422);
+    let text = answer.text().await.unwrap();
+    assert!(text.len() < 100_000, "a short answer, not the input per violation: {} bytes", text.len());
+    let refused: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(refused["errors"].as_array().unwrap().len(), 50, "{refused}");
+    assert!(refused["detail"].as_str().unwrap().ends_with("; and 30 more"), "{refused}");
+    let message = refused["errors"][0]["message"].as_str().unwrap();
+    assert!(message.starts_with(r#"/: {"text":"xxxx"#) && message.contains("…(cut)"), "{message}");
+
+    let (trigger, secret) = create_webhook(&app, &wf, json!({})).await;
+    let ts = chrono::Utc::now().timestamp();
+    let delivered = app.client.post(app.url(&format!("/hooks/{trigger}"))).header("content-type", "application/json");
+    let delivered = delivered
+        .header("webhook-id", "big")
+        .header("webhook-timestamp", ts.to_string())
+        .header("webhook-signature", signature(&secret, "big", ts, &body))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(delivered.status(), 422);
+    let log = crate::webhooks::deliveries(&app, &trigger).await;
+    let reason = log[0]["reason"].as_str().unwrap();
+    assert!(reason.len() <= 4096 + "…(cut)".len() && reason.ends_with("…(cut)"), "{} bytes: {reason}", reason.len());
+    assert!(reason.starts_with("the input does not match the workflow's input_schema: /: {\"text\":\"xxx"), "{reason}");
+}
+
 async fn a_child_whose_input_violates_its_schema_fails_the_node_naming_the_path(app: TestApp) {
     let child = app.publish(typed(order_schema())).await;
     let parent = app
@@ -172,6 +207,7 @@ async fn a_cron_whose_fixed_input_violates_the_schema_is_refused_at_save(app: Te
 both_backends!(
     a_violating_rest_start_is_422_listing_each_path_and_creates_nothing,
     a_violating_webhook_delivery_is_422_to_the_sender_and_starts_nothing,
+    many_violations_of_a_large_input_are_answered_and_logged_short,
     a_child_whose_input_violates_its_schema_fails_the_node_naming_the_path,
     a_schema_that_is_not_one_is_refused_at_save_naming_the_setting,
     a_cron_whose_fixed_input_violates_the_schema_is_refused_at_save,

@@ -42,6 +42,7 @@ mod map_caps;
 mod map_crash;
 mod map_secrets;
 mod maps;
+mod nesting;
 mod observability;
 mod openapi;
 mod openapi_answers;

@@ -10,7 +10,8 @@
 //! a map, which refuses arrays anyway.)
 //!
 //! A NUL (U+0000) anywhere in a string or key is refused too, naming where it is: Postgres
-//! stores neither in `text` nor in `jsonb`, so it must never get past the edge.
+//! stores neither in `text` nor in `jsonb`, so it must never get past the edge. So is a body
+//! nested deeper than stored JSON may be (`depth.rs`).
 //!
 //! Where an integer is asked for, a float with no fractional part (`7129.0`) is taken as that
 //! integer: JSON Schema's `integer` is any number whose fractional part is zero, so a client
@@ -20,7 +21,9 @@
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
+use trellis_model::excerpt::excerpt;
 
+mod depth;
 mod nul;
 pub use nul::{nul_path, refuse_nul};
 
@@ -49,6 +52,7 @@ pub fn from_slice<T: de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T,
         _ => return Err(BodyError::Syntax(format!("the {what} is not JSON; send a JSON object"))),
     }
     refuse_nul(body)?;
+    depth::refuse_deep(body)?;
     let mut json = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize(Strict(&mut json)).map_err(|e| refusal(e, what))?;
     json.end().map_err(|e| BodyError::Syntax(format!("the {what} is not valid JSON: {e}")))?;
@@ -61,20 +65,23 @@ pub fn from_value<T: de::DeserializeOwned>(value: Value, what: &str) -> Result<T
     serde_path_to_error::deserialize(Strict(value)).map_err(|e| refusal(e, what))
 }
 
-/// A failed parse as a 400 (not JSON) or a 422 naming the field at fault.
+/// A failed parse as a 400 (not JSON) or a 422 naming the field at fault. What it quotes of
+/// the body (a path names the sender's keys; serde quotes a wrong value whole) is cut short.
 fn refusal(e: serde_path_to_error::Error<serde_json::Error>, what: &str) -> BodyError {
-    let path = e.path().to_string();
+    const MAX_QUOTED: usize = 300;
+    let path = excerpt(&e.path().to_string(), MAX_QUOTED).into_owned();
     let e = e.into_inner();
+    let why = excerpt(&e.to_string(), MAX_QUOTED).into_owned();
     match (e.classify(), path.as_str()) {
         (serde_json::error::Category::Data, ".") => {
-            BodyError::Shape { detail: format!("invalid {what}: {e}"), path: None, code: "invalid_field" }
+            BodyError::Shape { detail: format!("invalid {what}: {why}"), path: None, code: "invalid_field" }
         }
         (serde_json::error::Category::Data, _) => BodyError::Shape {
-            detail: format!("invalid {what}: `{path}`: {e}"),
+            detail: format!("invalid {what}: `{path}`: {why}"),
             path: Some(path),
             code: "invalid_field",
         },
-        _ => BodyError::Syntax(format!("the {what} is not valid JSON: {e}")),
+        _ => BodyError::Syntax(format!("the {what} is not valid JSON: {why}")),
     }
 }
 

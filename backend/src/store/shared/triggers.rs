@@ -7,10 +7,11 @@ use crate::store::trigger_sql::{
     FINISH_FIRE, GET_TRIGGER, INSERT_DELIVERY, INSERT_TRIGGER, LIST_ALL_TRIGGERS, LIST_DELIVERIES, LIST_TRIGGERS,
     NEXT_TRIGGER_DUE, RELEASE_FIRE, ROTATE_SECRET, STARTED_SINCE, UPDATE_TRIGGER,
 };
-use crate::store::{Result, StoreError};
+use crate::store::{Result, StoreError, MAX_DELIVERY_REASON_BYTES};
 use chrono::{DateTime, Utc};
 use const_format::concatcp;
 use sqlx::types::Json;
+use trellis_model::excerpt::excerpt;
 use uuid::Uuid;
 const SKIP_LOCKED: &str = <Store as Backend>::SKIP_LOCKED;
 const CLAIM_DUE_TRIGGERS: &str = concatcp!(
@@ -110,7 +111,7 @@ impl crate::store::TriggerStore for Store {
             .bind(d.scheduled_at)
             .bind(d.outcome)
             .bind(d.status)
-            .bind(&d.reason)
+            .bind(d.reason.as_deref().map(|r| excerpt(r, MAX_DELIVERY_REASON_BYTES).into_owned()))
             .bind(d.instance_id)
             .bind(&d.body_digest)
             .execute(self.pool())
