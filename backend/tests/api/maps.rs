@@ -80,6 +80,7 @@ async fn continue_keeps_going_and_lists_failed_items(app: TestApp) {
     let failed: Vec<u64> = output["errors"].as_array().unwrap().iter().map(|e| e["index"].as_u64().unwrap()).collect();
     assert_eq!(failed, vec![1, 3], "{output}");
     assert!(output["errors"][0]["error"].as_str().unwrap().contains("500"), "{output}");
+    assert_eq!(output["errors"][1]["item"], "404", "{output}");
 }
 both_backends!(continue_keeps_going_and_lists_failed_items);
 
@@ -89,7 +90,11 @@ async fn fail_fails_the_node_naming_the_first_failed_index(app: TestApp) {
     assert_eq!(done.summary.status, InstanceStatus::Failed);
     let each = node(&done, "each");
     assert_eq!(each.status, NodeStatus::Failed);
-    assert!(each.error.as_deref().unwrap().starts_with("item 2 failed"), "{:?}", each.error);
+    assert!(
+        each.error.as_deref().unwrap().starts_with("item 2 (500) failed: HTTP 500"),
+        "the failure names its index and item: {:?}",
+        each.error
+    );
 }
 both_backends!(fail_fails_the_node_naming_the_first_failed_index);
 

@@ -33,21 +33,40 @@ pub(super) struct ItemEnd {
 pub(super) struct Board {
     pub slots: Vec<Slot>,
     pub digests: Vec<String>,
+    /// Each item as a failure names it: its JSON, redacted and cut short (`{"sku":"bad-037"}`).
+    pub labels: Vec<String>,
 }
+
+/// The most of an item a failure quotes: enough to find it, not the whole of a big item.
+const LABEL_CHARS: usize = 80;
 
 /// A digest of an item: whether an earlier attempt ran the same item. Of the item as it may
 /// be stored (`redactor`: the map attempt's secrets), so the digest cannot confirm a guess of
 /// a secret's value the item held.
 pub(super) fn digest(item: &Value, redactor: &Redactor) -> String {
+    crate::digest::sha256_hex(storable(item, redactor).to_string().as_bytes())
+}
+
+fn storable(item: &Value, redactor: &Redactor) -> Value {
     let mut storable = item.clone();
     make_storable(&mut storable, redactor);
-    crate::digest::sha256_hex(storable.to_string().as_bytes())
+    storable
+}
+
+/// `item`'s JSON as a failure quotes it: redacted, at most [`LABEL_CHARS`] characters.
+fn label(item: &Value, redactor: &Redactor) -> String {
+    let text = storable(item, redactor).to_string();
+    match text.char_indices().nth(LABEL_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 impl Board {
     /// The board for `items`, reusing what `stored` (rows of earlier attempts) succeeded with.
     pub fn new(items: &[Value], stored: &[MapItemRow], redactor: &Redactor) -> Board {
         let digests: Vec<String> = items.iter().map(|item| digest(item, redactor)).collect();
+        let labels = items.iter().map(|item| label(item, redactor)).collect();
         let by_index = by_index(stored);
         let slots = digests
             .iter()
@@ -61,7 +80,7 @@ impl Board {
                 None => Slot::Todo { attempts: 0 },
             })
             .collect();
-        Board { slots, digests }
+        Board { slots, digests, labels }
     }
 
     /// The rows to write before any item runs: every item to run as pending (unless already
@@ -115,10 +134,11 @@ impl Board {
                 }
                 Slot::Done(ItemEnd { status, error, .. }) if *status != NodeStatus::Canceled => {
                     let error = error.clone().unwrap_or_else(|| format!("the item ended {status}"));
+                    let item = &self.labels[index];
                     if policy == OnItemFailure::Fail {
-                        return Err(format!("item {index} failed: {error}"));
+                        return Err(format!("item {index} ({item}) failed: {error}"));
                     }
-                    errors.push(json!({"index": index, "error": error}));
+                    errors.push(json!({"index": index, "item": item, "error": error}));
                     results.push(Value::Null);
                 }
                 Slot::Done(_) | Slot::Todo { .. } => results.push(Value::Null),
@@ -197,7 +217,20 @@ mod tests {
         board.slots[1] = end(NodeStatus::Failed, None, Some("boom"));
         board.slots[0] = end(NodeStatus::Succeeded, Some(json!("A")), None);
         let output = board.outcome(OnItemFailure::Continue).unwrap();
-        assert_eq!(output, json!({"results": ["A", null, "C"], "errors": [{"index": 1, "error": "boom"}]}));
-        assert_eq!(board.outcome(OnItemFailure::Fail).unwrap_err(), "item 1 failed: boom");
+        let errors = json!([{"index": 1, "item": "\"b\"", "error": "boom"}]);
+        assert_eq!(output, json!({"results": ["A", null, "C"], "errors": errors}));
+        assert_eq!(board.outcome(OnItemFailure::Fail).unwrap_err(), "item 1 (\"b\") failed: boom");
+    }
+
+    #[test]
+    fn a_failure_quotes_its_item_redacted_and_cut_short() {
+        let redactor = Redactor::new([("TOK", "s3cr3t-value")]);
+        assert_eq!(
+            label(&json!({"sku": "bad-037", "tok": "s3cr3t-value"}), &redactor),
+            r#"{"sku":"bad-037","tok":"[secret:TOK]"}"#
+        );
+        let long = label(&json!("x".repeat(500)), &Redactor::default());
+        assert_eq!(long.chars().count(), LABEL_CHARS + 1);
+        assert!(long.ends_with('…'));
     }
 }
