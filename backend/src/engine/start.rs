@@ -83,7 +83,8 @@ impl Engine {
         // (`start_lane.rs`) nor leave a written start's first attempts unlaunched.
         let engine = self.clone();
         let written = tokio::spawn(async move {
-            let outcome = engine.start_keyed(&prepared.new).await?;
+            let mut prepared = prepared;
+            let outcome = engine.start_in_time(&mut prepared).await?;
             engine.started(prepared, outcome).await
         });
         written.await.map_err(|e| EngineError::Internal(anyhow::anyhow!("a start's task failed: {e}")))?
@@ -136,6 +137,7 @@ impl Engine {
             created_events,
             queued_events,
             key_reuse,
+            admits_at: now,
         };
         Ok(PreparedStart { new, request_hash, plan, limits, reservation })
     }
@@ -165,6 +167,32 @@ impl Engine {
             return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
         }
         Ok((version, latest))
+    }
+
+    /// Writes the start (`start_keyed`). Its admission was decided when the request was
+    /// prepared, before the workflow's lock: should the store find that time earlier than an
+    /// end whose slot it takes (`StartOutcome::Stale`, nothing written), it is decided again
+    /// at a later time, a bounded number of times (each needs another end in that moment).
+    async fn start_in_time(self: &Arc<Self>, prepared: &mut PreparedStart) -> Result<StartOutcome, EngineError> {
+        const TRIES: u32 = 8;
+        for _ in 0..TRIES {
+            match self.start_keyed(&prepared.new).await? {
+                StartOutcome::Stale { after } => self.decide_admission_again(prepared, after),
+                outcome => return Ok(outcome),
+            }
+        }
+        Err(slots_kept_changing())
+    }
+
+    /// What admitting `prepared` writes, decided again at `after` or later, on the same
+    /// reserved worker slots.
+    fn decide_admission_again(&self, prepared: &mut PreparedStart, after: DateTime<Utc>) {
+        let at = Utc::now().trunc_subsecs(6).max(after);
+        let new = &mut prepared.new;
+        let fresh = Snapshot { instance: new.row.clone(), nodes: new.nodes.clone() };
+        let mut on_admit = decide(&prepared.plan, &fresh, Event::Start, &Detail::default(), at, 0.0);
+        prepared.reservation.lease_runs(&mut on_admit, &self.owner);
+        (new.on_admit, new.admits_at) = (on_admit, at);
     }
 
     /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
@@ -226,6 +254,8 @@ impl Engine {
                     "this Idempotency-Key was already used with a different request".into(),
                 ));
             }
+            // `start_in_time` decides a stale start again rather than answering it.
+            StartOutcome::Stale { .. } => return Err(slots_kept_changing()),
             refused @ (StartOutcome::KeyLive(_) | StartOutcome::KeyUsed { .. }) => {
                 let key = new.row.business_key.as_deref().unwrap_or_default();
                 return Err(key_refused(&refused, key, limits.key_reuse));
@@ -284,6 +314,10 @@ fn instance_row(
 fn request_hash(version: i64, input: &Value, key: Option<&str>) -> String {
     let canonical = serde_json::json!({"version": version, "input": input, "key": key}).to_string();
     crate::digest::sha256_hex(canonical.as_bytes())
+}
+
+fn slots_kept_changing() -> EngineError {
+    EngineError::Unavailable("the workflow's slots kept changing while the start was written; try again".into())
 }
 
 fn key_refused(outcome: &StartOutcome, key: &str, policy: trellis_model::KeyReuse) -> EngineError {

@@ -314,6 +314,8 @@ pub struct NewInstance {
     pub key_reuse: trellis_model::KeyReuse,
     /// What starting it writes, applied if it is admitted at once.
     pub on_admit: Writes,
+    /// The clock reading `on_admit` was decided at: the `started_at` it records.
+    pub admits_at: DateTime<Utc>,
     /// The request's `Idempotency-Key` and a hash of the request, if it had one.
     pub idempotency: Option<(String, String)>,
     /// History entries of creating it; `queued_events` follow if it has to wait for a slot.
@@ -357,6 +359,12 @@ pub enum StartOutcome {
     KeyUsed {
         id: Uuid,
         status: InstanceStatus,
+    },
+    /// Not written: admitting it as decided would record it started (at `admits_at`) before
+    /// the end, recorded at `after`, of an instance whose slot it would take (see
+    /// `shared/admission_clock.rs`). Decide its admission again at `after` or later.
+    Stale {
+        after: DateTime<Utc>,
     },
 }
 

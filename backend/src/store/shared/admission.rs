@@ -13,7 +13,8 @@ use crate::store::engine_records::{
 };
 use crate::store::engine_sql::INSERT_NODES;
 use crate::store::phases::PHASES;
-use crate::store::{Decide, Result, RetryDecide, StoreError};
+use crate::store::{AdmitDecide, Result, RetryDecide, StoreError};
+use chrono::SubsecRound;
 use const_format::concatcp;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
@@ -108,6 +109,15 @@ impl Store {
                 outcome = StartOutcome::Queued;
             }
         }
+        if new.limits.any() && outcome == StartOutcome::Running {
+            let key = row.concurrency_key.as_deref();
+            if let Some(after) =
+                Self::start_is_stale(&mut tx, row.workflow_id, new.limits, key, new.admits_at, 0).await?
+            {
+                // Rolled back whole (its Idempotency-Key claim too): decided again, it comes back.
+                return Ok(StartOutcome::Stale { after });
+            }
+        }
         if !rows_first && !Self::insert_instance_rows(&mut tx, new).await? {
             drop(tx);
             return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
@@ -191,7 +201,12 @@ impl Store {
             PHASES.statement();
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
         }
-        let mut writes = decide(&snapshot, admit);
+        // Read after the slot count (see `admission_clock.rs`); without limits, no slot to order.
+        let at = match limits.any() {
+            true => Self::admission_time(&mut tx, workflow).await?,
+            false => chrono::Utc::now().trunc_subsecs(6),
+        };
+        let mut writes = decide(&snapshot, admit, at);
         if writes.is_empty() {
             return Ok(Ok(TransitionOutcome::Unchanged));
         }
@@ -213,7 +228,7 @@ impl Store {
         &self,
         workflow: Uuid,
         limits: AdmissionLimits,
-        decide: Decide<'_>,
+        decide: AdmitDecide<'_>,
     ) -> Result<Vec<(Uuid, Writes)>> {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
@@ -232,7 +247,9 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let admitted = self.admit_locked(&mut tx, workflow, &ids, decide).await?;
+        // Read now, after the count, not by the caller before the lock (`admission_clock.rs`).
+        let at = Self::admission_time(&mut tx, workflow).await?;
+        let admitted = self.admit_locked(&mut tx, workflow, &ids, &|s: &Snapshot| decide(s, at)).await?;
         tx.commit().await?;
         PHASES.transaction();
         Ok(admitted)
@@ -248,7 +265,7 @@ impl Store {
         tx: &mut sqlx::Transaction<'_, Db>,
         workflow: Uuid,
         ids: &[Uuid],
-        decide: Decide<'_>,
+        decide: &(dyn Fn(&Snapshot) -> Writes + Send + Sync),
     ) -> Result<Vec<(Uuid, Writes)>> {
         let (mut snapshots, last_seq) = Self::lock_snapshots(tx, ids).await?;
         let mut batch = crate::store::batch::BatchWrites::default();

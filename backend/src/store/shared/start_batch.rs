@@ -41,18 +41,32 @@ impl Store {
             // Under a key limit, each start's place depends on the keys of those before it:
             // asked one by one, as alone (so are starts made under limits a publish changed).
             if limits.per_key.is_some() || group.iter().any(|&i| news[i].limits != limits) {
-                for &i in group {
+                for (place, &i) in group.iter().enumerate() {
                     (outcomes[i], appended[i]) = self.start_alone(&mut tx, news[i]).await?;
+                    if let StartOutcome::Stale { after } = outcomes[i] {
+                        Self::stale_from(&mut outcomes, &group[place..], after);
+                        break;
+                    }
                 }
                 continue;
             }
+            let workflow = news[group[0]].row.workflow_id;
             let mut free = match limits.instances {
-                Some(limit) => Self::room_for_starts(&mut tx, news[group[0]].row.workflow_id, limit).await?,
+                Some(limit) => Self::room_for_starts(&mut tx, workflow, limit).await?,
                 None => i64::MAX,
             };
-            for &i in group {
+            let mut taken = 0;
+            for (place, &i) in group.iter().enumerate() {
                 if free > 0 {
+                    if limits.any() {
+                        let stale = Self::start_is_stale(&mut tx, workflow, limits, None, news[i].admits_at, taken);
+                        if let Some(after) = stale.await? {
+                            Self::stale_from(&mut outcomes, &group[place..], after);
+                            break;
+                        }
+                    }
                     free -= 1;
+                    taken += 1;
                     outcomes[i] = StartOutcome::Running;
                 } else if limits.reject {
                     outcomes[i] = StartOutcome::Rejected(Held::Workflow);
@@ -73,6 +87,14 @@ impl Store {
         Ok(outcomes)
     }
 
+    /// A stale start and those after it in its workflow's group are not written: decided
+    /// again, they come back in their order (FIFO), none taking the slot an earlier one waits for.
+    fn stale_from(outcomes: &mut [StartOutcome], rest: &[usize], after: chrono::DateTime<chrono::Utc>) {
+        for &i in rest {
+            outcomes[i] = StartOutcome::Stale { after };
+        }
+    }
+
     /// A start decided and written on its own, in the batch's transaction; its outcome and
     /// how many history entries it wrote.
     async fn start_alone(&self, tx: &mut Tx<'_>, new: &NewInstance) -> Result<(StartOutcome, usize)> {
@@ -85,6 +107,12 @@ impl Store {
                     return Ok((StartOutcome::Rejected(held), 0));
                 }
                 outcome = StartOutcome::Queued;
+            }
+            if outcome == StartOutcome::Running {
+                let stale = Self::start_is_stale(tx, row.workflow_id, new.limits, key, new.admits_at, 0).await?;
+                if let Some(after) = stale {
+                    return Ok((StartOutcome::Stale { after }, 0));
+                }
             }
         }
         Self::insert_instance_rows(tx, new).await?;
