@@ -87,7 +87,11 @@ impl Store {
     }
 
     async fn ends_after(tx: &mut Tx<'_>, workflow: Uuid, at: DateTime<Utc>, key: Option<&str>) -> Result<EndsAfter> {
-        let ends: EndsAfter = sqlx::query_as(ENDS_AFTER).bind(workflow).bind(at).bind(key).fetch_one(&mut **tx).await?;
+        // Planned at each run with its bound time (not prepared and cached): Postgres's generic
+        // plan cannot know the range after `at` is small, and picks the workflow's index, reading
+        // its every instance (measured 75 ms for 50,000, against 0.08 ms planned per run).
+        let ends: EndsAfter =
+            sqlx::query_as(ENDS_AFTER).bind(workflow).bind(at).bind(key).persistent(false).fetch_one(&mut **tx).await?;
         PHASES.statement();
         Ok(ends)
     }
