@@ -10,7 +10,7 @@ use super::reserve::{runs_to_lease, Reservation};
 use super::trace::Tracer;
 use super::Engine;
 use super::EngineError;
-use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
+use crate::store::{AdmitAt, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
 use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -83,8 +83,7 @@ impl Engine {
         // (`start_lane.rs`) nor leave a written start's first attempts unlaunched.
         let engine = self.clone();
         let written = tokio::spawn(async move {
-            let mut prepared = prepared;
-            let outcome = engine.start_in_time(&mut prepared).await?;
+            let outcome = engine.start_keyed(&prepared.new).await?;
             engine.started(prepared, outcome).await
         });
         written.await.map_err(|e| EngineError::Internal(anyhow::anyhow!("a start's task failed: {e}")))?
@@ -124,6 +123,16 @@ impl Engine {
         // Slots for the start's own first attempts only: held through the start's transaction.
         let reservation = self.reserve(runs_to_lease(&on_admit));
         reservation.lease_runs(&mut on_admit, &self.owner);
+        // A limited start is admitted at a time the store reads under the workflow's lock, and
+        // decided again at it there (`store/shared/admission_clock.rs`), on the same slots.
+        let admit_at = {
+            let (plan, leases, owner) = (plan.clone(), reservation.leases_only(), self.owner.clone());
+            AdmitAt(Arc::new(move |at| {
+                let mut writes = decide(&plan, &fresh, Event::Start, &Detail::default(), at, 0.0);
+                leases.lease_runs(&mut writes, &owner);
+                writes
+            }))
+        };
         let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
         let admission = limits.admission();
@@ -138,6 +147,7 @@ impl Engine {
             queued_events,
             key_reuse,
             admits_at: now,
+            admit_at,
         };
         Ok(PreparedStart { new, request_hash, plan, limits, reservation })
     }
@@ -167,32 +177,6 @@ impl Engine {
             return Err(EngineError::NotFound(format!("workflow {workflow} has no version {version}")));
         }
         Ok((version, latest))
-    }
-
-    /// Writes the start (`start_keyed`). Its admission was decided when the request was
-    /// prepared, before the workflow's lock: should the store find that time earlier than an
-    /// end whose slot it takes (`StartOutcome::Stale`, nothing written), it is decided again
-    /// at a later time, a bounded number of times (each needs another end in that moment).
-    async fn start_in_time(self: &Arc<Self>, prepared: &mut PreparedStart) -> Result<StartOutcome, EngineError> {
-        const TRIES: u32 = 8;
-        for _ in 0..TRIES {
-            match self.start_keyed(&prepared.new).await? {
-                StartOutcome::Stale { after } => self.decide_admission_again(prepared, after),
-                outcome => return Ok(outcome),
-            }
-        }
-        Err(slots_kept_changing())
-    }
-
-    /// What admitting `prepared` writes, decided again at `after` or later, on the same
-    /// reserved worker slots.
-    fn decide_admission_again(&self, prepared: &mut PreparedStart, after: DateTime<Utc>) {
-        let at = Utc::now().trunc_subsecs(6).max(after);
-        let new = &mut prepared.new;
-        let fresh = Snapshot { instance: new.row.clone(), nodes: new.nodes.clone() };
-        let mut on_admit = decide(&prepared.plan, &fresh, Event::Start, &Detail::default(), at, 0.0);
-        prepared.reservation.lease_runs(&mut on_admit, &self.owner);
-        (new.on_admit, new.admits_at) = (on_admit, at);
     }
 
     /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
@@ -230,11 +214,12 @@ impl Engine {
         let PreparedStart { new, request_hash, plan, limits, reservation } = prepared;
         let (id, workflow, version) = (new.row.id, new.row.workflow_id, new.row.version);
         let status = match outcome {
-            StartOutcome::Running => {
+            StartOutcome::Running { at } => {
                 // The history starts with creation, then admission (see `start_instance`).
                 let after = new.created_events.len() as i64;
                 self.bus.committed(id, workflow, 1, &new.created_events);
-                let on_admit = Writes { first_seq: Some(after + 1), ..new.on_admit };
+                // As the store wrote it: decided again if admitted later than prepared.
+                let on_admit = Writes { first_seq: Some(after + 1), ..new.on_admit_at(at) };
                 self.react_and_admit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }
@@ -254,8 +239,6 @@ impl Engine {
                     "this Idempotency-Key was already used with a different request".into(),
                 ));
             }
-            // `start_in_time` decides a stale start again rather than answering it.
-            StartOutcome::Stale { .. } => return Err(slots_kept_changing()),
             refused @ (StartOutcome::KeyLive(_) | StartOutcome::KeyUsed { .. }) => {
                 let key = new.row.business_key.as_deref().unwrap_or_default();
                 return Err(key_refused(&refused, key, limits.key_reuse));
@@ -314,10 +297,6 @@ fn instance_row(
 fn request_hash(version: i64, input: &Value, key: Option<&str>) -> String {
     let canonical = serde_json::json!({"version": version, "input": input, "key": key}).to_string();
     crate::digest::sha256_hex(canonical.as_bytes())
-}
-
-fn slots_kept_changing() -> EngineError {
-    EngineError::Unavailable("the workflow's slots kept changing while the start was written; try again".into())
 }
 
 fn key_refused(outcome: &StartOutcome, key: &str, policy: trellis_model::KeyReuse) -> EngineError {

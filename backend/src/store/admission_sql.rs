@@ -74,9 +74,3 @@ pub(super) const KEY_QUEUE_PLACE: &str = concatcp!(
      'queued' AND id < $3), ",
     RUNNING_WITH_BOUND_KEY
 );
-/// How many instances of workflow `$1` hold a slot, and how many of them have concurrency key `$2`.
-pub(super) const ACTIVE_WITH_KEY: &str = concatcp!(
-    "SELECT COUNT(*), COUNT(CASE WHEN concurrency_key = $2 THEN 1 END) FROM instances WHERE workflow_id = $1 \
-     AND status IN ",
-    ACTIVE
-);

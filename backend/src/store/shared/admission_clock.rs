@@ -16,17 +16,17 @@
 //! batch long enough for instances to end meanwhile), and a retry that had to queue kept its
 //! retry's time as `started_at` once admitted (`UPDATE_INSTANCE` kept the first one given).
 //!
-//! Hence: admissions and retries are decided at `admission_time`, read under the lock after
-//! the count, and never earlier than an end recorded meanwhile (another process's clock may be
-//! ahead of this one's); a start decided before the lock is checked by `start_is_stale` and,
-//! if its time could overlap an end it needs the slot of, decided again later by the engine;
-//! an admission's `started_at` replaces a queued retry's. (The root span of such a retried run
-//! opened at the retry; its end entry gives the admission as its start, as `started_at` does.)
+//! Hence: admissions, retries and limited starts are decided at `admission_time`, read under
+//! the lock after the count, and never earlier than an end recorded meanwhile (another
+//! process's clock may be ahead of this one's). A limited start, decided by the engine before
+//! the lock, is decided again by the store at that time (`NewInstance::on_admit_at`): no start
+//! needs deciding again later, nor is refused for it. An admission's `started_at` replaces a
+//! queued retry's. (The root span of such a retried run opened at the retry; its end entry
+//! gives the admission as its start, as `started_at` does.)
 
 use super::Store;
-use crate::store::admission_sql::ACTIVE_WITH_KEY;
 use crate::store::backend::Backend;
-use crate::store::engine_records::AdmissionLimits;
+use crate::store::engine_records::NewInstance;
 use crate::store::phases::PHASES;
 use crate::store::Result;
 use chrono::{DateTime, SubsecRound, Utc};
@@ -36,63 +36,44 @@ use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 type Tx<'c> = sqlx::Transaction<'c, Db>;
 
-/// The instances of workflow `$1` whose end was recorded after the clock reading `$2`: how
-/// many, how many of them had concurrency key `$3`, and the latest end. Normally none: the
-/// range of `instances_by_end` it reads holds the ends of the last moments, of any workflow.
+/// The latest end, among the instances of workflow `$1`, recorded after the clock reading `$2`.
+/// Normally none: the range of `instances_by_end` it reads holds the ends of the last moments,
+/// of any workflow.
 const ENDS_AFTER: &str = concatcp!(
-    "SELECT COUNT(*), COUNT(CASE WHEN concurrency_key = $3 THEN 1 END), MAX(ended_at) FROM ",
+    "SELECT MAX(ended_at) FROM ",
     <Store as Backend>::INSTANCES_BY_END,
     " WHERE status IN ",
     crate::store::statuses::TERMINAL,
     " AND ended_at > $2 AND workflow_id = $1"
 );
 
-/// Ends recorded after a clock reading: how many, how many with the asked key, the latest.
-type EndsAfter = (i64, i64, Option<DateTime<Utc>>);
-
 impl Store {
-    /// The time to record an admission (or a retry) of `workflow` at. Call it holding the
-    /// workflow's lock, after counting its slots: every end that freed one was committed
-    /// before, so its recorded time is not later than this (in microseconds, as stored).
+    /// The time to record an admission (a retry, a limited start) of `workflow` at. Call it
+    /// holding the workflow's lock, after counting its slots: every end that freed one was
+    /// committed before, so its recorded time is not later than this (in microseconds, as stored).
     pub(super) async fn admission_time(tx: &mut Tx<'_>, workflow: Uuid) -> Result<DateTime<Utc>> {
         let now = Utc::now().trunc_subsecs(6);
-        let (_, _, latest) = Self::ends_after(tx, workflow, now, None).await?;
+        let latest = Self::ends_after(tx, workflow, now).await?;
         Ok(latest.map_or(now, |latest| latest.max(now)))
     }
 
-    /// Whether a start decided at `at` (its `admits_at`), about to be admitted under `limits`
-    /// holding the workflow's lock, would be recorded overlapping ends recorded after `at`
-    /// beyond a limit: `Some(latest such end)` if so (it is not to be written as decided).
-    /// `taken`: slots this transaction gave to earlier starts not yet written.
-    ///
-    /// Once admitted it runs alongside every instance holding a slot now and every one that
-    /// ended after `at`; within the limits that way, its time overlaps no end it needs. One
-    /// statement when nothing ended after `at`, the usual case.
-    pub(super) async fn start_is_stale(
-        tx: &mut Tx<'_>,
-        workflow: Uuid,
-        limits: AdmissionLimits,
-        key: Option<&str>,
-        at: DateTime<Utc>,
-        taken: i64,
-    ) -> Result<Option<DateTime<Utc>>> {
-        let (ends, key_ends, latest) = Self::ends_after(tx, workflow, at, key).await?;
-        let Some(latest) = latest else { return Ok(None) };
-        let (active, key_active): (i64, i64) =
-            sqlx::query_as(ACTIVE_WITH_KEY).bind(workflow).bind(key).fetch_one(&mut **tx).await?;
-        PHASES.statement();
-        let over_workflow = limits.instances.is_some_and(|limit| active + taken + ends >= i64::from(limit));
-        let over_key = key.is_some() && limits.per_key.is_some_and(|limit| key_active + key_ends >= i64::from(limit));
-        Ok((over_workflow || over_key).then_some(latest))
+    /// The time a start admitted at once is recorded at: under limits, read as an
+    /// admission's (call it as `admission_time`), never before it was created; without, the
+    /// time it was decided at (no slot to order).
+    pub(super) async fn start_time(tx: &mut Tx<'_>, new: &NewInstance) -> Result<DateTime<Utc>> {
+        match new.limits.any() {
+            true => Ok(Self::admission_time(tx, new.row.workflow_id).await?.max(new.admits_at)),
+            false => Ok(new.admits_at),
+        }
     }
 
-    async fn ends_after(tx: &mut Tx<'_>, workflow: Uuid, at: DateTime<Utc>, key: Option<&str>) -> Result<EndsAfter> {
+    async fn ends_after(tx: &mut Tx<'_>, workflow: Uuid, at: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
         // Planned at each run with its bound time (not prepared and cached): Postgres's generic
         // plan cannot know the range after `at` is small, and picks the workflow's index, reading
         // its every instance (measured 75 ms for 50,000, against 0.08 ms planned per run).
-        let ends: EndsAfter =
-            sqlx::query_as(ENDS_AFTER).bind(workflow).bind(at).bind(key).persistent(false).fetch_one(&mut **tx).await?;
+        let (latest,): (Option<DateTime<Utc>>,) =
+            sqlx::query_as(ENDS_AFTER).bind(workflow).bind(at).persistent(false).fetch_one(&mut **tx).await?;
         PHASES.statement();
-        Ok(ends)
+        Ok(latest)
     }
 }

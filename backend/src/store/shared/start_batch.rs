@@ -41,12 +41,8 @@ impl Store {
             // Under a key limit, each start's place depends on the keys of those before it:
             // asked one by one, as alone (so are starts made under limits a publish changed).
             if limits.per_key.is_some() || group.iter().any(|&i| news[i].limits != limits) {
-                for (place, &i) in group.iter().enumerate() {
+                for &i in group {
                     (outcomes[i], appended[i]) = self.start_alone(&mut tx, news[i]).await?;
-                    if let StartOutcome::Stale { after } = outcomes[i] {
-                        Self::stale_from(&mut outcomes, &group[place..], after);
-                        break;
-                    }
                 }
                 continue;
             }
@@ -55,19 +51,17 @@ impl Store {
                 Some(limit) => Self::room_for_starts(&mut tx, workflow, limit).await?,
                 None => i64::MAX,
             };
-            let mut taken = 0;
-            for (place, &i) in group.iter().enumerate() {
+            // Under a limit, the group's admissions share one time, read after the count
+            // (`admission_clock.rs`); without, each start is admitted when it was decided.
+            let admission = match limits.any() && free > 0 {
+                true => Some(Self::admission_time(&mut tx, workflow).await?),
+                false => None,
+            };
+            for &i in group {
                 if free > 0 {
-                    if limits.any() {
-                        let stale = Self::start_is_stale(&mut tx, workflow, limits, None, news[i].admits_at, taken);
-                        if let Some(after) = stale.await? {
-                            Self::stale_from(&mut outcomes, &group[place..], after);
-                            break;
-                        }
-                    }
                     free -= 1;
-                    taken += 1;
-                    outcomes[i] = StartOutcome::Running;
+                    let decided = news[i].admits_at;
+                    outcomes[i] = StartOutcome::Running { at: admission.map_or(decided, |at| at.max(decided)) };
                 } else if limits.reject {
                     outcomes[i] = StartOutcome::Rejected(Held::Workflow);
                     continue;
@@ -87,34 +81,25 @@ impl Store {
         Ok(outcomes)
     }
 
-    /// A stale start and those after it in its workflow's group are not written: decided
-    /// again, they come back in their order (FIFO), none taking the slot an earlier one waits for.
-    fn stale_from(outcomes: &mut [StartOutcome], rest: &[usize], after: chrono::DateTime<chrono::Utc>) {
-        for &i in rest {
-            outcomes[i] = StartOutcome::Stale { after };
-        }
-    }
-
     /// A start decided and written on its own, in the batch's transaction; its outcome and
     /// how many history entries it wrote.
     async fn start_alone(&self, tx: &mut Tx<'_>, new: &NewInstance) -> Result<(StartOutcome, usize)> {
         let row = &new.row;
-        let mut outcome = StartOutcome::Running;
+        let mut outcome = None;
         if new.limits.any() {
             let key = row.concurrency_key.as_deref();
             if let Some(held) = Self::held_back(tx, row.workflow_id, new.limits, key, row.id).await? {
                 if new.limits.reject {
                     return Ok((StartOutcome::Rejected(held), 0));
                 }
-                outcome = StartOutcome::Queued;
-            }
-            if outcome == StartOutcome::Running {
-                let stale = Self::start_is_stale(tx, row.workflow_id, new.limits, key, new.admits_at, 0).await?;
-                if let Some(after) = stale {
-                    return Ok((StartOutcome::Stale { after }, 0));
-                }
+                outcome = Some(StartOutcome::Queued);
             }
         }
+        // Admitted: at a time read now, after the slot count (`admission_clock.rs`).
+        let outcome = match outcome {
+            Some(queued) => queued,
+            None => StartOutcome::Running { at: Self::start_time(tx, new).await? },
+        };
         Self::insert_instance_rows(tx, new).await?;
         let appended = self.write_start(tx, new, &outcome).await?;
         Ok((outcome, appended))
@@ -150,11 +135,12 @@ impl Store {
         for &i in together {
             let new = news[i];
             let mut events = new.created_events.clone();
-            let writes = if outcomes[i] == StartOutcome::Running {
-                events.extend(new.on_admit.events.iter().cloned());
+            let writes = if let StartOutcome::Running { at } = outcomes[i] {
+                let on_admit = new.on_admit_at(at);
+                events.extend(on_admit.events.iter().cloned());
                 // The row as admitting it leaves it (`rev` 1: one past the inserted row's).
-                admitted.push(super::admission::admitted(new).0.instance);
-                Writes { events, ..new.on_admit.clone() }
+                admitted.push(super::admission::admitted(new, &on_admit).0.instance);
+                Writes { events, ..on_admit }
             } else {
                 events.extend(new.queued_events.iter().cloned());
                 Writes { events, ..Writes::default() }
