@@ -9,7 +9,7 @@ use super::reserve::PRELEASE_UNDECIDED;
 use super::Engine;
 use super::EngineError;
 use crate::store::{NodeRow, Snapshot, StoreError, TransitionOutcome};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
@@ -133,10 +133,11 @@ impl Engine {
     ) -> Result<InstanceStatus, EngineError> {
         // Decided inside the store: how many attempts it dispatches is not known yet.
         let reservation = self.reserve(PRELEASE_UNDECIDED);
-        let decide_fn = |s: &Snapshot, admit: bool| {
+        // `at`: read by the store under the workflow's lock, as an admission's (a retry takes a slot).
+        let decide_fn = |s: &Snapshot, admit: bool, at: DateTime<Utc>| {
             // Decided again on the locked row: it may have changed since it was read.
             let reset = retry_set(plan, &state_of(plan, s), from);
-            let mut writes = decide(plan, s, Event::Retry { reset, admit }, &Detail::default(), Utc::now(), 0.0);
+            let mut writes = decide(plan, s, Event::Retry { reset, admit }, &Detail::default(), at, 0.0);
             writes.forget_map_items = *from == RetryFrom::Start && !writes.is_empty();
             reservation.lease_runs(&mut writes, &self.owner);
             writes

@@ -5,7 +5,7 @@ use super::effects::{decide, Detail};
 use super::machine::Event;
 use super::Engine;
 use crate::store::{Snapshot, Writes};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
@@ -66,10 +66,12 @@ impl Engine {
             plans.insert(v, self.plan(workflow, v).await?);
         }
         let limits = plans[&latest].admission();
-        let now = Utc::now();
         let from_queue = Detail { from_queue: true, ..Detail::default() };
-        let start = |s: &Snapshot| match plans.get(&s.instance.version) {
-            Some(plan) => decide(plan, s, Event::Start, &from_queue, now, 0.0),
+        // The store gives the admission's time, read holding the workflow's lock after its
+        // slots were counted: a reading taken here, before the lock, could be earlier than
+        // the recorded end of an instance whose slot it takes (`shared/admission_clock.rs`).
+        let start = |s: &Snapshot, at: DateTime<Utc>| match plans.get(&s.instance.version) {
+            Some(plan) => decide(plan, s, Event::Start, &from_queue, at, 0.0),
             None => Writes::default(),
         };
         let admitted = self.store.admit_queued(workflow, limits, &start).await?;

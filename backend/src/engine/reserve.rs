@@ -34,6 +34,12 @@ impl Reservation {
             work.lease = Some((owner.to_owned(), self.until));
         }
     }
+
+    /// Its ids and lease without its slots (which `self` keeps holding): to lease, as
+    /// `lease_runs` does, writes decided again later (a start's, admitted by the store).
+    pub(super) fn leases_only(&self) -> Reservation {
+        Reservation { permits: Vec::new(), ids: self.ids.clone(), until: self.until }
+    }
 }
 
 /// The attempts `writes` dispatches that this process could run at once.

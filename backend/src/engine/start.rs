@@ -12,7 +12,7 @@ use super::reserve::{runs_to_lease, Reservation};
 use super::trace::Tracer;
 use super::Engine;
 use super::EngineError;
-use crate::store::{InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
+use crate::store::{AdmitAt, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
 use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -129,6 +129,16 @@ impl Engine {
         // Slots for the start's own first attempts only: held through the start's transaction.
         let reservation = self.reserve(runs_to_lease(&on_admit));
         reservation.lease_runs(&mut on_admit, &self.owner);
+        // A limited start is admitted at a time the store reads under the workflow's lock, and
+        // decided again at it there (`store/shared/admission_clock.rs`), on the same slots.
+        let admit_at = {
+            let (plan, leases, owner) = (plan.clone(), reservation.leases_only(), self.owner.clone());
+            AdmitAt(Arc::new(move |at| {
+                let mut writes = decide(&plan, &fresh, Event::Start, &Detail::default(), at, 0.0);
+                leases.lease_runs(&mut writes, &owner);
+                writes
+            }))
+        };
         let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
         let admission = limits.admission();
@@ -142,6 +152,8 @@ impl Engine {
             created_events,
             queued_events,
             key_reuse,
+            admits_at: now,
+            admit_at,
         };
         Ok(PreparedStart { new, request_hash, plan, limits, reservation })
     }
@@ -208,11 +220,12 @@ impl Engine {
         let PreparedStart { new, request_hash, plan, limits, reservation } = prepared;
         let (id, workflow, version) = (new.row.id, new.row.workflow_id, new.row.version);
         let status = match outcome {
-            StartOutcome::Running => {
+            StartOutcome::Running { at } => {
                 // The history starts with creation, then admission (see `start_instance`).
                 let after = new.created_events.len() as i64;
                 self.bus.committed(id, workflow, 1, &new.created_events);
-                let on_admit = Writes { first_seq: Some(after + 1), ..new.on_admit };
+                // As the store wrote it: decided again if admitted later than prepared.
+                let on_admit = Writes { first_seq: Some(after + 1), ..new.on_admit_at(at) };
                 self.react_and_admit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }

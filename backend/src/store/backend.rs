@@ -37,6 +37,10 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// Rounds a non-negative number down before a `CAST(... AS BIGINT)`: Postgres's cast
     /// rounds to nearest, SQLite's truncates (which is the same for a non-negative number).
     const FLOOR: &'static str;
+    /// `instances` as a statement reading the latest ends names it (`WHERE status IN ... AND
+    /// ended_at > $t`): through `instances_by_end`, whose range after a recent time is small.
+    /// SQLite, without statistics, would read a workflow's every ended instance instead.
+    const INSTANCES_BY_END: &'static str;
     /// How appended history entries are announced to other processes, if they are: a query
     /// that follows the entries' insert in the same statement (its `WITH`), in two parts
     /// around the bound payloads (a JSON array of strings, one per instance).

@@ -258,7 +258,8 @@ pub fn absorb(snapshot: &mut Snapshot, writes: &Writes) -> bool {
         if u.error.is_some() {
             row.error = u.error.clone();
         }
-        row.started_at = row.started_at.or(u.started_at);
+        // Given, it replaces the stored one (a queued retry's admission: `UPDATE_INSTANCE`).
+        row.started_at = u.started_at.or(row.started_at);
         if u.ended_at.is_some() {
             row.ended_at = u.ended_at;
         }

@@ -319,13 +319,38 @@ pub struct NewInstance {
     pub limits: AdmissionLimits,
     /// The workflow's business-key policy (checked only when the row has a key).
     pub key_reuse: trellis_model::KeyReuse,
-    /// What starting it writes, applied if it is admitted at once.
+    /// What starting it writes, applied if it is admitted at once, decided at `admits_at`.
     pub on_admit: Writes,
+    /// The clock reading `on_admit` was decided at (its `created_at`).
+    pub admits_at: DateTime<Utc>,
+    /// Decides `on_admit` again at a later time: a limited start is admitted at a time the
+    /// store reads holding the workflow's lock (`shared/admission_clock.rs`).
+    pub admit_at: AdmitAt,
     /// The request's `Idempotency-Key` and a hash of the request, if it had one.
     pub idempotency: Option<(String, String)>,
     /// History entries of creating it; `queued_events` follow if it has to wait for a slot.
     pub created_events: Vec<NewEvent>,
     pub queued_events: Vec<NewEvent>,
+}
+
+impl NewInstance {
+    /// What admitting it at `at` writes: `on_admit` if that is when it was decided.
+    pub fn on_admit_at(&self, at: DateTime<Utc>) -> Writes {
+        match at == self.admits_at {
+            true => self.on_admit.clone(),
+            false => (self.admit_at.0)(at),
+        }
+    }
+}
+
+/// What admitting a new instance at a given time writes (decided by the engine).
+#[derive(Clone)]
+pub struct AdmitAt(pub std::sync::Arc<dyn Fn(DateTime<Utc>) -> Writes + Send + Sync>);
+
+impl std::fmt::Debug for AdmitAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AdmitAt")
+    }
 }
 
 /// A child instance as its parent's page shows it.
@@ -348,9 +373,12 @@ pub struct StoredStart {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum StartOutcome {
-    /// Admitted at once. (A new instance's history starts at `seq` 1: `created_events`,
-    /// then the queued or the admission entries.)
-    Running,
+    /// Admitted at once, at `at` (its `started_at`; `NewInstance::on_admit_at`). (A new
+    /// instance's history starts at `seq` 1: `created_events`, then the queued or the
+    /// admission entries.)
+    Running {
+        at: DateTime<Utc>,
+    },
     Queued,
     /// The workflow (or the instance's concurrency key) is at its limit and refuses rather
     /// than queues.

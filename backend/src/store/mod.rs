@@ -68,6 +68,7 @@ pub use work_sql::WorkQueue;
 
 use crate::config::DatabaseConfig;
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use trellis_model::{Definition, InstanceStatus};
 use uuid::Uuid;
@@ -98,8 +99,13 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// Decides, inside a transition's transaction, what to write given the locked snapshot.
 pub type Decide<'a> = &'a (dyn Fn(&Snapshot) -> Writes + Send + Sync);
 
-/// Decides a retry given the locked snapshot and whether a concurrency slot is free.
-pub type RetryDecide<'a> = &'a (dyn Fn(&Snapshot, bool) -> Writes + Send + Sync);
+/// Decides a retry given the locked snapshot, whether a concurrency slot is free, and the time
+/// it is recorded at (read holding the workflow's lock: see `shared/admission_clock.rs`).
+pub type RetryDecide<'a> = &'a (dyn Fn(&Snapshot, bool, DateTime<Utc>) -> Writes + Send + Sync);
+
+/// Decides the admission of a queued instance given its locked snapshot and the time it is
+/// admitted at (read holding the workflow's lock: see `shared/admission_clock.rs`).
+pub type AdmitDecide<'a> = &'a (dyn Fn(&Snapshot, DateTime<Utc>) -> Writes + Send + Sync);
 
 /// The engine's persistence: instances, their nodes and their history.
 #[async_trait]
@@ -135,7 +141,7 @@ pub trait InstanceStore: Send + Sync + 'static {
         &self,
         workflow: Uuid,
         limits: AdmissionLimits,
-        decide: Decide<'_>,
+        decide: AdmitDecide<'_>,
     ) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;

@@ -116,6 +116,7 @@ impl Backend for PgStore {
     const EPOCH_OF: &'static str = "EXTRACT(EPOCH FROM {})";
     const UUID_TEXT: &'static str = "CAST({} AS TEXT)";
     const FLOOR: &'static str = "FLOOR";
+    const INSTANCES_BY_END: &'static str = "instances";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> =
         Some(("SELECT pg_notify('trellis_events', p) FROM json_array_elements_text(", "::json) AS p"));
     const COMBINED_WRITES: bool = true;

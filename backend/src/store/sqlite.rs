@@ -68,6 +68,7 @@ impl Backend for SqliteStore {
     const UUID_TEXT: &'static str = "lower(substr(hex({}), 1, 8) || '-' || substr(hex({}), 9, 4) || '-' || \
         substr(hex({}), 13, 4) || '-' || substr(hex({}), 17, 4) || '-' || substr(hex({}), 21))";
     const FLOOR: &'static str = "";
+    const INSTANCES_BY_END: &'static str = "instances INDEXED BY instances_by_end";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> = None;
     const COMBINED_WRITES: bool = false;
 

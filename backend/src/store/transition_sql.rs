@@ -42,9 +42,11 @@ pub(super) const RESTART_INSTANCE: &str =
     "UPDATE instances SET run = run + 1, output = NULL, error = NULL, failed_node = NULL, error_class = \
     NULL, started_at = NULL, ended_at = NULL WHERE id = $1";
 pub(super) const SET_FAILED_NODE: &str = "UPDATE instances SET failed_node = $1, error_class = $2 WHERE id = $3";
+/// A `started_at` given replaces the stored one: a retry that waited in the queue recorded its
+/// retry's time, and its admission records when it took its slot (`shared/admission_clock.rs`).
 pub(super) const UPDATE_INSTANCE: &str =
     "UPDATE instances SET status = $1, output = COALESCE($2, output), error = COALESCE($3, error), \
-    started_at = COALESCE(started_at, $4), ended_at = COALESCE($5, ended_at), rev = rev + $7 WHERE id = $6";
+    started_at = COALESCE($4, started_at), ended_at = COALESCE($5, ended_at), rev = rev + $7 WHERE id = $6";
 /// Sets instances' rows to the values after it, each only while its `rev` is the one it was
 /// read (or remembered) with: (id, status, output, error, started, ended, new rev, old rev).
 pub(super) const UPDATE_INSTANCE_ROWS: &str =

@@ -36,6 +36,7 @@ mod input_schemas;
 mod instance_list;
 mod keys;
 mod ledger;
+mod limit_history;
 mod lineage;
 mod live;
 mod map_caps;

@@ -13,7 +13,8 @@ use crate::store::engine_records::{
 };
 use crate::store::engine_sql::INSERT_NODES;
 use crate::store::phases::PHASES;
-use crate::store::{Decide, Result, RetryDecide, StoreError};
+use crate::store::{AdmitDecide, Result, RetryDecide, StoreError};
+use chrono::SubsecRound;
 use const_format::concatcp;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
@@ -97,7 +98,7 @@ impl Store {
         if rows_first {
             Self::insert_instance_rows(&mut tx, new).await?;
         }
-        let mut outcome = StartOutcome::Running;
+        let mut outcome = None;
         if new.limits.any() {
             if let Some(held) =
                 Self::held_back(&mut tx, row.workflow_id, new.limits, row.concurrency_key.as_deref(), row.id).await?
@@ -105,15 +106,20 @@ impl Store {
                 if new.limits.reject {
                     return Ok(StartOutcome::Rejected(held));
                 }
-                outcome = StartOutcome::Queued;
+                outcome = Some(StartOutcome::Queued);
             }
         }
+        // Admitted: at a time read now, after the slot count (`admission_clock.rs`).
+        let outcome = match outcome {
+            Some(queued) => queued,
+            None => StartOutcome::Running { at: Self::start_time(&mut tx, new).await? },
+        };
         if !rows_first && !Self::insert_instance_rows(&mut tx, new).await? {
             drop(tx);
             return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
         }
         let appended = self.write_start(&mut tx, new, &outcome).await?;
-        if let (Some((key, _)), StartOutcome::Running) = (&new.idempotency, &outcome) {
+        if let (Some((key, _)), StartOutcome::Running { .. }) = (&new.idempotency, &outcome) {
             sqlx::query(MARK_START_RUNNING).bind(row.workflow_id).bind(key).execute(&mut *tx).await?;
             PHASES.statement();
         }
@@ -133,9 +139,9 @@ impl Store {
         outcome: &StartOutcome,
     ) -> Result<usize> {
         let row = &new.row;
-        let mut on_admit = new.on_admit.clone();
         let mut events = new.created_events.clone();
-        if *outcome == StartOutcome::Running {
+        if let StartOutcome::Running { at } = *outcome {
+            let mut on_admit = new.on_admit_at(at);
             events.append(&mut on_admit.events);
             self.apply_writes(tx, row.id, row.workflow_id, &mut on_admit).await?;
         } else {
@@ -148,8 +154,10 @@ impl Store {
 
     /// Once its transaction committed: a start that ran is remembered as it wrote it.
     pub(super) fn remember_start(&self, new: &NewInstance, outcome: &StartOutcome, appended: usize) {
-        if let (StartOutcome::Running, Some(started)) = (outcome, started_snapshot(new, appended)) {
-            self.snapshots().remember(new.row.id, started);
+        if let StartOutcome::Running { at } = *outcome {
+            if let Some(started) = started_snapshot(new, at, appended) {
+                self.snapshots().remember(new.row.id, started);
+            }
         }
     }
 
@@ -191,7 +199,12 @@ impl Store {
             PHASES.statement();
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
         }
-        let mut writes = decide(&snapshot, admit);
+        // Read after the slot count (see `admission_clock.rs`); without limits, no slot to order.
+        let at = match limits.any() {
+            true => Self::admission_time(&mut tx, workflow).await?,
+            false => chrono::Utc::now().trunc_subsecs(6),
+        };
+        let mut writes = decide(&snapshot, admit, at);
         if writes.is_empty() {
             return Ok(Ok(TransitionOutcome::Unchanged));
         }
@@ -213,7 +226,7 @@ impl Store {
         &self,
         workflow: Uuid,
         limits: AdmissionLimits,
-        decide: Decide<'_>,
+        decide: AdmitDecide<'_>,
     ) -> Result<Vec<(Uuid, Writes)>> {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
@@ -232,7 +245,9 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let admitted = self.admit_locked(&mut tx, workflow, &ids, decide).await?;
+        // Read now, after the count, not by the caller before the lock (`admission_clock.rs`).
+        let at = Self::admission_time(&mut tx, workflow).await?;
+        let admitted = self.admit_locked(&mut tx, workflow, &ids, &|s: &Snapshot| decide(s, at)).await?;
         tx.commit().await?;
         PHASES.transaction();
         Ok(admitted)
@@ -248,7 +263,7 @@ impl Store {
         tx: &mut sqlx::Transaction<'_, Db>,
         workflow: Uuid,
         ids: &[Uuid],
-        decide: Decide<'_>,
+        decide: &(dyn Fn(&Snapshot) -> Writes + Send + Sync),
     ) -> Result<Vec<(Uuid, Writes)>> {
         let (mut snapshots, last_seq) = Self::lock_snapshots(tx, ids).await?;
         let mut batch = crate::store::batch::BatchWrites::default();
@@ -323,14 +338,18 @@ impl crate::store::AdmissionQueue for Store {
 /// A started instance as its start wrote it (`insert_instance_rows`, then `on_admit` and one
 /// more `rev` by `apply_writes`), with `appended` history entries: remembered, so that its
 /// first transition need not read it either.
-fn started_snapshot(new: &NewInstance, appended: usize) -> Option<crate::store::snapshots::Remembered> {
-    let (snapshot, complete) = admitted(new);
+fn started_snapshot(
+    new: &NewInstance,
+    at: chrono::DateTime<chrono::Utc>,
+    appended: usize,
+) -> Option<crate::store::snapshots::Remembered> {
+    let (snapshot, complete) = admitted(new, &new.on_admit_at(at));
     complete.then_some(crate::store::snapshots::Remembered { snapshot, last_seq: appended as i64 })
 }
 
-/// An instance as admitting it at its start leaves it, and whether that holds every node row
-/// admitting it wrote (`batch::absorb`).
-pub(super) fn admitted(new: &NewInstance) -> (Snapshot, bool) {
+/// An instance as admitting it at its start (`on_admit`) leaves it, and whether that holds
+/// every node row admitting it wrote (`batch::absorb`).
+pub(super) fn admitted(new: &NewInstance, on_admit: &Writes) -> (Snapshot, bool) {
     let instance = InstanceRow {
         status: trellis_model::InstanceStatus::Queued,
         output: None,
@@ -343,6 +362,6 @@ pub(super) fn admitted(new: &NewInstance) -> (Snapshot, bool) {
     };
     let nodes = new.nodes.iter().map(|n| NodeRow::fresh(n.node_id.clone(), n.position, n.status)).collect();
     let mut snapshot = Snapshot { instance, nodes };
-    let complete = crate::store::batch::absorb(&mut snapshot, &new.on_admit);
+    let complete = crate::store::batch::absorb(&mut snapshot, on_admit);
     (snapshot, complete)
 }

@@ -15,7 +15,7 @@ use crate::store::engine_sql::{
 use crate::store::phases::PHASES;
 use crate::store::transition_sql::BUMP_REV;
 use crate::store::InstanceQuery;
-use crate::store::{Decide, Result, RetryDecide};
+use crate::store::{AdmitDecide, Decide, Result, RetryDecide};
 use const_format::concatcp;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -117,7 +117,7 @@ impl crate::store::InstanceStore for Store {
         &self,
         workflow: Uuid,
         limits: AdmissionLimits,
-        decide: Decide<'_>,
+        decide: AdmitDecide<'_>,
     ) -> Result<Vec<(Uuid, Writes)>> {
         crate::store::retry_transient(|| self.admit_queued_once(workflow, limits, decide)).await
     }

@@ -11,6 +11,7 @@ use super::Store;
 
 mod accounts;
 mod admission;
+mod admission_clock;
 mod alerts;
 mod audit;
 mod insights;

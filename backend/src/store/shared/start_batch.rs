@@ -46,14 +46,22 @@ impl Store {
                 }
                 continue;
             }
+            let workflow = news[group[0]].row.workflow_id;
             let mut free = match limits.instances {
-                Some(limit) => Self::room_for_starts(&mut tx, news[group[0]].row.workflow_id, limit).await?,
+                Some(limit) => Self::room_for_starts(&mut tx, workflow, limit).await?,
                 None => i64::MAX,
+            };
+            // Under a limit, the group's admissions share one time, read after the count
+            // (`admission_clock.rs`); without, each start is admitted when it was decided.
+            let admission = match limits.any() && free > 0 {
+                true => Some(Self::admission_time(&mut tx, workflow).await?),
+                false => None,
             };
             for &i in group {
                 if free > 0 {
                     free -= 1;
-                    outcomes[i] = StartOutcome::Running;
+                    let decided = news[i].admits_at;
+                    outcomes[i] = StartOutcome::Running { at: admission.map_or(decided, |at| at.max(decided)) };
                 } else if limits.reject {
                     outcomes[i] = StartOutcome::Rejected(Held::Workflow);
                     continue;
@@ -77,16 +85,21 @@ impl Store {
     /// how many history entries it wrote.
     async fn start_alone(&self, tx: &mut Tx<'_>, new: &NewInstance) -> Result<(StartOutcome, usize)> {
         let row = &new.row;
-        let mut outcome = StartOutcome::Running;
+        let mut outcome = None;
         if new.limits.any() {
             let key = row.concurrency_key.as_deref();
             if let Some(held) = Self::held_back(tx, row.workflow_id, new.limits, key, row.id).await? {
                 if new.limits.reject {
                     return Ok((StartOutcome::Rejected(held), 0));
                 }
-                outcome = StartOutcome::Queued;
+                outcome = Some(StartOutcome::Queued);
             }
         }
+        // Admitted: at a time read now, after the slot count (`admission_clock.rs`).
+        let outcome = match outcome {
+            Some(queued) => queued,
+            None => StartOutcome::Running { at: Self::start_time(tx, new).await? },
+        };
         Self::insert_instance_rows(tx, new).await?;
         let appended = self.write_start(tx, new, &outcome).await?;
         Ok((outcome, appended))
@@ -122,11 +135,12 @@ impl Store {
         for &i in together {
             let new = news[i];
             let mut events = new.created_events.clone();
-            let writes = if outcomes[i] == StartOutcome::Running {
-                events.extend(new.on_admit.events.iter().cloned());
+            let writes = if let StartOutcome::Running { at } = outcomes[i] {
+                let on_admit = new.on_admit_at(at);
+                events.extend(on_admit.events.iter().cloned());
                 // The row as admitting it leaves it (`rev` 1: one past the inserted row's).
-                admitted.push(super::admission::admitted(new).0.instance);
-                Writes { events, ..new.on_admit.clone() }
+                admitted.push(super::admission::admitted(new, &on_admit).0.instance);
+                Writes { events, ..on_admit }
             } else {
                 events.extend(new.queued_events.iter().cloned());
                 Writes { events, ..Writes::default() }
