@@ -2,7 +2,7 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|secrets|web] [--out DIR]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|secrets|web|soak] [--soak-secs N] [--out DIR]
 
 mod auth;
 mod db;
@@ -20,6 +20,7 @@ mod scenarios;
 mod scripts;
 mod secrets;
 mod server;
+mod soak;
 mod sse;
 mod stats;
 mod subworkflows;
@@ -35,8 +36,10 @@ struct Options {
     quick: bool,
     backends: Vec<&'static str>,
     /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures`,
-    /// `scripts`, `subworkflows`, `keys`, `sandbox`, `secrets` or `web`), or all of them.
+    /// `scripts`, `subworkflows`, `keys`, `sandbox`, `secrets`, `web` or `soak`), or all of them.
     only: Option<String>,
+    /// How long the soak runs (`--soak-secs`; 60, or 20 with `--quick`).
+    soak_secs: Option<u64>,
     out: std::path::PathBuf,
     postgres: String,
 }
@@ -81,6 +84,7 @@ const GROUPS: &[&str] = &[
     "sandbox",
     "secrets",
     "web",
+    "soak",
 ];
 
 fn parse() -> Result<Options> {
@@ -89,6 +93,7 @@ fn parse() -> Result<Options> {
         quick: false,
         backends: vec!["sqlite", "postgres"],
         only: None,
+        soak_secs: None,
         out: "bench-results".into(),
         postgres: std::env::var("TEST_DATABASE_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
@@ -106,6 +111,7 @@ fn parse() -> Result<Options> {
                 }
                 options.only = Some(group);
             }
+            "--soak-secs" => options.soak_secs = Some(args.next().context("--soak-secs N")?.parse()?),
             "--out" => options.out = args.next().context("--out DIR")?.into(),
             "--backend" => {
                 options.backends = match args.next().as_deref() {
@@ -256,6 +262,15 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let failures = if options.quick { 20_000 } else { 100_000 };
         progress(backend, &format!("failure triage at {failures} failed instances"));
         failures::failures_at_scale(&api, &db, failures, &mut figures).await?;
+    }
+    if runs("soak") {
+        // Last: its runs, started faster than they end, leave a backlog behind.
+        let seconds = options.soak_secs.unwrap_or(if options.quick { 20 } else { 60 });
+        progress(
+            backend,
+            &format!("soak: 8 clients starting chain-10 runs (⅓ failing) for {seconds} s, and the server's memory"),
+        );
+        soak::steady(&api, &server, std::time::Duration::from_secs(seconds), &mut figures).await?;
     }
     if let Some(transitions) = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v) {
         figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);

@@ -36,6 +36,8 @@ pub struct Metrics {
     start_batches: Gauge,
     batched_starts: Gauge,
     ran_ahead: Family<Labels, Gauge>,
+    snapshots: Gauge,
+    snapshot_bytes: Gauge,
     /// Spans the OpenTelemetry exporter had to drop (its queue was full or the collector
     /// refused them).
     pub spans_dropped: Counter<u64, AtomicU64>,
@@ -72,6 +74,8 @@ impl Default for Metrics {
             start_batches: Gauge::default(),
             batched_starts: Gauge::default(),
             ran_ahead: Family::default(),
+            snapshots: Gauge::default(),
+            snapshot_bytes: Gauge::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
         };
@@ -163,6 +167,16 @@ impl Metrics {
             "Attempts of nodes that only compute (no-op, transform, branch, script) run before the step dispatching them was written, and committed with it (outcome kept), or whose result was dropped because the step decided otherwise (outcome dropped; the attempt then ran as usual)",
             self.ran_ahead.clone(),
         );
+        r.register(
+            "trellis_snapshots",
+            "Instances this process remembers as it last wrote them, for their next transitions",
+            self.snapshots.clone(),
+        );
+        r.register(
+            "trellis_snapshot_bytes",
+            "The memory those remembered instances take (estimated: values, text and bookkeeping)",
+            self.snapshot_bytes.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -224,6 +238,8 @@ impl Metrics {
         for (outcome, n) in [("kept", kept), ("dropped", dropped)] {
             self.ran_ahead.get_or_create(&vec![("outcome", outcome.to_owned())]).set(n as i64);
         }
+        self.snapshots.set(gauges.snapshots as i64);
+        self.snapshot_bytes.set(gauges.snapshot_bytes as i64);
         let mut page = String::new();
         // Writing to a String cannot fail.
         let _ = encode(&mut page, &self.registry);

@@ -420,6 +420,9 @@ pub struct EngineGauges {
     /// Delays, retry backoffs and timeouts not yet fired.
     pub pending_timers: i64,
     pub pool: PoolStats,
+    /// Instances this process remembers as it last wrote them, and their bytes (`snapshots.rs`).
+    pub snapshots: usize,
+    pub snapshot_bytes: usize,
 }
 /// Where a queued instance stands: instances ahead of it in its workflow's FIFO queue and
 /// how many of the workflow's instances hold a slot.

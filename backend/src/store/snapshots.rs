@@ -8,17 +8,20 @@
 //! nodes or history (another process, a retry, an admission, a map's items) sets `rev` one
 //! higher, so a stale snapshot costs one refused write, then the locked path, never a wrong one.
 
+mod heap;
+
 use super::engine_records::Snapshot;
-use serde_json::Value;
+use heap::Meter;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use uuid::Uuid;
 
-/// Instances remembered at most, and their bytes (estimated: JSON and text); above either the
-/// oldest remembered are forgotten (they are read again on their next transition). Enough for
-/// a burst of 10,000 timers of small instances.
+/// Instances remembered at most, and the memory they take (`heap.rs`: structs, values and
+/// text as the allocator holds them); above either the oldest remembered are forgotten (they
+/// are read again on their next transition). Enough for a burst of 10,000 timers of small
+/// instances (about 1.5 KiB each).
 const REMEMBERED: usize = 20_000;
-const BUDGET: usize = 64 << 20;
+const BUDGET: usize = 24 << 20;
 /// An instance larger than this is not remembered: cloning it for a transition would cost
 /// about what reading it does.
 const LARGEST: usize = 256 << 10;
@@ -78,16 +81,21 @@ impl Snapshots {
         entries.by_instance.get(&id).map(|(_, _, remembered)| remembered.snapshot.clone())
     }
 
-    /// Remembers `instance` as just written; a finished instance is forgotten instead (its next
-    /// write, a retry, is rare and locks anyway).
+    /// Remembers `instance` as just written; a finished instance is forgotten instead: nothing
+    /// transitions it again but a retry, which reads it afresh under its lock.
     pub fn remember(&self, instance: Uuid, remembered: Remembered) {
+        self.remember_within(instance, remembered, BUDGET);
+    }
+
+    /// `remember`, within `budget` bytes.
+    fn remember_within(&self, instance: Uuid, remembered: Remembered, budget: usize) {
         let mut entries = self.entries.lock().expect("snapshots");
         entries.remove(&instance);
         if remembered.snapshot.instance.status.is_terminal() {
             return;
         }
-        let Some(size) = size_of(&remembered.snapshot) else { return };
-        while entries.by_instance.len() >= REMEMBERED || entries.bytes + size > BUDGET {
+        let Some(size) = size_of(&remembered) else { return };
+        while entries.by_instance.len() >= REMEMBERED || entries.bytes + size > budget {
             let Some((_, oldest)) = entries.by_age.pop_first() else { break };
             if let Some((_, size, _)) = entries.by_instance.remove(&oldest) {
                 entries.bytes -= size;
@@ -100,6 +108,12 @@ impl Snapshots {
         entries.by_instance.insert(instance, (at, size, remembered));
     }
 
+    /// How many instances are remembered, and the bytes they take (`heap.rs`), for `/metrics`.
+    pub fn held(&self) -> (usize, usize) {
+        let entries = self.entries.lock().expect("snapshots");
+        (entries.by_instance.len(), entries.bytes)
+    }
+
     pub fn forget(&self, ids: &[Uuid]) {
         let mut entries = self.entries.lock().expect("snapshots");
         for id in ids {
@@ -108,60 +122,59 @@ impl Snapshots {
     }
 }
 
-/// About the bytes `snapshot` holds, or `None` if over `LARGEST`.
-fn size_of(snapshot: &Snapshot) -> Option<usize> {
-    let mut left = LARGEST;
-    let row = &snapshot.instance;
-    let texts = [&row.error, &row.business_key, &row.concurrency_key, &row.trace_id, &row.parent_span_id];
-    take(&mut left, 512 + texts.iter().map(|t| t.as_ref().map_or(0, String::len)).sum::<usize>())?;
-    json_size(&row.input.0, &mut left)?;
-    if let Some(output) = &row.output {
-        json_size(&output.0, &mut left)?;
-    }
-    for node in &snapshot.nodes {
-        take(&mut left, 256 + node.node_id.len() + node.error.as_ref().map_or(0, String::len))?;
-        if let Some(output) = &node.output {
-            json_size(output, &mut left)?;
-        }
-    }
-    Some(LARGEST - left)
-}
-
-/// Takes `bytes` from what is `left`; `None` once it would go below nothing.
-fn take(left: &mut usize, bytes: usize) -> Option<()> {
-    *left = left.checked_sub(bytes)?;
-    Some(())
-}
-
-/// Takes about the bytes `value` holds from `left`, stopping as soon as it runs out.
-fn json_size(value: &Value, left: &mut usize) -> Option<()> {
-    match value {
-        Value::String(s) => take(left, 24 + s.len()),
-        Value::Array(items) => {
-            take(left, 24)?;
-            items.iter().try_for_each(|item| json_size(item, left))
-        }
-        Value::Object(fields) => {
-            take(left, 24)?;
-            fields.iter().try_for_each(|(key, item)| {
-                take(left, 24 + key.len())?;
-                json_size(item, left)
-            })
-        }
-        _ => take(left, 16),
-    }
+/// The bytes remembering `remembered` takes (`heap.rs`), or `None` if over `LARGEST`.
+fn size_of(remembered: &Remembered) -> Option<usize> {
+    let mut meter = Meter::new(LARGEST);
+    meter.take(heap::ENTRY)?;
+    meter.instance(&remembered.snapshot.instance)?;
+    meter.nodes(&remembered.snapshot.nodes)?;
+    Some(meter.used(LARGEST))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::engine_records::{InstanceRow, NodeRow};
+    use trellis_model::{InstanceStatus, NodeStatus};
+
+    fn remembered(instance: &InstanceRow, status: InstanceStatus) -> Remembered {
+        let instance = InstanceRow {
+            status,
+            input: sqlx::types::Json(serde_json::json!({"pad": "x".repeat(200)})),
+            ..instance.clone()
+        };
+        let nodes = vec![
+            NodeRow::fresh("a".into(), 0, NodeStatus::Succeeded),
+            NodeRow::fresh("b".into(), 1, NodeStatus::Pending),
+        ];
+        Remembered { snapshot: Snapshot { instance, nodes }, last_seq: 3 }
+    }
 
     #[test]
-    fn json_size_counts_nested_text_and_stops_once_over() {
-        let mut left = 1_000;
-        assert!(json_size(&serde_json::json!({"a": ["xyz", 1, null]}), &mut left).is_some());
-        assert!(left < 1_000 && left > 800, "{left}");
-        let mut left = 100;
-        assert!(json_size(&serde_json::json!({"big": "x".repeat(200)}), &mut left).is_none());
+    fn an_instance_is_held_until_a_write_ends_it() {
+        let snapshots = Snapshots::default();
+        let row = InstanceRow::for_test(InstanceStatus::Running);
+        snapshots.remember(row.id, remembered(&row, InstanceStatus::Running));
+        let (count, bytes) = snapshots.held();
+        assert_eq!(count, 1);
+        // The row, two nodes, the input's map leaf and text, and the entry in both maps.
+        assert!(bytes > 2_000 && bytes < 4_000, "{bytes}");
+        assert!(snapshots.get(row.id).is_some());
+        snapshots.remember(row.id, remembered(&row, InstanceStatus::Failed));
+        assert_eq!(snapshots.held(), (0, 0), "nothing transitions an ended instance again");
+        assert!(snapshots.get(row.id).is_none());
+    }
+
+    #[test]
+    fn over_the_budget_the_oldest_are_forgotten() {
+        let snapshots = Snapshots::default();
+        let rows: Vec<InstanceRow> = (0..3).map(|_| InstanceRow::for_test(InstanceStatus::Running)).collect();
+        let one = size_of(&remembered(&rows[0], InstanceStatus::Running)).expect("small");
+        for row in &rows {
+            snapshots.remember_within(row.id, remembered(row, InstanceStatus::Running), 2 * one);
+        }
+        assert_eq!(snapshots.held(), (2, 2 * one));
+        assert!(snapshots.get(rows[0].id).is_none(), "the oldest went first");
+        assert!(snapshots.get(rows[2].id).is_some());
     }
 }

@@ -16,6 +16,30 @@ async fn remembered(app: &TestApp, outcome: &str) -> f64 {
     value.unwrap_or_else(|| panic!("{line} in {text}")).trim().parse().unwrap()
 }
 
+/// `trellis_snapshots` and `trellis_snapshot_bytes`: the instances remembered, their bytes.
+async fn held(app: &TestApp) -> (f64, f64) {
+    let text = app.get("/metrics").send().await.unwrap().text().await.unwrap();
+    let sample = |name: &str| -> f64 {
+        let line = format!("{name} ");
+        let value = text.lines().find_map(|l| l.strip_prefix(line.as_str()));
+        value.unwrap_or_else(|| panic!("{line} in {text}")).trim().parse().unwrap()
+    };
+    (sample("trellis_snapshots"), sample("trellis_snapshot_bytes"))
+}
+
+/// What `held` reads once it shows `count` instances; a transition's commit is seen by a
+/// reader a moment before the snapshot it leaves is remembered or forgotten.
+async fn held_when(app: &TestApp, count: f64) -> (f64, f64) {
+    for _ in 0..500 {
+        let held = held(app).await;
+        if held.0 == count {
+            return held;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("never {count} remembered: {:?}", held(app).await)
+}
+
 async fn history(app: &TestApp, id: &str) -> (Value, Vec<Value>) {
     let instance = app.instance_json(id).await;
     let page: Value =
@@ -66,7 +90,35 @@ async fn a_write_by_another_writer_is_seen_before_the_next_transition(app: TestA
     assert!(remembered(&app, "refused").await >= 1.0, "the signal's remembered write was refused");
 }
 
+async fn an_instance_is_remembered_only_until_it_ends(app: TestApp) {
+    let succeeds = app.publish(crate::common::gated()).await;
+    let fails = app
+        .publish(json!({
+            "nodes": [{"id": "gate", "type": "wait_signal"}, {"id": "boom", "type": "fail"}],
+            "edges": [{"from": "gate", "to": "boom"}]
+        }))
+        .await;
+    let input = json!({"input": {"pad": "x".repeat(200)}});
+    let ids = [app.start(&succeeds, input.clone()).await, app.start(&fails, input).await];
+    for id in &ids {
+        app.wait_for(id, |i| node(i, "gate").status == NodeStatus::Waiting).await;
+    }
+    // Both will transition again (at their signal): remembered, each at what it takes in
+    // memory — more than its JSON (two nodes' rows, the input's map and text, bookkeeping).
+    let (count, bytes) = held_when(&app, 2.0).await;
+    assert_eq!(count, 2.0);
+    assert!(bytes > 2.0 * 2_000.0, "{bytes} bytes for two instances");
+    for id in &ids {
+        assert_eq!(app.signal(id, json!({"node": "gate", "payload": {}})).await.status(), 200);
+    }
+    assert_eq!(app.wait_finished(&ids[0]).await.summary.status, InstanceStatus::Succeeded);
+    assert_eq!(app.wait_finished(&ids[1]).await.summary.status, InstanceStatus::Failed);
+    // Nothing transitions an ended instance again (a retry reads it afresh): none is kept.
+    assert_eq!(held_when(&app, 0.0).await, (0.0, 0.0), "ended instances forgotten");
+}
+
 both_backends!(
     a_chain_is_written_from_remembered_snapshots,
-    a_write_by_another_writer_is_seen_before_the_next_transition
+    a_write_by_another_writer_is_seen_before_the_next_transition,
+    an_instance_is_remembered_only_until_it_ends
 );

@@ -9,7 +9,7 @@ use crate::store::admission_sql::{
 use crate::store::backend::Backend;
 use crate::store::engine_records::{
     AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
-    TransitionOutcome, Writes,
+    TransitionOutcome, WorkKind, Writes,
 };
 use crate::store::engine_sql::INSERT_NODES;
 use crate::store::phases::PHASES;
@@ -152,8 +152,15 @@ impl Store {
         Ok(events.len())
     }
 
-    /// Once its transaction committed: a start that ran is remembered as it wrote it.
+    /// Once its transaction committed: a start that ran is remembered as it wrote it — if this
+    /// process runs its first attempts at once, so that it transitions again at once. One whose
+    /// attempts wait for a claim may wait behind a backlog of thousands, which it would only
+    /// crowd out of memory: it is read when claimed.
     pub(super) fn remember_start(&self, new: &NewInstance, outcome: &StartOutcome, appended: usize) {
+        let runs_at_once = new.on_admit.new_work.iter().all(|w| w.kind != WorkKind::Run || w.lease.is_some());
+        if !runs_at_once {
+            return;
+        }
         if let StartOutcome::Running { at } = *outcome {
             if let Some(started) = started_snapshot(new, at, appended) {
                 self.snapshots().remember(new.row.id, started);

@@ -180,7 +180,8 @@ impl crate::store::InstanceStore for Store {
             idle: self.pool().num_idle() as u32,
             max: self.pool().options().get_max_connections(),
         };
-        Ok(EngineGauges { queued_by_workflow: queued, pending_timers: timers, pool })
+        let (snapshots, snapshot_bytes) = self.snapshots().held();
+        Ok(EngineGauges { queued_by_workflow: queued, pending_timers: timers, pool, snapshots, snapshot_bytes })
     }
 
     async fn count_instances(&self, q: &InstanceQuery) -> Result<Vec<(trellis_model::InstanceStatus, i64)>> {
