@@ -17,6 +17,8 @@ use std::process::ExitCode;
 struct Cli {
     #[command(flatten, next_help_heading = "Database (serve, migrate, user)")]
     db: DatabaseConfig,
+    #[command(flatten, next_help_heading = "Server and output (client commands)")]
+    target: remote::Target,
     #[command(subcommand)]
     command: Command,
 }
@@ -69,14 +71,17 @@ fn secret_text(text: &str) -> Result<secrecy::SecretString, std::convert::Infall
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failure(e),
+    };
     if let Command::SandboxWorker(limits) = cli.command {
         // Before logging or an async runtime: a worker starts no threads (see `sandbox::worker`).
         return crate::sandbox::worker::main(limits);
     }
     if let Command::Remote(command) = cli.command {
         // A client: no server logging, its own runtime and exit codes (see `remote`).
-        return remote::main(*command);
+        return remote::main(cli.target, *command);
     }
     crate::server::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
@@ -87,6 +92,28 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--help` and `--version` print as clap prints them; a wrong command line is one error line
+/// like every other (see `remote::failure::usage_line`), exiting 2 (clap's usage code).
+fn parse_failure(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            error.exit()
+        }
+        _ => {
+            eprintln!("{}", remote::failure::usage_line(&error.render().to_string(), &typed_command()));
+            remote::failure::Exit::Usage.into()
+        }
+    }
+}
+
+/// The command as typed, up to its first flag (`trellis instance list`): the help a usage
+/// error points to when clap names none.
+fn typed_command() -> String {
+    let words: Vec<String> = std::env::args().skip(1).take_while(|a| !a.starts_with('-')).take(2).collect();
+    std::iter::once("trellis".to_owned()).chain(words).collect::<Vec<_>>().join(" ")
 }
 
 async fn run(cli: Cli) -> Result<()> {

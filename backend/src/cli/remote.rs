@@ -16,6 +16,7 @@ pub mod files;
 mod hidden_input;
 pub mod input;
 pub mod instances;
+pub mod list_filter;
 pub mod login;
 pub mod profiles;
 pub mod render;
@@ -38,7 +39,9 @@ macro_rules! say {
 }
 pub(crate) use say;
 
-/// Which server, as whom, and how to print: accepted by every client command.
+/// Which server, as whom, and how to print. Declared once on `trellis` itself and global, so
+/// every client command takes these before or after its subcommand's name
+/// (`trellis -o json instance list` = `trellis instance list -o json`).
 #[derive(Debug, Clone, Args)]
 pub struct Target {
     /// The server's address, e.g. http://127.0.0.1:8080 [default: the profile's]
@@ -67,7 +70,7 @@ pub enum RemoteCommand {
     /// Sign in to a server and keep the credential (0600) in your config folder.
     Login(login::LoginArgs),
     /// Forget a profile's credential (and end its session on the server).
-    Logout(login::LogoutArgs),
+    Logout,
     /// Start, find, follow and operate instances, one at a time or in bulk.
     #[command(subcommand_required = true)]
     Instance(instances::InstanceArgs),
@@ -86,7 +89,7 @@ pub enum RemoteCommand {
 
 /// Runs a client command on its own small runtime; prints one line on failure and exits
 /// with the code that says what kind of failure it was.
-pub fn main(command: RemoteCommand) -> ExitCode {
+pub fn main(target: Target, command: RemoteCommand) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -94,7 +97,7 @@ pub fn main(command: RemoteCommand) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(command)) {
+    match runtime.block_on(run(&target, command)) {
         Ok(exit) => exit.into(),
         Err(e) => {
             eprintln!("trellis: error: {e}");
@@ -103,13 +106,13 @@ pub fn main(command: RemoteCommand) -> ExitCode {
     }
 }
 
-async fn run(command: RemoteCommand) -> CliResult<Exit> {
+async fn run(target: &Target, command: RemoteCommand) -> CliResult<Exit> {
     match command {
-        RemoteCommand::Login(args) => login::login(args).await,
-        RemoteCommand::Logout(args) => login::logout(args).await,
-        RemoteCommand::Instance(args) => instances::run(args).await,
-        RemoteCommand::Workflow(args) => workflows::run(args).await,
-        RemoteCommand::Trigger(args) => triggers::run(args).await,
+        RemoteCommand::Login(args) => login::login(target, args).await,
+        RemoteCommand::Logout => login::logout(target).await,
+        RemoteCommand::Instance(args) => instances::run(target, args).await,
+        RemoteCommand::Workflow(args) => workflows::run(target, args).await,
+        RemoteCommand::Trigger(args) => triggers::run(target, args).await,
         RemoteCommand::Completions { shell } => {
             use clap::CommandFactory;
             let mut script = Vec::new();

@@ -7,6 +7,33 @@ use std::process::Output;
 
 both_backends!(bad_input_gives_one_line_and_the_exit_code_of_its_kind, login_keeps_a_private_profile_until_logout);
 
+/// A wrong command line is refused before any request (the server here cannot be reached,
+/// which would exit 4), exits 2, and is said in the one error format, naming the help to read.
+#[tokio::test]
+async fn a_wrong_command_line_exits_2_in_the_one_error_format() {
+    let nowhere = Client::with_env(vec![("TRELLIS_URL", "http://127.0.0.1:1".into())]);
+    let wrong: [(&[&str], &str); 7] = [
+        (&["instance", "list", "--status", "bogus"], "invalid value 'bogus' for '--status"),
+        (&["instance", "retry", "--status", "failed,bogus", "--yes"], "possible values: queued, running"),
+        (&["instance", "list", "--bogus"], "unexpected argument '--bogus'"),
+        (&["instance", "list", "--since", "yesterday"], "nor a span such as 30m, 1h"),
+        (&["instance", "list", "--limit", "many"], "invalid value 'many' for '--limit"),
+        (&["--output", "yaml", "instance", "list"], "invalid value 'yaml'"),
+        (&["instance", "frobnicate"], "unrecognized subcommand 'frobnicate'"),
+    ];
+    for (args, says) in wrong {
+        let out = nowhere.run(args).await;
+        assert_exit(&out, 2);
+        one_line(&out, says);
+        assert!(stderr(&out).contains("--help`"), "{args:?}: {}", stderr(&out));
+    }
+    let out = nowhere.run(&["instance", "list", "--status", "bogus"]).await;
+    assert!(stderr(&out).ends_with("; see `trellis instance list --help`\n"), "{}", stderr(&out));
+    let help = nowhere.run(&["instance", "list", "--help"]).await;
+    assert_exit(&help, 0);
+    assert!(stdout(&help).contains("--since <TIME>"), "{}", stdout(&help));
+}
+
 /// One line on stderr, starting as every client error does.
 fn one_line(out: &Output, says: &str) {
     let err = stderr(out);
@@ -89,9 +116,18 @@ async fn login_keeps_a_private_profile_until_logout(app: TestApp) {
     assert_exit(&client.run(&["workflow", "list", "--profile", "local"]).await, 0);
     assert_exit(&client.run(&["workflow", "list"]).await, 2);
 
+    // A refused sign-in says what to change, not to run the command being run.
     let wrong = client.run_with_stdin(&["login", "--url", &url, "--username", "admin"], "wrong-password\n").await;
     assert_exit(&wrong, 3);
-    one_line(&wrong, "(401)");
+    one_line(&wrong, "refused the username `admin` with that password; check both");
+    assert!(!stderr(&wrong).contains("run `trellis login"), "{}", stderr(&wrong));
+    let wrong = client.run_with_stdin(&["login", "--url", &url, "--with-token"], "trk_not-a-key\n").await;
+    assert_exit(&wrong, 3);
+    one_line(&wrong, "does not accept this API key");
+    assert!(!stderr(&wrong).contains("run `trellis login"), "{}", stderr(&wrong));
+    let nowhere = client.run_with_stdin(&["login", "--url", "http://127.0.0.1:1", "--username", "admin"], "pw\n").await;
+    assert_exit(&nowhere, 4);
+    one_line(&nowhere, "cannot reach the server at http://127.0.0.1:1");
 
     let out = client.run(&["logout", "--profile", "local"]).await;
     assert_exit(&out, 0);

@@ -79,6 +79,7 @@ both_backends!(
     a_bulk_retry_runs_to_the_end_with_progress_lines,
     every_list_parses_as_json,
     one_instance_is_signaled_canceled_retried_and_purged,
+    global_flags_go_before_or_after_the_command_and_times_may_be_relative,
 );
 
 async fn start_wait_exits_zero_only_when_the_instance_succeeded(app: TestApp) {
@@ -210,4 +211,38 @@ async fn one_instance_is_signaled_canceled_retried_and_purged(app: TestApp) {
     // Running again: a purge is refused.
     let purge_running = cli.run(&["instance", "purge", &other]).await;
     assert_exit(&purge_running, 3);
+}
+
+async fn global_flags_go_before_or_after_the_command_and_times_may_be_relative(app: TestApp) {
+    let cli = Client::new(&app).await;
+    let wf = app.publish(chain()).await;
+    let instance = app.start(&wf, json!({})).await;
+    app.wait_finished(&instance).await;
+    let ids = |out: &Output| -> Vec<String> {
+        assert_exit(out, 0);
+        let listed: Value = serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)));
+        listed.as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(ids(&cli.run(&["--output", "json", "instance", "list"]).await), vec![instance.clone()]);
+    assert_eq!(ids(&cli.run(&["-o", "json", "instance", "list", "--since", "1h"]).await), vec![instance.clone()]);
+    assert_eq!(ids(&cli.run(&["instance", "-o", "json", "list", "--until", "2d"]).await), Vec::<String>::new());
+    assert_eq!(
+        ids(&cli.run(&["instance", "list", "--since", "30m", "--until", "2026-01-01T00:00:00Z", "-o", "json"]).await)
+            .len(),
+        0
+    );
+
+    // --url and --token before the command, with nothing in the environment.
+    let bare = Client::with_env(vec![]);
+    let out = bare.run(&["--url", &app.url(""), "--token", &cli.token(), "-o", "json", "workflow", "list"]).await;
+    assert_exit(&out, 0);
+    assert!(serde_json::from_str::<Value>(&stdout(&out)).unwrap().is_array());
+
+    // The bulk actions take the same times.
+    for (time, matched) in [("--since", 1), ("--until", 0)] {
+        let out = cli.run(&["-o", "json", "instance", "purge", time, "1h", "--dry-run"]).await;
+        assert_exit(&out, 0);
+        let preview: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+        assert_eq!(preview["matched"], matched, "{time}: {preview}");
+    }
 }

@@ -7,7 +7,8 @@ use trellis_model::api::Workflow;
 
 both_backends!(
     pull_edit_push_changes_the_draft_and_pulling_again_gives_the_same_bytes,
-    a_push_refuses_a_stale_draft_unless_forced
+    a_push_refuses_a_stale_draft_unless_forced,
+    a_pull_keeps_local_edits_unless_forced_and_a_file_without_settings_is_unchanged
 );
 
 async fn draft(app: &TestApp, id: &str) -> Workflow {
@@ -113,4 +114,47 @@ async fn a_push_refuses_a_stale_draft_unless_forced(app: TestApp) {
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("notes.txt"), "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1);
+}
+
+async fn a_pull_keeps_local_edits_unless_forced_and_a_file_without_settings_is_unchanged(app: TestApp) {
+    let cli = Client::new(&app).await;
+    app.create_workflow(json!({"name": "kept", "definition": waiting(10)})).await;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    assert_exit(&cli.run(&["workflow", "pull", folder]).await, 0);
+    let file = dir.path().join("kept.json");
+    let pulled = std::fs::read_to_string(&file).unwrap();
+    let edited = pulled.replace("\"duration_ms\": 10", "\"duration_ms\": 20");
+    std::fs::write(&file, &edited).unwrap();
+
+    // An edit not pushed yet is neither overwritten nor lost: the pull names the file.
+    let refused = cli.run(&["workflow", "pull", folder]).await;
+    assert_exit(&refused, 3);
+    assert!(
+        stderr(&refused).contains("kept.json changed in") && stderr(&refused).contains("--force"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+    assert_exit(&cli.run(&["workflow", "pull", folder, "--force"]).await, 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), pulled);
+    // Pushed, the edit is on the server: pulling again may rewrite the file.
+    std::fs::write(&file, &edited).unwrap();
+    assert_exit(&cli.run(&["workflow", "push", folder]).await, 0);
+    assert_exit(&cli.run(&["workflow", "pull", folder]).await, 0);
+
+    // Written by hand without `settings`: the draft gets the defaults, the file stays as written,
+    // and the two are the same workflow.
+    let bare = json!({"name": "bare", "definition": waiting(5)});
+    std::fs::write(dir.path().join("bare.json"), serde_json::to_string(&bare).unwrap()).unwrap();
+    assert_exit(&cli.run(&["workflow", "push", folder]).await, 0);
+    let diff = cli.run(&["workflow", "diff", folder]).await;
+    assert_exit(&diff, 0);
+    assert!(stdout(&diff).contains("bare.json: unchanged"), "{}", stdout(&diff));
+    assert!(stdout(&diff).contains("0 of 2 workflows differ"), "{}", stdout(&diff));
+    let again = cli.run(&["workflow", "push", folder]).await;
+    assert!(stdout(&again).contains("pushed 0 workflows"), "{}", stdout(&again));
+    // The pull writes the settings in; the file was as pushed, so that is no lost edit.
+    assert_exit(&cli.run(&["workflow", "pull", folder]).await, 0);
+    assert!(std::fs::read_to_string(dir.path().join("bare.json")).unwrap().contains("\"settings\""));
 }

@@ -129,7 +129,7 @@ async fn refusal(response: Response, had_token: bool) -> CliError {
         }
         _ => "",
     };
-    CliError::refused(format!("the server refused ({}): {detail}{hint}", status.as_u16()))
+    CliError::refused_with(status.as_u16(), format!("the server refused ({}): {detail}{hint}", status.as_u16()))
 }
 
 /// The problem's `detail`, followed by the issues it lists when the detail does not already

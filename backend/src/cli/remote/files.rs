@@ -59,6 +59,25 @@ impl WorkflowFile {
     }
 }
 
+impl WorkflowFile {
+    /// The file as the server would keep it (see [`normalized`]), to compare with a draft.
+    pub fn as_saved(&self) -> WorkflowFile {
+        WorkflowFile { definition: normalized(&self.definition), ..self.clone() }
+    }
+}
+
+/// A definition as the server keeps it: read as a definition and written back, so what the
+/// server fills in (such as the default `settings`, `{"on_limit": "queue"}`) is there on both
+/// sides of a comparison and a hand-written file that leaves it out is not "changed". A
+/// definition that does not read is kept as it is (validation says what is wrong with it).
+pub fn normalized(definition: &Value) -> Value {
+    let parsed = serde_json::from_value::<trellis_model::Definition>(definition.clone());
+    match parsed.ok().and_then(|d| serde_json::to_value(d).ok()) {
+        Some(saved) => sorted(&saved),
+        None => sorted(definition),
+    }
+}
+
 /// Checks a definition that has no workflow on the server yet, in this process. The server
 /// must not compile user expressions in-process (see backend/clippy.toml); the client may, as
 /// the browser's designer does: it is the user's own file, checked on the user's own machine.
@@ -99,7 +118,8 @@ pub fn slug(name: &str) -> String {
     }
 }
 
-/// Which draft revision (`etag`) each workflow's file was last pulled or pushed at.
+/// Which draft revision (`etag`) each workflow's file was last pulled or pushed at, and what
+/// each file held then, so a pull can tell a file edited since from one it may overwrite.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct SyncState {
     #[serde(default)]
@@ -107,6 +127,9 @@ pub struct SyncState {
     /// Workflow id → its draft's etag at the last pull or push.
     #[serde(default)]
     pub etags: BTreeMap<String, String>,
+    /// File name → the SHA-256 (hex) of its bytes as the last pull wrote or push sent them.
+    #[serde(default)]
+    pub digests: BTreeMap<String, String>,
 }
 
 impl SyncState {
@@ -117,6 +140,16 @@ impl SyncState {
         }
         serde_json::from_str(&read_file(&path, "sync record")?)
             .map_err(|e| CliError::usage(format!("`{}` is damaged ({e}); delete it and pull again", path.display())))
+    }
+
+    /// True when `text`, the file `name`'s bytes now, is what the last pull or push left.
+    pub fn left_as_synced(&self, name: &str, text: &str) -> bool {
+        self.digests.get(name).is_some_and(|digest| *digest == crate::digest::sha256_hex(text.as_bytes()))
+    }
+
+    /// Records `text` as what the file `name` holds after a pull or push.
+    pub fn synced(&mut self, name: &str, text: &str) {
+        self.digests.insert(name.to_owned(), crate::digest::sha256_hex(text.as_bytes()));
     }
 
     pub fn write(&self, dir: &Path) -> CliResult<()> {
@@ -171,6 +204,16 @@ mod tests {
         assert_eq!(a.to_text(), b.to_text());
         assert!(a.to_text().starts_with("{\n  \"id\": \"1\",\n  \"name\": \"n\""));
         assert!(a.to_text().ends_with("}\n"));
+    }
+
+    #[test]
+    fn a_definition_without_settings_reads_as_the_server_saves_it() {
+        let bare = serde_json::json!({"nodes": [{"id": "a", "type": "noop"}], "edges": []});
+        let saved = normalized(&bare);
+        assert!(saved["settings"].is_object(), "{saved}");
+        assert_eq!(normalized(&saved), saved);
+        let not_a_definition = serde_json::json!({"nodes": 3});
+        assert_eq!(normalized(&not_a_definition), not_a_definition);
     }
 
     #[test]

@@ -6,18 +6,17 @@ use super::api::Api;
 use super::bulk::{self, BulkFilter};
 use super::failure::{CliError, CliResult, Exit};
 use super::input::json_argument;
+pub use super::list_filter::ListFilter;
 use super::render::{self, Output};
 use super::{say, watch, workflows, Target};
 use clap::{Args, Subcommand};
 use reqwest::Method;
 use serde_json::{json, Value};
-use trellis_model::api::{ContentFilter, History, InstanceDetail, InstancePage, InstanceSummary, Started};
+use trellis_model::api::{History, InstanceDetail, InstancePage, InstanceSummary, Started};
 use trellis_model::JobKind;
 
 #[derive(Debug, Args)]
 pub struct InstanceArgs {
-    #[command(flatten, next_help_heading = "Server and output")]
-    pub target: Target,
     #[command(subcommand)]
     pub command: InstanceCommand,
 }
@@ -119,50 +118,6 @@ pub struct ListArgs {
     pub cursor: Option<String>,
 }
 
-/// The instance list's filters, shared by `list` and the bulk actions.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ListFilter {
-    /// A workflow's id or exact name
-    #[arg(long, short = 'w')]
-    pub workflow: Option<String>,
-    /// Any of these statuses (repeat, or separate with commas): queued, running, paused,
-    /// succeeded, failed, canceled, timed_out
-    #[arg(long, short = 's', value_delimiter = ',')]
-    pub status: Vec<String>,
-    /// Instances of this published version
-    #[arg(long)]
-    pub version: Option<i64>,
-    /// Created at or after this time (RFC 3339, e.g. 2026-11-25T00:00:00Z)
-    #[arg(long)]
-    pub since: Option<chrono::DateTime<chrono::Utc>>,
-    /// Created before this time (RFC 3339)
-    #[arg(long)]
-    pub until: Option<chrono::DateTime<chrono::Utc>>,
-    /// With this business key
-    #[arg(long)]
-    pub key: Option<String>,
-    /// Failed at this node
-    #[arg(long)]
-    pub node: Option<String>,
-    /// Failed with this error class
-    #[arg(long)]
-    pub error_class: Option<String>,
-    /// By content (repeat: all must hold): `input.<path>=<value>` or
-    /// `output.<node id>.<path>=<value>`, e.g. `--where input.customer=acme --where
-    /// input.order.total=42`; a value that parses as JSON compares as JSON (`42` ≠ `'"42"'`)
-    #[arg(long = "where", value_name = "PATH=VALUE", value_parser = content_filter)]
-    pub content: Vec<ContentFilter>,
-    /// Only running instances with a node running past its slow threshold (its
-    /// `stuck_after_ms`, or k× its recent p95) now
-    #[arg(long)]
-    pub slow: bool,
-}
-
-/// A `--where` term, checked as the server checks it.
-fn content_filter(text: &str) -> Result<ContentFilter, String> {
-    ContentFilter::parse_term(text)
-}
-
 #[derive(Debug, Args)]
 pub struct RetryArgs {
     #[command(flatten)]
@@ -184,7 +139,7 @@ pub struct ActionArgs {
     pub bulk: BulkFilter,
 }
 
-pub async fn run(args: InstanceArgs) -> CliResult<Exit> {
+pub async fn run(target: &Target, args: InstanceArgs) -> CliResult<Exit> {
     // Local mistakes (invalid JSON, a missing file) are said before any server is asked.
     let given_json = match &args.command {
         InstanceCommand::Start(start) => start.input.as_deref().map(|text| json_argument(text, "--input")),
@@ -192,8 +147,8 @@ pub async fn run(args: InstanceArgs) -> CliResult<Exit> {
         _ => None,
     }
     .transpose()?;
-    let api = args.target.connect()?;
-    let output = args.target.output;
+    let api = target.connect()?;
+    let output = target.output;
     match args.command {
         InstanceCommand::Start(start_args) => start(&api, output, start_args, given_json).await,
         InstanceCommand::List(list_args) => list(&api, output, list_args).await,
@@ -294,33 +249,6 @@ fn row(i: &InstanceSummary) -> Vec<String> {
         render::duration(i.started_at, i.ended_at),
         render::text(i.error.as_deref(), 50),
     ]
-}
-
-impl ListFilter {
-    /// The filter as the list's query string; a workflow name is looked up first.
-    pub async fn query(&self, api: &Api) -> CliResult<Vec<(String, String)>> {
-        let mut query = Vec::new();
-        if let Some(workflow) = &self.workflow {
-            query.push(("workflow".to_owned(), workflows::resolve(api, workflow).await?.id));
-        }
-        for status in &self.status {
-            query.push(("status".to_owned(), status.clone()));
-        }
-        let optional = [
-            ("version", self.version.map(|v| v.to_string())),
-            ("since", self.since.map(|t| t.to_rfc3339())),
-            ("until", self.until.map(|t| t.to_rfc3339())),
-            ("key", self.key.clone()),
-            ("node", self.node.clone()),
-            ("error_class", self.error_class.clone()),
-        ];
-        query.extend(optional.into_iter().filter_map(|(name, value)| value.map(|v| (name.to_owned(), v))));
-        query.extend(self.content.iter().map(|f| (f.name(), f.text())));
-        if self.slow {
-            query.push(("slow".to_owned(), "true".to_owned()));
-        }
-        Ok(query)
-    }
 }
 
 async fn show(api: &Api, output: Output, id: &str) -> CliResult<Exit> {

@@ -16,8 +16,6 @@ use trellis_model::api::{Me, TokenResponse};
 #[command(after_help = "Examples:\n  trellis login --url http://127.0.0.1:8080 --username admin\n  \
                         echo \"$API_KEY\" | trellis login --url https://trellis.example.com --with-token --profile prod")]
 pub struct LoginArgs {
-    #[command(flatten, next_help_heading = "Server and output")]
-    pub target: Target,
     /// Sign in as this user (the password is asked for, or read from standard input)
     #[arg(long, short = 'u', conflicts_with = "with_token")]
     pub username: Option<String>,
@@ -26,14 +24,7 @@ pub struct LoginArgs {
     pub with_token: bool,
 }
 
-#[derive(Debug, Args)]
-pub struct LogoutArgs {
-    #[command(flatten, next_help_heading = "Server and output")]
-    pub target: Target,
-}
-
-pub async fn login(args: LoginArgs) -> CliResult<Exit> {
-    let target = &args.target;
+pub async fn login(target: &Target, args: LoginArgs) -> CliResult<Exit> {
     let mut credentials = Credentials::load()?;
     let url = match (&target.url, credentials.profiles.get(&target.profile)) {
         (Some(url), _) => url.clone(),
@@ -49,7 +40,10 @@ pub async fn login(args: LoginArgs) -> CliResult<Exit> {
     } else {
         password_login(&anonymous, args.username.clone()).await?
     };
-    let me: Me = Api::new(&profile.url, Some(profile.token.clone()))?.get("/auth/me", &[]).await?;
+    let me: Me = Api::new(&profile.url, Some(profile.token.clone()))?
+        .get("/auth/me", &[])
+        .await
+        .map_err(|e| key_refused(e, &profile.url))?;
     profile.username = Some(me.username.clone());
     let server = profile.url.clone();
     credentials.profiles.insert(target.profile.clone(), profile);
@@ -72,7 +66,8 @@ async fn password_login(api: &Api, username: Option<String>) -> CliResult<Profil
     };
     let password = read_line("password: ", true).await?;
     let body = serde_json::json!({"username": username, "password": password});
-    let answer: TokenResponse = api.post("/auth/login", &body).await?;
+    let answer: TokenResponse =
+        api.post("/auth/login", &body).await.map_err(|e| sign_in_refused(e, &api.base, &username))?;
     let expires_at = Utc::now() + chrono::Duration::seconds(answer.expires_in.min(i64::MAX as u64) as i64);
     Ok(Profile {
         url: api.base.clone(),
@@ -82,10 +77,42 @@ async fn password_login(api: &Api, username: Option<String>) -> CliResult<Profil
     })
 }
 
-pub async fn logout(args: LogoutArgs) -> CliResult<Exit> {
+// The general hints of a refusal (`api::refusal`) tell someone to run `trellis login`: here
+// they are running it, so a refused sign-in says what to change instead.
+
+/// A refused sign-in: the password, the address, or the server's own reason.
+fn sign_in_refused(error: CliError, server: &str, username: &str) -> CliError {
+    let message = match error.status {
+        Some(401) => format!(
+            "{server} refused the username `{username}` with that password; check both and sign in again (an admin \
+             can reset it with `trellis user passwd {username}` on the server)"
+        ),
+        Some(404 | 405) => format!(
+            "{server} has no Trellis sign-in ({}); check --url: it is the address the web app is served at",
+            error.status.unwrap_or_default()
+        ),
+        _ => return error,
+    };
+    CliError { message, ..error }
+}
+
+/// A refused API key (`--with-token`): the key, or the address.
+fn key_refused(error: CliError, server: &str) -> CliError {
+    let message = match error.status {
+        Some(401) => format!(
+            "{server} does not accept this API key (wrong, revoked or expired); pipe in a current key, or sign in with \
+             --username instead"
+        ),
+        Some(404 | 405) => format!("{server} is not a Trellis server (no /api/v1/auth/me); check --url"),
+        _ => return error,
+    };
+    CliError { message, ..error }
+}
+
+pub async fn logout(target: &Target) -> CliResult<Exit> {
     let mut credentials = Credentials::load()?;
-    let Some(profile) = credentials.profiles.remove(&args.target.profile) else {
-        say!("not signed in (no profile `{}`)", args.target.profile);
+    let Some(profile) = credentials.profiles.remove(&target.profile) else {
+        say!("not signed in (no profile `{}`)", target.profile);
         return Ok(Exit::Success);
     };
     if profile.expires_at.is_some() {
@@ -96,7 +123,7 @@ pub async fn logout(args: LogoutArgs) -> CliResult<Exit> {
         }
     }
     credentials.save()?;
-    say!("signed out of {} (profile `{}`)", profile.url, args.target.profile);
+    say!("signed out of {} (profile `{}`)", profile.url, target.profile);
     Ok(Exit::Success)
 }
 

@@ -4,15 +4,17 @@
 use super::api::Api;
 use super::failure::{CliError, CliResult, Exit};
 use super::files::{self, hidden, slug, workflow_files, write_if_changed, SyncState, WorkflowFile};
+use super::input::read_file;
 use super::say;
 use super::workflows::all;
 use reqwest::Method;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use trellis_model::api::{Published, Workflow};
 
-/// `pull`: every (unarchived) workflow's draft into `dir`.
-pub async fn pull(api: &Api, dir: &Path) -> CliResult<Exit> {
+/// `pull`: every (unarchived) workflow's draft into `dir`. A file edited here since the last
+/// pull or push is not overwritten (or removed) unless `force`.
+pub async fn pull(api: &Api, dir: &Path, force: bool) -> CliResult<Exit> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::usage(format!("cannot create `{}`: {e}", dir.display())))?;
     let local = owned_files(dir)?;
     let mut workflows = Vec::new();
@@ -20,32 +22,70 @@ pub async fn pull(api: &Api, dir: &Path) -> CliResult<Exit> {
         workflows.push(api.get::<Workflow>(&format!("/workflows/{}", summary.id), &[]).await?);
     }
     let names = file_names(&workflows);
-    let mut state = SyncState { server: api.base.clone(), etags: BTreeMap::new() };
-    let (mut written, mut unchanged) = (0, 0);
+    let mut texts = Vec::new();
     for workflow in &workflows {
-        let id = &workflow.summary.id;
-        let name = &names[id];
-        if write_if_changed(&dir.join(name), &WorkflowFile::of(workflow)?.to_text())? {
+        texts.push((names[&workflow.summary.id].clone(), WorkflowFile::of(workflow)?.to_text()));
+    }
+    // Files of workflows renamed or gone from the server: the folder mirrors the server.
+    let leaving: Vec<(PathBuf, &'static str)> = local
+        .into_iter()
+        .filter_map(|(path, id)| {
+            let current = names.get(id.as_ref()?);
+            let renamed = current.is_some_and(|name| path.file_name().is_none_or(|n| n != name.as_str()));
+            (current.is_none() || renamed)
+                .then_some((path, if renamed { "renamed" } else { "no longer on the server" }))
+        })
+        .collect();
+    if !force {
+        refuse_local_edits(dir, &SyncState::read(dir)?, &texts, &leaving)?;
+    }
+    let mut state = SyncState { server: api.base.clone(), ..SyncState::default() };
+    let (mut written, mut unchanged) = (0, 0);
+    for (workflow, (name, text)) in workflows.iter().zip(&texts) {
+        if write_if_changed(&dir.join(name), text)? {
             say!("wrote {name}");
             written += 1;
         } else {
             unchanged += 1;
         }
-        state.etags.insert(id.clone(), workflow.etag.clone());
+        state.etags.insert(workflow.summary.id.clone(), workflow.etag.clone());
+        state.synced(name, text);
     }
-    // Files of workflows renamed or gone from the server: the folder mirrors the server.
-    for (path, id) in &local {
-        let current = id.as_ref().and_then(|id| names.get(id));
-        let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if id.is_some() && current.is_none_or(|name| name != file_name) {
-            std::fs::remove_file(path)
-                .map_err(|e| CliError::usage(format!("cannot remove `{}`: {e}", path.display())))?;
-            say!("removed {file_name} ({})", if current.is_some() { "renamed" } else { "no longer on the server" });
-        }
+    for (path, why) in &leaving {
+        std::fs::remove_file(path).map_err(|e| CliError::usage(format!("cannot remove `{}`: {e}", path.display())))?;
+        say!("removed {} ({why})", display(path));
     }
     state.write(dir)?;
     say!("pulled {} workflows into {} ({written} written, {unchanged} unchanged)", workflows.len(), dir.display());
     Ok(Exit::Success)
+}
+
+/// Refuses a pull that would overwrite or remove a file changed here since the last pull or
+/// push (its bytes are not the ones recorded then), naming every such file.
+fn refuse_local_edits(
+    dir: &Path,
+    previous: &SyncState,
+    texts: &[(String, String)],
+    leaving: &[(PathBuf, &str)],
+) -> CliResult<()> {
+    let overwritten = texts.iter().map(|(name, text)| (dir.join(name), Some(text.as_str())));
+    let removed = leaving.iter().map(|(path, _)| (path.clone(), None));
+    let mut edited = Vec::new();
+    for (path, new_text) in overwritten.chain(removed) {
+        let Ok(old) = std::fs::read_to_string(&path) else { continue };
+        if Some(old.as_str()) != new_text && !previous.left_as_synced(&display(&path), &old) {
+            edited.push(display(&path));
+        }
+    }
+    if edited.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::refused(format!(
+        "{} changed in {} since the last pull or push; push them first (or commit or copy them), or pull with --force \
+         to overwrite them",
+        edited.join(", "),
+        dir.display()
+    )))
 }
 
 /// The workflow files already in `dir` with the id each names; anything else in the folder
@@ -149,23 +189,27 @@ pub async fn push(api: &Api, dir: &Path, options: PushOptions) -> CliResult<Exit
         )));
     }
     check_valid(api, &plan).await?;
-    for p in plan.into_iter().filter(|p| p.changed) {
-        let saved = write(api, &p, &state, options.force).await?;
-        if options.publish {
-            let request = api
-                .request(Method::POST, &format!("/workflows/{}/versions", saved.summary.id))
-                .json(&serde_json::json!({}));
-            let published: Published = api.json(request).await?;
-            say!("published {} as version {}", saved.summary.name, published.version);
+    for p in plan {
+        if p.changed {
+            let saved = write(api, &p, &state, options.force).await?;
+            if options.publish {
+                let request = api
+                    .request(Method::POST, &format!("/workflows/{}/versions", saved.summary.id))
+                    .json(&serde_json::json!({}));
+                let published: Published = api.json(request).await?;
+                say!("published {} as version {}", saved.summary.name, published.version);
+            }
+            if p.file.id.is_none() {
+                // A new workflow: its file learns the id, so the next push updates it.
+                let with_id = WorkflowFile { id: Some(saved.summary.id.clone()), ..p.file.clone() };
+                write_if_changed(&p.path, &with_id.to_text())?;
+            }
+            state.server = api.base.clone();
+            state.etags.insert(saved.summary.id.clone(), saved.etag.clone());
         }
-        if p.file.id.is_none() {
-            // A new workflow: its file learns the id, so the next push updates it.
-            let with_id = WorkflowFile { id: Some(saved.summary.id.clone()), ..p.file.clone() };
-            write_if_changed(&p.path, &with_id.to_text())?;
-        }
-        // Recorded after each workflow: a push that fails half way leaves the ones it wrote current.
-        state.server = api.base.clone();
-        state.etags.insert(saved.summary.id.clone(), saved.etag.clone());
+        // The file as it is now matches the server, so a later pull may overwrite it. Recorded
+        // after each workflow: a push that fails half way leaves the ones it wrote current.
+        state.synced(&display(&p.path), &read_file(&p.path, "workflow file")?);
         state.write(dir)?;
     }
     say!("pushed {changed} workflows");
@@ -191,7 +235,7 @@ async fn plan(api: &Api, dir: &Path, state: &SyncState) -> CliResult<Vec<Planned
         let (changed, stale) = match &server {
             Some(server) => {
                 let theirs = WorkflowFile::of(server)?;
-                let ours = WorkflowFile { id: theirs.id.clone(), ..file.clone() };
+                let ours = WorkflowFile { id: theirs.id.clone(), ..file.as_saved() };
                 let stale = state.etags.get(&server.summary.id).is_none_or(|etag| *etag != server.etag);
                 (ours.to_text() != theirs.to_text(), stale)
             }
@@ -214,7 +258,7 @@ fn show_change(dir: &Path, p: &Planned) {
         return;
     }
     let theirs = WorkflowFile::of(server).map(|f| f.to_text()).unwrap_or_default();
-    let ours = WorkflowFile { id: Some(server.summary.id.clone()), ..p.file.clone() }.to_text();
+    let ours = WorkflowFile { id: Some(server.summary.id.clone()), ..p.file.as_saved() }.to_text();
     let stale = if p.stale { " (the server's draft changed since the last pull)" } else { "" };
     say!("{name}: changed{stale}");
     let diff = similar::TextDiff::from_lines(&theirs, &ours);
@@ -261,7 +305,7 @@ async fn write(api: &Api, p: &Planned, state: &SyncState, force: bool) -> CliRes
         saved = api.json(api.request(Method::PATCH, &format!("/workflows/{id}")).json(&body)).await?;
     }
     let theirs = WorkflowFile::of(server)?;
-    if files::sorted(&theirs.definition) != files::sorted(&file.definition) {
+    if files::sorted(&theirs.definition) != files::normalized(&file.definition) {
         let if_match = match state.etags.get(id) {
             Some(etag) if !force => etag.clone(),
             _ => "*".to_owned(),

@@ -12,8 +12,6 @@ use trellis_model::api::{CreatedTrigger, Delivery, Items, Page, RotatedSecret, T
 
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
-    #[command(flatten, next_help_heading = "Server and output")]
-    pub target: Target,
     #[command(subcommand)]
     pub command: TriggerCommand,
 }
@@ -73,9 +71,9 @@ pub struct CreateArgs {
     pub settings: Option<String>,
 }
 
-pub async fn run(args: TriggerArgs) -> CliResult<Exit> {
-    let api = args.target.connect()?;
-    let output = args.target.output;
+pub async fn run(target: &Target, args: TriggerArgs) -> CliResult<Exit> {
+    let api = target.connect()?;
+    let output = target.output;
     match args.command {
         TriggerCommand::List { workflow } => list(&api, output, workflow).await,
         TriggerCommand::Create(create_args) => create(&api, output, create_args).await,

@@ -15,8 +15,6 @@ use trellis_model::Report;
 
 #[derive(Debug, Args)]
 pub struct WorkflowArgs {
-    #[command(flatten, next_help_heading = "Server and output")]
-    pub target: Target,
     #[command(subcommand)]
     pub command: WorkflowCommand,
 }
@@ -71,10 +69,14 @@ pub enum WorkflowCommand {
         note: Option<String>,
     },
     /// Write every workflow into DIR, one `<name>.json` file each, stable formatting and key
-    /// order, ready for git. Refuses a folder holding anything else.
+    /// order, ready for git. Refuses a folder holding anything else, and to overwrite files
+    /// changed here since the last pull or push, unless --force.
     Pull {
         /// The folder (created if missing)
         dir: PathBuf,
+        /// Overwrite files changed here since the last pull or push (refused otherwise)
+        #[arg(long)]
+        force: bool,
     },
     /// Create or update drafts from DIR's files, showing each workflow's diff first. Refuses a
     /// draft changed on the server since the last pull or push, unless --force.
@@ -98,9 +100,9 @@ pub enum WorkflowCommand {
     },
 }
 
-pub async fn run(args: WorkflowArgs) -> CliResult<Exit> {
-    let api = args.target.connect()?;
-    let output = args.target.output;
+pub async fn run(target: &Target, args: WorkflowArgs) -> CliResult<Exit> {
+    let api = target.connect()?;
+    let output = target.output;
     match args.command {
         WorkflowCommand::List { query, archived, limit } => list(&api, output, query, archived, limit).await,
         WorkflowCommand::Show { workflow } => show(&api, output, &workflow).await,
@@ -108,7 +110,7 @@ pub async fn run(args: WorkflowArgs) -> CliResult<Exit> {
         WorkflowCommand::Import { file, name } => import(&api, output, &file, name).await,
         WorkflowCommand::Validate { file } => validate(&api, output, &file).await,
         WorkflowCommand::Publish { workflow, note } => publish(&api, output, &workflow, note).await,
-        WorkflowCommand::Pull { dir } => sync::pull(&api, &dir).await,
+        WorkflowCommand::Pull { dir, force } => sync::pull(&api, &dir, force).await,
         WorkflowCommand::Push { dir, publish, dry_run, force } => {
             sync::push(&api, &dir, sync::PushOptions { publish, dry_run, force }).await
         }
