@@ -32,6 +32,11 @@ impl ApiError {
         matches!(self, ApiError::Problem(p) if p.status == 401)
     }
 
+    /// 404: what was asked for does not exist (or not for this caller).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ApiError::Problem(p) if p.status == 404)
+    }
+
     /// What the server said of one field (a problem's issue whose `path` is `field`), to show
     /// beside that field.
     pub fn field_message(&self, field: &str) -> Option<String> {
@@ -89,6 +94,13 @@ mod tests {
         let err = ApiError::from_response(401, body);
         assert!(err.is_unauthorized());
         assert_eq!(err.message(), "wrong username or password");
+    }
+
+    #[test]
+    fn a_404_is_not_found_and_nothing_else_is() {
+        assert!(ApiError::from_response(404, "").is_not_found());
+        assert!(!ApiError::from_response(403, "").is_not_found());
+        assert!(!ApiError::Transport("down".into()).is_not_found());
     }
 
     #[test]

@@ -84,6 +84,16 @@ fn node_run(side: Side<'_>, id: &str) -> Option<NodeRun> {
     })
 }
 
+/// What node `id` ended with in `run`, as Compare shows it: its output, or `{"error": …}` when it
+/// failed without one (a failed node's `null` says nothing), or `null` when it has neither.
+pub fn node_outcome(run: &InstanceDetail, id: &str) -> Value {
+    match run.nodes.iter().find(|n| n.id == id) {
+        Some(NodeView { output: Some(output), .. }) => output.clone(),
+        Some(NodeView { error: Some(error), .. }) => serde_json::json!({ "error": error }),
+        _ => Value::Null,
+    }
+}
+
 fn duration_ms(started: Option<DateTime<Utc>>, ended: Option<DateTime<Utc>>) -> Option<i64> {
     Some((ended? - started?).num_milliseconds().max(0))
 }

@@ -110,3 +110,13 @@ fn runs_of_other_versions_or_workflows_compare_by_node_id_with_a_note() {
     let c = compare(Side { run: &a, definition: &def }, Side { run: &other, definition: &def });
     assert!(c.note.unwrap().starts_with("Different workflows: A ran “w”, B ran “v”"));
 }
+
+#[test]
+fn a_failed_node_s_outcome_is_its_error_not_a_null() {
+    let mut failed =
+        run("w", 1, &[("fetch", "failed", 1, Some(5), Value::Null), ("ok", "succeeded", 1, Some(5), json!({"n": 1}))]);
+    failed.nodes[0].error = Some("HTTP 404 Not Found: no such sku".into());
+    assert_eq!(node_outcome(&failed, "fetch"), json!({"error": "HTTP 404 Not Found: no such sku"}));
+    assert_eq!(node_outcome(&failed, "ok"), json!({"n": 1}));
+    assert_eq!(node_outcome(&failed, "missing"), Value::Null);
+}

@@ -1,6 +1,8 @@
 //! The bar across the top: the app name, the sections (Dashboard, Workflows, Instances, Failures,
 //! Jobs; Secrets and Alerts for editors; Users, Retention, Audit for admins; the saved views' menu), who is signed in with which
-//! role, and the way out.
+//! role, and the way out. On a narrow screen (static/phone.css) the sections fold behind a "Menu"
+//! button, a disclosure: it opens and closes them, Escape closes them and returns to it, following a
+//! link closes them.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
@@ -37,6 +39,21 @@ pub fn AppHeader() -> impl IntoView {
     let path = use_location().pathname;
     let session = use_session();
     let role = session.role();
+    let menu_open = RwSignal::new(false);
+    let menu_button = NodeRef::<leptos::html::Button>::new();
+    // Following a link (any change of page) folds the sections away again.
+    Effect::new(move |_| {
+        path.track();
+        menu_open.set(false);
+    });
+    let close_on_escape = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Escape" && menu_open.get_untracked() {
+            menu_open.set(false);
+            if let Some(button) = menu_button.get_untracked() {
+                let _ = button.focus();
+            }
+        }
+    };
 
     let sign_out = move |_| {
         let navigate = navigate.clone();
@@ -64,7 +81,15 @@ pub fn AppHeader() -> impl IntoView {
     view! {
         <header class="app-header">
             <a class="brand" href="/">"Trellis"</a>
-            <nav class="sections" aria-label="Sections">{nav} {editor_nav} {admin_nav} <ViewsMenu /></nav>
+            <button type="button" class="menu-button" node_ref=menu_button data-testid="menu-button"
+                aria-expanded=move || menu_open.get().to_string() aria-controls="sections"
+                on:click=move |_| menu_open.update(|o| *o = !*o)>
+                "Menu"
+            </button>
+            <nav id="sections" class="sections" class:open=move || menu_open.get() aria-label="Sections"
+                on:keydown=close_on_escape>
+                {nav} {editor_nav} {admin_nav} <ViewsMenu />
+            </nav>
             <div class="session">
                 <ErrorAlert message=error />
                 <span class="username" data-testid="username">{move || session.username().get()}</span>

@@ -1,10 +1,12 @@
 //! `/instances/:id`: the live run view. The instance's version drawn as a graph, coloured as its
 //! history arrives over server-sent events, beside a span timeline; the header with the
-//! instance's status and actions; the nodes with their outputs; the input and output.
+//! instance's status and actions; the nodes with their outputs; the input and output. An id the
+//! server does not know shows "No such instance".
 
 use crate::components::error_alert::ErrorAlert;
 use crate::components::json_block::JsonBlock;
 use crate::components::run::instance_header::InstanceHeader;
+use crate::components::run::no_such_instance::NoSuchInstance;
 use crate::components::run::node_table::NodeTable;
 use crate::components::run::run_graph::RunGraph;
 use crate::components::run::span_timeline::SpanTimeline;
@@ -18,7 +20,7 @@ const TICK: Duration = Duration::from_millis(250);
 
 #[component]
 pub fn InstancePage(id: String) -> impl IntoView {
-    let v = RunView::new(id);
+    let v = RunView::new(id.clone());
     provide_context(v);
     v.start();
 
@@ -42,7 +44,9 @@ pub fn InstancePage(id: String) -> impl IntoView {
 
     let json = |value: &serde_json::Value| serde_json::to_string_pretty(value).unwrap_or_default();
     // Below the fold when the page opens: drawn when scrolled to (`.below-fold` in style.css).
+    let missing = move || view! { <NoSuchInstance id=id.clone() /> };
     view! {
+        <Show when=move || !v.missing.get() fallback=missing>
         <main class="page run-view">
             <InstanceHeader />
             <ErrorAlert message=v.error />
@@ -69,5 +73,6 @@ pub fn InstancePage(id: String) -> impl IntoView {
                 </div>
             })}
         </main>
+        </Show>
     }
 }

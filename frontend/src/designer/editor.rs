@@ -8,10 +8,8 @@ use crate::designer::layout;
 use std::collections::BTreeSet;
 use trellis_model::{Definition, Edge, EdgeWhen, Node, Position, Settings};
 
-/// Where nodes without a stored position are drawn, one after another.
-fn default_position(index: usize) -> Point {
-    Point::new(40.0 + (index % 4) as f64 * 240.0, 40.0 + (index / 4) as f64 * 100.0)
-}
+/// Where a definition with no position at all (pushed by the CLI, written by hand) starts.
+const LAYOUT_ORIGIN: Point = Point { x: 40.0, y: 40.0 };
 
 /// Nodes and edges copied with Ctrl+C; edges only between copied nodes.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -87,13 +85,19 @@ impl Editor {
         editor
     }
 
-    /// Gives every node without a position a default one, so the canvas can draw it.
+    /// Gives every node without a position one from the auto-layout (left to right along the
+    /// edges), so the canvas can draw it; when some nodes have positions, the others are laid
+    /// out below them, and the placed ones stay where their author put them.
     fn place_unpositioned(&mut self) {
-        for (i, node) in self.doc.nodes.iter_mut().enumerate() {
-            if node.position.is_none() {
-                let p = default_position(i);
-                node.position = Some(Position { x: p.x, y: p.y });
-            }
+        if self.doc.nodes.iter().all(|n| n.position.is_some()) {
+            return;
+        }
+        let placed = geometry::bounds(self.doc.nodes.iter().filter(|n| n.position.is_some()).map(position_of));
+        let origin = placed.map_or(LAYOUT_ORIGIN, |b| Point::new(b.x, b.y + b.h + layout::ROW_GAP));
+        let at = layout::layered(&self.doc, origin);
+        for node in self.doc.nodes.iter_mut().filter(|n| n.position.is_none()) {
+            let p = at.get(&node.id).copied().unwrap_or(origin);
+            node.position = Some(Position { x: p.x, y: p.y });
         }
     }
 

@@ -150,6 +150,19 @@ impl Viewport {
     }
 }
 
+/// How many characters of a node's title its box shows beside the icon and the problem mark.
+pub const TITLE_CHARS: usize = 15;
+
+/// `text` as a box holding `max` characters draws it: whole when it fits, else cut with "…" (the
+/// whole text is the node's `<title>`, shown on hover, and in its accessible name).
+pub fn clip_label(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", kept.trim_end())
+}
+
 /// The rectangle around every node at `positions`, or `None` when there are none.
 pub fn bounds(positions: impl IntoIterator<Item = Point>) -> Option<Rect> {
     positions.into_iter().map(node_rect).reduce(|a, b| a.union(&b))
@@ -208,6 +221,18 @@ mod tests {
 
     fn close(a: Point, b: Point) -> bool {
         a.distance(b) < 1e-9
+    }
+
+    #[test]
+    fn a_long_title_is_cut_with_an_ellipsis_and_a_short_one_kept_whole() {
+        assert_eq!(clip_label("Fetch", TITLE_CHARS), "Fetch");
+        assert_eq!(clip_label("exactly fifteen", 15), "exactly fifteen");
+        let cut = clip_label("Fetch the customer's record from the CRM", TITLE_CHARS);
+        assert_eq!(cut, "Fetch the cust…");
+        assert_eq!(cut.chars().count(), TITLE_CHARS);
+        // Cut at a space: no space before the ellipsis; characters, not bytes.
+        assert_eq!(clip_label("abcd efgh", 6), "abcd…");
+        assert_eq!(clip_label("ééééééé", 4), "ééé…");
     }
 
     #[test]

@@ -15,12 +15,59 @@ pub struct Placed {
     pub settings: BTreeMap<String, Vec<String>>,
     /// What names no node or edge.
     pub general: Vec<String>,
+    /// Every problem once, in the order found: the Problems panel's list.
+    pub list: Vec<Problem>,
+}
+
+/// One entry of the Problems panel: what it says and where it takes the author.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub message: String,
+    /// The node it selects (the first of a cycle).
+    pub node: Option<String>,
+    /// The field inside that node it focuses (`config.url`), as the form's `field-…` test ids name it.
+    pub field: Option<String>,
+    /// The edge it selects, when it names no node.
+    pub edge: Option<(String, String)>,
+    /// The workflow setting it names (`max_parallel_nodes`).
+    pub setting: Option<String>,
+}
+
+impl Problem {
+    fn of(issue: &Issue) -> Self {
+        let node = issue.node.clone().or_else(|| issue.cycle.as_ref().and_then(|c| c.first().cloned()));
+        let field = issue.node.as_ref().and(issue.path.as_deref()).and_then(node_field).map(str::to_owned);
+        let edge = issue.edge.as_deref().and_then(|l| l.split_once("->")).map(|(a, b)| (a.to_owned(), b.to_owned()));
+        let setting = issue.path.as_deref().and_then(|p| p.strip_prefix("settings.")).map(str::to_owned);
+        Problem { message: issue.message.clone(), node, field, edge, setting }
+    }
+
+    /// Where it is, as the panel names it: `node http_1 · config.url`, `edge a → b`, `settings · …`.
+    pub fn place(&self) -> String {
+        match (&self.node, &self.field, &self.edge, &self.setting) {
+            (Some(n), Some(f), _, _) => format!("node {n} · {f}"),
+            (Some(n), None, _, _) => format!("node {n}"),
+            (None, _, Some((a, b)), _) => format!("edge {a} → {b}"),
+            (None, _, None, Some(s)) => format!("settings · {s}"),
+            _ => "workflow".to_owned(),
+        }
+    }
+
+    /// The `data-testid` of the form field it names (`field-config.url`, `field-max_parallel_nodes`).
+    pub fn field_test_id(&self) -> Option<String> {
+        match (&self.node, &self.field, &self.setting) {
+            (Some(_), Some(f), _) => Some(format!("field-{f}")),
+            (None, _, Some(s)) if self.edge.is_none() => Some(format!("field-{s}")),
+            _ => None,
+        }
+    }
 }
 
 impl Placed {
     pub fn from_issues<'a>(issues: impl IntoIterator<Item = &'a Issue>) -> Self {
         let mut out = Placed::default();
         for issue in issues {
+            out.list.push(Problem::of(issue));
             let mut placed = false;
             if let Some(cycle) = &issue.cycle {
                 for id in cycle {
@@ -119,6 +166,28 @@ mod tests {
         assert!(placed.nodes.contains_key("b") && placed.nodes.contains_key("c"), "cycle members");
         assert!(placed.settings.contains_key("max_parallel_nodes"));
         assert_eq!(placed.count(), placed.nodes.values().map(Vec::len).sum::<usize>() + 2);
+    }
+
+    #[test]
+    fn the_problem_list_names_each_problem_s_node_and_field_in_order() {
+        let def: Definition = serde_json::from_value(json!({
+            "nodes": [{"id": "a", "type": "http", "config": {"url": "ftp://x"}}, {"id": "b", "type": "noop"}],
+            "edges": [{"from": "a", "to": "b", "when": "yes"}],
+            "settings": {"max_parallel_nodes": 0}
+        }))
+        .unwrap();
+        let report = validate(&def, &Limits::default());
+        let placed = Placed::from_issues(&report.errors);
+        assert_eq!(placed.list.len(), report.errors.len());
+        let url = placed.list.iter().find(|p| p.field.as_deref() == Some("config.url")).expect("the url's problem");
+        assert_eq!(url.node.as_deref(), Some("a"));
+        assert_eq!(url.place(), "node a · config.url");
+        assert_eq!(url.field_test_id().as_deref(), Some("field-config.url"));
+        let setting = placed.list.iter().find(|p| p.setting.is_some()).expect("the setting's problem");
+        assert_eq!(setting.place(), "settings · max_parallel_nodes");
+        assert_eq!(setting.field_test_id().as_deref(), Some("field-max_parallel_nodes"));
+        let cycle = Issue { cycle: Some(vec!["b".into(), "c".into()]), ..Issue::new("cycle", "a cycle") };
+        assert_eq!(Placed::from_issues([&cycle]).list[0].node.as_deref(), Some("b"), "a cycle selects its first node");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::compare_graph::CompareGraph;
 use super::json_diff_table::JsonDiffTable;
 use super::node_compare_table::NodeCompareTable;
-use crate::compare::{compare, Side};
+use crate::compare::{compare, node_outcome, Side};
 use crate::{format, urls};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -36,9 +36,8 @@ pub fn CompareView(loaded: Loaded) -> impl IntoView {
         }
         None => view! { <span data-testid="no-difference">"No node differs in status or output."</span> }.into_any(),
     };
-    // The first differing node's own output, where the runs part.
-    let node_output = |run: &Run, id: &str| run.detail.nodes.iter().find(|n| n.id == id).and_then(|n| n.output.clone());
-    let first_outputs = first.as_ref().map(|id| (id.clone(), node_output(&a, id), node_output(&b, id)));
+    // The first differing node's own output (or error), where the runs part.
+    let first_outputs = first.as_ref().map(|id| (id.clone(), node_outcome(&a.detail, id), node_outcome(&b.detail, id)));
     view! {
         <div class="compare-runs">
             <RunCard label="A" run=a.detail.clone() />
@@ -54,7 +53,7 @@ pub fn CompareView(loaded: Loaded) -> impl IntoView {
         <JsonDiffTable title="Input" before=a.detail.input.clone() after=b.detail.input.clone() />
         <JsonDiffTable title="Output" before=or_null(a.detail.output.clone()) after=or_null(b.detail.output.clone()) />
         {first_outputs.map(|(id, x, y)| view! {
-            <JsonDiffTable title=format!("Output of node {id}") before=or_null(x) after=or_null(y) />
+            <JsonDiffTable title=format!("Output of node {id}") before=x after=y />
         })}
     }
 }

@@ -16,6 +16,7 @@ pub mod map_form;
 pub mod node_box;
 pub mod node_form;
 pub mod palette;
+pub mod problems_panel;
 pub mod run_panel;
 pub mod script_preview;
 pub mod secret_suggest;

@@ -26,10 +26,24 @@ pub fn NodeBox(
     };
     let (test_id, port_in, port_out) = (format!("node-{id}"), format!("port-in-{id}"), format!("port-out-{id}"));
     let kind = move || shape_text(shape, |s| s.kind.clone());
+    let problems = move || shape.with(|s| s.as_ref().and_then(|s| s.problems.clone()));
+    // The mark's text for everyone: a tooltip on hover, and in the node's accessible name.
     let problem = move || {
-        shape.with(|s| s.as_ref().and_then(|s| s.problems.clone())).map(|p| {
-            view! { <text class="node-problem" x=NODE_W - 18.0 y="20" data-problem=p aria-hidden="true">"!"</text> }
+        problems().map(|p| {
+            view! {
+                <text class="node-problem" x=NODE_W - 18.0 y="20" data-problem=p.clone() aria-hidden="true">
+                    <title>{format!("Problem: {p}")}</title>
+                    "!"
+                </text>
+            }
         })
+    };
+    let label = move || {
+        let (title, kind) = shape.with(|s| s.as_ref().map(|s| (s.title.clone(), s.kind.clone())).unwrap_or_default());
+        match problems() {
+            Some(p) => format!("{title}, {kind}. Problem: {p}"),
+            None => format!("{title}, {kind}"),
+        }
     };
     view! {
         <NodeFrame
@@ -40,8 +54,10 @@ pub fn NodeBox(
             on:keydown=on_keydown
             data-testid=test_id
             data-kind=kind
-            // Named by what it shows (title, then type), so speech input finds it by what is seen.
+            // Named by what it shows (its whole title, then type), so speech input finds it by
+            // what is seen; then its problems, which the "!" only marks.
             role="button"
+            aria-label=label
         >
             {problem}
             <circle class="port port-in" cx="0" cy=NODE_H / 2.0 r="6" data-testid=port_in />

@@ -1,10 +1,11 @@
-//! The panel right of the canvas: tabs for the selection, the workflow's settings, versions
+//! The panel right of the canvas: the draft's problems, then tabs for the selection, the workflow's settings, versions
 //! and running it. The selection's form is rebuilt only when the selection changes or the draft
 //! changes underneath it (undo, paste), never while typing in it.
 
 use crate::components::designer::diff_panel::DiffPanel;
 use crate::components::designer::edge_form::EdgeForm;
 use crate::components::designer::node_form::NodeForm;
+use crate::components::designer::problems_panel::ProblemsPanel;
 use crate::components::designer::run_panel::RunPanel;
 use crate::components::designer::settings_form::SettingsForm;
 use crate::components::designer::state::{Designer, Tab};
@@ -79,6 +80,7 @@ pub fn SidePanel() -> impl IntoView {
             <Show when=move || d.diff.with(Option::is_some)>
                 <DiffPanel />
             </Show>
+            <ProblemsPanel />
             <div role="tablist" class="tabs">
                 {tab_button(Tab::Node, "Selection")}
                 {tab_button(Tab::Workflow, "Workflow")}

@@ -4,6 +4,7 @@
 pub mod failure_links;
 pub mod instance_header;
 pub mod map_items;
+pub mod no_such_instance;
 pub mod node_details;
 pub mod node_table;
 pub mod queue_explain;

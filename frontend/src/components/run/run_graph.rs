@@ -37,27 +37,47 @@ pub fn RunGraph() -> impl IntoView {
     let drag = StoredValue::new(None::<Drag>);
     // Placed when the graph arrives (and again when a retry moves it onto another version).
     let drawn = Memo::new(move |_| v.definition.with(|d| d.as_ref().map(|d| d.nodes.len())));
+    // Until the reader pans or zooms, the graph keeps its opening view: placed once the page is
+    // laid out (the next frame, when the box has its size), and again when the box changes size
+    // (a phone turned, a window resized).
+    let untouched = StoredValue::new(true);
+    let open_view = move || {
+        let (w, h) = measure();
+        view.set(scene.with_untracked(|s| camera::opening(s, w, h)));
+    };
     Effect::new(move |_| {
         if drawn.get().is_some() {
-            let (w, h) = measure();
-            view.set(scene.with_untracked(|s| camera::opening(s, w, h)));
+            untouched.set_value(true);
+            open_view();
+            request_animation_frame(move || {
+                if untouched.get_value() {
+                    open_view();
+                }
+            });
         }
     });
     // A wider window shows more of the graph: what is drawn follows the box's size.
     let resized = window_event_listener(ev::resize, move |_| {
-        measure();
+        if untouched.get_value() {
+            open_view();
+        } else {
+            measure();
+        }
     });
     on_cleanup(move || resized.remove());
     let fit = move |_| {
+        untouched.set_value(false);
         let (w, h) = measure();
         view.set(scene.with_untracked(|s| scene::fit(s, w, h, camera::MARGIN)));
     };
     let zoom = move |factor: f64| {
+        untouched.set_value(false);
         let (w, h) = measure();
         view.update(|vw| *vw = camera::zoom_centre(*vw, factor, w, h));
     };
     let on_wheel = move |ev: ev::WheelEvent| {
         ev.prevent_default();
+        untouched.set_value(false);
         let (p, _) = pointer_at(svg, &ev);
         view.update(|vw| *vw = vw.zoom_at(p, Viewport::wheel_factor(ev.delta_y())));
     };
@@ -67,6 +87,7 @@ pub fn RunGraph() -> impl IntoView {
     };
     let moved = move |ev: ev::PointerEvent| {
         if let Some(d) = drag.get_value().filter(|_| ev.buttons() & 1 == 1) {
+            untouched.set_value(false);
             view.set(d.to(pointer_at(svg, &ev).0));
         }
     };

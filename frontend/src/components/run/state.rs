@@ -27,6 +27,8 @@ pub struct RunView {
     graph_version: StoredValue<Option<i64>>,
     pub now: RwSignal<DateTime<Utc>>,
     pub error: RwSignal<Option<String>>,
+    /// The server knows no instance by this id: the page says so instead of an empty run.
+    pub missing: RwSignal<bool>,
     pub session: Session,
     /// The span whose details are shown.
     pub selected: RwSignal<Option<String>>,
@@ -86,6 +88,7 @@ impl RunView {
             graph_version: StoredValue::new(None),
             now: RwSignal::new(browser_now()),
             error: RwSignal::new(None),
+            missing: RwSignal::new(false),
             session,
             selected: RwSignal::new(None),
             fetching: RwSignal::new(false),
@@ -140,6 +143,10 @@ impl RunView {
                             return;
                         }
                     }
+                }
+                Err(err) if err.is_not_found() && self.detail.with_untracked(Option::is_none) => {
+                    self.missing.set(true);
+                    self.leave();
                 }
                 Err(err) => self.error.set(Some(err.message())),
             }

@@ -1,9 +1,10 @@
 //! What every view draws of a node: the box at the node's place, classed by the scene, with its
 //! icon, title and a line under the title (the designer: the type; the run view: the status).
 //! A view spreads its own attributes onto it (`{..} data-testid=… role=… aria-label=…`, `on:…`)
-//! and adds its extras (ports, a problem mark) as children.
+//! and adds its extras (ports, a problem mark) as children. A title too long for the box is cut
+//! with an ellipsis; the whole title is the node's `<title>` (shown on hover).
 
-use crate::designer::geometry::{NODE_H, NODE_W};
+use crate::designer::geometry::{clip_label, NODE_H, NODE_W, TITLE_CHARS};
 use crate::designer::scene::NodeShape;
 use leptos::prelude::*;
 
@@ -28,9 +29,10 @@ pub fn NodeFrame(
             transform=move || shape_text(shape, |s| format!("translate({} {})", s.at.x, s.at.y))
             tabindex="0"
         >
+            <title>{move || shape_text(shape, |s| s.title.clone())}</title>
             <rect class="node-box" width=NODE_W height=NODE_H rx="8" />
             <text class="node-icon" x="16" y="35" aria-hidden="true">{move || shape.with(|s| s.as_ref().map(|s| s.icon))}</text>
-            <text class="node-title" x="42" y="24">{move || shape_text(shape, |s| s.title.clone())}</text>
+            <text class="node-title" x="42" y="24">{move || shape_text(shape, |s| clip_label(&s.title, TITLE_CHARS))}</text>
             <text class=subtitle_class x="42" y="43">{move || subtitle.get()}</text>
             {children.map(|extras| extras())}
         </g>

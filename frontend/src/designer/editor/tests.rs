@@ -133,3 +133,31 @@ fn loading_places_nodes_without_positions_and_is_not_dirty() {
     e.mark_saved(&e.doc.clone());
     assert!(!e.is_dirty());
 }
+
+#[test]
+fn a_definition_without_positions_opens_laid_out_along_its_edges() {
+    let mut def = Definition::default();
+    // Written in the reverse of the order they run: a grid in file order would run edges backwards.
+    for id in ["c", "b", "a"] {
+        def.nodes.push(Node::new(id, "noop"));
+    }
+    def.edges.push(Edge::new("a", "b"));
+    def.edges.push(Edge::new("b", "c"));
+    let e = Editor::new(def);
+    let x = |id: &str| e.position(id).unwrap().x;
+    assert!(x("a") < x("b") && x("b") < x("c"), "left to right along the edges");
+    assert_eq!(e.position("a"), Some(LAYOUT_ORIGIN));
+}
+
+#[test]
+fn nodes_without_positions_are_laid_out_below_the_placed_ones_which_stay() {
+    let mut def = Definition::default();
+    let mut placed = Node::new("placed", "noop");
+    placed.position = Some(Position { x: 500.0, y: 300.0 });
+    def.nodes.push(placed);
+    def.nodes.push(Node::new("new", "noop"));
+    let e = Editor::new(def);
+    assert_eq!(e.position("placed"), Some(Point::new(500.0, 300.0)));
+    let new = e.position("new").unwrap();
+    assert!(new.y >= 300.0 + geometry::NODE_H, "below the placed node, not on it: {new:?}");
+}
