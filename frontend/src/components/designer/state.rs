@@ -161,7 +161,12 @@ impl Designer {
         match result {
             Ok(wf) => {
                 self.etag.set(Some(wf.etag));
-                self.board.update(|b| b.editor.mark_saved(&draft));
+                // A refused gesture's message is about the draft before this save: it gives way
+                // to what the save says.
+                self.board.update(|b| {
+                    b.editor.mark_saved(&draft);
+                    b.refusal = None;
+                });
                 let problems = wf.problems.unwrap_or_default();
                 self.notice.set(Some(issues::saved_notice(problems.len())));
                 // A draft is kept with its problems; the server's (unknown secrets, callees)
