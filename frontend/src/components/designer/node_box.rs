@@ -38,13 +38,6 @@ pub fn NodeBox(
             }
         })
     };
-    let label = move || {
-        let (title, kind) = shape.with(|s| s.as_ref().map(|s| (s.title.clone(), s.kind.clone())).unwrap_or_default());
-        match problems() {
-            Some(p) => format!("{title}, {kind}. Problem: {p}"),
-            None => format!("{title}, {kind}"),
-        }
-    };
     view! {
         <NodeFrame
             shape=shape
@@ -54,10 +47,9 @@ pub fn NodeBox(
             on:keydown=on_keydown
             data-testid=test_id
             data-kind=kind
-            // Named by what it shows (its whole title, then type), so speech input finds it by
-            // what is seen; then its problems, which the "!" only marks.
+            // Named by what it shows (title, then type), so speech input finds it by what is
+            // seen; the whole of a clipped title is in the title's own `<title>`.
             role="button"
-            aria-label=label
         >
             {problem}
             <circle class="port port-in" cx="0" cy=NODE_H / 2.0 r="6" data-testid=port_in />

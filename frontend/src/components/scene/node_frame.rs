@@ -2,7 +2,8 @@
 //! icon, title and a line under the title (the designer: the type; the run view: the status).
 //! A view spreads its own attributes onto it (`{..} data-testid=… role=… aria-label=…`, `on:…`)
 //! and adds its extras (ports, a problem mark) as children. A title too long for the box is cut
-//! with an ellipsis; the whole title is the node's `<title>` (shown on hover).
+//! with an ellipsis; the whole title is the title text's `<title>` (shown on hover, and part of
+//! the node's name, which always holds what is seen).
 
 use crate::designer::geometry::{clip_label, NODE_H, NODE_W, TITLE_CHARS};
 use crate::designer::scene::NodeShape;
@@ -29,10 +30,12 @@ pub fn NodeFrame(
             transform=move || shape_text(shape, |s| format!("translate({} {})", s.at.x, s.at.y))
             tabindex="0"
         >
-            <title>{move || shape_text(shape, |s| s.title.clone())}</title>
             <rect class="node-box" width=NODE_W height=NODE_H rx="8" />
             <text class="node-icon" x="16" y="35" aria-hidden="true">{move || shape.with(|s| s.as_ref().map(|s| s.icon))}</text>
-            <text class="node-title" x="42" y="24">{move || shape_text(shape, |s| clip_label(&s.title, TITLE_CHARS))}</text>
+            <text class="node-title" x="42" y="24">
+                <title>{move || shape_text(shape, |s| s.title.clone())}</title>
+                {move || shape_text(shape, |s| clip_label(&s.title, TITLE_CHARS))}
+            </text>
             <text class=subtitle_class x="42" y="43">{move || subtitle.get()}</text>
             {children.map(|extras| extras())}
         </g>
