@@ -43,30 +43,37 @@ const LABEL_CHARS: usize = 80;
 /// A digest of an item: whether an earlier attempt ran the same item. Of the item as it may
 /// be stored (`redactor`: the map attempt's secrets), so the digest cannot confirm a guess of
 /// a secret's value the item held.
+#[cfg(test)]
 pub(super) fn digest(item: &Value, redactor: &Redactor) -> String {
-    crate::digest::sha256_hex(storable(item, redactor).to_string().as_bytes())
+    digest_of(&storable_text(item, redactor))
 }
 
-fn storable(item: &Value, redactor: &Redactor) -> Value {
+/// `item`'s JSON as it may be stored: what its digest and its label are both made from, so an
+/// item is cloned and redacted once.
+fn storable_text(item: &Value, redactor: &Redactor) -> String {
     let mut storable = item.clone();
     make_storable(&mut storable, redactor);
-    storable
+    storable.to_string()
 }
 
-/// `item`'s JSON as a failure quotes it: redacted, at most [`LABEL_CHARS`] characters.
-fn label(item: &Value, redactor: &Redactor) -> String {
-    let text = storable(item, redactor).to_string();
+fn digest_of(text: &str) -> String {
+    crate::digest::sha256_hex(text.as_bytes())
+}
+
+/// An item's storable JSON as a failure quotes it: at most [`LABEL_CHARS`] characters.
+fn label(text: &str) -> String {
     match text.char_indices().nth(LABEL_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
+        None => text.to_owned(),
     }
 }
 
 impl Board {
     /// The board for `items`, reusing what `stored` (rows of earlier attempts) succeeded with.
     pub fn new(items: &[Value], stored: &[MapItemRow], redactor: &Redactor) -> Board {
-        let digests: Vec<String> = items.iter().map(|item| digest(item, redactor)).collect();
-        let labels = items.iter().map(|item| label(item, redactor)).collect();
+        let texts: Vec<String> = items.iter().map(|item| storable_text(item, redactor)).collect();
+        let digests: Vec<String> = texts.iter().map(|text| digest_of(text)).collect();
+        let labels = texts.iter().map(|text| label(text)).collect();
         let by_index = by_index(stored);
         let slots = digests
             .iter()
@@ -226,10 +233,10 @@ mod tests {
     fn a_failure_quotes_its_item_redacted_and_cut_short() {
         let redactor = Redactor::new([("TOK", "s3cr3t-value")]);
         assert_eq!(
-            label(&json!({"sku": "bad-037", "tok": "s3cr3t-value"}), &redactor),
+            label(&storable_text(&json!({"sku": "bad-037", "tok": "s3cr3t-value"}), &redactor)),
             r#"{"sku":"bad-037","tok":"[secret:TOK]"}"#
         );
-        let long = label(&json!("x".repeat(500)), &Redactor::default());
+        let long = label(&storable_text(&json!("x".repeat(500)), &Redactor::default()));
         assert_eq!(long.chars().count(), LABEL_CHARS + 1);
         assert!(long.ends_with('…'));
     }
