@@ -13,11 +13,16 @@ pub fn excerpt(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    let mut end = max;
+    Cow::Owned(format!("{}{CUT_MARK}", head(text, max)))
+}
+
+/// The first `max` bytes of `text` or less: cut on a character boundary, never inside one.
+pub fn head(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    Cow::Owned(format!("{}{CUT_MARK}", &text[..end]))
+    &text[..end]
 }
 
 /// `value` as JSON text, cut like [`excerpt`]: serializes no more of it than the excerpt

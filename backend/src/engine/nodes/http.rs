@@ -302,12 +302,9 @@ fn failure_message(status: reqwest::StatusCode, body: &[u8]) -> String {
     if text.is_empty() {
         return format!("HTTP {status}");
     }
-    let mut end = text.len().min(ERROR_BODY_EXCERPT);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let excerpt = text[..end].replace(['\r', '\n'], " ");
-    match end < text.len() {
+    let head = trellis_model::excerpt::head(text, ERROR_BODY_EXCERPT);
+    let excerpt = head.replace(['\r', '\n'], " ");
+    match head.len() < text.len() {
         true => format!("HTTP {status}: {excerpt}… ({} bytes in all)", body.len()),
         false => format!("HTTP {status}: {excerpt}"),
     }
