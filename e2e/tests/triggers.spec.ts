@@ -14,7 +14,13 @@ test.afterAll(archiveEveryWorkflow);
 test('a webhook made in the browser takes a delivery signed as its example shows, and logs it', async ({ page }, testInfo) => {
   const errors = collectPageErrors(page);
   await signIn(page);
-  const workflow = await publish(page.request, 'Triggers e2e webhook');
+  // An input schema that refuses anything but an order: the example's body must be one.
+  const input_schema = {
+    type: 'object', required: ['order'], additionalProperties: false,
+    properties: { order: { type: 'integer' }, note: { type: 'string', default: "it's urgent" } },
+  };
+  const workflow = await publishWorkflow(page.request, 'Triggers e2e webhook',
+    { nodes: [{ id: 'n', type: 'noop' }], edges: [], settings: { input_schema } });
   await page.goto(`${baseUrl()}/workflows/${workflow}`);
   await page.getByTestId('workflow-triggers').click();
   await expect(page).toHaveURL(new RegExp(`/workflows/${workflow}/triggers$`));
@@ -22,6 +28,7 @@ test('a webhook made in the browser takes a delivery signed as its example shows
   await page.getByTestId('add-webhook').click();
   const secret = await page.getByTestId('webhook-secret').innerText();
   expect(secret).toMatch(/^whsec_/);
+  await expect(page.getByTestId('webhook-example')).toContainText('"order":1');
   const example = await page.getByTestId('webhook-example').innerText();
   await page.screenshot({ path: testInfo.outputPath('webhook-created.png'), fullPage: true });
 

@@ -3,7 +3,7 @@
 
 use crate::instance_filter::InstanceFilter;
 use trellis_model::api::{BulkAnswer, BulkRequest, InstanceFilter as ApiFilter, Job};
-use trellis_model::JobKind;
+use trellis_model::{JobKind, JobStatus};
 
 /// The bulk actions in the order the bar offers them.
 pub const ACTIONS: [JobKind; 3] = [JobKind::Retry, JobKind::Cancel, JobKind::Purge];
@@ -70,11 +70,25 @@ pub fn job_finished(job: &Job) -> bool {
     job.status.is_terminal()
 }
 
-/// The progress line under the bar: `120 / 500 processed, 2 failed`.
+/// The progress line under the bar: `retry job running: 120 / 500 processed, 2 not retried`.
+/// It speaks of the job, not of the runs it acted on: a retry job that finished says nothing of
+/// how the retried runs end (they go on running), so it never reads "succeeded".
 pub fn progress_text(job: &Job) -> String {
-    let mut text = format!("{} {}: {} / {} processed", job.kind, job.status, job.processed, job.matched);
+    let phase = match job.status {
+        JobStatus::Queued => "queued",
+        JobStatus::Running => "running",
+        JobStatus::Succeeded => "finished",
+        JobStatus::Failed => "stopped",
+        JobStatus::Canceled => "canceled",
+    };
+    let mut text = format!("{} job {phase}: {} / {} processed", job.kind, job.processed, job.matched);
     if job.failed > 0 {
-        text.push_str(&format!(", {} failed", job.failed));
+        let verb = match job.kind {
+            JobKind::Retry => "retried",
+            JobKind::Cancel => "canceled",
+            JobKind::Purge => "purged",
+        };
+        text.push_str(&format!(", {} could not be {verb}", job.failed));
     }
     if let Some(e) = &job.error {
         text.push_str(&format!(" — {e}"));
@@ -87,7 +101,7 @@ mod tests {
     use super::*;
     use serde_json::json;
     use trellis_model::api::StatusCounts;
-    use trellis_model::{InstanceStatus, JobStatus};
+    use trellis_model::InstanceStatus;
 
     fn answer(matched: i64, skipped: i64) -> BulkAnswer {
         BulkAnswer {
@@ -143,7 +157,9 @@ mod tests {
             created_at: chrono::Utc::now(),
             updated_at: chrono::Utc::now(),
         };
-        assert_eq!(progress_text(&job), "retry running: 4 / 10 processed, 1 failed");
+        assert_eq!(progress_text(&job), "retry job running: 4 / 10 processed, 1 could not be retried");
         assert!(!job_finished(&job));
+        let done = Job { status: JobStatus::Succeeded, processed: 10, failed: 0, ..job };
+        assert_eq!(progress_text(&done), "retry job finished: 10 / 10 processed");
     }
 }

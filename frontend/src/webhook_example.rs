@@ -1,12 +1,17 @@
 //! A shell example that signs and sends one test delivery to a webhook trigger, the way
 //! Standard Webhooks senders do: HMAC-SHA256 of `{id}.{timestamp}.{body}`, keyed by the
-//! base64 part of the `whsec_` secret.
+//! base64 part of the `whsec_` secret. Its body is an input the workflow's input schema
+//! accepts, so the test delivery starts a run instead of being refused.
+
+use crate::run_form::{self, FormField, Kind};
+use serde_json::{json, Map, Value};
 
 /// The commands, ready to paste: `openssl`, `base64`, `xxd` and `curl` are all it needs.
-pub fn signed_curl(url: &str, secret: &str) -> String {
+pub fn signed_curl(url: &str, secret: &str, body: &Value) -> String {
+    let body = shell_quoted(&body.to_string());
     format!(
         "SECRET='{secret}'\n\
-         ID=test-$(date +%s); TS=$(date +%s); BODY='{{\"hello\":\"trellis\"}}'\n\
+         ID=test-$(date +%s); TS=$(date +%s); BODY={body}\n\
          KEY=$(printf '%s' \"${{SECRET#whsec_}}\" | base64 -d | xxd -p -c 256)\n\
          SIG=$(printf '%s' \"$ID.$TS.$BODY\" | openssl dgst -sha256 -mac HMAC -macopt hexkey:$KEY -binary | base64)\n\
          curl -X POST '{url}' -H \"webhook-id: $ID\" -H \"webhook-timestamp: $TS\" \\\n  \
@@ -14,13 +19,69 @@ pub fn signed_curl(url: &str, secret: &str) -> String {
     )
 }
 
+/// A body for a test delivery: an example of what `schema` (the published version's input
+/// schema) describes — each default, else a value of the field's type — or a small object
+/// when there is no schema the Run form can draw.
+pub fn example_body(schema: Option<&Value>) -> Value {
+    match schema.and_then(run_form::form) {
+        Some(root) => example_of(&root),
+        None => json!({"hello": "trellis"}),
+    }
+}
+
+fn example_of(field: &FormField) -> Value {
+    if let Some(default) = &field.default {
+        return default.clone();
+    }
+    match &field.kind {
+        Kind::Choice(options) => options.first().cloned().unwrap_or(Value::Null),
+        Kind::Text { format } => json!(match format.as_deref() {
+            Some("date-time") => "2026-01-01T09:00:00Z",
+            Some("date") => "2026-01-01",
+            Some("email") => "someone@example.com",
+            Some("uri") => "https://example.com/",
+            _ => "text",
+        }),
+        Kind::Number | Kind::Integer => json!(1),
+        Kind::Boolean => json!(false),
+        Kind::Object(fields) => {
+            Value::Object(fields.iter().map(|f| (f.key.clone(), example_of(f))).collect::<Map<_, _>>())
+        }
+        Kind::Array(item) => json!([example_of(item)]),
+        Kind::Json => json!({}),
+    }
+}
+
+/// `text` as one single-quoted shell word (`'` written as `'\''`).
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn the_body_is_an_example_of_the_input_schema() {
+        let schema = json!({"type": "object", "required": ["order"], "properties": {
+            "order": {"type": "integer"}, "email": {"type": "string", "format": "email"},
+            "tier": {"enum": ["gold", "silver"]}, "note": {"type": "string", "default": "it's"},
+            "lines": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}}}});
+        let body = example_body(Some(&schema));
+        assert_eq!(
+            body,
+            json!({"order": 1, "email": "someone@example.com", "tier": "gold", "note": "it's",
+            "lines": [{"sku": "text"}]})
+        );
+        assert_eq!(example_body(None), json!({"hello": "trellis"}));
+        // The quote in the default survives the shell: `'it'\''s'`.
+        let text = signed_curl("http://h/hooks/a", "whsec_c2VjcmV0", &body);
+        assert!(text.contains(r#""note":"it'\''s""#), "{text}");
+    }
+
+    #[test]
     fn the_example_names_the_url_the_secret_and_the_three_headers() {
-        let text = signed_curl("http://127.0.0.1:8080/hooks/abc", "whsec_c2VjcmV0");
+        let text = signed_curl("http://127.0.0.1:8080/hooks/abc", "whsec_c2VjcmV0", &example_body(None));
         assert!(text.starts_with("SECRET='whsec_c2VjcmV0'\n"), "{text}");
         for part in [
             "webhook-id: $ID",

@@ -7,7 +7,7 @@
 
 use crate::config::NodeKind;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The root name secrets have in a node's expressions.
 pub const ROOT: &str = "secret";
@@ -33,6 +33,12 @@ pub struct BadReference {
 
 /// The secrets a node of `kind` with `config` references, or the uses that name none.
 pub fn node_references(kind: NodeKind, config: &Value) -> Result<BTreeSet<String>, Vec<BadReference>> {
+    node_references_at(kind, config).map(|names| names.into_keys().collect())
+}
+
+/// As [`node_references`], each name with the config path of its first use (`config.headers.Authorization`),
+/// so a problem with a name points at the field that holds it.
+pub fn node_references_at(kind: NodeKind, config: &Value) -> Result<BTreeMap<String, String>, Vec<BadReference>> {
     let mut found = Found::default();
     match kind {
         // Scripts are JavaScript, not templates; delays, no-ops and signal waits render nothing.
@@ -68,7 +74,8 @@ fn is_expression(kind: NodeKind, field: &str) -> bool {
 /// What a node's texts reference.
 #[derive(Default)]
 struct Found {
-    names: BTreeSet<String>,
+    /// Each name, with the path of the first text that uses it.
+    names: BTreeMap<String, String>,
     bad: Vec<BadReference>,
     /// Some text calls `debug`.
     debug: bool,
@@ -82,8 +89,12 @@ impl Found {
         let inner = config.get("node");
         let kind = inner.and_then(|n| n.get("type")).and_then(Value::as_str).and_then(NodeKind::parse);
         match (kind, inner.and_then(|n| n.get("config"))) {
-            (Some(kind), Some(inner)) if crate::map::may_run_inside(kind) => match node_references(kind, inner) {
-                Ok(names) => self.names.extend(names),
+            (Some(kind), Some(inner)) if crate::map::may_run_inside(kind) => match node_references_at(kind, inner) {
+                Ok(names) => {
+                    for (name, path) in names {
+                        self.names.entry(name).or_insert_with(|| format!("config.node.{path}"));
+                    }
+                }
                 Err(bad) => self
                     .bad
                     .extend(bad.into_iter().map(|b| BadReference { path: format!("config.node.{}", b.path), ..b })),
@@ -99,8 +110,13 @@ impl Found {
                 let code = if top && is_expression(kind, field) { vec![text.as_str()] } else { template_code(text) };
                 self.debug |= code.iter().any(|c| c.contains("debug"));
                 for text in code {
-                    if let Err(message) = references_in(text, &mut self.names) {
-                        self.bad.push(BadReference { path: path.to_owned(), message });
+                    match references_in(text) {
+                        Ok(names) => {
+                            for name in names {
+                                self.names.entry(name).or_insert_with(|| path.to_owned());
+                            }
+                        }
+                        Err(message) => self.bad.push(BadReference { path: path.to_owned(), message }),
                     }
                 }
             }
@@ -133,21 +149,20 @@ fn template_code(text: &str) -> Vec<&str> {
     parts
 }
 
-/// Adds the secrets `code` names; `Err` when it uses `secret` without a valid static name.
-fn references_in(code: &str, names: &mut BTreeSet<String>) -> Result<(), String> {
+/// The secrets `code` names; `Err` when it uses `secret` without a valid static name.
+fn references_in(code: &str) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
     if !code.contains(ROOT) {
-        return Ok(());
+        return Ok(names);
     }
     for path in crate::expr::scope::paths_from(code, ROOT) {
         match path.first() {
-            Some(name) if is_valid_name(name) => {
-                names.insert(name.clone());
-            }
+            Some(name) if is_valid_name(name) => names.push(name.clone()),
             Some(name) => return Err(format!("`{name}` is not a secret name (letters, digits and _, at most 64)")),
             None => return Err("a secret is referenced by its name, as `secret.NAME`".into()),
         }
     }
-    Ok(())
+    Ok(names)
 }
 
 #[cfg(test)]
@@ -171,6 +186,11 @@ mod tests {
                           "body": {"k": ["{{ secret['B'] }}", "plain secret text"]}});
         let names = node_references(NodeKind::Http, &http).unwrap();
         assert_eq!(names.into_iter().collect::<Vec<_>>(), ["B", "PATH", "TOKEN"]);
+        let at = node_references_at(NodeKind::Http, &http).unwrap();
+        assert_eq!(at["TOKEN"], "config.headers.Authorization");
+        assert_eq!(at["B"], "config.body.k[0]");
+        let map = json!({"items": "[1]", "node": {"type": "http", "config": {"url": "{{ secret.U }}"}}});
+        assert_eq!(node_references_at(NodeKind::Map, &map).unwrap()["U"], "config.node.config.url");
         let transform = json!({"expression": "secret.KEY ~ input.x"});
         assert_eq!(node_references(NodeKind::Transform, &transform).unwrap().len(), 1);
         let script = json!({"source": "return secret.X"});

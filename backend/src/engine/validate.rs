@@ -43,12 +43,12 @@ pub fn check_secrets(report: &mut Report, def: &Definition, known: &BTreeSet<Str
     let mut problems = Vec::new();
     for (i, node) in def.nodes.iter().enumerate() {
         let Some(kind) = NodeKind::parse(&node.kind) else { continue };
-        match trellis_model::secret::node_references(kind, &node.config) {
+        match trellis_model::secret::node_references_at(kind, &node.config) {
             Ok(names) => {
-                for name in names.iter().filter(|name| !known.contains(*name)) {
+                for (name, path) in names.iter().filter(|(name, _)| !known.contains(*name)) {
                     let message = format!("there is no secret named `{name}`; create it under Secrets or fix the name");
                     problems
-                        .push(Issue::new("unknown_secret", message).node(&node.id).path(format!("nodes[{i}].config")));
+                        .push(Issue::new("unknown_secret", message).node(&node.id).path(format!("nodes[{i}].{path}")));
                 }
             }
             Err(bad) => problems.extend(bad.into_iter().map(|b| {

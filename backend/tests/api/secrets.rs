@@ -260,6 +260,8 @@ async fn a_reference_to_an_unknown_secret_is_refused_naming_it(app: TestApp) {
     let issue = &kept["problems"][0];
     assert_eq!(issue["code"], "unknown_secret", "{kept}");
     assert!(issue["message"].as_str().unwrap().contains("`KNWON`"), "{kept}");
+    // At the field that holds the name, so the designer's Problems entry opens that field.
+    assert_eq!(issue["path"], "nodes[0].config.headers.X-Key", "{kept}");
     let publish = app.post(&format!("/api/v1/workflows/{}/versions", kept["id"].as_str().unwrap()));
     let refused = problem(publish.send().await.unwrap(), 422).await;
     assert_eq!(refused["errors"][0]["code"], "unknown_secret", "{refused}");

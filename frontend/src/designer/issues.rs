@@ -53,13 +53,16 @@ impl Problem {
         }
     }
 
-    /// The `data-testid` of the form field it names (`field-config.url`, `field-max_parallel_nodes`).
-    pub fn field_test_id(&self) -> Option<String> {
-        match (&self.node, &self.field, &self.setting) {
-            (Some(_), Some(f), _) => Some(format!("field-{f}")),
-            (None, _, Some(s)) if self.edge.is_none() => Some(format!("field-{s}")),
-            _ => None,
-        }
+    /// The `data-testid`s of the form field it names, the path itself first and then each
+    /// field holding it (`field-config.headers.X-Key`, `field-config.headers`): a problem inside
+    /// a header or a body names the field the form draws.
+    pub fn field_test_ids(&self) -> Vec<String> {
+        let path = match (&self.node, &self.field, &self.setting) {
+            (Some(_), Some(f), _) => f,
+            (None, _, Some(s)) if self.edge.is_none() => s,
+            _ => return Vec::new(),
+        };
+        field_and_holders(path).into_iter().map(|p| format!("field-{p}")).collect()
     }
 }
 
@@ -101,9 +104,17 @@ impl Placed {
         out
     }
 
+    /// The problems of the form field at `path` of `node`, those inside it included
+    /// (`config.headers.X-Key` is shown at `config.headers`).
     pub fn field(&self, node: &str, path: &str) -> Option<String> {
-        let messages = self.fields.get(node)?.get(path)?;
-        Some(messages.join(" "))
+        let messages: Vec<&str> = self
+            .fields
+            .get(node)?
+            .iter()
+            .filter(|(at, _)| field_and_holders(at).iter().any(|holder| *holder == path))
+            .flat_map(|(_, messages)| messages.iter().map(String::as_str))
+            .collect();
+        (!messages.is_empty()).then(|| messages.join(" "))
     }
 
     pub fn count(&self) -> usize {
@@ -123,6 +134,17 @@ pub fn merge(local: &[Issue], server: &[Issue]) -> Vec<Issue> {
         }
     }
     all
+}
+
+/// `config.headers.X-Key` → `[config.headers.X-Key, config.headers, config]`; `a.b[2]` → `[a.b[2], a.b, a]`.
+fn field_and_holders(path: &str) -> Vec<&str> {
+    let mut out = vec![path];
+    let mut rest = path;
+    while let Some(cut) = rest.rfind(['.', '[']) {
+        rest = &rest[..cut];
+        out.push(rest);
+    }
+    out
 }
 
 /// `nodes[3].config.url` → `config.url`.
@@ -169,6 +191,20 @@ mod tests {
     }
 
     #[test]
+    fn a_problem_inside_a_field_is_shown_at_the_field_that_holds_it() {
+        let issue = Issue::new("unknown_secret", "no secret X").node("call").path("nodes[0].config.headers.X-Key");
+        let placed = Placed::from_issues([&issue]);
+        assert_eq!(placed.field("call", "config.headers").as_deref(), Some("no secret X"));
+        assert_eq!(placed.field("call", "config.url"), None);
+        let ids = placed.list[0].field_test_ids();
+        assert_eq!(ids, ["field-config.headers.X-Key", "field-config.headers", "field-config"]);
+        assert_eq!(
+            field_and_holders("config.body.k[0]"),
+            ["config.body.k[0]", "config.body.k", "config.body", "config"]
+        );
+    }
+
+    #[test]
     fn the_problem_list_names_each_problem_s_node_and_field_in_order() {
         let def: Definition = serde_json::from_value(json!({
             "nodes": [{"id": "a", "type": "http", "config": {"url": "ftp://x"}}, {"id": "b", "type": "noop"}],
@@ -182,10 +218,10 @@ mod tests {
         let url = placed.list.iter().find(|p| p.field.as_deref() == Some("config.url")).expect("the url's problem");
         assert_eq!(url.node.as_deref(), Some("a"));
         assert_eq!(url.place(), "node a · config.url");
-        assert_eq!(url.field_test_id().as_deref(), Some("field-config.url"));
+        assert_eq!(url.field_test_ids(), ["field-config.url", "field-config"]);
         let setting = placed.list.iter().find(|p| p.setting.is_some()).expect("the setting's problem");
         assert_eq!(setting.place(), "settings · max_parallel_nodes");
-        assert_eq!(setting.field_test_id().as_deref(), Some("field-max_parallel_nodes"));
+        assert_eq!(setting.field_test_ids(), ["field-max_parallel_nodes"]);
         let cycle = Issue { cycle: Some(vec!["b".into(), "c".into()]), ..Issue::new("cycle", "a cycle") };
         assert_eq!(Placed::from_issues([&cycle]).list[0].node.as_deref(), Some("b"), "a cycle selects its first node");
     }

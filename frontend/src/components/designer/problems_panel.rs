@@ -19,8 +19,11 @@ pub fn ProblemsPanel() -> impl IntoView {
         });
         d.tab.set(if problem.node.is_some() || problem.edge.is_some() { Tab::Node } else { Tab::Workflow });
         // The form is drawn on the next frame; then its field takes the focus.
-        if let Some(test_id) = problem.field_test_id() {
-            request_animation_frame(move || focus_field(&test_id));
+        let test_ids = problem.field_test_ids();
+        if !test_ids.is_empty() {
+            request_animation_frame(move || {
+                test_ids.iter().find(|id| focus_field(id));
+            });
         }
     };
     view! {
@@ -47,15 +50,17 @@ pub fn ProblemsPanel() -> impl IntoView {
     }
 }
 
-/// Focuses the side panel's field with `test_id` (or the first control inside it).
-fn focus_field(test_id: &str) {
+/// Focuses the side panel's field with `test_id` (or the first control inside it); false when
+/// the panel draws no such field.
+fn focus_field(test_id: &str) -> bool {
     let selector = format!(".side-panel [data-testid=\"{test_id}\"]");
-    let Ok(Some(el)) = document().query_selector(&selector) else { return };
+    let Ok(Some(el)) = document().query_selector(&selector) else { return false };
     let target = match el.matches("input, textarea, select") {
         Ok(true) => Some(el),
         _ => el.query_selector("input, textarea, select").ok().flatten(),
     };
-    if let Some(target) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
-        let _ = target.focus();
+    match target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+        Some(target) => target.focus().is_ok(),
+        None => false,
     }
 }

@@ -4,14 +4,20 @@
 
 use crate::api_triggers;
 use crate::components::copy_button::CopyButton;
-use crate::webhook_example::signed_curl;
+use crate::webhook_example::{example_body, signed_curl};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::json;
 use trellis_model::api::CreatedTrigger;
 
 #[component]
-pub fn NewTrigger(workflow: String, on_created: Callback<Result<(), String>>) -> impl IntoView {
+pub fn NewTrigger(
+    workflow: String,
+    /// The published version's input schema: the test delivery's body is an example of it.
+    #[prop(into)]
+    schema: Signal<Option<serde_json::Value>>,
+    on_created: Callback<Result<(), String>>,
+) -> impl IntoView {
     let workflow = StoredValue::new(workflow);
     let shown = RwSignal::new(None::<CreatedTrigger>);
     let expression = RwSignal::new("0 9 * * 1-5".to_owned());
@@ -53,7 +59,10 @@ pub fn NewTrigger(workflow: String, on_created: Callback<Result<(), String>>) ->
                 <h2>"Add a trigger"</h2>
                 <button type="button" class="primary" data-testid="add-webhook" on:click=add_webhook>"Add a webhook"</button>
             </div>
-            {move || shown.get().map(|c| view! { <Shown c=c on_done=Callback::new(move |_| shown.set(None)) /> })}
+            {move || shown.get().map(|c| {
+                let body = Signal::derive(move || schema.with(|s| example_body(s.as_ref())));
+                view! { <Shown c=c body=body on_done=Callback::new(move |_| shown.set(None)) /> }
+            })}
             <form class="inline-form" aria-label="Add a schedule" on:submit=add_cron>
                 <label>"Cron " <input class="mono" data-testid="cron-expression" prop:value=expression
                     on:input=move |ev| expression.set(event_target_value(&ev)) /></label>
@@ -78,19 +87,20 @@ pub fn NewTrigger(workflow: String, on_created: Callback<Result<(), String>>) ->
 /// What was just created, shown once: a webhook's URL and secret (and how to try it), or a
 /// schedule's next fire times.
 #[component]
-fn Shown(c: CreatedTrigger, on_done: Callback<()>) -> impl IntoView {
+fn Shown(c: CreatedTrigger, body: Signal<serde_json::Value>, on_done: Callback<()>) -> impl IntoView {
     let url = c.trigger.url.clone().unwrap_or_default();
     let secret = c.secret.clone();
     view! {
         <div class="secret-once" role="status" data-testid="new-trigger">
             {secret.map(|secret| {
-                let example = signed_curl(&url, &secret);
+                let (at, key) = (url.clone(), secret.clone());
+                let example = Signal::derive(move || signed_curl(&at, &key, &body.get()));
                 view! {
                     <p><strong>"Webhook created. Copy its secret now: it is not shown again."</strong></p>
                     <p>"URL " <code data-testid="webhook-url">{url.clone()}</code> " " <CopyButton text=url.clone() label="Copy URL" /></p>
                     <p>"Secret " <code data-testid="webhook-secret">{secret.clone()}</code> " " <CopyButton text=secret.clone() label="Copy secret" /></p>
                     <p class="muted">"Send a signed test delivery:"</p>
-                    <pre data-testid="webhook-example">{example.clone()}</pre>
+                    <pre data-testid="webhook-example">{example}</pre>
                     <CopyButton text=example label="Copy example" />
                 }
             })}

@@ -26,8 +26,15 @@ pub fn TriggersPage(id: String) -> impl IntoView {
     let id = move || workflow.get_value();
     let reload = move || load(async move { api_triggers::list(&id()).await }, move |list| triggers.set(Some(list)));
     reload();
+    // What a trigger starts: the published version, whose input schema shapes the test body.
+    let schema = RwSignal::new(None::<serde_json::Value>);
     load(async move { api::get_workflow(&id()).await }, move |w| {
         set_title(&format!("Triggers of {}", w.summary.name));
+        if let Some(n) = w.summary.latest_version {
+            load(async move { api::get_version(&id(), n).await }, move |v| {
+                schema.set(v.definition.settings.input_schema)
+            });
+        }
         name.set(w.summary.name);
     });
     let changed = Callback::new(move |outcome: Result<(), String>| {
@@ -43,7 +50,7 @@ pub fn TriggersPage(id: String) -> impl IntoView {
             </div>
             <ErrorAlert message=error />
             <Show when=move || editable.get()>
-                <NewTrigger workflow=workflow.get_value() on_created=changed />
+                <NewTrigger workflow=workflow.get_value() schema=schema on_created=changed />
             </Show>
             <table class="workflows triggers" data-testid="triggers-table">
                 <TableHead columns=COLUMNS />
