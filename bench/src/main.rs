@@ -2,9 +2,13 @@
 //! and prints a markdown table (and writes JSON). Every figure is measured against a
 //! baseline taken in the same run on the same database: its single-row commit rate.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|keys|sandbox|secrets|web|soak] [--soak-secs N] [--out DIR]
+//! A full run (not `--quick`) also rewrites the table of current figures that opens
+//! BENCHMARKS.md (`current_table`), unless `--no-write-benchmarks` is given.
+//!
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
 
 mod auth;
+mod current_table;
 mod db;
 mod failures;
 mod floor;
@@ -42,11 +46,15 @@ struct Options {
     soak_secs: Option<u64>,
     out: std::path::PathBuf,
     postgres: String,
+    /// Rewrite BENCHMARKS.md's current figures after a full run (`--no-write-benchmarks`: no).
+    write_benchmarks: bool,
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<()> {
     let options = parse()?;
+    // Taken before the runs: the binaries measured were built from the tree as it is now.
+    let run = current_table::run_label();
     // Thousands of event-stream clients need as many sockets.
     rlimit::increase_nofile_limit(u64::MAX)?;
     let mut results: BTreeMap<&str, Figures> = BTreeMap::new();
@@ -63,6 +71,17 @@ async fn main() -> Result<()> {
     let report = json!({"quick": options.quick, "taken_at": chrono::Utc::now(), "results": results});
     std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     eprintln!("bench: wrote {}", path.display());
+    write_benchmarks(&options, &results, &run)
+}
+
+/// A `--quick` run's sizes differ from a full run's, so its figures are not the current ones.
+fn write_benchmarks(options: &Options, results: &BTreeMap<&str, Figures>, run: &str) -> Result<()> {
+    if options.quick || !options.write_benchmarks {
+        eprintln!("bench: BENCHMARKS.md left as it was (--quick or --no-write-benchmarks)");
+        return Ok(());
+    }
+    let path = current_table::write(results, run)?;
+    eprintln!("bench: rewrote the current figures in {}", path.display());
     Ok(())
 }
 
@@ -97,6 +116,7 @@ fn parse() -> Result<Options> {
         out: "bench-results".into(),
         postgres: std::env::var("TEST_DATABASE_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        write_benchmarks: true,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -113,6 +133,7 @@ fn parse() -> Result<Options> {
             }
             "--soak-secs" => options.soak_secs = Some(args.next().context("--soak-secs N")?.parse()?),
             "--out" => options.out = args.next().context("--out DIR")?.into(),
+            "--no-write-benchmarks" => options.write_benchmarks = false,
             "--backend" => {
                 options.backends = match args.next().as_deref() {
                     Some("sqlite") => vec!["sqlite"],
