@@ -9,6 +9,9 @@
 //! * [`engine`]: the durable DAG engine: pure state machine, commit path, runner, nodes.
 //! * [`triggers`]: webhook and cron triggers.
 //! * [`jobs`]: bulk jobs over many instances and the retention sweeper.
+//! * [`alerts`]: rules that post a signed webhook when a run fails, times out or runs slow, or
+//!   the queue stays deep; recorded once, sent apart.
+//! * [`slow`]: nodes running past their own threshold or k× their recent p95.
 //! * [`events`]: history entries after commit: live streams, metrics, OpenTelemetry.
 //! * [`sandbox`]: where user code runs: the pool of sandbox worker processes, and the worker.
 //! * [`secrets`]: secrets sealed at rest under a master key, opened per attempt, redacted.

@@ -32,7 +32,7 @@ fn run() -> Result<()> {
             let optimise = if args.iter().any(|a| a == "--optimise") { spa::Optimise::Yes } else { spa::Optimise::No };
             spa::build(&root, optimise).map(|dir| eprintln!("xtask: the SPA is in {}", dir.display()))
         }
-        _ => bail!("usage: cargo xtask run [serve flags] | test | lint | bench [--quick] | dist | spa [--optimise]"),
+        _ => bail!("usage: cargo xtask run [serve flags] | test | lint | bench [--quick] [--no-write-benchmarks] | dist | spa [--optimise]"),
     }
 }
 

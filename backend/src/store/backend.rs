@@ -49,6 +49,13 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// or as statements of one text (SQLite, whose `WITH` cannot hold an `INSERT`); see
     /// `shared/sink.rs`.
     const COMBINED_WRITES: bool;
+    /// Whether a statement built for its number of rows (`QueryBuilder`: batches, id lists)
+    /// stays prepared on the connection for the next use of the same text. Not on SQLite: each
+    /// row count is a program of its own that every pooled connection would keep (a soak held
+    /// ~90 MiB of them across 16 connections), and preparing one again costs less than a
+    /// write's fsync. On Postgres they are kept: the server holds them, not this process, and
+    /// planning them again would cost each batch a parse on the server.
+    const KEEP_BUILT_STATEMENTS: bool;
 
     /// What the shared SQL runs statements on and begins transactions with: the sqlx pool
     /// (SQLite), or a wrapper safe behind a transaction-mode pooler (Postgres, `pg_pool.rs`).

@@ -120,6 +120,7 @@ impl Backend for PgStore {
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> =
         Some(("SELECT pg_notify('trellis_events', p) FROM json_array_elements_text(", "::json) AS p"));
     const COMBINED_WRITES: bool = true;
+    const KEEP_BUILT_STATEMENTS: bool = true;
 
     type Pool = PgDb;
 

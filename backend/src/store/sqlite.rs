@@ -71,6 +71,7 @@ impl Backend for SqliteStore {
     const INSTANCES_BY_END: &'static str = "instances INDEXED BY instances_by_end";
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)> = None;
     const COMBINED_WRITES: bool = false;
+    const KEEP_BUILT_STATEMENTS: bool = false;
 
     type Pool = SqlitePool;
 

@@ -202,7 +202,7 @@ impl Store {
             PHASES.statement();
             let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_NODES);
             insert.push_values(nodes, |mut v, n| super::transitions::bind_node_row(&mut v, id, n));
-            insert.build().execute(&mut *tx).await?;
+            insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut *tx).await?;
             PHASES.statement();
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
         }

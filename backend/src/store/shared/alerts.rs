@@ -192,6 +192,7 @@ impl crate::store::AlertStore for Store {
         read.push(")");
         let rules: HashMap<Uuid, (String, String)> = read
             .build_query_as::<(Uuid, String, String)>()
+            .persistent(Store::KEEP_BUILT_STATEMENTS)
             .fetch_all(self.pool())
             .await?
             .into_iter()
@@ -267,7 +268,7 @@ impl crate::store::AlertStore for Store {
             ")) ORDER BY i.id, n.node_id LIMIT "
         ));
         sql.push_bind(limit);
-        Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
     }
 
     async fn alerted_instance(&self, id: Uuid) -> Result<Option<AlertedInstance>> {

@@ -69,7 +69,8 @@ impl crate::store::InsightStore for Store {
             let mut read = sqlx::QueryBuilder::<Db>::new(ERRORS_OF);
             push_binds(&mut read, groups.iter().map(|g| g.sample_instance));
             read.push(")");
-            let errors: Vec<(Uuid, Option<String>)> = read.build_query_as().fetch_all(self.pool()).await?;
+            let errors: Vec<(Uuid, Option<String>)> =
+                read.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?;
             for g in &mut groups {
                 g.sample_error = errors.iter().find(|(id, _)| *id == g.sample_instance).and_then(|(_, e)| e.clone());
             }

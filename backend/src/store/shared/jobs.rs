@@ -65,7 +65,8 @@ impl crate::store::JobStore for Store {
             sql.push(" AND ended_at < ").push_bind(ended_before);
         }
         sql.push(" ORDER BY id LIMIT ").push_bind(limit);
-        let rows: Vec<(Uuid,)> = sql.build_query_as().fetch_all(self.pool()).await?;
+        let rows: Vec<(Uuid,)> =
+            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 

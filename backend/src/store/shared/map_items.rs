@@ -59,7 +59,7 @@ impl crate::store::MapStore for Store {
                     .push_bind(row.ended_at);
             });
             insert.push(UPSERT_MAP_ITEMS_TAIL);
-            insert.build().execute(&mut *tx).await?;
+            insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut *tx).await?;
         }
         let mut first = None;
         if !w.events.is_empty() {

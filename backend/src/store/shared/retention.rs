@@ -28,12 +28,13 @@ impl Store {
         let mut delete = sqlx::QueryBuilder::<Db>::new(DELETE_FINISHED_OF);
         push_binds(&mut delete, ids.iter().copied());
         delete.push(") RETURNING id");
-        let deleted: Vec<(Uuid,)> = delete.build_query_as().fetch_all(&mut **tx).await?;
+        let deleted: Vec<(Uuid,)> =
+            delete.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
         if !deleted.is_empty() {
             let mut starts = sqlx::QueryBuilder::<Db>::new(DELETE_START_REQUESTS_OF);
             push_binds(&mut starts, deleted.iter().map(|(id,)| *id));
             starts.push(")");
-            starts.build().execute(&mut **tx).await?;
+            starts.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut **tx).await?;
         }
         Ok(deleted.len() as u64)
     }

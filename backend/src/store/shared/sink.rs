@@ -163,7 +163,8 @@ impl<'args> Sink<'args> {
             return Ok(());
         }
         let guarded = !Store::COMBINED_WRITES && !self.guards.is_empty();
-        let returned = self.sql.build().fetch_all(&mut *conn).await?.len() as i64;
+        let returned =
+            self.sql.build().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut *conn).await?.len() as i64;
         PHASES.statement();
         let expected: i64 = std::mem::take(&mut self.guards).iter().map(|(_, rows)| rows).sum();
         self.sql.reset();

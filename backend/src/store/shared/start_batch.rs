@@ -187,7 +187,7 @@ impl Store {
                     .push_bind(row.handles_failure_of)
                     .push_bind(row.failure_depth);
             });
-            let inserted = insert.build().execute(&mut **tx).await;
+            let inserted = insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut **tx).await;
             PHASES.statement();
             inserted.map_err(StoreError::from_sqlx)?;
         }
@@ -197,7 +197,7 @@ impl Store {
             insert.push_values(chunk, |mut v, (id, n)| {
                 v.push_bind(*id).push_bind(&n.node_id).push_bind(n.position).push_bind(n.status).push_bind(0i32);
             });
-            insert.build().execute(&mut **tx).await?;
+            insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut **tx).await?;
             PHASES.statement();
         }
         Ok(())

@@ -144,7 +144,7 @@ impl crate::store::Store for Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(WORKFLOW_NAMES_OF);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(")");
-        Ok(sql.build_query_as().fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
     }
 
     async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>> {

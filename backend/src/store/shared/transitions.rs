@@ -47,7 +47,8 @@ impl Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCES_OF);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY id").push(LOCK_ROW);
-        let rows: Vec<InstanceRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        let rows: Vec<InstanceRow> =
+            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
         PHASES.statement();
         // The last seq is looked up per instance (a correlated MAX the primary key
         // answers from its end), never by aggregating the instances' history: with
@@ -59,7 +60,8 @@ impl Store {
         sql.push(SNAPSHOT_NODES_JOIN);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY n.instance_id, n.position");
-        let nodes: Vec<NodeOf> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        let nodes: Vec<NodeOf> =
+            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
         PHASES.statement();
         let mut snapshots: HashMap<Uuid, Snapshot> =
             rows.into_iter().map(|instance| (instance.id, Snapshot { instance, nodes: Vec::new() })).collect();
@@ -81,7 +83,8 @@ impl Store {
         }
         let mut sql = sqlx::QueryBuilder::<Db>::new("");
         push_fenced_delete(&mut sql, &fences);
-        let done: Vec<(Uuid,)> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        let done: Vec<(Uuid,)> =
+            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
         PHASES.statement();
         Ok(done.into_iter().map(|(id,)| id).collect())
     }
@@ -245,7 +248,8 @@ impl Store {
             let mut sql = sqlx::QueryBuilder::<Db>::new(LAST_SEQS);
             push_binds(&mut sql, unknown.iter().copied());
             sql.push(")");
-            let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().fetch_all(&mut *conn).await?;
+            let read: Vec<(Uuid, Option<i64>)> =
+                sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut *conn).await?;
             PHASES.statement();
             last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
         }
