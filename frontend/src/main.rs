@@ -16,6 +16,7 @@ mod paged;
 mod run;
 mod run_form;
 mod saved_views;
+mod schema_example;
 mod shell;
 mod transfer;
 mod urls;

@@ -3,8 +3,8 @@
 //! base64 part of the `whsec_` secret. Its body is an input the workflow's input schema
 //! accepts, so the test delivery starts a run instead of being refused.
 
-use crate::run_form::{self, FormField, Kind};
-use serde_json::{json, Map, Value};
+use crate::schema_example;
+use serde_json::{json, Value};
 
 /// The commands, ready to paste: `openssl`, `base64`, `xxd` and `curl` are all it needs.
 pub fn signed_curl(url: &str, secret: &str, body: &Value) -> String {
@@ -20,36 +20,9 @@ pub fn signed_curl(url: &str, secret: &str, body: &Value) -> String {
 }
 
 /// A body for a test delivery: an example of what `schema` (the published version's input
-/// schema) describes — each default, else a value of the field's type — or a small object
-/// when there is no schema the Run form can draw.
+/// schema) describes, or a small object when there is no schema the Run form can draw.
 pub fn example_body(schema: Option<&Value>) -> Value {
-    match schema.and_then(run_form::form) {
-        Some(root) => example_of(&root),
-        None => json!({"hello": "trellis"}),
-    }
-}
-
-fn example_of(field: &FormField) -> Value {
-    if let Some(default) = &field.default {
-        return default.clone();
-    }
-    match &field.kind {
-        Kind::Choice(options) => options.first().cloned().unwrap_or(Value::Null),
-        Kind::Text { format } => json!(match format.as_deref() {
-            Some("date-time") => "2026-01-01T09:00:00Z",
-            Some("date") => "2026-01-01",
-            Some("email") => "someone@example.com",
-            Some("uri") => "https://example.com/",
-            _ => "text",
-        }),
-        Kind::Number | Kind::Integer => json!(1),
-        Kind::Boolean => json!(false),
-        Kind::Object(fields) => {
-            Value::Object(fields.iter().map(|f| (f.key.clone(), example_of(f))).collect::<Map<_, _>>())
-        }
-        Kind::Array(item) => json!([example_of(item)]),
-        Kind::Json => json!({}),
-    }
+    schema.and_then(schema_example::example).unwrap_or_else(|| json!({"hello": "trellis"}))
 }
 
 /// `text` as one single-quoted shell word (`'` written as `'\''`).

@@ -111,7 +111,7 @@ impl Placed {
             .fields
             .get(node)?
             .iter()
-            .filter(|(at, _)| field_and_holders(at).iter().any(|holder| *holder == path))
+            .filter(|(at, _)| field_and_holders(at).contains(&path))
             .flat_map(|(_, messages)| messages.iter().map(String::as_str))
             .collect();
         (!messages.is_empty()).then(|| messages.join(" "))

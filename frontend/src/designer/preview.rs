@@ -29,6 +29,16 @@ pub fn context(sample: &Value) -> Value {
     }
 }
 
+/// A sample shaped as a whole context from a finished or running run: its input and what each
+/// node produced, as the engine's context gives them (`nodes.ID.output`, `nodes.ID.status`).
+pub fn sample_from_run(input: &Value, nodes: &[trellis_model::api::NodeView]) -> Value {
+    let nodes: serde_json::Map<String, Value> = nodes
+        .iter()
+        .map(|n| (n.id.clone(), json!({"output": n.output.clone().unwrap_or(Value::Null), "status": n.status})))
+        .collect();
+    json!({"input": input, "nodes": nodes})
+}
+
 /// The value of `expression` for `sample_json`, or why there is none.
 pub fn evaluate(expression: &str, sample_json: &str) -> Result<Value, String> {
     if expression.trim().is_empty() {
@@ -107,6 +117,18 @@ mod tests {
         let with_nodes = r#"{"input": {}, "nodes": {"a": {"output": {"v": 5}}}}"#;
         assert_eq!(evaluate("nodes.a.output.v", with_nodes), Ok(json!(5)));
         assert_eq!(evaluate("instance.id", ""), Ok(json!("preview")));
+    }
+
+    #[test]
+    fn a_run_gives_a_sample_whose_nodes_read_as_in_the_engine() {
+        let node: trellis_model::api::NodeView = serde_json::from_value(json!({"id": "fetch", "status": "succeeded",
+            "attempts": 1, "started_at": null, "ended_at": null, "output": {"status": 200}, "error": null}))
+        .unwrap();
+        let sample = sample_from_run(&json!({"order": 7}), &[node]).to_string();
+        assert_eq!(
+            evaluate("[input.order, nodes.fetch.output.status, nodes.fetch.status]", &sample),
+            Ok(json!([7, 200, "succeeded"]))
+        );
     }
 
     #[test]

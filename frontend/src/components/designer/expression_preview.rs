@@ -2,6 +2,7 @@
 //! evaluator settings as the engine (see `crate::designer::preview`).
 
 use crate::components::designer::json_input::JsonInput;
+use crate::components::designer::sample_sources::SampleSources;
 use crate::components::designer::state::Designer;
 use crate::designer::preview;
 use leptos::prelude::*;
@@ -32,6 +33,7 @@ pub fn ExpressionPreview(
     view! {
         <div class="preview">
             <JsonInput label="Sample input (JSON)" rows="2" test_id="sample-input" text=sample />
+            <SampleSources />
             <output data-testid="expression-preview" class=move || if result.with(Result::is_ok) { "ok" } else { "error" }>
                 {move || match result.get() {
                     Ok(v) => format!("= {v}"),

@@ -17,7 +17,9 @@ pub fn JsonInput(
                 rows=rows
                 spellcheck="false"
                 data-testid=test_id
-                prop:value=move || text.get_untracked()
+                // Follows `text` when it is set from elsewhere (a preview's sample from the last
+                // run); typing sets the same value back, which leaves the caret where it is.
+                prop:value=move || text.get()
                 on:input=move |ev| text.set(event_target_value(&ev))
             ></textarea>
         </label>

@@ -18,6 +18,7 @@ pub mod node_form;
 pub mod palette;
 pub mod problems_panel;
 pub mod run_panel;
+pub mod sample_sources;
 pub mod script_preview;
 pub mod secret_suggest;
 pub mod settings_form;

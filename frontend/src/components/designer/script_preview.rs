@@ -4,6 +4,7 @@
 
 use crate::api;
 use crate::components::designer::json_input::JsonInput;
+use crate::components::designer::sample_sources::SampleSources;
 use crate::components::designer::state::Designer;
 use crate::designer::code;
 use leptos::prelude::*;
@@ -66,6 +67,7 @@ pub fn ScriptPreview(#[prop(into)] source: Signal<String>, node: String) -> impl
     view! {
         <div class="preview script-preview">
             <JsonInput label="Sample input (JSON)" rows="2" test_id="sample-input" text=d.sample />
+            <SampleSources />
             <button type="button" data-testid="script-preview-run" on:click=run disabled=move || running.get()>
                 {move || if running.get() { "Running…" } else { "Preview" }}
             </button>
