@@ -93,6 +93,7 @@ test('the audit log lists what was done, filtered by action and actor', async ({
   await page.getByTestId('audit-action').fill('POST /api/v1/users');
   await page.getByTestId('audit-action').press('Enter');
   await expect(page.getByTestId('audit-row').first()).toContainText('POST /api/v1/users');
+  await expect(page.getByTestId('audit-row').first()).toContainText('Created a user');
   for (const row of await page.getByTestId('audit-row').all()) await expect(row).toContainText('/api/v1/users');
   await page.getByTestId('audit-actor').fill('nobody-by-this-name');
   await page.getByTestId('audit-actor').press('Enter');

@@ -5,6 +5,7 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod alert_rules;
+mod audit_words;
 mod bulk;
 mod charts;
 mod compare;

@@ -233,7 +233,31 @@ async fn only_admins_read_the_audit_log_and_it_filters_and_pages(app: TestApp) {
         app.get(&format!("/api/v1/audit?limit=2&cursor={cursor}")).send().await.unwrap().json().await.unwrap();
     assert_eq!(second["items"][0]["id"], all[2]["id"]);
 }
+async fn previews_and_checks_are_not_recorded_unless_refused(app: TestApp) {
+    let cron = |expression: &str| json!({"expression": expression, "timezone": "UTC"});
+    // The designer's cron field asks at every keystroke: none of these is a change.
+    for typed in ["0", "0 9", "0 9 * * 1-5"] {
+        app.post("/api/v1/triggers/preview").json(&cron(typed)).send().await.unwrap();
+    }
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let checked =
+        app.post(&format!("/api/v1/workflows/{wf}/validate")).json(&json!({"nodes": []})).send().await.unwrap();
+    assert!(checked.status().is_success(), "{}", checked.status());
+    // A marker after them: once it is in the log, everything before it was written.
+    app.post(&format!("/api/v1/workflows/{wf}/archive")).send().await.unwrap();
+    let rows =
+        audit_until(&app, "", |rows| rows.iter().any(|r| r["action"].as_str().unwrap().ends_with("/archive"))).await;
+    let recorded: Vec<(&str, i64)> =
+        rows.iter().map(|r| (r["action"].as_str().unwrap(), r["status"].as_i64().unwrap())).collect();
+    let previews: Vec<_> =
+        recorded.iter().filter(|(a, _)| a.ends_with("/preview") || a.ends_with("/validate")).collect();
+    // "0" and "0 9" are refused (422) and so recorded; the good expression and the check are not.
+    assert!(previews.iter().all(|(_, status)| *status >= 400), "{recorded:?}");
+    assert!(!previews.is_empty(), "a refused preview is still recorded: {recorded:?}");
+}
+
 both_backends!(
+    previews_and_checks_are_not_recorded_unless_refused,
     changes_by_editors_operators_and_admins_are_recorded_with_who_what_target_and_result,
     refused_and_invalid_changes_are_recorded_with_their_status_and_detail,
     sign_ins_are_recorded_with_the_username_tried_but_never_the_password,

@@ -66,7 +66,7 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     if status == StatusCode::METHOD_NOT_ALLOWED || route.contains("{*") {
         return response;
     }
-    if status.is_success() && WORKER_UPKEEP.contains(&action.as_str()) {
+    if status.is_success() && (WORKER_UPKEEP.contains(&action.as_str()) || changes_nothing(&route)) {
         return response;
     }
     let (response, found) = inspect(response, status, target.is_none()).await;
@@ -84,6 +84,13 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
         request_id,
     });
     response
+}
+
+/// Previews and checks (`…/preview`, `…/validate`) answer what an action would do and change
+/// nothing: the cron preview asks at every keystroke, which would bury the log. Recorded only
+/// when refused, like the workers' upkeep.
+fn changes_nothing(route: &str) -> bool {
+    route.ends_with("/preview") || route.ends_with("/validate")
 }
 
 /// The resource the path names: its first parameter (`{id}` on every route that has one).

@@ -2,6 +2,7 @@
 //! a page at a time ("Load more").
 
 use crate::api_admin;
+use crate::audit_words::{describe, target_page};
 use crate::components::paged::{LoadMore, Paged};
 use crate::components::table_parts::TableHead;
 use crate::format;
@@ -85,8 +86,15 @@ pub fn AuditPage() -> impl IntoView {
                         <tr data-testid="audit-row" class:failed=(e.status >= 400)>
                             <td class="updated" title=format::rfc3339(&e.at)>{format::timestamp(&e.at)}</td>
                             <td>{e.actor.name.clone()} {e.actor.role.map(|r| view! { " " <span class="muted">{r.as_str()}</span> })}</td>
-                            <td><code>{e.action.clone()}</code></td>
-                            <td><code>{e.target.clone().unwrap_or_default()}</code></td>
+                            <td>{match describe(&e.action) {
+                                // The words, and the action as recorded: what the Action filter matches.
+                                Some(words) => view! { {words} <br /> <code class="muted">{e.action.clone()}</code> }.into_any(),
+                                None => view! { <code>{e.action.clone()}</code> }.into_any(),
+                            }}</td>
+                            <td>{e.target.clone().map(|target| match target_page(&e.action, &target) {
+                                Some(page) => view! { <a href=page><code>{target}</code></a> }.into_any(),
+                                None => view! { <code>{target}</code> }.into_any(),
+                            })}</td>
                             <td class="version">{e.status}</td>
                             <td class="error">{e.detail.clone().unwrap_or_default()}</td>
                         </tr>
