@@ -31,7 +31,13 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // Each pooled connection keeps its own prepared programs and page cache. With 16 of
+            // them at the defaults (100 statements, 2 MiB of pages) a soak's server grew
+            // 76 → 121 MiB in 4 minutes, mostly the programs; with these, 75 → 94 MiB. The hot
+            // statements are a few dozen; a page not cached here is read from the OS's cache.
+            .statement_cache_capacity(STATEMENT_CACHE)
+            .pragma("cache_size", format!("-{CACHE_KIB}"));
         if let Some(dir) = options.get_filename().parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| anyhow::anyhow!("cannot create the database folder {}: {e}", dir.display()))?;
@@ -45,6 +51,11 @@ impl SqliteStore {
         Ok(SqliteStore { pool, writer: Mutex::new(()), origin: Uuid::now_v7(), snapshots: Snapshots::default() })
     }
 }
+
+/// Statements each connection keeps prepared (sqlx's default is 100).
+const STATEMENT_CACHE: usize = 24;
+/// Each connection's page cache, KiB (sqlite's default is 2,000).
+const CACHE_KIB: u32 = 512;
 
 /// The store type the shared SQL (`shared/`) is implemented for in this backend.
 type Store = SqliteStore;
