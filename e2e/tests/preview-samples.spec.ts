@@ -26,12 +26,13 @@ test('a preview takes its sample from the input schema or from the last run', as
   };
   const workflow = await publishWorkflow(page.request, 'Preview samples e2e', definition);
   await page.goto(`${baseUrl()}/workflows/${workflow}`);
-  await page.getByTestId('node-second').click();
+  await page.getByTestId('node-first').click();
 
   // The schema's example: each field a value of its type, the enum's first choice.
   await page.getByTestId('sample-from-schema').click();
   await expect(page.getByTestId('sample-input')).toHaveValue(/"order": 1/);
-  await expect(page.getByTestId('expression-preview')).toHaveText('= [1,null]');
+  await expect(page.getByTestId('sample-input')).toHaveValue(/"tier": "gold"/);
+  await expect(page.getByTestId('expression-preview')).toHaveText('= {"v":10}');
 
   // No run yet: said so, the sample kept.
   await page.getByTestId('sample-from-run').click();
@@ -39,6 +40,7 @@ test('a preview takes its sample from the input schema or from the last run', as
 
   // After a run, its input and what `first` produced.
   await settled(page.request, await start(page.request, workflow, { order: 4, tier: 'gold' }), 'succeeded');
+  await page.getByTestId('node-second').click();
   await page.getByTestId('sample-from-run').click();
   await expect(page.getByTestId('expression-preview')).toHaveText('= [4,40]');
   await expect(page.getByTestId('sample-input')).toHaveValue(/"nodes"/);
