@@ -31,14 +31,13 @@ impl PgStore {
         let url = config.database_url.as_str();
         let pooler = config.behind_transaction_pooler();
         let mut options = PgConnectOptions::from_str(url)?.application_name("trellis");
-        if !pooler {
-            options = options.statement_cache_capacity(STATEMENT_CACHE);
-        }
         if pooler {
             // Nothing cached across transactions (see `pg_pool.rs` for what else it takes), and
             // no `extra_float_digits` startup parameter, which PgBouncer refuses unless told to
             // ignore it (Postgres 12 and later print floats exactly without it).
             options = options.statement_cache_capacity(0).extra_float_digits(None);
+        } else {
+            options = options.statement_cache_capacity(STATEMENT_CACHE);
         }
         let remembered = (!pooler).then(|| {
             PgPoolOptions::new()
