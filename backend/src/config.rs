@@ -222,44 +222,6 @@ pub enum MetricsAccess {
 }
 
 impl ServeConfig {
-    /// How alert deliveries are sent (`crate::alerts`).
-    pub fn alert_settings(&self) -> crate::alerts::AlertSettings {
-        let ms = |ms: u64, least: u64| std::time::Duration::from_millis(ms.max(least));
-        crate::alerts::AlertSettings {
-            timeout: ms(self.alert_timeout_ms, 100),
-            backoff: ms(self.alert_backoff_ms, 10),
-            concurrency: self.alert_concurrency.max(1),
-            every: ms(self.alert_poll_ms, 10),
-        }
-    }
-
-    /// How nodes without `stuck_after_ms` are judged slow (a factor below 1 would flag the
-    /// usual run, so it is held at 1).
-    pub fn slow_rule(&self) -> crate::slow::SlowRule {
-        let factor = if self.slow_factor.is_finite() { self.slow_factor.max(1.0) } else { 3.0 };
-        crate::slow::SlowRule { factor, floor_ms: i64::try_from(self.slow_floor_ms).unwrap_or(i64::MAX) }
-    }
-
-    /// The sandbox's settings: the worker program defaults to the running binary.
-    pub fn sandbox(&self) -> anyhow::Result<crate::sandbox::SandboxSettings> {
-        let program = match &self.sandbox_worker {
-            Some(path) => path.clone(),
-            None => std::env::current_exe().map_err(|e| {
-                anyhow::anyhow!("cannot find this binary to run sandbox workers ({e}); set TRELLIS_SANDBOX_WORKER")
-            })?,
-        };
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Ok(crate::sandbox::SandboxSettings {
-            program,
-            workers: self.sandbox_workers.filter(|&n| n > 0).unwrap_or(cores),
-            memory_mib: self.sandbox_memory_mb.max(16),
-            timeout_ms: self.sandbox_timeout_ms.max(100),
-            // Well over a node's output cap: a result the engine would refuse reaches it (and
-            // its message); far larger ones stop in the worker.
-            max_result_bytes: self.max_node_output_bytes.saturating_mul(2).saturating_add(1 << 20),
-        })
-    }
-
     /// Settings for a server on a free loopback port: what tests and examples start from.
     pub fn local() -> Self {
         ServeConfig {

@@ -34,5 +34,6 @@ pub mod sandbox;
 pub mod secrets;
 pub mod server;
 pub mod slow;
+pub mod standard_webhooks;
 pub mod store;
 pub mod triggers;

@@ -1,14 +1,16 @@
 //! Wiring: open the store, prepare auth, build the router, serve until shutdown.
 
+use crate::alerts::AlertSettings;
 use crate::auth::bootstrap;
 use crate::auth::jwt::TokenKeys;
 use crate::config::{DatabaseConfig, ServeConfig};
-use crate::engine::nodes::http::OutboundPolicy;
 use crate::engine::outputs::OutputCaps;
 use crate::engine::{Engine, EngineConfig};
 use crate::http::{self, AppState};
+use crate::http_client::OutboundPolicy;
 use crate::jobs::{retention::Sweeper, JobLoop};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SandboxSettings};
+use crate::slow::SlowRule;
 use crate::store;
 use crate::triggers::fire::FireLoop;
 use anyhow::{Context, Result};
@@ -63,7 +65,7 @@ impl Server {
         let addr = listener.local_addr()?;
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         http::resources::spa::announce(serve.web_dir.as_deref());
-        let sandbox = Sandbox::start(serve.sandbox()?).await?;
+        let sandbox = Sandbox::start(SandboxSettings::from_config(&serve)?).await?;
         let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?, sandbox, secrets);
         if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
@@ -76,12 +78,20 @@ impl Server {
         let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs));
         let slow = crate::slow::Refresher::new(
             store.clone(),
-            serve.slow_rule(),
+            SlowRule::from_config(&serve),
             std::time::Duration::from_millis(serve.slow_refresh_ms),
         );
         let alerts = (
-            crate::alerts::send::Sender::new(store.clone(), engine.config().http_allow.clone(), serve.alert_settings()),
-            crate::alerts::watch::Watcher::new(store.clone(), serve.public_url.clone(), serve.alert_settings().every),
+            crate::alerts::send::Sender::new(
+                store.clone(),
+                engine.config().http_allow.clone(),
+                AlertSettings::from_config(&serve),
+            ),
+            crate::alerts::watch::Watcher::new(
+                store.clone(),
+                serve.public_url.clone(),
+                AlertSettings::from_config(&serve).every,
+            ),
         );
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());

@@ -31,6 +31,15 @@ pub struct SlowRule {
     pub floor_ms: i64,
 }
 
+impl SlowRule {
+    /// Read from the server's settings. A factor below 1 would flag the usual run, so it is
+    /// held at 1.
+    pub fn from_config(c: &crate::config::ServeConfig) -> SlowRule {
+        let factor = if c.slow_factor.is_finite() { c.slow_factor.max(1.0) } else { 3.0 };
+        SlowRule { factor, floor_ms: i64::try_from(c.slow_floor_ms).unwrap_or(i64::MAX) }
+    }
+}
+
 impl Default for SlowRule {
     fn default() -> Self {
         SlowRule { factor: 3.0, floor_ms: 1_000 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Every node type the engine can run.
+/// Every node type the engine can run; each one's facts are its row in `node_types.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
@@ -47,36 +47,12 @@ impl NodeKind {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            NodeKind::Noop => "noop",
-            NodeKind::Delay => "delay",
-            NodeKind::Http => "http",
-            NodeKind::Transform => "transform",
-            NodeKind::Branch => "branch",
-            NodeKind::Fail => "fail",
-            NodeKind::WaitSignal => "wait_signal",
-            NodeKind::Task => "task",
-            NodeKind::Script => "script",
-            NodeKind::Subworkflow => "subworkflow",
-            NodeKind::Map => "map",
-        }
+        self.spec().name
     }
 
     /// One line for the designer's palette.
     pub fn description(self) -> &'static str {
-        match self {
-            NodeKind::Noop => "Does nothing; useful as a start, join or placeholder.",
-            NodeKind::Delay => "Waits for a duration or until a point in time (a durable timer).",
-            NodeKind::Http => "Calls an HTTP endpoint and outputs status, headers and body.",
-            NodeKind::Transform => "Computes a new JSON value from the input and earlier outputs.",
-            NodeKind::Branch => "Evaluates a condition and follows the edges of its outcome.",
-            NodeKind::Fail => "Fails, optionally only its first attempts (for testing retries).",
-            NodeKind::WaitSignal => "Waits until a signal is sent to this node.",
-            NodeKind::Task => "Hands work to an external worker polling a named queue.",
-            NodeKind::Script => "Runs a JavaScript function body in a sandbox; what it returns is the output.",
-            NodeKind::Subworkflow => "Runs another workflow as a child instance and outputs its output.",
-            NodeKind::Map => "Runs a node or a workflow once per item of a list; outputs the results in item order.",
-        }
+        self.spec().description
     }
 }
 

@@ -20,6 +20,7 @@ pub mod failure;
 pub mod kinds;
 pub mod map;
 pub mod nesting;
+pub mod node_types;
 pub mod retry;
 pub mod secret;
 #[cfg(feature = "sqlx")]

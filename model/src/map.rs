@@ -83,8 +83,11 @@ pub enum OnItemFailure {
 
 /// Whether a map may run a node of `kind` per item.
 pub fn may_run_inside(kind: NodeKind) -> bool {
-    !matches!(kind, NodeKind::Map | NodeKind::WaitSignal | NodeKind::Task)
+    kind.spec().inside_map
 }
+
+/// The choices of `on_item_failure`, as the designer offers them.
+pub const ON_ITEM_FAILURE: [&str; 2] = ["fail", "continue"];
 
 /// The workflow a map's config starts per item, and the version it pins, if valid.
 pub fn map_target(config: &Value) -> Option<(String, VersionRef)> {

@@ -41,11 +41,11 @@ pub fn node_references(kind: NodeKind, config: &Value) -> Result<BTreeSet<String
 pub fn node_references_at(kind: NodeKind, config: &Value) -> Result<BTreeMap<String, String>, Vec<BadReference>> {
     let mut found = Found::default();
     match kind {
-        // Scripts are JavaScript, not templates; delays, no-ops and signal waits render nothing.
-        NodeKind::Script | NodeKind::Delay | NodeKind::Noop | NodeKind::WaitSignal => {}
         // Its `items`, and the inner node's texts as that node's own type reads them.
         NodeKind::Map => found.walk_map(config),
-        _ => found.walk(kind, config, "config", true),
+        // Every string of a config that renders (a JavaScript source does not).
+        _ if kind.renders() => found.walk(kind, config, "config", true),
+        _ => {}
     }
     if found.debug && !found.names.is_empty() {
         // `debug()` shows the whole context, `secret` included, in any text of the node.
@@ -62,13 +62,7 @@ pub fn node_references_at(kind: NodeKind, config: &Value) -> Result<BTreeMap<Str
 /// Whether a top-level config field of `kind` is an expression (evaluated whole) rather than
 /// a template (only its `{{ }}` and `{% %}` blocks are code).
 fn is_expression(kind: NodeKind, field: &str) -> bool {
-    matches!(
-        (kind, field),
-        (NodeKind::Transform, "expression")
-            | (NodeKind::Branch, "condition")
-            | (NodeKind::Subworkflow, "input")
-            | (NodeKind::Map, "items")
-    )
+    kind.field(field).is_some_and(|f| f.code == crate::node_types::Code::Expression)
 }
 
 /// What a node's texts reference.

@@ -43,6 +43,19 @@ pub struct AlertSettings {
     pub every: std::time::Duration,
 }
 
+impl AlertSettings {
+    /// Read from the server's settings (each held to a sane least).
+    pub fn from_config(c: &crate::config::ServeConfig) -> AlertSettings {
+        let ms = |ms: u64, least: u64| std::time::Duration::from_millis(ms.max(least));
+        AlertSettings {
+            timeout: ms(c.alert_timeout_ms, 100),
+            backoff: ms(c.alert_backoff_ms, 10),
+            concurrency: c.alert_concurrency.max(1),
+            every: ms(c.alert_poll_ms, 10),
+        }
+    }
+}
+
 /// What an alert is about: an instance that ended, or runs slow.
 pub struct InstanceFacts<'a> {
     pub event: AlertWhen,

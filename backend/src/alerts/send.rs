@@ -7,7 +7,7 @@
 //! waiting (up to the drain period) for its posts. An attempt is logged only by the lease holder.
 
 use super::{AlertSettings, MAX_ATTEMPTS};
-use crate::engine::nodes::http::{guarded_client, OutboundPolicy};
+use crate::http_client::{guarded_client, OutboundPolicy};
 use crate::store::{AfterAttempt, AlertAttemptRow, DueAlert, DynStore};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -40,7 +40,7 @@ pub async fn post(
         return Posted { status_code: None, error: Some(why) };
     }
     let timestamp = Utc::now().timestamp();
-    let signature = crate::triggers::signature::sign_standard(secret, message_id, timestamp, body.as_bytes());
+    let signature = crate::standard_webhooks::sign(secret, message_id, timestamp, body.as_bytes());
     let sent = client
         .post(url)
         .timeout(timeout)

@@ -18,7 +18,7 @@ use super::runner::{context, reads_context};
 use super::Engine;
 use crate::sandbox::Lane;
 use crate::store::phases::PHASES;
-use crate::store::{absorb, Ahead, Fence, NewWork, WorkKind};
+use crate::store::{absorb, Ahead, Fence, NewWork, Work};
 use chrono::{SubsecRound, Utc};
 use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
@@ -145,27 +145,14 @@ fn may_dispatch_ahead(plan: &Plan, event: &Event) -> bool {
 
 /// The (node, attempt) of a dispatched attempt that may run ahead of its dispatch's commit.
 fn run_ahead_of(plan: &Plan, work: &NewWork) -> Option<(usize, i32)> {
-    if work.kind != WorkKind::Run || work.queue.is_some() {
-        return None;
-    }
-    let node = plan.index_of(work.node_id.as_deref()?)?;
-    runs_ahead(plan.nodes[node].kind).then_some((node, work.attempt?))
+    let Work::Run(at) = &work.work else { return None };
+    let node = plan.index_of(&at.node)?;
+    runs_ahead(plan.nodes[node].kind).then_some((node, at.attempt))
 }
 
 /// Whether a node type only computes over its instance (its attempts may run ahead).
 fn runs_ahead(kind: NodeKind) -> bool {
-    match kind {
-        NodeKind::Noop | NodeKind::Transform | NodeKind::Branch | NodeKind::Script => true,
-        // A call out, a wait, a child or a map's items: seen outside the instance, or long.
-        // A `fail` node stands in for a failing call in tests and demos: it runs as one does.
-        NodeKind::Http
-        | NodeKind::Delay
-        | NodeKind::WaitSignal
-        | NodeKind::Task
-        | NodeKind::Subworkflow
-        | NodeKind::Map
-        | NodeKind::Fail => false,
-    }
+    kind.spec().runs_ahead
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::nodes::{permanent, NodeResult, Suspend};
 use super::results::make_storable;
 use super::{Engine, EngineError, Lineage, ParentLink, StartRequest};
 use crate::secrets::Redactor;
-use crate::store::ChildRow;
+use crate::store::{ChildEnd, ChildRow};
 use serde_json::Value;
 use std::sync::Arc;
 use trellis_model::config::{VersionRef, MAX_SUBWORKFLOW_DEPTH};
@@ -120,10 +120,10 @@ impl Engine {
         id: &str,
         node: usize,
         attempt: u32,
-        payload: Option<&Value>,
+        end: &ChildEnd,
         context: &Value,
     ) -> (Event, Detail) {
-        let (event, detail) = child_outcome(node, attempt, payload);
+        let (event, detail) = child_outcome(node, attempt, end);
         let Some(output) = &detail.output else { return (event, detail) };
         // The child's output is its instance's: its sinks' outputs (a map's holding its items') by node id.
         let room = trellis_model::nesting::INSTANCE_OUTPUT_WRAP + trellis_model::nesting::MAP_RESULTS_WRAP;
@@ -169,23 +169,23 @@ pub(super) fn serves(child: &ChildRow, node: &str, attempt: i32) -> bool {
     child.parent_node_id.as_deref() == Some(node) && child.parent_attempt == Some(attempt)
 }
 
-/// The event a finished child brings its parent's `subworkflow` attempt, from the payload
+/// The event a finished child brings its parent's `subworkflow` attempt, from the end
 /// `effects::parent_wake` wrote: success with the child's output, or a (retryable) failure
 /// naming the child.
-pub(super) fn child_outcome(node: usize, attempt: u32, payload: Option<&Value>) -> (Event, Detail) {
-    let payload = payload.cloned().unwrap_or(Value::Null);
-    let child = payload.get("child").and_then(Value::as_str).unwrap_or("?").to_owned();
-    let status: Option<InstanceStatus> = payload.get("status").and_then(|s| serde_json::from_value(s.clone()).ok());
-    let error = payload.get("error").and_then(Value::as_str).unwrap_or("no error message");
-    match status {
-        Some(InstanceStatus::Succeeded) => {
-            let output = payload.get("output").cloned().unwrap_or(Value::Null);
+pub(super) fn child_outcome(node: usize, attempt: u32, end: &ChildEnd) -> (Event, Detail) {
+    match end.status {
+        InstanceStatus::Succeeded => {
+            let output = end.output.clone().unwrap_or(Value::Null);
             (Event::Succeeded { node, attempt, outcome: None }, Detail { output: Some(output), ..Default::default() })
         }
-        other => (
-            Event::Failed { node, attempt, retryable: true, timed_out: false },
-            Detail { error: Some(child_failure(&child, other, error)), ..Default::default() },
-        ),
+        other => {
+            let error = end.error.as_deref().unwrap_or("no error message");
+            let failure = child_failure(&end.child.to_string(), Some(other), error);
+            (
+                Event::Failed { node, attempt, retryable: true, timed_out: false },
+                Detail { error: Some(failure), ..Default::default() },
+            )
+        }
     }
 }
 

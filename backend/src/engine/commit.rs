@@ -34,7 +34,7 @@ use super::plan::Plan;
 use super::reserve::{runs_to_lease, Reservation};
 use super::Engine;
 use crate::store::phases::PHASES;
-use crate::store::{Ahead, Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, WorkItem, Writes};
+use crate::store::{Ahead, Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, Work, WorkItem, Writes};
 use chrono::{SubsecRound, Utc};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, Weak};
@@ -354,10 +354,12 @@ impl Engine {
         }
         self.launch(plan, instance, writes, reservation);
         // A finished child's wake of its parent is due at once, like new work of its own.
-        if writes.wake.is_some() || writes.new_work.iter().any(|w| w.queue.is_none() && w.lease.is_none()) {
+        if writes.wake.is_some()
+            || writes.new_work.iter().any(|w| !matches!(w.work, Work::Task { .. }) && w.lease.is_none())
+        {
             self.wake.notify_one();
         }
-        if writes.new_work.iter().any(|w| w.queue.is_some()) {
+        if writes.new_work.iter().any(|w| matches!(w.work, Work::Task { .. })) {
             self.task_wake.notify_waiters();
         }
         let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
@@ -373,11 +375,7 @@ impl Engine {
             let item = WorkItem {
                 id,
                 instance_id: instance,
-                kind: work.kind,
-                node_id: work.node_id.clone(),
-                attempt: work.attempt,
-                queue: None,
-                payload: None,
+                work: Ok(work.work.clone()),
                 due_at: work.due_at,
                 lease_owner: Some(self.owner.clone()),
                 lease_epoch: 1,

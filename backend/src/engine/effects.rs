@@ -1,10 +1,11 @@
 //! Turns one machine step into the rows it writes — still pure: the clock reading and the
 //! jitter are passed in. This is the seam between the state machine and the store.
 
+use super::bad_end;
 use super::machine::{apply, Command, Event, InstanceState, NodeState};
 use super::plan::Plan;
 use super::trace::{NodeStep, Tracer};
-use crate::store::{InstanceRow, InstanceUpdate, NewWork, NodeRow, Snapshot, WorkKind, Writes};
+use crate::store::{ChildEnd, InstanceRow, InstanceUpdate, NewWork, NodeAttempt, NodeRow, Snapshot, Work, Writes};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 use trellis_model::config::NodeKind;
@@ -89,7 +90,7 @@ pub fn decide(
         step.command(command, jitter, &mut writes);
     }
     if strands_children(plan, &event, &commands) {
-        writes.new_work.push(work(WorkKind::CancelChildren, None, None, now));
+        writes.new_work.push(NewWork::due(Work::CancelChildren, now));
     }
     step.status_change(&mut writes);
     writes
@@ -116,14 +117,14 @@ impl Applied<'_> {
             writes.instance = Some(InstanceUpdate { restart: true, ..update(status, Some(now), None) });
             writes.events.extend(self.tracer.retried(self.before.status, status));
             if let (Some(ms), InstanceStatus::Running) = (plan.timeout_ms, status) {
-                writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
+                writes.new_work.push(NewWork::due(Work::InstanceTimeout, now + ms_duration(ms)));
             }
         }
         if self.started {
             writes.instance = Some(update(InstanceStatus::Running, Some(now), None));
             writes.events.extend(self.tracer.admitted(self.detail.from_queue));
             if let Some(ms) = plan.timeout_ms {
-                writes.new_work.push(work(WorkKind::InstanceTimeout, None, None, now + ms_duration(ms)));
+                writes.new_work.push(NewWork::due(Work::InstanceTimeout, now + ms_duration(ms)));
             }
         }
     }
@@ -133,18 +134,18 @@ impl Applied<'_> {
         let (plan, now) = (self.tracer.plan, self.tracer.now);
         match *command {
             Command::Dispatch { node, attempt } => {
-                let id = &plan.nodes[node].id;
-                writes.new_work.push(work(WorkKind::Run, Some(id), Some(attempt), now));
+                let at = NodeAttempt::new(&plan.nodes[node].id, attempt);
+                writes.new_work.push(NewWork::due(Work::Run(at.clone()), now));
                 // A map's timeout is each item's (`engine/map/`), not its attempt's.
                 let timed = plan.nodes[node].timeout_ms.filter(|_| plan.nodes[node].kind != NodeKind::Map);
                 if let Some(ms) = timed {
-                    writes.new_work.push(work(WorkKind::NodeTimeout, Some(id), Some(attempt), now + ms_duration(ms)));
+                    writes.new_work.push(NewWork::due(Work::NodeTimeout(at), now + ms_duration(ms)));
                 }
             }
             Command::ScheduleRetry { node, attempt, delay_ms } => {
                 let delay = equal_jitter(delay_ms, jitter);
-                let id = Some(plan.nodes[node].id.as_str());
-                writes.new_work.push(work(WorkKind::Retry, id, Some(attempt), now + ms_duration(delay)));
+                let at = NodeAttempt::new(&plan.nodes[node].id, attempt);
+                writes.new_work.push(NewWork::due(Work::Retry(at), now + ms_duration(delay)));
             }
             Command::Finish { status, failed_node } => self.finish(status, failed_node, writes),
         }
@@ -170,13 +171,12 @@ impl Applied<'_> {
         writes.events.extend(self.tracer.finished(from, status, u.error.clone()));
         writes.wake = parent_wake(&self.snapshot.instance, status, &u, now);
         let error = u.error.clone();
-        let alert =
-            super::alert_items::work_item(self.tracer.instance.run, status, error.as_deref(), u.failure.as_ref(), now);
+        let alert = bad_end::alert_item(self.tracer.instance.run, status, error.as_deref(), u.failure.as_ref(), now);
         writes.instance = Some(u);
         writes.clear_work = true;
         writes.new_work.clear();
         let run = self.tracer.instance.run;
-        writes.new_work.extend(super::failure_handler::work_item(plan, run, status, failed_node, error, now));
+        writes.new_work.extend(bad_end::failure_handler_item(plan, run, status, failed_node, error, now));
         writes.new_work.extend(alert);
     }
 
@@ -211,17 +211,11 @@ fn parent_wake(
     status: InstanceStatus,
     end: &InstanceUpdate,
     now: DateTime<Utc>,
-) -> Option<(uuid::Uuid, crate::store::NewWork)> {
+) -> Option<(uuid::Uuid, NewWork)> {
     let parent = child.parent_instance_id?;
-    let payload = serde_json::json!({
-        "child": child.id,
-        "status": status,
-        "output": end.output,
-        "error": end.error,
-    });
-    let attempt = child.parent_attempt.map(|a| a.max(0) as u32);
-    let item = work(WorkKind::ChildDone, child.parent_node_id.as_deref(), attempt, now);
-    Some((parent, crate::store::NewWork { payload: Some(payload), ..item }))
+    let attempt = NodeAttempt { node: child.parent_node_id.clone()?, attempt: child.parent_attempt? };
+    let end = ChildEnd { child: child.id, status, output: end.output.clone(), error: end.error.clone() };
+    Some((parent, NewWork::due(Work::ChildDone { attempt, end }, now)))
 }
 
 /// Whether this step may leave a child instance running that no attempt waits for: the
@@ -336,19 +330,6 @@ fn update(
     ended_at: Option<DateTime<Utc>>,
 ) -> InstanceUpdate {
     InstanceUpdate { status, output: None, error: None, failure: None, started_at, ended_at, restart: false }
-}
-
-pub fn work(kind: WorkKind, node: Option<&str>, attempt: Option<u32>, due_at: DateTime<Utc>) -> NewWork {
-    NewWork {
-        id: None,
-        kind,
-        node_id: node.map(str::to_owned),
-        attempt: attempt.map(|a| a as i32),
-        queue: None,
-        payload: None,
-        due_at,
-        lease: None,
-    }
 }
 
 /// A retry's wait, "equal jitter": between half and all of `delay_ms`, `jitter` in [0, 1).

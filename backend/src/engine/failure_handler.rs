@@ -1,5 +1,5 @@
 //! Failure handlers (`settings.on_failure`): when an instance ends `failed` or `timed_out`,
-//! the transaction that ends it writes an `on_failure` work item (`work_item`, called from
+//! the transaction that ends it writes an `on_failure` work item (`bad_end`, called from
 //! `effects`), so the handler cannot be missed by a crash between the end and the start. The
 //! item's handler (`start_failure_handler`) starts the handler workflow through the normal
 //! start path under the idempotency key `on_failure:{instance}:{run}`: a redone item (its
@@ -7,37 +7,16 @@
 //! retried instance gets its own. A handler that cannot start is noted on the failed
 //! instance's history; passing trouble (the database) leaves the item to be claimed again.
 
-use super::effects::work;
 use super::plan::Plan;
 use super::{Engine, EngineError, Lineage, StartRequest};
-use crate::store::{InstanceRow, NewEvent, NewWork, TransitionOutcome, WorkItem, WorkKind, Writes};
-use chrono::{DateTime, Utc};
+use crate::store::{Fence, InstanceRow, NewEvent, RunEnd, TransitionOutcome, Writes};
+use chrono::Utc;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use trellis_model::config::VersionRef;
 use trellis_model::definition::MAX_FAILURE_HANDLER_DEPTH;
 use trellis_model::trace::{EventKind, InstanceChange};
-use trellis_model::InstanceStatus;
 use uuid::Uuid;
-
-/// The `on_failure` item an instance's end writes, if the end is a failure and the version
-/// has a handler. The payload keeps the run's end: a retry may change the row before it runs.
-pub(super) fn work_item(
-    plan: &Plan,
-    run: i32,
-    status: InstanceStatus,
-    failed_node: Option<usize>,
-    error: Option<String>,
-    now: DateTime<Utc>,
-) -> Option<NewWork> {
-    plan.on_failure.as_ref()?;
-    if !matches!(status, InstanceStatus::Failed | InstanceStatus::TimedOut) {
-        return None;
-    }
-    let failed_node = failed_node.map(|i| plan.nodes[i].id.clone());
-    let payload = json!({"run": run, "status": status, "error": error, "failed_node": failed_node});
-    Some(NewWork { payload: Some(payload), ..work(WorkKind::OnFailure, None, None, now) })
-}
 
 /// Why a handler was not started, for the failed instance's history.
 type NotStarted = String;
@@ -45,12 +24,15 @@ type NotStarted = String;
 impl Engine {
     /// Starts the handler of the failed run the item stands for, then consumes the item (or
     /// notes on the instance why no handler started). An error leaves the item to its lease.
-    pub(super) async fn start_failure_handler(self: &Arc<Self>, item: &WorkItem, plan: &Plan) -> anyhow::Result<()> {
-        let Some(fence) = item.fence() else { return Ok(()) };
-        let Some(snapshot) = self.store.get_instance(item.instance_id).await? else { return Ok(()) };
+    pub(super) async fn start_failure_handler(
+        self: &Arc<Self>,
+        (instance, fence): (Uuid, &Fence),
+        end: &RunEnd,
+        plan: &Plan,
+    ) -> anyhow::Result<()> {
+        let Some(snapshot) = self.store.get_instance(instance).await? else { return Ok(()) };
         let failed = snapshot.instance;
-        let payload = item.payload.as_ref().map(|p| p.0.clone()).unwrap_or(Value::Null);
-        let note = match self.try_start_handler(&failed, plan, &payload).await {
+        let note = match self.try_start_handler(&failed, plan, end).await {
             Ok(()) => None,
             Err(Ok(not_started)) => Some(not_started),
             Err(Err(transient)) => return Err(transient),
@@ -60,7 +42,7 @@ impl Engine {
             tracing::warn!(instance = %failed.id, "{note}");
         }
         let writes = Writes { events, ..Writes::default() };
-        let outcome = self.store.transition(failed.id, Some(&fence), &|_| writes.clone()).await?;
+        let outcome = self.store.transition(failed.id, Some(fence), &|_| writes.clone()).await?;
         if let TransitionOutcome::Applied(applied) = outcome {
             if let Some(seq) = applied.first_seq.filter(|_| !applied.events.is_empty()) {
                 self.bus.committed(failed.id, failed.workflow_id, seq, &applied.events);
@@ -74,7 +56,7 @@ impl Engine {
         self: &Arc<Self>,
         failed: &InstanceRow,
         plan: &Plan,
-        payload: &Value,
+        end: &RunEnd,
     ) -> Result<(), Result<NotStarted, anyhow::Error>> {
         let Some(handler) = &plan.on_failure else { return Ok(()) };
         let named = |why: String| Err(Ok(format!("the failure handler was not started: {why}")));
@@ -92,13 +74,13 @@ impl Engine {
             Ok(version) => version,
             Err(why) => return named(why),
         };
-        let run = payload.get("run").and_then(Value::as_i64).unwrap_or(i64::from(failed.run));
+        let run = end.run;
         let request = StartRequest {
             version: Some(version),
             idempotency_key: Some(format!("on_failure:{}:{run}", failed.id)),
             handles_failure_of: Some(failed.id),
             lineage,
-            ..StartRequest::new(workflow, self.handler_input(failed, plan, payload))
+            ..StartRequest::new(workflow, self.handler_input(failed, plan, end))
         };
         match self.start(request).await {
             Ok(started) => {
@@ -126,21 +108,20 @@ impl Engine {
     }
 
     /// `{"instance": {...}}`: what the handler gets to know about the failed run.
-    fn handler_input(&self, failed: &InstanceRow, plan: &Plan, payload: &Value) -> Value {
+    fn handler_input(&self, failed: &InstanceRow, plan: &Plan, end: &RunEnd) -> Value {
         let path = format!("/instances/{}", failed.id);
         let url = match self.config.public_url.as_deref() {
             Some(base) => format!("{}{path}", base.trim_end_matches('/')),
             None => path,
         };
-        let field = |name: &str| payload.get(name).cloned().unwrap_or(Value::Null);
         json!({"instance": {
             "id": failed.id,
             "workflow_id": failed.workflow_id,
             "workflow_name": plan.name,
             "version": failed.version,
-            "status": field("status"),
-            "error": field("error"),
-            "failed_node": field("failed_node"),
+            "status": end.status,
+            "error": end.error,
+            "failed_node": end.failed_node,
             "input": failed.input.0,
             "url": url,
         }})

@@ -3,7 +3,7 @@
 //! trip. A leaf of the commit path: it reads the worker pool and calls nothing back.
 
 use super::Engine;
-use crate::store::{WorkKind, Writes};
+use crate::store::Writes;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -28,7 +28,7 @@ impl Reservation {
     /// Marks the first reserved number of the attempts `writes` dispatches as already leased
     /// to `owner`, with the reserved ids, so this process runs them without claiming them.
     pub(super) fn lease_runs(&self, writes: &mut Writes, owner: &str) {
-        let runs = writes.new_work.iter_mut().filter(|w| w.kind == WorkKind::Run && w.lease.is_none());
+        let runs = writes.new_work.iter_mut().filter(|w| w.is_unleased_run());
         for (work, id) in runs.zip(&self.ids) {
             work.id = Some(*id);
             work.lease = Some((owner.to_owned(), self.until));
@@ -44,7 +44,7 @@ impl Reservation {
 
 /// The attempts `writes` dispatches that this process could run at once.
 pub(super) fn runs_to_lease(writes: &Writes) -> usize {
-    writes.new_work.iter().filter(|w| w.kind == WorkKind::Run && w.lease.is_none()).count().min(PRELEASE_MAX)
+    writes.new_work.iter().filter(|w| w.is_unleased_run()).count().min(PRELEASE_MAX)
 }
 
 impl Engine {

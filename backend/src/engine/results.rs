@@ -1,11 +1,11 @@
 //! An attempt's result as the engine records it: made storable, then turned into the
 //! machine's event and the detail recorded with it.
 
-use super::effects::{self, Detail};
+use super::effects::Detail;
 use super::machine::Event;
 use super::nodes::{NodeResult, Suspend};
 use crate::secrets::Redactor;
-use crate::store::{NewWork, WorkKind};
+use crate::store::{NewWork, NodeAttempt, Work};
 use chrono::Utc;
 use serde_json::Value;
 
@@ -60,14 +60,13 @@ pub(super) fn output(value: Value) -> Detail {
 fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
     let mut work = Vec::new();
     match suspend {
-        Suspend::Until(at) => work.push(effects::work(WorkKind::Resume, Some(node), Some(attempt), at)),
+        Suspend::Until(at) => work.push(NewWork::due(Work::Resume(NodeAttempt::new(node, attempt)), at)),
         // The child's end writes what completes the attempt (see `children.rs`).
         Suspend::Signal | Suspend::Child { .. } => {}
-        Suspend::Task { queue, input } => work.push(NewWork {
-            queue: Some(queue),
-            payload: Some(input),
-            ..effects::work(WorkKind::Task, Some(node), Some(attempt), Utc::now())
-        }),
+        Suspend::Task { queue, input } => {
+            let task = Work::Task { attempt: NodeAttempt::new(node, attempt), queue, input };
+            work.push(NewWork::due(task, Utc::now()))
+        }
     }
     Detail { work, ..Default::default() }
 }

@@ -17,7 +17,7 @@ use super::Engine;
 use crate::secrets::{Opened, Unavailable};
 use crate::store::phases::PHASES;
 use crate::store::transient::trouble_of;
-use crate::store::{Fence, Snapshot, Trouble, WorkItem, WorkKind, Writes};
+use crate::store::{Fence, Snapshot, Trouble, Work, WorkItem, Writes};
 use chrono::Utc;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -150,14 +150,18 @@ impl Engine {
                 continue;
             }
             // The lease runs out and the item is claimed again: nothing is lost.
-            tracing::warn!(error = %e, work = %item.id, kind = %item.kind, "work item failed; it will be retried");
+            tracing::warn!(error = %e, work = %item.id, kind = %item.kind_name(), "work item failed; it will be retried");
             return;
         }
     }
 
     async fn handle_item(self: &Arc<Self>, item: &WorkItem, known: Option<Arc<Plan>>) -> anyhow::Result<()> {
         let Some(fence) = item.fence() else { return Ok(()) };
-        let node_of = |plan: &Plan| item.node_id.as_deref().and_then(|id| plan.index_of(id));
+        let work = match &item.work {
+            Ok(work) => work,
+            Err(unreadable) => anyhow::bail!("instance {}'s work item does not read: {unreadable}", item.instance_id),
+        };
+        let node_of = |plan: &Plan| work.attempt().and_then(|at| plan.index_of(&at.node));
         // Loading the instance is only needed for the plan (when not known) and for the
         // expression context of node types that read it: as this process last wrote it, if it
         // remembers it — the context is the input and upstream outputs, which stay as they
@@ -177,52 +181,48 @@ impl Engine {
                 (self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
             }
         };
-        let node = node_of(&plan);
-        let attempt = item.attempt.unwrap_or(0).max(0) as u32;
-        let (event, detail) = match (item.kind, node) {
-            (WorkKind::Run, Some(node)) if item.lease_epoch > 1 => {
-                let error = "the process running this attempt stopped before finishing it".to_owned();
-                (Event::Lost { node, attempt }, Detail { error: Some(error), ..Default::default() })
+        let held = (item.instance_id, &fence);
+        let (event, detail) = match (work, node_of(&plan)) {
+            (Work::OnFailure(end), _) => return self.start_failure_handler(held, end, &plan).await,
+            (Work::Alert(end), _) => return self.raise_alerts(held, end, &plan).await,
+            (Work::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
+            (Work::CancelChildren, _) => {
+                self.cancel_children(item.instance_id).await?;
+                return self.consume(item.instance_id, &fence).await;
             }
-            (WorkKind::Run, Some(node)) => self.execute(&plan, item.instance_id, context, node, attempt, &fence).await,
-            (WorkKind::Resume, Some(node)) => {
-                (Event::Succeeded { node, attempt, outcome: None }, output(json!({"resumed_at": Utc::now()})))
-            }
-            (WorkKind::Retry, Some(node)) => (Event::RetryDue { node, attempt }, Detail::default()),
-            (WorkKind::NodeTimeout, Some(node)) => {
-                let ms = plan.nodes[node].timeout_ms.unwrap_or_default();
-                let detail = Detail { error: Some(format!("timed out after {ms} ms")), ..Default::default() };
-                (Event::Failed { node, attempt, retryable: true, timed_out: true }, detail)
-            }
-            (WorkKind::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
-            (WorkKind::ChildDone, Some(node)) if plan.nodes[node].kind == NodeKind::Map => {
+            (Work::ChildDone { .. }, Some(node)) if plan.nodes[node].kind == NodeKind::Map => {
                 // A map item's child ended: its item (running in whichever process holds the
                 // map attempt) reads the child itself; here, only a nudge to look now.
                 self.consume(item.instance_id, &fence).await?;
                 self.map_children.notify_waiters();
                 return Ok(());
             }
-            (WorkKind::ChildDone, Some(node)) => {
-                self.child_done(&plan.nodes[node].id, node, attempt, item.payload.as_ref().map(|p| &p.0), &context)
+            (Work::Run(at), Some(node)) if item.lease_epoch > 1 => {
+                let error = "the process running this attempt stopped before finishing it".to_owned();
+                (Event::Lost { node, attempt: at.number() }, Detail { error: Some(error), ..Default::default() })
             }
-            (WorkKind::OnFailure, _) => return self.start_failure_handler(item, &plan).await,
-            (WorkKind::Alert, _) => return self.raise_alerts(item, &plan).await,
-            (WorkKind::CancelChildren, _) => {
-                self.cancel_children(item.instance_id).await?;
-                self.consume(item.instance_id, &fence).await?;
-                return Ok(());
+            (Work::Run(at), Some(node)) => {
+                self.execute(&plan, item.instance_id, context, node, at.number(), &fence).await
             }
-            (
-                WorkKind::Run | WorkKind::Resume | WorkKind::Retry | WorkKind::NodeTimeout | WorkKind::ChildDone,
-                None,
-            )
-            | (WorkKind::Task | WorkKind::Unknown, _) => {
-                // From a newer version of Trellis, for a node no longer in the plan, or a task
-                // (claimed by workers, never here):
-                // consume it without touching the instance.
-                tracing::warn!(kind = %item.kind, "dropping a work item this process does not understand");
-                self.consume(item.instance_id, &fence).await?;
-                return Ok(());
+            (Work::Resume(at), Some(node)) => (
+                Event::Succeeded { node, attempt: at.number(), outcome: None },
+                output(json!({"resumed_at": Utc::now()})),
+            ),
+            (Work::Retry(at), Some(node)) => (Event::RetryDue { node, attempt: at.number() }, Detail::default()),
+            (Work::NodeTimeout(at), Some(node)) => {
+                let ms = plan.nodes[node].timeout_ms.unwrap_or_default();
+                let detail = Detail { error: Some(format!("timed out after {ms} ms")), ..Default::default() };
+                (Event::Failed { node, attempt: at.number(), retryable: true, timed_out: true }, detail)
+            }
+            (Work::ChildDone { attempt, end }, Some(node)) => {
+                self.child_done(&plan.nodes[node].id, node, attempt.number(), end, &context)
+            }
+            (Work::Run(_) | Work::Resume(_) | Work::Retry(_) | Work::NodeTimeout(_) | Work::ChildDone { .. }, None)
+            | (Work::Task { .. }, _) => {
+                // For a node its version's plan does not have, or a task (claimed by workers,
+                // never here): consumed without touching the instance.
+                tracing::warn!(work = %item.id, kind = %work.kind(), "dropping a work item no node of its plan can take");
+                return self.consume(item.instance_id, &fence).await;
             }
         };
         // The attempts this result dispatches that only compute run now and are committed
@@ -355,18 +355,7 @@ fn unavailable(e: Unavailable) -> NodeResult {
 
 /// Whether a node type evaluates expressions over the instance (and so needs its state).
 pub(super) fn reads_context(kind: NodeKind) -> bool {
-    match kind {
-        // `fail`: its message is a template.
-        NodeKind::Http
-        | NodeKind::Transform
-        | NodeKind::Branch
-        | NodeKind::Task
-        | NodeKind::Fail
-        | NodeKind::Script => true,
-        // Its input expression; and the parent's input, the default. A map: its `items`.
-        NodeKind::Subworkflow | NodeKind::Map => true,
-        NodeKind::Noop | NodeKind::Delay | NodeKind::WaitSignal => false,
-    }
+    kind.spec().reads_context
 }
 
 /// What expressions see: `input`, and each node's `output` and `status`.

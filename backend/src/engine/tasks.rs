@@ -9,7 +9,7 @@ use super::results::{outcome, sanitized};
 use super::Engine;
 use super::EngineError;
 use crate::secrets::{Opened, Redactor, Unavailable};
-use crate::store::{Fence, TransitionOutcome, WorkItem, WorkKind};
+use crate::store::{Fence, NodeAttempt, TransitionOutcome, Work};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::sync::Arc;
@@ -39,15 +39,24 @@ impl Engine {
             let now = Utc::now();
             let woken = self.task_wake.notified();
             if let Some(item) = self.store.claim_task(queue, &token, now, now + self.lease()).await? {
-                return Ok(Some(TaskLease {
-                    id: item.id,
-                    lease_token: token,
-                    lease_expires_at: item.lease_expires_at.unwrap_or(now),
-                    instance_id: item.instance_id,
-                    node: item.node_id.unwrap_or_default(),
-                    attempt: item.attempt.unwrap_or(0),
-                    input: item.payload.map(|p| p.0).unwrap_or(Value::Null),
-                }));
+                match item.work {
+                    Ok(Work::Task { attempt, input, .. }) => {
+                        return Ok(Some(TaskLease {
+                            id: item.id,
+                            lease_token: token,
+                            lease_expires_at: item.lease_expires_at.unwrap_or(now),
+                            instance_id: item.instance_id,
+                            node: attempt.node,
+                            attempt: attempt.attempt,
+                            input,
+                        }))
+                    }
+                    // Left to its lease (a newer process may read it); the next one is tried.
+                    other => {
+                        tracing::error!(work = %item.id, instance = %item.instance_id, read = ?other, "a queued task does not read as one");
+                        continue;
+                    }
+                }
             }
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
@@ -59,7 +68,7 @@ impl Engine {
     }
 
     pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
-        let (fence, _) = self.task_fence(id, token).await?;
+        let (fence, ..) = self.task_fence(id, token).await?;
         let until = Utc::now() + self.lease();
         if self.store.extend_lease(&fence, until).await? {
             Ok(until)
@@ -90,18 +99,17 @@ impl Engine {
     /// `[secret:NAME]`, never the value) and echo it in an error, which would otherwise reach
     /// the node's row, the instance's error, failure groups, exports and alert bodies.
     async fn finish_task(self: &Arc<Self>, id: Uuid, token: &str, result: NodeResult) -> Result<(), EngineError> {
-        let (fence, item) = self.task_fence(id, token).await?;
-        let snapshot = self.snapshot(item.instance_id).await?;
+        let (fence, instance, at) = self.task_fence(id, token).await?;
+        let snapshot = self.snapshot(instance).await?;
         let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        let node = item.node_id.as_deref().and_then(|n| plan.index_of(n)).ok_or_else(stale_lease)?;
+        let node = plan.index_of(&at.node).ok_or_else(stale_lease)?;
         let spec = &plan.nodes[node];
         let result = sanitized(result, &self.redactor_of(&spec.secrets).await?);
         if let NodeResult::Done { output, .. } = &result {
             self.refuse_oversized(&snapshot, &spec.id, output)?;
         }
-        let attempt = item.attempt.unwrap_or(0).max(0) as u32;
-        let (event, detail) = outcome(result, node, attempt, &spec.id);
-        match self.commit(&plan, item.instance_id, Some(&fence), event, detail).await? {
+        let (event, detail) = outcome(result, node, at.number(), &spec.id);
+        match self.commit(&plan, instance, Some(&fence), event, detail).await? {
             TransitionOutcome::Fenced => Err(stale_lease()),
             _ => Ok(()),
         }
@@ -122,12 +130,14 @@ impl Engine {
         Ok(opened.redactor())
     }
 
-    /// The task's work item and the fence its live lease gives `token`.
-    async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, WorkItem), EngineError> {
-        let item = self.store.work_item(id).await?.filter(|w| w.kind == WorkKind::Task).ok_or_else(stale_lease)?;
+    /// The fence the task's live lease gives `token`, its instance and its attempt.
+    async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, Uuid, NodeAttempt), EngineError> {
+        let item = self.store.work_item(id).await?.ok_or_else(stale_lease)?;
         let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
-        match item.fence() {
-            Some(fence) if fence.owner == token && live => Ok((fence, item)),
+        match (item.fence(), item.work) {
+            (Some(fence), Ok(Work::Task { attempt, .. })) if fence.owner == token && live => {
+                Ok((fence, item.instance_id, attempt))
+            }
             _ => Err(stale_lease()),
         }
     }

@@ -284,20 +284,8 @@ impl Tracer<'_> {
             return Some(WaitKind::Backoff);
         }
         if matches!(step.event, Event::Suspended { node, .. } if *node == step.index) {
-            return Some(match self.plan.nodes[step.index].kind {
-                NodeKind::Delay => WaitKind::Timer,
-                NodeKind::Task => WaitKind::Task,
-                NodeKind::WaitSignal => WaitKind::Signal,
-                NodeKind::Subworkflow => WaitKind::Child,
-                // Only the four above suspend; the rest never reach here.
-                NodeKind::Noop
-                | NodeKind::Http
-                | NodeKind::Transform
-                | NodeKind::Branch
-                | NodeKind::Fail
-                | NodeKind::Script
-                | NodeKind::Map => WaitKind::Signal,
-            });
+            // Only kinds that wait suspend; a signal stands for any other (there is none).
+            return Some(self.plan.nodes[step.index].kind.spec().waits.unwrap_or(WaitKind::Signal));
         }
         (new == NodeStatus::Ready && old != NodeStatus::Ready).then_some(WaitKind::Slot)
     }

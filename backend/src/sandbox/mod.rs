@@ -24,6 +24,7 @@ mod pool;
 mod process;
 pub mod protocol;
 pub mod script;
+mod settings;
 pub mod worker;
 
 pub use lanes::{waiting_at_most, Lane};

@@ -3,8 +3,8 @@
 //! of history entries) while the outcome is what applying the steps one after another would
 //! have written. The SQL half is `transition_sql.rs`.
 
-use super::engine_records::{Fence, InstanceUpdate, NewEvent, NewWork, NodeRow, Snapshot, TransitionOutcome, Writes};
-use super::WorkKind;
+use super::engine_records::{InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes};
+use super::work_records::{Fence, NewWork, Work};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -31,7 +31,7 @@ pub struct Ahead {
 
 impl Ahead {
     fn is_run(&self, w: &NewWork) -> bool {
-        w.kind == WorkKind::Run && w.node_id.as_deref() == Some(self.node.as_str()) && w.attempt == Some(self.attempt)
+        w.work.runs(&self.node, self.attempt)
     }
 }
 
@@ -66,10 +66,8 @@ impl BatchWrites {
     pub fn add(&mut self, instance: Uuid, workflow: Uuid, writes: &Writes) -> usize {
         for (node, attempt) in &writes.ended_attempts {
             self.work.retain(|(i, _, w)| {
-                !(*i == instance
-                    && w.node_id.as_deref() == Some(node.as_str())
-                    && w.attempt == Some(*attempt)
-                    && w.kind != WorkKind::Retry)
+                let of_attempt = w.work.attempt().is_some_and(|at| at.node == *node && at.attempt == *attempt);
+                !(*i == instance && of_attempt && !matches!(w.work, Work::Retry(_)))
             });
             self.ended.push((instance, node.clone(), *attempt));
         }

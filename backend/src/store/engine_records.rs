@@ -1,7 +1,9 @@
-//! Rows and write sets of the engine's tables: instances, their nodes, the work queue. Their
-//! JSON columns are read leniently (`lenient.rs`): one unreadable row never fails a read.
+//! Rows and write sets of the engine's tables: instances, their nodes, their history (the work
+//! queue's are `work_records.rs`). Their JSON columns are read leniently (`lenient.rs`): one
+//! unreadable row never fails a read.
 
 use super::lenient::{Lenient, LenientOpt};
+use super::work_records::NewWork;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -149,114 +151,6 @@ pub struct StoredEvent {
 pub struct Snapshot {
     pub instance: InstanceRow,
     pub nodes: Vec<NodeRow>,
-}
-
-/// What a row of the `work` table is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkKind {
-    /// Run a node's attempt.
-    Run,
-    /// End a delay node's wait.
-    Resume,
-    /// Start the next attempt once a retry backoff is over.
-    Retry,
-    NodeTimeout,
-    InstanceTimeout,
-    /// An attempt of a `task` node, for an external worker.
-    Task,
-    /// A child instance ended: completes the `subworkflow` node's attempt that started it
-    /// (written on the parent by the transaction that ends the child; the payload says how).
-    ChildDone,
-    /// Cancel the instance's live children that no longer serve a running attempt (written
-    /// when the instance ends, or a `subworkflow` attempt times out or is lost).
-    CancelChildren,
-    /// Start the workflow's `on_failure` handler for the run that just ended badly (written
-    /// by the transaction that ends the instance, so it happens once whatever crashes).
-    OnFailure,
-    /// Record the alerts of the run that just ended badly (written by the transaction that
-    /// ends the instance, like `OnFailure`; see `crate::alerts`).
-    Alert,
-    /// A kind this build does not know (a newer Trellis wrote it): consumed without effect,
-    /// never written.
-    Unknown,
-}
-
-impl WorkKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkKind::Run => "run",
-            WorkKind::Resume => "resume",
-            WorkKind::Retry => "retry",
-            WorkKind::NodeTimeout => "node_timeout",
-            WorkKind::InstanceTimeout => "instance_timeout",
-            WorkKind::Task => "task",
-            WorkKind::ChildDone => "child_done",
-            WorkKind::CancelChildren => "cancel_children",
-            WorkKind::OnFailure => "on_failure",
-            WorkKind::Alert => "alert",
-            WorkKind::Unknown => "unknown",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<WorkKind> {
-        use WorkKind::*;
-        [Run, Resume, Retry, NodeTimeout, InstanceTimeout, Task, ChildDone, CancelChildren, OnFailure, Alert]
-            .into_iter()
-            .find(|k| k.as_str() == name)
-    }
-}
-
-impl std::fmt::Display for WorkKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-trellis_model::sqlx_text!(WorkKind, "work kind", unknown => WorkKind::Unknown);
-
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct WorkItem {
-    pub id: Uuid,
-    pub instance_id: Uuid,
-    pub kind: WorkKind,
-    pub node_id: Option<String>,
-    pub attempt: Option<i32>,
-    pub queue: Option<String>,
-    #[sqlx(try_from = "LenientOpt")]
-    pub payload: Option<Json<Value>>,
-    pub due_at: DateTime<Utc>,
-    pub lease_owner: Option<String>,
-    pub lease_epoch: i64,
-    pub lease_expires_at: Option<DateTime<Utc>>,
-}
-
-impl WorkItem {
-    pub fn fence(&self) -> Option<Fence> {
-        Some(Fence { work_id: self.id, owner: self.lease_owner.clone()?, epoch: self.lease_epoch })
-    }
-}
-
-/// Proof of holding a work item's lease: writes with a stale fence change nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fence {
-    pub work_id: Uuid,
-    pub owner: String,
-    pub epoch: i64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewWork {
-    /// Set when the caller needs to know it (a pre-leased item it will run itself).
-    pub id: Option<Uuid>,
-    pub kind: WorkKind,
-    pub node_id: Option<String>,
-    pub attempt: Option<i32>,
-    pub queue: Option<String>,
-    pub payload: Option<Value>,
-    pub due_at: DateTime<Utc>,
-    /// Inserted already claimed by this owner until then (epoch 1): the process that
-    /// dispatched it runs it at once, without a claim round trip.
-    pub lease: Option<(String, DateTime<Utc>)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

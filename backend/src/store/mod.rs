@@ -38,6 +38,7 @@ mod transition_sql;
 mod trigger_records;
 mod trigger_sql;
 mod view_sql;
+mod work_records;
 mod work_sql;
 
 pub use account_sql::{AccountStore, SessionUser};
@@ -64,6 +65,7 @@ pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
 pub use trigger_sql::TriggerStore;
 pub use view_sql::{ViewRow, ViewStore};
+pub use work_records::*;
 pub use work_sql::WorkQueue;
 
 use crate::config::DatabaseConfig;

@@ -3,8 +3,8 @@
 //! item's `lease_epoch`: the fence a transition checks before consuming the item, so the work
 //! of an expired lease can never be applied twice.
 
-use super::engine_records::{Fence, WorkItem};
 use super::engine_sql::WORK_COLUMNS;
+use super::work_records::{Fence, WorkItem};
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

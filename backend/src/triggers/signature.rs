@@ -1,4 +1,5 @@
-//! Webhook signatures. Standard Webhooks: HMAC-SHA256 over `{id}.{timestamp}.{body}` keyed
+//! Webhook signatures, as triggers check them. Standard Webhooks (secrets and signing in
+//! `crate::standard_webhooks`, which alerts sign with too): HMAC-SHA256 over `{id}.{timestamp}.{body}` keyed
 //! with the base64 part of a `whsec_` secret, sent as `v1,<base64>` (several may be listed,
 //! space-separated), with the timestamp within ±5 minutes. GitHub: HMAC-SHA256 of the body
 //! keyed with the secret's text, sent as `X-Hub-Signature-256: sha256=<hex>`, with the
@@ -14,37 +15,16 @@ use base64::Engine;
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use http::HeaderMap;
-use rand::Rng;
 use sha2::Sha256;
 
-pub const SECRET_PREFIX: &str = "whsec_";
-/// Random bytes in a new secret (the issue asks for at least 24).
-pub const SECRET_BYTES: usize = 32;
+use crate::standard_webhooks::SECRET_PREFIX;
+
 /// How far a `webhook-timestamp` may be from the server's clock.
 pub const TOLERANCE_SECS: i64 = 5 * 60;
 /// The longest delivery id accepted (it is stored and compared).
 pub const MAX_DELIVERY_ID_LEN: usize = 200;
 
 type HmacSha256 = Hmac<Sha256>;
-
-/// A new secret in Standard Webhooks form: `whsec_` and 32 random bytes in base64.
-pub fn new_secret() -> String {
-    let mut bytes = [0u8; SECRET_BYTES];
-    rand::rng().fill_bytes(&mut bytes);
-    format!("{SECRET_PREFIX}{}", STANDARD.encode(bytes))
-}
-
-/// The `webhook-signature` value of an outgoing delivery (alerts): `v1,` and the base64
-/// HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the secret's decoded part, what
-/// [`verify`] checks. A secret not in `whsec_` form is used as the key's text.
-pub fn sign_standard(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> String {
-    let key = secret.strip_prefix(SECRET_PREFIX).and_then(|b64| STANDARD.decode(b64).ok());
-    let mut mac =
-        HmacSha256::new_from_slice(key.as_deref().unwrap_or(secret.as_bytes())).expect("HMAC takes keys of any length");
-    mac.update(format!("{id}.{timestamp}.").as_bytes());
-    mac.update(body);
-    format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()))
-}
 
 /// Checks a delivery against each of `secrets` (the current one and, during a rotation's
 /// grace period, the previous one). Returns the delivery's id for deduplication, or why it
@@ -152,11 +132,8 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::standard_webhooks::{new_secret, sign};
     use http::HeaderValue;
-
-    fn sign(secret: &str, id: &str, ts: i64, body: &[u8]) -> String {
-        sign_standard(secret, id, ts, body)
-    }
 
     fn headers(pairs: &[(&'static str, String)]) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -164,13 +141,6 @@ mod tests {
             h.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         h
-    }
-
-    #[test]
-    fn secrets_are_standard_webhooks_keys_of_32_random_bytes() {
-        let s = new_secret();
-        assert_eq!(STANDARD.decode(s.strip_prefix(SECRET_PREFIX).unwrap()).unwrap().len(), 32);
-        assert_ne!(s, new_secret());
     }
 
     #[test]

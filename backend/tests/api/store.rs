@@ -100,6 +100,39 @@ async fn a_stored_name_this_build_does_not_know_is_a_decode_error_naming_it(app:
     assert!(error.contains("unknown job kind `archive`"), "{error}");
 }
 
+/// A work item of a kind a newer Trellis wrote: reading it names the row's trouble instead of
+/// defaulting, and the engine that claims it leaves it to its lease rather than consuming it.
+async fn a_work_item_this_build_cannot_read_is_an_error_naming_it_and_is_never_consumed(app: TestApp) {
+    let workflow = app.publish(crate::common::gated()).await;
+    let instance = app.start(&workflow, serde_json::json!({})).await;
+    execute(
+        &app.database_url,
+        "INSERT INTO work (id, instance_id, workflow_id, kind, due_at) \
+         SELECT id, id, workflow_id, 'approve', created_at FROM instances",
+    )
+    .await;
+    let store = app.store().await;
+    let id: Uuid = instance.parse().unwrap();
+    let item = store.work_item(id).await.unwrap().expect("the row is there");
+    let unreadable = item.work.unwrap_err();
+    assert_eq!(unreadable.kind, "approve");
+    assert!(unreadable.why.contains("unknown kind `approve`"), "{}", unreadable.why);
+    // The engine claims due work every few milliseconds: give it time to, then find the row kept.
+    let claimed = async {
+        loop {
+            let item = store.work_item(id).await.unwrap().expect("never consumed");
+            if item.lease_epoch > 0 {
+                return item;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), claimed).await.expect("the engine claims it");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(store.work_item(id).await.unwrap().is_some(), "left to its lease, not consumed");
+    assert_eq!(app.instance(&instance).await.summary.status, trellis_model::InstanceStatus::Running);
+}
+
 /// Runs `sql` on the database behind the store, as a writer outside Trellis would.
 async fn execute(database_url: &str, sql: &'static str) {
     if database_url.starts_with("sqlite:") {
@@ -117,5 +150,6 @@ both_backends!(
     draft_saves_compare_and_swap_on_the_revision,
     publish_copies_the_draft_it_was_asked_for_or_reports_it_stale,
     workflow_queries_filter_page_and_escape_patterns,
-    a_stored_name_this_build_does_not_know_is_a_decode_error_naming_it
+    a_stored_name_this_build_does_not_know_is_a_decode_error_naming_it,
+    a_work_item_this_build_cannot_read_is_an_error_naming_it_and_is_never_consumed
 );

@@ -2,29 +2,9 @@
 //! from and written into the node's JSON, and what is wrong with text that cannot be stored.
 
 use serde_json::{Map, Value};
-use trellis_model::config::{NodeKind, HTTP_METHODS};
+use trellis_model::config::NodeKind;
+pub use trellis_model::node_types::FieldInput;
 use trellis_model::{Node, Settings};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldKind {
-    Text,
-    /// A whole number of at least 0.
-    Number,
-    Select(&'static [&'static str]),
-    /// Any JSON value, typed as JSON.
-    Json,
-    /// A minijinja expression, with a preview against sample input.
-    Expression,
-    /// Comma-separated labels.
-    List,
-    /// JavaScript source: a code editor (monospace, Tab indents, line numbers) with a preview
-    /// that runs on the server.
-    Code,
-    /// A workflow's id, picked from the workflow list.
-    Workflow,
-    /// `latest` or a version number (1 or more).
-    Version,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Field {
@@ -34,11 +14,11 @@ pub struct Field {
     /// Where the node the path is relative to sits in the edited node (`config.node.`), or `""`.
     pub prefix: &'static str,
     pub label: &'static str,
-    pub kind: FieldKind,
+    pub kind: FieldInput,
     pub hint: &'static str,
 }
 
-const fn field(path: &'static str, label: &'static str, kind: FieldKind, hint: &'static str) -> Field {
+const fn field(path: &'static str, label: &'static str, kind: FieldInput, hint: &'static str) -> Field {
     Field { path, prefix: "", kind, label, hint }
 }
 
@@ -55,74 +35,14 @@ impl Field {
     }
 }
 
-/// The configuration fields of a node type, in display order.
+/// The configuration fields of a node type, in display order (its row of the node-type table).
 pub fn config_fields(kind: NodeKind) -> Vec<Field> {
-    use FieldKind::*;
-    match kind {
-        NodeKind::Noop | NodeKind::WaitSignal => vec![],
-        NodeKind::Delay => vec![
-            field("config.duration_ms", "Duration (ms)", Number, "How long to wait."),
-            field("config.until", "Until", Text, "Or an RFC 3339 time, e.g. 2026-01-31T09:00:00Z."),
-        ],
-        NodeKind::Http => vec![
-            field("config.method", "Method", Select(&HTTP_METHODS), ""),
-            field("config.url", "URL", Text, "May use {{ input.x }} and {{ secret.NAME }} templates."),
-            field(
-                "config.headers",
-                "Headers (JSON object)",
-                Json,
-                "e.g. {\"authorization\": \"Bearer {{ secret.API_TOKEN }}\"}",
-            ),
-            field("config.body", "Body (JSON)", Json, "Strings inside may use templates."),
-        ],
-        NodeKind::Transform => {
-            vec![field("config.expression", "Expression", Expression, "e.g. {'total': input.a + input.b}")]
-        }
-        NodeKind::Branch => vec![
-            field("config.condition", "Condition", Expression, "true/false, or an outcome label."),
-            field("config.outcomes", "Outcomes", List, "Comma-separated labels; default true, false."),
-        ],
-        NodeKind::Fail => vec![
-            field("config.message", "Message", Text, ""),
-            field("config.fail_attempts", "Fail the first N attempts", Number, "Empty: always fail."),
-        ],
-        NodeKind::Task => vec![
-            field("config.queue", "Queue", Text, "Workers poll this queue."),
-            field("config.input", "Task input (JSON)", Json, "Strings inside may use templates."),
-        ],
-        NodeKind::Script => vec![
-            field(
-                "config.source",
-                "Script (JavaScript function body)",
-                Code,
-                "Sees input, nodes.<id>.output and instance; return the output. Tab indents (Esc, Tab leaves).",
-            ),
-            field("config.memory_mb", "Memory limit (MiB)", Number, "Empty: 64."),
-            field("config.timeout_ms", "Time limit (ms)", Number, "Empty: 1000."),
-        ],
-        NodeKind::Subworkflow => vec![
-            field("config.workflow", "Workflow", Workflow, "Runs as a child instance; its output is this node's."),
-            field("config.version", "Version", Version, "latest (when the node runs) or a number; empty: latest."),
-            field("config.input", "Child input", Expression, "Empty: this instance's input."),
-        ],
-        // What runs per item (the inner node's own fields, or a workflow) comes between the items
-        // and these: see `map_form`.
-        NodeKind::Map => vec![
-            field("config.items", "Items", Expression, "A list, e.g. input.orders; each runs with item and index."),
-            field("config.max_parallel", "Max parallel items", Number, "Empty: 10."),
-            field(
-                "config.on_item_failure",
-                "When an item fails",
-                Select(&ON_ITEM_FAILURE),
-                "fail: the map fails; continue: its result is null.",
-            ),
-        ],
-    }
+    kind.spec().fields.iter().map(|f| field(f.path, f.label, f.input, f.hint)).collect()
 }
 
 /// Fields every node has besides its id.
 pub fn common_fields() -> Vec<Field> {
-    use FieldKind::*;
+    use FieldInput::*;
     vec![
         field("name", "Name", Text, "Shown on the canvas."),
         field("timeout_ms", "Timeout (ms)", Number, "Empty: no timeout."),
@@ -133,11 +53,10 @@ pub fn common_fields() -> Vec<Field> {
 }
 
 pub const ON_LIMIT: [&str; 2] = ["queue", "reject"];
-pub const ON_ITEM_FAILURE: [&str; 2] = ["fail", "continue"];
 
 /// The workflow settings form; paths are relative to `settings`.
 pub fn settings_fields() -> Vec<Field> {
-    use FieldKind::*;
+    use FieldInput::*;
     vec![
         field("max_concurrent_instances", "Max concurrent instances", Number, "Empty: no limit."),
         field("on_limit", "At the limit", Select(&ON_LIMIT), "Of either limit: queue new starts, or reject them."),
@@ -181,26 +100,26 @@ pub fn read(value: &Value, path: &str) -> String {
 }
 
 /// Parses a field's text: `Ok(None)` clears the field.
-pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
+pub fn parse(kind: FieldInput, text: &str) -> Result<Option<Value>, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Ok(None);
     }
     match kind {
-        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) | FieldKind::Code | FieldKind::Workflow => {
+        FieldInput::Text | FieldInput::Expression | FieldInput::Select(_) | FieldInput::Code | FieldInput::Workflow => {
             Ok(Some(Value::String(text.to_owned())))
         }
-        FieldKind::Version if trimmed == "latest" => Ok(Some(Value::String("latest".to_owned()))),
-        FieldKind::Version => match trimmed.parse::<u64>() {
+        FieldInput::Version if trimmed == "latest" => Ok(Some(Value::String("latest".to_owned()))),
+        FieldInput::Version => match trimmed.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(Some(Value::from(n))),
             _ => Err("Enter latest or a version number (1 or more).".to_owned()),
         },
-        FieldKind::Number => trimmed
+        FieldInput::Number => trimmed
             .parse::<u64>()
             .map(|n| Some(Value::from(n)))
             .map_err(|_| "Enter a whole number, 0 or more.".to_owned()),
-        FieldKind::Json => serde_json::from_str(trimmed).map(Some).map_err(|e| format!("Not valid JSON: {e}")),
-        FieldKind::List => {
+        FieldInput::Json => serde_json::from_str(trimmed).map(Some).map_err(|e| format!("Not valid JSON: {e}")),
+        FieldInput::List => {
             Ok(Some(Value::Array(trimmed.split(',').map(|s| Value::String(s.trim().to_owned())).collect())))
         }
     }
@@ -288,7 +207,7 @@ mod tests {
     fn every_type_has_its_form() {
         assert!(config_fields(NodeKind::Noop).is_empty());
         assert_eq!(config_fields(NodeKind::Http).len(), 4);
-        assert_eq!(config_fields(NodeKind::Transform)[0].kind, FieldKind::Expression);
+        assert_eq!(config_fields(NodeKind::Transform)[0].kind, FieldInput::Expression);
         for kind in NodeKind::ALL {
             for f in config_fields(kind) {
                 assert!(f.path.starts_with("config."));
@@ -308,17 +227,17 @@ mod tests {
 
     #[test]
     fn text_parses_per_kind_and_empty_clears() {
-        assert_eq!(parse(FieldKind::Number, " 42 "), Ok(Some(json!(42))));
-        assert!(parse(FieldKind::Number, "-1").is_err());
-        assert!(parse(FieldKind::Number, "1.5").is_err());
-        assert_eq!(parse(FieldKind::Number, "  "), Ok(None));
-        assert_eq!(parse(FieldKind::Json, r#"{"a":1}"#), Ok(Some(json!({"a": 1}))));
-        assert!(parse(FieldKind::Json, "{a").unwrap_err().starts_with("Not valid JSON"));
-        assert_eq!(parse(FieldKind::List, "yes, no"), Ok(Some(json!(["yes", "no"]))));
-        assert_eq!(parse(FieldKind::Version, "latest"), Ok(Some(json!("latest"))));
-        assert_eq!(parse(FieldKind::Version, " 3 "), Ok(Some(json!(3))));
-        assert!(parse(FieldKind::Version, "0").is_err());
-        assert!(parse(FieldKind::Version, "newest").is_err());
+        assert_eq!(parse(FieldInput::Number, " 42 "), Ok(Some(json!(42))));
+        assert!(parse(FieldInput::Number, "-1").is_err());
+        assert!(parse(FieldInput::Number, "1.5").is_err());
+        assert_eq!(parse(FieldInput::Number, "  "), Ok(None));
+        assert_eq!(parse(FieldInput::Json, r#"{"a":1}"#), Ok(Some(json!({"a": 1}))));
+        assert!(parse(FieldInput::Json, "{a").unwrap_err().starts_with("Not valid JSON"));
+        assert_eq!(parse(FieldInput::List, "yes, no"), Ok(Some(json!(["yes", "no"]))));
+        assert_eq!(parse(FieldInput::Version, "latest"), Ok(Some(json!("latest"))));
+        assert_eq!(parse(FieldInput::Version, " 3 "), Ok(Some(json!(3))));
+        assert!(parse(FieldInput::Version, "0").is_err());
+        assert!(parse(FieldInput::Version, "newest").is_err());
     }
 
     #[test]

@@ -52,20 +52,7 @@ impl Scene {
 
 /// A short symbol for each node type, for the palette and the node boxes.
 pub fn icon(kind: &str) -> &'static str {
-    match NodeKind::parse(kind) {
-        Some(NodeKind::Noop) => "○",
-        Some(NodeKind::Delay) => "◷",
-        Some(NodeKind::Http) => "⇄",
-        Some(NodeKind::Transform) => "ƒ",
-        Some(NodeKind::Branch) => "◇",
-        Some(NodeKind::Fail) => "✕",
-        Some(NodeKind::WaitSignal) => "⚑",
-        Some(NodeKind::Task) => "⚙",
-        Some(NodeKind::Script) => "{}",
-        Some(NodeKind::Subworkflow) => "↪",
-        Some(NodeKind::Map) => "⊞",
-        None => "?",
-    }
+    NodeKind::parse(kind).map_or("?", |k| k.spec().icon)
 }
 
 fn classes(parts: &[(&str, bool)]) -> String {

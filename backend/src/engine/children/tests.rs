@@ -4,7 +4,7 @@
 use super::*;
 use crate::engine::effects::decide;
 use crate::engine::plan::Plan;
-use crate::store::{InstanceRow, NodeRow, Snapshot, WorkKind};
+use crate::store::{InstanceRow, NodeAttempt, NodeRow, Snapshot, Work};
 use chrono::Utc;
 use serde_json::json;
 use sqlx::types::Json;
@@ -41,8 +41,9 @@ fn a_child_that_ends_wakes_the_parents_attempt_in_the_same_writes() {
     let writes = decide(&plan("noop"), &child, event, &failed, Utc::now(), 0.0);
     let (to, wake) = writes.wake.expect("the parent is woken");
     assert_eq!(to, parent);
-    assert_eq!((wake.kind, wake.node_id.as_deref(), wake.attempt), (WorkKind::ChildDone, Some("call"), Some(2)));
-    let (event, detail) = child_outcome(4, 2, wake.payload.as_ref());
+    let Work::ChildDone { attempt, end } = wake.work else { panic!("{:?}", wake.work) };
+    assert_eq!(attempt, NodeAttempt::new("call", 2));
+    let (event, detail) = child_outcome(4, 2, &end);
     assert_eq!(event, Event::Failed { node: 4, attempt: 2, retryable: true, timed_out: false });
     let error = detail.error.unwrap();
     assert_eq!(error, format!("child instance {} failed: node `n` failed: boom", child.instance.id));
@@ -55,7 +56,8 @@ fn a_succeeded_child_hands_its_output_and_a_top_level_instance_wakes_nobody() {
     let output = Detail { output: Some(json!({"x": 1})), ..Default::default() };
     let writes = decide(&plan("noop"), &running(Some(parent)), ok.clone(), &output, Utc::now(), 0.0);
     let (_, wake) = writes.wake.unwrap();
-    let (event, detail) = child_outcome(0, 2, wake.payload.as_ref());
+    let Work::ChildDone { end, .. } = wake.work else { panic!("{:?}", wake.work) };
+    let (event, detail) = child_outcome(0, 2, &end);
     assert_eq!(event, Event::Succeeded { node: 0, attempt: 2, outcome: None });
     assert_eq!(detail.output, Some(json!({"n": {"x": 1}})));
     assert!(decide(&plan("noop"), &running(None), ok, &output, Utc::now(), 0.0).wake.is_none());
@@ -65,7 +67,7 @@ fn a_succeeded_child_hands_its_output_and_a_top_level_instance_wakes_nobody() {
 fn ending_badly_or_losing_a_subworkflow_attempt_cancels_children_but_succeeding_does_not() {
     let cancels = |kind: &str, event: Event| {
         let writes = decide(&plan(kind), &running(None), event, &Detail::default(), Utc::now(), 0.0);
-        writes.new_work.iter().any(|w| w.kind == WorkKind::CancelChildren)
+        writes.new_work.iter().any(|w| w.work == Work::CancelChildren)
     };
     assert!(cancels("subworkflow", Event::Cancel));
     assert!(cancels("subworkflow", Event::Lost { node: 0, attempt: 1 }));
@@ -99,7 +101,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
         super::super::EngineConfig {
             workers: 4,
             lease_ms: 30_000,
-            http_allow: super::super::nodes::http::OutboundPolicy::parse("").unwrap(),
+            http_allow: crate::http_client::OutboundPolicy::parse("").unwrap(),
             max_input_bytes: 1 << 20,
             output_caps: super::super::outputs::OutputCaps { node_bytes: 1 << 20, instance_bytes: 1 << 22 },
             commit_lanes: 1,
@@ -107,7 +109,9 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
             public_url: None,
         },
         // No node here evaluates an expression: the sandbox never starts a worker.
-        crate::sandbox::Sandbox::new(crate::config::ServeConfig::local().sandbox().unwrap()),
+        crate::sandbox::Sandbox::new(
+            crate::sandbox::SandboxSettings::from_config(&crate::config::ServeConfig::local()).unwrap(),
+        ),
         crate::secrets::Vault::open(store.clone(), &config).await.unwrap(),
     );
     // The start runs the node's first attempt at once, in this process: it starts the child.

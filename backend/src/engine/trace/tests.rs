@@ -5,7 +5,7 @@
 use super::*;
 use crate::engine::effects::{decide, Detail};
 use crate::engine::machine::{retry_set, RetryFrom};
-use crate::store::{NewWork, Snapshot, WorkKind, Writes};
+use crate::store::{NewWork, NodeAttempt, Snapshot, Work, Writes};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 use trellis_model::config::NodeKind;
@@ -58,7 +58,8 @@ impl Sim {
         }
         for (node, attempt) in &w.ended_attempts {
             self.work.retain(|x| {
-                !(x.node_id.as_ref() == Some(node) && x.attempt == Some(*attempt) && x.kind != WorkKind::Retry)
+                let of_attempt = x.work.attempt().is_some_and(|at| at.node == *node && at.attempt == *attempt);
+                !of_attempt || matches!(x.work, Work::Retry(_))
             });
         }
         if w.clear_work {
@@ -110,18 +111,15 @@ impl Sim {
             return self.step(Event::Succeeded { node, attempt, outcome: None }, Detail::default());
         }
         let item = self.work.remove(usize::from(choice) % self.work.len());
-        let node = item.node_id.as_deref().and_then(|id| self.plan.index_of(id)).unwrap_or(0);
-        let attempt = item.attempt.unwrap_or(0) as u32;
+        let Some(at) = item.work.attempt() else { return };
+        let node = self.plan.index_of(&at.node).unwrap_or(0);
+        let attempt = at.number();
         let failure = Detail { error: Some("boom".into()), ..Detail::default() };
-        let (event, detail) = match item.kind {
-            WorkKind::Run => match self.plan.nodes[node].kind {
+        let (event, detail) = match item.work {
+            Work::Run(_) => match self.plan.nodes[node].kind {
                 NodeKind::Delay => {
-                    let resume = crate::engine::effects::work(
-                        WorkKind::Resume,
-                        Some(&self.plan.nodes[node].id),
-                        Some(attempt),
-                        self.now,
-                    );
+                    let at = NodeAttempt::new(&self.plan.nodes[node].id, attempt);
+                    let resume = NewWork::due(Work::Resume(at), self.now);
                     (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
                 }
                 NodeKind::WaitSignal | NodeKind::Subworkflow => (Event::Suspended { node, attempt }, Detail::default()),
@@ -138,16 +136,15 @@ impl Sim {
                     _ => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
                 },
             },
-            WorkKind::Resume => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
-            WorkKind::Retry => (Event::RetryDue { node, attempt }, Detail::default()),
-            WorkKind::NodeTimeout
-            | WorkKind::InstanceTimeout
-            | WorkKind::Task
-            | WorkKind::ChildDone
-            | WorkKind::CancelChildren
-            | WorkKind::OnFailure
-            | WorkKind::Alert
-            | WorkKind::Unknown => return,
+            Work::Resume(_) => (Event::Succeeded { node, attempt, outcome: None }, Detail::default()),
+            Work::Retry(_) => (Event::RetryDue { node, attempt }, Detail::default()),
+            Work::NodeTimeout(_)
+            | Work::InstanceTimeout
+            | Work::Task { .. }
+            | Work::ChildDone { .. }
+            | Work::CancelChildren
+            | Work::OnFailure(_)
+            | Work::Alert(_) => return,
         };
         self.step(event, detail);
     }

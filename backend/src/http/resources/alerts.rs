@@ -8,11 +8,11 @@ use super::api_keys::bad_field;
 use crate::alerts::send::{message_id, post};
 use crate::alerts::test_body;
 use crate::auth::Principal;
-use crate::engine::nodes::http::guarded_client;
 use crate::http::middleware::authed::{AsEditor, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{ApiJson, ApiPath};
 use crate::http::AppState;
+use crate::http_client::guarded_client;
 use crate::store::{AlertAttemptRow, AlertRuleRow, NewDelivery};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -91,7 +91,7 @@ async fn create(
         event: body.when.as_str().to_owned(),
         workflow_id: workflow,
         url: body.url.trim().to_owned(),
-        secret: crate::triggers::signature::new_secret(),
+        secret: crate::standard_webhooks::new_secret(),
         threshold: body.threshold,
         for_ms: body.for_ms,
         dedupe_ms: body.dedupe_ms,
@@ -249,7 +249,7 @@ async fn send_test(
     let client = guarded_client(Arc::new(policy.clone()));
     let delivery = Uuid::now_v7();
     let body = test_body((&rule.id, &rule.name)).to_string();
-    let timeout = state.serve.alert_settings().timeout;
+    let timeout = crate::alerts::AlertSettings::from_config(&state.serve).timeout;
     let posted = post(&client, &policy, (&rule.url, &rule.secret), &message_id(delivery), &body, timeout).await;
     let at = Utc::now();
     let attempt = AlertAttemptRow {

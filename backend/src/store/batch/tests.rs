@@ -1,6 +1,11 @@
 use super::*;
-use crate::engine::effects::work;
+use crate::store::{NodeAttempt, WorkKind};
 use chrono::Utc;
+
+/// A `kind` item for attempt 1 of `node`, due now.
+fn item(kind: fn(NodeAttempt) -> Work, node: &str) -> NewWork {
+    NewWork::due(kind(NodeAttempt::new(node, 1)), Utc::now())
+}
 
 fn ids() -> (Uuid, Uuid) {
     (Uuid::now_v7(), Uuid::now_v7())
@@ -11,14 +16,15 @@ fn an_ended_attempt_drops_the_work_an_earlier_step_added_for_it_but_not_its_retr
     let (instance, workflow) = ids();
     let mut batch = BatchWrites::default();
     let mut first = Writes::default();
-    first.new_work.push(work(WorkKind::NodeTimeout, Some("a"), Some(1), Utc::now()));
-    first.new_work.push(work(WorkKind::Retry, Some("a"), Some(1), Utc::now()));
-    first.new_work.push(work(WorkKind::Run, Some("b"), Some(1), Utc::now()));
+    first.new_work.push(item(Work::NodeTimeout, "a"));
+    first.new_work.push(item(Work::Retry, "a"));
+    first.new_work.push(item(Work::Run, "b"));
     batch.add(instance, workflow, &first);
     let ended = Writes { ended_attempts: vec![("a".into(), 1)], ..Writes::default() };
     batch.add(instance, workflow, &ended);
-    let kinds: Vec<_> = batch.work.iter().map(|(_, _, w)| (w.kind, w.node_id.clone())).collect();
-    assert_eq!(kinds, vec![(WorkKind::Retry, Some("a".into())), (WorkKind::Run, Some("b".into()))]);
+    let kinds: Vec<_> =
+        batch.work.iter().map(|(_, _, w)| (w.work.kind(), w.work.attempt().map(|at| at.node.as_str()))).collect();
+    assert_eq!(kinds, vec![(WorkKind::Retry, Some("a")), (WorkKind::Run, Some("b"))]);
     assert_eq!(batch.ended, vec![(instance, "a".to_owned(), 1)]);
 }
 
@@ -27,15 +33,12 @@ fn clearing_an_instance_drops_only_its_own_earlier_work_and_keeps_later_work() {
     let (instance, workflow) = ids();
     let other = Uuid::now_v7();
     let mut batch = BatchWrites::default();
-    let adds = |node: &str| Writes {
-        new_work: vec![work(WorkKind::Run, Some(node), Some(1), Utc::now())],
-        ..Writes::default()
-    };
+    let adds = |node: &str| Writes { new_work: vec![item(Work::Run, node)], ..Writes::default() };
     batch.add(instance, workflow, &adds("a"));
     batch.add(other, workflow, &adds("x"));
     batch.add(instance, workflow, &Writes { clear_work: true, ..Writes::default() });
     batch.add(instance, workflow, &adds("c"));
-    let left: Vec<_> = batch.work.iter().map(|(i, _, w)| (*i, w.node_id.clone().unwrap())).collect();
+    let left: Vec<_> = batch.work.iter().map(|(i, _, w)| (*i, w.work.attempt().unwrap().node.clone())).collect();
     assert_eq!(left, vec![(other, "x".to_owned()), (instance, "c".to_owned())]);
 }
 
@@ -106,7 +109,7 @@ fn decide_ahead(rev: i64, seen_rev: i64, dispatch: bool) -> Decided {
         match i {
             0 => Writes {
                 nodes: vec![row("a", 0, trellis_model::NodeStatus::Succeeded)],
-                new_work: if dispatch { vec![work(WorkKind::Run, Some("b"), Some(1), Utc::now())] } else { vec![] },
+                new_work: if dispatch { vec![item(Work::Run, "b")] } else { vec![] },
                 ..Writes::default()
             },
             _ => Writes { nodes: vec![row("b", 1, trellis_model::NodeStatus::Succeeded)], ..Writes::default() },
@@ -117,7 +120,7 @@ fn decide_ahead(rev: i64, seen_rev: i64, dispatch: bool) -> Decided {
 }
 
 fn runs_of_b(writes: &[NewWork]) -> usize {
-    writes.iter().filter(|w| w.kind == WorkKind::Run && w.node_id.as_deref() == Some("b")).count()
+    writes.iter().filter(|w| w.work.runs("b", 1)).count()
 }
 
 #[test]
@@ -161,7 +164,7 @@ fn an_attempt_run_ahead_is_dropped_when_another_step_of_its_instance_applied_bef
             ..Writes::default()
         };
         if i == 1 {
-            writes.new_work.push(work(WorkKind::Run, Some("b"), Some(1), Utc::now()));
+            writes.new_work.push(item(Work::Run, "b"));
         }
         writes
     };
@@ -178,7 +181,7 @@ fn work_a_later_step_clears_is_not_launched_by_the_step_that_dispatched_it() {
     let steps = [Step { instance: id, fence: None, ahead: None }, Step { instance: id, fence: None, ahead: None }];
     let decide = |i: usize, _: &Snapshot| match i {
         0 => {
-            let mut leased = work(WorkKind::Run, Some("b"), Some(1), Utc::now());
+            let mut leased = item(Work::Run, "b");
             (leased.id, leased.lease) = (Some(Uuid::now_v7()), Some(("me".into(), Utc::now())));
             Writes { new_work: vec![leased], ..Writes::default() }
         }

@@ -9,10 +9,11 @@ use crate::store::admission_sql::{
 use crate::store::backend::Backend;
 use crate::store::engine_records::{
     AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
-    TransitionOutcome, WorkKind, Writes,
+    TransitionOutcome, Writes,
 };
 use crate::store::engine_sql::INSERT_NODES;
 use crate::store::phases::PHASES;
+use crate::store::work_records::NewWork;
 use crate::store::{AdmitDecide, Result, RetryDecide, StoreError};
 use chrono::SubsecRound;
 use const_format::concatcp;
@@ -157,7 +158,7 @@ impl Store {
     /// attempts wait for a claim may wait behind a backlog of thousands, which it would only
     /// crowd out of memory: it is read when claimed.
     pub(super) fn remember_start(&self, new: &NewInstance, outcome: &StartOutcome, appended: usize) {
-        let runs_at_once = new.on_admit.new_work.iter().all(|w| w.kind != WorkKind::Run || w.lease.is_some());
+        let runs_at_once = !new.on_admit.new_work.iter().any(NewWork::is_unleased_run);
         if !runs_at_once {
             return;
         }

@@ -5,7 +5,7 @@ use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{BatchWrites, Step, StepDecide};
 use crate::store::engine_records::{
-    AdmissionLimits, ChildRow, EngineGauges, Fence, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
+    AdmissionLimits, ChildRow, EngineGauges, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
     Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
 };
 use crate::store::engine_sql::{
@@ -14,6 +14,7 @@ use crate::store::engine_sql::{
 };
 use crate::store::phases::PHASES;
 use crate::store::transition_sql::BUMP_REV;
+use crate::store::work_records::Fence;
 use crate::store::InstanceQuery;
 use crate::store::{AdmitDecide, Decide, Result, RetryDecide};
 use const_format::concatcp;

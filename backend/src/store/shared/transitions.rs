@@ -4,9 +4,7 @@ use super::sink::Sink;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{by_instance, BatchWrites, Decided, Step, StepDecide};
-use crate::store::engine_records::{
-    Fence, InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome,
-};
+use crate::store::engine_records::{InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome};
 use crate::store::engine_sql::{EVENTS_PER_INSERT, INSERT_NODES};
 use crate::store::phases::{Lap, Phase, PHASES};
 use crate::store::transition_sql::ROWS_PER_INSERT;
@@ -15,6 +13,7 @@ use crate::store::transition_sql::{
     INSERT_WORK, INSTANCES_OF, LAST_SEQS, RESTART_INSTANCE, SET_FAILED_NODE, SNAPSHOT_NODES_JOIN, SNAPSHOT_NODES_OF,
     UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPDATE_INSTANCE_ROWS_TAIL, UPSERT_NODES_TAIL,
 };
+use crate::store::work_records::Fence;
 use crate::store::Result;
 use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
@@ -198,13 +197,14 @@ impl Store {
             let sql = sink.open();
             sql.push(INSERT_WORK);
             sql.push_values(chunk, |mut v, (instance, workflow, w)| {
+                let columns = w.work.columns();
                 v.push_bind(w.id.unwrap_or_else(Uuid::now_v7))
                     .push_bind(*instance)
-                    .push_bind(w.kind)
-                    .push_bind(&w.node_id)
-                    .push_bind(w.attempt)
-                    .push_bind(&w.queue)
-                    .push_bind(w.payload.as_ref().map(Json))
+                    .push_bind(columns.kind)
+                    .push_bind(columns.node_id)
+                    .push_bind(columns.attempt)
+                    .push_bind(columns.queue)
+                    .push_bind(columns.payload.map(Json))
                     .push_bind(w.due_at)
                     .push_bind(w.lease.as_ref().map(|l| &l.0))
                     .push_bind(i64::from(w.lease.is_some()))
@@ -218,9 +218,13 @@ impl Store {
         // child's transition.
         for (parent, w) in &batch.wakes {
             let sql = sink.open();
-            sql.push(INSERT_WAKE_HEAD).push_bind(w.id.unwrap_or_else(Uuid::now_v7)).push(", id, ").push_bind(w.kind);
-            sql.push(", ").push_bind(&w.node_id).push(", ").push_bind(w.attempt).push(", NULL, ");
-            sql.push_bind(w.payload.as_ref().map(Json)).push(", ").push_bind(w.due_at);
+            let columns = w.work.columns();
+            sql.push(INSERT_WAKE_HEAD)
+                .push_bind(w.id.unwrap_or_else(Uuid::now_v7))
+                .push(", id, ")
+                .push_bind(columns.kind);
+            sql.push(", ").push_bind(columns.node_id).push(", ").push_bind(columns.attempt).push(", NULL, ");
+            sql.push_bind(columns.payload.map(Json)).push(", ").push_bind(w.due_at);
             sql.push(INSERT_WAKE_TAIL).push_bind(*parent);
             sink.close(conn, 7).await?;
         }

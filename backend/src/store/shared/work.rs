@@ -2,9 +2,9 @@
 
 use super::Store;
 use crate::store::backend::Backend;
-use crate::store::engine_records::{Fence, WorkItem};
 use crate::store::engine_sql::WORK_COLUMNS;
 use crate::store::phases::PHASES;
+use crate::store::work_records::{Fence, WorkItem, WorkRow};
 use crate::store::work_sql::{NextDue, EXTEND_LEASE, NEXT_DUE, RELEASE_LEASES, WORK_ITEM};
 use crate::store::Result;
 use chrono::{DateTime, Utc};
@@ -58,8 +58,8 @@ impl crate::store::WorkQueue for Store {
     ) -> Result<Vec<WorkItem>> {
         let _guard = self.write_guard().await;
         PHASES.autocommit(1);
-        let claim = sqlx::query_as(CLAIM_DUE_RUNS).bind(owner).bind(lease_until).bind(now).bind(limit);
-        Ok(claim.fetch_all(self.pool()).await?)
+        let claim = sqlx::query_as::<_, WorkRow>(CLAIM_DUE_RUNS).bind(owner).bind(lease_until).bind(now).bind(limit);
+        Ok(claim.fetch_all(self.pool()).await?.into_iter().map(WorkItem::from).collect())
     }
 
     async fn claim_timers(
@@ -72,8 +72,13 @@ impl crate::store::WorkQueue for Store {
     ) -> Result<Vec<WorkItem>> {
         let _guard = self.write_guard().await;
         PHASES.autocommit(1);
-        let claim = sqlx::query_as(CLAIM_TIMERS).bind(owner).bind(lease_until).bind(horizon).bind(now).bind(limit);
-        Ok(claim.fetch_all(self.pool()).await?)
+        let claim = sqlx::query_as::<_, WorkRow>(CLAIM_TIMERS)
+            .bind(owner)
+            .bind(lease_until)
+            .bind(horizon)
+            .bind(now)
+            .bind(limit);
+        Ok(claim.fetch_all(self.pool()).await?.into_iter().map(WorkItem::from).collect())
     }
 
     async fn next_due(&self) -> Result<NextDue> {
@@ -90,13 +95,8 @@ impl crate::store::WorkQueue for Store {
         lease_until: DateTime<Utc>,
     ) -> Result<Option<WorkItem>> {
         let _guard = self.write_guard().await;
-        Ok(sqlx::query_as(CLAIM_TASK)
-            .bind(owner)
-            .bind(lease_until)
-            .bind(queue)
-            .bind(now)
-            .fetch_optional(self.pool())
-            .await?)
+        let claim = sqlx::query_as::<_, WorkRow>(CLAIM_TASK).bind(owner).bind(lease_until).bind(queue).bind(now);
+        Ok(claim.fetch_optional(self.pool()).await?.map(WorkItem::from))
     }
 
     async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool> {
@@ -112,7 +112,7 @@ impl crate::store::WorkQueue for Store {
     }
 
     async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>> {
-        Ok(sqlx::query_as(WORK_ITEM).bind(id).fetch_optional(self.pool()).await?)
+        Ok(sqlx::query_as::<_, WorkRow>(WORK_ITEM).bind(id).fetch_optional(self.pool()).await?.map(WorkItem::from))
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64> {

@@ -6,11 +6,12 @@ use crate::components::designer::state::{Designer, Tab};
 use crate::designer::scene::icon;
 use leptos::prelude::*;
 use trellis_model::config::NodeKind;
+use trellis_model::node_types::PaletteGroup;
 
 #[component]
 pub fn Palette(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
     let d = expect_context::<Designer>();
-    let items = NodeKind::ALL.map(|kind| {
+    let item = move |kind: NodeKind| {
         let name = kind.as_str();
         let on_pointerdown = move |ev: leptos::ev::PointerEvent| {
             if ev.button() == 0 {
@@ -38,12 +39,21 @@ pub fn Palette(svg: NodeRef<leptos::svg::Svg>) -> impl IntoView {
                 </button>
             </li>
         }
+    };
+    // One list per group of the node-type table, in the table's order within it.
+    let groups = PaletteGroup::ALL.map(|group| {
+        let kinds = NodeKind::ALL.into_iter().filter(move |k| k.spec().group == group);
+        let heading = format!("palette-group-{}", group.label().to_lowercase());
+        view! {
+            <h3 class="palette-group" id=heading.clone()>{group.label()}</h3>
+            <ul aria-labelledby=heading>{kinds.map(item).collect_view()}</ul>
+        }
     });
     view! {
         <aside class="palette" aria-label="Node types">
             <h2>"Nodes"</h2>
             <p class="hint">"Drag onto the canvas, or press to add."</p>
-            <ul>{items.into_iter().collect_view()}</ul>
+            {groups.into_iter().collect_view()}
         </aside>
     }
 }

@@ -1,5 +1,7 @@
-//! The one way Trellis builds an outbound HTTP client (`http` nodes, the OTLP exporter, and
-//! the tests' and bench's clients), so every client trusts the same roots on the same crypto.
+//! The one way Trellis builds an outbound HTTP client (`http` nodes, alert deliveries, the OTLP
+//! exporter, and the tests' and bench's clients), so every client trusts the same roots on the
+//! same crypto; and the outbound policy user-directed requests are held to (`guard.rs`). It
+//! stands on nothing of Trellis's: the engine, triggers and alerts all stand on it.
 //!
 //! reqwest 0.13's `rustls` feature brings aws-lc-rs (a C library) and the platform verifier
 //! (the OS certificate store). Trellis keeps what 0.12's `rustls-tls-webpki-roots` gave it:
@@ -7,6 +9,9 @@
 //! a bare container reaches HTTPS endpoints without a CA bundle. With reqwest's
 //! `rustls-no-provider` feature a client built without this configuration panics.
 
+mod guard;
+
+pub use guard::{guarded_client, OutboundPolicy};
 use std::sync::{Arc, LazyLock};
 
 /// TLS for every outbound client: ring, TLS 1.2 and 1.3, the webpki (Mozilla) roots, and
