@@ -1,6 +1,6 @@
-//! Standard Webhooks secrets and signatures: what webhook triggers check a delivery against
-//! (`triggers::signature`) and alert deliveries are signed with (`alerts::send`). It stands on
-//! nothing of Trellis's.
+//! Standard Webhooks secrets and signatures: the secrets webhook triggers and alert rules are
+//! given, and the signature alert deliveries carry (`alerts::send`; `triggers::signature`
+//! checks incoming ones the same way). It stands on nothing of Trellis's.
 //!
 //! A secret is `whsec_` and 32 random bytes in base64; a signature is `v1,` and the base64
 //! HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the secret's decoded part.

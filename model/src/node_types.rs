@@ -4,9 +4,10 @@
 //! dispatch's commit, how it waits and whether a map may run it per item.
 //!
 //! Adding a node type is a variant of [`NodeKind`], its row here (the compiler asks for it in
-//! [`NodeKind::spec`]), its config struct and check in `config.rs`, and its run in the engine's
-//! `nodes/`. Nothing else lists the kinds: the validator, the secret scan, the engine's
-//! scheduling and the designer's palette, icon and form all read this table.
+//! [`NodeKind::spec`]), its config struct and check in `config.rs` (`check_config_with`, an
+//! exhaustive match; a test ties the fields it compiles as expressions to this table's), and its
+//! run in the engine's `nodes/`. The secret scan, the engine's scheduling (context, run ahead,
+//! waits) and the designer's palette, icon and form read this table rather than list kinds.
 
 use crate::config::{NodeKind, HTTP_METHODS};
 use crate::map::ON_ITEM_FAILURE;
@@ -71,7 +72,7 @@ pub struct ConfigField {
     /// problems name it.
     pub path: &'static str,
     pub label: &'static str,
-    pub input: FieldInput,
+    pub input: FieldKind,
     /// How the engine reads the field's text.
     pub code: Code,
     pub hint: &'static str,
@@ -79,7 +80,7 @@ pub struct ConfigField {
 
 /// How the designer's form edits a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldInput {
+pub enum FieldKind {
     Text,
     /// A whole number of at least 0.
     Number,
@@ -101,7 +102,8 @@ pub enum FieldInput {
 /// How the engine reads a field: what in it is code, and so may reference a secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
-    /// A value: nothing in it is evaluated.
+    /// A value: nothing in it is evaluated (the secret scan still reads every string of a kind
+    /// that renders, so a reference is never missed).
     Plain,
     /// Text (or strings inside JSON) whose `{{ }}` and `{% %}` blocks are evaluated.
     Template,
@@ -114,7 +116,7 @@ pub enum Code {
 const fn field(
     path: &'static str,
     label: &'static str,
-    input: FieldInput,
+    input: FieldKind,
     code: Code,
     hint: &'static str,
 ) -> ConfigField {
@@ -129,7 +131,7 @@ impl ConfigField {
 }
 
 use Code::{Expression as Expr, Plain, Script as Js, Template};
-use FieldInput as In;
+use FieldKind as In;
 
 const NOOP: NodeType = NodeType {
     name: "noop",
@@ -368,45 +370,4 @@ impl NodeKind {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_kind_has_its_own_row_named_as_definitions_name_it() {
-        let names: Vec<&str> = NodeKind::ALL.iter().map(|k| k.spec().name).collect();
-        let mut unique = names.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!(unique.len(), NodeKind::ALL.len(), "{names:?}");
-        for kind in NodeKind::ALL {
-            assert_eq!(NodeKind::parse(kind.spec().name), Some(kind));
-            assert!(!kind.spec().description.is_empty() && !kind.spec().icon.is_empty());
-        }
-    }
-
-    #[test]
-    fn a_kind_that_runs_ahead_neither_waits_nor_calls_out() {
-        for kind in NodeKind::ALL.into_iter().filter(|k| k.spec().runs_ahead) {
-            let spec = kind.spec();
-            assert_eq!(spec.waits, None, "{kind}");
-            assert_ne!(spec.group, PaletteGroup::Calls, "{kind}");
-        }
-    }
-
-    #[test]
-    fn a_kind_whose_fields_are_code_reads_its_context() {
-        for kind in NodeKind::ALL {
-            let code = kind.spec().fields.iter().any(|f| f.code != Code::Plain);
-            assert!(!code || kind.spec().reads_context, "{kind} evaluates code without its context");
-        }
-    }
-
-    #[test]
-    fn fields_read_as_expressions_are_edited_as_expressions() {
-        for kind in NodeKind::ALL {
-            for f in kind.spec().fields {
-                assert_eq!(f.code == Code::Expression, f.input == FieldInput::Expression, "{kind}.{}", f.path);
-            }
-        }
-    }
-}
+mod tests;

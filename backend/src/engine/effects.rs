@@ -213,6 +213,11 @@ fn parent_wake(
     now: DateTime<Utc>,
 ) -> Option<(uuid::Uuid, NewWork)> {
     let parent = child.parent_instance_id?;
+    // A child is started with its parent, node and attempt together (`start.rs`).
+    debug_assert!(
+        child.parent_node_id.is_some() && child.parent_attempt.is_some(),
+        "a child without its parent's attempt"
+    );
     let attempt = NodeAttempt { node: child.parent_node_id.clone()?, attempt: child.parent_attempt? };
     let end = ChildEnd { child: child.id, status, output: end.output.clone(), error: end.error.clone() };
     Some((parent, NewWork::due(Work::ChildDone { attempt, end }, now)))

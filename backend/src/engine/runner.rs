@@ -159,7 +159,13 @@ impl Engine {
         let Some(fence) = item.fence() else { return Ok(()) };
         let work = match &item.work {
             Ok(work) => work,
-            Err(unreadable) => anyhow::bail!("instance {}'s work item does not read: {unreadable}", item.instance_id),
+            Err(unreadable) => {
+                // No build of this version will read it: left to its lease for a newer process,
+                // and said again each time it comes back.
+                let (work, instance, kind) = (item.id, item.instance_id, &unreadable.kind);
+                tracing::error!(%work, %instance, kind, why = %unreadable, "a work item this build cannot read is left to its lease");
+                return Ok(());
+            }
         };
         let node_of = |plan: &Plan| work.attempt().and_then(|at| plan.index_of(&at.node));
         // Loading the instance is only needed for the plan (when not known) and for the

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 use trellis_model::config::NodeKind;
-pub use trellis_model::node_types::FieldInput;
+pub use trellis_model::node_types::FieldKind;
 use trellis_model::{Node, Settings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,11 +14,11 @@ pub struct Field {
     /// Where the node the path is relative to sits in the edited node (`config.node.`), or `""`.
     pub prefix: &'static str,
     pub label: &'static str,
-    pub kind: FieldInput,
+    pub kind: FieldKind,
     pub hint: &'static str,
 }
 
-const fn field(path: &'static str, label: &'static str, kind: FieldInput, hint: &'static str) -> Field {
+const fn field(path: &'static str, label: &'static str, kind: FieldKind, hint: &'static str) -> Field {
     Field { path, prefix: "", kind, label, hint }
 }
 
@@ -42,7 +42,7 @@ pub fn config_fields(kind: NodeKind) -> Vec<Field> {
 
 /// Fields every node has besides its id.
 pub fn common_fields() -> Vec<Field> {
-    use FieldInput::*;
+    use FieldKind::*;
     vec![
         field("name", "Name", Text, "Shown on the canvas."),
         field("timeout_ms", "Timeout (ms)", Number, "Empty: no timeout."),
@@ -56,7 +56,7 @@ pub const ON_LIMIT: [&str; 2] = ["queue", "reject"];
 
 /// The workflow settings form; paths are relative to `settings`.
 pub fn settings_fields() -> Vec<Field> {
-    use FieldInput::*;
+    use FieldKind::*;
     vec![
         field("max_concurrent_instances", "Max concurrent instances", Number, "Empty: no limit."),
         field("on_limit", "At the limit", Select(&ON_LIMIT), "Of either limit: queue new starts, or reject them."),
@@ -100,26 +100,26 @@ pub fn read(value: &Value, path: &str) -> String {
 }
 
 /// Parses a field's text: `Ok(None)` clears the field.
-pub fn parse(kind: FieldInput, text: &str) -> Result<Option<Value>, String> {
+pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Ok(None);
     }
     match kind {
-        FieldInput::Text | FieldInput::Expression | FieldInput::Select(_) | FieldInput::Code | FieldInput::Workflow => {
+        FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) | FieldKind::Code | FieldKind::Workflow => {
             Ok(Some(Value::String(text.to_owned())))
         }
-        FieldInput::Version if trimmed == "latest" => Ok(Some(Value::String("latest".to_owned()))),
-        FieldInput::Version => match trimmed.parse::<u64>() {
+        FieldKind::Version if trimmed == "latest" => Ok(Some(Value::String("latest".to_owned()))),
+        FieldKind::Version => match trimmed.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(Some(Value::from(n))),
             _ => Err("Enter latest or a version number (1 or more).".to_owned()),
         },
-        FieldInput::Number => trimmed
+        FieldKind::Number => trimmed
             .parse::<u64>()
             .map(|n| Some(Value::from(n)))
             .map_err(|_| "Enter a whole number, 0 or more.".to_owned()),
-        FieldInput::Json => serde_json::from_str(trimmed).map(Some).map_err(|e| format!("Not valid JSON: {e}")),
-        FieldInput::List => {
+        FieldKind::Json => serde_json::from_str(trimmed).map(Some).map_err(|e| format!("Not valid JSON: {e}")),
+        FieldKind::List => {
             Ok(Some(Value::Array(trimmed.split(',').map(|s| Value::String(s.trim().to_owned())).collect())))
         }
     }
@@ -207,7 +207,7 @@ mod tests {
     fn every_type_has_its_form() {
         assert!(config_fields(NodeKind::Noop).is_empty());
         assert_eq!(config_fields(NodeKind::Http).len(), 4);
-        assert_eq!(config_fields(NodeKind::Transform)[0].kind, FieldInput::Expression);
+        assert_eq!(config_fields(NodeKind::Transform)[0].kind, FieldKind::Expression);
         for kind in NodeKind::ALL {
             for f in config_fields(kind) {
                 assert!(f.path.starts_with("config."));
@@ -227,17 +227,17 @@ mod tests {
 
     #[test]
     fn text_parses_per_kind_and_empty_clears() {
-        assert_eq!(parse(FieldInput::Number, " 42 "), Ok(Some(json!(42))));
-        assert!(parse(FieldInput::Number, "-1").is_err());
-        assert!(parse(FieldInput::Number, "1.5").is_err());
-        assert_eq!(parse(FieldInput::Number, "  "), Ok(None));
-        assert_eq!(parse(FieldInput::Json, r#"{"a":1}"#), Ok(Some(json!({"a": 1}))));
-        assert!(parse(FieldInput::Json, "{a").unwrap_err().starts_with("Not valid JSON"));
-        assert_eq!(parse(FieldInput::List, "yes, no"), Ok(Some(json!(["yes", "no"]))));
-        assert_eq!(parse(FieldInput::Version, "latest"), Ok(Some(json!("latest"))));
-        assert_eq!(parse(FieldInput::Version, " 3 "), Ok(Some(json!(3))));
-        assert!(parse(FieldInput::Version, "0").is_err());
-        assert!(parse(FieldInput::Version, "newest").is_err());
+        assert_eq!(parse(FieldKind::Number, " 42 "), Ok(Some(json!(42))));
+        assert!(parse(FieldKind::Number, "-1").is_err());
+        assert!(parse(FieldKind::Number, "1.5").is_err());
+        assert_eq!(parse(FieldKind::Number, "  "), Ok(None));
+        assert_eq!(parse(FieldKind::Json, r#"{"a":1}"#), Ok(Some(json!({"a": 1}))));
+        assert!(parse(FieldKind::Json, "{a").unwrap_err().starts_with("Not valid JSON"));
+        assert_eq!(parse(FieldKind::List, "yes, no"), Ok(Some(json!(["yes", "no"]))));
+        assert_eq!(parse(FieldKind::Version, "latest"), Ok(Some(json!("latest"))));
+        assert_eq!(parse(FieldKind::Version, " 3 "), Ok(Some(json!(3))));
+        assert!(parse(FieldKind::Version, "0").is_err());
+        assert!(parse(FieldKind::Version, "newest").is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! that inner node's own form, its fields moved under `config.node.` so the values and the
 //! validator's problems (`config.node.config.url`) land where the inner form shows them.
 
-use crate::designer::forms::{config_fields, Field, FieldInput};
+use crate::designer::forms::{config_fields, Field, FieldKind};
 use serde_json::{json, Value};
 use trellis_model::config::NodeKind;
 use trellis_model::map::may_run_inside;
@@ -62,14 +62,14 @@ pub fn inner_fields(choice: &str) -> Vec<Field> {
                 path: "config.workflow.workflow",
                 prefix: "",
                 label: "Workflow",
-                kind: FieldInput::Workflow,
+                kind: FieldKind::Workflow,
                 hint: "Started once per item, the item as its input; its output is the item's result.",
             },
             Field {
                 path: "config.workflow.version",
                 prefix: "",
                 label: "Version",
-                kind: FieldInput::Version,
+                kind: FieldKind::Version,
                 hint: "latest (when the map runs) or a number; empty: latest.",
             },
         ];

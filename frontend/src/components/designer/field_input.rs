@@ -7,7 +7,7 @@ use crate::components::designer::expression_preview::ExpressionPreview;
 use crate::components::designer::script_preview::ScriptPreview;
 use crate::components::designer::text_control::TextControl;
 use crate::components::designer::workflow_picker::WorkflowPicker;
-use crate::designer::forms::{Field, FieldInput};
+use crate::designer::forms::{Field, FieldKind};
 use leptos::prelude::*;
 
 #[component]
@@ -32,7 +32,7 @@ pub fn FieldInput(
     let message = move || parse_error.get().or_else(|| problem.get());
     let testid = format!("field-{}", field.at());
     let control = match field.kind {
-        FieldInput::Select(options) => {
+        FieldKind::Select(options) => {
             let options = options
                 .iter()
                 .map(|o| {
@@ -48,11 +48,11 @@ pub fn FieldInput(
             }
             .into_any()
         }
-        FieldInput::Code => {
+        FieldKind::Code => {
             let on_input = Callback::new(move |value: String| change(value));
             view! { <CodeEditor test_id=testid initial=initial.clone() on_input=on_input /> }.into_any()
         }
-        FieldInput::Workflow => {
+        FieldKind::Workflow => {
             let pick = Callback::new(move |id: String| change(id));
             view! { <WorkflowPicker testid=testid initial=initial.clone() on_pick=pick /> }.into_any()
         }
@@ -62,12 +62,12 @@ pub fn FieldInput(
         }
     };
     let preview = match field.kind {
-        FieldInput::Expression => {
+        FieldKind::Expression => {
             // A field under a map's inner node sees the map's item and index.
             let map_node = node.clone().filter(|_| !field.prefix.is_empty());
             Some(view! { <ExpressionPreview expression=text map_node=map_node /> }.into_any())
         }
-        FieldInput::Code => Some(view! { <ScriptPreview source=text node=node.unwrap_or_default() /> }.into_any()),
+        FieldKind::Code => Some(view! { <ScriptPreview source=text node=node.unwrap_or_default() /> }.into_any()),
         _ => None,
     };
     view! {

@@ -5,7 +5,7 @@
 use crate::components::designer::field_input::FieldInput;
 use crate::components::designer::state::Designer;
 use crate::designer::editor::Edit;
-use crate::designer::forms::{self, Field, FieldInput};
+use crate::designer::forms::{self, Field, FieldKind};
 use leptos::prelude::*;
 
 #[component]
@@ -24,7 +24,7 @@ pub fn SettingsForm() -> impl IntoView {
             let problem = Signal::derive(move || d.issues.with(|p| p.settings.get(field.path).map(|m| m.join(" "))));
             // A schema is edited indented, as it is written by hand.
             let initial = match (field.kind, json.get(field.path)) {
-                (FieldInput::Json, Some(v)) if !v.is_null() => serde_json::to_string_pretty(v).unwrap_or_default(),
+                (FieldKind::Json, Some(v)) if !v.is_null() => serde_json::to_string_pretty(v).unwrap_or_default(),
                 _ => forms::read(&json, field.path),
             };
             view! { <FieldInput field=field initial=initial on_change=on_change problem=problem /> }

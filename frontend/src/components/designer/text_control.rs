@@ -3,7 +3,7 @@
 //! `{{ secret.` is typed.
 
 use crate::components::designer::secret_suggest::{SecretSuggestions, Typing};
-use crate::designer::forms::{Field, FieldInput};
+use crate::designer::forms::{Field, FieldKind};
 use crate::designer::secret_names::{byte_offset, complete, utf16_offset};
 use leptos::html;
 use leptos::prelude::*;
@@ -12,7 +12,7 @@ use leptos::wasm_bindgen::JsCast;
 #[component]
 pub fn TextControl(field: Field, testid: String, initial: String, on_text: Callback<String>) -> impl IntoView {
     let typing: Typing = RwSignal::new(None);
-    let templated = matches!(field.kind, FieldInput::Text | FieldInput::Json) && field.path.starts_with("config.");
+    let templated = matches!(field.kind, FieldKind::Text | FieldKind::Json) && field.path.starts_with("config.");
     let line = NodeRef::<html::Input>::new();
     let lines = NodeRef::<html::Textarea>::new();
     let on_input = move |ev: leptos::ev::Event| {
@@ -39,11 +39,11 @@ pub fn TextControl(field: Field, testid: String, initial: String, on_text: Callb
         typing.set(Some((text.clone(), caret)));
         on_text.run(text);
     });
-    let control = if matches!(field.kind, FieldInput::Json | FieldInput::Expression) {
+    let control = if matches!(field.kind, FieldKind::Json | FieldKind::Expression) {
         view! { <textarea node_ref=lines data-testid=testid rows="3" spellcheck="false" prop:value=initial on:input=on_input></textarea> }
             .into_any()
     } else {
-        let mode = if field.kind == FieldInput::Number { "numeric" } else { "text" };
+        let mode = if field.kind == FieldKind::Number { "numeric" } else { "text" };
         view! { <input node_ref=line data-testid=testid inputmode=mode prop:value=initial on:input=on_input /> }
             .into_any()
     };
