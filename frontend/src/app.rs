@@ -1,4 +1,5 @@
-//! The root component: the router, the sign-in page, and the pages inside the layout.
+//! The root component: the router, the sign-in page, and the pages inside the layout. Each
+//! route is a row of `pages.rs` (its title, header section and role come from there).
 
 use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
 use crate::components::alerts::alerts_page::AlertsPage;

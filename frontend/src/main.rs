@@ -14,6 +14,7 @@ mod error;
 mod format;
 mod instance_filter;
 mod paged;
+mod pages;
 mod run;
 mod run_form;
 mod saved_views;

@@ -17,26 +17,9 @@ pub fn workflow_page_title(workflow: &str, page: &str) -> String {
     }
 }
 
-/// The name of the page at `path`, for its title.
+/// The name of the page at `path`, for its title (`pages.rs`).
 pub fn page_title(path: &str) -> &'static str {
-    let parts: Vec<&str> = path.trim_matches('/').split('/').filter(|p| !p.is_empty()).collect();
-    match parts.as_slice() {
-        [] => "Dashboard",
-        ["workflows"] => "Workflows",
-        ["workflows", _] => "Designer",
-        ["workflows", _, "triggers"] | ["triggers"] => "Triggers",
-        ["instances"] => "Instances",
-        ["instances", _] => "Run",
-        ["failures"] => "Failures",
-        ["jobs"] => "Jobs",
-        ["compare"] => "Compare runs",
-        ["users"] => "Users",
-        ["retention"] => "Retention",
-        ["audit"] => "Audit log",
-        ["secrets"] => "Secrets",
-        ["alerts"] => "Alerts",
-        _ => "Page not found",
-    }
+    crate::pages::page_at(path).map_or(crate::pages::NOT_FOUND, |page| page.title)
 }
 
 /// The sign-in page, returning to `here` (path and query) once signed in; home needs no return.

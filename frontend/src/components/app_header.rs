@@ -1,6 +1,5 @@
-//! The bar across the top: the app name, the sections (Dashboard, Workflows, Instances, Failures,
-//! Jobs; Secrets and Alerts for editors; Users, Retention, Audit for admins; the saved views' menu), who is signed in with which
-//! role, and the way out. On a narrow screen (static/phone.css) the sections fold behind a "Menu"
+//! The bar across the top: the app name, the sections the signed-in role may use (`pages.rs`),
+//! the saved views' menu, who is signed in with which role, and the way out. On a narrow screen (static/phone.css) the sections fold behind a "Menu"
 //! button, a disclosure: it opens and closes them, Escape closes them and returns to it, following a
 //! link closes them.
 
@@ -8,29 +7,12 @@ use crate::api;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::session::use_session;
 use crate::components::views::views_menu::ViewsMenu;
-use crate::run::actions::may_edit;
+use crate::pages::{section_holds, sections};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_location, use_navigate};
 use leptos_router::NavigateOptions;
 use trellis_model::Role;
-
-/// The sections in the header: label, address, and the path prefixes that belong to it.
-const SECTIONS: &[(&str, &str, &[&str])] = &[
-    ("Dashboard", "/", &[]),
-    ("Workflows", "/workflows", &["/workflows"]),
-    ("Instances", "/instances", &["/instances"]),
-    ("Failures", "/failures", &["/failures"]),
-    ("Triggers", "/triggers", &["/triggers"]),
-    ("Jobs", "/jobs", &["/jobs"]),
-];
-/// The sections for editors and admins (editors see secrets' names to reference them, and
-/// manage alerts).
-const EDITOR_SECTIONS: &[(&str, &str, &[&str])] =
-    &[("Secrets", "/secrets", &["/secrets"]), ("Alerts", "/alerts", &["/alerts"])];
-/// The sections only admins can use, offered to them alone.
-const ADMIN_SECTIONS: &[(&str, &str, &[&str])] =
-    &[("Users", "/users", &["/users"]), ("Retention", "/retention", &["/retention"]), ("Audit", "/audit", &["/audit"])];
 
 #[component]
 pub fn AppHeader() -> impl IntoView {
@@ -66,17 +48,12 @@ pub fn AppHeader() -> impl IntoView {
         });
     };
 
-    let link = move |(label, href, prefixes): &'static (&'static str, &'static str, &'static [&'static str])| {
-        let current = move || {
-            let p = path.get();
-            let here = prefixes.iter().any(|pre| p.starts_with(pre)) || (*href == "/" && p == "/");
-            here.then_some("page")
-        };
-        view! { <a href=*href aria-current=current>{*label}</a> }
+    let link = move |(label, href): (&'static str, &'static str)| {
+        let current = move || section_holds(href, &path.get()).then_some("page");
+        view! { <a href=href aria-current=current>{label}</a> }
     };
-    let nav = SECTIONS.iter().map(link).collect_view();
-    let editor_nav = move || role.get().is_some_and(may_edit).then(|| EDITOR_SECTIONS.iter().map(link).collect_view());
-    let admin_nav = move || (role.get() == Some(Role::Admin)).then(|| ADMIN_SECTIONS.iter().map(link).collect_view());
+    // The sections of `pages.rs` the signed-in role may use.
+    let nav = move || sections(role.get()).map(link).collect_view();
 
     view! {
         <header class="app-header">
@@ -88,7 +65,7 @@ pub fn AppHeader() -> impl IntoView {
             </button>
             <nav id="sections" class="sections" class:open=move || menu_open.get() aria-label="Sections"
                 on:keydown=close_on_escape>
-                {nav} {editor_nav} {admin_nav} <ViewsMenu />
+                {nav} <ViewsMenu />
             </nav>
             <div class="session">
                 <ErrorAlert message=error />
