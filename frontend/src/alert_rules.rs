@@ -3,6 +3,7 @@
 //! are shown with.
 
 use trellis_model::api::{AlertAttempt, AlertDelivery, AlertRule, AlertWhen, NewAlertRule};
+use trellis_model::AlertDeliveryStatus;
 
 /// The form as typed: every field text, so a half-typed number is kept, not lost.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -112,7 +113,7 @@ pub fn span(ms: i64) -> String {
 /// How the last try went: "200", "500 · 3 tries", "timed out", or "not sent yet".
 pub fn last_try(d: &AlertDelivery) -> String {
     let Some(last) = d.attempts.iter().max_by_key(|a| a.attempt) else {
-        return if d.status == "suppressed" { "—".to_owned() } else { "not sent yet".to_owned() };
+        return if d.status == AlertDeliveryStatus::Suppressed { "—".to_owned() } else { "not sent yet".to_owned() };
     };
     let outcome = attempt_outcome(last);
     match d.attempts.len() {

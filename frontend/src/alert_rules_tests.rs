@@ -85,10 +85,10 @@ fn attempt(n: i32, code: Option<i32>, error: Option<&str>) -> AlertAttempt {
 fn the_last_try_says_its_status_or_why_and_how_many_tries() {
     let mut d = AlertDelivery {
         id: "d".into(),
-        event: "failed".into(),
+        event: trellis_model::AlertEvent::Failed,
         instance_id: None,
         created_at: Utc::now(),
-        status: "pending".into(),
+        status: trellis_model::AlertDeliveryStatus::Pending,
         suppressed: 0,
         attempts: vec![],
     };

@@ -1,5 +1,5 @@
 //! The closed sets besides the statuses (`status.rs`): roles, bulk jobs, triggers, their
-//! delivery log and what a node waits on. Each is defined once, here, with the text it has
+//! delivery log, what a node waits on and alert deliveries. Each is defined once, here, with the text it has
 //! on the wire and in its column (the same text: serde's name, which a test checks), so the
 //! server, its store and the SPA cannot disagree on a name.
 
@@ -123,6 +123,40 @@ string_forms!(WaitKind {
     Timer => "timer", Signal => "signal", Task => "task", Child => "child", Backoff => "backoff", Slot => "slot",
 });
 
+/// What an alert delivery is about: a rule's `when`, or a test sent from its page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AlertEvent {
+    Failed,
+    TimedOut,
+    Slow,
+    QueueDepth,
+    Test,
+}
+
+string_forms!(AlertEvent {
+    Failed => "failed", TimedOut => "timed_out", Slow => "slow", QueueDepth => "queue_depth", Test => "test",
+});
+
+/// Where an alert delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AlertDeliveryStatus {
+    /// To be sent, or tried again.
+    Pending,
+    Delivered,
+    /// Its attempts are used up.
+    Failed,
+    /// Within the dedupe window of an earlier one of its group, and counted there.
+    Suppressed,
+}
+
+string_forms!(AlertDeliveryStatus {
+    Pending => "pending", Delivered => "delivered", Failed => "failed", Suppressed => "suppressed",
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +180,8 @@ mod tests {
         round_trip(TriggerKind::ALL, TriggerKind::as_str, TriggerKind::parse);
         round_trip(DeliveryOutcome::ALL, DeliveryOutcome::as_str, DeliveryOutcome::parse);
         round_trip(WaitKind::ALL, WaitKind::as_str, WaitKind::parse);
+        round_trip(AlertEvent::ALL, AlertEvent::as_str, AlertEvent::parse);
+        round_trip(AlertDeliveryStatus::ALL, AlertDeliveryStatus::as_str, AlertDeliveryStatus::parse);
     }
 
     #[test]

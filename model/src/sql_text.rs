@@ -65,3 +65,6 @@ crate::sqlx_text!(crate::JobStatus, "job status");
 crate::sqlx_text!(crate::TriggerKind, "trigger kind");
 crate::sqlx_text!(crate::DeliveryOutcome, "delivery outcome");
 crate::sqlx_text!(crate::WaitKind, "wait kind");
+crate::sqlx_text!(crate::AlertEvent, "alert event");
+crate::sqlx_text!(crate::api::AlertWhen, "alert rule event");
+crate::sqlx_text!(crate::AlertDeliveryStatus, "alert delivery status");

@@ -134,7 +134,7 @@ impl Watcher {
         let delivery = NewDelivery {
             id: Uuid::now_v7(),
             rule_id: rule.id,
-            event: event.as_str().to_owned(),
+            event: event.into(),
             source_key,
             group_key: None,
             instance_id: instance,

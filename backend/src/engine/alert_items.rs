@@ -67,7 +67,7 @@ impl Engine {
             let delivery = NewDelivery {
                 id: Uuid::now_v7(),
                 rule_id: rule.id,
-                event: event.as_str().to_owned(),
+                event: event.into(),
                 source_key: format!("{}:{run}", row.id),
                 group_key: Some(group.clone()),
                 instance_id: Some(row.id),

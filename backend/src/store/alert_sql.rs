@@ -12,7 +12,7 @@ use uuid::Uuid;
 pub struct AlertRuleRow {
     pub id: Uuid,
     pub name: String,
-    pub event: String,
+    pub event: trellis_model::api::AlertWhen,
     pub workflow_id: Option<Uuid>,
     pub url: String,
     pub secret: String,
@@ -31,7 +31,7 @@ pub struct AlertRuleRow {
 pub struct NewDelivery {
     pub id: Uuid,
     pub rule_id: Uuid,
-    pub event: String,
+    pub event: trellis_model::AlertEvent,
     pub source_key: String,
     /// The failure group (workflow, node, error class) the dedupe window is kept per.
     pub group_key: Option<String>,
@@ -49,9 +49,9 @@ pub struct NewDelivery {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AlertDeliveryRow {
     pub id: Uuid,
-    pub event: String,
+    pub event: trellis_model::AlertEvent,
     pub instance_id: Option<Uuid>,
-    pub status: String,
+    pub status: trellis_model::AlertDeliveryStatus,
     pub created_at: DateTime<Utc>,
     pub suppressed: i64,
 }

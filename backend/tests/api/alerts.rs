@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use trellis::triggers::signature::verify;
 use trellis::triggers::spec::Preset;
+use trellis_model::api::AlertWhen;
 use trellis_model::api::{AlertDelivery, AlertTestResult, CreatedAlertRule, Items};
+use trellis_model::AlertDeliveryStatus;
 
 /// What the receiver got, and the statuses it answers with (then 200s).
 #[derive(Default)]
@@ -116,7 +118,7 @@ async fn one_signed_alert_per_failure_and_none_for_successes(backend: Backend) {
     assert_eq!(named, failed);
     let logged = log(&app, &rule.rule.id).await;
     assert_eq!(logged.len(), 2);
-    assert!(logged.iter().all(|d| d.status == "delivered" && d.attempts.len() == 1), "{logged:?}");
+    assert!(logged.iter().all(|d| d.status == AlertDeliveryStatus::Delivered && d.attempts.len() == 1), "{logged:?}");
     assert_eq!(logged[0].attempts[0].status_code, Some(200));
     // The list never shows the secret.
     let listed: Value = app.get("/api/v1/alerts").send().await.unwrap().json().await.unwrap();
@@ -157,7 +159,7 @@ async fn a_receiver_answering_500_is_retried_and_each_attempt_logged(backend: Ba
     assert_eq!(got[0].0["webhook-id"], got[1].0["webhook-id"], "one message, so receivers can dedupe");
     checked_body(&rule.secret, &got[1]);
     let logged = log(&app, &rule.rule.id).await;
-    assert_eq!(logged[0].status, "delivered");
+    assert_eq!(logged[0].status, AlertDeliveryStatus::Delivered);
     let codes: Vec<(i32, Option<i32>)> = logged[0].attempts.iter().map(|a| (a.attempt, a.status_code)).collect();
     assert_eq!(codes, [(1, Some(500)), (2, Some(200))]);
     assert!(logged[0].attempts[0].error.as_deref().unwrap().contains("500"));
@@ -214,7 +216,7 @@ async fn a_claim_gives_each_delivery_its_rules_address_and_secret(backend: Backe
         let rule = AlertRuleRow {
             id: uuid::Uuid::now_v7(),
             name: format!("r{n}"),
-            event: "failed".into(),
+            event: AlertWhen::Failed,
             workflow_id: None,
             url: format!("http://127.0.0.1:9/rule-{n}"),
             secret: format!("whsec_{n}"),
@@ -235,7 +237,7 @@ async fn a_claim_gives_each_delivery_its_rules_address_and_secret(backend: Backe
         let delivery = NewDelivery {
             id: uuid::Uuid::now_v7(),
             rule_id: rule.id,
-            event: "failed".into(),
+            event: AlertWhen::Failed.into(),
             source_key: format!("k{k}"),
             group_key: None,
             instance_id: None,

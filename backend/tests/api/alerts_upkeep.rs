@@ -89,7 +89,7 @@ async fn every_slow_run_is_alerted_within_a_few_rounds_then_left_alone(backend: 
     let known = NewDelivery {
         id: Uuid::now_v7(),
         rule_id: rule,
-        event: "slow".into(),
+        event: trellis_model::AlertEvent::Slow,
         source_key: format!("slow:{}:1", ids[0]),
         group_key: None,
         instance_id: ids[0].parse().ok(),
@@ -137,7 +137,7 @@ async fn delivery(store: &DynStore, rule: &str, days: i64, sent: Option<bool>, g
     let new = NewDelivery {
         id,
         rule_id: rule.parse().unwrap(),
-        event: "failed".into(),
+        event: trellis_model::AlertEvent::Failed,
         source_key: id.to_string(),
         group_key: group.map(str::to_owned),
         instance_id: None,
@@ -151,7 +151,7 @@ async fn delivery(store: &DynStore, rule: &str, days: i64, sent: Option<bool>, g
 
 async fn statuses(app: &TestApp, rule: &str) -> Vec<(String, i64)> {
     let now = Utc::now();
-    log(app, rule).await.into_iter().map(|d| (d.status, (now - d.created_at).num_days())).collect()
+    log(app, rule).await.into_iter().map(|d| (d.status.as_str().to_owned(), (now - d.created_at).num_days())).collect()
 }
 
 /// Finished deliveries past 30 days (or the default policy's `audit_days`) go, their attempts
@@ -280,7 +280,7 @@ async fn a_stopping_server_awaits_its_posts_then_gives_back_the_leases(backend: 
         TestApp::spawn_on(app.database_url.clone(), tempfile::tempdir().unwrap(), |s| s.alert_poll_ms = 50).await;
     until("another process sends it at once", || hung_got.load(Ordering::SeqCst) == 2).await;
     for _ in 0..100 {
-        if log(&app, &hung_rule).await[0].status == "delivered" {
+        if log(&app, &hung_rule).await[0].status == trellis_model::AlertDeliveryStatus::Delivered {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -35,6 +35,17 @@ impl AlertWhen {
     }
 }
 
+impl From<AlertWhen> for crate::AlertEvent {
+    fn from(when: AlertWhen) -> crate::AlertEvent {
+        match when {
+            AlertWhen::Failed => crate::AlertEvent::Failed,
+            AlertWhen::TimedOut => crate::AlertEvent::TimedOut,
+            AlertWhen::Slow => crate::AlertEvent::Slow,
+            AlertWhen::QueueDepth => crate::AlertEvent::QueueDepth,
+        }
+    }
+}
+
 /// `POST /alerts`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -95,13 +106,10 @@ pub struct CreatedAlertRule {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AlertDelivery {
     pub id: String,
-    /// `failed`, `timed_out`, `slow`, `queue_depth` or `test`.
-    pub event: String,
+    pub event: crate::AlertEvent,
     pub instance_id: Option<String>,
     pub created_at: DateTime<Utc>,
-    /// `pending` (to be sent or retried), `delivered`, `failed` (attempts used up) or
-    /// `suppressed` (within the dedupe window of an earlier one: counted there).
-    pub status: String,
+    pub status: crate::AlertDeliveryStatus,
     /// Later failures of the same group counted on this one within the dedupe window.
     pub suppressed: i64,
     pub attempts: Vec<AlertAttempt>,

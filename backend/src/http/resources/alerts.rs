@@ -88,7 +88,7 @@ async fn create(
     let row = AlertRuleRow {
         id: Uuid::now_v7(),
         name: body.name.trim().to_owned(),
-        event: body.when.as_str().to_owned(),
+        event: body.when,
         workflow_id: workflow,
         url: body.url.trim().to_owned(),
         secret: crate::standard_webhooks::new_secret(),
@@ -188,8 +188,7 @@ fn shown(r: &AlertRuleRow, workflow_name: Option<String>, who: &Principal) -> Al
         can_manage,
         id: r.id.to_string(),
         name: r.name.clone(),
-        // Written from the same enum, so it always parses; `failed` is the harmless default.
-        when: AlertWhen::parse(&r.event).unwrap_or(AlertWhen::Failed),
+        when: r.event,
         workflow: r.workflow_id.map(|w| w.to_string()),
         workflow_name,
         url: if can_manage { r.url.clone() } else { host_only(&r.url) },
@@ -262,7 +261,7 @@ async fn send_test(
     let record = NewDelivery {
         id: delivery,
         rule_id: rule.id,
-        event: "test".into(),
+        event: trellis_model::AlertEvent::Test,
         source_key: format!("test:{delivery}"),
         group_key: None,
         instance_id: None,

@@ -12,6 +12,7 @@ use crate::store::Result;
 use chrono::{DateTime, Utc};
 use const_format::{concatcp, str_replace};
 use std::collections::HashMap;
+use trellis_model::AlertDeliveryStatus;
 use uuid::Uuid;
 
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
@@ -77,7 +78,7 @@ impl crate::store::AlertStore for Store {
         sqlx::query(INSERT_RULE)
             .bind(r.id)
             .bind(&r.name)
-            .bind(&r.event)
+            .bind(r.event)
             .bind(r.workflow_id)
             .bind(&r.url)
             .bind(&r.secret)
@@ -142,15 +143,15 @@ impl crate::store::AlertStore for Store {
             _ => None,
         };
         let (status, next) = match (leader, &new.sent) {
-            (Some(_), _) => ("suppressed", None),
-            (None, Some((true, _))) => ("delivered", None),
-            (None, Some((false, _))) => ("failed", None),
-            (None, None) => ("pending", Some(new.now)),
+            (Some(_), _) => (AlertDeliveryStatus::Suppressed, None),
+            (None, Some((true, _))) => (AlertDeliveryStatus::Delivered, None),
+            (None, Some((false, _))) => (AlertDeliveryStatus::Failed, None),
+            (None, None) => (AlertDeliveryStatus::Pending, Some(new.now)),
         };
         sqlx::query(INSERT_DELIVERY)
             .bind(new.id)
             .bind(new.rule_id)
-            .bind(&new.event)
+            .bind(new.event)
             .bind(&new.source_key)
             .bind(&new.group_key)
             .bind(new.instance_id)
@@ -213,9 +214,9 @@ impl crate::store::AlertStore for Store {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
         let (status, next) = match after {
-            AfterAttempt::Delivered => ("delivered", None),
-            AfterAttempt::RetryAt(at) => ("pending", Some(at)),
-            AfterAttempt::GaveUp => ("failed", None),
+            AfterAttempt::Delivered => (AlertDeliveryStatus::Delivered, None),
+            AfterAttempt::RetryAt(at) => (AlertDeliveryStatus::Pending, Some(at)),
+            AfterAttempt::GaveUp => (AlertDeliveryStatus::Failed, None),
         };
         let moved = sqlx::query(FINISH_DELIVERY)
             .bind(a.delivery_id)

@@ -22,13 +22,13 @@ pub fn DeliveryLog(list: Vec<AlertDelivery>) -> impl IntoView {
             <TableHead columns=COLUMNS />
             <tbody>
                 {list.into_iter().map(|d| view! {
-                    <tr data-testid="alert-delivery" data-status=d.status.clone()>
+                    <tr data-testid="alert-delivery" data-status=d.status.as_str()>
                         <td class="updated">{format::timestamp(&d.created_at)}</td>
-                        <td>{d.event.replace('_', " ")}</td>
+                        <td>{d.event.as_str().replace('_', " ")}</td>
                         <td>{d.instance_id.clone().map(|i| view! {
                             <a class="mono" href=crate::urls::instance_page(&i)>{i.chars().take(8).collect::<String>()}</a>
                         })}</td>
-                        <td data-testid="alert-delivery-status">{d.status.clone()}</td>
+                        <td data-testid="alert-delivery-status">{d.status.as_str()}</td>
                         <td class="error">{last_try(&d)}</td>
                         <td>{(d.suppressed > 0).then(|| d.suppressed.to_string())}</td>
                     </tr>
