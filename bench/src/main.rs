@@ -5,7 +5,7 @@
 //! A full run (not `--quick`) also rewrites the table of current figures that opens
 //! BENCHMARKS.md (`current_table`), unless `--no-write-benchmarks` is given.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only GROUP[,GROUP...] (engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak)] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
 
 mod auth;
 mod current_table;
@@ -39,9 +39,8 @@ struct Options {
     binary: String,
     quick: bool,
     backends: Vec<&'static str>,
-    /// One group of scenarios (`engine`, `peers`, `scale`, `sse`, `auth`, `list`, `failures`,
-    /// `scripts`, `subworkflows`, `keys`, `sandbox`, `secrets`, `web` or `soak`), or all of them.
-    only: Option<String>,
+    /// The groups of scenarios to run (`--only engine,peers`: any of [`GROUPS`]), or all of them.
+    only: Option<Vec<String>>,
     /// How long the soak runs (`--soak-secs`; 60, or 20 with `--quick`).
     soak_secs: Option<u64>,
     out: std::path::PathBuf,
@@ -63,7 +62,7 @@ async fn main() -> Result<()> {
         results.insert(backend, run_backend(&options, backend).await.with_context(|| format!("{backend} benchmark"))?);
     }
     print_table(&results);
-    if options.only.as_deref().is_none_or(|only| only == "peers") {
+    if options.runs("peers") {
         peers::print_peers();
     }
     std::fs::create_dir_all(&options.out)?;
@@ -106,6 +105,23 @@ const GROUPS: &[&str] = &[
     "soak",
 ];
 
+impl Options {
+    /// Whether `group`'s scenarios run: every group's do without `--only`.
+    fn runs(&self, group: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|g| g == group))
+    }
+}
+
+/// The groups a `--only` value names, comma-separated; an unknown one is refused by name.
+fn groups(text: &str) -> std::result::Result<Vec<String>, String> {
+    let named: Vec<String> = text.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_owned).collect();
+    match named.iter().find(|g| !GROUPS.contains(&g.as_str())) {
+        Some(unknown) => Err(format!("not `{unknown}`")),
+        None if named.is_empty() => Err("name a group".to_owned()),
+        None => Ok(named),
+    }
+}
+
 fn parse() -> Result<Options> {
     let mut options = Options {
         binary: String::new(),
@@ -124,12 +140,9 @@ fn parse() -> Result<Options> {
             "--bin" => options.binary = args.next().context("--bin PATH")?,
             "--quick" => options.quick = true,
             "--only" => {
-                let usage = || format!("--only {}", GROUPS.join("|"));
-                let group = args.next().with_context(usage)?;
-                if !GROUPS.contains(&group.as_str()) {
-                    bail!("{}, not `{group}`", usage());
-                }
-                options.only = Some(group);
+                let usage = || format!("--only {}[,...]", GROUPS.join("|"));
+                options.only =
+                    Some(groups(&args.next().with_context(usage)?).map_err(|e| anyhow::anyhow!("{}: {e}", usage()))?);
             }
             "--soak-secs" => options.soak_secs = Some(args.next().context("--soak-secs N")?.parse()?),
             "--out" => options.out = args.next().context("--out DIR")?.into(),
@@ -164,7 +177,7 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     let (latency_runs, sizes, fanout_runs, timers) =
         if options.quick { (10, vec![200, 1_000], 3, 1_000) } else { (50, vec![1_000, 10_000], 5, 10_000) };
     let mut figures = Figures::new();
-    let runs = |group: &str| options.only.as_deref().is_none_or(|only| only == group);
+    let runs = |group: &str| options.runs(group);
     progress(backend, "baseline commit rate");
     figures.insert("baseline_commits_per_s".into(), db.commit_rate(if options.quick { 300 } else { 1_000 }).await?);
     if runs("web") && backend == "sqlite" {
@@ -327,5 +340,18 @@ fn print_table(results: &BTreeMap<&str, Figures>) {
         let cells: Vec<String> =
             backends.iter().map(|b| results[b].get(metric).map_or("—".into(), |v| format!("{v:.2}"))).collect();
         println!("| {metric} | {} |", cells.join(" | "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::groups;
+
+    #[test]
+    fn only_takes_one_group_or_several_and_refuses_an_unknown_one_by_name() {
+        assert_eq!(groups("peers"), Ok(vec!["peers".to_owned()]));
+        assert_eq!(groups("peers, engine"), Ok(vec!["peers".to_owned(), "engine".to_owned()]));
+        assert_eq!(groups("peers,nope"), Err("not `nope`".to_owned()));
+        assert_eq!(groups(","), Err("name a group".to_owned()));
     }
 }
