@@ -17,7 +17,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use http::HeaderMap;
 use sha2::Sha256;
 
-use crate::standard_webhooks::SECRET_PREFIX;
+use crate::standard_webhooks::{content_mac, SECRET_PREFIX};
 
 /// How far a `webhook-timestamp` may be from the server's clock.
 pub const TOLERANCE_SECS: i64 = 5 * 60;
@@ -82,12 +82,7 @@ fn verify_standard(headers: &HeaderMap, body: &[u8], secrets: &[&str], now: Date
         .collect();
     for key in secrets.iter().filter_map(|s| s.strip_prefix(SECRET_PREFIX)).filter_map(|b64| STANDARD.decode(b64).ok())
     {
-        let mut mac = HmacSha256::new_from_slice(&key).expect("HMAC takes keys of any length");
-        mac.update(id.as_bytes());
-        mac.update(b".");
-        mac.update(timestamp.as_bytes());
-        mac.update(b".");
-        mac.update(body);
+        let mac = content_mac(&key, &id, timestamp, body);
         if candidates.iter().any(|sig| mac.clone().verify_slice(sig).is_ok()) {
             return Ok(id);
         }
