@@ -211,6 +211,49 @@ pub struct ServeConfig {
     /// judged, in ms.
     #[arg(long, env = "TRELLIS_ALERT_POLL_MS", default_value_t = 1_000)]
     pub alert_poll_ms: u64,
+    /// Local users may sign in with a password; `false` leaves single sign-on the only way
+    /// in for people (API keys keep working).
+    #[arg(long, env = "TRELLIS_PASSWORD_LOGIN", default_value_t = true, action = clap::ArgAction::Set)]
+    pub password_login: bool,
+    #[command(flatten)]
+    pub oidc: OidcArgs,
+}
+
+/// Single sign-on through an OpenID Connect provider, as given; `auth::oidc::OidcSettings`
+/// checks and reads them.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OidcArgs {
+    /// The provider's issuer URL (its discovery document is `{issuer}/.well-known/openid-configuration`);
+    /// unset: no single sign-on.
+    #[arg(long = "oidc-issuer", env = "TRELLIS_OIDC_ISSUER")]
+    pub issuer: Option<String>,
+    #[arg(long = "oidc-client-id", env = "TRELLIS_OIDC_CLIENT_ID")]
+    pub client_id: Option<String>,
+    #[arg(long = "oidc-client-secret", env = "TRELLIS_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub client_secret: Option<String>,
+    /// What the sign-in button calls the provider ("Sign in with NAME").
+    #[arg(long = "oidc-name", env = "TRELLIS_OIDC_NAME", default_value = "SSO")]
+    pub name: String,
+    /// Scopes asked for, space-separated (`openid` is always asked).
+    #[arg(long = "oidc-scopes", env = "TRELLIS_OIDC_SCOPES", default_value = "openid profile email")]
+    pub scopes: String,
+    /// Where the user's groups are in the ID token (or userinfo): a dot path such as `realm_access.roles`.
+    #[arg(long = "oidc-groups-claim", env = "TRELLIS_OIDC_GROUPS_CLAIM", default_value = "groups")]
+    pub groups_claim: String,
+    /// `group=role` pairs, comma-separated (`trellis-admins=admin,ops=operator`).
+    #[arg(long = "oidc-role-map", env = "TRELLIS_OIDC_ROLE_MAP", default_value = "")]
+    pub role_map: String,
+    /// The role of a user none of whose groups is mapped; unset: such a user is refused.
+    #[arg(long = "oidc-default-role", env = "TRELLIS_OIDC_DEFAULT_ROLE")]
+    pub default_role: Option<String>,
+    /// The longest a single sign-on session lasts, in seconds (providers do not tell when a
+    /// user leaves a group: the next sign-in re-derives the role).
+    #[arg(long = "oidc-session-secs", env = "TRELLIS_OIDC_SESSION_SECS", default_value_t = 12 * 3600)]
+    pub session_secs: u64,
+    /// A local user whose username is the provider's verified email becomes that SSO user at
+    /// their first sign-in (their password stops working); off: such a sign-in is refused.
+    #[arg(long = "oidc-link-local-users", env = "TRELLIS_OIDC_LINK_LOCAL_USERS", default_value_t = false, action = clap::ArgAction::Set)]
+    pub link_local_users: bool,
 }
 
 /// Who may read `/metrics` (it names workflows and shows load).
@@ -262,6 +305,14 @@ impl ServeConfig {
             alert_backoff_ms: 5_000,
             alert_concurrency: 8,
             alert_poll_ms: 1_000,
+            password_login: true,
+            oidc: OidcArgs {
+                name: "SSO".into(),
+                scopes: "openid profile email".into(),
+                groups_claim: "groups".into(),
+                session_secs: 12 * 3600,
+                ..OidcArgs::default()
+            },
         }
     }
 }

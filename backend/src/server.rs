@@ -3,6 +3,7 @@
 use crate::alerts::AlertSettings;
 use crate::auth::bootstrap;
 use crate::auth::jwt::TokenKeys;
+use crate::auth::oidc::{Oidc, OidcSettings};
 use crate::config::{DatabaseConfig, ServeConfig};
 use crate::engine::outputs::OutputCaps;
 use crate::engine::{Engine, EngineConfig};
@@ -60,6 +61,10 @@ impl Server {
             announce_admin(&password);
         }
         let tokens = Arc::new(TokenKeys::new(secret.as_bytes(), serve.token_ttl_secs));
+        let oidc = match OidcSettings::from_config(&serve).map_err(anyhow::Error::msg)? {
+            Some(settings) => Some(Arc::new(Oidc::new(settings)?)),
+            None => None,
+        };
         let listener =
             TcpListener::bind(serve.listen).await.with_context(|| format!("cannot listen on {}", serve.listen))?;
         let addr = listener.local_addr()?;
@@ -104,6 +109,7 @@ impl Server {
             limits: Limits::default(),
             audit,
             sign_in,
+            oidc,
         };
         Ok(Server {
             addr,

@@ -10,9 +10,9 @@ use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 use std::rc::Rc;
 use trellis_model::api::{
-    CreateWorkflow, InstanceDetail, InstancePage, Items, LoginRequest, Me, Page, PublishRequest, Published,
-    SignalRequest, StartInstance, Started, TokenResponse, UpdateWorkflow, Version, VersionSummary, Workflow,
-    WorkflowSummary,
+    AuthProviders, CreateWorkflow, InstanceDetail, InstancePage, Items, LoginRequest, Me, Page, PublishRequest,
+    Published, SignalRequest, SignedOut, StartInstance, Started, TokenResponse, UpdateWorkflow, Version,
+    VersionSummary, Workflow, WorkflowSummary,
 };
 use trellis_model::Definition;
 
@@ -21,8 +21,20 @@ pub async fn login(credentials: &LoginRequest) -> Result<TokenResponse, ApiError
     decode(exchange(Request::post(&urls::login()).json(credentials)).await?).await
 }
 
-pub async fn logout() -> Result<(), ApiError> {
-    send(Request::post(&urls::logout()).build()).await.map(drop)
+/// Ends the session; for a single sign-on session, answers the provider's end-session URL,
+/// where the browser goes next to sign out there too.
+pub async fn logout() -> Result<Option<String>, ApiError> {
+    let response = send(Request::post(&urls::logout()).build()).await?;
+    if response.status() != 200 {
+        return Ok(None);
+    }
+    let said: SignedOut = decode(response).await?;
+    Ok(said.end_session_url)
+}
+
+/// How one may sign in here (asked before signing in: a 401 means nothing here).
+pub async fn providers() -> Result<AuthProviders, ApiError> {
+    decode(exchange(Request::get(&urls::providers()).build()).await?).await
 }
 
 pub async fn me() -> Result<Me, ApiError> {

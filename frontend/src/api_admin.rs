@@ -4,7 +4,10 @@ use crate::api::{fetch, send};
 use crate::error::ApiError;
 use crate::urls::{encode_component, API};
 use gloo_net::http::Request;
-use trellis_model::api::{ApiKey, CreateApiKey, CreateUser, CreatedApiKey, Items, Me, UpdateUser, UserView};
+use trellis_model::api::{
+    ApiKey, CreateApiKey, CreateUser, CreatedApiKey, Items, MappingPreview, MappingPreviewRequest, Me, UpdateUser,
+    UserView,
+};
 
 pub async fn list_users() -> Result<Vec<UserView>, ApiError> {
     let page: Items<UserView> = fetch(Request::get(&format!("{API}/users")).build()).await?;
@@ -67,4 +70,9 @@ fn retention_url(workflow: Option<&str>, tail: &str) -> String {
         Some(w) => format!("{API}/workflows/{}/retention{tail}", encode_component(w)),
         None => format!("{API}/retention{tail}"),
     }
+}
+
+/// What role the single sign-on group mapping gives these groups, and why.
+pub async fn preview_mapping(body: &MappingPreviewRequest) -> Result<MappingPreview, ApiError> {
+    fetch(Request::post(&format!("{API}/auth/oidc/mapping/preview")).json(body)).await
 }

@@ -13,6 +13,15 @@ pub fn logout() -> String {
     format!("{API}/auth/logout")
 }
 
+pub fn providers() -> String {
+    format!("{API}/auth/providers")
+}
+
+/// Where the browser begins a single sign-on that lands on `next` (a path in the app).
+pub fn sso_login(login_url: &str, next: &str) -> String {
+    format!("{login_url}?return_to={}", encode_component(next))
+}
+
 pub fn me() -> String {
     format!("{API}/auth/me")
 }

@@ -1,4 +1,4 @@
-//! The closed sets besides the statuses (`status.rs`): roles, bulk jobs, triggers, their
+//! The closed sets besides the statuses (`status.rs`): roles, where users sign in, bulk jobs, triggers, their
 //! delivery log, what a node waits on and alert deliveries. Each is defined once, here, with the text it has
 //! on the wire and in its column (the same text: serde's name, which a test checks), so the
 //! server, its store and the SPA cannot disagree on a name.
@@ -18,6 +18,18 @@ pub enum Role {
 }
 
 string_forms!(Role { Viewer => "viewer", Operator => "operator", Editor => "editor", Admin => "admin" });
+
+/// Where a user signs in: with a password here, or through the single sign-on provider (made
+/// at their first sign-in there; no password works for them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum UserSource {
+    Local,
+    Oidc,
+}
+
+string_forms!(UserSource { Local => "local", Oidc => "oidc" });
 
 /// A name that is no role: the error says which names are.
 impl std::str::FromStr for Role {
@@ -175,6 +187,7 @@ mod tests {
     #[test]
     fn every_set_round_trips_through_the_names_serde_writes() {
         round_trip(Role::ALL, Role::as_str, Role::parse);
+        round_trip(UserSource::ALL, UserSource::as_str, UserSource::parse);
         round_trip(JobKind::ALL, JobKind::as_str, JobKind::parse);
         round_trip(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
         round_trip(TriggerKind::ALL, TriggerKind::as_str, TriggerKind::parse);

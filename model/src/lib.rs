@@ -30,6 +30,8 @@ pub mod trace;
 pub mod validate;
 
 pub use definition::{Definition, Edge, EdgeWhen, KeyReuse, Node, OnFailure, OnLimit, Position, RetryPolicy, Settings};
-pub use kinds::{AlertDeliveryStatus, AlertEvent, DeliveryOutcome, JobKind, JobStatus, Role, TriggerKind, WaitKind};
+pub use kinds::{
+    AlertDeliveryStatus, AlertEvent, DeliveryOutcome, JobKind, JobStatus, Role, TriggerKind, UserSource, WaitKind,
+};
 pub use status::{InstanceStatus, NodeStatus};
 pub use validate::{validate, validate_with, Issue, Limits, Report, SyntaxCheck, Text};

@@ -60,6 +60,7 @@ crate::sqlx_text!(crate::InstanceStatus, "instance status");
 crate::sqlx_text!(crate::NodeStatus, "node status");
 crate::sqlx_text!(crate::trace::EventKind, "history entry kind");
 crate::sqlx_text!(crate::Role, "role");
+crate::sqlx_text!(crate::UserSource, "user source");
 crate::sqlx_text!(crate::JobKind, "job kind");
 crate::sqlx_text!(crate::JobStatus, "job status");
 crate::sqlx_text!(crate::TriggerKind, "trigger kind");

@@ -64,6 +64,11 @@ impl TokenKeys {
     /// A token for `principal`'s session `sid`, valid from `now` (Unix seconds) for the
     /// configured lifetime.
     pub fn issue(&self, principal: &Principal, sid: Uuid, now: u64) -> String {
+        self.issue_for(principal, sid, now, self.ttl_secs)
+    }
+
+    /// A token valid for `ttl_secs` (single sign-on sessions may be shorter than the default).
+    pub fn issue_for(&self, principal: &Principal, sid: Uuid, now: u64, ttl_secs: u64) -> String {
         let claims = Claims {
             sub: principal.id.clone(),
             name: principal.name.clone(),
@@ -71,7 +76,7 @@ impl TokenKeys {
             iss: ISSUER.to_owned(),
             aud: AUDIENCE.to_owned(),
             iat: now,
-            exp: now + self.ttl_secs,
+            exp: now + ttl_secs,
             sid,
         };
         encode(&Header::new(ALGORITHM), &claims, &self.encoding).expect("HS256 signing cannot fail")

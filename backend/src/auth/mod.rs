@@ -8,6 +8,7 @@
 pub mod api_key;
 pub mod bootstrap;
 pub mod jwt;
+pub mod oidc;
 pub mod password;
 pub mod throttle;
 

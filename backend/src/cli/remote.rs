@@ -20,6 +20,7 @@ pub mod list_filter;
 pub mod login;
 pub mod profiles;
 pub mod render;
+mod sso_login;
 pub mod sync;
 pub mod triggers;
 pub mod watch;

@@ -18,7 +18,7 @@ use middleware::error::{problem, problem_response};
 use middleware::{audit_trail, csrf, edge, headers, sandbox_wait};
 use resources::{
     alerts, api_keys, audit_log, bulk_jobs, event_streams, failures, hooks, instances, probes, retention, scripts,
-    secrets, session, spa, stats, tasks, trigger_management, users, versions, views, workflows,
+    secrets, session, single_sign_on, spa, stats, tasks, trigger_management, users, versions, views, workflows,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +41,8 @@ pub struct AppState {
     pub audit: Arc<crate::audit::AuditLog>,
     /// Failed sign-ins per username and per address (see `crate::auth::throttle`).
     pub sign_in: Arc<crate::auth::throttle::SignInThrottle>,
+    /// Single sign-on, when a provider is configured (see `crate::auth::oidc`).
+    pub oidc: Option<Arc<crate::auth::oidc::Oidc>>,
 }
 
 /// Every `/api/v1` route, with its OpenAPI operation. This is the one place routes are
@@ -49,6 +51,7 @@ pub struct AppState {
 fn api_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(session::router())
+        .merge(single_sign_on::router())
         .merge(workflows::router())
         .merge(versions::router())
         .merge(api_keys::router())

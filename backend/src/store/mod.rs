@@ -32,6 +32,7 @@ mod slow_sql;
 pub mod snapshots;
 mod sql;
 mod sqlite;
+mod sso_sql;
 pub mod statuses;
 pub(crate) mod transient;
 mod transition_sql;
@@ -41,7 +42,7 @@ mod view_sql;
 mod work_records;
 mod work_sql;
 
-pub use account_sql::{AccountStore, SessionUser};
+pub use account_sql::{AccountStore, NewSession, SessionUser};
 pub use admission_sql::AdmissionQueue;
 pub use alert_sql::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, AlertedInstance, DueAlert, NewDelivery,
@@ -60,6 +61,7 @@ pub use records::*;
 pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
 pub use secret_sql::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
 pub use slow_sql::{RunningNode, SlowStore, SlowThreshold, BASIS_P95, BASIS_STUCK_AFTER};
+pub use sso_sql::{OidcAttempt, SsoProfile, SsoStore};
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
@@ -178,6 +180,7 @@ pub trait Store:
     + JobStore
     + RetentionStore
     + AccountStore
+    + SsoStore
     + InsightStore
     + SecretStore
     + MapStore

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
-use trellis_model::{Definition, Role};
+use trellis_model::{Definition, Role, UserSource};
 use uuid::Uuid;
 
 /// The result of a conditional write.
@@ -26,6 +26,10 @@ pub struct UserRecord {
     pub created_at: DateTime<Utc>,
     /// When an admin disabled the user; `None` while enabled.
     pub disabled_at: Option<DateTime<Utc>>,
+    pub source: UserSource,
+    /// The provider's `sub` of an `oidc` user.
+    pub subject: Option<String>,
+    pub groups: Json<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]

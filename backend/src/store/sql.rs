@@ -30,10 +30,11 @@ pub(super) const COUNT_USERS: &str = "SELECT COUNT(*) FROM users";
 pub(super) const INSERT_USER: &str =
     "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, \
     $4, $5, $5) ON CONFLICT (username) DO NOTHING";
-pub(super) const USER_BY_NAME: &str =
-    "SELECT id, username, password_hash, role, created_at, disabled_at FROM users WHERE username = $1";
-pub(super) const USER_BY_ID: &str =
-    "SELECT id, username, password_hash, role, created_at, disabled_at FROM users WHERE id = $1";
+pub(super) const USER_BY_NAME: &str = const_format::concatcp!(USER_COLUMNS, " FROM users WHERE username = $1");
+pub(super) const USER_BY_ID: &str = const_format::concatcp!(USER_COLUMNS, " FROM users WHERE id = $1");
+/// What a `UserRecord` reads.
+pub(super) const USER_COLUMNS: &str =
+    "SELECT id, username, password_hash, role, created_at, disabled_at, source, subject, groups";
 pub(super) const SET_PASSWORD: &str = "UPDATE users SET password_hash = $1, updated_at = $2 WHERE username = $3";
 pub(super) const DELETE_SESSIONS_OF_USERNAME: &str =
     "DELETE FROM sessions WHERE user_id IN (SELECT id FROM users WHERE username = $1)";

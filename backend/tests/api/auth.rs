@@ -152,6 +152,7 @@ async fn every_api_route_refuses_anonymous_callers(app: TestApp) {
     let id = uuid::Uuid::now_v7();
     let routes = [
         ("GET", "/api/v1/auth/me".to_owned()),
+        ("POST", "/api/v1/auth/oidc/mapping/preview".to_owned()),
         ("GET", "/api/v1/workflows".to_owned()),
         ("POST", "/api/v1/workflows".to_owned()),
         ("GET", format!("/api/v1/workflows/{id}")),

@@ -41,6 +41,10 @@ pub fn AppHeader() -> impl IntoView {
         let navigate = navigate.clone();
         spawn_local(async move {
             match api::logout().await {
+                // A single sign-on session signs out at the provider too, which comes back to /login.
+                Ok(Some(end_session_url)) => {
+                    let _ = window().location().set_href(&end_session_url);
+                }
                 // A 401 means the session was already gone: signed out either way.
                 Err(err) if !err.is_unauthorized() => error.set(Some(err.message())),
                 _ => navigate("/login", NavigateOptions { replace: true, ..Default::default() }),

@@ -1,14 +1,17 @@
-//! The sign-in form. Success leaves an HttpOnly session cookie behind and opens the page that
-//! sent the app here (`?next=`), or the dashboard.
+//! The sign-in page: "Sign in with <provider>" when single sign-on is configured, the password
+//! form unless it is turned off, and why a sign-in through the provider was refused
+//! (`?error=CODE`, set by the server's callback). Success leaves an HttpOnly session cookie
+//! behind and opens the page that sent the app here (`?next=`), or the dashboard.
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::title::set_title;
 use crate::shell::after_sign_in;
+use crate::urls;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
-use trellis_model::api::LoginRequest;
+use trellis_model::api::{AuthProviders, LoginRequest};
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
@@ -19,6 +22,17 @@ pub fn LoginPage() -> impl IntoView {
     let password = RwSignal::new(String::new());
     let pending = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
+    let refused = query.with_untracked(|q| q.get("error")).map(|code| refusal_words(&code));
+    let next_page = after_sign_in(query.with_untracked(|q| q.get("next")).as_deref());
+    // Until the server says otherwise, the password form shows (it is the way in that needs
+    // nothing else to answer).
+    let providers = LocalResource::new(api::providers);
+    let offered = Memo::new(move |_| {
+        providers.get().and_then(Result::ok).unwrap_or(AuthProviders { password: true, oidc: None })
+    });
+    // Each part re-renders only when what it shows changes (not when the answer arrives the same).
+    let password_offered = Memo::new(move |_| offered.get().password);
+    let provider = Memo::new(move |_| offered.get().oidc);
 
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -44,20 +58,67 @@ pub fn LoginPage() -> impl IntoView {
         });
     };
 
-    view! {
-        <main class="page narrow">
-            <h1 class="brand">"Trellis"</h1>
-            <form class="card login" on:submit=on_submit>
-                <h2>"Sign in"</h2>
+    let single_sign_on = move || {
+        provider.get().map(|oidc| {
+            let href = urls::sso_login(&oidc.login_url, &next_page);
+            let label = format!("Sign in with {}", oidc.name);
+            if oidc.reachable {
+                view! { <a class="button primary sso" href=href>{label}</a> }.into_any()
+            } else {
+                let why = format!("{} cannot be reached right now; try again in a moment.", oidc.name);
+                view! {
+                    <button type="button" class="sso" disabled>{label}</button>
+                    <p class="hint" role="status">{why}</p>
+                }
+                .into_any()
+            }
+        })
+    };
+    let password_form = move || {
+        password_offered.get().then(|| {
+            view! {
                 {credential("Username", "username", None, "username", username)}
                 {credential("Password", "password", Some("password"), "current-password", password)}
                 <ErrorAlert message=error />
                 <button type="submit" class="primary" disabled=move || pending.get()>
                     "Sign in"
                 </button>
+            }
+        })
+    };
+    let either = move || provider.get().is_some() && password_offered.get();
+
+    view! {
+        <main class="page narrow">
+            <h1 class="brand">"Trellis"</h1>
+            <form class="card login" on:submit=on_submit>
+                <h2>"Sign in"</h2>
+                {refused.map(|words| view! { <p class="error" role="alert">{words}</p> })}
+                {single_sign_on}
+                <Show when=either>
+                    <p class="divider">"or with a password"</p>
+                </Show>
+                {password_form}
             </form>
         </main>
     }
+}
+
+/// What the sign-in page says about a single sign-on refusal (`?error=CODE`); the reason in
+/// full is in the audit log.
+pub fn refusal_words(code: &str) -> String {
+    match code {
+        "state" => "That sign-in link expired or was already used. Start again.",
+        "provider" => "The identity provider did not sign you in (cancelled or refused).",
+        "token" => "The identity provider's answer could not be trusted, so you were not signed in. An admin can see why in the audit log.",
+        "no_role" => "You signed in at the identity provider, but none of your groups gives a role in Trellis. Ask an admin to map one of your groups.",
+        "disabled" => "Your Trellis account is disabled. An admin can enable it again.",
+        "username_taken" => "A local Trellis user already has your name. Ask an admin to link the accounts.",
+        "email_unverified" => "Your identity provider has not verified your email, which linking your account needs.",
+        "unreachable" => "The identity provider cannot be reached right now. Try again in a moment.",
+        _ => "Signing in through the identity provider failed. Try again.",
+    }
+    .to_owned()
 }
 
 /// One labelled, required field of the form, holding what is typed in `value`.

@@ -1,6 +1,6 @@
 //! Who may do what: sign-in, users, API keys and the audit trail of what they did.
 
-use crate::Role;
+use crate::{Role, UserSource};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +39,12 @@ pub struct UserView {
     /// A disabled user cannot sign in, and their sessions and API keys do not work.
     pub disabled: bool,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    /// `local` (a password) or `oidc` (single sign-on).
+    pub source: UserSource,
+    /// The provider's `sub` for an `oidc` user.
+    pub subject: Option<String>,
+    /// The provider's groups at the user's last sign-in, or what an admin gave a local user.
+    pub groups: Vec<String>,
 }
 
 /// `role` is `viewer`, `operator`, `editor` or `admin`.
@@ -68,6 +74,58 @@ pub struct UpdateUser {
     /// enables them again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<bool>,
+    /// A local user's groups (an `oidc` user's come from the provider at each sign-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<String>>,
+}
+
+/// `GET /auth/providers`: how one may sign in (asked before signing in).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuthProviders {
+    /// Whether local users may sign in with a password (`TRELLIS_PASSWORD_LOGIN`).
+    pub password: bool,
+    /// The single sign-on provider, when one is configured.
+    pub oidc: Option<OidcProvider>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OidcProvider {
+    /// What the sign-in button says: "Sign in with {name}".
+    pub name: String,
+    /// Where the browser goes to sign in (add `?return_to=/path`).
+    pub login_url: String,
+    /// `false` while the provider's discovery document cannot be fetched.
+    pub reachable: bool,
+}
+
+/// `POST /auth/logout` of a single sign-on session: where the browser goes next to end the
+/// provider's session too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SignedOut {
+    pub end_session_url: Option<String>,
+}
+
+/// `POST /auth/oidc/mapping/preview`: a user's groups, to see what role the mapping gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MappingPreviewRequest {
+    pub groups: Vec<String>,
+}
+
+/// What the group → role mapping gives for some groups, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MappingPreview {
+    /// `None`: such a user is refused.
+    pub role: Option<Role>,
+    /// The rule that gave the role (`group=role` as configured, or `default`), if any.
+    pub rule: Option<String>,
+    /// The explanation in words.
+    pub explanation: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

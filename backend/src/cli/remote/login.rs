@@ -14,11 +14,14 @@ use trellis_model::api::{Me, TokenResponse};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  trellis login --url http://127.0.0.1:8080 --username admin\n  \
-                        echo \"$API_KEY\" | trellis login --url https://trellis.example.com --with-token --profile prod")]
+                        trellis login --url https://trellis.example.com --sso\n  echo \"$API_KEY\" | trellis login --url https://trellis.example.com --with-token --profile prod")]
 pub struct LoginArgs {
     /// Sign in as this user (the password is asked for, or read from standard input)
-    #[arg(long, short = 'u', conflicts_with = "with_token")]
+    #[arg(long, short = 'u', conflicts_with_all = ["with_token", "sso"])]
     pub username: Option<String>,
+    /// Sign in through the server's single sign-on provider (you confirm a code in a browser)
+    #[arg(long, conflicts_with = "with_token")]
+    pub sso: bool,
     /// Read an API key from standard input and keep it instead of signing in with a password
     #[arg(long)]
     pub with_token: bool,
@@ -37,6 +40,8 @@ pub async fn login(target: &Target, args: LoginArgs) -> CliResult<Exit> {
     let mut profile = if args.with_token {
         let token = read_line("API key: ", false).await?;
         Profile { url: anonymous.base.clone(), token, username: None, expires_at: None }
+    } else if args.sso {
+        super::sso_login::sso_login(&anonymous).await?
     } else {
         password_login(&anonymous, args.username.clone()).await?
     };

@@ -69,6 +69,11 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     if status.is_success() && (WORKER_UPKEEP.contains(&action.as_str()) || changes_nothing(&route)) {
         return response;
     }
+    // The command line's single sign-on polls every few seconds until the person finishes at
+    // the provider: only the poll that signs in (or is refused) is recorded.
+    if status == StatusCode::ACCEPTED && action == DEVICE_POLL {
+        return response;
+    }
     let (response, found) = inspect(response, status, target.is_none()).await;
     let actor = slot.actor().unwrap_or_else(Actor::anonymous);
     state.audit.record(AuditRow {
@@ -85,6 +90,8 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
     });
     response
 }
+
+const DEVICE_POLL: &str = "POST /api/v1/auth/oidc/device/token";
 
 /// Previews and checks (`…/preview`, `…/validate`) answer what an action would do and change
 /// nothing: the cron preview asks at every keystroke, which would bury the log. Recorded only

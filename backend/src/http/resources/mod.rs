@@ -20,6 +20,7 @@ pub mod scripts;
 pub mod secrets;
 pub mod session;
 pub mod sign_in;
+pub mod single_sign_on;
 pub mod spa;
 pub mod stats;
 pub mod tasks;

@@ -9,13 +9,15 @@ use crate::http::middleware::authed::{bearer, AsViewer, Authed, SESSION_COOKIE};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::ApiJson;
 use crate::http::AppState;
+use crate::store::NewSession;
 use axum::extract::State;
 use axum::http::header::{self, HeaderName, AUTHORIZATION};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
-use trellis_model::api::{LoginRequest, Me, Problem, TokenResponse};
+use trellis_model::api::{LoginRequest, Me, Problem, SignedOut, TokenResponse};
+use trellis_model::UserSource;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -56,6 +58,13 @@ async fn login(
     let username = body.username.replace('\0', "");
     // Audited as the username tried (throttled attempts too); the password is never recorded.
     audit.set(Actor::signing_in(&username));
+    if !state.serve.password_login {
+        return Err(ApiError::Forbidden(
+            "signing in with a password is turned off here (TRELLIS_PASSWORD_LOGIN=false); sign in through single sign-on"
+                .into(),
+        )
+        .into());
+    }
     let attempt = Attempt::new(&username, addr);
     attempt.check(&state.sign_in)?;
     if !attempt.names_possible_account() {
@@ -66,7 +75,9 @@ async fn login(
     let turn = password::turn().await?;
     // Checked again: while this attempt waited for its turn, others may have locked the key.
     attempt.check(&state.sign_in)?;
-    let user = state.store.user_by_name(&username).await?;
+    // A single sign-on user has no password: checked against none (the same time as an
+    // unknown name), so the answer does not tell them apart.
+    let user = state.store.user_by_name(&username).await?.filter(|u| u.source == UserSource::Local);
     let matches = password::verify(turn, body.password, user.as_ref().map(|u| u.password_hash.clone())).await?;
     let Some(user) = user.filter(|_| matches) else {
         tracing::info!(%username, "sign-in refused");
@@ -81,19 +92,33 @@ async fn login(
     }
     let principal = Principal { id: user.id.to_string(), name: user.username.clone(), role: user.role };
     audit.set(Actor::from(&principal));
+    let (body, cookie) = open_session(&state, &principal, state.tokens.ttl_secs, None).await?;
+    Ok((NO_STORE, jar.add(cookie), Json(body)))
+}
+
+/// Records a session of `principal` lasting `ttl_secs` and answers its token, as a body and
+/// as the session cookie. A single sign-on session keeps the provider's `id_token`.
+pub async fn open_session(
+    state: &AppState,
+    principal: &Principal,
+    ttl_secs: u64,
+    id_token: Option<&str>,
+) -> ApiResult<(TokenResponse, Cookie<'static>)> {
+    let user: Uuid =
+        principal.id.parse().map_err(|_| ApiError::Internal(anyhow::anyhow!("a user id that is no UUID")))?;
     let now = chrono::Utc::now();
-    let sid = Uuid::new_v4();
-    let ttl = chrono::Duration::seconds(i64::try_from(state.tokens.ttl_secs).unwrap_or(i64::MAX / 1000));
-    state.store.insert_session(sid, user.id, now, now + ttl).await?;
-    let token = state.tokens.issue(&principal, sid, now.timestamp() as u64);
+    let id = Uuid::new_v4();
+    let expires_at = now + chrono::Duration::seconds(i64::try_from(ttl_secs).unwrap_or(i64::MAX / 1000));
+    state.store.insert_session(&NewSession { id, user, now, expires_at, id_token }).await?;
+    let token = state.tokens.issue_for(principal, id, now.timestamp() as u64, ttl_secs);
     let cookie = Cookie::build((SESSION_COOKIE, token.clone()))
         .http_only(true)
         .same_site(SameSite::Strict)
         .secure(state.serve.secure_cookies)
         .path("/")
-        .max_age(time_secs(state.tokens.ttl_secs));
-    let body = TokenResponse { access_token: token, token_type: "Bearer".into(), expires_in: state.tokens.ttl_secs };
-    Ok((NO_STORE, jar.add(cookie), Json(body)))
+        .max_age(time_secs(ttl_secs))
+        .build();
+    Ok((TokenResponse { access_token: token, token_type: "Bearer".into(), expires_in: ttl_secs }, cookie))
 }
 
 /// Auth answers carry credentials or who the caller is: never kept by any cache.
@@ -105,25 +130,47 @@ fn time_secs(secs: u64) -> cookie::time::Duration {
 
 /// Ends the caller's session server-side (the token stops working everywhere, not only in
 /// this browser) and clears the session cookie. Without a valid session it only clears the
-/// cookie.
+/// cookie. A single sign-on session answers where the browser goes to sign out at the
+/// provider too.
 #[utoipa::path(
     post,
     path = "/auth/logout",
     operation_id = "signOut",
     tag = "auth",
     security(()),
-    responses((status = 204, description = "The session is ended and the session cookie cleared"))
+    responses(
+        (status = 200, description = "A single sign-on session is ended: `end_session_url` signs out at the provider", body = SignedOut),
+        (status = 204, description = "The session is ended and the session cookie cleared"),
+    )
 )]
-async fn logout(State(state): State<AppState>, jar: CookieJar, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
+async fn logout(
+    State(state): State<AppState>,
+    audit: AuditSlot,
+    jar: CookieJar,
+    headers: HeaderMap,
+) -> ApiResult<axum::response::Response> {
     // With an `Authorization` header, only it counts: never the cookie behind it.
     let token = match headers.contains_key(AUTHORIZATION) {
         true => bearer(&headers).ok().flatten(),
         false => jar.get(SESSION_COOKIE).map(|c| c.value().to_owned()),
     };
+    let mut id_token = None;
     if let Some(session) = token.and_then(|t| state.tokens.verify(&t).ok()) {
+        if let Some(user) = state.store.session_user(session.session_id, chrono::Utc::now()).await? {
+            audit.set(Actor { id: Some(user.user_id.to_string()), name: user.username, role: Some(user.role) });
+        }
+        id_token = state.store.session_id_token(session.session_id).await?;
         state.store.delete_session(session.session_id).await?;
     }
-    Ok((NO_STORE, jar.remove(Cookie::build(SESSION_COOKIE).path("/")), StatusCode::NO_CONTENT))
+    let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
+    let end_session_url = match (id_token, state.oidc.as_ref()) {
+        (Some(id_token), Some(oidc)) => oidc.provider.end_session_url(&id_token).await,
+        _ => None,
+    };
+    Ok(match end_session_url {
+        Some(url) => (NO_STORE, jar, Json(SignedOut { end_session_url: Some(url) })).into_response(),
+        None => (NO_STORE, jar, StatusCode::NO_CONTENT).into_response(),
+    })
 }
 
 #[utoipa::path(

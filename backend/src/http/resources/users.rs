@@ -17,6 +17,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use trellis_model::api::{CreateUser, Items, Me, Problem, UpdateUser, UserView};
+use trellis_model::UserSource;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -43,6 +44,9 @@ fn view(u: &UserRecord) -> UserView {
         role: u.role,
         disabled: u.disabled_at.is_some(),
         created_at: u.created_at,
+        source: u.source,
+        subject: u.subject.clone(),
+        groups: u.groups.0.clone(),
     }
 }
 
@@ -94,10 +98,26 @@ async fn update(
     if let Some(p) = &body.password {
         password::check_strength(p).map_err(|e| bad_field("password", e))?;
     }
-    if role.is_none() && body.password.is_none() && body.disabled.is_none() {
-        return Err(bad_field("role", "send a new `role`, a new `password`, `disabled`, or several".into()));
+    if role.is_none() && body.password.is_none() && body.disabled.is_none() && body.groups.is_none() {
+        return Err(bad_field("role", "send a new `role`, a new `password`, `disabled`, `groups`, or several".into()));
     }
+    let groups = body.groups.as_deref().map(checked_groups).transpose()?;
     let user = state.store.user_by_id(id).await?.ok_or_else(|| no_such_user(id))?;
+    if user.source == UserSource::Oidc {
+        // What the provider says wins at the next sign-in: changing it here would not hold.
+        if body.password.is_some() {
+            return Err(bad_field(
+                "password",
+                format!("`{}` signs in through single sign-on and has no password here", user.username),
+            ));
+        }
+        if groups.is_some() {
+            return Err(bad_field(
+                "groups",
+                format!("`{}`'s groups come from the provider at each sign-in", user.username),
+            ));
+        }
+    }
     // So that at least one admin always remains: the caller stays one.
     let myself = auth.principal.id == id.to_string();
     if role.is_some_and(|r| r < Role::Admin) && myself {
@@ -128,6 +148,9 @@ async fn update(
     }
     if let Some(hash) = new_hash {
         state.store.set_password(&user.username, &hash).await?;
+    }
+    if let Some(groups) = &groups {
+        state.store.set_groups(id, groups).await?;
     }
     if let Some(disabled) = body.disabled {
         let at = disabled.then(chrono::Utc::now);
@@ -164,6 +187,24 @@ async fn delete(
     } else {
         Err(no_such_user(id))
     }
+}
+
+/// Groups an admin gives a local user: names as the provider would send them.
+fn checked_groups(groups: &[String]) -> ApiResult<Vec<String>> {
+    if groups.len() > 100 {
+        return Err(bad_field("groups", "at most 100 groups".into()));
+    }
+    let mut kept: Vec<String> = Vec::with_capacity(groups.len());
+    for group in groups {
+        let group = group.trim();
+        if group.is_empty() || group.chars().count() > 200 || group.chars().any(char::is_control) {
+            return Err(bad_field("groups", "group names are 1-200 characters without control characters".into()));
+        }
+        if !kept.iter().any(|g| g == group) {
+            kept.push(group.to_owned());
+        }
+    }
+    Ok(kept)
 }
 
 fn no_such_user(id: Uuid) -> ApiError {

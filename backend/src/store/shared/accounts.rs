@@ -3,7 +3,7 @@
 use super::Store;
 use crate::store::account_sql::{
     COUNT_ENABLED_ADMINS, DELETE_EXPIRED_SESSIONS, DELETE_PRIVATE_VIEWS, DELETE_SESSION, DELETE_USER,
-    DELETE_USER_SESSIONS, INSERT_SESSION, LIST_USERS, SESSION_USER, SET_ROLE, SET_USER_DISABLED,
+    DELETE_USER_SESSIONS, INSERT_SESSION, LIST_USERS, SESSION_ID_TOKEN, SESSION_USER, SET_ROLE, SET_USER_DISABLED,
 };
 use crate::store::backend::Backend;
 use crate::store::Result;
@@ -12,13 +12,26 @@ use uuid::Uuid;
 
 #[async_trait::async_trait]
 impl crate::store::AccountStore for Store {
-    async fn insert_session(&self, id: Uuid, user: Uuid, now: DateTime<Utc>, expires_at: DateTime<Utc>) -> Result<()> {
+    async fn insert_session(&self, s: &crate::store::NewSession<'_>) -> Result<()> {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
-        sqlx::query(DELETE_EXPIRED_SESSIONS).bind(now).execute(&mut *tx).await?;
-        sqlx::query(INSERT_SESSION).bind(id).bind(user).bind(now).bind(expires_at).execute(&mut *tx).await?;
+        sqlx::query(DELETE_EXPIRED_SESSIONS).bind(s.now).execute(&mut *tx).await?;
+        sqlx::query(INSERT_SESSION)
+            .bind(s.id)
+            .bind(s.user)
+            .bind(s.now)
+            .bind(s.expires_at)
+            .bind(s.id_token)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn session_id_token(&self, id: Uuid) -> Result<Option<String>> {
+        let row: Option<(Option<String>,)> =
+            sqlx::query_as(SESSION_ID_TOKEN).bind(id).fetch_optional(self.pool()).await?;
+        Ok(row.and_then(|(token,)| token))
     }
 
     async fn session_user(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<crate::store::SessionUser>> {

@@ -24,6 +24,7 @@ mod secrets;
 mod sink;
 mod slots;
 mod slow;
+mod sso;
 mod start_batch;
 mod store;
 mod transitions;

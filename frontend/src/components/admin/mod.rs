@@ -4,6 +4,7 @@ mod api_key_form;
 mod api_keys_panel;
 mod api_keys_table;
 pub mod audit_page;
+mod mapping_preview;
 mod policy_form;
 pub mod retention_page;
 mod role_select;

@@ -7,6 +7,7 @@ use crate::format;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::{UpdateUser, UserView};
+use trellis_model::UserSource;
 
 #[component]
 pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> impl IntoView {
@@ -45,6 +46,21 @@ pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> imp
             on_done.run(outcome.map(|()| format!("Deleted {}.", name.get_value())).map_err(|e| e.message()));
         });
     };
+    let single_sign_on = user.source == UserSource::Oidc;
+    let set_groups = move |_| {
+        let prompt = format!("Groups of {} (comma-separated; the role mapping reads them)", name.get_value());
+        let Ok(Some(text)) = window().prompt_with_message(&prompt) else { return };
+        let groups: Vec<String> = text.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_owned).collect();
+        let said = format!(
+            "{}'s groups are now: {}.",
+            name.get_value(),
+            if groups.is_empty() { "none".to_owned() } else { groups.join(", ") }
+        );
+        change(UpdateUser { groups: Some(groups), ..UpdateUser::default() }, said);
+    };
+    let source = if single_sign_on { "SSO" } else { "password" };
+    let source_title = user.subject.clone().map(|s| format!("subject {s}"));
+    let groups = user.groups.join(", ");
     let role = user.role;
     view! {
         <tr data-testid="user-row" data-username=user.username.clone() class:disabled=disabled>
@@ -55,10 +71,15 @@ pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> imp
                     {ROLES.iter().map(|r| view! { <option value=r.as_str() selected=role == *r>{r.as_str()}</option> }).collect_view()}
                 </select>
             </td>
+            <td data-testid="user-source" title=source_title>{source}</td>
+            <td class="groups" data-testid="user-groups">{groups}</td>
             <td data-testid="user-state">{if disabled { "disabled" } else { "enabled" }}</td>
             <td class="updated">{format::timestamp(&user.created_at)}</td>
             <td class="actions">
-                <button type="button" on:click=reset>"Reset password"</button>
+                <Show when=move || !single_sign_on>
+                    <button type="button" on:click=reset>"Reset password"</button>
+                    <button type="button" on:click=set_groups>"Groups…"</button>
+                </Show>
                 <button type="button" data-testid="user-toggle" class:danger=!disabled on:click=toggle>
                     {if disabled { "Enable" } else { "Disable" }}
                 </button>

@@ -1,8 +1,10 @@
 //! `/users` (admins): every user with their role and state; add one, change a role, reset a
 //! password, disable or enable, delete; and the API keys below. Every refusal shows the API's
-//! `detail` (the last admin, yourself).
+//! `detail` (the last admin, yourself). With single sign-on, where each user signs in, their
+//! groups, and a preview of what role the group mapping gives.
 
 use super::api_keys_panel::ApiKeysPanel;
+use super::mapping_preview::MappingPreviewPanel;
 use super::role_select::RoleSelect;
 use super::user_row::UserRow;
 use crate::api_admin;
@@ -16,7 +18,15 @@ use trellis_model::Role;
 
 /// The roles, least to most.
 pub const ROLES: &[Role] = Role::ALL;
-const COLUMNS: &[(&str, &str)] = &[("Username", ""), ("Role", ""), ("State", ""), ("Created", "updated"), ("", "")];
+const COLUMNS: &[(&str, &str)] = &[
+    ("Username", ""),
+    ("Role", ""),
+    ("Signs in with", ""),
+    ("Groups", "groups"),
+    ("State", ""),
+    ("Created", "updated"),
+    ("", ""),
+];
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
@@ -77,6 +87,7 @@ pub fn UsersPage() -> impl IntoView {
                     {move || users.get().map(|list| list.into_iter().map(|u| view! { <UserRow user=u on_done=refresh /> }).collect_view())}
                 </tbody>
             </table>
+            <MappingPreviewPanel />
             <ApiKeysPanel />
         </main>
     }
