@@ -1,16 +1,16 @@
 //! Commands on a running instance from outside: cancel it, or signal a waiting node.
 
+use super::commands::Commands;
 use super::effects::Detail;
+use super::error::EngineError;
 use super::machine::Event;
-use super::Engine;
-use super::EngineError;
 use crate::store::{Snapshot, TransitionOutcome};
 use serde_json::Value;
 use std::sync::Arc;
 use trellis_model::config::NodeKind;
 use uuid::Uuid;
 
-impl Engine {
+impl Commands {
     pub async fn cancel(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
         self.operator_event(id, Event::Cancel, |_| "the instance has already finished".into()).await
     }
@@ -19,7 +19,7 @@ impl Engine {
     pub async fn signal(self: &Arc<Self>, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
         refuse_nul(&payload, "the payload")?;
         let snapshot = self.snapshot(id).await?;
-        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let plan = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let index =
             plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
         if plan.nodes[index].kind != NodeKind::WaitSignal {
@@ -32,7 +32,7 @@ impl Engine {
         let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
         let event = Event::Succeeded { node: index, attempt, outcome: None };
         let detail = Detail { output: Some(payload), ..Default::default() };
-        match self.commit(&plan, id, None, event, detail).await? {
+        match self.committer.commit(&plan, id, None, event, detail).await? {
             TransitionOutcome::Applied(_) => Ok(()),
             _ => Err(EngineError::Conflict(format!("node `{node}` is not waiting for a signal"))),
         }
@@ -52,7 +52,7 @@ impl Engine {
             &format!("the output of node `{node}`"),
         )?;
         let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref());
-        self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
+        self.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
     }
 }
 
