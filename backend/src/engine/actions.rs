@@ -37,28 +37,6 @@ impl Commands {
         })
         .await
     }
-
-    /// Commits an operator's `event` (cancel, pause, resume); when it does not apply,
-    /// explains why from the status it found.
-    pub(super) async fn operator_event(
-        self: &Arc<Self>,
-        id: Uuid,
-        event: Event,
-        refused: impl Fn(InstanceStatus) -> String,
-    ) -> Result<(), EngineError> {
-        let snapshot = self.snapshot(id).await?;
-        let plan = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        match self.committer.commit(&plan, id, None, event, Detail::default()).await? {
-            TransitionOutcome::Applied(_) => Ok(()),
-            _ => {
-                // Read again: the status may have changed since the first read.
-                match self.store.get_instance(id).await? {
-                    Some(now) => Err(EngineError::Conflict(refused(now.instance.status))),
-                    None => Err(EngineError::NotFound(format!("no instance with id {id}"))),
-                }
-            }
-        }
-    }
 }
 
 impl Commands {

@@ -1,4 +1,6 @@
-//! Commands on a running instance from outside: cancel it, or signal a waiting node.
+//! Commands on a running instance from outside: cancel it, or signal a waiting node; and what
+//! every command on one instance shares (its snapshot, an operator's event committed, an
+//! output handed in held to the caps), which `actions.rs` and `tasks.rs` call.
 
 use super::commands::Commands;
 use super::effects::Detail;
@@ -8,6 +10,7 @@ use crate::store::{Snapshot, TransitionOutcome};
 use serde_json::Value;
 use std::sync::Arc;
 use trellis_model::config::NodeKind;
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
 impl Commands {
@@ -35,6 +38,28 @@ impl Commands {
         match self.committer.commit(&plan, id, None, event, detail).await? {
             TransitionOutcome::Applied(_) => Ok(()),
             _ => Err(EngineError::Conflict(format!("node `{node}` is not waiting for a signal"))),
+        }
+    }
+
+    /// Commits an operator's `event` (cancel, pause, resume); when it does not apply,
+    /// explains why from the status it found.
+    pub(super) async fn operator_event(
+        self: &Arc<Self>,
+        id: Uuid,
+        event: Event,
+        refused: impl Fn(InstanceStatus) -> String,
+    ) -> Result<(), EngineError> {
+        let snapshot = self.snapshot(id).await?;
+        let plan = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        match self.committer.commit(&plan, id, None, event, Detail::default()).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => {
+                // Read again: the status may have changed since the first read.
+                match self.store.get_instance(id).await? {
+                    Some(now) => Err(EngineError::Conflict(refused(now.instance.status))),
+                    None => Err(EngineError::NotFound(format!("no instance with id {id}"))),
+                }
+            }
         }
     }
 

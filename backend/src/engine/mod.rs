@@ -12,10 +12,17 @@
 //!    bottom there. What it leases to this process it hands to the runner through `RunLeased`.
 //! 4. **Commands** (`commands`, `Commands`): `start`, `control`, `actions`, `tasks`.
 //! 5. **Hooks**: `alert_items` (`Alerts`), `failure_handler` (`FailureHandlers`).
-//! 6. **Run** (`run`, `Runner`): the claim loop (`runner`), `attempt`, `ahead`, `wheel`,
-//!    `map/`, `children`.
+//! 6. **Run** (`run`, `Runner`), in the order it calls: the claim loop (`runner`), `wheel`,
+//!    `handle` (one claimed item), `ahead`, `attempt`, `map/`, `children`.
 //! 7. **This file**: `Engine` builds the parts from the floor up, each handed only the parts and
 //!    store handles it calls, and answers the API for them.
+//!
+//! A start: `Engine::start` → `Commands::start` (`start.rs`: prepared, written through the
+//! start lane or the store) → `Committer::react_and_admit` (`commit/react.rs`: published, its
+//! first attempts handed to `RunLeased`). A node outcome: `handle.rs` runs the attempt
+//! (`attempt.rs`) and those it dispatches that only compute (`ahead.rs`), then
+//! `Committer::commit_chain` (`commit/`: submit → lane → decide → write → react), whose react
+//! hands the next attempts to `RunLeased` — the one way back up, handed in, not imported.
 
 mod actions;
 mod admission;
@@ -34,6 +41,7 @@ mod control;
 pub mod effects;
 mod error;
 mod failure_handler;
+mod handle;
 pub mod input_schema;
 pub mod json;
 mod lineage;
