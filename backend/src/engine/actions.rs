@@ -2,19 +2,19 @@
 //! like any other, so the instance row lock in `transition` orders it against completions,
 //! and a refusal names the status that made the action not apply.
 
+use super::commands::Commands;
 use super::effects::{decide, state_of, Detail};
+use super::error::EngineError;
 use super::machine::{retry_set, Event, RetryFrom};
 use super::plan::Plan;
 use super::reserve::PRELEASE_UNDECIDED;
-use super::Engine;
-use super::EngineError;
 use crate::store::{NodeRow, Snapshot, StoreError, TransitionOutcome};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use trellis_model::{InstanceStatus, NodeStatus};
 use uuid::Uuid;
 
-impl Engine {
+impl Commands {
     /// Stops dispatching new nodes; running attempts finish and timers keep firing. A paused
     /// instance keeps its `max_concurrent_instances` slot (it is still active).
     pub async fn pause(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
@@ -37,31 +37,9 @@ impl Engine {
         })
         .await
     }
-
-    /// Commits an operator's `event` (cancel, pause, resume); when it does not apply,
-    /// explains why from the status it found.
-    pub(super) async fn operator_event(
-        self: &Arc<Self>,
-        id: Uuid,
-        event: Event,
-        refused: impl Fn(InstanceStatus) -> String,
-    ) -> Result<(), EngineError> {
-        let snapshot = self.snapshot(id).await?;
-        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
-        match self.commit(&plan, id, None, event, Detail::default()).await? {
-            TransitionOutcome::Applied(_) => Ok(()),
-            _ => {
-                // Read again: the status may have changed since the first read.
-                match self.store.get_instance(id).await? {
-                    Some(now) => Err(EngineError::Conflict(refused(now.instance.status))),
-                    None => Err(EngineError::NotFound(format!("no instance with id {id}"))),
-                }
-            }
-        }
-    }
 }
 
-impl Engine {
+impl Commands {
     /// Runs a finished instance again, as the same instance (a "reset"): `from` is
     /// `failed`, `start` or a node id. Succeeded nodes outside the re-run keep their
     /// outputs; attempt numbers continue. Takes a concurrency slot like a start (it queues,
@@ -89,7 +67,7 @@ impl Engine {
             false => None,
         };
         let version = snapshot.instance.version;
-        let plan = self.plan(workflow, version).await?;
+        let plan = self.plans.get(workflow, version).await?;
         let from = retry_from(&plan, version, from)?;
         if retry_set(&plan, &state_of(&plan, &snapshot), &from).is_empty() {
             return Err(EngineError::Conflict(format!(
@@ -97,7 +75,7 @@ impl Engine {
                 status.as_str()
             )));
         }
-        let limits = self.plan(workflow, latest).await?;
+        let limits = self.plans.get(workflow, latest).await?;
         let key = snapshot.instance.concurrency_key.as_deref();
         self.write_retry(id, (&plan, &limits), &from, migrate, key).await
     }
@@ -105,7 +83,7 @@ impl Engine {
     /// Moves `snapshot` onto version `latest`: nodes are matched by id (kept results stay,
     /// new nodes are pending, removed ones are dropped). Returns the version and its rows.
     async fn migrate(&self, snapshot: &mut Snapshot, latest: i64) -> Result<(i64, Vec<NodeRow>), EngineError> {
-        let target = self.plan(snapshot.instance.workflow_id, latest).await?;
+        let target = self.plans.get(snapshot.instance.workflow_id, latest).await?;
         let rows: Vec<NodeRow> = target
             .nodes
             .iter()
@@ -122,7 +100,7 @@ impl Engine {
     }
 
     /// Writes the retry in one transaction (admitted under the latest version's `limits`, or
-    /// queued), then reacts to it like any transition (step 5 of `commit.rs`).
+    /// queued), then reacts to it like any transition (step 5 of `commit/`, `react.rs`).
     async fn write_retry(
         self: &Arc<Self>,
         id: Uuid,
@@ -132,14 +110,14 @@ impl Engine {
         concurrency_key: Option<&str>,
     ) -> Result<InstanceStatus, EngineError> {
         // Decided inside the store: how many attempts it dispatches is not known yet.
-        let reservation = self.reserve(PRELEASE_UNDECIDED);
+        let reservation = self.workers.reserve(PRELEASE_UNDECIDED);
         // `at`: read by the store under the workflow's lock, as an admission's (a retry takes a slot).
         let decide_fn = |s: &Snapshot, admit: bool, at: DateTime<Utc>| {
             // Decided again on the locked row: it may have changed since it was read.
             let reset = retry_set(plan, &state_of(plan, s), from);
             let mut writes = decide(plan, s, Event::Retry { reset, admit }, &Detail::default(), at, 0.0);
             writes.forget_map_items = *from == RetryFrom::Start && !writes.is_empty();
-            reservation.lease_runs(&mut writes, &self.owner);
+            reservation.lease_runs(&mut writes, &self.workers.owner);
             writes
         };
         let migrate = migrate.as_ref().map(|(v, rows)| (*v, rows.as_slice()));
@@ -147,7 +125,7 @@ impl Engine {
         match outcome {
             Ok(Ok(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().map_or(InstanceStatus::Running, |u| u.status);
-                self.react_and_admit(plan, id, &writes, reservation).await;
+                self.committer.react_and_admit(plan, id, &writes, reservation).await;
                 Ok(now)
             }
             Ok(Err(held)) => Err(EngineError::LimitReached(format!(

@@ -1,17 +1,34 @@
 //! Admitting queued instances into free slots: after a transition finished an instance of a
-//! limited workflow (step 5 of `commit.rs`), and in a periodic sweep.
+//! limited workflow (step 5 of `commit/`, `react.rs`), and in a periodic sweep (`runner.rs`). A part of
+//! its own: it holds its turns, the plans it decides with, and where it publishes and nudges.
 
 use super::effects::{decide, Detail};
 use super::machine::Event;
-use super::Engine;
-use crate::store::{Snapshot, Writes};
+use super::plans::Plans;
+use super::wakes::Wakes;
+use crate::events::EventBus;
+use crate::store::{DynStore, Snapshot, Writes};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-impl Engine {
+pub(super) struct Admission {
+    /// For `workflows_with_queued`, `admit_queued` and `get_workflow` (on `Store` itself).
+    store: DynStore,
+    plans: Arc<Plans>,
+    bus: Arc<EventBus>,
+    wakes: Arc<Wakes>,
+    /// Admissions asked for while one runs, folded into one more.
+    turns: AdmissionTurns,
+}
+
+impl Admission {
+    pub(super) fn new(store: DynStore, plans: Arc<Plans>, bus: Arc<EventBus>, wakes: Arc<Wakes>) -> Admission {
+        Admission { store, plans, bus, wakes, turns: AdmissionTurns::default() }
+    }
+
     /// Admits queued instances of every workflow into free slots (a periodic sweep that
     /// also covers a process that died between finishing an instance and admitting).
     pub(super) async fn admit_everywhere(self: &Arc<Self>) {
@@ -32,24 +49,24 @@ impl Engine {
     /// lock) serves every instance that finished meanwhile, instead of one each, queued on
     /// that lock.
     pub(super) async fn admit(self: &Arc<Self>, workflow: Uuid) {
-        let (call, leads) = self.admission_turns.ask(workflow);
+        let (call, leads) = self.turns.ask(workflow);
         if leads {
-            let engine = self.clone();
-            tokio::spawn(async move { engine.admission_runs(workflow).await });
+            let admission = self.clone();
+            tokio::spawn(async move { admission.admission_runs(workflow).await });
         }
-        self.admission_turns.wait(workflow, call).await;
+        self.turns.wait(workflow, call).await;
     }
 
     /// Runs admissions of `workflow` until a run ends with no call made during it.
     async fn admission_runs(&self, workflow: Uuid) {
         // Should a run panic, the streak ends with it rather than leaving its callers waiting.
-        let mut streak = StreakEnd { turns: &self.admission_turns, workflow, ended: false };
+        let mut streak = StreakEnd { turns: &self.turns, workflow, ended: false };
         loop {
-            let upto = self.admission_turns.asked(workflow);
+            let upto = self.turns.asked(workflow);
             if let Err(e) = self.try_admit(workflow).await {
                 tracing::warn!(error = %e, %workflow, "admitting queued instances failed");
             }
-            if !self.admission_turns.ran(workflow, upto) {
+            if !self.turns.ran(workflow, upto) {
                 streak.ended = true;
                 return;
             }
@@ -63,7 +80,7 @@ impl Engine {
         // version's plan first.
         let mut plans = std::collections::HashMap::new();
         for v in 1..=latest {
-            plans.insert(v, self.plan(workflow, v).await?);
+            plans.insert(v, self.plans.get(workflow, v).await?);
         }
         let limits = plans[&latest].admission();
         let from_queue = Detail { from_queue: true, ..Detail::default() };
@@ -81,15 +98,15 @@ impl Engine {
             }
         }
         if !admitted.is_empty() {
-            self.wake.notify_one();
+            self.wakes.claims.notify_one();
         }
         Ok(())
     }
 }
 
-/// Admissions asked for, per workflow, and how far the runs have got (see `Engine::admit`).
+/// Admissions asked for, per workflow, and how far the runs have got (see `Admission::admit`).
 #[derive(Default)]
-pub(super) struct AdmissionTurns {
+struct AdmissionTurns {
     state: Mutex<Turns>,
     /// Told whenever a run ends.
     ran: Notify,

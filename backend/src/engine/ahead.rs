@@ -1,7 +1,7 @@
 //! Attempts run ahead of their dispatch's commit. When an attempt ends, the attempts its
 //! result dispatches of nodes that only compute (a no-op, a transform, a branch, a script:
 //! nothing outside the instance sees them run) are run at once, on the instance as that result
-//! leaves it, and their results are committed in the same batch as it (`commit.rs`): a chain of
+//! leaves it, and their results are committed in the same batch as it (`commit/`): a chain of
 //! such nodes costs one commit, not one per node, and every step is still written.
 //!
 //! Why it is safe: nothing of a step is published before its commit (history, live events,
@@ -11,53 +11,22 @@
 //! same batch dispatched exactly that attempt, on the instance as the run saw it
 //! (`store/batch.rs`, `Ahead`); otherwise the result is dropped and the attempt runs as usual.
 
-use super::effects::{self, Detail};
+use super::chain::Link;
+use super::context::{context, reads_context};
+use super::effects;
 use super::machine::Event;
 use super::plan::Plan;
-use super::runner::{context, reads_context};
-use super::Engine;
+use super::run::Runner;
 use crate::sandbox::Lane;
 use crate::store::phases::PHASES;
 use crate::store::{absorb, Ahead, Fence, NewWork, Work};
 use chrono::{SubsecRound, Utc};
 use serde_json::Value;
-use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trellis_model::config::NodeKind;
 use uuid::Uuid;
-
-/// One event of a chain committed together: the first consumes the fenced work item, each
-/// later one is the result of an attempt run ahead of that commit (below).
-#[derive(Clone)]
-pub(super) struct Link {
-    pub ahead: Option<Ahead>,
-    pub event: Event,
-    pub detail: Detail,
-}
-
-impl Link {
-    pub(super) fn new(event: Event, detail: Detail) -> Link {
-        Link { ahead: None, event, detail }
-    }
-}
-
-/// Nodes of a workflow, by id, a run ahead of which was dropped for taking too long: this
-/// process runs them as usual from then on (a dropped run holds its sandbox worker until it ends,
-/// and the attempt runs again).
-#[derive(Default)]
-pub(super) struct TooSlow(Mutex<HashSet<(Uuid, String)>>);
-
-impl TooSlow {
-    fn contains(&self, workflow: Uuid, node: &str) -> bool {
-        self.0.lock().expect("too slow to run ahead").contains(&(workflow, node.to_owned()))
-    }
-
-    fn insert(&self, workflow: Uuid, node: &str) {
-        self.0.lock().expect("too slow to run ahead").insert((workflow, node.to_owned()));
-    }
-}
 
 /// Most attempts run ahead of one commit (a lane's batch holds 256 requests).
 const AHEAD_MOST: usize = 64;
@@ -67,7 +36,7 @@ const AHEAD_FOR: Duration = Duration::from_millis(2);
 /// A run ahead that takes longer than this is dropped (its attempt then runs as usual).
 const AHEAD_WAIT: Duration = Duration::from_millis(5);
 
-impl Engine {
+impl Runner {
     /// `first`, the result of the attempt `fence` leases, followed by the results of the
     /// attempts it (and they, in turn) dispatch that may run ahead of its commit.
     pub(super) async fn run_ahead(
@@ -98,7 +67,7 @@ impl Engine {
                 decided += 1;
                 runnable.extend(writes.new_work.iter().filter_map(|w| run_ahead_of(plan, w)));
             }
-            if links.len() >= AHEAD_MOST || began.elapsed() >= AHEAD_FOR || self.draining.load(Ordering::SeqCst) {
+            if links.len() >= AHEAD_MOST || began.elapsed() >= AHEAD_FOR || self.workers.draining() {
                 return links;
             }
             let Some((node, attempt)) = runnable.pop_front() else { return links };
@@ -118,7 +87,7 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl Runner {
     /// Whether to run `node` ahead now: not one that took too long before, nor one whose own
     /// timeout is shorter than a run ahead is waited for, nor a sandboxed one while no sandbox
     /// worker of its lane is free (it would wait in line, holding the result before it).

@@ -3,23 +3,38 @@
 //! the same hook as failure handlers, so no end is missed whatever crashes. Its handler
 //! (`raise_alerts`) records a delivery per matching rule under the key `{instance}:{run}`,
 //! which the store keeps unique per rule: a redone item records nothing twice. Sending is
-//! the alert sender's (`alerts::send`), never the engine's.
+//! the alert sender's (`alerts::send`), never the engine's. A hook of its own (`Alerts`): it
+//! holds the alert rules' store, the instances' (to consume its item) and the public URL.
 
 use super::plan::Plan;
-use super::Engine;
 use crate::alerts::{group_key, instance_body, instance_url, InstanceFacts};
-use crate::store::{AlertRuleRow, AlertedInstance, Fence, NewDelivery, RunEnd};
+use crate::store::{AlertRuleRow, AlertStore, AlertedInstance, Fence, InstanceStore, NewDelivery, RunEnd, Writes};
 use chrono::Utc;
 use std::sync::Arc;
 use trellis_model::api::AlertWhen;
 use uuid::Uuid;
 
-impl Engine {
+pub(super) struct Alerts {
+    store: Arc<dyn AlertStore>,
+    instances: Arc<dyn InstanceStore>,
+    /// `TRELLIS_PUBLIC_URL`: the base of the instance links an alert carries.
+    public_url: Option<String>,
+}
+
+impl Alerts {
+    pub(super) fn new(
+        store: Arc<dyn AlertStore>,
+        instances: Arc<dyn InstanceStore>,
+        public_url: Option<String>,
+    ) -> Alerts {
+        Alerts { store, instances, public_url }
+    }
+
     /// Records the alerts of the bad end the item stands for, then consumes it. The rules are
     /// asked first: most workflows have none, and then nothing of the instance is read. An
     /// error leaves the item to its lease (recording again is harmless).
-    pub(super) async fn raise_alerts(
-        self: &Arc<Self>,
+    pub(super) async fn raise(
+        &self,
         (instance, fence): (Uuid, &Fence),
         end: &RunEnd,
         plan: &Plan,
@@ -32,7 +47,8 @@ impl Engine {
                 }
             }
         }
-        self.consume(instance, fence).await
+        self.instances.transition(instance, Some(fence), &|_| Writes::default()).await?;
+        Ok(())
     }
 
     /// One delivery per rule for the run's `end`, keyed `{instance}:{run}`.
@@ -59,7 +75,7 @@ impl Engine {
             failed_node: failed_node.as_deref(),
             slow_node: None,
         };
-        let url = instance_url(self.config.public_url.as_deref(), row.id);
+        let url = instance_url(self.public_url.as_deref(), row.id);
         let group = group_key(row.workflow_id, failed_node.as_deref(), end.error_class.as_deref());
         let now = Utc::now();
         for rule in rules {

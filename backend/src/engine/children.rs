@@ -5,10 +5,13 @@
 //! or is lost, writes `cancel_children`, which cancels the children no attempt waits for.
 
 use super::effects::Detail;
+use super::error::EngineError;
+use super::lineage::Lineage;
 use super::machine::Event;
 use super::nodes::{permanent, NodeResult, Suspend};
 use super::results::make_storable;
-use super::{Engine, EngineError, Lineage, ParentLink, StartRequest};
+use super::run::Runner;
+use super::start_request::{ParentLink, StartRequest};
 use crate::secrets::Redactor;
 use crate::store::{ChildEnd, ChildRow};
 use serde_json::Value;
@@ -35,7 +38,7 @@ pub(super) struct ChildStart<'a> {
     pub redactor: &'a Redactor,
 }
 
-impl Engine {
+impl Runner {
     /// Starts (or finds, when this attempt is run again) the attempt's child instance.
     /// `Suspend(Child)` when it runs or is queued; a failure otherwise — retryable only for
     /// passing trouble (the database, the called workflow's instance limit).
@@ -65,7 +68,7 @@ impl Engine {
         let parent = self.store.get_instance(c.parent).await.map_err(|e| transient(&e))?;
         let Some(parent) = parent else { return Err(permanent("the parent instance no longer exists".into())) };
         let Some(lineage) = Lineage::of(&parent.instance).child() else {
-            let root = self.lineage_root(&parent.instance).await;
+            let root = super::lineage::root(&*self.store, &parent.instance).await;
             return Err(permanent(format!(
                 "sub-workflow depth limit ({MAX_SUBWORKFLOW_DEPTH}) exceeded: the chain of instances started by one \
                  another (sub-workflows and failure handlers) began at instance {root}"
@@ -89,7 +92,7 @@ impl Engine {
             lineage,
             ..StartRequest::new(c.workflow, input)
         };
-        match self.start(request).await {
+        match self.commands.start(request).await {
             Ok(started) => Ok(started.id),
             Err(
                 e @ (EngineError::Store(_)
@@ -127,7 +130,7 @@ impl Engine {
         let Some(output) = &detail.output else { return (event, detail) };
         // The child's output is its instance's: its sinks' outputs (a map's holding its items') by node id.
         let room = trellis_model::nesting::INSTANCE_OUTPUT_WRAP + trellis_model::nesting::MAP_RESULTS_WRAP;
-        match self.config.output_caps.check_wrapping(id, output, super::outputs::other_outputs(context, id), room) {
+        match self.output_caps.check_wrapping(id, output, super::outputs::other_outputs(context, id), room) {
             Ok(()) => (event, detail),
             Err(error) => (
                 Event::Failed { node, attempt, retryable: false, timed_out: false },
@@ -155,7 +158,7 @@ impl Engine {
             })
         };
         for child in live.into_iter().filter(|c| !waited_for(c)) {
-            match self.cancel(child.id).await {
+            match self.commands.cancel(child.id).await {
                 Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
                 Err(e) => return Err(anyhow::anyhow!("canceling child instance {}: {e}", child.id)),
             }

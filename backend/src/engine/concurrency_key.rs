@@ -5,8 +5,8 @@
 //! group such instances under null: a typo in the expression or a start without the field
 //! would otherwise put every such instance under one key, silently serializing them.
 
+use super::error::EngineError;
 use super::plan::Plan;
-use super::EngineError;
 use crate::sandbox::{Cause, Job, Sandbox};
 use crate::store::Held;
 use serde_json::{json, Value};

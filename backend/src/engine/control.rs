@@ -1,16 +1,19 @@
-//! Commands on a running instance from outside: cancel it, or signal a waiting node.
+//! Commands on a running instance from outside: cancel it, or signal a waiting node; and what
+//! every command on one instance shares (its snapshot, an operator's event committed, an
+//! output handed in held to the caps), which `actions.rs` and `tasks.rs` call.
 
+use super::commands::Commands;
 use super::effects::Detail;
+use super::error::EngineError;
 use super::machine::Event;
-use super::Engine;
-use super::EngineError;
 use crate::store::{Snapshot, TransitionOutcome};
 use serde_json::Value;
 use std::sync::Arc;
 use trellis_model::config::NodeKind;
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
-impl Engine {
+impl Commands {
     pub async fn cancel(self: &Arc<Self>, id: Uuid) -> Result<(), EngineError> {
         self.operator_event(id, Event::Cancel, |_| "the instance has already finished".into()).await
     }
@@ -19,7 +22,7 @@ impl Engine {
     pub async fn signal(self: &Arc<Self>, id: Uuid, node: &str, payload: Value) -> Result<(), EngineError> {
         refuse_nul(&payload, "the payload")?;
         let snapshot = self.snapshot(id).await?;
-        let plan = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let plan = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let index =
             plan.index_of(node).ok_or_else(|| EngineError::NotFound(format!("the workflow has no node `{node}`")))?;
         if plan.nodes[index].kind != NodeKind::WaitSignal {
@@ -32,9 +35,31 @@ impl Engine {
         let attempt = snapshot.nodes.iter().find(|n| n.node_id == node).map_or(0, |n| n.attempts.max(0) as u32);
         let event = Event::Succeeded { node: index, attempt, outcome: None };
         let detail = Detail { output: Some(payload), ..Default::default() };
-        match self.commit(&plan, id, None, event, detail).await? {
+        match self.committer.commit(&plan, id, None, event, detail).await? {
             TransitionOutcome::Applied(_) => Ok(()),
             _ => Err(EngineError::Conflict(format!("node `{node}` is not waiting for a signal"))),
+        }
+    }
+
+    /// Commits an operator's `event` (cancel, pause, resume); when it does not apply,
+    /// explains why from the status it found.
+    pub(super) async fn operator_event(
+        self: &Arc<Self>,
+        id: Uuid,
+        event: Event,
+        refused: impl Fn(InstanceStatus) -> String,
+    ) -> Result<(), EngineError> {
+        let snapshot = self.snapshot(id).await?;
+        let plan = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        match self.committer.commit(&plan, id, None, event, Detail::default()).await? {
+            TransitionOutcome::Applied(_) => Ok(()),
+            _ => {
+                // Read again: the status may have changed since the first read.
+                match self.store.get_instance(id).await? {
+                    Some(now) => Err(EngineError::Conflict(refused(now.instance.status))),
+                    None => Err(EngineError::NotFound(format!("no instance with id {id}"))),
+                }
+            }
         }
     }
 
@@ -52,7 +77,7 @@ impl Engine {
             &format!("the output of node `{node}`"),
         )?;
         let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref());
-        self.config.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
+        self.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
     }
 }
 

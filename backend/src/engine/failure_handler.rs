@@ -6,10 +6,16 @@
 //! process died before consuming it) finds the run it started, and each failed run of a
 //! retried instance gets its own. A handler that cannot start is noted on the failed
 //! instance's history; passing trouble (the database) leaves the item to be claimed again.
+//! A hook of its own (`FailureHandlers`): it holds the store, the start command, the bus (for
+//! its note) and the public URL, and nothing of the runner that hands it the item.
 
+use super::commands::Commands;
+use super::error::EngineError;
+use super::lineage::Lineage;
 use super::plan::Plan;
-use super::{Engine, EngineError, Lineage, StartRequest};
-use crate::store::{Fence, InstanceRow, NewEvent, RunEnd, TransitionOutcome, Writes};
+use super::start_request::StartRequest;
+use crate::events::EventBus;
+use crate::store::{DynStore, Fence, InstanceRow, NewEvent, RunEnd, TransitionOutcome, Writes};
 use chrono::Utc;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -21,11 +27,29 @@ use uuid::Uuid;
 /// Why a handler was not started, for the failed instance's history.
 type NotStarted = String;
 
-impl Engine {
+pub(super) struct FailureHandlers {
+    /// Instances, and workflows (on `Store` itself) to resolve the handler's version.
+    store: DynStore,
+    commands: Arc<Commands>,
+    bus: Arc<EventBus>,
+    /// `TRELLIS_PUBLIC_URL`: the base of the instance link a handler gets.
+    public_url: Option<String>,
+}
+
+impl FailureHandlers {
+    pub(super) fn new(
+        store: DynStore,
+        commands: Arc<Commands>,
+        bus: Arc<EventBus>,
+        public_url: Option<String>,
+    ) -> FailureHandlers {
+        FailureHandlers { store, commands, bus, public_url }
+    }
+
     /// Starts the handler of the failed run the item stands for, then consumes the item (or
     /// notes on the instance why no handler started). An error leaves the item to its lease.
-    pub(super) async fn start_failure_handler(
-        self: &Arc<Self>,
+    pub(super) async fn start(
+        &self,
         (instance, fence): (Uuid, &Fence),
         end: &RunEnd,
         plan: &Plan,
@@ -53,7 +77,7 @@ impl Engine {
 
     /// `Err(Ok(why))`: no handler starts, for good; `Err(Err(_))`: passing trouble.
     async fn try_start_handler(
-        self: &Arc<Self>,
+        &self,
         failed: &InstanceRow,
         plan: &Plan,
         end: &RunEnd,
@@ -64,7 +88,7 @@ impl Engine {
             return named(format!("`{}` is not a workflow id", handler.workflow));
         };
         let Some(lineage) = Lineage::of(failed).handler() else {
-            let root = self.lineage_root(failed).await;
+            let root = super::lineage::root(&*self.store, failed).await;
             return named(format!(
                 "the chain of failure handlers is {MAX_FAILURE_HANDLER_DEPTH} deep, its limit: the chain of instances \
                  started by one another (sub-workflows and failure handlers) began at instance {root}"
@@ -82,7 +106,7 @@ impl Engine {
             lineage,
             ..StartRequest::new(workflow, self.handler_input(failed, plan, end))
         };
-        match self.start(request).await {
+        match self.commands.start(request).await {
             Ok(started) => {
                 tracing::info!(instance = %failed.id, handler = %started.id, "failure handler started");
                 Ok(())
@@ -110,7 +134,7 @@ impl Engine {
     /// `{"instance": {...}}`: what the handler gets to know about the failed run.
     fn handler_input(&self, failed: &InstanceRow, plan: &Plan, end: &RunEnd) -> Value {
         let path = format!("/instances/{}", failed.id);
-        let url = match self.config.public_url.as_deref() {
+        let url = match self.public_url.as_deref() {
             Some(base) => format!("{}{path}", base.trim_end_matches('/')),
             None => path,
         };

@@ -8,7 +8,7 @@
 //! (`trellis_model::nesting`); a client's is refused here (422, naming where), a node's output
 //! fails the node (`outputs.rs`).
 
-use super::EngineError;
+use super::error::EngineError;
 use serde_json::Value;
 use trellis_model::excerpt::excerpt;
 use trellis_model::nesting::{too_deep, MAX_JSON_DEPTH};

@@ -4,8 +4,7 @@
 //! count and carries the other, so a chain that mixes them (A's handler H calls A, which fails
 //! and starts H again) meets one of the bounds instead of looping: neither count ever resets.
 
-use super::Engine;
-use crate::store::InstanceRow;
+use crate::store::{InstanceRow, InstanceStore};
 use trellis_model::config::MAX_SUBWORKFLOW_DEPTH;
 use trellis_model::definition::MAX_FAILURE_HANDLER_DEPTH;
 use uuid::Uuid;
@@ -36,23 +35,21 @@ impl Lineage {
     }
 }
 
-impl Engine {
-    /// The top of the chain of instances that started `instance`, through both links (itself
-    /// when nothing started it).
-    pub(super) async fn lineage_root(&self, instance: &InstanceRow) -> Uuid {
-        let starter = |row: &InstanceRow| row.parent_instance_id.or(row.handles_failure_of);
-        let (mut root, mut above) = (instance.id, starter(instance));
-        // Bounded: a chain is at most both limits long.
-        for _ in 0..=(MAX_SUBWORKFLOW_DEPTH + MAX_FAILURE_HANDLER_DEPTH) {
-            let Some(id) = above else { break };
-            root = id;
-            above = match self.store.get_instance(id).await {
-                Ok(Some(s)) => starter(&s.instance),
-                _ => None,
-            };
-        }
-        root
+/// The top of the chain of instances that started `instance`, through both links (itself
+/// when nothing started it).
+pub(super) async fn root(store: &dyn InstanceStore, instance: &InstanceRow) -> Uuid {
+    let starter = |row: &InstanceRow| row.parent_instance_id.or(row.handles_failure_of);
+    let (mut root, mut above) = (instance.id, starter(instance));
+    // Bounded: a chain is at most both limits long.
+    for _ in 0..=(MAX_SUBWORKFLOW_DEPTH + MAX_FAILURE_HANDLER_DEPTH) {
+        let Some(id) = above else { break };
+        root = id;
+        above = match store.get_instance(id).await {
+            Ok(Some(s)) => starter(&s.instance),
+            _ => None,
+        };
     }
+    root
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The pure instance state machine: `(state, event) -> (state', commands)`.
 //!
 //! It decides which nodes run, when an instance is finished and how; it does no I/O and
-//! reads no clock. `effects.rs` turns the new state into rows, and `commit.rs` writes them
+//! reads no clock. `effects.rs` turns the new state into rows, and `commit/` writes them
 //! (with the commands' work items) in one store transaction; `runner.rs` carries out the
 //! attempts the commands start. Events that no longer apply (a completion of an
 //! attempt that was already retried, timed out or canceled) change nothing, which is what

@@ -1,21 +1,47 @@
-//! The durable DAG engine: a pure state machine at the core (`machine`, `effects`), a
-//! shell that persists its decisions and runs nodes around it (`runner`), and the
-//! commands the API calls (`start`, `control`, `tasks`, `actions`). One transition, from
-//! an event to what it set in motion, reads top to bottom in `commit.rs`.
+//! The durable DAG engine, in floors; a file imports only from its own floor or below.
+//!
+//! 0. **The pure core**: `machine` (the state machine), `effects` (a step into rows), `trace`,
+//!    `bad_end`, `plan`, `outputs`, `json`, `input_schema`, `validate`, `callee`,
+//!    `concurrency_key`, `lineage`, and the words the floors above share: `chain` (events
+//!    committed together), `context` (what expressions see), `start_request`, `error`. No I/O;
+//!    it calls nothing in the shell.
+//! 1. **Node execution**: `nodes/` (one file per node type, the `Runtime`) and `results`.
+//! 2. **Parts with state of their own**: `reserve` (`Workers`: worker and timer slots, lease
+//!    name, draining), `plans` (the plan cache), `wakes`, `start_lane`, `admission`.
+//! 3. **Commit** (`commit/`, `Committer`): lanes, batches, chains; one transition reads top to
+//!    bottom there. What it leases to this process it hands to the runner through `RunLeased`.
+//! 4. **Commands** (`commands`, `Commands`): `start`, `control`, `actions`, `tasks`.
+//! 5. **Hooks**: `alert_items` (`Alerts`), `failure_handler` (`FailureHandlers`).
+//! 6. **Run** (`run`, `Runner`), in the order it calls: the claim loop (`runner`), `wheel`,
+//!    `handle` (one claimed item), `ahead`, `attempt`, `map/`, `children`.
+//! 7. **This file**: `Engine` builds the parts from the floor up, each handed only the parts and
+//!    store handles it calls, and answers the API for them.
+//!
+//! A start: `Engine::start` → `Commands::start` (`start.rs`: prepared, written through the
+//! start lane or the store) → `Committer::react_and_admit` (`commit/react.rs`: published, its
+//! first attempts handed to `RunLeased`). A node outcome: `handle.rs` runs the attempt
+//! (`attempt.rs`) and those it dispatches that only compute (`ahead.rs`), then
+//! `Committer::commit_chain` (`commit/`: submit → lane → decide → write → react), whose react
+//! hands the next attempts to `RunLeased` — the one way back up, handed in, not imported.
 
 mod actions;
 mod admission;
 mod ahead;
 mod alert_items;
+mod attempt;
 mod bad_end;
 pub mod callee;
+mod chain;
 mod children;
+mod commands;
 mod commit;
 mod concurrency_key;
+mod context;
 mod control;
 pub mod effects;
 mod error;
 mod failure_handler;
+mod handle;
 pub mod input_schema;
 pub mod json;
 mod lineage;
@@ -24,20 +50,24 @@ mod map;
 pub mod nodes;
 pub mod outputs;
 pub mod plan;
+mod plans;
 mod reserve;
 mod results;
+mod run;
 mod runner;
 mod start;
 mod start_lane;
+mod start_request;
 mod tasks;
 pub mod trace;
 pub mod validate;
+mod wakes;
 mod wheel;
 
+pub use context::context;
 pub use error::EngineError;
 pub use lineage::Lineage;
-pub use runner::context;
-pub use start::{ParentLink, StartRequest, Started};
+pub use start_request::{ParentLink, StartRequest, Started};
 pub use tasks::TaskLease;
 
 use crate::events::EventBus;
@@ -45,13 +75,13 @@ use crate::http_client::OutboundPolicy;
 use crate::sandbox::Sandbox;
 use crate::secrets::Vault;
 use crate::store::DynStore;
-use anyhow::Context;
+use chrono::{DateTime, Utc};
 use nodes::http::HttpRunner;
 use nodes::Runtime;
 use plan::Plan;
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-use tokio::sync::{Notify, Semaphore};
+use std::sync::Arc;
+use std::time::Duration;
+use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
 #[derive(Debug, Clone)]
@@ -65,7 +95,7 @@ pub struct EngineConfig {
     pub max_input_bytes: usize,
     /// Largest node output and instance total of node outputs, serialized.
     pub output_caps: outputs::OutputCaps,
-    /// Batches committed at once (see `commit.rs`); outcomes of one instance share one.
+    /// Batches committed at once (see `commit/`); outcomes of one instance share one.
     pub commit_lanes: usize,
     /// The most items a `map` node runs over.
     pub map_max_items: usize,
@@ -73,68 +103,87 @@ pub struct EngineConfig {
     pub public_url: Option<String>,
 }
 
+/// The engine: the parts, wired. Each part holds what it uses and is handed the parts below it
+/// (see the module doc); the engine holds the top ones and answers for them.
 pub struct Engine {
+    /// The store this engine (and its server) writes through.
     store: DynStore,
-    runtime: Runtime,
     config: EngineConfig,
-    /// This process's identity in leases.
-    owner: String,
-    plans: RwLock<HashMap<(Uuid, i64), Arc<Plan>>>,
-    /// Workflows with a version (among the cached plans) that limits admission: an instance
-    /// of any of their versions finishing may free a slot.
-    limited: RwLock<std::collections::HashSet<Uuid>>,
-    wake: Notify,
-    task_wake: Notify,
-    /// A child of some `map` item ended (its `child_done` item was consumed): the maps
-    /// waiting on children look now rather than at their next poll.
-    map_children: Notify,
-    permits: Arc<Semaphore>,
-    /// Timers this process holds (claimed, not yet applied; see `wheel.rs`).
-    timer_slots: Arc<Semaphore>,
-    /// Set on shutdown: no new attempts are handed to this process's workers.
-    draining: std::sync::atomic::AtomicBool,
     /// Where committed history entries go: live views, metrics, OpenTelemetry.
     pub bus: Arc<EventBus>,
-    /// Where outcomes go to be committed in batches; set once the engine exists.
-    lanes: std::sync::OnceLock<commit::Lanes>,
-    /// Where starts wait to be written together (`start_lane.rs`).
-    start_lane: start_lane::StartLane,
-    /// Admissions asked for while one runs, folded into one more (`admission.rs`).
-    admission_turns: admission::AdmissionTurns,
-    /// Nodes this process no longer runs ahead of their dispatch's commit (`ahead.rs`).
-    too_slow: ahead::TooSlow,
+    /// Starts, acts on instances, serves task workers (`commands.rs`).
+    commands: Arc<commands::Commands>,
+    /// Claims and runs work (`run.rs`).
+    runner: Arc<run::Runner>,
 }
 
 impl Engine {
     /// A new engine with its commit lanes running (so: inside a tokio runtime).
     pub fn new(store: DynStore, config: EngineConfig, sandbox: Arc<Sandbox>, secrets: Arc<Vault>) -> Arc<Engine> {
         let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()), sandbox, secrets };
-        let lanes = config.commit_lanes;
-        let engine = Arc::new(Engine {
-            store,
-            runtime,
-            owner: format!("{}-{}", hostname(), Uuid::now_v7()),
-            plans: RwLock::default(),
-            limited: RwLock::default(),
-            wake: Notify::new(),
-            task_wake: Notify::new(),
-            map_children: Notify::new(),
-            permits: Arc::new(Semaphore::new(config.workers.max(1))),
-            timer_slots: Arc::new(Semaphore::new(wheel::WHEEL_SLOTS)),
-            draining: std::sync::atomic::AtomicBool::new(false),
-            bus: Arc::new(EventBus::default()),
-            lanes: std::sync::OnceLock::new(),
-            start_lane: start_lane::StartLane::new(config.commit_lanes),
-            admission_turns: admission::AdmissionTurns::default(),
-            too_slow: ahead::TooSlow::default(),
-            config,
+        // From the floor up: the parts with state of their own, the commit path, the
+        // commands, the hooks, the runner.
+        let plans = Arc::new(plans::Plans::new(store.clone()));
+        let wakes = Arc::<wakes::Wakes>::default();
+        let bus = Arc::new(EventBus::default());
+        let owner = format!("{}-{}", hostname(), Uuid::now_v7());
+        let workers = Arc::new(reserve::Workers::new(owner, config.workers, config.lease_ms, wheel::WHEEL_SLOTS));
+        let admission = Arc::new(admission::Admission::new(store.clone(), plans.clone(), bus.clone(), wakes.clone()));
+        let committer = commit::Committer::new(commit::CommitParts {
+            store: store.clone(),
+            workers: workers.clone(),
+            plans: plans.clone(),
+            bus: bus.clone(),
+            wakes: wakes.clone(),
+            admission: admission.clone(),
+            lease_ms: config.lease_ms,
+            lanes: config.commit_lanes,
         });
-        let _ = engine.lanes.set(commit::Lanes::spawn(&engine, lanes));
-        engine
+        let commands = Arc::new(commands::Commands {
+            store: store.clone(),
+            plans: plans.clone(),
+            workers: workers.clone(),
+            committer: committer.clone(),
+            start_lane: start_lane::StartLane::new(store.clone(), config.commit_lanes),
+            bus: bus.clone(),
+            wakes: wakes.clone(),
+            sandbox: runtime.sandbox.clone(),
+            secrets: runtime.secrets.clone(),
+            max_input_bytes: config.max_input_bytes,
+            output_caps: config.output_caps,
+        });
+        let public_url = config.public_url.clone();
+        let alerts = alert_items::Alerts::new(store.clone(), store.clone(), public_url.clone());
+        let failure_handlers =
+            failure_handler::FailureHandlers::new(store.clone(), commands.clone(), bus.clone(), public_url);
+        let runner = Arc::new(run::Runner {
+            store: store.clone(),
+            runtime,
+            plans,
+            wakes,
+            workers,
+            committer: committer.clone(),
+            commands: commands.clone(),
+            admission,
+            alerts,
+            failure_handlers,
+            bus: bus.clone(),
+            too_slow: run::TooSlow::default(),
+            output_caps: config.output_caps,
+            map_max_items: config.map_max_items,
+            lease_ms: config.lease_ms,
+        });
+        let leased_to: std::sync::Weak<dyn commit::RunLeased> = Arc::downgrade(&runner) as _;
+        committer.run_leased_by(leased_to);
+        Arc::new(Engine { store, config, bus, commands, runner })
     }
 
-    /// Where user code runs: node expressions and scripts, and also validation, previews,
-    /// concurrency keys and webhook mappings.
+    /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
+    /// for running attempts and gives up every lease still held so others take over at once.
+    pub async fn run(self: Arc<Self>, shutdown: tokio::sync::watch::Receiver<bool>, grace: Duration) {
+        self.runner.clone().run(shutdown, grace).await
+    }
+
     /// The settings the engine runs with (the outbound policy, the public URL).
     pub fn config(&self) -> &EngineConfig {
         &self.config
@@ -145,13 +194,15 @@ impl Engine {
         &self.store
     }
 
+    /// Where user code runs: node expressions and scripts, and also validation, previews,
+    /// concurrency keys and webhook mappings.
     pub fn sandbox(&self) -> &Arc<Sandbox> {
-        &self.runtime.sandbox
+        &self.runner.runtime.sandbox
     }
 
     /// The secrets node attempts use (sealed with this process's master key).
     pub fn secrets(&self) -> &Arc<Vault> {
-        &self.runtime.secrets
+        &self.runner.runtime.secrets
     }
 
     /// The caps on stored outputs (a script preview is held to the per-node one).
@@ -159,36 +210,63 @@ impl Engine {
         self.config.output_caps
     }
 
-    fn lease(&self) -> chrono::Duration {
-        effects::ms_duration(self.config.lease_ms)
-    }
-
-    /// The execution plan of a published version, cached: versions never change.
+    /// The execution plan of a published version (`plans.rs`).
     pub(crate) async fn plan(&self, workflow: Uuid, version: i64) -> anyhow::Result<Arc<Plan>> {
-        if let Some(plan) = self.cached_plan(workflow, version) {
-            return Ok(plan);
-        }
-        let record = self.store.get_version(workflow, version).await?.context("the instance's version is missing")?;
-        let mut plan = Plan::new(&record.definition.0).context("a published version is not a DAG")?;
-        plan.workflow = workflow;
-        plan.name = self.store.get_workflow(workflow).await?.map(|w| w.name).unwrap_or_default();
-        let plan = Arc::new(plan);
-        if plan.admission().any() {
-            self.limited.write().expect("limited workflows").insert(workflow);
-        }
-        self.plans.write().expect("plan cache").insert((workflow, version), plan.clone());
-        Ok(plan)
+        self.runner.plans.get(workflow, version).await
+    }
+}
+
+/// The commands, answered by the `Commands` part (`start.rs`, `control.rs`, `actions.rs`,
+/// `tasks.rs`).
+impl Engine {
+    /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
+    /// first answer and creates nothing; the same key with a different request is refused.
+    pub async fn start(&self, request: StartRequest) -> Result<Started, EngineError> {
+        self.commands.start(request).await
     }
 
-    /// Whether a finished instance of `workflow` may have freed a slot: a version of it that
-    /// this process has loaded limits admission (the latest one is loaded by every start;
-    /// the admission sweep covers what a process has not seen).
-    fn limits_admission(&self, workflow: Uuid) -> bool {
-        self.limited.read().expect("limited workflows").contains(&workflow)
+    /// Checks `input` against the latest published version's `input_schema`, as a start would.
+    pub async fn check_input(&self, workflow: Uuid, input: &serde_json::Value) -> Result<(), EngineError> {
+        self.commands.check_input(workflow, input).await
     }
 
-    fn cached_plan(&self, workflow: Uuid, version: i64) -> Option<Arc<Plan>> {
-        self.plans.read().expect("plan cache").get(&(workflow, version)).cloned()
+    pub async fn cancel(&self, id: Uuid) -> Result<(), EngineError> {
+        self.commands.cancel(id).await
+    }
+
+    /// Completes a `wait_signal` node that is waiting, with `payload` as its output.
+    pub async fn signal(&self, id: Uuid, node: &str, payload: serde_json::Value) -> Result<(), EngineError> {
+        self.commands.signal(id, node, payload).await
+    }
+
+    pub async fn pause(&self, id: Uuid) -> Result<(), EngineError> {
+        self.commands.pause(id).await
+    }
+
+    pub async fn resume(&self, id: Uuid) -> Result<(), EngineError> {
+        self.commands.resume(id).await
+    }
+
+    /// Runs a finished instance again from `from` (see `actions.rs`).
+    pub async fn retry(&self, id: Uuid, from: &str, latest_version: bool) -> Result<InstanceStatus, EngineError> {
+        self.commands.retry(id, from, latest_version).await
+    }
+
+    /// Long-polls `queue` for a task, for up to `wait`.
+    pub async fn poll_task(&self, queue: &str, wait: Duration) -> Result<Option<TaskLease>, EngineError> {
+        self.commands.poll_task(queue, wait).await
+    }
+
+    pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
+        self.commands.heartbeat_task(id, token).await
+    }
+
+    pub async fn complete_task(&self, id: Uuid, token: &str, output: serde_json::Value) -> Result<(), EngineError> {
+        self.commands.complete_task(id, token, output).await
+    }
+
+    pub async fn fail_task(&self, id: Uuid, token: &str, error: String, retryable: bool) -> Result<(), EngineError> {
+        self.commands.fail_task(id, token, error, retryable).await
     }
 }
 

@@ -120,17 +120,21 @@ impl Plan {
     }
 
     /// Each way `input` violates the version's `input_schema` (none without one).
-    pub fn check_input(&self, input: &Value) -> Result<(), super::EngineError> {
+    pub fn check_input(&self, input: &Value) -> Result<(), super::error::EngineError> {
         let Some(schema) = &self.input_schema else { return Ok(()) };
         let violations = match schema.as_ref() {
             Ok(validator) => super::input_schema::violations(validator, input),
             Err(why) => {
-                return Err(super::EngineError::Invalid(format!("the workflow's input_schema does not compile: {why}")))
+                return Err(super::error::EngineError::Invalid(format!(
+                    "the workflow's input_schema does not compile: {why}"
+                )))
             }
         };
         match violations.is_empty() {
             true => Ok(()),
-            false => Err(super::EngineError::InputRejected { detail: violations.detail(), errors: violations.listed }),
+            false => {
+                Err(super::error::EngineError::InputRejected { detail: violations.detail(), errors: violations.listed })
+            }
         }
     }
 

@@ -1,10 +1,13 @@
-//! Worker slots held for the attempts a transition is about to dispatch, so this process runs
-//! them as soon as the transition commits instead of inserting them for a later claim round
-//! trip. A leaf of the commit path: it reads the worker pool and calls nothing back.
+//! This process's workers (`Workers`: its slots for node attempts and for timers, its name
+//! in leases, whether it is draining), and the slots held for the attempts a transition is
+//! about to dispatch, so this process runs them as soon as the transition commits instead of
+//! inserting them for a later claim round trip. A leaf of the commit path: it owns the
+//! worker pool and calls nothing back.
 
-use super::Engine;
+use super::effects::ms_duration;
 use crate::store::Writes;
 use chrono::{DateTime, Utc};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use uuid::Uuid;
@@ -47,17 +50,57 @@ pub(super) fn runs_to_lease(writes: &Writes) -> usize {
     writes.new_work.iter().filter(|w| w.is_unleased_run()).count().min(PRELEASE_MAX)
 }
 
-impl Engine {
+/// This process's share of the work: the slots its node attempts run in and the timers it
+/// holds, the name its leases carry, how long they last, and whether it still takes work.
+pub(super) struct Workers {
+    /// This process's identity in leases.
+    pub owner: String,
+    /// Node attempts run at once by this process (`EngineConfig::workers`).
+    pub count: usize,
+    lease_ms: u64,
+    pub permits: Arc<Semaphore>,
+    /// Timers this process holds (claimed, not yet applied; see `wheel.rs`).
+    pub timer_slots: Arc<Semaphore>,
+    /// Set on shutdown: no new attempts are handed to this process's workers.
+    draining: AtomicBool,
+}
+
+impl Workers {
+    pub(super) fn new(owner: String, count: usize, lease_ms: u64, timer_slots: usize) -> Workers {
+        Workers {
+            owner,
+            count,
+            lease_ms,
+            permits: Arc::new(Semaphore::new(count.max(1))),
+            timer_slots: Arc::new(Semaphore::new(timer_slots)),
+            draining: AtomicBool::new(false),
+        }
+    }
+
+    /// How long a claim holds work before another process may take it over.
+    pub(super) fn lease(&self) -> chrono::Duration {
+        ms_duration(self.lease_ms)
+    }
+
+    pub(super) fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// No new attempts for this process from here on; running ones may finish.
+    pub(super) fn drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
     /// Up to `wanted` free worker slots (and work ids) for attempts a transition may dispatch;
     /// none while draining.
     pub(super) fn reserve(&self, wanted: usize) -> Reservation {
         let mut permits = Vec::new();
-        if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.draining() {
             return Reservation { permits, ids: Vec::new(), until: Utc::now() };
         }
         // A quarter of the pool stays for claimed work, which takes turns between
         // workflows: a workflow feeding itself slots cannot starve the others.
-        let kept_for_claims = self.config.workers / 4;
+        let kept_for_claims = self.count / 4;
         while permits.len() < wanted.min(PRELEASE_MAX) && self.permits.available_permits() > kept_for_claims {
             match self.permits.clone().try_acquire_owned() {
                 Ok(permit) => permits.push(permit),

@@ -1,31 +1,16 @@
 //! The shell around the state machine: claims due work, runs node attempts, and commits
 //! each outcome as one fenced transition. Every process runs one of these loops; they
 //! share the work through leases, so any number may serve one Postgres.
+//!
+//! Part of the run part (`run.rs`): the loop; what it claims is handled in `handle.rs`.
 
-use super::ahead::Link;
-use super::children::ChildStart;
-use super::commit::OUTAGE_POLL;
-use super::effects::{self, Detail};
-use super::machine::Event;
-use super::nodes::{Attempt, NodeResult, Suspend};
-use super::outputs;
-use super::plan::Plan;
 use super::reserve::take_free;
-use super::results::{outcome, output, sanitized};
+use super::run::Runner;
 use super::wheel::READ_AHEAD;
-use super::Engine;
-use crate::secrets::{Opened, Unavailable};
-use crate::store::phases::PHASES;
-use crate::store::transient::trouble_of;
-use crate::store::{Fence, Snapshot, Trouble, Work, WorkItem, Writes};
 use chrono::Utc;
-use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
-use trellis_model::config::NodeKind;
-use trellis_model::nesting::MAP_RESULTS_WRAP;
-use trellis_model::trace::TraceParent;
 
 /// Claims per round; also bounded by free worker slots.
 const CLAIM_BATCH: usize = 64;
@@ -37,7 +22,7 @@ const ADMIT_EVERY: Duration = Duration::from_secs(1);
 /// the last look filled its claim): a claim query per run claimed would double the queries.
 const TIMER_POLL: Duration = Duration::from_millis(10);
 
-impl Engine {
+impl Runner {
     /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
     /// for running attempts and gives up every lease still held so others take over at once.
     pub async fn run(self: Arc<Self>, mut shutdown: watch::Receiver<bool>, grace: Duration) {
@@ -46,7 +31,7 @@ impl Engine {
         let mut more_timers = false;
         while !*shutdown.borrow() {
             if last_admit.elapsed() >= ADMIT_EVERY {
-                self.admit_everywhere().await;
+                self.admission.admit_everywhere().await;
                 last_admit = tokio::time::Instant::now();
             }
             if more_timers || last_timers.elapsed() >= TIMER_POLL {
@@ -61,7 +46,7 @@ impl Engine {
                 // Every worker is busy: wait for one to free up rather than polling (or for
                 // timers to come due).
                 tokio::select! {
-                    _ = self.permits.acquire() => {}
+                    _ = self.workers.permits.acquire() => {}
                     _ = tokio::time::sleep(TIMER_POLL) => {}
                     _ = shutdown.changed() => {}
                 }
@@ -69,16 +54,16 @@ impl Engine {
             }
             let wait = self.idle_wait(last_timers).await;
             tokio::select! {
-                _ = self.wake.notified() => {}
+                _ = self.wakes.claims.notified() => {}
                 _ = tokio::time::sleep(wait) => {}
                 _ = shutdown.changed() => {}
             }
         }
         // No new attempts for this process from here on; running ones may finish.
-        self.draining.store(true, std::sync::atomic::Ordering::SeqCst);
-        let all = self.config.workers as u32;
-        let _ = tokio::time::timeout(grace, self.permits.acquire_many(all)).await;
-        match self.store.release_leases(&self.owner).await {
+        self.workers.drain();
+        let all = self.workers.count as u32;
+        let _ = tokio::time::timeout(grace, self.workers.permits.acquire_many(all)).await;
+        match self.store.release_leases(&self.workers.owner).await {
             Ok(n) if n > 0 => tracing::info!(released = n, "released leases for other processes"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "could not release leases"),
@@ -88,13 +73,14 @@ impl Engine {
     /// Takes free worker slots first, then claims at most that many items, so nothing
     /// claimed waits for a worker while its lease runs out. Returns (claimed, slots).
     async fn claim_round(self: &Arc<Self>) -> (usize, usize) {
-        let permits = take_free(&self.permits, CLAIM_BATCH);
+        let permits = take_free(&self.workers.permits, CLAIM_BATCH);
         let slots = permits.len();
         if slots == 0 {
             return (0, 0);
         }
         let now = Utc::now();
-        let items = match self.store.claim_due(&self.owner, now, now + self.lease(), slots as i64).await {
+        let items = match self.store.claim_due(&self.workers.owner, now, now + self.workers.lease(), slots as i64).await
+        {
             Ok(items) => items,
             Err(e) => {
                 tracing::warn!(error = %e, "claiming work failed; retrying shortly");
@@ -104,7 +90,7 @@ impl Engine {
         let claimed = items.len();
         // The plans, read for the whole claim, spare an attempt that reads nothing of its
         // instance (a no-op, a delay) reading the instance first.
-        let plans = self.plans_for(&items).await;
+        let plans = self.plans.for_items(&items).await;
         for ((item, plan), permit) in items.into_iter().zip(plans).zip(permits) {
             let engine = self.clone();
             tokio::spawn(async move {
@@ -124,259 +110,10 @@ impl Engine {
         let until = |at: chrono::DateTime<Utc>| (at - now).to_std().unwrap_or(Duration::ZERO);
         let run = next.run.map_or(MAX_IDLE, until);
         let timer = match next.timer {
-            Some(_) if self.timer_slots.available_permits() == 0 => TIMER_POLL,
+            Some(_) if self.workers.timer_slots.available_permits() == 0 => TIMER_POLL,
             Some(due) => until(due).saturating_sub(READ_AHEAD).max(TIMER_POLL.saturating_sub(last_timers.elapsed())),
             None => MAX_IDLE,
         };
         run.min(timer).min(MAX_IDLE)
     }
-
-    /// Handles one claimed item. `plan` is known when this process dispatched the item itself.
-    pub(super) async fn handle(self: &Arc<Self>, item: WorkItem, plan: Option<Arc<Plan>>) {
-        loop {
-            let Err(e) = self.handle_item(&item, plan.clone()).await else { return };
-            // The database was away (reading the instance, say): try again as soon as it is
-            // back, while the lease is still ours, rather than leave the item to the lease.
-            // This cannot run an attempt twice: a commit gives up on an outage only after a
-            // whole lease (see `commit`), by when this item's lease has ended.
-            let leased = item
-                .lease_expires_at
-                .is_some_and(|until| Utc::now() + effects::ms_duration(OUTAGE_POLL.as_millis() as u64) < until);
-            if leased
-                && trouble_of(&e) == Some(Trouble::Unavailable)
-                && !self.draining.load(std::sync::atomic::Ordering::SeqCst)
-            {
-                tokio::time::sleep(OUTAGE_POLL).await;
-                continue;
-            }
-            // The lease runs out and the item is claimed again: nothing is lost.
-            tracing::warn!(error = %e, work = %item.id, kind = %item.kind_name(), "work item failed; it will be retried");
-            return;
-        }
-    }
-
-    async fn handle_item(self: &Arc<Self>, item: &WorkItem, known: Option<Arc<Plan>>) -> anyhow::Result<()> {
-        let Some(fence) = item.fence() else { return Ok(()) };
-        let work = match &item.work {
-            Ok(work) => work,
-            Err(unreadable) => {
-                // No build of this version will read it: left to its lease for a newer process,
-                // and said again each time it comes back.
-                let (work, instance, kind) = (item.id, item.instance_id, &unreadable.kind);
-                tracing::error!(%work, %instance, kind, why = %unreadable, "a work item this build cannot read is left to its lease");
-                return Ok(());
-            }
-        };
-        let node_of = |plan: &Plan| work.attempt().and_then(|at| plan.index_of(&at.node));
-        // Loading the instance is only needed for the plan (when not known) and for the
-        // expression context of node types that read it: as this process last wrote it, if it
-        // remembers it — the context is the input and upstream outputs, which stay as they
-        // are while this attempt is the node's (a retry that resets them fences it out).
-        let (plan, context) = match known {
-            Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, Value::Null),
-            _ => {
-                let read = match self.store.remembered_instance(item.instance_id) {
-                    Some(remembered) => Some(remembered),
-                    None => {
-                        // BEGIN, the instance, its nodes, COMMIT.
-                        PHASES.autocommit(4);
-                        self.store.get_instance(item.instance_id).await?
-                    }
-                };
-                let Some(snapshot) = read else { return Ok(()) };
-                (self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
-            }
-        };
-        let held = (item.instance_id, &fence);
-        let (event, detail) = match (work, node_of(&plan)) {
-            (Work::OnFailure(end), _) => return self.start_failure_handler(held, end, &plan).await,
-            (Work::Alert(end), _) => return self.raise_alerts(held, end, &plan).await,
-            (Work::InstanceTimeout, _) => (Event::TimedOut, Detail::default()),
-            (Work::CancelChildren, _) => {
-                self.cancel_children(item.instance_id).await?;
-                return self.consume(item.instance_id, &fence).await;
-            }
-            (Work::ChildDone { .. }, Some(node)) if plan.nodes[node].kind == NodeKind::Map => {
-                // A map item's child ended: its item (running in whichever process holds the
-                // map attempt) reads the child itself; here, only a nudge to look now.
-                self.consume(item.instance_id, &fence).await?;
-                self.map_children.notify_waiters();
-                return Ok(());
-            }
-            (Work::Run(at), Some(node)) if item.lease_epoch > 1 => {
-                let error = "the process running this attempt stopped before finishing it".to_owned();
-                (Event::Lost { node, attempt: at.number() }, Detail { error: Some(error), ..Default::default() })
-            }
-            (Work::Run(at), Some(node)) => {
-                self.execute(&plan, item.instance_id, context, node, at.number(), &fence).await
-            }
-            (Work::Resume(at), Some(node)) => (
-                Event::Succeeded { node, attempt: at.number(), outcome: None },
-                output(json!({"resumed_at": Utc::now()})),
-            ),
-            (Work::Retry(at), Some(node)) => (Event::RetryDue { node, attempt: at.number() }, Detail::default()),
-            (Work::NodeTimeout(at), Some(node)) => {
-                let ms = plan.nodes[node].timeout_ms.unwrap_or_default();
-                let detail = Detail { error: Some(format!("timed out after {ms} ms")), ..Default::default() };
-                (Event::Failed { node, attempt: at.number(), retryable: true, timed_out: true }, detail)
-            }
-            (Work::ChildDone { attempt, end }, Some(node)) => {
-                self.child_done(&plan.nodes[node].id, node, attempt.number(), end, &context)
-            }
-            (Work::Run(_) | Work::Resume(_) | Work::Retry(_) | Work::NodeTimeout(_) | Work::ChildDone { .. }, None)
-            | (Work::Task { .. }, _) => {
-                // For a node its version's plan does not have, or a task (claimed by workers,
-                // never here): consumed without touching the instance.
-                tracing::warn!(work = %item.id, kind = %work.kind(), "dropping a work item no node of its plan can take");
-                return self.consume(item.instance_id, &fence).await;
-            }
-        };
-        // The attempts this result dispatches that only compute run now and are committed
-        // with it (`ahead.rs`).
-        let links = self.run_ahead(&plan, item.instance_id, &fence, Link::new(event, detail)).await;
-        self.commit_chain(&plan, item.instance_id, Some(&fence), links).await?;
-        Ok(())
-    }
-
-    /// Runs one attempt, keeping its lease alive while it runs.
-    pub(super) async fn execute(
-        self: &Arc<Self>,
-        plan: &Plan,
-        instance: uuid::Uuid,
-        context: Value,
-        node: usize,
-        attempt: u32,
-        fence: &Fence,
-    ) -> (Event, Detail) {
-        let spec = &plan.nodes[node];
-        let traceparent = context.pointer("/instance/trace_id").and_then(Value::as_str).map(|trace_id| {
-            let span = super::trace::attempt_span_id(instance, &spec.id, i64::from(attempt));
-            TraceParent { trace_id: trace_id.to_owned(), span_id: span, sampled: true }.header()
-        });
-        let (secrets, refused) = match self.runtime.secrets.open_for_attempt(&spec.secrets).await {
-            Ok(opened) => (opened, None),
-            Err(e) => (Opened::default(), Some(unavailable(e))),
-        };
-        let run = Attempt {
-            node: spec,
-            attempt,
-            idempotency_key: format!("{instance}:{}:{attempt}", spec.id),
-            traceparent,
-            context,
-            now: Utc::now(),
-            secrets: &secrets,
-        };
-        let (result, mut logs) = match refused {
-            Some(failed) => (failed, Vec::new()),
-            None if spec.kind == NodeKind::Map => {
-                (self.renewing(self.run_map(plan, node, instance, &run, fence), fence).await, Vec::new())
-            }
-            None => self.renewing(self.runtime.run_logged(&run), fence).await,
-        };
-        // The one place an attempt's result becomes what is stored: every later reader (rows,
-        // history, spans, OTLP, failure groups, logs) sees only the redacted form.
-        let redactor = secrets.redactor();
-        logs.iter_mut().for_each(|line| redactor.string(line));
-        let result = match sanitized(result, &redactor) {
-            NodeResult::Suspend(Suspend::Child { workflow, version, input }) => {
-                let start = ChildStart {
-                    parent: instance,
-                    node: &spec.id,
-                    attempt,
-                    traceparent: run.traceparent.as_deref(),
-                    workflow,
-                    version,
-                    input,
-                    item: None,
-                    redactor: &redactor,
-                };
-                self.start_child(start).await
-            }
-            other => other,
-        };
-        // A map's output holds its items' (each held to the limit) in `results`.
-        let room = if spec.kind == NodeKind::Map { MAP_RESULTS_WRAP } else { 0 };
-        let result = self.capped(result, &spec.id, &run.context, room);
-        let (event, mut detail) = outcome(result, node, attempt, &spec.id);
-        detail.started_at = Some(run.now);
-        detail.logs = logs;
-        (event, detail)
-    }
-}
-
-impl Engine {
-    /// Consumes a work item (fenced) without changing its instance.
-    pub(super) async fn consume(&self, instance: uuid::Uuid, fence: &Fence) -> anyhow::Result<()> {
-        self.store.transition(instance, Some(fence), &|_| Writes::default()).await?;
-        Ok(())
-    }
-
-    /// Runs an attempt's `work`, renewing the attempt's lease while it runs.
-    async fn renewing<T>(&self, work: impl std::future::Future<Output = T>, fence: &Fence) -> T {
-        let running = work;
-        tokio::pin!(running);
-        // The first renewal a third of a lease from now. (Not `interval`: awaiting its
-        // immediate first tick goes through the timer wheel, about a millisecond — which
-        // was a third of every step of a chain of no-op nodes.)
-        let period = self.lease().to_std().unwrap_or(Duration::from_secs(30)) / 3;
-        let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-        loop {
-            tokio::select! {
-                ran = &mut running => break ran,
-                _ = renew.tick() => {
-                    let _ = self.store.extend_lease(fence, Utc::now() + self.lease()).await;
-                }
-            }
-        }
-    }
-
-    /// Fails an attempt whose output (or task input) is over the caps on what an instance
-    /// stores. `context` carries the instance's other outputs for the node types that can
-    /// produce large ones (it is empty for the rest, whose outputs are small and fixed).
-    /// `room`: the levels of nesting Trellis itself wrapped around the output's values.
-    fn capped(&self, result: NodeResult, node: &str, context: &Value, room: usize) -> NodeResult {
-        let caps = self.config.output_caps;
-        let checked = match &result {
-            NodeResult::Done { output, .. } => {
-                caps.check_wrapping(node, output, outputs::other_outputs(context, node), room)
-            }
-            NodeResult::Suspend(Suspend::Task { input, .. }) => {
-                caps.check(node, input, []).map_err(|e| format!("the task's input: {e}"))
-            }
-            _ => Ok(()),
-        };
-        match checked {
-            Ok(()) => result,
-            Err(error) => NodeResult::Failed { error, retryable: false },
-        }
-    }
-}
-
-/// An attempt whose secrets could not be opened fails naming the secret (never a value): for
-/// good when it is missing or does not open, per the retry policy when the store is away.
-fn unavailable(e: Unavailable) -> NodeResult {
-    let retryable = matches!(e, Unavailable::Store(_));
-    NodeResult::Failed { error: e.to_string(), retryable }
-}
-
-/// Whether a node type evaluates expressions over the instance (and so needs its state).
-pub(super) fn reads_context(kind: NodeKind) -> bool {
-    kind.spec().reads_context
-}
-
-/// What expressions see: `input`, and each node's `output` and `status`.
-pub fn context(snapshot: &Snapshot) -> Value {
-    let mut nodes = Map::new();
-    for row in &snapshot.nodes {
-        let output = row.output.clone().unwrap_or(Value::Null);
-        nodes.insert(row.node_id.clone(), json!({"output": output, "status": row.status}));
-    }
-    let instance = &snapshot.instance;
-    let about = json!({
-        "id": instance.id,
-        "workflow_id": instance.workflow_id,
-        "version": instance.version,
-        "trace_id": instance.trace_id(),
-    });
-    json!({"input": instance.input.0, "nodes": nodes, "instance": about})
 }

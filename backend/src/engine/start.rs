@@ -1,84 +1,27 @@
 //! Starting instances, keyed or not: idempotency keys, business keys (`key_reuse`),
 //! concurrency limits and keys. A start is written by its own store call
-//! (`start_instance`), then joins the commit path at its last step (`commit.rs`, react).
+//! (`start_instance`), then joins the commit path at its last step (`commit/`, react).
 
+use super::commands::Commands;
 use super::control::refuse_nul;
 use super::effects::{decide, Detail};
+use super::error::EngineError;
 use super::json::refuse_deep;
-use super::lineage::Lineage;
 use super::machine::Event;
 use super::plan::Plan;
 use super::reserve::{runs_to_lease, Reservation};
+use super::start_request::{StartRequest, Started};
 use super::trace::Tracer;
-use super::Engine;
-use super::EngineError;
 use crate::store::{AdmitAt, InstanceRow, NewInstance, NodeRow, Snapshot, StartOutcome, Writes};
 use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
 use std::sync::Arc;
 use trellis_model::nesting::{HANDLER_INPUT_WRAP, MAX_JSON_DEPTH};
-use trellis_model::trace::TraceParent;
 use trellis_model::{InstanceStatus, KeyReuse, NodeStatus};
 use uuid::Uuid;
 
-/// What a start asks for: build it with [`StartRequest::new`] and set what applies.
-#[derive(Debug, Clone)]
-pub struct StartRequest {
-    pub workflow: Uuid,
-    /// `None`: the latest published version.
-    pub version: Option<i64>,
-    pub input: Value,
-    /// The business key (the workflow's `key_reuse` policy applies to it).
-    pub key: Option<String>,
-    pub idempotency_key: Option<String>,
-    /// The caller's W3C trace context: the instance span becomes a child of it.
-    pub trace_parent: Option<TraceParent>,
-    /// Set when a `subworkflow` node starts the instance as its child.
-    pub parent: Option<ParentLink>,
-    /// Set when the instance is a failure handler's run: the failed instance it handles.
-    pub handles_failure_of: Option<Uuid>,
-    /// Where the instance stands in the chain of instances started by one another (a child's
-    /// or a handler's: see `lineage.rs`); a start by a person or trigger is at the top.
-    pub lineage: Lineage,
-}
-
-/// The `subworkflow` node attempt that starts a child instance.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParentLink {
-    pub instance: Uuid,
-    pub node: String,
-    pub attempt: i32,
-}
-
-impl StartRequest {
-    pub fn new(workflow: Uuid, input: Value) -> StartRequest {
-        StartRequest {
-            workflow,
-            version: None,
-            input,
-            key: None,
-            idempotency_key: None,
-            trace_parent: None,
-            parent: None,
-            handles_failure_of: None,
-            lineage: Lineage::default(),
-        }
-    }
-
-    pub fn idempotency_key(self, idempotency_key: String) -> StartRequest {
-        StartRequest { idempotency_key: Some(idempotency_key), ..self }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Started {
-    pub id: Uuid,
-    pub status: InstanceStatus,
-    pub version: i64,
-}
-
-impl Engine {
+impl Commands {
     /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
     /// first answer and creates nothing; the same key with a different request is refused.
     pub async fn start(self: &Arc<Self>, request: StartRequest) -> Result<Started, EngineError> {
@@ -86,10 +29,10 @@ impl Engine {
         // Once prepared, a start is written and reacted to in a task of its own: a caller
         // that goes away (a dropped request) can neither cut a batch of starts short
         // (`start_lane.rs`) nor leave a written start's first attempts unlaunched.
-        let engine = self.clone();
+        let commands = self.clone();
         let written = tokio::spawn(async move {
-            let outcome = engine.start_keyed(&prepared.new).await?;
-            engine.started(prepared, outcome).await
+            let outcome = commands.start_keyed(&prepared.new).await?;
+            commands.started(prepared, outcome).await
         });
         written.await.map_err(|e| EngineError::Internal(anyhow::anyhow!("a start's task failed: {e}")))?
     }
@@ -99,19 +42,19 @@ impl Engine {
         refuse_nul(&request.input, "the input")?;
         refuse_deep(&request.input, input_depth_limit(&request), "the input")?;
         let size = serde_json::to_vec(&request.input).map(|v| v.len()).unwrap_or(usize::MAX);
-        if size > self.config.max_input_bytes {
+        if size > self.max_input_bytes {
             return Err(EngineError::TooLarge(format!(
                 "the input is {size} bytes; the limit is {}",
-                self.config.max_input_bytes
+                self.max_input_bytes
             )));
         }
         let (version, latest) = self.versions(request.workflow, request.version).await?;
-        let plan = self.plan(request.workflow, version).await?;
+        let plan = self.plans.get(request.workflow, version).await?;
         // Before anything is written: a violating start creates nothing.
         plan.check_input(&request.input)?;
         // The workflow's concurrency limits (and key) are those of its latest version.
-        let limits = self.plan(request.workflow, latest).await?;
-        let concurrency_key = super::concurrency_key::evaluate(&limits, &request.input, self.sandbox()).await?;
+        let limits = self.plans.get(request.workflow, latest).await?;
+        let concurrency_key = super::concurrency_key::evaluate(&limits, &request.input, &self.sandbox).await?;
         // Microseconds, as Postgres keeps them (the start is remembered as written).
         let now = Utc::now().trunc_subsecs(6);
         let idempotency_key = request.idempotency_key.clone();
@@ -127,12 +70,12 @@ impl Engine {
         let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
         // Slots for the start's own first attempts only: held through the start's transaction.
-        let reservation = self.reserve(runs_to_lease(&on_admit));
-        reservation.lease_runs(&mut on_admit, &self.owner);
+        let reservation = self.workers.reserve(runs_to_lease(&on_admit));
+        reservation.lease_runs(&mut on_admit, &self.workers.owner);
         // A limited start is admitted at a time the store reads under the workflow's lock, and
         // decided again at it there (`store/shared/admission_clock.rs`), on the same slots.
         let admit_at = {
-            let (plan, leases, owner) = (plan.clone(), reservation.leases_only(), self.owner.clone());
+            let (plan, leases, owner) = (plan.clone(), reservation.leases_only(), self.workers.owner.clone());
             AdmitAt(Arc::new(move |at| {
                 let mut writes = decide(&plan, &fresh, Event::Start, &Detail::default(), at, 0.0);
                 leases.lease_runs(&mut writes, &owner);
@@ -164,7 +107,7 @@ impl Engine {
         let Some(latest) = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version) else {
             return Ok(());
         };
-        self.plan(workflow, latest).await?.check_input(input)
+        self.plans.get(workflow, latest).await?.check_input(input)
     }
 
     /// The version to start (the latest published one unless `version` names another) and
@@ -194,7 +137,7 @@ impl Engine {
         let mut tries = 0;
         loop {
             let outcome = match super::start_lane::batchable(new) {
-                true => self.start_together(new).await?,
+                true => self.start_lane.start_together(new).await?,
                 false => self.store.start_instance(new).await?,
             };
             match outcome {
@@ -226,7 +169,7 @@ impl Engine {
                 self.bus.committed(id, workflow, 1, &new.created_events);
                 // As the store wrote it: decided again if admitted later than prepared.
                 let on_admit = Writes { first_seq: Some(after + 1), ..new.on_admit_at(at) };
-                self.react_and_admit(&plan, id, &on_admit, reservation).await;
+                self.committer.react_and_admit(&plan, id, &on_admit, reservation).await;
                 InstanceStatus::Running
             }
             StartOutcome::Queued => {

@@ -5,9 +5,8 @@
 //! was being written share the next one: one commit, and for a limited workflow one hold of
 //! its lock, for all of them.
 
-use super::Engine;
-use crate::store::{NewInstance, StartOutcome, StoreError};
-use std::sync::Mutex;
+use crate::store::{InstanceStore, NewInstance, StartOutcome, StoreError};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{oneshot, Semaphore};
 
 /// The most starts in one transaction; more wait for the next one.
@@ -21,17 +20,9 @@ struct Waiting {
 }
 
 pub(super) struct StartLane {
+    store: Arc<dyn InstanceStore>,
     waiting: Mutex<Vec<Waiting>>,
     lanes: Semaphore,
-}
-
-impl StartLane {
-    /// `lanes` start transactions written at once: as many as the commit lanes (one on SQLite,
-    /// whose one writer a second would only wait for; on Postgres one fills while another
-    /// commits).
-    pub(super) fn new(lanes: usize) -> StartLane {
-        StartLane { waiting: Mutex::default(), lanes: Semaphore::new(lanes.max(1)) }
-    }
 }
 
 /// Whether a start may share a transaction with others: one with an Idempotency-Key may be a
@@ -41,14 +32,21 @@ pub(super) fn batchable(new: &NewInstance) -> bool {
     new.idempotency.is_none() && new.row.business_key.is_none()
 }
 
-impl Engine {
+impl StartLane {
+    /// `lanes` start transactions written at once: as many as the commit lanes (one on SQLite,
+    /// whose one writer a second would only wait for; on Postgres one fills while another
+    /// commits).
+    pub(super) fn new(store: Arc<dyn InstanceStore>, lanes: usize) -> StartLane {
+        StartLane { store, waiting: Mutex::default(), lanes: Semaphore::new(lanes.max(1)) }
+    }
+
     /// Writes `new` together with whatever other starts are waiting, and answers as
     /// `start_instance` would have.
-    /// Called from the start's own task (`Engine::start`), which no caller going away cuts
+    /// Called from the start's own task (`Commands::start`), which no caller going away cuts
     /// short, so the others' answers never depend on a request staying open.
     pub(super) async fn start_together(&self, new: &NewInstance) -> Answer {
         let (answer, mut answered) = oneshot::channel();
-        self.start_lane.waiting.lock().expect("start lane").push(Waiting { new: new.clone(), answer });
+        self.waiting.lock().expect("start lane").push(Waiting { new: new.clone(), answer });
         loop {
             // Written by whoever had a lane first, or by this call once it gets one: whatever
             // waits then goes in one transaction, so starts pile up while the lanes are busy
@@ -56,10 +54,10 @@ impl Engine {
             let lane = tokio::select! {
                 biased;
                 answer = &mut answered => return answer.unwrap_or_else(|_| Err(unanswered())),
-                lane = self.start_lane.lanes.acquire() => lane.expect("the start lanes are never closed"),
+                lane = self.lanes.acquire() => lane.expect("the start lanes are never closed"),
             };
             let batch = {
-                let mut waiting = self.start_lane.waiting.lock().expect("start lane");
+                let mut waiting = self.waiting.lock().expect("start lane");
                 let taken = waiting.len().min(MOST_PER_BATCH);
                 let rest = waiting.split_off(taken);
                 std::mem::replace(&mut *waiting, rest)

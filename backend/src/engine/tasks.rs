@@ -2,12 +2,12 @@
 //! lease, complete or fail it. Every call is fenced by the lease token; what a worker reports
 //! is redacted like any attempt's result.
 
+use super::commands::Commands;
 use super::control::refuse_nul;
+use super::error::EngineError;
 use super::nodes::NodeResult;
 use super::plan::Plan;
 use super::results::{outcome, sanitized};
-use super::Engine;
-use super::EngineError;
 use crate::secrets::{Opened, Redactor, Unavailable};
 use crate::store::{Fence, NodeAttempt, TransitionOutcome, Work};
 use chrono::{DateTime, Utc};
@@ -30,15 +30,15 @@ pub struct TaskLease {
 
 const MAX_POLL: Duration = Duration::from_secs(30);
 
-impl Engine {
+impl Commands {
     /// Long-polls `queue` for a task, for up to `wait`.
     pub async fn poll_task(&self, queue: &str, wait: Duration) -> Result<Option<TaskLease>, EngineError> {
         let deadline = tokio::time::Instant::now() + wait.min(MAX_POLL);
         loop {
             let token = Uuid::new_v4().simple().to_string();
             let now = Utc::now();
-            let woken = self.task_wake.notified();
-            if let Some(item) = self.store.claim_task(queue, &token, now, now + self.lease()).await? {
+            let woken = self.wakes.tasks.notified();
+            if let Some(item) = self.store.claim_task(queue, &token, now, now + self.workers.lease()).await? {
                 match item.work {
                     Ok(Work::Task { attempt, input, .. }) => {
                         return Ok(Some(TaskLease {
@@ -69,7 +69,7 @@ impl Engine {
 
     pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
         let (fence, ..) = self.task_fence(id, token).await?;
-        let until = Utc::now() + self.lease();
+        let until = Utc::now() + self.workers.lease();
         if self.store.extend_lease(&fence, until).await? {
             Ok(until)
         } else {
@@ -101,7 +101,7 @@ impl Engine {
     async fn finish_task(self: &Arc<Self>, id: Uuid, token: &str, result: NodeResult) -> Result<(), EngineError> {
         let (fence, instance, at) = self.task_fence(id, token).await?;
         let snapshot = self.snapshot(instance).await?;
-        let plan: Arc<Plan> = self.plan(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+        let plan: Arc<Plan> = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
         let node = plan.index_of(&at.node).ok_or_else(stale_lease)?;
         let spec = &plan.nodes[node];
         let result = sanitized(result, &self.redactor_of(&spec.secrets).await?);
@@ -109,7 +109,7 @@ impl Engine {
             self.refuse_oversized(&snapshot, &spec.id, output)?;
         }
         let (event, detail) = outcome(result, node, at.number(), &spec.id);
-        match self.commit(&plan, instance, Some(&fence), event, detail).await? {
+        match self.committer.commit(&plan, instance, Some(&fence), event, detail).await? {
             TransitionOutcome::Fenced => Err(stale_lease()),
             _ => Ok(()),
         }
@@ -121,7 +121,7 @@ impl Engine {
     async fn redactor_of(&self, names: &[String]) -> Result<Redactor, EngineError> {
         let mut opened = Opened::default();
         for name in names {
-            match self.runtime.secrets.open_for_attempt(std::slice::from_ref(name)).await {
+            match self.secrets.open_for_attempt(std::slice::from_ref(name)).await {
                 Ok(one) => opened.values.extend(one.values),
                 Err(Unavailable::Missing(_)) => {}
                 Err(e) => return Err(EngineError::Unavailable(format!("the task's result was not recorded: {e}"))),

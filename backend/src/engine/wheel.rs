@@ -11,15 +11,12 @@
 //! timers leaves them to their lease, which ends `lease` after the horizon they were read to.
 
 use super::reserve::take_free;
-use super::Engine;
-use crate::store::phases::PHASES;
+use super::run::Runner;
 use crate::store::WorkItem;
 use chrono::Utc;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
-use uuid::Uuid;
 
 /// How far ahead of their due instant timers are read into memory.
 pub(super) const READ_AHEAD: Duration = Duration::from_secs(2);
@@ -32,18 +29,19 @@ pub(super) const WHEEL_SLOTS: usize = 10_000;
 /// A claimed timer, its plan if known, and its place in the wheel.
 type Held = (WorkItem, Option<Arc<super::plan::Plan>>, OwnedSemaphorePermit);
 
-impl Engine {
+impl Runner {
     /// Claims the timers due within `READ_AHEAD` into free wheel slots and arms them. True if
     /// it filled every slot it asked for: more may be waiting.
     pub(super) async fn claim_timers(self: &Arc<Self>) -> bool {
-        let permits = take_free(&self.timer_slots, TIMER_CLAIM);
+        let permits = take_free(&self.workers.timer_slots, TIMER_CLAIM);
         if permits.is_empty() {
             return false;
         }
         let now = Utc::now();
         let horizon = now + chrono::Duration::from_std(READ_AHEAD).unwrap_or_default();
         let asked = permits.len();
-        let claim = self.store.claim_timers(&self.owner, now, horizon, horizon + self.lease(), asked as i64);
+        let claim =
+            self.store.claim_timers(&self.workers.owner, now, horizon, horizon + self.workers.lease(), asked as i64);
         let items = match claim.await {
             Ok(items) => items,
             Err(e) => {
@@ -52,7 +50,7 @@ impl Engine {
             }
         };
         let claimed = items.len();
-        let plans = self.plans_for(&items).await;
+        let plans = self.plans.for_items(&items).await;
         let mut held: Vec<Held> =
             items.into_iter().zip(plans).zip(permits).map(|((item, plan), permit)| (item, plan, permit)).collect();
         held.sort_by_key(|(item, _, _)| item.due_at);
@@ -64,13 +62,13 @@ impl Engine {
     /// Fires `held` (in due order) as each comes due: every timer due by then is handed
     /// over at once, so a burst due in the same instant reaches the lanes as one wave. Once
     /// the process is stopping, what is left is dropped: its leases are given up with the
-    /// rest (`Engine::run`), so another process applies it without waiting for them to end.
+    /// rest (`Runner::run`), so another process applies it without waiting for them to end.
     async fn fire_when_due(self: Arc<Self>, held: Vec<Held>) {
         for (item, plan, permit) in held {
             if let Ok(wait) = (item.due_at - Utc::now()).to_std() {
                 tokio::time::sleep(wait).await;
             }
-            if self.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            if self.workers.draining() {
                 return;
             }
             let engine = self.clone();
@@ -79,28 +77,5 @@ impl Engine {
                 drop(permit);
             });
         }
-    }
-
-    /// The plans of claimed items' instances, read for the whole claim in one statement (a
-    /// plan is cached once read): `None` for an instance gone meanwhile, whose item is then
-    /// handled by reading it.
-    pub(super) async fn plans_for(&self, items: &[WorkItem]) -> Vec<Option<Arc<super::plan::Plan>>> {
-        if items.is_empty() {
-            return Vec::new();
-        }
-        let ids: Vec<Uuid> = items.iter().map(|i| i.instance_id).collect();
-        let versions: HashMap<Uuid, (Uuid, i64)> = match self.store.instance_versions(&ids).await {
-            Ok(rows) => rows.into_iter().map(|(id, workflow, version)| (id, (workflow, version))).collect(),
-            Err(_) => HashMap::new(),
-        };
-        PHASES.autocommit(1);
-        let mut plans = Vec::with_capacity(items.len());
-        for item in items {
-            plans.push(match versions.get(&item.instance_id) {
-                Some((workflow, version)) => self.plan(*workflow, *version).await.ok(),
-                None => None,
-            });
-        }
-        plans
     }
 }

@@ -4,6 +4,7 @@
 use super::*;
 use crate::engine::effects::decide;
 use crate::engine::plan::Plan;
+use crate::engine::Engine;
 use crate::store::{InstanceRow, NodeAttempt, NodeRow, Snapshot, Work};
 use chrono::Utc;
 use serde_json::json;
@@ -140,7 +141,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
     };
 
     // Attempt 1 again, as after a lost commit: it waits on the same child.
-    assert!(matches!(engine.start_child(attempt(1)).await, NodeResult::Suspend(Suspend::Child { .. })));
+    assert!(matches!(engine.runner.start_child(attempt(1)).await, NodeResult::Suspend(Suspend::Child { .. })));
     assert_eq!(store.children(parent).await.unwrap().len(), 1);
     // Two redos racing past the lookup meet at the start's idempotency key.
     let key = format!("subworkflow:{parent}:call:1");
@@ -149,7 +150,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
     assert_eq!(store.children(parent).await.unwrap().len(), 1);
 
     // Another attempt (a retry) starts a child of its own, recorded with its attempt.
-    assert!(matches!(engine.start_child(attempt(2)).await, NodeResult::Suspend(Suspend::Child { .. })));
+    assert!(matches!(engine.runner.start_child(attempt(2)).await, NodeResult::Suspend(Suspend::Child { .. })));
     let children = store.children(parent).await.unwrap();
     let attempts: Vec<_> = children.iter().map(|c| (c.parent_node_id.as_deref(), c.parent_attempt)).collect();
     assert_eq!(attempts, [(Some("call"), Some(1)), (Some("call"), Some(2))]);

@@ -1,11 +1,11 @@
 //! Writes a map attempt's item changes in batches: whatever arrived while the previous batch
-//! was being written goes as one transaction (group commit, as `commit.rs` does for
+//! was being written goes as one transaction (group commit, as `commit/` does for
 //! transitions), fenced by the map attempt's lease, with a span per ended item and one
 //! progress entry. An item counts as done only once its row is written: after a crash, the
 //! items whose ends were not yet written run again.
 
 use super::super::commit::OUTAGE_POLL;
-use super::super::Engine;
+use super::super::run::Runner;
 use crate::store::{retry_transient, Fence, MapItemRow, MapItemWrites, NewEvent, Trouble};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
@@ -42,7 +42,7 @@ pub(super) struct Target {
 /// Runs until every sender is dropped and what they sent is written. `lost` turns true when
 /// the attempt's lease no longer holds (nothing more is written then).
 pub(super) async fn flush_loop(
-    engine: Arc<Engine>,
+    engine: Arc<Runner>,
     mut target: Target,
     mut updates: mpsc::UnboundedReceiver<Update>,
     lost: Arc<AtomicBool>,
@@ -67,7 +67,7 @@ pub(super) async fn flush_loop(
 }
 
 async fn write_batch(
-    engine: &Engine,
+    engine: &Runner,
     target: &mut Target,
     batch: Vec<Update>,
     lost: &AtomicBool,
@@ -107,8 +107,8 @@ async fn write_batch(
 
 /// Writes `writes`, retrying transient trouble, and an outage for up to a lease (as a
 /// transition's commit does): the items' results land as soon as the database is back.
-async fn write_through_outage(engine: &Engine, writes: &MapItemWrites<'_>) -> crate::store::Result<Option<i64>> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(engine.config.lease_ms);
+async fn write_through_outage(engine: &Runner, writes: &MapItemWrites<'_>) -> crate::store::Result<Option<i64>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(engine.lease_ms);
     loop {
         match retry_transient(|| engine.store.write_map_items(writes)).await {
             Err(e) if e.trouble() == Some(Trouble::Unavailable) && std::time::Instant::now() < deadline => {

@@ -6,7 +6,7 @@ use super::super::children::{child_failure, ChildStart};
 use super::super::nodes::{permanent, Attempt, NodeResult, Suspend};
 use super::super::plan::{Plan, PlanNode};
 use super::super::results::sanitized;
-use super::super::Engine;
+use super::super::run::Runner;
 use super::board::{pending, ItemEnd};
 use super::budget::Budget;
 use super::flush::Update;
@@ -44,7 +44,7 @@ impl Inner {
 
 /// What every item of one map attempt shares.
 pub(super) struct Job<'a> {
-    pub engine: &'a Arc<Engine>,
+    pub engine: &'a Arc<Runner>,
     pub plan: &'a Plan,
     pub node: usize,
     pub instance: Uuid,
@@ -146,7 +146,7 @@ impl Job<'_> {
             Ok(result) => (result, false),
             Err(_) => {
                 if let Some(id) = *child {
-                    let _ = self.engine.cancel(id).await;
+                    let _ = self.engine.commands.cancel(id).await;
                 }
                 (NodeResult::Failed { error: format!("timed out after {ms} ms"), retryable: true }, true)
             }
@@ -218,7 +218,7 @@ impl Job<'_> {
         };
         *child = Some(id);
         loop {
-            let ended = self.engine.map_children.notified();
+            let ended = self.engine.wakes.map_children.notified();
             tokio::pin!(ended);
             ended.as_mut().enable();
             match self.engine.store.get_instance(id).await {

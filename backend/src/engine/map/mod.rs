@@ -16,7 +16,7 @@ mod item;
 use super::children::serves;
 use super::nodes::{permanent, Attempt, NodeResult};
 use super::plan::{Plan, PlanNode};
-use super::Engine;
+use super::run::Runner;
 use crate::store::{Fence, MapItemRow, MapItemWrites};
 use board::{Board, Slot};
 use budget::Budget;
@@ -35,7 +35,7 @@ fn passing(error: String) -> NodeResult {
     NodeResult::Failed { error, retryable: true }
 }
 
-impl Engine {
+impl Runner {
     /// Runs attempt `run` of map node `node` of `instance` to its output (or failure).
     pub(super) async fn run_map(
         self: &Arc<Self>,
@@ -105,7 +105,7 @@ impl Engine {
             base: run.context.clone(),
             secrets: run.secrets,
             budget: Budget::new(
-                self.config.output_caps,
+                self.output_caps,
                 &run.node.id,
                 super::outputs::other_outputs(&run.context, &run.node.id),
                 board.reused_outputs(),
@@ -138,7 +138,7 @@ impl Engine {
     async fn map_list(&self, config: &MapConfig, run: &Attempt<'_>) -> Result<Vec<Value>, NodeResult> {
         let job = crate::sandbox::Job::Eval(config.items.clone());
         let value = super::nodes::evaluate_one(&self.runtime.sandbox, run, job).await?;
-        let cap = self.config.map_max_items;
+        let cap = self.map_max_items;
         match value {
             Value::Array(items) if items.len() <= cap => Ok(items),
             Value::Array(items) => Err(permanent(format!(
@@ -155,7 +155,7 @@ impl Engine {
         let Ok(children) = self.store.children(instance).await else { return };
         let ours = children.iter().filter(|c| serves(c, node, attempt as i32) && !c.status.is_terminal());
         for child in ours {
-            let _ = self.cancel(child.id).await;
+            let _ = self.commands.cancel(child.id).await;
         }
     }
 }

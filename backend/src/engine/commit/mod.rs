@@ -2,7 +2,7 @@
 //! timer, a task worker's answer, an operator's cancel or signal — is a machine `Event`
 //! that goes through five steps, in this file and in this order:
 //!
-//! 1. **submit** (`Engine::commit`, `Engine::submit`): the caller hands the event over and
+//! 1. **submit** (`Committer::commit`, `Committer::submit`): the caller hands the event over and
 //!    waits. The commit runs detached (a caller that goes away strands nothing) and is tried
 //!    again on transient database trouble, through an outage for up to a lease. An attempt's
 //!    result comes as a chain with the results of the attempts run ahead of its commit
@@ -11,36 +11,43 @@
 //!    instance, so one instance's events meet in one lane) takes every request waiting for it,
 //!    up to `MAX_BATCH` (past it by a chain at most: chains are not split), as one batch: group
 //!    commit, one transaction for all of them.
-//! 3. **decide** (`Engine::decide`): for each request, on its instance as the store locked it
+//! 3. **decide** (`Committer::decide`): for each request, on its instance as the store locked it
 //!    (and as the batch's earlier steps left it), the pure `effects::decide` turns the event
 //!    into `Writes`; worker slots are reserved (`reserve.rs`) so the attempts it dispatches
 //!    are inserted already leased to this process.
-//! 4. **write** (`Engine::write`): the store commits the batch (`transition_batch`, which
+//! 4. **write** (`Committer::write`): the store commits the batch (`transition_batch`, which
 //!    calls decide per step inside its transaction). A failed batch holding several instances
 //!    is written again instance by instance, so one instance's trouble holds back no other.
-//! 5. **react** (`Engine::react_to_batch`, `Engine::react`): in commit order, publish each
+//! 5. **react** (`react.rs`: `Committer::react_to_batch`, `Committer::react`): in commit order, publish each
 //!    transition's history entries, run the attempts leased to this process (each ends in a
 //!    transition of its own, from `runner.rs`), wake the claim loop and task pollers, admit
 //!    queued instances into a slot a finished instance freed (`admission.rs`), then answer.
 //!
 //! Starts (`start.rs`) and retries (`actions.rs`) are written by their own store calls and
-//! join at step 5 (`Engine::react_and_admit`). Nothing this file calls calls back into it,
-//! but for the store running step 3 inside step 4's transaction, as the invariant wants.
+//! join at step 5 (`Committer::react_and_admit`). Nothing this file calls calls back into it,
+//! but for the store running step 3 inside step 4's transaction, as the invariant wants; the
+//! attempts step 5 runs go to the runner through `RunLeased`, handed in, not called by name.
 
-use super::ahead::Link;
+use super::admission::Admission;
+use super::chain::Link;
 use super::effects::{self, Detail};
 use super::machine::Event;
 use super::plan::Plan;
-use super::reserve::{runs_to_lease, Reservation};
-use super::Engine;
-use crate::store::phases::PHASES;
-use crate::store::{Ahead, Fence, Snapshot, Step, StoreError, TransitionOutcome, Trouble, Work, WorkItem, Writes};
+use super::plans::Plans;
+use super::reserve::{runs_to_lease, Reservation, Workers};
+use super::wakes::Wakes;
+use crate::events::EventBus;
+use crate::store::{
+    Ahead, Fence, InstanceStore, Snapshot, Step, StoreError, TransitionOutcome, Trouble, WorkItem, Writes,
+};
 use chrono::{SubsecRound, Utc};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use uuid::Uuid;
+
+mod react;
 
 /// Tries at committing one event before its work item is left to its lease.
 const COMMIT_TRIES: u32 = 5;
@@ -72,10 +79,74 @@ struct CommitFailed {
 
 /// The senders of this process's commit lanes; a chain's requests travel together, so they
 /// share a batch.
-pub(super) struct Lanes(Vec<mpsc::UnboundedSender<Vec<CommitRequest>>>);
+struct Lanes(Vec<mpsc::UnboundedSender<Vec<CommitRequest>>>);
+
+/// The commit path's part of the engine: its lanes, and what its steps use — the store's
+/// transitions, the worker slots it reserves, the plans' admission limits, the bus it
+/// publishes to, the wakes it gives, the admission it asks for. Nothing else of the engine.
+pub(super) struct Committer {
+    store: Arc<dyn InstanceStore>,
+    workers: Arc<Workers>,
+    plans: Arc<Plans>,
+    bus: Arc<EventBus>,
+    wakes: Arc<Wakes>,
+    admission: Arc<Admission>,
+    /// How long a commit keeps trying through an outage (a lease).
+    lease_ms: u64,
+    /// Where requests go to be committed in batches; set once the committer exists.
+    lanes: OnceLock<Lanes>,
+    /// Who runs the attempts a commit leased to this process; set once the runner exists.
+    runner: OnceLock<Weak<dyn RunLeased>>,
+}
+
+/// Who runs the attempts a committed transition leased to this process: the runner
+/// (`runner.rs`), whose results come back here as transitions of their own. Handed in
+/// rather than called by name, so nothing in this file calls up into the runner.
+pub(super) trait RunLeased: Send + Sync {
+    /// Runs `item` (leased to this process, of an instance of `plan`) in `permit`'s slot.
+    fn run_leased(self: Arc<Self>, item: WorkItem, plan: Arc<Plan>, permit: OwnedSemaphorePermit);
+}
+
+/// What a committer is made of (see `Committer`).
+pub(super) struct CommitParts {
+    pub store: Arc<dyn InstanceStore>,
+    pub workers: Arc<Workers>,
+    pub plans: Arc<Plans>,
+    pub bus: Arc<EventBus>,
+    pub wakes: Arc<Wakes>,
+    pub admission: Arc<Admission>,
+    pub lease_ms: u64,
+    /// Batches committed at once.
+    pub lanes: usize,
+}
+
+impl Committer {
+    /// A committer with its lanes running (so: inside a tokio runtime).
+    pub(super) fn new(parts: CommitParts) -> Arc<Committer> {
+        let CommitParts { store, workers, plans, bus, wakes, admission, lease_ms, lanes } = parts;
+        let committer = Arc::new(Committer {
+            store,
+            workers,
+            plans,
+            bus,
+            wakes,
+            admission,
+            lease_ms,
+            lanes: OnceLock::new(),
+            runner: OnceLock::new(),
+        });
+        let _ = committer.lanes.set(Lanes::spawn(&committer, lanes));
+        committer
+    }
+
+    /// Hands over who runs the attempts commits lease to this process.
+    pub(super) fn run_leased_by(&self, runner: Weak<dyn RunLeased>) {
+        let _ = self.runner.set(runner);
+    }
+}
 
 // Step 1: submit.
-impl Engine {
+impl Committer {
     /// Commits one event as one transition and reacts to what it wrote (steps 1 to 5). It
     /// runs detached and retries transient database failures: giving up would throw the
     /// attempt's result away and run it again under a new attempt number.
@@ -99,8 +170,8 @@ impl Engine {
         fence: Option<&Fence>,
         links: Vec<Link>,
     ) -> anyhow::Result<Vec<TransitionOutcome>> {
-        let (engine, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
-        tokio::spawn(async move { engine.submit(plan, instance, fence, links).await }).await?
+        let (committer, plan, fence) = (self.clone(), plan.clone(), fence.cloned());
+        tokio::spawn(async move { committer.submit(plan, instance, fence, links).await }).await?
     }
 
     /// Hands the chain to its lane until it is committed, it fails for good, or the engine stops.
@@ -114,7 +185,7 @@ impl Engine {
         // While the database is away the commit keeps trying, every `OUTAGE_POLL` at most,
         // until its lease would have ended (another process may take the work over then):
         // the result lands as soon as the database is back, not a lease later.
-        let outage_deadline = Instant::now() + Duration::from_millis(self.config.lease_ms);
+        let outage_deadline = Instant::now() + Duration::from_millis(self.lease_ms);
         let mut delay = Duration::from_millis(50);
         for attempt in 1.. {
             let mut answers = Vec::with_capacity(links.len());
@@ -174,12 +245,12 @@ async fn gather(
 
 // Step 2: lane.
 impl Lanes {
-    /// `count` lanes, each committing on its own task for as long as `engine` lives.
-    pub(super) fn spawn(engine: &Arc<Engine>, count: usize) -> Lanes {
+    /// `count` lanes, each committing on its own task for as long as `committer` lives.
+    fn spawn(committer: &Arc<Committer>, count: usize) -> Lanes {
         let senders = (0..count.max(1))
             .map(|_| {
                 let (sender, receiver) = mpsc::unbounded_channel();
-                tokio::spawn(run_lane(Arc::downgrade(engine), receiver));
+                tokio::spawn(run_lane(Arc::downgrade(committer), receiver));
                 sender
             })
             .collect();
@@ -198,7 +269,7 @@ impl Lanes {
 /// A lane: takes what is waiting (whatever arrived while its previous batch was committing)
 /// as the next batch. An idle lane commits a lone request at once, so batching adds no
 /// latency; under load the batches grow by themselves.
-async fn run_lane(engine: Weak<Engine>, mut requests: mpsc::UnboundedReceiver<Vec<CommitRequest>>) {
+async fn run_lane(committer: Weak<Committer>, mut requests: mpsc::UnboundedReceiver<Vec<CommitRequest>>) {
     while let Some(mut batch) = requests.recv().await {
         while batch.len() < MAX_BATCH {
             match requests.try_recv() {
@@ -206,12 +277,12 @@ async fn run_lane(engine: Weak<Engine>, mut requests: mpsc::UnboundedReceiver<Ve
                 Err(_) => break,
             }
         }
-        let Some(engine) = engine.upgrade() else { return };
-        engine.commit_batch(batch).await;
+        let Some(committer) = committer.upgrade() else { return };
+        committer.commit_batch(batch).await;
     }
 }
 
-impl Engine {
+impl Committer {
     /// Writes a batch (deciding each step inside) and reacts to it; if it fails and holds
     /// several instances, does so for each instance's requests on their own.
     async fn commit_batch(self: &Arc<Self>, batch: Vec<CommitRequest>) {
@@ -251,7 +322,7 @@ fn fail(batch: Vec<CommitRequest>, e: &StoreError) {
 }
 
 // Step 3: decide.
-impl Engine {
+impl Committer {
     /// The rows one request writes, given its instance as the store locked it, with the worker
     /// slots for the attempts they dispatch (leased to this process in the rows).
     fn decide(&self, request: &CommitRequest, snapshot: &Snapshot) -> (Writes, Reservation) {
@@ -260,17 +331,17 @@ impl Engine {
         // the instance back would give.
         let now = Utc::now().trunc_subsecs(6);
         let mut writes = effects::decide(plan, snapshot, event, detail, now, request.jitter);
-        let reservation = self.reserve(runs_to_lease(&writes));
-        reservation.lease_runs(&mut writes, &self.owner);
+        let reservation = self.workers.reserve(runs_to_lease(&writes));
+        reservation.lease_runs(&mut writes, &self.workers.owner);
         (writes, reservation)
     }
 }
 
-/// What a written batch gives step 5: each request's outcome and its reserved slots.
+/// What a written batch gives step 5 (`react.rs`): each request's outcome and its reserved slots.
 type Written = (Vec<TransitionOutcome>, Vec<Option<Reservation>>);
 
 // Step 4: write.
-impl Engine {
+impl Committer {
     /// Commits the batch in one transaction, deciding each step inside it.
     async fn write(&self, batch: &[CommitRequest]) -> Result<Written, StoreError> {
         let steps: Vec<Step<'_>> = batch
@@ -289,103 +360,5 @@ impl Engine {
         let outcomes = self.store.transition_batch(&steps, &decide_step).await?;
         let reservations = reservations.into_iter().map(|slot| slot.into_inner().expect("reservation slot")).collect();
         Ok((outcomes, reservations))
-    }
-}
-
-// Step 5: react.
-impl Engine {
-    /// Reacts to a written batch in commit order, then answers its requests. Those that
-    /// finished an instance of a limited workflow are answered once queued instances were
-    /// admitted into the freed slots (once per workflow), off the lane.
-    async fn react_to_batch(self: &Arc<Self>, batch: Vec<CommitRequest>, (outcomes, reservations): Written) {
-        let mut admit = BTreeSet::new();
-        let mut after_admission = Vec::new();
-        for ((request, outcome), reservation) in batch.into_iter().zip(outcomes).zip(reservations) {
-            if request.ahead.is_some() {
-                PHASES.ran_ahead(matches!(outcome, TransitionOutcome::Applied(_)));
-            }
-            if let TransitionOutcome::Applied(writes) = &outcome {
-                let reservation = reservation.unwrap_or_else(|| self.reserve(0));
-                if self.react(&request.plan, request.instance, writes, reservation) {
-                    admit.insert(request.plan.workflow);
-                    after_admission.push((request.reply, outcome));
-                    continue;
-                }
-            }
-            let _ = request.reply.send(Ok(outcome));
-        }
-        if admit.is_empty() {
-            return;
-        }
-        let engine = self.clone();
-        tokio::spawn(async move {
-            for workflow in admit {
-                engine.admit(workflow).await;
-            }
-            for (reply, outcome) in after_admission {
-                let _ = reply.send(Ok(outcome));
-            }
-        });
-    }
-
-    /// Step 5 for a transition written outside the lanes (a start, a retry): reacts, then
-    /// admits queued instances into a slot it freed.
-    pub(super) async fn react_and_admit(
-        self: &Arc<Self>,
-        plan: &Arc<Plan>,
-        instance: Uuid,
-        writes: &Writes,
-        reservation: Reservation,
-    ) {
-        if self.react(plan, instance, writes, reservation) {
-            self.admit(plan.workflow).await;
-        }
-    }
-
-    /// Publishes a committed transition's entries and runs, or wakes whoever runs, the work
-    /// it created. True if it finished an instance of a workflow with an instance or key limit:
-    /// a slot is free for a queued instance.
-    fn react(self: &Arc<Self>, plan: &Arc<Plan>, instance: Uuid, writes: &Writes, reservation: Reservation) -> bool {
-        // Publish before launching: the launched attempt's own transition must not reach the
-        // hub ahead of this one's entries, or followers would find a gap in the hub's ring and
-        // all reread the history at once.
-        if let Some(first) = writes.first_seq {
-            self.bus.committed(instance, plan.workflow, first, &writes.events);
-        }
-        self.launch(plan, instance, writes, reservation);
-        // A finished child's wake of its parent is due at once, like new work of its own.
-        if writes.wake.is_some()
-            || writes.new_work.iter().any(|w| !matches!(w.work, Work::Task { .. }) && w.lease.is_none())
-        {
-            self.wake.notify_one();
-        }
-        if writes.new_work.iter().any(|w| matches!(w.work, Work::Task { .. })) {
-            self.task_wake.notify_waiters();
-        }
-        let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
-        // The limits are the latest version's, which may not be this instance's.
-        finished && (plan.admission().any() || self.limits_admission(plan.workflow))
-    }
-
-    /// Runs the attempts a committed transition leased to this process.
-    fn launch(self: &Arc<Self>, plan: &Arc<Plan>, instance: Uuid, writes: &Writes, mut reservation: Reservation) {
-        let leased = writes.new_work.iter().filter(|w| w.lease.as_ref().is_some_and(|(owner, _)| *owner == self.owner));
-        for work in leased {
-            let (Some(id), Some(permit)) = (work.id, reservation.permits.pop()) else { break };
-            let item = WorkItem {
-                id,
-                instance_id: instance,
-                work: Ok(work.work.clone()),
-                due_at: work.due_at,
-                lease_owner: Some(self.owner.clone()),
-                lease_epoch: 1,
-                lease_expires_at: work.lease.as_ref().map(|(_, until)| *until),
-            };
-            let (engine, plan) = (self.clone(), plan.clone());
-            tokio::spawn(async move {
-                engine.handle(item, Some(plan)).await;
-                drop(permit);
-            });
-        }
     }
 }
