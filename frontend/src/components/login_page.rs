@@ -63,7 +63,8 @@ pub fn LoginPage() -> impl IntoView {
             let href = urls::sso_login(&oidc.login_url, &next_page);
             let label = format!("Sign in with {}", oidc.name);
             if oidc.reachable {
-                view! { <a class="button primary sso" href=href>{label}</a> }.into_any()
+                // `rel="external"`: a full page load to the server, not a route of the app.
+                view! { <a class="button primary sso" href=href rel="external">{label}</a> }.into_any()
             } else {
                 let why = format!("{} cannot be reached right now; try again in a moment.", oidc.name);
                 view! {
