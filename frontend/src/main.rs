@@ -13,6 +13,7 @@ mod designer;
 mod error;
 mod format;
 mod instance_filter;
+mod mutation;
 mod paged;
 mod pages;
 mod run;

@@ -5,11 +5,11 @@
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use crate::components::session::use_session;
 use crate::components::views::views_menu::ViewsMenu;
 use crate::pages::{section_holds, sections};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::hooks::{use_location, use_navigate};
 use leptos_router::NavigateOptions;
 use trellis_model::Role;
@@ -37,10 +37,11 @@ pub fn AppHeader() -> impl IntoView {
         }
     };
 
+    let signing_out = Mutation::reporting_to(error);
     let sign_out = move |_| {
         let navigate = navigate.clone();
-        spawn_local(async move {
-            match api::logout().await {
+        signing_out.settle(api::logout(), move |said| {
+            match said {
                 // A single sign-on session signs out at the provider too, which comes back to /login.
                 Ok(Some(end_session_url)) => {
                     let _ = window().location().set_href(&end_session_url);

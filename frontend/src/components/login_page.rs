@@ -5,11 +5,11 @@
 
 use crate::api;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use crate::components::title::set_title;
 use crate::shell::after_sign_in;
 use crate::urls;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use trellis_model::api::{AuthProviders, LoginRequest};
 
@@ -20,8 +20,7 @@ pub fn LoginPage() -> impl IntoView {
     let query = use_query_map();
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
-    let pending = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
+    let sign_in = Mutation::new();
     let refused = query.with_untracked(|q| q.get("error")).map(|code| refusal_words(&code));
     let next_page = after_sign_in(query.with_untracked(|q| q.get("next")).as_deref());
     // Until the server says otherwise, the password form shows (it is the way in that needs
@@ -36,26 +35,15 @@ pub fn LoginPage() -> impl IntoView {
 
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        if pending.get_untracked() {
-            return;
-        }
         let credentials = LoginRequest { username: username.get_untracked(), password: password.get_untracked() };
-        pending.set(true);
-        error.set(None);
         let navigate = navigate.clone();
         let next = after_sign_in(query.with_untracked(|q| q.get("next")).as_deref());
-        spawn_local(async move {
-            let result = api::login(&credentials).await;
-            pending.set(false);
-            match result {
-                Ok(_) => navigate(&next, Default::default()),
-                Err(err) => {
-                    // Keep the username; a wrong password is the usual mistake.
-                    password.set(String::new());
-                    error.set(Some(err.message()));
-                }
-            }
-        });
+        sign_in.run_or(
+            async move { api::login(&credentials).await },
+            move |_| navigate(&next, Default::default()),
+            // Keep the username; a wrong password is the usual mistake.
+            move |_| password.set(String::new()),
+        );
     };
 
     let single_sign_on = move || {
@@ -80,8 +68,8 @@ pub fn LoginPage() -> impl IntoView {
             view! {
                 {credential("Username", "username", None, "username", username)}
                 {credential("Password", "password", Some("password"), "current-password", password)}
-                <ErrorAlert message=error />
-                <button type="submit" class="primary" disabled=move || pending.get()>
+                <ErrorAlert message=sign_in.error() />
+                <button type="submit" class="primary" disabled=sign_in.pending()>
                     "Sign in"
                 </button>
             }

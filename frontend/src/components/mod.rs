@@ -15,6 +15,7 @@ pub mod instances;
 pub mod json_block;
 pub mod layout;
 pub mod login_page;
+pub mod mutation;
 pub mod new_workflow_form;
 pub mod not_found;
 pub mod outcome;

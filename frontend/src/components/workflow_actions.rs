@@ -1,6 +1,7 @@
 //! The buttons of one workflow row: rename, export as JSON, archive or unarchive.
 
 use crate::api;
+use crate::components::mutation::Mutation;
 use crate::transfer;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -17,24 +18,20 @@ pub fn WorkflowActions(
     let id = StoredValue::new(workflow.id.clone());
     let name = StoredValue::new(workflow.name.clone());
     let archived = workflow.archived;
+    // Rename and archive report to the list, one change at a time.
+    let changing = Mutation::new();
+    let report = move |result: Result<(), crate::error::ApiError>| match result {
+        Ok(_) => on_changed.run(()),
+        Err(err) => on_error.run(err.message()),
+    };
     let rename = move |_| {
         let Ok(Some(entered)) = window().prompt_with_message_and_default("New name", &name.get_value()) else { return };
         let Some(entered) = crate::format::entered_name(&entered) else { return };
-        spawn_local(async move {
-            let body = UpdateWorkflow { name: Some(entered), description: None };
-            match api::update_workflow(&id.get_value(), &body).await {
-                Ok(_) => on_changed.run(()),
-                Err(err) => on_error.run(err.message()),
-            }
-        });
+        let body = UpdateWorkflow { name: Some(entered), description: None };
+        changing.settle(async move { api::update_workflow(&id.get_value(), &body).await.map(drop) }, report);
     };
     let toggle_archive = move |_| {
-        spawn_local(async move {
-            match api::set_archived(&id.get_value(), !archived).await {
-                Ok(_) => on_changed.run(()),
-                Err(err) => on_error.run(err.message()),
-            }
-        });
+        changing.settle(async move { api::set_archived(&id.get_value(), !archived).await.map(drop) }, report);
     };
     let export = move |_| {
         spawn_local(async move {

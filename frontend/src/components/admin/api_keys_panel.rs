@@ -6,6 +6,7 @@ use super::api_keys_table::KeysTable;
 use crate::api_admin;
 use crate::components::copy_button::CopyButton;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use trellis_model::api::{ApiKey, CreateApiKey, CreatedApiKey};
@@ -25,18 +26,14 @@ pub fn ApiKeysPanel() -> impl IntoView {
     };
     reload();
     let (name, role) = (RwSignal::new(String::new()), RwSignal::new("operator".to_owned()));
+    // Creating and revoking share the panel's error view.
+    let changing = Mutation::reporting_to(error);
     let create = move |_: ()| {
         let body = CreateApiKey { name: name.get_untracked(), role: role.get_untracked() };
-        spawn_local(async move {
-            match api_admin::create_api_key(&body).await {
-                Ok(key) => {
-                    name.set(String::new());
-                    error.set(None);
-                    created.set(Some(key));
-                    reload();
-                }
-                Err(e) => error.set(Some(e.message())),
-            }
+        changing.run(async move { api_admin::create_api_key(&body).await }, move |key| {
+            name.set(String::new());
+            created.set(Some(key));
+            reload();
         });
     };
     let revoke = move |(id, label): (String, String)| {
@@ -46,12 +43,7 @@ pub fn ApiKeysPanel() -> impl IntoView {
         {
             return;
         }
-        spawn_local(async move {
-            match api_admin::revoke_api_key(&id).await {
-                Ok(()) => reload(),
-                Err(e) => error.set(Some(e.message())),
-            }
-        });
+        changing.run(async move { api_admin::revoke_api_key(&id).await }, move |()| reload());
     };
     view! {
         <section class="panel api-keys" aria-labelledby="keys-title">

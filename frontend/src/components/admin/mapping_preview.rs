@@ -5,8 +5,8 @@
 use crate::api;
 use crate::api_admin;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::{MappingPreview, MappingPreviewRequest};
 
 #[component]
@@ -17,6 +17,7 @@ pub fn MappingPreviewPanel() -> impl IntoView {
     let answer = RwSignal::new(None::<MappingPreview>);
     let error = RwSignal::new(None::<String>);
     let users = LocalResource::new(api_admin::list_users);
+    let explaining = Mutation::reporting_to(error);
     let explain = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = MappingPreviewRequest {
@@ -28,15 +29,7 @@ pub fn MappingPreviewPanel() -> impl IntoView {
                 .map(str::to_owned)
                 .collect(),
         };
-        spawn_local(async move {
-            match api_admin::preview_mapping(&body).await {
-                Ok(said) => {
-                    error.set(None);
-                    answer.set(Some(said));
-                }
-                Err(e) => error.set(Some(e.message())),
-            }
-        });
+        explaining.run(async move { api_admin::preview_mapping(&body).await }, move |said| answer.set(Some(said)));
     };
     let pick = move |ev: leptos::ev::Event| {
         let name = event_target_value(&ev);

@@ -7,6 +7,7 @@ use crate::api;
 use crate::api_admin;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::fetch::load;
+use crate::components::mutation::Mutation;
 use crate::error::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -50,11 +51,13 @@ pub fn RetentionPage() -> impl IntoView {
         read_policy(scope, values, inherited, error);
     });
     let body = move || policy_body(&values.map(|v| v.get_untracked()), scope.get_untracked().is_none());
+    // Settled here: the error view keeps the whole `ApiError`, to name the refused fields.
+    let changing = Mutation::new();
     let ask = move |_: ()| {
         saved.set(None);
         let (scope, policy) = (scope.get_untracked(), body());
-        spawn_local(async move {
-            match api_admin::preview_retention(scope.as_deref(), &policy).await {
+        changing.settle(async move { api_admin::preview_retention(scope.as_deref(), &policy).await }, move |said| {
+            match said {
                 Ok(p) => {
                     error.set(None);
                     preview.set(Some(p));
@@ -65,16 +68,17 @@ pub fn RetentionPage() -> impl IntoView {
     };
     let confirm = move |_| {
         let (scope, policy) = (scope.get_untracked(), body());
-        spawn_local(async move {
-            match api_admin::put_retention(scope.as_deref(), &policy).await {
+        changing.settle(
+            async move { api_admin::put_retention(scope.as_deref(), &policy).await },
+            move |said| match said {
                 Ok(r) => {
                     preview.set(None);
                     inherited.set(r.inherited);
                     saved.set(Some("Saved. The next sweep applies it.".to_owned()));
                 }
                 Err(e) => error.set(Some(e)),
-            }
-        });
+            },
+        );
     };
     let message = Signal::derive(move || error.with(|e| alert_text(e.as_ref())));
 

@@ -3,9 +3,9 @@
 
 use super::users_page::ROLES;
 use crate::api_admin;
+use crate::components::mutation::Mutation;
 use crate::format;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::{UpdateUser, UserView};
 use trellis_model::UserSource;
 
@@ -13,9 +13,10 @@ use trellis_model::UserSource;
 pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> impl IntoView {
     let id = StoredValue::new(user.id.clone());
     let name = StoredValue::new(user.username.clone());
+    // One change at a time for one user; each reports its sentence or refusal to the page.
+    let saving = Mutation::new();
     let change = move |body: UpdateUser, said: String| {
-        spawn_local(async move {
-            let outcome = api_admin::update_user(&id.get_value(), &body).await;
+        saving.settle(async move { api_admin::update_user(&id.get_value(), &body).await }, move |outcome| {
             on_done.run(outcome.map(|_| said).map_err(|e| e.message()));
         });
     };
@@ -41,8 +42,7 @@ pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> imp
         if !window().confirm_with_message(&format!("Delete {}?", name.get_value())).unwrap_or(false) {
             return;
         }
-        spawn_local(async move {
-            let outcome = api_admin::delete_user(&id.get_value()).await;
+        saving.settle(async move { api_admin::delete_user(&id.get_value()).await }, move |outcome| {
             on_done.run(outcome.map(|()| format!("Deleted {}.", name.get_value())).map_err(|e| e.message()));
         });
     };

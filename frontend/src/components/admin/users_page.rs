@@ -10,9 +10,9 @@ use super::user_row::UserRow;
 use crate::api_admin;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::fetch::load;
+use crate::components::mutation::Mutation;
 use crate::components::table_parts::TableHead;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::{CreateUser, UserView};
 use trellis_model::Role;
 
@@ -51,6 +51,7 @@ pub fn UsersPage() -> impl IntoView {
 
     let (username, password, role) =
         (RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new("viewer".to_owned()));
+    let adding = Mutation::new();
     let add = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = CreateUser {
@@ -58,15 +59,13 @@ pub fn UsersPage() -> impl IntoView {
             password: password.get_untracked(),
             role: role.get_untracked(),
         };
-        spawn_local(async move {
-            match api_admin::create_user(&body).await {
-                Ok(me) => {
-                    username.set(String::new());
-                    password.set(String::new());
-                    refresh.run(Ok(format!("Added {} as {}.", me.username, me.role)));
-                }
-                Err(e) => refresh.run(Err(e.message())),
+        adding.settle(async move { api_admin::create_user(&body).await }, move |said| match said {
+            Ok(me) => {
+                username.set(String::new());
+                password.set(String::new());
+                refresh.run(Ok(format!("Added {} as {}.", me.username, me.role)));
             }
+            Err(e) => refresh.run(Err(e.message())),
         });
     };
 

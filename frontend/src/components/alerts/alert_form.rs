@@ -5,6 +5,7 @@
 use crate::alert_rules::{rule_from, AlertDraft, WHEN_CHOICES};
 use crate::api_alerts;
 use crate::components::copy_button::CopyButton;
+use crate::components::mutation::Mutation;
 use crate::error::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -25,6 +26,7 @@ pub fn AlertForm(on_done: Callback<Result<String, String>>) -> impl IntoView {
             workflows.set(list);
         }
     });
+    let adding = Mutation::new();
     let add = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = match rule_from(&draft.get_untracked()) {
@@ -32,15 +34,13 @@ pub fn AlertForm(on_done: Callback<Result<String, String>>) -> impl IntoView {
             Err((field, why)) => return refused.set(vec![(field.to_owned(), why)]),
         };
         refused.set(Vec::new());
-        spawn_local(async move {
-            match api_alerts::create(&body).await {
-                Ok(rule) => {
-                    draft.set(AlertDraft { when: "failed".into(), ..Default::default() });
-                    on_done.run(Ok(format!("Added the alert {}.", rule.rule.name)));
-                    created.set(Some(rule));
-                }
-                Err(e) => report(e, refused, on_done),
+        adding.settle(async move { api_alerts::create(&body).await }, move |said| match said {
+            Ok(rule) => {
+                draft.set(AlertDraft { when: "failed".into(), ..Default::default() });
+                on_done.run(Ok(format!("Added the alert {}.", rule.rule.name)));
+                created.set(Some(rule));
             }
+            Err(e) => report(e, refused, on_done),
         });
     };
     let queue = move || draft.with(|d| d.when == "queue_depth");

@@ -5,6 +5,7 @@
 use super::delivery_log::DeliveryLog;
 use crate::alert_rules::{attempt_outcome, condition, dedupe};
 use crate::api_alerts;
+use crate::components::mutation::Mutation;
 use crate::format;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -19,7 +20,8 @@ pub fn AlertRow(rule: AlertRule, on_done: Callback<Result<String, String>>) -> i
     let name = StoredValue::new(rule.name.clone());
     let can_manage = rule.can_manage;
     let tested = RwSignal::new(None::<AlertTestResult>);
-    let testing = RwSignal::new(false);
+    let sending = Mutation::new();
+    let testing = sending.pending();
     let log = RwSignal::new(None::<Vec<AlertDelivery>>);
     let load_log = move || {
         spawn_local(async move {
@@ -30,10 +32,7 @@ pub fn AlertRow(rule: AlertRule, on_done: Callback<Result<String, String>>) -> i
         })
     };
     let test = move |_| {
-        testing.set(true);
-        spawn_local(async move {
-            let said = api_alerts::send_test(&id.get_value()).await;
-            testing.set(false);
+        sending.settle(async move { api_alerts::send_test(&id.get_value()).await }, move |said| {
             match said {
                 Ok(result) => tested.set(Some(result)),
                 Err(e) => on_done.run(Err(e.message())),
@@ -44,6 +43,7 @@ pub fn AlertRow(rule: AlertRule, on_done: Callback<Result<String, String>>) -> i
             }
         });
     };
+    let deleting = Mutation::new();
     let toggle_log = move |_| match log.with_untracked(Option::is_some) {
         true => log.set(None),
         false => load_log(),
@@ -54,8 +54,7 @@ pub fn AlertRow(rule: AlertRule, on_done: Callback<Result<String, String>>) -> i
             name.get_value()
         );
         if window().confirm_with_message(&asked).unwrap_or(false) {
-            spawn_local(async move {
-                let said = api_alerts::delete(&id.get_value()).await;
+            deleting.settle(async move { api_alerts::delete(&id.get_value()).await }, move |said| {
                 on_done.run(said.map(|()| format!("Deleted the alert {}.", name.get_value())).map_err(|e| e.message()));
             });
         }

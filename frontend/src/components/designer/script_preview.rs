@@ -6,9 +6,9 @@ use crate::api;
 use crate::components::designer::json_input::JsonInput;
 use crate::components::designer::sample_sources::SampleSources;
 use crate::components::designer::state::Designer;
+use crate::components::mutation::Mutation;
 use crate::designer::code;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::{ScriptPreview as Ran, ScriptProblem};
 
 #[derive(Debug, Clone)]
@@ -22,7 +22,8 @@ enum Shown {
 pub fn ScriptPreview(#[prop(into)] source: Signal<String>, node: String) -> impl IntoView {
     let d = expect_context::<Designer>();
     let shown = RwSignal::new(None::<Shown>);
-    let running = RwSignal::new(false);
+    let previewing = Mutation::new();
+    let running = previewing.pending();
     let node = StoredValue::new(node);
     let run = move |_| {
         let config =
@@ -31,15 +32,14 @@ pub fn ScriptPreview(#[prop(into)] source: Signal<String>, node: String) -> impl
             Ok(request) => request,
             Err(why) => return shown.set(Some(Shown::Refused(why))),
         };
-        running.set(true);
-        spawn_local(async move {
-            let answer = match api::preview_script(&request).await {
+        // Every outcome, a refusal too, shows in the preview's own view.
+        previewing.settle(async move { api::preview_script(&request).await }, move |said| {
+            let answer = match said {
                 Ok(Ok(ran)) => Shown::Ran(ran),
                 Ok(Err(failed)) => Shown::Failed(failed),
                 Err(e) => Shown::Refused(e.message()),
             };
             shown.set(Some(answer));
-            running.set(false);
         });
     };
     let logs = |lines: Vec<String>| {

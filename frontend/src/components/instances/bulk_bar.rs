@@ -8,9 +8,9 @@ use super::job_progress::JobProgress;
 use crate::api;
 use crate::bulk::request;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use crate::instance_filter::InstanceFilter;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::BulkAnswer;
 use trellis_model::JobKind;
 
@@ -32,35 +32,23 @@ pub fn BulkBar(
     only: Option<JobKind>,
 ) -> impl IntoView {
     let preview = RwSignal::new(None::<(JobKind, BulkAnswer)>);
-    let error = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
+    // The dry run and the real one share a pending state and an error view.
+    let bulk = Mutation::new();
+    let busy = bulk.pending();
 
     let ask = move |action: JobKind| {
-        busy.set(true);
-        error.set(None);
         let body = request(&filter.get_untracked(), &selected.get_untracked(), true);
-        spawn_local(async move {
-            match api::bulk(action.as_str(), &body).await {
-                Ok(answer) => preview.set(Some((action, answer))),
-                Err(err) => error.set(Some(err.message())),
-            }
-            busy.set(false);
+        bulk.run(async move { api::bulk(action.as_str(), &body).await }, move |answer| {
+            preview.set(Some((action, answer)));
         });
     };
     let confirm = move |_: ()| {
         let Some((action, _)) = preview.get_untracked() else { return };
-        busy.set(true);
         let body = request(&filter.get_untracked(), &selected.get_untracked(), false);
-        spawn_local(async move {
-            match api::bulk(action.as_str(), &body).await {
-                Ok(answer) => {
-                    preview.set(None);
-                    selected.set(Vec::new());
-                    on_job.run(answer.job_id);
-                }
-                Err(err) => error.set(Some(err.message())),
-            }
-            busy.set(false);
+        bulk.run(async move { api::bulk(action.as_str(), &body).await }, move |answer| {
+            preview.set(None);
+            selected.set(Vec::new());
+            on_job.run(answer.job_id);
         });
     };
     let picked = move || selected.with(Vec::len);
@@ -75,7 +63,7 @@ pub fn BulkBar(
     view! {
         <Show when=move || allowed.get()>
             <BulkButtons scope=Signal::derive(scope) selected=selected busy=busy only=only on_ask=Callback::new(ask) />
-            <ErrorAlert message=error />
+            <ErrorAlert message=bulk.error() />
             {move || preview.get().map(|(action, answer)| view! {
                 <BulkPreview action=action answer=answer every=every() busy=busy
                     on_confirm=Callback::new(confirm) on_close=Callback::new(move |_| preview.set(None)) />

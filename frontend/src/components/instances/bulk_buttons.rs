@@ -10,7 +10,7 @@ pub fn BulkButtons(
     /// What the actions apply to, as the start of a sentence.
     scope: Signal<String>,
     selected: RwSignal<Vec<String>>,
-    busy: RwSignal<bool>,
+    #[prop(into)] busy: Signal<bool>,
     /// Offer only this action.
     only: Option<JobKind>,
     on_ask: Callback<JobKind>,

@@ -12,7 +12,7 @@ pub fn BulkPreview(
     answer: BulkAnswer,
     /// No filter and no selection: the action reaches every instance.
     every: bool,
-    busy: RwSignal<bool>,
+    #[prop(into)] busy: Signal<bool>,
     on_confirm: Callback<()>,
     on_close: Callback<()>,
 ) -> impl IntoView {

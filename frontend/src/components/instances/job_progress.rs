@@ -4,6 +4,7 @@
 use crate::api;
 use crate::bulk::{job_finished, progress_text};
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::time::Duration;
@@ -46,12 +47,12 @@ pub fn JobProgress(id: String, on_dismiss: Callback<Option<String>>, on_done: Ca
             t.clear();
         }
     });
+    // Settled here, not through the mutation's error: the polling stops while `error` is set.
+    let cancelling = Mutation::new();
     let cancel = move |_| {
-        spawn_local(async move {
-            match api::cancel_job(&id.get_value()).await {
-                Ok(j) => job.set(Some(j)),
-                Err(err) => error.set(Some(err.message())),
-            }
+        cancelling.settle(async move { api::cancel_job(&id.get_value()).await }, move |said| match said {
+            Ok(j) => job.set(Some(j)),
+            Err(err) => error.set(Some(err.message())),
         });
     };
     let running = move || job.with(|j| j.as_ref().is_some_and(|j| !job_finished(j)));

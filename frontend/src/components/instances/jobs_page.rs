@@ -4,11 +4,11 @@
 use crate::api;
 use crate::bulk::{job_finished, progress_text};
 use crate::components::fetch::load as fetch;
+use crate::components::mutation::Mutation;
 use crate::components::table_parts::TableHead;
 use crate::components::{error_alert::ErrorAlert, session::use_session};
 use crate::format;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use std::time::Duration;
 use trellis_model::api::Job;
 
@@ -37,14 +37,8 @@ pub fn JobsPage() -> impl IntoView {
             t.clear();
         }
     });
-    let cancel = move |id: String| {
-        spawn_local(async move {
-            match api::cancel_job(&id).await {
-                Ok(_) => load(),
-                Err(err) => error.set(Some(err.message())),
-            }
-        })
-    };
+    let cancelling = Mutation::reporting_to(error);
+    let cancel = move |id: String| cancelling.run(async move { api::cancel_job(&id).await }, move |_| load());
 
     view! {
         <main class="page wide">

@@ -4,6 +4,7 @@
 //! the nodes that would run again; "Confirm retry" sends it, "Cancel" closes it.
 
 use crate::api;
+use crate::components::mutation::Mutation;
 use crate::components::run::retry_summary::RetrySummary;
 use crate::components::run::run_actions::act;
 use crate::components::run::state::RunView;
@@ -27,7 +28,7 @@ async fn latest_version(v: RunView) -> Result<Option<(i64, Definition)>, ApiErro
 }
 
 #[component]
-pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
+pub fn RetryForm(busy: Mutation) -> impl IntoView {
     let v = expect_context::<RunView>();
     let latest = RwSignal::new(false);
     let from = move || v.retry.get().unwrap_or_default();
@@ -82,7 +83,7 @@ pub fn RetryForm(busy: RwSignal<bool>) -> impl IntoView {
             </fieldset>
             <RetrySummary count=Signal::derive(count) />
             <div class="retry-buttons">
-                <button type="button" class="primary" data-testid="confirm-retry" disabled=move || busy.get() || (count() == 0 && !latest.get())
+                <button type="button" class="primary" data-testid="confirm-retry" disabled=move || busy.pending().get() || (count() == 0 && !latest.get())
                     on:click=confirm>"Confirm retry"</button>
                 <button type="button" data-testid="cancel-retry" on:click=move |_| v.retry.set(None)>"Cancel"</button>
             </div>

@@ -3,47 +3,40 @@
 //! resume, cancel, retry (with its form), purge, and signal a node waiting on a `wait_signal`.
 
 use crate::api;
+use crate::components::mutation::Mutation;
 use crate::components::run::retry_form::RetryForm;
 use crate::components::run::run_again::RunAgain;
 use crate::components::run::state::RunView;
 use crate::error::ApiError;
 use crate::run::actions::{available, Action};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::hooks::use_navigate;
 use std::future::Future;
 use trellis_model::api::SignalRequest;
 use trellis_model::InstanceStatus;
 
-/// Runs one call to the API; a refusal (403, 409, ...) shows the server's `detail`, and either
-/// way the instance is reread so the page shows what it is now.
-pub fn act<Fut>(v: RunView, busy: RwSignal<bool>, call: Fut, done: impl FnOnce() + 'static)
+/// Runs one call to the API through `busy` (whose error is the page's `v.error`); a refusal
+/// (403, 409, ...) shows the server's `detail`, and either way the instance is reread so the
+/// page shows what it is now.
+pub fn act<Fut>(v: RunView, busy: Mutation, call: Fut, done: impl FnOnce() + 'static)
 where
     Fut: Future<Output = Result<(), ApiError>> + 'static,
 {
-    busy.set(true);
-    spawn_local(async move {
-        let outcome = call.await;
-        busy.set(false);
-        match outcome {
-            Ok(()) => {
-                v.error.set(None);
-                v.refresh();
-                // Last: it may leave the page (a purge), after which nothing here may be touched.
-                done();
-            }
-            Err(err) => {
-                v.error.set(Some(err.message()));
-                v.refresh();
-            }
-        }
-    });
+    busy.run_or(
+        call,
+        move |()| {
+            v.refresh();
+            done();
+        },
+        move |_| v.refresh(),
+    );
 }
 
 #[component]
 pub fn RunActions(status: Signal<String>) -> impl IntoView {
     let v = expect_context::<RunView>();
-    let busy = RwSignal::new(false);
+    // One action at a time; a refusal shows in the page's error view.
+    let busy = Mutation::reporting_to(v.error);
     // The signed-in user's role; until it is known nothing is offered.
     let role = v.session.role();
     let actions = Memo::new(move |_| {
@@ -73,44 +66,38 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
             return;
         }
         let navigate = navigate.clone();
-        busy.set(true);
         // Not `act`: after a purge there is no instance to reread, and the page goes.
-        spawn_local(async move {
-            match api::purge_instance(&id()).await {
-                Ok(()) => {
-                    v.leave();
-                    navigate("/instances", Default::default());
-                }
-                Err(err) => {
-                    v.error.set(Some(err.message()));
-                    busy.set(false);
-                    v.refresh();
-                }
-            }
-        });
+        busy.run_or(
+            async move { api::purge_instance(&id()).await },
+            move |()| {
+                v.leave();
+                navigate("/instances", Default::default());
+            },
+            move |_| v.refresh(),
+        );
     };
     view! {
         <div class="run-actions" role="group" aria-label="Actions">
             {move || has(Action::Pause).then(|| view! {
-                <button type="button" data-testid="pause-instance" disabled=move || busy.get() on:click=pause>"Pause"</button>
+                <button type="button" data-testid="pause-instance" disabled=move || busy.pending().get() on:click=pause>"Pause"</button>
             })}
             {move || has(Action::Resume).then(|| view! {
-                <button type="button" class="primary" data-testid="resume-instance" disabled=move || busy.get() on:click=resume>"Resume"</button>
+                <button type="button" class="primary" data-testid="resume-instance" disabled=move || busy.pending().get() on:click=resume>"Resume"</button>
             })}
             {move || has(Action::Retry).then(|| view! {
                 <button type="button" class="primary" data-testid="retry-instance" aria-expanded=move || v.retry.with(Option::is_some).to_string()
-                    disabled=move || busy.get()
+                    disabled=move || busy.pending().get()
                     on:click=move |_| v.retry.update(|r| *r = if r.is_some() { None } else { Some("failed".into()) })>"Retry"</button>
             })}
             {move || has(Action::Cancel).then(|| view! {
-                <button type="button" class="danger" data-testid="cancel-instance" disabled=move || busy.get() on:click=cancel>"Cancel"</button>
+                <button type="button" class="danger" data-testid="cancel-instance" disabled=move || busy.pending().get() on:click=cancel>"Cancel"</button>
             })}
             {
                 let purge = purge.clone();
                 move || has(Action::Purge).then(|| {
                     let purge = purge.clone();
                     view! {
-                        <button type="button" class="danger" data-testid="purge-instance" disabled=move || busy.get() on:click=purge>"Purge"</button>
+                        <button type="button" class="danger" data-testid="purge-instance" disabled=move || busy.pending().get() on:click=purge>"Purge"</button>
                     }
                 })
             }
@@ -123,7 +110,7 @@ pub fn RunActions(status: Signal<String>) -> impl IntoView {
 
 /// For each node waiting on a signal, a button that sends it, with an optional JSON payload.
 #[component]
-fn SignalButtons(awaiting: Memo<Vec<String>>, busy: RwSignal<bool>) -> impl IntoView {
+fn SignalButtons(awaiting: Memo<Vec<String>>, busy: Mutation) -> impl IntoView {
     let v = expect_context::<RunView>();
     let payload = RwSignal::new(String::new());
     let id = move || v.id.get_value();
@@ -152,7 +139,7 @@ fn SignalButtons(awaiting: Memo<Vec<String>>, busy: RwSignal<bool>) -> impl Into
                 type="button"
                 class="primary"
                 data-testid=format!("signal-{node}")
-                disabled=move || busy.get()
+                disabled=move || busy.pending().get()
                 on:click={
                     let node = node.clone();
                     move |_| signal(node.clone())

@@ -6,11 +6,11 @@ mod fields;
 
 use crate::api;
 use crate::components::designer::json_input::JsonInput;
+use crate::components::mutation::Mutation;
 use crate::error::ApiError;
 use crate::run_form::{self, FormField};
 use fields::{field_view, FormState};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use serde_json::Value;
 use trellis_model::api::StartInstance;
 use trellis_model::Issue;
@@ -61,7 +61,8 @@ fn RunForm(
     let json_mode = RwSignal::new(!has_form);
     let json_text = RwSignal::new(serde_json::to_string_pretty(&value).unwrap_or_default());
     let message = RwSignal::new(None::<String>);
-    let pending = RwSignal::new(false);
+    // A refused start shows where a JSON mistake does.
+    let starting = Mutation::reporting_to(message);
     // The JSON box and the form share one value: switching writes the side being left into it.
     let toggle = move |_| {
         if json_mode.get_untracked() {
@@ -87,21 +88,16 @@ fn RunForm(
         };
         message.set(None);
         st.errors.set(Vec::new());
-        pending.set(true);
-        spawn_local(async move {
-            let request = StartInstance { input: Some(body), version: None, key: None };
-            let result = api::start_instance(&workflow.get_value(), &request).await;
-            pending.set(false);
-            match result {
-                Ok(started) => on_started.run(started.id),
-                Err(err) => {
-                    if let ApiError::Problem(p) = &err {
-                        st.errors.set(p.errors.iter().filter(|i| i.code == "input_schema").cloned().collect());
-                    }
-                    message.set(Some(err.message()));
+        let request = StartInstance { input: Some(body), version: None, key: None };
+        starting.run_or(
+            async move { api::start_instance(&workflow.get_value(), &request).await },
+            move |started| on_started.run(started.id),
+            move |err| {
+                if let ApiError::Problem(p) = err {
+                    st.errors.set(p.errors.iter().filter(|i| i.code == "input_schema").cloned().collect());
                 }
-            }
-        });
+            },
+        );
     };
     let form = StoredValue::new(form);
     let body = move || {
@@ -119,7 +115,7 @@ fn RunForm(
         {body}
         {move || (!json_mode.get()).then(|| unplaced(st, form.get_value()))}
         {move || message.get().map(|m| view! { <p class="alert" role="alert" data-testid="run-error">{m}</p> })}
-        <button type="button" class="primary" data-testid="run-start" disabled=move || pending.get() on:click=start>"Start"</button>
+        <button type="button" class="primary" data-testid="run-start" disabled=starting.pending() on:click=start>"Start"</button>
     }
 }
 

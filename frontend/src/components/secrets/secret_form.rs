@@ -2,8 +2,8 @@
 //! password, never echoed back) and what it is for.
 
 use crate::api_secrets;
+use crate::components::mutation::Mutation;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::CreateSecret;
 
 /// What the server accepts as a name; checked here too, so a typo is told before sending.
@@ -14,6 +14,7 @@ const NAME_RULE: &str = "A letter or _, then letters, digits or _ (64 at most), 
 pub fn SecretForm(on_done: Callback<Result<String, String>>) -> impl IntoView {
     let (name, value, description) =
         (RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new(String::new()));
+    let adding = Mutation::new();
     let add = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let text = description.get_untracked();
@@ -22,8 +23,7 @@ pub fn SecretForm(on_done: Callback<Result<String, String>>) -> impl IntoView {
             value: value.get_untracked(),
             description: (!text.trim().is_empty()).then_some(text),
         };
-        spawn_local(async move {
-            let said = api_secrets::create_secret(&body).await;
+        adding.settle(async move { api_secrets::create_secret(&body).await }, move |said| {
             if said.is_ok() {
                 name.set(String::new());
                 value.set(String::new());

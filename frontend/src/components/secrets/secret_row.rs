@@ -2,9 +2,9 @@
 //! admins "Rotate" (a new value, used by the next attempt) and "Delete".
 
 use crate::api_secrets;
+use crate::components::mutation::Mutation;
 use crate::format;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use trellis_model::api::{Secret, UpdateSecret};
 
 #[component]
@@ -12,13 +12,13 @@ pub fn SecretRow(secret: Secret, admin: Signal<bool>, on_done: Callback<Result<S
     let name = StoredValue::new(secret.name.clone());
     let rotating = RwSignal::new(false);
     let in_use = !secret.used_by.is_empty();
+    let deleting = Mutation::new();
     let delete = move |_| {
         let used = if in_use { " Runs of the workflows that use it will fail." } else { "" };
         if !window().confirm_with_message(&format!("Delete the secret {}?{used}", name.get_value())).unwrap_or(false) {
             return;
         }
-        spawn_local(async move {
-            let said = api_secrets::delete_secret(&name.get_value()).await;
+        deleting.settle(async move { api_secrets::delete_secret(&name.get_value()).await }, move |said| {
             on_done.run(said.map(|()| format!("Deleted {}.", name.get_value())).map_err(|e| e.message()));
         });
     };
@@ -49,11 +49,15 @@ pub fn SecretRow(secret: Secret, admin: Signal<bool>, on_done: Callback<Result<S
 fn RotateForm(name: String, rotating: RwSignal<bool>, on_done: Callback<Result<String, String>>) -> impl IntoView {
     let value = RwSignal::new(String::new());
     let label = format!("New value for {name}");
+    let saving = Mutation::new();
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let (name, body) = (name.clone(), UpdateSecret { value: value.get_untracked(), description: None });
-        spawn_local(async move {
-            let said = api_secrets::rotate_secret(&name, &body).await;
+        let call = {
+            let name = name.clone();
+            async move { api_secrets::rotate_secret(&name, &body).await }
+        };
+        saving.settle(call, move |said| {
             rotating.set(false);
             on_done.run(
                 said.map(|_| format!("Rotated {name}: the next attempt uses the new value.")).map_err(|e| e.message()),

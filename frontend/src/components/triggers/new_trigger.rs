@@ -4,6 +4,7 @@
 
 use crate::api_triggers;
 use crate::components::copy_button::CopyButton;
+use crate::components::mutation::Mutation;
 use crate::webhook_example::{example_body, signed_curl};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -36,16 +37,18 @@ pub fn NewTrigger(
             }
         });
     });
+    let creating = Mutation::new();
     let create = move |body: serde_json::Value| {
-        spawn_local(async move {
-            match api_triggers::create(&workflow.get_value(), &body).await {
+        creating.settle(
+            async move { api_triggers::create(&workflow.get_value(), &body).await },
+            move |said| match said {
                 Ok(created) => {
                     shown.set(Some(created));
                     on_created.run(Ok(()));
                 }
                 Err(e) => on_created.run(Err(problem_text(&e))),
-            }
-        });
+            },
+        );
     };
     let add_webhook = move |_| create(json!({"kind": "webhook"}));
     let add_cron = move |ev: leptos::ev::SubmitEvent| {

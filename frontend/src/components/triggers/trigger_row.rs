@@ -4,6 +4,7 @@
 
 use crate::api_triggers;
 use crate::components::copy_button::CopyButton;
+use crate::components::mutation::Mutation;
 use crate::components::table_parts::TableHead;
 use crate::format;
 use leptos::prelude::*;
@@ -37,16 +38,19 @@ pub fn TriggerRow(
     let deliveries = RwSignal::new(None::<Vec<Delivery>>);
     let rotated = RwSignal::new(None::<String>);
     let report = move |outcome: Result<(), crate::error::ApiError>| on_change.run(outcome.map_err(|e| e.message()));
-    let toggle =
-        move |_| spawn_local(async move { report(api_triggers::set_paused(&id.get_value(), !paused).await.map(drop)) });
+    // One change to this trigger at a time; each reports to the page.
+    let changing = Mutation::new();
+    let toggle = move |_| {
+        changing.settle(async move { api_triggers::set_paused(&id.get_value(), !paused).await.map(drop) }, report)
+    };
     let remove = move |_| {
         if window().confirm_with_message("Delete this trigger? Its deliveries stop at once.").unwrap_or(false) {
-            spawn_local(async move { report(api_triggers::delete(&id.get_value()).await) });
+            changing.settle(async move { api_triggers::delete(&id.get_value()).await }, report);
         }
     };
     let rotate = move |_| {
-        spawn_local(async move {
-            match api_triggers::rotate(&id.get_value(), ROTATE_GRACE_MS).await {
+        changing.settle(async move { api_triggers::rotate(&id.get_value(), ROTATE_GRACE_MS).await }, move |said| {
+            match said {
                 Ok(r) => rotated.set(Some(r.secret)),
                 Err(e) => report(Err(e)),
             }

@@ -5,10 +5,10 @@
 use super::ViewsChanged;
 use crate::api_views;
 use crate::components::error_alert::ErrorAlert;
+use crate::components::mutation::Mutation;
 use crate::components::session::use_session;
 use crate::saved_views::{entered_name, path_of, MAX_NAME_CHARS};
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use leptos_router::hooks::use_location;
 use trellis_model::api::CreateView;
 
@@ -17,9 +17,8 @@ pub fn SaveViewForm() -> impl IntoView {
     let open = RwSignal::new(false);
     let name = RwSignal::new(String::new());
     let shared = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
     let saved = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
+    let save = Mutation::new();
     let search = use_location().search;
     let may_share = use_session().may_act();
 
@@ -28,21 +27,13 @@ pub fn SaveViewForm() -> impl IntoView {
         ev.prevent_default();
         let body = match entered_name(&name.get_untracked()) {
             Ok(n) => CreateView { name: n, path: path_of(&search.get_untracked()), shared: shared.get_untracked() },
-            Err(why) => return error.set(Some(why)),
+            Err(why) => return save.fail(Some(why)),
         };
-        busy.set(true);
-        spawn_local(async move {
-            match api_views::create_view(&body).await {
-                Ok(view) => {
-                    error.set(None);
-                    open.set(false);
-                    name.set(String::new());
-                    saved.set(Some(format!("Saved “{}”: it is in Views, at the top.", view.name)));
-                    ViewsChanged::notify(changed);
-                }
-                Err(err) => error.set(Some(err.message())),
-            }
-            busy.set(false);
+        save.run(async move { api_views::create_view(&body).await }, move |view| {
+            open.set(false);
+            name.set(String::new());
+            saved.set(Some(format!("Saved “{}”: it is in Views, at the top.", view.name)));
+            ViewsChanged::notify(changed);
         });
     };
     view! {
@@ -62,9 +53,9 @@ pub fn SaveViewForm() -> impl IntoView {
                             prop:checked=move || shared.get() on:change=move |ev| shared.set(event_target_checked(&ev)) />
                             " Share with everyone"</label>
                     </Show>
-                    <button type="submit" class="primary" disabled=move || busy.get()>"Save"</button>
-                    <button type="button" on:click=move |_| { error.set(None); open.set(false) }>"Cancel"</button>
-                    <ErrorAlert message=error />
+                    <button type="submit" class="primary" disabled=save.pending()>"Save"</button>
+                    <button type="button" on:click=move |_| { save.fail(None); open.set(false) }>"Cancel"</button>
+                    <ErrorAlert message=save.error() />
                 </form>
             </Show>
         </div>
