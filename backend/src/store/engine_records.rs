@@ -218,7 +218,7 @@ pub struct NewInstance {
     /// The clock reading `on_admit` was decided at (its `created_at`).
     pub admits_at: DateTime<Utc>,
     /// Decides `on_admit` again at a later time: a limited start is admitted at a time the
-    /// store reads holding the workflow's lock (`shared/admission_clock.rs`).
+    /// store reads holding the workflow's lock (`queries/admission_clock.rs`).
     pub admit_at: AdmitAt,
     /// The request's `Idempotency-Key` and a hash of the request, if it had one.
     pub idempotency: Option<(String, String)>,

@@ -4,7 +4,7 @@
 //!
 //! Nothing here is trusted: a transition decided on a remembered snapshot is written only if
 //! every instance's `rev` is still the remembered one and every fence still holds, checked in
-//! the write itself (`shared/remembered.rs`). Every other writer of an instance's row,
+//! the write itself (`queries/remembered.rs`). Every other writer of an instance's row,
 //! nodes or history (another process, a retry, an admission, a map's items) sets `rev` one
 //! higher, so a stale snapshot costs one refused write, then the locked path, never a wrong one.
 
