@@ -1,5 +1,6 @@
 //! `admission.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::Store;
 use crate::store::admission::{
     CLAIM_START_REQUEST, COUNT_ACTIVE, DELETE_INSTANCE_NODES, FIRST_START_REQUEST, KEY_QUEUE_PLACE,
@@ -203,7 +204,7 @@ impl Store {
             PHASES.statement();
             let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_NODES);
             insert.push_values(nodes, |mut v, n| super::transitions::bind_node_row(&mut v, id, n));
-            insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut *tx).await?;
+            insert.build().keep_built().execute(&mut *tx).await?;
             PHASES.statement();
             snapshot = Self::load_snapshot(&mut tx, id, true).await?.ok_or(StoreError::Conflict("instance".into()))?;
         }

@@ -1,5 +1,6 @@
 //! `alerts.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::alerts::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertedInstance, DueAlert, NewDelivery,
@@ -193,7 +194,7 @@ impl crate::store::AlertStore for Store {
         read.push(")");
         let rules: HashMap<Uuid, (String, String)> = read
             .build_query_as::<(Uuid, String, String)>()
-            .persistent(Store::KEEP_BUILT_STATEMENTS)
+            .keep_built()
             .fetch_all(self.pool())
             .await?
             .into_iter()
@@ -269,7 +270,7 @@ impl crate::store::AlertStore for Store {
             ")) ORDER BY i.id, n.node_id LIMIT "
         ));
         sql.push_bind(limit);
-        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().keep_built().fetch_all(self.pool()).await?)
     }
 
     async fn alerted_instance(&self, id: Uuid) -> Result<Option<AlertedInstance>> {

@@ -1,5 +1,6 @@
 //! `catalog.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::catalog::like_pattern;
@@ -144,7 +145,7 @@ impl crate::store::Store for Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(WORKFLOW_NAMES_OF);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(")");
-        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().keep_built().fetch_all(self.pool()).await?)
     }
 
     async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>> {

@@ -1,5 +1,6 @@
 //! `insights.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::insights::ERRORS_OF;
@@ -69,8 +70,7 @@ impl crate::store::InsightStore for Store {
             let mut read = sqlx::QueryBuilder::<Db>::new(ERRORS_OF);
             push_binds(&mut read, groups.iter().map(|g| g.sample_instance));
             read.push(")");
-            let errors: Vec<(Uuid, Option<String>)> =
-                read.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?;
+            let errors: Vec<(Uuid, Option<String>)> = read.build_query_as().keep_built().fetch_all(self.pool()).await?;
             for g in &mut groups {
                 g.sample_error = errors.iter().find(|(id, _)| *id == g.sample_instance).and_then(|(_, e)| e.clone());
             }

@@ -1,6 +1,7 @@
 //! `instances.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
 use super::sink::Sink;
+use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{BatchWrites, Step, StepDecide};
@@ -146,7 +147,7 @@ impl crate::store::InstanceStore for Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCE_VERSIONS_OF);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(")");
-        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().keep_built().fetch_all(self.pool()).await?)
     }
 
     async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>> {
@@ -162,7 +163,7 @@ impl crate::store::InstanceStore for Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCES);
         q.push_where(&mut sql);
         sql.push(" ORDER BY id DESC LIMIT ").push_bind(q.limit);
-        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().keep_built().fetch_all(self.pool()).await?)
     }
 
     async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>> {
@@ -189,6 +190,6 @@ impl crate::store::InstanceStore for Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(COUNT_INSTANCES);
         q.push_where(&mut sql);
         sql.push(" GROUP BY status");
-        Ok(sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?)
+        Ok(sql.build_query_as().keep_built().fetch_all(self.pool()).await?)
     }
 }

@@ -1,5 +1,6 @@
 //! `jobs.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::jobs::{
@@ -65,8 +66,7 @@ impl crate::store::JobStore for Store {
             sql.push(" AND ended_at < ").push_bind(ended_before);
         }
         sql.push(" ORDER BY id LIMIT ").push_bind(limit);
-        let rows: Vec<(Uuid,)> =
-            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(self.pool()).await?;
+        let rows: Vec<(Uuid,)> = sql.build_query_as().keep_built().fetch_all(self.pool()).await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 

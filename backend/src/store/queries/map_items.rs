@@ -1,5 +1,6 @@
 //! `map_items.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::batch::BatchWrites;
@@ -59,7 +60,7 @@ impl crate::store::MapStore for Store {
                     .push_bind(row.ended_at);
             });
             insert.push(UPSERT_MAP_ITEMS_TAIL);
-            insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut *tx).await?;
+            insert.build().keep_built().execute(&mut *tx).await?;
         }
         let mut first = None;
         if !w.events.is_empty() {

@@ -45,3 +45,22 @@ where
         list.push_bind(value);
     }
 }
+
+/// A statement built by `QueryBuilder`, kept prepared on its connection where the backend keeps
+/// such statements (`Backend::KEEP_BUILT_STATEMENTS`: Postgres yes, SQLite no). Every built
+/// statement runs through `.keep_built()`, so the choice is made once, here.
+trait KeepBuilt {
+    fn keep_built(self) -> Self;
+}
+
+impl<A> KeepBuilt for sqlx::query::Query<'_, Db, A> {
+    fn keep_built(self) -> Self {
+        self.persistent(<Store as crate::store::backend::Backend>::KEEP_BUILT_STATEMENTS)
+    }
+}
+
+impl<O, A> KeepBuilt for sqlx::query::QueryAs<'_, Db, O, A> {
+    fn keep_built(self) -> Self {
+        self.persistent(<Store as crate::store::backend::Backend>::KEEP_BUILT_STATEMENTS)
+    }
+}

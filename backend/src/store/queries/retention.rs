@@ -1,5 +1,6 @@
 //! `retention.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::retention::{
@@ -28,13 +29,12 @@ impl Store {
         let mut delete = sqlx::QueryBuilder::<Db>::new(DELETE_FINISHED_OF);
         push_binds(&mut delete, ids.iter().copied());
         delete.push(") RETURNING id");
-        let deleted: Vec<(Uuid,)> =
-            delete.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
+        let deleted: Vec<(Uuid,)> = delete.build_query_as().keep_built().fetch_all(&mut **tx).await?;
         if !deleted.is_empty() {
             let mut starts = sqlx::QueryBuilder::<Db>::new(DELETE_START_REQUESTS_OF);
             push_binds(&mut starts, deleted.iter().map(|(id,)| *id));
             starts.push(")");
-            starts.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut **tx).await?;
+            starts.build().keep_built().execute(&mut **tx).await?;
         }
         Ok(deleted.len() as u64)
     }

@@ -10,6 +10,7 @@
 //! by one), and each row is written by one part at most (an instance whose update must be sent
 //! in several statements, a retry's restart or a failure's triage, is written on its own).
 
+use super::KeepBuilt;
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::phases::PHASES;
@@ -163,8 +164,7 @@ impl<'args> Sink<'args> {
             return Ok(());
         }
         let guarded = !Store::COMBINED_WRITES && !self.guards.is_empty();
-        let returned =
-            self.sql.build().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut *conn).await?.len() as i64;
+        let returned = self.sql.build().keep_built().fetch_all(&mut *conn).await?.len() as i64;
         PHASES.statement();
         let expected: i64 = std::mem::take(&mut self.guards).iter().map(|(_, rows)| rows).sum();
         self.sql.reset();

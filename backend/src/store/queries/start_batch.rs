@@ -8,6 +8,7 @@
 //! everyone's first history. Only starts without an Idempotency-Key or a business key come
 //! here: those can refuse or repeat in ways a shared transaction could not undo for one alone.
 
+use super::KeepBuilt;
 use super::Store;
 use crate::store::admission::{INSERT_INSTANCES, INSERT_NEW_NODES, ROOM_FOR_STARTS};
 use crate::store::backend::Backend;
@@ -187,7 +188,7 @@ impl Store {
                     .push_bind(row.handles_failure_of)
                     .push_bind(row.failure_depth);
             });
-            let inserted = insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut **tx).await;
+            let inserted = insert.build().keep_built().execute(&mut **tx).await;
             PHASES.statement();
             inserted.map_err(StoreError::from_sqlx)?;
         }
@@ -197,7 +198,7 @@ impl Store {
             insert.push_values(chunk, |mut v, (id, n)| {
                 v.push_bind(*id).push_bind(&n.node_id).push_bind(n.position).push_bind(n.status).push_bind(0i32);
             });
-            insert.build().persistent(Store::KEEP_BUILT_STATEMENTS).execute(&mut **tx).await?;
+            insert.build().keep_built().execute(&mut **tx).await?;
             PHASES.statement();
         }
         Ok(())

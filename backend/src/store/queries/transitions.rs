@@ -1,6 +1,7 @@
 //! `transitions.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
 use super::sink::Sink;
+use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{by_instance, BatchWrites, Decided, Step, StepDecide};
@@ -46,8 +47,7 @@ impl Store {
         let mut sql = sqlx::QueryBuilder::<Db>::new(INSTANCES_OF);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY id").push(LOCK_ROW);
-        let rows: Vec<InstanceRow> =
-            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
+        let rows: Vec<InstanceRow> = sql.build_query_as().keep_built().fetch_all(&mut **tx).await?;
         PHASES.statement();
         // The last seq is looked up per instance (a correlated MAX the primary key
         // answers from its end), never by aggregating the instances' history: with
@@ -59,8 +59,7 @@ impl Store {
         sql.push(SNAPSHOT_NODES_JOIN);
         push_binds(&mut sql, ids.iter().copied());
         sql.push(") ORDER BY n.instance_id, n.position");
-        let nodes: Vec<NodeOf> =
-            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
+        let nodes: Vec<NodeOf> = sql.build_query_as().keep_built().fetch_all(&mut **tx).await?;
         PHASES.statement();
         let mut snapshots: HashMap<Uuid, Snapshot> =
             rows.into_iter().map(|instance| (instance.id, Snapshot { instance, nodes: Vec::new() })).collect();
@@ -82,8 +81,7 @@ impl Store {
         }
         let mut sql = sqlx::QueryBuilder::<Db>::new("");
         push_fenced_delete(&mut sql, &fences);
-        let done: Vec<(Uuid,)> =
-            sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut **tx).await?;
+        let done: Vec<(Uuid,)> = sql.build_query_as().keep_built().fetch_all(&mut **tx).await?;
         PHASES.statement();
         Ok(done.into_iter().map(|(id,)| id).collect())
     }
@@ -252,8 +250,7 @@ impl Store {
             let mut sql = sqlx::QueryBuilder::<Db>::new(LAST_SEQS);
             push_binds(&mut sql, unknown.iter().copied());
             sql.push(")");
-            let read: Vec<(Uuid, Option<i64>)> =
-                sql.build_query_as().persistent(Store::KEEP_BUILT_STATEMENTS).fetch_all(&mut *conn).await?;
+            let read: Vec<(Uuid, Option<i64>)> = sql.build_query_as().keep_built().fetch_all(&mut *conn).await?;
             PHASES.statement();
             last.extend(read.into_iter().map(|(id, seq)| (id, seq.unwrap_or(0))));
         }
