@@ -6,10 +6,10 @@
 //! `instances.rs` run them through `retry_transient`. The queue inspector's `queue_place`
 //! and `key_queue_place` read the same queues.
 
-use super::engine_records::QueuePlace;
 use super::instances::INSTANCE_COLUMNS;
 use super::slots::{ADMISSIBLE_QUEUED, RUNNING_WITH_BOUND_KEY};
 use super::statuses::ACTIVE;
+use super::QueuePlace;
 use super::Result;
 use async_trait::async_trait;
 use const_format::concatcp;

@@ -10,7 +10,7 @@
 
 mod heap;
 
-use super::engine_records::Snapshot;
+use super::Snapshot;
 use heap::Meter;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -134,7 +134,7 @@ fn size_of(remembered: &Remembered) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::engine_records::{InstanceRow, NodeRow};
+    use crate::store::{InstanceRow, NodeRow};
     use trellis_model::{InstanceStatus, NodeStatus};
 
     fn remembered(instance: &InstanceRow, status: InstanceStatus) -> Remembered {

@@ -8,13 +8,13 @@ use crate::store::admission::{
     QUEUED_AHEAD_UNDER_KEYS, SET_INSTANCE_VERSION,
 };
 use crate::store::backend::Backend;
-use crate::store::engine_records::{
-    AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
-    TransitionOutcome, Writes,
-};
 use crate::store::instances::INSERT_NODES;
 use crate::store::phases::PHASES;
 use crate::store::work_records::NewWork;
+use crate::store::{
+    AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
+    TransitionOutcome, Writes,
+};
 use crate::store::{AdmitDecide, Result, RetryDecide, StoreError};
 use chrono::SubsecRound;
 use const_format::concatcp;

@@ -26,8 +26,8 @@
 
 use super::Store;
 use crate::store::backend::Backend;
-use crate::store::engine_records::NewInstance;
 use crate::store::phases::PHASES;
+use crate::store::NewInstance;
 use crate::store::Result;
 use chrono::{DateTime, SubsecRound, Utc};
 use const_format::concatcp;

@@ -5,10 +5,6 @@ use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{BatchWrites, Step, StepDecide};
-use crate::store::engine_records::{
-    AdmissionLimits, ChildRow, EngineGauges, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
-    Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
-};
 use crate::store::instances::{
     CHILDREN, COUNT_INSTANCES, COUNT_TIMERS, EVENTS_AFTER, FAILURE_HANDLER, INSTANCE, INSTANCES, INSTANCE_VERSIONS_OF,
     QUEUED_PER_WORKFLOW, SNAPSHOT_NODES, WORKFLOWS_WITH_QUEUED,
@@ -17,6 +13,10 @@ use crate::store::phases::PHASES;
 use crate::store::transitions::BUMP_REV;
 use crate::store::work_records::Fence;
 use crate::store::InstanceQuery;
+use crate::store::{
+    AdmissionLimits, ChildRow, EngineGauges, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
+    Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
+};
 use crate::store::{AdmitDecide, Decide, Result, RetryDecide};
 use const_format::concatcp;
 use std::collections::HashMap;

@@ -2,10 +2,10 @@
 
 use super::Store;
 use crate::store::backend::Backend;
-use crate::store::engine_records::{AdmissionLimits, Held};
 use crate::store::phases::PHASES;
 use crate::store::slots::{ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM};
 use crate::store::Result;
+use crate::store::{AdmissionLimits, Held};
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 

@@ -5,7 +5,6 @@ use super::KeepBuilt;
 use super::{push_binds, Store};
 use crate::store::backend::Backend;
 use crate::store::batch::{by_instance, BatchWrites, Decided, Step, StepDecide};
-use crate::store::engine_records::{InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome};
 use crate::store::instances::{EVENTS_PER_INSERT, INSERT_NODES};
 use crate::store::phases::{Lap, Phase, PHASES};
 use crate::store::transitions::ROWS_PER_INSERT;
@@ -16,6 +15,7 @@ use crate::store::transitions::{
 };
 use crate::store::work_records::Fence;
 use crate::store::Result;
+use crate::store::{InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome};
 use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
