@@ -98,7 +98,7 @@ async fn connect_direct(url: &str) -> anyhow::Result<PgPool> {
         .map_err(|e| anyhow::anyhow!("cannot connect to TRELLIS_DIRECT_DATABASE_URL {}: {e}", super::redact_url(url)))
 }
 
-/// The store type the queries (`queries/`) is implemented for in this backend.
+/// The store type the queries (`queries/`) are implemented for in this backend.
 type Store = PgStore;
 
 // Loaded by both backends on purpose: one SQL body, type-checked against each driver.

@@ -57,7 +57,7 @@ const STATEMENT_CACHE: usize = 24;
 /// Each connection's page cache, KiB (sqlite's default is 2,000).
 const CACHE_KIB: u32 = 512;
 
-/// The store type the queries (`queries/`) is implemented for in this backend.
+/// The store type the queries (`queries/`) are implemented for in this backend.
 type Store = SqliteStore;
 
 // Loaded by both backends on purpose: one SQL body, type-checked against each driver.

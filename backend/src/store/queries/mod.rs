@@ -5,7 +5,7 @@
 //! statements (`$n` placeholders, `RETURNING`, `ON CONFLICT`) and sqlx maps the same Rust types
 //! onto each dialect's columns. Writers hold the store's `write_guard` (a no-op on Postgres; on
 //! SQLite it serializes this process's writers, see `sqlite.rs`). The traits these implement,
-//! and the SQL text they share with other statements, live beside them in `store/*_sql.rs`.
+//! and the SQL text they share with other statements, live beside them under the same name: `store/<topic>.rs` for `queries/<topic>.rs`.
 
 use super::Store;
 
