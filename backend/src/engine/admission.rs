@@ -86,7 +86,7 @@ impl Admission {
         let from_queue = Detail { from_queue: true, ..Detail::default() };
         // The store gives the admission's time, read holding the workflow's lock after its
         // slots were counted: a reading taken here, before the lock, could be earlier than
-        // the recorded end of an instance whose slot it takes (`shared/admission_clock.rs`).
+        // the recorded end of an instance whose slot it takes (`queries/admission_clock.rs`).
         let start = |s: &Snapshot, at: DateTime<Utc>| match plans.get(&s.instance.version) {
             Some(plan) => decide(plan, s, Event::Start, &from_queue, at, 0.0),
             None => Writes::default(),

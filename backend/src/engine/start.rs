@@ -73,7 +73,7 @@ impl Commands {
         let reservation = self.workers.reserve(runs_to_lease(&on_admit));
         reservation.lease_runs(&mut on_admit, &self.workers.owner);
         // A limited start is admitted at a time the store reads under the workflow's lock, and
-        // decided again at it there (`store/shared/admission_clock.rs`), on the same slots.
+        // decided again at it there (`store/queries/admission_clock.rs`), on the same slots.
         let admit_at = {
             let (plan, leases, owner) = (plan.clone(), reservation.leases_only(), self.workers.owner.clone());
             AdmitAt(Arc::new(move |at| {

@@ -1,6 +1,6 @@
 //! The contract between the SQL both backends share and each backend: what differs between
 //! Postgres and SQLite, in one trait. A backend file provides `Backend` for its store type,
-//! names that type `Store` and includes `shared/` as a module of its own; the shared SQL takes
+//! names that type `Store` and includes `queries/` as a module of its own; the queries take
 //! the dialect from this trait and nothing else from the backend file. No macros: the SQL is
 //! plain Rust that rustfmt, clippy and error messages reach.
 
@@ -47,7 +47,7 @@ pub(super) trait Backend: Send + Sync + 'static {
     const NOTIFY_EVENTS: Option<(&'static str, &'static str)>;
     /// Whether a batch's writes go as one statement of data-modifying `WITH` parts (Postgres),
     /// or as statements of one text (SQLite, whose `WITH` cannot hold an `INSERT`); see
-    /// `shared/sink.rs`.
+    /// `queries/sink.rs`.
     const COMBINED_WRITES: bool;
     /// Whether a statement built for its number of rows (`QueryBuilder`: batches, id lists)
     /// stays prepared on the connection for the next use of the same text. Not on SQLite: each
@@ -57,7 +57,7 @@ pub(super) trait Backend: Send + Sync + 'static {
     /// planning them again would cost each batch a parse on the server.
     const KEEP_BUILT_STATEMENTS: bool;
 
-    /// What the shared SQL runs statements on and begins transactions with: the sqlx pool
+    /// What the queries run statements on and begins transactions with: the sqlx pool
     /// (SQLite), or a wrapper safe behind a transaction-mode pooler (Postgres, `pg_pool.rs`).
     type Pool;
 

@@ -1,10 +1,10 @@
 //! Group commit, the pure half: what the steps of one batch write, gathered so that each kind
 //! of row is written once per batch (one upsert of node rows, one insert of work items, one
 //! of history entries) while the outcome is what applying the steps one after another would
-//! have written. The SQL half is `transition_sql.rs`.
+//! have written. The SQL half is `transitions.rs`.
 
-use super::engine_records::{InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes};
 use super::work_records::{Fence, NewWork, Work};
+use super::{InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes};
 use std::collections::HashMap;
 use uuid::Uuid;
 

@@ -4,7 +4,7 @@
 //! The clause names only the keys given, so each statement the planner sees can use the index
 //! for exactly those keys (a `$1 IS NULL OR ...` form would make one generic plan for all).
 
-use super::content_sql::push_content;
+use super::content::push_content;
 use chrono::{DateTime, Utc};
 use sqlx::{Database, Encode, QueryBuilder, Type};
 use trellis_model::api::{read_statuses, ContentFilter, InstanceFilter, MAX_CONTENT_FILTERS, MAX_FILTER_IDS};

@@ -1,74 +1,78 @@
 //! Persistence behind one trait, with a Postgres and a SQLite implementation.
 //!
-//! Both implementations run the same SQL (see `sql.rs`): ids are UUIDs, times are bound
+//! Both implementations run the same SQL (see `queries/mod.rs`): ids are UUIDs, times are bound
 //! from Rust (never the database clock, so every process agrees on the format), and
 //! definitions are JSON. Only connection setup and migrations differ per backend.
 
-mod account_sql;
-mod admission_sql;
-mod alert_sql;
-mod audit_sql;
+mod accounts;
+mod admission;
+mod alerts;
+mod audit;
 mod backend;
 mod batch;
-mod content_sql;
-mod engine_records;
-mod engine_sql;
-mod insight_sql;
+mod catalog;
+mod content;
+mod insights;
 mod instance_query;
+mod instance_rows;
+mod instances;
 mod job_records;
-mod job_sql;
+mod jobs;
 mod lenient;
-mod map_sql;
+mod map_items;
 pub mod notice;
+mod outcomes;
 mod pg_pool;
 mod pg_setup;
 pub mod phases;
 mod postgres;
 mod records;
-mod retention_sql;
-mod secret_sql;
-mod slot_sql;
-mod slow_sql;
+mod retention;
+mod secrets;
+mod slots;
+mod slow;
 pub mod snapshots;
-mod sql;
 mod sqlite;
-mod sso_sql;
+mod sso;
 pub mod statuses;
 pub(crate) mod transient;
-mod transition_sql;
+mod transitions;
 mod trigger_records;
-mod trigger_sql;
-mod view_sql;
+mod triggers;
+mod views;
+mod work;
 mod work_records;
-mod work_sql;
+mod writes;
 
-pub use account_sql::{AccountStore, NewSession, SessionUser};
-pub use admission_sql::AdmissionQueue;
-pub use alert_sql::{
+pub use accounts::{AccountStore, NewSession, SessionUser};
+pub use admission::AdmissionQueue;
+pub use alerts::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, AlertedInstance, DueAlert, NewDelivery,
     SlowInstance,
 };
-pub use audit_sql::{AuditQuery, AuditRow, AuditStore};
+pub use audit::{AuditQuery, AuditRow, AuditStore};
 pub use batch::{absorb, Ahead, Step, StepDecide};
-pub use engine_records::*;
-pub use insight_sql::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
+pub use insights::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
 pub use instance_query::{parse_content, parse_statuses, InstanceQuery};
+pub use instance_rows::*;
 pub use job_records::*;
-pub use job_sql::JobStore;
-pub use map_sql::{MapItemCount, MapItemRow, MapItemWrites, MapStore};
+pub use jobs::JobStore;
+pub use map_items::{MapItemCount, MapItemRow, MapItemWrites, MapStore};
+pub use outcomes::*;
 pub use pg_pool::POOL_WAITS;
 pub use records::*;
-pub use retention_sql::{PurgeOutcome, RetentionPolicy, RetentionStore};
-pub use secret_sql::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
-pub use slow_sql::{RunningNode, SlowStore, SlowThreshold, BASIS_P95, BASIS_STUCK_AFTER};
-pub use sso_sql::{OidcAttempt, SsoProfile, SsoStore};
+pub use retention::{PurgeOutcome, RetentionPolicy, RetentionStore};
+pub use secrets::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
+pub use slow::{RunningNode, SlowStore, SlowThreshold, BASIS_P95, BASIS_STUCK_AFTER};
+pub use sso::{OidcAttempt, SsoProfile, SsoStore};
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;
-pub use trigger_sql::TriggerStore;
-pub use view_sql::{ViewRow, ViewStore};
+pub use triggers::TriggerStore;
+pub use views::{ViewRow, ViewStore};
+pub use work::WorkQueue;
 pub use work_records::*;
-pub use work_sql::WorkQueue;
+pub use writes::*;
 
 use crate::config::DatabaseConfig;
 use async_trait::async_trait;
@@ -104,11 +108,11 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub type Decide<'a> = &'a (dyn Fn(&Snapshot) -> Writes + Send + Sync);
 
 /// Decides a retry given the locked snapshot, whether a concurrency slot is free, and the time
-/// it is recorded at (read holding the workflow's lock: see `shared/admission_clock.rs`).
+/// it is recorded at (read holding the workflow's lock: see `queries/admission_clock.rs`).
 pub type RetryDecide<'a> = &'a (dyn Fn(&Snapshot, bool, DateTime<Utc>) -> Writes + Send + Sync);
 
 /// Decides the admission of a queued instance given its locked snapshot and the time it is
-/// admitted at (read holding the workflow's lock: see `shared/admission_clock.rs`).
+/// admitted at (read holding the workflow's lock: see `queries/admission_clock.rs`).
 pub type AdmitDecide<'a> = &'a (dyn Fn(&Snapshot, DateTime<Utc>) -> Writes + Send + Sync);
 
 /// The engine's persistence: instances, their nodes and their history.

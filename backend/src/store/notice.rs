@@ -3,7 +3,7 @@
 //! they fit; each process's listener hands them to its event bus. SQLite has one process,
 //! so the bus hears of commits directly.
 
-use super::engine_records::NewEvent;
+use super::NewEvent;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

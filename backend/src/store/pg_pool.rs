@@ -1,4 +1,4 @@
-//! The Postgres pool as the shared SQL uses it (`Backend::pool`): `.begin()` and single
+//! The Postgres pool as the queries use it (`Backend::pool`): `.begin()` and single
 //! statements, timed for `/metrics`, and safe behind a transaction-mode pooler.
 //!
 //! Behind PgBouncer in transaction mode, each transaction may run on a different server
@@ -141,7 +141,7 @@ impl<'q, E: Execute<'q, Postgres>> Execute<'q, Postgres> for Unnamed<E> {
     }
 }
 
-/// Every statement the shared SQL runs outside a transaction comes through here.
+/// Every statement the queries run outside a transaction comes through here.
 impl<'p> Executor<'p> for &'_ PgDb {
     type Database = Postgres;
 

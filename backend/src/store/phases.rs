@@ -22,8 +22,8 @@ pub enum Phase {
     /// Node rows and work items: gathered, sent with `History`.
     Rows,
     /// History entries and their announcement to other processes: the batch's one write
-    /// (`shared/sink.rs`) with every other write in it. A batch written from remembered
-    /// snapshots (`shared/remembered.rs`) is all `Decide` and `History`: no lock, no fence
+    /// (`queries/sink.rs`) with every other write in it. A batch written from remembered
+    /// snapshots (`queries/remembered.rs`) is all `Decide` and `History`: no lock, no fence
     /// read, and on Postgres no `BEGIN` or `COMMIT`.
     History,
     /// `COMMIT`: the durable write.
@@ -116,7 +116,7 @@ impl PhaseClock {
         (self.remembered[0].load(Ordering::Relaxed), self.remembered[1].load(Ordering::Relaxed))
     }
 
-    /// A transaction wrote `starts` starts together (`shared/start_batch.rs`).
+    /// A transaction wrote `starts` starts together (`queries/start_batch.rs`).
     pub fn started_together(&self, starts: usize) {
         self.start_batches[0].fetch_add(1, Ordering::Relaxed);
         self.start_batches[1].fetch_add(starts as u64, Ordering::Relaxed);

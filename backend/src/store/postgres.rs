@@ -78,7 +78,7 @@ impl PgStore {
 }
 
 /// Statements each connection keeps prepared (sqlx's default is 100). A batch's writes are one
-/// statement whose text follows its shape (`shared/sink.rs`), tens of KiB each; kept 100 deep
+/// statement whose text follows its shape (`queries/sink.rs`), tens of KiB each; kept 100 deep
 /// on each of up to 32 connections they held ~50 MiB of a soak's heap (heaptrack). The hot
 /// statements are a few dozen; what falls out is prepared again (one more round trip).
 const STATEMENT_CACHE: usize = 24;
@@ -98,13 +98,13 @@ async fn connect_direct(url: &str) -> anyhow::Result<PgPool> {
         .map_err(|e| anyhow::anyhow!("cannot connect to TRELLIS_DIRECT_DATABASE_URL {}: {e}", super::redact_url(url)))
 }
 
-/// The store type the shared SQL (`shared/`) is implemented for in this backend.
+/// The store type the queries (`queries/`) are implemented for in this backend.
 type Store = PgStore;
 
 // Loaded by both backends on purpose: one SQL body, type-checked against each driver.
 #[allow(clippy::duplicate_mod)]
-#[path = "shared/mod.rs"]
-mod shared;
+#[path = "queries/mod.rs"]
+mod queries;
 
 impl Backend for PgStore {
     type Db = sqlx::Postgres;

@@ -4,13 +4,13 @@
 //!
 //! Nothing here is trusted: a transition decided on a remembered snapshot is written only if
 //! every instance's `rev` is still the remembered one and every fence still holds, checked in
-//! the write itself (`shared/remembered.rs`). Every other writer of an instance's row,
+//! the write itself (`queries/remembered.rs`). Every other writer of an instance's row,
 //! nodes or history (another process, a retry, an admission, a map's items) sets `rev` one
 //! higher, so a stale snapshot costs one refused write, then the locked path, never a wrong one.
 
 mod heap;
 
-use super::engine_records::Snapshot;
+use super::Snapshot;
 use heap::Meter;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -134,7 +134,7 @@ fn size_of(remembered: &Remembered) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::engine_records::{InstanceRow, NodeRow};
+    use crate::store::{InstanceRow, NodeRow};
     use trellis_model::{InstanceStatus, NodeStatus};
 
     fn remembered(instance: &InstanceRow, status: InstanceStatus) -> Remembered {

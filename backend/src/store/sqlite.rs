@@ -57,13 +57,13 @@ const STATEMENT_CACHE: usize = 24;
 /// Each connection's page cache, KiB (sqlite's default is 2,000).
 const CACHE_KIB: u32 = 512;
 
-/// The store type the shared SQL (`shared/`) is implemented for in this backend.
+/// The store type the queries (`queries/`) are implemented for in this backend.
 type Store = SqliteStore;
 
 // Loaded by both backends on purpose: one SQL body, type-checked against each driver.
 #[allow(clippy::duplicate_mod)]
-#[path = "shared/mod.rs"]
-mod shared;
+#[path = "queries/mod.rs"]
+mod queries;
 
 /// One process, one writer: no row locks to take or skip, nobody to announce to.
 impl Backend for SqliteStore {

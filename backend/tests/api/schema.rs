@@ -13,7 +13,7 @@ type Indexes = BTreeMap<String, (String, Vec<String>)>;
 
 const MIGRATIONS_TABLE: &str = "_sqlx_migrations";
 /// Indexes of a kind SQLite has none of, so only Postgres has them: the GIN index behind content
-/// filters on `instances.input` (SQLite's filters scan; see `store/content_sql.rs`).
+/// filters on `instances.input` (SQLite's filters scan; see `store/content.rs`).
 const POSTGRES_ONLY_INDEXES: [&str; 1] = ["instances_input_content"];
 
 async fn sqlite_schema(url: &str) -> (Columns, Indexes) {

@@ -80,10 +80,10 @@ fn steps_are_grouped_by_instance_in_id_order_keeping_each_instances_order() {
 
 /// A running instance at `rev` with nodes `a` (running) and `b` (pending).
 fn running(rev: i64) -> Snapshot {
-    let instance = super::super::engine_records::InstanceRow {
+    let instance = super::super::InstanceRow {
         rev,
         input: sqlx::types::Json(serde_json::json!({})),
-        ..super::super::engine_records::InstanceRow::for_test(trellis_model::InstanceStatus::Running)
+        ..super::super::InstanceRow::for_test(trellis_model::InstanceStatus::Running)
     };
     let nodes = vec![
         NodeRow { attempts: 1, ..NodeRow::fresh("a".into(), 0, trellis_model::NodeStatus::Running) },

@@ -4,7 +4,7 @@
 //! (eleven keys and values, about 640 bytes), a 3-byte string a 32-byte block.
 
 use super::Remembered;
-use crate::store::engine_records::{InstanceRow, NodeRow};
+use crate::store::{InstanceRow, NodeRow};
 use serde_json::Value;
 use std::mem::size_of;
 use uuid::Uuid;

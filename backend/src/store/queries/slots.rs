@@ -1,0 +1,102 @@
+//! `slots.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::backend::Backend;
+use crate::store::phases::PHASES;
+use crate::store::slots::{ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM};
+use crate::store::Result;
+use crate::store::{AdmissionLimits, Held};
+use uuid::Uuid;
+type Db = <Store as Backend>::Db;
+
+impl Store {
+    /// What holds back `asking` (a start that inserted its row, or a retry), or
+    /// `None` if it may run now. Takes the workflow's lock.
+    ///
+    /// Its key is full when `per_key` of its peers run or any peer queued before it
+    /// (FIFO per key). The workflow is full when `instances` run or an instance that
+    /// could be admitted now is waiting (FIFO: no overtaking); instances held only
+    /// by their own key do not count as waiting here.
+    pub(super) async fn held_back(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        key: Option<&str>,
+        asking: Uuid,
+    ) -> Result<Option<Held>> {
+        Self::lock_workflow(tx, workflow).await?;
+        if let (Some(per_key), Some(key)) = (limits.per_key, key) {
+            let (full,): (bool,) = sqlx::query_as(KEY_FULL)
+                .bind(workflow)
+                .bind(key)
+                .bind(i64::from(per_key))
+                .bind(asking)
+                .fetch_one(&mut **tx)
+                .await?;
+            PHASES.statement();
+            if full {
+                return Ok(Some(Held::Key));
+            }
+        }
+        let Some(limit) = limits.instances else { return Ok(None) };
+        let (room,): (bool,) =
+            sqlx::query_as(WORKFLOW_HAS_ROOM).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
+        PHASES.statement();
+        if !room || Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await? {
+            return Ok(Some(Held::Workflow));
+        }
+        Ok(None)
+    }
+
+    /// Whether an instance other than `asking` waits that admission could take now:
+    /// one without a key, or one whose key has room. A key's room is read once per
+    /// key with instances waiting, not once per waiting instance, so a long line
+    /// behind one busy key stays cheap. `asking`'s own key has no one else waiting
+    /// (the key check before this one made sure).
+    async fn admissible_waiting(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        per_key: Option<u32>,
+        key: Option<&str>,
+        asking: Uuid,
+    ) -> Result<bool> {
+        let Some(per_key) = per_key else {
+            let (waiting,): (bool,) =
+                sqlx::query_as(OTHER_QUEUED).bind(workflow).bind(asking).fetch_one(&mut **tx).await?;
+            PHASES.statement();
+            return Ok(waiting);
+        };
+        let (waiting,): (bool,) = sqlx::query_as(ADMISSIBLE_WAITING)
+            .bind(workflow)
+            .bind(asking)
+            .bind(key.unwrap_or_default())
+            .bind(i64::from(per_key))
+            .fetch_one(&mut **tx)
+            .await?;
+        PHASES.statement();
+        Ok(waiting)
+    }
+
+    /// The queued instances an admission may take into `free` workflow slots,
+    /// oldest first, at most `per_key` running per key counting those it takes.
+    ///
+    /// One statement: each waiting instance's place in its key's line, against the
+    /// room its key has (whose count is read only for the first `per_key` in each
+    /// line), so instances past their key's room are skipped and never fill the
+    /// page in place of instances with other keys.
+    pub(super) async fn admissible_ids(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        per_key: u32,
+        free: i64,
+    ) -> Result<Vec<Uuid>> {
+        let ids: Vec<Uuid> = sqlx::query_scalar(ADMISSIBLE_IDS)
+            .bind(workflow)
+            .bind(i64::from(per_key))
+            .bind(free.min(1_000))
+            .fetch_all(&mut **tx)
+            .await?;
+        PHASES.statement();
+        Ok(ids)
+    }
+}
