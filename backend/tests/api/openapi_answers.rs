@@ -110,6 +110,22 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     assert!(unreached.is_empty(), "operations never called: {unreached:?}");
 }
 
+/// Without a provider, single sign-on's routes say so (tests/api/sso.rs drives them configured).
+async fn single_sign_on_unconfigured(c: &mut Checked<'_>) {
+    assert_eq!(c.send("GET", "/api/v1/auth/providers", "/api/v1/auth/providers", None).await.0, 200);
+    let login = "/api/v1/auth/oidc/login";
+    assert_eq!(c.send("GET", login, &format!("{login}?return_to=/"), None).await.0, 404);
+    let callback = "/api/v1/auth/oidc/callback";
+    assert_eq!(c.send("GET", callback, &format!("{callback}?code=c&state=s"), None).await.0, 404);
+    let preview = Some(json!({"groups": ["ops"]}));
+    let mapping = "/api/v1/auth/oidc/mapping/preview";
+    assert_eq!(c.send("POST", mapping, mapping, preview).await.0, 404);
+    let device = "/api/v1/auth/oidc/device";
+    assert_eq!(c.send("POST", device, device, Some(json!({}))).await.0, 404);
+    let token = "/api/v1/auth/oidc/device/token";
+    assert_eq!(c.send("POST", token, token, Some(json!({"device_code": "x"}))).await.0, 404);
+}
+
 async fn meta_and_accounts(c: &mut Checked<'_>) {
     c.send("GET", "/api/v1/openapi.json", "/api/v1/openapi.json", None).await;
     c.send("GET", "/healthz", "/healthz", None).await;
@@ -123,6 +139,7 @@ async fn meta_and_accounts(c: &mut Checked<'_>) {
     c.send("GET", "/api/v1/auth/me", "/api/v1/auth/me", None).await;
     let anonymous = c.app.client.get(c.app.url("/api/v1/auth/me"));
     assert_eq!(c.check("GET", "/api/v1/auth/me", anonymous).await.0, 401);
+    single_sign_on_unconfigured(c).await;
 
     let user = json!({"username": "ops.user", "password": "password-123", "role": "operator"});
     let (status, created) = c.send("POST", "/api/v1/users", "/api/v1/users", Some(user.clone())).await;

@@ -127,10 +127,13 @@ struct CallbackQuery {
     tag = "auth",
     security(()),
     params(CallbackQuery),
-    responses((
-        status = 302,
-        description = "Signed in: to `return_to` with the session cookie set. Refused: to `/login?error=CODE`, nothing set, the reason audited"
-    ))
+    responses(
+        (
+            status = 302,
+            description = "Signed in: to `return_to` with the session cookie set. Refused: to `/login?error=CODE`, nothing set, the reason audited"
+        ),
+        (status = 404, description = "Single sign-on is not configured", body = Problem),
+    )
 )]
 async fn callback(
     State(state): State<AppState>,
@@ -307,6 +310,12 @@ fn provider_unavailable(e: crate::auth::oidc::provider::ProviderError) -> ApiErr
     ApiError::Unavailable(e.to_string())
 }
 
+/// The person has not finished at the provider yet.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+struct DevicePending {
+    pending: bool,
+}
+
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DeviceTokenRequest {
@@ -322,8 +331,9 @@ struct DeviceTokenRequest {
     request_body = DeviceTokenRequest,
     responses(
         (status = 200, description = "Signed in", body = TokenResponse),
-        (status = 202, description = "The person has not finished yet: poll again after the interval"),
+        (status = 202, description = "The person has not finished yet: poll again after the interval", body = DevicePending),
         (status = 403, description = "Refused (the reason is audited)", body = Problem),
+        (status = 404, description = "Single sign-on is not configured", body = Problem),
     )
 )]
 async fn device_token(
