@@ -191,9 +191,13 @@ async fn sign_in(
     };
     let identity = oidc.finish(&attempt, query.code.as_deref().unwrap_or_default()).await.map_err(|r| (r, None))?;
     let who = Some(identity.preferred_username.clone().or(identity.email.clone()).unwrap_or(identity.subject.clone()));
-    let rules = AdmitRules { roles: &oidc.settings().roles, link_local_users: oidc.settings().link_local_users };
+    let rules = admit_rules(oidc);
     let admitted = admit(&state.store, &rules, &identity).await.map_err(|r| (r, who))?;
     Ok((admitted, attempt.return_to, identity.id_token))
+}
+
+fn admit_rules(oidc: &Oidc) -> AdmitRules<'_> {
+    AdmitRules { roles: &oidc.settings().roles, link_local_users: oidc.settings().link_local_users }
 }
 
 fn session_secs(state: &AppState, oidc: &Oidc) -> u64 {
@@ -210,17 +214,16 @@ fn audit_admitted(state: &AppState, admitted: &Admitted, action: &str, status: i
     let how = if admitted.linked { " (a local user linked to the provider)" } else { "" };
     let detail = format!("signed in through single sign-on as {role} by `{}`{how}", admitted.rule);
     record(state, Actor::from(&admitted.principal), action, Some(admitted.user.id.to_string()), status, detail);
-    if let Some(was) = admitted.role_was {
-        let detail = format!("role {was} → {role} by the group mapping (`{}`)", admitted.rule);
-        record(
-            state,
-            Actor::from(&admitted.principal),
-            "SSO role mapping",
-            Some(admitted.user.id.to_string()),
-            200,
-            detail,
-        );
-    }
+    audit_role_change(state, admitted);
+}
+
+/// The mapping gave a role other than the user had: said apart from the sign-in, so a
+/// search of the log for role changes finds it.
+fn audit_role_change(state: &AppState, admitted: &Admitted) {
+    let Some(was) = admitted.role_was else { return };
+    let detail = format!("role {was} → {} by the group mapping (`{}`)", admitted.principal.role, admitted.rule);
+    let target = Some(admitted.user.id.to_string());
+    record(state, Actor::from(&admitted.principal), "SSO role mapping", target, 200, detail);
 }
 
 fn audit_refused(state: &AppState, refused: &Refused, who: Option<&str>) {
@@ -358,21 +361,11 @@ async fn device_token(
     let refused =
         |r: Refused| ApiError::Forbidden(format!("single sign-on refused ({}): {}", r.code.as_str(), r.reason));
     let identity = oidc.identity(tokens, None).await.map_err(refused)?;
-    let rules = AdmitRules { roles: &oidc.settings().roles, link_local_users: oidc.settings().link_local_users };
+    let rules = admit_rules(&oidc);
     let admitted = admit(&state.store, &rules, &identity).await.map_err(refused)?;
     audit.set(Actor::from(&admitted.principal));
     let (body, _) =
         open_session(&state, &admitted.principal, session_secs(&state, &oidc), Some(&identity.id_token)).await?;
-    if let Some(was) = admitted.role_was {
-        let detail = format!("role {was} → {} by the group mapping (`{}`)", admitted.principal.role, admitted.rule);
-        record(
-            &state,
-            Actor::from(&admitted.principal),
-            "SSO role mapping",
-            Some(admitted.user.id.to_string()),
-            200,
-            detail,
-        );
-    }
+    audit_role_change(&state, &admitted);
     Ok((NO_STORE, Json(body)).into_response())
 }
