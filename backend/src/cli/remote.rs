@@ -21,6 +21,7 @@ pub mod login;
 pub mod profiles;
 pub mod render;
 mod sso_login;
+mod sso_loopback;
 pub mod sync;
 pub mod triggers;
 pub mod watch;

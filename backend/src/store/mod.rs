@@ -64,7 +64,7 @@ pub use records::*;
 pub use retention::{PurgeOutcome, RetentionPolicy, RetentionStore};
 pub use secrets::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
 pub use slow::{RunningNode, SlowStore, SlowThreshold, BASIS_P95, BASIS_STUCK_AFTER};
-pub use sso::{OidcAttempt, SsoProfile, SsoStore};
+pub use sso::{OidcAttempt, OidcHandoff, SsoProfile, SsoStore};
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};
 pub use trigger_records::*;

@@ -17,6 +17,21 @@ pub struct OidcAttempt {
     /// A same-origin path, checked before it is stored.
     pub return_to: String,
     pub expires_at: DateTime<Utc>,
+    /// Set when the command line began it: the loopback port its result goes to.
+    pub cli_port: Option<i32>,
+    /// The PKCE challenge of the command line's own verifier (with `cli_port`).
+    pub cli_challenge: Option<String>,
+}
+
+/// A finished command-line sign-in, until the command line trades its code for a session.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct OidcHandoff {
+    /// SHA-256 of the one-time code (the code itself is only in the loopback redirect).
+    pub code_hash: String,
+    pub challenge: String,
+    pub user_id: Uuid,
+    pub id_token: String,
+    pub expires_at: DateTime<Utc>,
 }
 
 /// What the provider says of a user at a sign-in, and the role the mapping gave.
@@ -34,6 +49,11 @@ pub trait SsoStore: Send + Sync + 'static {
     /// Takes (deletes and returns) the attempt named `state`: a state answers once, so a
     /// replayed callback finds nothing. An expired one is taken too, and `None` answered.
     async fn take_oidc_attempt(&self, state: &str, now: DateTime<Utc>) -> Result<Option<OidcAttempt>>;
+    /// Records a finished command-line sign-in, first deleting expired ones.
+    async fn insert_oidc_handoff(&self, handoff: &OidcHandoff, now: DateTime<Utc>) -> Result<()>;
+    /// Takes (deletes and returns) the handoff with this code hash: a code trades once. An
+    /// expired one is taken too, and `None` answered.
+    async fn take_oidc_handoff(&self, code_hash: &str, now: DateTime<Utc>) -> Result<Option<OidcHandoff>>;
     /// The `oidc` user with this provider subject.
     async fn user_by_subject(&self, subject: &str) -> Result<Option<UserRecord>>;
     /// Inserts an `oidc` user (its `password_hash` is ignored: none works); `false` if the
@@ -47,10 +67,15 @@ pub trait SsoStore: Send + Sync + 'static {
 }
 
 pub(super) const DELETE_EXPIRED_ATTEMPTS: &str = "DELETE FROM oidc_attempts WHERE expires_at <= $1";
-pub(super) const INSERT_ATTEMPT: &str =
-    "INSERT INTO oidc_attempts (state, nonce, pkce_verifier, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)";
-pub(super) const TAKE_ATTEMPT: &str =
-    "DELETE FROM oidc_attempts WHERE state = $1 RETURNING state, nonce, pkce_verifier, return_to, expires_at";
+pub(super) const INSERT_ATTEMPT: &str = "INSERT INTO oidc_attempts (state, nonce, pkce_verifier, return_to, \
+    expires_at, cli_port, cli_challenge) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+pub(super) const TAKE_ATTEMPT: &str = "DELETE FROM oidc_attempts WHERE state = $1 \
+    RETURNING state, nonce, pkce_verifier, return_to, expires_at, cli_port, cli_challenge";
+pub(super) const DELETE_EXPIRED_HANDOFFS: &str = "DELETE FROM oidc_handoffs WHERE expires_at <= $1";
+pub(super) const INSERT_HANDOFF: &str =
+    "INSERT INTO oidc_handoffs (code_hash, challenge, user_id, id_token, expires_at) VALUES ($1, $2, $3, $4, $5)";
+pub(super) const TAKE_HANDOFF: &str = "DELETE FROM oidc_handoffs WHERE code_hash = $1 \
+    RETURNING code_hash, challenge, user_id, id_token, expires_at";
 pub(super) const USER_BY_SUBJECT: &str =
     const_format::concatcp!(super::catalog::USER_COLUMNS, " FROM users WHERE source = 'oidc' AND subject = $1");
 /// No password verifies against this: it is no PHC string, and sign-in refuses `oidc` users

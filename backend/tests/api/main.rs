@@ -69,6 +69,7 @@ mod sse;
 mod sso;
 mod sso_accounts;
 mod sso_harness;
+mod sso_loopback;
 mod start_batches;
 mod starts;
 mod store;

@@ -61,6 +61,8 @@ struct Inner {
     tamper: Option<Arc<Tamper>>,
     /// Device authorizations are approved (as `next_user`) as soon as they begin.
     approve_devices_at_once: bool,
+    /// Discovery names no device authorization endpoint (many providers have none).
+    no_device_flow: bool,
 }
 
 #[derive(Clone)]
@@ -119,6 +121,12 @@ impl Provider {
         self.inner.lock().unwrap().approve_devices_at_once = true;
     }
 
+    /// Discovery stops naming a device authorization endpoint (call before Trellis reads it:
+    /// it keeps discovery for an hour).
+    pub fn offer_no_device_flow(&self) {
+        self.inner.lock().unwrap().no_device_flow = true;
+    }
+
     /// The person approves the device authorization `device_code`, as `next_user`.
     pub fn approve_device(&self, device_code: &str) {
         let mut inner = self.inner.lock().unwrap();
@@ -172,12 +180,16 @@ impl Provider {
 
 async fn discovery(State(p): State<Provider>) -> Json<Value> {
     let i = &p.issuer;
-    Json(json!({
+    let mut document = json!({
         "issuer": i, "authorization_endpoint": format!("{i}/authorize"), "token_endpoint": format!("{i}/token"),
         "jwks_uri": format!("{i}/jwks"), "userinfo_endpoint": format!("{i}/userinfo"),
         "end_session_endpoint": format!("{i}/logout"), "device_authorization_endpoint": format!("{i}/device"),
         "id_token_signing_alg_values_supported": ["ES256"], "code_challenge_methods_supported": ["S256"],
-    }))
+    });
+    if p.inner.lock().unwrap().no_device_flow {
+        document.as_object_mut().unwrap().remove("device_authorization_endpoint");
+    }
+    Json(document)
 }
 
 async fn jwks(State(p): State<Provider>) -> Json<JwkSet> {

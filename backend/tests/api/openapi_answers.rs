@@ -124,6 +124,8 @@ async fn single_sign_on_unconfigured(c: &mut Checked<'_>) {
     assert_eq!(c.send("POST", device, device, Some(json!({}))).await.0, 404);
     let token = "/api/v1/auth/oidc/device/token";
     assert_eq!(c.send("POST", token, token, Some(json!({"device_code": "x"}))).await.0, 404);
+    let traded = "/api/v1/auth/oidc/cli/token";
+    assert_eq!(c.send("POST", traded, traded, Some(json!({"code": "c", "code_verifier": "v"}))).await.0, 404);
 }
 
 async fn meta_and_accounts(c: &mut Checked<'_>) {

@@ -55,8 +55,12 @@ impl Sso {
 
     /// Begins a sign-in and goes through the provider's form: the callback URL it sends back.
     pub async fn to_callback(&self, browser: &Client, return_to: &str) -> String {
-        let begun =
-            browser.get(self.app.url(&format!("/api/v1/auth/oidc/login?return_to={return_to}"))).send().await.unwrap();
+        self.to_callback_from(browser, &format!("return_to={return_to}")).await
+    }
+
+    /// As `to_callback`, beginning with the login query `query`.
+    pub async fn to_callback_from(&self, browser: &Client, query: &str) -> String {
+        let begun = browser.get(self.app.url(&format!("/api/v1/auth/oidc/login?{query}"))).send().await.unwrap();
         assert_eq!(begun.status(), StatusCode::SEE_OTHER);
         let authorize = begun.headers()["location"].to_str().unwrap().to_owned();
         assert!(authorize.starts_with(&self.provider.issuer), "{authorize}");

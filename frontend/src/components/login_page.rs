@@ -96,18 +96,7 @@ pub fn LoginPage() -> impl IntoView {
 /// What the sign-in page says about a single sign-on refusal (`?error=CODE`); the reason in
 /// full is in the audit log.
 pub fn refusal_words(code: &str) -> String {
-    match code {
-        "state" => "That sign-in link expired or was already used. Start again.",
-        "provider" => "The identity provider did not sign you in (cancelled or refused).",
-        "token" => "The identity provider's answer could not be trusted, so you were not signed in. An admin can see why in the audit log.",
-        "no_role" => "You signed in at the identity provider, but none of your groups gives a role in Trellis. Ask an admin to map one of your groups.",
-        "disabled" => "Your Trellis account is disabled. An admin can enable it again.",
-        "username_taken" => "A local Trellis user already has your name. Ask an admin to link the accounts.",
-        "email_unverified" => "Your identity provider has not verified your email, which linking your account needs.",
-        "unreachable" => "The identity provider cannot be reached right now. Try again in a moment.",
-        _ => "Signing in through the identity provider failed. Try again.",
-    }
-    .to_owned()
+    trellis_model::api::sso_refusal_words(code).to_owned()
 }
 
 /// One labelled, required field of the form, holding what is typed in `value`.

@@ -187,3 +187,43 @@ pub struct AuditEntry {
     pub detail: Option<String>,
     pub request_id: Option<String>,
 }
+
+/// The command line's device sign-in as the server began it (`POST /auth/oidc/device`): what
+/// to show the person, and what to poll `/auth/oidc/device/token` with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DeviceStarted {
+    pub device_code: String,
+    pub user_code: String,
+    pub verification_uri: String,
+    pub verification_uri_complete: Option<String>,
+    pub expires_in: u64,
+    /// Seconds between polls.
+    pub interval: u64,
+}
+
+/// The command line trading a loopback sign-in's one-time code, with the PKCE verifier whose
+/// challenge began it, for a session (`POST /auth/oidc/cli/token`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LoopbackTokenRequest {
+    pub code: String,
+    pub code_verifier: String,
+}
+
+/// What the sign-in page and the command line say about a single sign-on refusal (its code,
+/// `/login?error=CODE`); the reason in full is in the audit log.
+pub fn sso_refusal_words(code: &str) -> &'static str {
+    match code {
+        "state" => "That sign-in link expired or was already used. Start again.",
+        "provider" => "The identity provider did not sign you in (cancelled or refused).",
+        "token" => "The identity provider's answer could not be trusted, so you were not signed in. An admin can see why in the audit log.",
+        "no_role" => "You signed in at the identity provider, but none of your groups gives a role in Trellis. Ask an admin to map one of your groups.",
+        "disabled" => "Your Trellis account is disabled. An admin can enable it again.",
+        "username_taken" => "A local Trellis user already has your name. Ask an admin to link the accounts.",
+        "email_unverified" => "Your identity provider has not verified your email, which linking your account needs.",
+        "unreachable" => "The identity provider cannot be reached right now. Try again in a moment.",
+        _ => "Signing in through the identity provider failed. Try again.",
+    }
+}

@@ -81,8 +81,7 @@ pub async fn admit(store: &DynStore, rules: &AdmitRules<'_>, identity: &Identity
         return Err(Refused::new(RefusalCode::NoRole, decision.explanation));
     };
     let profile = SsoProfile { subject: &identity.subject, role, groups: &identity.groups };
-    let db = |e: crate::store::StoreError| Refused::new(RefusalCode::Unreachable, format!("the database: {e}"));
-    let (existing, linked) = match store.user_by_subject(&identity.subject).await.map_err(db)? {
+    let (existing, linked) = match store.user_by_subject(&identity.subject).await.map_err(database_refusal)? {
         Some(user) => (Some(user), false),
         None => {
             let local = linkable(store, rules, identity).await?;
@@ -95,7 +94,7 @@ pub async fn admit(store: &DynStore, rules: &AdmitRules<'_>, identity: &Identity
             if user.disabled_at.is_some() {
                 return Err(Refused::new(RefusalCode::Disabled, format!("`{}` is disabled in Trellis", user.username)));
             }
-            store.record_sso_profile(user.id, &profile).await.map_err(db)?;
+            store.record_sso_profile(user.id, &profile).await.map_err(database_refusal)?;
             let role_was = (user.role != role).then_some(user.role);
             (user, role_was)
         }
@@ -121,8 +120,7 @@ async fn linkable(
     identity: &Identity,
 ) -> Result<Option<UserRecord>, Refused> {
     let name = identity.username();
-    let db = |e: crate::store::StoreError| Refused::new(RefusalCode::Unreachable, format!("the database: {e}"));
-    let Some(local) = store.user_by_name(&name).await.map_err(db)? else { return Ok(None) };
+    let Some(local) = store.user_by_name(&name).await.map_err(database_refusal)? else { return Ok(None) };
     if local.source == UserSource::Oidc {
         // Another SSO user has the name: this one gets a name of its own (see `create`).
         return Ok(None);
@@ -145,12 +143,11 @@ async fn linkable(
 
 /// A new `oidc` user; if another SSO user has the name, the name gets the subject's digest.
 async fn create(store: &DynStore, identity: &Identity, profile: &SsoProfile<'_>) -> Result<UserRecord, Refused> {
-    let db = |e: crate::store::StoreError| Refused::new(RefusalCode::Unreachable, format!("the database: {e}"));
     let base = identity.username();
     let suffixed = format!("{}-{}", base.chars().take(40).collect::<String>(), identity.subject_digest());
     for name in [base, suffixed] {
         let new = NewUser::new(&name, String::new(), profile.role);
-        if store.insert_sso_user(&new, profile).await.map_err(db)? {
+        if store.insert_sso_user(&new, profile).await.map_err(database_refusal)? {
             return Ok(UserRecord {
                 id: new.id,
                 username: new.username,
@@ -165,4 +162,10 @@ async fn create(store: &DynStore, identity: &Identity, profile: &SsoProfile<'_>)
         }
     }
     Err(Refused::new(RefusalCode::UsernameTaken, format!("no free username for subject `{}`", identity.subject)))
+}
+
+/// A database error during a sign-in refuses it (nothing half-written: each write is one
+/// transaction) and says the database was the trouble.
+fn database_refusal(e: crate::store::StoreError) -> Refused {
+    Refused::new(RefusalCode::Unreachable, format!("the database: {e}"))
 }

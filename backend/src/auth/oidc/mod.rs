@@ -4,11 +4,13 @@
 //! return) and sends the browser to the provider; the callback `finish`es it: takes the
 //! attempt (once), trades the code for tokens, checks the ID token (`id_token.rs`), merges
 //! userinfo, and `admit.rs` turns the identity into a Trellis user with the role the group
-//! mapping (`mapping.rs`) gives. The command line signs in the same way through the device
-//! authorization grant, the server talking to the provider on its behalf.
+//! mapping (`mapping.rs`) gives. The command line signs in through the device authorization
+//! grant, the server talking to the provider on its behalf, or, where the provider has no
+//! device flow, through the browser with the result handed to a loopback port (`loopback.rs`).
 
 pub mod admit;
 pub mod id_token;
+pub mod loopback;
 pub mod mapping;
 pub mod provider;
 pub mod settings;
@@ -18,6 +20,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 use id_token::Expected;
+use loopback::LoopbackReturn;
 use provider::{Provider, ProviderError, Tokens};
 use rand::Rng;
 use serde_json::Value;
@@ -110,6 +113,7 @@ impl Oidc {
         &self,
         store: &DynStore,
         return_to: &str,
+        cli: Option<&LoopbackReturn>,
         now: DateTime<Utc>,
     ) -> Result<(String, String), Refused> {
         let verifier = random_text();
@@ -119,6 +123,8 @@ impl Oidc {
             pkce_verifier: verifier.clone(),
             return_to: return_to.to_owned(),
             expires_at: now + chrono::Duration::seconds(ATTEMPT_SECS),
+            cli_port: cli.map(|c| i32::from(c.port)),
+            cli_challenge: cli.map(|c| c.challenge.clone()),
         };
         let url = self.provider.authorize_url(&attempt.state, &attempt.nonce, &challenge_of(&verifier)).await?;
         store

@@ -1,30 +1,38 @@
 //! `trellis login --sso`: signing the command line in through the server's single sign-on
-//! provider with the device authorization grant. The server talks to the provider (it holds
-//! the client secret); this asks it to begin, shows the person where to go and which code to
-//! enter, and polls until they have signed in there.
+//! provider. The server talks to the provider (it holds the client secret). Where the
+//! provider offers the device authorization grant, this asks the server to begin one, shows
+//! the person where to go and which code to enter, and polls until they have signed in
+//! there; otherwise the browser signs in and hands the result to a loopback port
+//! (`sso_loopback.rs`).
 
 use super::api::Api;
 use super::failure::{CliError, CliResult};
 use super::profiles::Profile;
 use chrono::Utc;
 use reqwest::{Method, StatusCode};
-use serde::Deserialize;
 use std::time::{Duration, Instant};
-use trellis_model::api::TokenResponse;
-
-#[derive(Debug, Deserialize)]
-struct DeviceStarted {
-    device_code: String,
-    user_code: String,
-    verification_uri: String,
-    verification_uri_complete: Option<String>,
-    expires_in: u64,
-    interval: u64,
-}
+use trellis_model::api::{AuthProviders, DeviceStarted, TokenResponse};
 
 pub async fn sso_login(api: &Api) -> CliResult<Profile> {
-    let started: DeviceStarted =
-        api.post("/auth/oidc/device", &serde_json::json!({})).await.map_err(|e| not_offered(e, &api.base))?;
+    let providers: AuthProviders = api.get("/auth/providers", &[]).await?;
+    if providers.oidc.is_none() {
+        return Err(CliError::refused(format!(
+            "{} has no single sign-on (TRELLIS_OIDC_ISSUER is not set there); sign in with --username, or pipe an \
+             API key to --with-token",
+            api.base
+        )));
+    }
+    let answer = match api.post::<DeviceStarted>("/auth/oidc/device", &serde_json::json!({})).await {
+        Ok(started) => device_flow(api, started).await?,
+        // The provider has no device flow: the browser on this machine signs in instead.
+        Err(e) if e.status == Some(404) => super::sso_loopback::loopback_login(api).await?,
+        Err(e) => return Err(e),
+    };
+    let expires_at = Utc::now() + chrono::Duration::seconds(answer.expires_in.min(i64::MAX as u64) as i64);
+    Ok(Profile { url: api.base.clone(), token: answer.access_token, username: None, expires_at: Some(expires_at) })
+}
+
+async fn device_flow(api: &Api, started: DeviceStarted) -> CliResult<TokenResponse> {
     eprintln!("To sign in, open {} and enter the code {}", started.verification_uri, started.user_code);
     if let Some(direct) = &started.verification_uri_complete {
         eprintln!("(or open {direct} directly)");
@@ -45,30 +53,8 @@ pub async fn sso_login(api: &Api) -> CliResult<Profile> {
             }
             continue;
         }
-        let answer: TokenResponse = response.json().await.map_err(|e| {
+        return response.json().await.map_err(|e| {
             CliError::refused(format!("the server's answer to the sign-in is not what this client expects ({e})"))
-        })?;
-        let expires_at = Utc::now() + chrono::Duration::seconds(answer.expires_in.min(i64::MAX as u64) as i64);
-        return Ok(Profile {
-            url: api.base.clone(),
-            token: answer.access_token,
-            username: None,
-            expires_at: Some(expires_at),
         });
-    }
-}
-
-/// The server has no single sign-on, or its provider has no device flow: say what to do instead.
-fn not_offered(error: CliError, server: &str) -> CliError {
-    match error.status {
-        Some(404) => CliError {
-            message: format!(
-                "{server} offers no single sign-on from the command line ({}); sign in with --username, or pipe an API \
-                 key to --with-token",
-                error.message
-            ),
-            ..error
-        },
-        _ => error,
     }
 }

@@ -3,8 +3,9 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::sso::{
-    OidcAttempt, SsoProfile, DELETE_EXPIRED_ATTEMPTS, DELETE_PASSWORD_SESSIONS, INSERT_ATTEMPT, INSERT_SSO_USER,
-    NO_PASSWORD, RECORD_SSO_PROFILE, SET_GROUPS, TAKE_ATTEMPT, USER_BY_SUBJECT,
+    OidcAttempt, OidcHandoff, SsoProfile, DELETE_EXPIRED_ATTEMPTS, DELETE_EXPIRED_HANDOFFS, DELETE_PASSWORD_SESSIONS,
+    INSERT_ATTEMPT, INSERT_HANDOFF, INSERT_SSO_USER, NO_PASSWORD, RECORD_SSO_PROFILE, SET_GROUPS, TAKE_ATTEMPT,
+    TAKE_HANDOFF, USER_BY_SUBJECT,
 };
 use crate::store::{NewUser, Result, UserRecord};
 use chrono::{DateTime, Utc};
@@ -23,6 +24,8 @@ impl crate::store::SsoStore for Store {
             .bind(&attempt.pkce_verifier)
             .bind(&attempt.return_to)
             .bind(attempt.expires_at)
+            .bind(attempt.cli_port)
+            .bind(&attempt.cli_challenge)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
@@ -33,6 +36,29 @@ impl crate::store::SsoStore for Store {
         let _guard = self.write_guard().await;
         let taken: Option<OidcAttempt> = sqlx::query_as(TAKE_ATTEMPT).bind(state).fetch_optional(self.pool()).await?;
         Ok(taken.filter(|a| a.expires_at > now))
+    }
+
+    async fn insert_oidc_handoff(&self, handoff: &OidcHandoff, now: DateTime<Utc>) -> Result<()> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(DELETE_EXPIRED_HANDOFFS).bind(now).execute(&mut *tx).await?;
+        sqlx::query(INSERT_HANDOFF)
+            .bind(&handoff.code_hash)
+            .bind(&handoff.challenge)
+            .bind(handoff.user_id)
+            .bind(&handoff.id_token)
+            .bind(handoff.expires_at)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn take_oidc_handoff(&self, code_hash: &str, now: DateTime<Utc>) -> Result<Option<OidcHandoff>> {
+        let _guard = self.write_guard().await;
+        let taken: Option<OidcHandoff> =
+            sqlx::query_as(TAKE_HANDOFF).bind(code_hash).fetch_optional(self.pool()).await?;
+        Ok(taken.filter(|h| h.expires_at > now))
     }
 
     async fn user_by_subject(&self, subject: &str) -> Result<Option<UserRecord>> {

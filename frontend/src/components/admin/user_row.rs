@@ -60,7 +60,8 @@ pub fn UserRow(user: UserView, on_done: Callback<Result<String, String>>) -> imp
     };
     let source = if single_sign_on { "SSO" } else { "password" };
     let source_title = user.subject.clone().map(|s| format!("subject {s}"));
-    let groups = user.groups.join(", ");
+    // An empty cell reads as "not loaded"; a dash says "no groups".
+    let groups = if user.groups.is_empty() { "—".to_owned() } else { user.groups.join(", ") };
     let role = user.role;
     view! {
         <tr data-testid="user-row" data-username=user.username.clone() class:disabled=disabled>
