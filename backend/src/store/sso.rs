@@ -52,7 +52,7 @@ pub(super) const INSERT_ATTEMPT: &str =
 pub(super) const TAKE_ATTEMPT: &str =
     "DELETE FROM oidc_attempts WHERE state = $1 RETURNING state, nonce, pkce_verifier, return_to, expires_at";
 pub(super) const USER_BY_SUBJECT: &str =
-    const_format::concatcp!(super::catalog::USER_COLUMNS, " FROM users WHERE source = 'oidc' AND subject = $1");
+    const_format::concatcp!(super::accounts::USER_COLUMNS, " FROM users WHERE source = 'oidc' AND subject = $1");
 /// No password verifies against this: it is no PHC string, and sign-in refuses `oidc` users
 /// before it looks at the hash anyway.
 pub(super) const NO_PASSWORD: &str = "!single-sign-on";
