@@ -8,7 +8,7 @@
 //! beyond the queue's capacity drops rows, counted and logged. See ARCHITECTURE.md.
 
 use crate::auth::{Principal, Role};
-use crate::store::{AuditRow, DynStore, StoreError};
+use crate::store::{AuditRow, AuditStore, StoreError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -84,7 +84,7 @@ pub struct AuditLog {
 impl AuditLog {
     /// Starts the writer; it stops once every `AuditLog` handle is gone and the queue is
     /// written out.
-    pub fn start(store: DynStore) -> (Arc<AuditLog>, JoinHandle<()>) {
+    pub fn start(store: Arc<dyn AuditStore>) -> (Arc<AuditLog>, JoinHandle<()>) {
         let (queue, rows) = mpsc::channel(QUEUE);
         let writer = tokio::spawn(write_loop(store, rows));
         (Arc::new(AuditLog { queue, dropped: AtomicU64::new(0) }), writer)
@@ -107,7 +107,7 @@ impl AuditLog {
     }
 }
 
-async fn write_loop(store: DynStore, mut rows: mpsc::Receiver<AuditRow>) {
+async fn write_loop(store: Arc<dyn AuditStore>, mut rows: mpsc::Receiver<AuditRow>) {
     let mut batch = Vec::with_capacity(BATCH);
     while rows.recv_many(&mut batch, BATCH).await > 0 {
         // A full batch goes at once; lingering only gathers a short one (a fixed wait per
@@ -121,7 +121,7 @@ async fn write_loop(store: DynStore, mut rows: mpsc::Receiver<AuditRow>) {
                 }
             }
         }
-        write_batch(&store, &batch).await;
+        write_batch(&*store, &batch).await;
         batch.clear();
     }
 }
@@ -130,7 +130,7 @@ async fn write_loop(store: DynStore, mut rows: mpsc::Receiver<AuditRow>) {
 /// log must not grow a backlog that holds memory while the database is down. A batch the
 /// database refuses because of its content is written again row by row, so one bad row
 /// (whoever sent it) costs only itself, never the other callers' rows.
-async fn write_batch(store: &DynStore, batch: &[AuditRow]) {
+async fn write_batch(store: &dyn AuditStore, batch: &[AuditRow]) {
     let error = match insert(store, batch).await {
         Ok(()) => return,
         Err(e) => e,
@@ -148,7 +148,7 @@ async fn write_batch(store: &DynStore, batch: &[AuditRow]) {
 }
 
 /// One insert, retried while the failure looks transient (the database away or busy).
-async fn insert(store: &DynStore, rows: &[AuditRow]) -> Result<(), StoreError> {
+async fn insert(store: &dyn AuditStore, rows: &[AuditRow]) -> Result<(), StoreError> {
     let mut attempt = 1;
     loop {
         match store.insert_audit(rows).await {

@@ -9,9 +9,10 @@
 //! needs `MIN_SAMPLES` runs and never goes below the floor, so a new or sub-millisecond node is
 //! not flagged. Any process may refresh: the rows are upserts of the same values.
 
-use crate::store::{DynStore, RunningNode};
+use crate::store::{RunningNode, SlowStore};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use trellis_model::Definition;
@@ -81,13 +82,13 @@ pub fn is_past(started: DateTime<Utc>, threshold_ms: i64, now: DateTime<Utc>) ->
 
 /// Recomputes the p95 thresholds of the nodes running now, periodically.
 pub struct Refresher {
-    store: DynStore,
+    store: Arc<dyn SlowStore>,
     rule: SlowRule,
     every: Duration,
 }
 
 impl Refresher {
-    pub fn new(store: DynStore, rule: SlowRule, every: Duration) -> Refresher {
+    pub fn new(store: Arc<dyn SlowStore>, rule: SlowRule, every: Duration) -> Refresher {
         Refresher { store, rule, every: every.max(Duration::from_millis(100)) }
     }
 

@@ -8,7 +8,7 @@
 
 use super::{AlertSettings, MAX_ATTEMPTS};
 use crate::http_client::{guarded_client, OutboundPolicy};
-use crate::store::{AfterAttempt, AlertAttemptRow, DueAlert, DynStore};
+use crate::store::{AfterAttempt, AlertAttemptRow, AlertStore, DueAlert};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use tokio::sync::{watch, Semaphore};
@@ -93,7 +93,7 @@ pub fn next_attempt(attempt: i32, backoff: std::time::Duration, now: DateTime<Ut
 
 /// Leases and posts due deliveries, until shutdown.
 pub struct Sender {
-    store: DynStore,
+    store: Arc<dyn AlertStore>,
     client: reqwest::Client,
     policy: Arc<OutboundPolicy>,
     settings: AlertSettings,
@@ -102,7 +102,7 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(store: DynStore, policy: OutboundPolicy, settings: AlertSettings) -> Sender {
+    pub fn new(store: Arc<dyn AlertStore>, policy: OutboundPolicy, settings: AlertSettings) -> Sender {
         let policy = Arc::new(policy);
         Sender {
             store,

@@ -61,7 +61,7 @@ impl Commands {
             )));
         }
         let (workflow, version) = (snapshot.instance.workflow_id, snapshot.instance.version);
-        let latest = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
+        let latest = self.catalog.get_workflow(workflow).await?.and_then(|w| w.latest_version).unwrap_or(version);
         let migrate = match latest_version && latest != version {
             true => Some(self.migrate(&mut snapshot, latest).await?),
             false => None,
@@ -121,7 +121,7 @@ impl Commands {
             writes
         };
         let migrate = migrate.as_ref().map(|(v, rows)| (*v, rows.as_slice()));
-        let outcome = self.store.retry_instance(id, limits.admission(), migrate, &decide_fn).await;
+        let outcome = self.instances.retry_instance(id, limits.admission(), migrate, &decide_fn).await;
         match outcome {
             Ok(Ok(TransitionOutcome::Applied(writes))) => {
                 let now = writes.instance.as_ref().map_or(InstanceStatus::Running, |u| u.status);

@@ -7,7 +7,7 @@ use super::machine::Event;
 use super::plans::Plans;
 use super::wakes::Wakes;
 use crate::events::EventBus;
-use crate::store::{DynStore, Snapshot, Writes};
+use crate::store::{CatalogStore, InstanceStore, Snapshot, Writes};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,8 +15,10 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 pub(super) struct Admission {
-    /// For `workflows_with_queued`, `admit_queued` and `get_workflow` (on `Store` itself).
-    store: DynStore,
+    /// The queued instances: which workflows have some, and admitting them.
+    instances: Arc<dyn InstanceStore>,
+    /// The workflow whose queue is admitted (its latest version's limits).
+    catalog: Arc<dyn CatalogStore>,
     plans: Arc<Plans>,
     bus: Arc<EventBus>,
     wakes: Arc<Wakes>,
@@ -25,14 +27,20 @@ pub(super) struct Admission {
 }
 
 impl Admission {
-    pub(super) fn new(store: DynStore, plans: Arc<Plans>, bus: Arc<EventBus>, wakes: Arc<Wakes>) -> Admission {
-        Admission { store, plans, bus, wakes, turns: AdmissionTurns::default() }
+    pub(super) fn new(
+        instances: Arc<dyn InstanceStore>,
+        catalog: Arc<dyn CatalogStore>,
+        plans: Arc<Plans>,
+        bus: Arc<EventBus>,
+        wakes: Arc<Wakes>,
+    ) -> Admission {
+        Admission { instances, catalog, plans, bus, wakes, turns: AdmissionTurns::default() }
     }
 
     /// Admits queued instances of every workflow into free slots (a periodic sweep that
     /// also covers a process that died between finishing an instance and admitting).
     pub(super) async fn admit_everywhere(self: &Arc<Self>) {
-        match self.store.workflows_with_queued().await {
+        match self.instances.workflows_with_queued().await {
             Ok(workflows) => {
                 for workflow in workflows {
                     self.admit(workflow).await;
@@ -74,7 +82,7 @@ impl Admission {
     }
 
     async fn try_admit(&self, workflow: Uuid) -> anyhow::Result<()> {
-        let Some(record) = self.store.get_workflow(workflow).await? else { return Ok(()) };
+        let Some(record) = self.catalog.get_workflow(workflow).await? else { return Ok(()) };
         let Some(latest) = record.latest_version else { return Ok(()) };
         // Admission decides inside the store's transaction, without awaiting: load every
         // version's plan first.
@@ -91,7 +99,7 @@ impl Admission {
             Some(plan) => decide(plan, s, Event::Start, &from_queue, at, 0.0),
             None => Writes::default(),
         };
-        let admitted = self.store.admit_queued(workflow, limits, &start).await?;
+        let admitted = self.instances.admit_queued(workflow, limits, &start).await?;
         for (instance, writes) in &admitted {
             if let Some(first) = writes.first_seq {
                 self.bus.committed(*instance, workflow, first, &writes.events);

@@ -50,7 +50,7 @@ impl Runner {
             return vec![first];
         }
         let mut links = vec![first];
-        let Some(mut snapshot) = self.store.remembered_instance(instance) else { return links };
+        let Some(mut snapshot) = self.instances.remembered_instance(instance) else { return links };
         let rev = snapshot.instance.rev;
         let began = Instant::now();
         let (mut decided, mut runnable) = (0, VecDeque::new());

@@ -100,7 +100,7 @@ impl Runner {
             tokio::select! {
                 ran = &mut running => break ran,
                 _ = renew.tick() => {
-                    let _ = self.store.extend_lease(fence, Utc::now() + self.workers.lease()).await;
+                    let _ = self.work.extend_lease(fence, Utc::now() + self.workers.lease()).await;
                 }
             }
         }

@@ -75,12 +75,12 @@ pub fn resolve(record: &WorkflowRecord, version: VersionRef) -> Result<i64, Vec<
 /// The version of `workflow` a call runs now (`latest` resolved), or why it cannot run, named
 /// as `label` ("the called workflow"); `Err` when the store could not be read.
 pub async fn version_to_run(
-    store: &crate::store::DynStore,
+    catalog: &dyn crate::store::CatalogStore,
     workflow: uuid::Uuid,
     version: VersionRef,
     label: &str,
 ) -> crate::store::Result<Result<i64, String>> {
-    let Some(record) = store.get_workflow(workflow).await? else {
+    let Some(record) = catalog.get_workflow(workflow).await? else {
         return Ok(Err(format!("{label} {workflow} does not exist")));
     };
     Ok(resolve(&record, version)

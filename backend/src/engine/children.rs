@@ -60,15 +60,15 @@ impl Runner {
         // A redone attempt (its commit was lost to an outage) finds the child it started
         // (a map item's, by its idempotency key below).
         if c.item.is_none() {
-            let children = self.store.children(c.parent).await.map_err(|e| transient(&e))?;
+            let children = self.instances.children(c.parent).await.map_err(|e| transient(&e))?;
             if let Some(child) = children.iter().find(|k| serves(k, c.node, attempt)) {
                 return Ok(child.id);
             }
         }
-        let parent = self.store.get_instance(c.parent).await.map_err(|e| transient(&e))?;
+        let parent = self.instances.get_instance(c.parent).await.map_err(|e| transient(&e))?;
         let Some(parent) = parent else { return Err(permanent("the parent instance no longer exists".into())) };
         let Some(lineage) = Lineage::of(&parent.instance).child() else {
-            let root = super::lineage::root(&*self.store, &parent.instance).await;
+            let root = super::lineage::root(&*self.instances, &parent.instance).await;
             return Err(permanent(format!(
                 "sub-workflow depth limit ({MAX_SUBWORKFLOW_DEPTH}) exceeded: the chain of instances started by one \
                  another (sub-workflows and failure handlers) began at instance {root}"
@@ -108,7 +108,7 @@ impl Runner {
     /// The version a child runs: `latest` is resolved now. A missing or archived workflow, or
     /// one without the version, is the node's permanent failure.
     async fn callee_version(&self, workflow: Uuid, version: VersionRef) -> Result<i64, NodeResult> {
-        match super::callee::version_to_run(&self.store, workflow, version, "the called workflow").await {
+        match super::callee::version_to_run(&*self.catalog, workflow, version, "the called workflow").await {
             Ok(resolved) => resolved.map_err(permanent),
             Err(e) => {
                 Err(NodeResult::Failed { error: format!("could not read the called workflow: {e}"), retryable: true })
@@ -142,12 +142,12 @@ impl Runner {
     /// Cancels `instance`'s live children that no running attempt of it waits for (all of
     /// them once it has ended); theirs follow, as each canceled child does the same.
     pub(super) async fn cancel_children(self: &Arc<Self>, instance: Uuid) -> anyhow::Result<()> {
-        let children = self.store.children(instance).await?;
+        let children = self.instances.children(instance).await?;
         let live: Vec<&ChildRow> = children.iter().filter(|c| !c.status.is_terminal()).collect();
         if live.is_empty() {
             return Ok(());
         }
-        let parent = self.store.get_instance(instance).await?;
+        let parent = self.instances.get_instance(instance).await?;
         let waited_for = |child: &ChildRow| {
             parent.as_ref().is_some_and(|p| {
                 !p.instance.status.is_terminal()

@@ -1,10 +1,12 @@
 //! The commands the API (and triggers, children and failure handlers) call on the engine:
 //! starting instances (`start.rs`), acting on one (`control.rs`: cancel, signal;
 //! `actions.rs`: pause, resume, retry) and the task workers' protocol (`tasks.rs`). A part of
-//! its own: it holds what those call — the store, the plans, this process's worker slots, the
-//! commit path, the start lane, the bus, the task pollers' wake, the sandbox (concurrency
-//! keys), the vault (a task's secrets) and the caps on what comes in — and nothing of the
-//! runner: a command's transition goes through the commit path, which runs what it leased.
+//! its own: it holds what those call — the store's catalog, instances and work queue (three
+//! traits: starts and actions want the first two, the task protocol the third), the plans,
+//! this process's worker slots, the commit path, the start lane, the bus, the task pollers'
+//! wake, the sandbox (concurrency keys), the vault (a task's secrets) and the caps on what
+//! comes in — and nothing of the runner: a command's transition goes through the commit path,
+//! which runs what it leased.
 
 use super::commit::Committer;
 use super::outputs::OutputCaps;
@@ -15,12 +17,16 @@ use super::wakes::Wakes;
 use crate::events::EventBus;
 use crate::sandbox::Sandbox;
 use crate::secrets::Vault;
-use crate::store::DynStore;
+use crate::store::{CatalogStore, InstanceStore, WorkQueue};
 use std::sync::Arc;
 
 pub(super) struct Commands {
-    /// Workflows and versions (on `Store` itself), instances, admission and tasks.
-    pub(super) store: DynStore,
+    /// The latest version a start or a retry runs.
+    pub(super) catalog: Arc<dyn CatalogStore>,
+    /// Starts, retries and the instances a command reads.
+    pub(super) instances: Arc<dyn InstanceStore>,
+    /// The task workers' protocol: claims, leases and the items behind them.
+    pub(super) work: Arc<dyn WorkQueue>,
     pub(super) plans: Arc<Plans>,
     pub(super) workers: Arc<Workers>,
     pub(super) committer: Arc<Committer>,

@@ -55,7 +55,7 @@ impl Commands {
             TransitionOutcome::Applied(_) => Ok(()),
             _ => {
                 // Read again: the status may have changed since the first read.
-                match self.store.get_instance(id).await? {
+                match self.instances.get_instance(id).await? {
                     Some(now) => Err(EngineError::Conflict(refused(now.instance.status))),
                     None => Err(EngineError::NotFound(format!("no instance with id {id}"))),
                 }
@@ -64,7 +64,7 @@ impl Commands {
     }
 
     pub(super) async fn snapshot(&self, id: Uuid) -> Result<Snapshot, EngineError> {
-        self.store.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))
+        self.instances.get_instance(id).await?.ok_or_else(|| EngineError::NotFound(format!("no instance with id {id}")))
     }
 
     /// A node output handed in from outside (a signal's payload, a task's result) that is

@@ -6,8 +6,9 @@
 //! process died before consuming it) finds the run it started, and each failed run of a
 //! retried instance gets its own. A handler that cannot start is noted on the failed
 //! instance's history; passing trouble (the database) leaves the item to be claimed again.
-//! A hook of its own (`FailureHandlers`): it holds the store, the start command, the bus (for
-//! its note) and the public URL, and nothing of the runner that hands it the item.
+//! A hook of its own (`FailureHandlers`): it holds the store's instances and catalog, the start
+//! command, the bus (for its note) and the public URL, and nothing of the runner that hands it
+//! the item.
 
 use super::commands::Commands;
 use super::error::EngineError;
@@ -15,7 +16,7 @@ use super::lineage::Lineage;
 use super::plan::Plan;
 use super::start_request::StartRequest;
 use crate::events::EventBus;
-use crate::store::{DynStore, Fence, InstanceRow, NewEvent, RunEnd, TransitionOutcome, Writes};
+use crate::store::{CatalogStore, Fence, InstanceRow, InstanceStore, NewEvent, RunEnd, TransitionOutcome, Writes};
 use chrono::Utc;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -28,8 +29,10 @@ use uuid::Uuid;
 type NotStarted = String;
 
 pub(super) struct FailureHandlers {
-    /// Instances, and workflows (on `Store` itself) to resolve the handler's version.
-    store: DynStore,
+    /// The failed instance, read and noted on.
+    instances: Arc<dyn InstanceStore>,
+    /// Resolves the handler workflow's version.
+    catalog: Arc<dyn CatalogStore>,
     commands: Arc<Commands>,
     bus: Arc<EventBus>,
     /// `TRELLIS_PUBLIC_URL`: the base of the instance link a handler gets.
@@ -38,12 +41,13 @@ pub(super) struct FailureHandlers {
 
 impl FailureHandlers {
     pub(super) fn new(
-        store: DynStore,
+        instances: Arc<dyn InstanceStore>,
+        catalog: Arc<dyn CatalogStore>,
         commands: Arc<Commands>,
         bus: Arc<EventBus>,
         public_url: Option<String>,
     ) -> FailureHandlers {
-        FailureHandlers { store, commands, bus, public_url }
+        FailureHandlers { instances, catalog, commands, bus, public_url }
     }
 
     /// Starts the handler of the failed run the item stands for, then consumes the item (or
@@ -54,7 +58,7 @@ impl FailureHandlers {
         end: &RunEnd,
         plan: &Plan,
     ) -> anyhow::Result<()> {
-        let Some(snapshot) = self.store.get_instance(instance).await? else { return Ok(()) };
+        let Some(snapshot) = self.instances.get_instance(instance).await? else { return Ok(()) };
         let failed = snapshot.instance;
         let note = match self.try_start_handler(&failed, plan, end).await {
             Ok(()) => None,
@@ -66,7 +70,7 @@ impl FailureHandlers {
             tracing::warn!(instance = %failed.id, "{note}");
         }
         let writes = Writes { events, ..Writes::default() };
-        let outcome = self.store.transition(failed.id, Some(fence), &|_| writes.clone()).await?;
+        let outcome = self.instances.transition(failed.id, Some(fence), &|_| writes.clone()).await?;
         if let TransitionOutcome::Applied(applied) = outcome {
             if let Some(seq) = applied.first_seq.filter(|_| !applied.events.is_empty()) {
                 self.bus.committed(failed.id, failed.workflow_id, seq, &applied.events);
@@ -88,7 +92,7 @@ impl FailureHandlers {
             return named(format!("`{}` is not a workflow id", handler.workflow));
         };
         let Some(lineage) = Lineage::of(failed).handler() else {
-            let root = super::lineage::root(&*self.store, failed).await;
+            let root = super::lineage::root(&*self.instances, failed).await;
             return named(format!(
                 "the chain of failure handlers is {MAX_FAILURE_HANDLER_DEPTH} deep, its limit: the chain of instances \
                  started by one another (sub-workflows and failure handlers) began at instance {root}"
@@ -128,7 +132,9 @@ impl FailureHandlers {
         workflow: Uuid,
         version: VersionRef,
     ) -> Result<Result<i64, NotStarted>, Result<NotStarted, anyhow::Error>> {
-        super::callee::version_to_run(&self.store, workflow, version, "the workflow").await.map_err(|e| Err(e.into()))
+        super::callee::version_to_run(&*self.catalog, workflow, version, "the workflow")
+            .await
+            .map_err(|e| Err(e.into()))
     }
 
     /// `{"instance": {...}}`: what the handler gets to know about the failed run.

@@ -64,12 +64,12 @@ impl Runner {
         let (plan, context) = match known {
             Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, Value::Null),
             _ => {
-                let read = match self.store.remembered_instance(item.instance_id) {
+                let read = match self.instances.remembered_instance(item.instance_id) {
                     Some(remembered) => Some(remembered),
                     None => {
                         // BEGIN, the instance, its nodes, COMMIT.
                         PHASES.autocommit(4);
-                        self.store.get_instance(item.instance_id).await?
+                        self.instances.get_instance(item.instance_id).await?
                     }
                 };
                 let Some(snapshot) = read else { return Ok(()) };
@@ -140,7 +140,7 @@ impl RunLeased for Runner {
 impl Runner {
     /// Consumes a work item (fenced) without changing its instance.
     pub(super) async fn consume(&self, instance: uuid::Uuid, fence: &Fence) -> anyhow::Result<()> {
-        self.store.transition(instance, Some(fence), &|_| Writes::default()).await?;
+        self.instances.transition(instance, Some(fence), &|_| Writes::default()).await?;
         Ok(())
     }
 }

@@ -74,7 +74,7 @@ use crate::events::EventBus;
 use crate::http_client::OutboundPolicy;
 use crate::sandbox::Sandbox;
 use crate::secrets::Vault;
-use crate::store::DynStore;
+use crate::store::{CatalogStore, DynStore, InstanceStore, WorkQueue};
 use chrono::{DateTime, Utc};
 use nodes::http::HttpRunner;
 use nodes::Runtime;
@@ -121,16 +121,27 @@ impl Engine {
     /// A new engine with its commit lanes running (so: inside a tokio runtime).
     pub fn new(store: DynStore, config: EngineConfig, sandbox: Arc<Sandbox>, secrets: Arc<Vault>) -> Arc<Engine> {
         let runtime = Runtime { http: HttpRunner::new(config.http_allow.clone()), sandbox, secrets };
+        // Each part is handed only the store's traits it calls, upcast from the whole store
+        // (here, or where a part takes one trait alone).
+        let instances: Arc<dyn InstanceStore> = store.clone();
+        let catalog: Arc<dyn CatalogStore> = store.clone();
+        let work: Arc<dyn WorkQueue> = store.clone();
         // From the floor up: the parts with state of their own, the commit path, the
         // commands, the hooks, the runner.
-        let plans = Arc::new(plans::Plans::new(store.clone()));
+        let plans = Arc::new(plans::Plans::new(catalog.clone(), instances.clone()));
         let wakes = Arc::<wakes::Wakes>::default();
         let bus = Arc::new(EventBus::default());
         let owner = format!("{}-{}", hostname(), Uuid::now_v7());
         let workers = Arc::new(reserve::Workers::new(owner, config.workers, config.lease_ms, wheel::WHEEL_SLOTS));
-        let admission = Arc::new(admission::Admission::new(store.clone(), plans.clone(), bus.clone(), wakes.clone()));
+        let admission = Arc::new(admission::Admission::new(
+            instances.clone(),
+            catalog.clone(),
+            plans.clone(),
+            bus.clone(),
+            wakes.clone(),
+        ));
         let committer = commit::Committer::new(commit::CommitParts {
-            store: store.clone(),
+            store: instances.clone(),
             workers: workers.clone(),
             plans: plans.clone(),
             bus: bus.clone(),
@@ -140,11 +151,13 @@ impl Engine {
             lanes: config.commit_lanes,
         });
         let commands = Arc::new(commands::Commands {
-            store: store.clone(),
+            catalog: catalog.clone(),
+            instances: instances.clone(),
+            work: work.clone(),
             plans: plans.clone(),
             workers: workers.clone(),
             committer: committer.clone(),
-            start_lane: start_lane::StartLane::new(store.clone(), config.commit_lanes),
+            start_lane: start_lane::StartLane::new(instances.clone(), config.commit_lanes),
             bus: bus.clone(),
             wakes: wakes.clone(),
             sandbox: runtime.sandbox.clone(),
@@ -153,11 +166,19 @@ impl Engine {
             output_caps: config.output_caps,
         });
         let public_url = config.public_url.clone();
-        let alerts = alert_items::Alerts::new(store.clone(), store.clone(), public_url.clone());
-        let failure_handlers =
-            failure_handler::FailureHandlers::new(store.clone(), commands.clone(), bus.clone(), public_url);
+        let alerts = alert_items::Alerts::new(store.clone(), instances.clone(), public_url.clone());
+        let failure_handlers = failure_handler::FailureHandlers::new(
+            instances.clone(),
+            catalog.clone(),
+            commands.clone(),
+            bus.clone(),
+            public_url,
+        );
         let runner = Arc::new(run::Runner {
-            store: store.clone(),
+            work,
+            instances,
+            map_items: store.clone(),
+            catalog,
             runtime,
             plans,
             wakes,

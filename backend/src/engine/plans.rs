@@ -1,18 +1,20 @@
 //! The execution plans of published versions, cached: versions never change. Also remembers
 //! which workflows have a version that limits admission, so a finished instance of one is
-//! known to free a slot. Owns its cache; reads versions and workflows from the store.
+//! known to free a slot. Owns its cache; reads versions and workflows from the catalog.
 
 use super::plan::Plan;
 use crate::store::phases::PHASES;
-use crate::store::{DynStore, WorkItem};
+use crate::store::{CatalogStore, InstanceStore, WorkItem};
 use anyhow::Context;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use uuid::Uuid;
 
 pub(super) struct Plans {
-    /// For `get_version` and `get_workflow` (on `Store` itself) and `instance_versions`.
-    store: DynStore,
+    /// The versions plans are made of, and their workflows' names.
+    catalog: Arc<dyn CatalogStore>,
+    /// Which version each instance runs (`instance_versions`).
+    instances: Arc<dyn InstanceStore>,
     cache: RwLock<HashMap<(Uuid, i64), Arc<Plan>>>,
     /// Workflows with a version (among the cached plans) that limits admission: an instance
     /// of any of their versions finishing may free a slot.
@@ -20,8 +22,8 @@ pub(super) struct Plans {
 }
 
 impl Plans {
-    pub(super) fn new(store: DynStore) -> Plans {
-        Plans { store, cache: RwLock::default(), limited: RwLock::default() }
+    pub(super) fn new(catalog: Arc<dyn CatalogStore>, instances: Arc<dyn InstanceStore>) -> Plans {
+        Plans { catalog, instances, cache: RwLock::default(), limited: RwLock::default() }
     }
 
     /// The execution plan of a published version, cached: versions never change.
@@ -29,10 +31,10 @@ impl Plans {
         if let Some(plan) = self.cached(workflow, version) {
             return Ok(plan);
         }
-        let record = self.store.get_version(workflow, version).await?.context("the instance's version is missing")?;
+        let record = self.catalog.get_version(workflow, version).await?.context("the instance's version is missing")?;
         let mut plan = Plan::new(&record.definition.0).context("a published version is not a DAG")?;
         plan.workflow = workflow;
-        plan.name = self.store.get_workflow(workflow).await?.map(|w| w.name).unwrap_or_default();
+        plan.name = self.catalog.get_workflow(workflow).await?.map(|w| w.name).unwrap_or_default();
         let plan = Arc::new(plan);
         if plan.admission().any() {
             self.limited.write().expect("limited workflows").insert(workflow);
@@ -49,7 +51,7 @@ impl Plans {
             return Vec::new();
         }
         let ids: Vec<Uuid> = items.iter().map(|i| i.instance_id).collect();
-        let versions: HashMap<Uuid, (Uuid, i64)> = match self.store.instance_versions(&ids).await {
+        let versions: HashMap<Uuid, (Uuid, i64)> = match self.instances.instance_versions(&ids).await {
             Ok(rows) => rows.into_iter().map(|(id, workflow, version)| (id, (workflow, version))).collect(),
             Err(_) => HashMap::new(),
         };

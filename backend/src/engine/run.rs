@@ -16,15 +16,21 @@ use super::plans::Plans;
 use super::reserve::Workers;
 use super::wakes::Wakes;
 use crate::events::EventBus;
-use crate::store::DynStore;
+use crate::store::{CatalogStore, InstanceStore, MapStore, WorkQueue};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
 /// The run part: what the claim loop, attempts, the wheel, maps and children use.
 pub(super) struct Runner {
-    /// Claims, leases, instances, map items, children (many of the store's traits).
-    pub(super) store: DynStore,
+    /// Claims and leases: the claim loop, the wheel, an attempt's renewals.
+    pub(super) work: Arc<dyn WorkQueue>,
+    /// Instances and their children, as handling an item and a child's end read them.
+    pub(super) instances: Arc<dyn InstanceStore>,
+    /// A map node's items.
+    pub(super) map_items: Arc<dyn MapStore>,
+    /// The version a `subworkflow` node or map item calls.
+    pub(super) catalog: Arc<dyn CatalogStore>,
     /// Where node attempts run: the sandbox, the HTTP client, the vault.
     pub(super) runtime: Runtime,
     pub(super) plans: Arc<Plans>,

@@ -63,7 +63,7 @@ impl Runner {
         self.workers.drain();
         let all = self.workers.count as u32;
         let _ = tokio::time::timeout(grace, self.workers.permits.acquire_many(all)).await;
-        match self.store.release_leases(&self.workers.owner).await {
+        match self.work.release_leases(&self.workers.owner).await {
             Ok(n) if n > 0 => tracing::info!(released = n, "released leases for other processes"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "could not release leases"),
@@ -79,7 +79,7 @@ impl Runner {
             return (0, 0);
         }
         let now = Utc::now();
-        let items = match self.store.claim_due(&self.workers.owner, now, now + self.workers.lease(), slots as i64).await
+        let items = match self.work.claim_due(&self.workers.owner, now, now + self.workers.lease(), slots as i64).await
         {
             Ok(items) => items,
             Err(e) => {
@@ -105,7 +105,7 @@ impl Runner {
     /// timer comes within the wheel's read-ahead (not before the timer poll allows another
     /// look, nor while the wheel is full), and at most `MAX_IDLE`.
     async fn idle_wait(&self, last_timers: tokio::time::Instant) -> Duration {
-        let Ok(next) = self.store.next_due().await else { return MAX_IDLE };
+        let Ok(next) = self.work.next_due().await else { return MAX_IDLE };
         let now = Utc::now();
         let until = |at: chrono::DateTime<Utc>| (at - now).to_std().unwrap_or(Duration::ZERO);
         let run = next.run.map_or(MAX_IDLE, until);

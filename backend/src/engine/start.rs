@@ -104,7 +104,7 @@ impl Commands {
     /// Checks `input` against the latest published version's `input_schema`, as a start would
     /// (nothing published: nothing to check yet; each start checks again).
     pub async fn check_input(&self, workflow: Uuid, input: &Value) -> Result<(), EngineError> {
-        let Some(latest) = self.store.get_workflow(workflow).await?.and_then(|w| w.latest_version) else {
+        let Some(latest) = self.catalog.get_workflow(workflow).await?.and_then(|w| w.latest_version) else {
             return Ok(());
         };
         self.plans.get(workflow, latest).await?.check_input(input)
@@ -114,7 +114,7 @@ impl Commands {
     /// the latest one.
     async fn versions(&self, workflow: Uuid, version: Option<i64>) -> Result<(i64, i64), EngineError> {
         let record = self
-            .store
+            .catalog
             .get_workflow(workflow)
             .await?
             .ok_or_else(|| EngineError::NotFound(format!("no workflow with id {workflow}")))?;
@@ -138,7 +138,7 @@ impl Commands {
         loop {
             let outcome = match super::start_lane::batchable(new) {
                 true => self.start_lane.start_together(new).await?,
-                false => self.store.start_instance(new).await?,
+                false => self.instances.start_instance(new).await?,
             };
             match outcome {
                 StartOutcome::KeyLive(live)

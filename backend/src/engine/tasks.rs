@@ -38,7 +38,7 @@ impl Commands {
             let token = Uuid::new_v4().simple().to_string();
             let now = Utc::now();
             let woken = self.wakes.tasks.notified();
-            if let Some(item) = self.store.claim_task(queue, &token, now, now + self.workers.lease()).await? {
+            if let Some(item) = self.work.claim_task(queue, &token, now, now + self.workers.lease()).await? {
                 match item.work {
                     Ok(Work::Task { attempt, input, .. }) => {
                         return Ok(Some(TaskLease {
@@ -70,7 +70,7 @@ impl Commands {
     pub async fn heartbeat_task(&self, id: Uuid, token: &str) -> Result<DateTime<Utc>, EngineError> {
         let (fence, ..) = self.task_fence(id, token).await?;
         let until = Utc::now() + self.workers.lease();
-        if self.store.extend_lease(&fence, until).await? {
+        if self.work.extend_lease(&fence, until).await? {
             Ok(until)
         } else {
             Err(stale_lease())
@@ -132,7 +132,7 @@ impl Commands {
 
     /// The fence the task's live lease gives `token`, its instance and its attempt.
     async fn task_fence(&self, id: Uuid, token: &str) -> Result<(Fence, Uuid, NodeAttempt), EngineError> {
-        let item = self.store.work_item(id).await?.ok_or_else(stale_lease)?;
+        let item = self.work.work_item(id).await?.ok_or_else(stale_lease)?;
         let live = item.lease_expires_at.is_some_and(|t| t > Utc::now());
         match (item.fence(), item.work) {
             (Some(fence), Ok(Work::Task { attempt, .. })) if fence.owner == token && live => {

@@ -41,7 +41,7 @@ impl Runner {
         let horizon = now + chrono::Duration::from_std(READ_AHEAD).unwrap_or_default();
         let asked = permits.len();
         let claim =
-            self.store.claim_timers(&self.workers.owner, now, horizon, horizon + self.workers.lease(), asked as i64);
+            self.work.claim_timers(&self.workers.owner, now, horizon, horizon + self.workers.lease(), asked as i64);
         let items = match claim.await {
             Ok(items) => items,
             Err(e) => {

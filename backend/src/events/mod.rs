@@ -8,7 +8,7 @@ pub mod metrics;
 pub mod otel;
 
 use crate::store::notice::{Appended, Notice};
-use crate::store::{DynStore, NewEvent, StoredEvent};
+use crate::store::{InstanceStore, NewEvent, StoredEvent};
 use chrono::{DateTime, Utc};
 use hub::{FeedItem, Hub, Published};
 use metrics::Metrics;
@@ -93,7 +93,7 @@ impl EventBus {
     }
 
     /// Entries another process committed.
-    async fn announced(&self, store: &DynStore, appended: Appended) {
+    async fn announced(&self, store: &dyn InstanceStore, appended: Appended) {
         let Appended { instance, workflow, first, count, events, .. } = appended;
         let entries: Vec<(EventKind, DateTime<Utc>, Value)> = match events {
             Some(events) => events.into_iter().map(|e| (e.kind, e.at, e.data)).collect(),
@@ -114,7 +114,7 @@ impl EventBus {
     }
 
     /// Relays other processes' announcements until the store's listener ends.
-    pub async fn relay(self: Arc<Self>, store: DynStore) {
+    pub async fn relay(self: Arc<Self>, store: Arc<dyn InstanceStore>) {
         let mut notices = match store.listen().await {
             Ok(Some(notices)) => notices,
             Ok(None) => return,
@@ -125,7 +125,7 @@ impl EventBus {
         };
         while let Some(notice) = notices.recv().await {
             match notice {
-                Notice::Appended(appended) => self.announced(&store, appended).await,
+                Notice::Appended(appended) => self.announced(&*store, appended).await,
                 Notice::Gap => self.hub.forget_all(),
             }
         }

@@ -10,7 +10,7 @@
 pub mod retention;
 
 use crate::engine::{Engine, EngineError};
-use crate::store::{BatchDone, DynStore, InstanceQuery, JobLease, JobRow, StatusSet};
+use crate::store::{BatchDone, InstanceQuery, JobLease, JobRow, JobStore, StatusSet};
 use chrono::{DateTime, Duration, Utc};
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -100,7 +100,7 @@ pub fn new_job(kind: JobKind, filter: &InstanceFilter, matched: i64, created_by:
 }
 
 pub struct JobLoop {
-    store: DynStore,
+    store: Arc<dyn JobStore>,
     engine: Arc<Engine>,
     owner: String,
     lease: Duration,
@@ -115,7 +115,7 @@ enum Stop {
 }
 
 impl JobLoop {
-    pub fn new(store: DynStore, engine: Arc<Engine>, lease: std::time::Duration) -> JobLoop {
+    pub fn new(store: Arc<dyn JobStore>, engine: Arc<Engine>, lease: std::time::Duration) -> JobLoop {
         let lease = Duration::from_std(lease).unwrap_or(Duration::seconds(30));
         JobLoop { store, engine, owner: format!("jobs-{}", Uuid::now_v7()), lease }
     }

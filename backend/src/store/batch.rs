@@ -3,7 +3,7 @@
 //! of history entries) while the outcome is what applying the steps one after another would
 //! have written. The SQL half is `transitions.rs`.
 
-use super::work_records::{Fence, NewWork, Work};
+use super::work::{Fence, NewWork, Work};
 use super::{InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes};
 use std::collections::HashMap;
 use uuid::Uuid;

@@ -1,8 +1,112 @@
-//! What the `Store` trait's SQL (`queries/catalog.rs`: settings, users, API keys, workflows,
-//! drafts, versions) shares with the rest: the workflow column list and `LIKE` escaping.
-//! How one SQL body serves both backends: `queries/mod.rs`.
+//! The catalog: workflows, their drafts and their published versions; the rows and trait here,
+//! the SQL in `queries/catalog.rs` (one body for both backends). Also `LIKE` escaping, which
+//! the audit log's search shares.
 
+use super::Result;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use const_format::concatcp;
+use sqlx::types::Json;
+use trellis_model::Definition;
+use uuid::Uuid;
+
+/// The result of a conditional write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome<T> {
+    Done(T),
+    /// The row changed since it was read (its revision no longer matches).
+    Stale,
+    /// The workflow is archived; unarchive it to change it.
+    Archived,
+    NotFound,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct WorkflowRecord {
+    pub id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub draft: Json<Definition>,
+    pub draft_rev: i64,
+    pub latest_version: Option<i64>,
+    pub archived: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewWorkflow {
+    pub id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub draft: Definition,
+    pub now: DateTime<Utc>,
+}
+
+/// A partial update: `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct WorkflowChange {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub archived: Option<bool>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkflowQuery {
+    /// Only workflows whose id sorts before this one (the page cursor).
+    pub before: Option<Uuid>,
+    pub limit: i64,
+    /// Case-insensitive substring of the name.
+    pub name_contains: Option<String>,
+    pub include_archived: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewVersion {
+    pub note: Option<String>,
+    pub published_by: String,
+    pub now: DateTime<Utc>,
+    /// The draft's nodes with a `stuck_after_ms` (node id, ms): their slow thresholds, written
+    /// with the version.
+    pub stuck_after: Vec<(String, i64)>,
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct VersionRecord {
+    pub workflow_id: Uuid,
+    pub version: i64,
+    pub definition: Json<Definition>,
+    pub note: Option<String>,
+    pub published_by: Option<String>,
+    pub published_at: DateTime<Utc>,
+}
+
+/// A version without its definition, for lists.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct VersionInfo {
+    pub version: i64,
+    pub note: Option<String>,
+    pub published_by: Option<String>,
+    pub published_at: DateTime<Utc>,
+}
+
+/// Workflows, drafts and versions. A draft changes by compare-and-swap on its revision;
+/// versions, once published, never change.
+#[async_trait]
+pub trait CatalogStore: Send + Sync + 'static {
+    async fn create_workflow(&self, new: &NewWorkflow) -> Result<WorkflowRecord>;
+    async fn list_workflows(&self, query: &WorkflowQuery) -> Result<Vec<WorkflowRecord>>;
+    async fn get_workflow(&self, id: Uuid) -> Result<Option<WorkflowRecord>>;
+    /// The names of those of `ids` that exist, for lists of instances.
+    async fn workflow_names(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, String)>>;
+    async fn update_workflow(&self, id: Uuid, change: &WorkflowChange) -> Result<Option<WorkflowRecord>>;
+    /// Replaces the draft if its revision is still `expected_rev` (`None`: any revision).
+    async fn save_draft(&self, id: Uuid, expected_rev: Option<i64>, draft: &Definition) -> Result<WriteOutcome<i64>>;
+    /// Freezes the draft as the next version if its revision is still `draft_rev`.
+    async fn publish(&self, id: Uuid, draft_rev: i64, publish: &NewVersion) -> Result<WriteOutcome<i64>>;
+    async fn list_versions(&self, workflow: Uuid) -> Result<Vec<VersionInfo>>;
+    async fn get_version(&self, workflow: Uuid, version: i64) -> Result<Option<VersionRecord>>;
+}
 
 /// Escapes `%`, `_` and `\` so user text matches literally inside a `LIKE` pattern.
 pub(super) fn like_pattern(text: &str) -> String {
@@ -22,34 +126,6 @@ pub(super) const WORKFLOW_COLUMNS: &str =
     "id, name, description, draft, draft_rev, latest_version, archived, created_at, updated_at";
 
 // The statements `queries/catalog.rs` runs, named for what they do.
-pub(super) const PING: &str = "SELECT 1";
-pub(super) const INSERT_SETTING_IF_ABSENT: &str =
-    "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING";
-pub(super) const SETTING: &str = "SELECT value FROM settings WHERE key = $1";
-pub(super) const COUNT_USERS: &str = "SELECT COUNT(*) FROM users";
-pub(super) const INSERT_USER: &str =
-    "INSERT INTO users (id, username, password_hash, role, created_at, updated_at) VALUES ($1, $2, $3, \
-    $4, $5, $5) ON CONFLICT (username) DO NOTHING";
-pub(super) const USER_BY_NAME: &str = const_format::concatcp!(USER_COLUMNS, " FROM users WHERE username = $1");
-pub(super) const USER_BY_ID: &str = const_format::concatcp!(USER_COLUMNS, " FROM users WHERE id = $1");
-/// What a `UserRecord` reads.
-pub(super) const USER_COLUMNS: &str =
-    "SELECT id, username, password_hash, role, created_at, disabled_at, source, subject, groups";
-pub(super) const SET_PASSWORD: &str = "UPDATE users SET password_hash = $1, updated_at = $2 WHERE username = $3";
-pub(super) const DELETE_SESSIONS_OF_USERNAME: &str =
-    "DELETE FROM sessions WHERE user_id IN (SELECT id FROM users WHERE username = $1)";
-pub(super) const INSERT_API_KEY: &str =
-    "INSERT INTO api_keys (id, name, prefix, key_hash, role, created_by, created_at) VALUES ($1, $2, $3, \
-    $4, $5, $6, $7)";
-/// A key made by a user who is now disabled stops working with them.
-pub(super) const API_KEY_BY_HASH: &str =
-    "SELECT id, name, prefix, key_hash, role, created_by, created_at FROM api_keys k WHERE key_hash = $1 \
-    AND revoked_at IS NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.username = k.created_by AND \
-    u.disabled_at IS NOT NULL)";
-pub(super) const LIST_API_KEYS: &str =
-    "SELECT id, name, prefix, key_hash, role, created_by, created_at FROM api_keys WHERE revoked_at IS \
-    NULL ORDER BY id";
-pub(super) const REVOKE_API_KEY: &str = "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL";
 pub(super) const CREATE_WORKFLOW: &str = concatcp!(
     "INSERT INTO workflows (id, name, description, draft, draft_rev, archived, created_at, updated_at) \
     VALUES ($1, $2, $3, $4, 1, $5, $6, $6) RETURNING ",

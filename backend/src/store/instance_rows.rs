@@ -1,5 +1,5 @@
 //! The rows of the engine's tables as they are read and written: instances, their nodes, their
-//! children and first starts, their history entries (the work queue's are `work_records.rs`,
+//! children and first starts, their history entries (the work queue's are `work/items.rs`,
 //! what one transition writes is `writes.rs`). Their JSON columns are read leniently
 //! (`lenient.rs`): one unreadable row never fails a read.
 

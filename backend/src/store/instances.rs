@@ -1,10 +1,90 @@
-//! The engine's store (`InstanceStore`'s column lists here, its SQL in `queries/instances.rs`). Two
-//! dialect differences come from each backend's `Backend` impl: `LOCK_ROW` (`FOR NO KEY UPDATE` on
-//! Postgres: the per-instance and per-workflow locks that make transitions and admission safe
-//! across processes) and `SKIP_LOCKED` (claims skip rows another process is claiming). SQLite has
-//! one process, whose write transactions are serialized by the store's `write_guard`.
+//! The engine's store: `InstanceStore` and its column lists here, its SQL in
+//! `queries/instances.rs`. Two dialect differences come from each backend's `Backend` impl:
+//! `LOCK_ROW` (`FOR NO KEY UPDATE` on Postgres: the per-instance and per-workflow locks that make
+//! transitions and admission safe across processes) and `SKIP_LOCKED` (claims skip rows another
+//! process is claiming). SQLite has one process, whose write transactions are serialized by the
+//! store's `write_guard`.
 
+use super::batch::{Step, StepDecide};
+use super::instance_query::InstanceQuery;
+use super::{
+    notice, AdmissionLimits, ChildRow, EngineGauges, Fence, InstanceRow, NewInstance, NodeRow, Refusable, Result,
+    Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use const_format::concatcp;
+use trellis_model::InstanceStatus;
+use uuid::Uuid;
+
+/// Decides, inside a transition's transaction, what to write given the locked snapshot.
+pub type Decide<'a> = &'a (dyn Fn(&Snapshot) -> Writes + Send + Sync);
+
+/// Decides a retry given the locked snapshot, whether a concurrency slot is free, and the time
+/// it is recorded at (read holding the workflow's lock: see `queries/admission_clock.rs`).
+pub type RetryDecide<'a> = &'a (dyn Fn(&Snapshot, bool, DateTime<Utc>) -> Writes + Send + Sync);
+
+/// Decides the admission of a queued instance given its locked snapshot and the time it is
+/// admitted at (read holding the workflow's lock: see `queries/admission_clock.rs`).
+pub type AdmitDecide<'a> = &'a (dyn Fn(&Snapshot, DateTime<Utc>) -> Writes + Send + Sync);
+
+/// The engine's persistence: instances, their nodes and their history.
+#[async_trait]
+pub trait InstanceStore: Send + Sync + 'static {
+    /// Inserts an instance; under a concurrency limit (checked holding the workflow's lock)
+    /// it runs at once, queues, or is rejected.
+    async fn start_instance(&self, new: &NewInstance) -> Result<StartOutcome>;
+    /// Starts without an Idempotency-Key or a business key, in one transaction: each decided
+    /// and written as `start_instance` would, one after another. An error means none was.
+    async fn start_instances(&self, news: &[&NewInstance]) -> Result<Vec<StartOutcome>>;
+    /// One state change of one instance, holding its lock: consumes the fenced work item
+    /// (if any; a stale fence changes nothing), then writes what `decide` returns.
+    async fn transition(&self, instance: Uuid, fence: Option<&Fence>, decide: Decide<'_>) -> Result<TransitionOutcome>;
+    /// Many state changes, of one or many instances, in one transaction (group commit): each
+    /// step as `transition` would make it, the steps of one instance in order, each decided
+    /// on what the earlier ones left. One outcome per step; an error means none was written.
+    async fn transition_batch(&self, steps: &[Step<'_>], decide: StepDecide<'_>) -> Result<Vec<TransitionOutcome>>;
+    /// A retry of a finished instance as one transition: under a concurrency limit it holds
+    /// the workflow's lock (like a start) and tells `decide` whether a slot is free; the limit
+    /// that held it back when there is none and the workflow refuses rather than queues. A
+    /// retry that would make a second live instance with the same business key is a `Conflict`.
+    /// `migrate`: first move the instance to this version with these node rows (all of them).
+    async fn retry_instance(
+        &self,
+        id: Uuid,
+        limits: AdmissionLimits,
+        migrate: Option<(i64, &[NodeRow])>,
+        decide: RetryDecide<'_>,
+    ) -> Result<Refusable<TransitionOutcome>>;
+    /// Admits the oldest queued instances of `workflow` into its free slots; returns each
+    /// with what admitting it wrote.
+    async fn admit_queued(
+        &self,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        decide: AdmitDecide<'_>,
+    ) -> Result<Vec<(Uuid, Writes)>>;
+    async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
+    async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
+    /// The instance as this process last wrote it, if it remembers it (`snapshots.rs`): what
+    /// reading it would give unless another writer changed it since. For an attempt's
+    /// expression context (the input and upstream outputs, which stay while it runs).
+    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot>;
+    /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
+    async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
+    /// The child instances `parent`'s `subworkflow` nodes started, oldest first.
+    async fn children(&self, parent: Uuid) -> Result<Vec<ChildRow>>;
+    /// The latest failure handler run started for `failed`: (instance, workflow).
+    async fn failure_handler(&self, failed: Uuid) -> Result<Option<(Uuid, Uuid)>>;
+    async fn list_instances(&self, query: &InstanceQuery) -> Result<Vec<InstanceRow>>;
+    async fn count_instances(&self, query: &InstanceQuery) -> Result<Vec<(InstanceStatus, i64)>>;
+    /// Up to `limit` history entries of `instance` after `seq` `after`, in order.
+    async fn events_after(&self, instance: Uuid, after: i64, limit: i64) -> Result<Vec<StoredEvent>>;
+    async fn engine_gauges(&self) -> Result<EngineGauges>;
+    /// Announcements of history entries other processes append (Postgres); `None` where
+    /// there are no other processes (SQLite).
+    async fn listen(&self) -> Result<Option<tokio::sync::mpsc::Receiver<notice::Notice>>>;
+}
 
 pub(super) const INSTANCE_COLUMNS: &str =
     "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, \

@@ -77,7 +77,7 @@ pub(super) const INSERT_HANDOFF: &str =
 pub(super) const TAKE_HANDOFF: &str = "DELETE FROM oidc_handoffs WHERE code_hash = $1 \
     RETURNING code_hash, challenge, user_id, id_token, expires_at";
 pub(super) const USER_BY_SUBJECT: &str =
-    const_format::concatcp!(super::catalog::USER_COLUMNS, " FROM users WHERE source = 'oidc' AND subject = $1");
+    const_format::concatcp!(super::accounts::USER_COLUMNS, " FROM users WHERE source = 'oidc' AND subject = $1");
 /// No password verifies against this: it is no PHC string, and sign-in refuses `oidc` users
 /// before it looks at the hash anyway.
 pub(super) const NO_PASSWORD: &str = "!single-sign-on";

@@ -1,10 +1,14 @@
-//! The durable work queue's SQL (timers, dispatched attempts, tasks), its trait and the
-//! column list; the SQL is `queries/work.rs`, one body for both backends. Every claim bumps the
-//! item's `lease_epoch`: the fence a transition checks before consuming the item, so the work
-//! of an expired lease can never be applied twice.
+//! The durable work queue (timers, dispatched attempts, tasks): its trait and statements here,
+//! its items typed in `work/items.rs`, the SQL in `queries/work.rs` (one body for both
+//! backends). Every claim bumps the item's `lease_epoch`: the fence a transition checks before
+//! consuming the item, so the work of an expired lease can never be applied twice.
+
+mod items;
+
+pub(super) use items::WorkRow;
+pub use items::{ChildEnd, Fence, NewWork, NodeAttempt, RunEnd, UnreadableWork, Work, WorkColumns, WorkItem, WorkKind};
 
 use super::instances::WORK_COLUMNS;
-use super::work_records::{Fence, WorkItem};
 use super::Result;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -3,7 +3,7 @@
 //! the limits its admission is held to.
 
 use super::instance_rows::{InstanceRow, NewEvent, NodeRow};
-use super::work_records::NewWork;
+use super::work::NewWork;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use trellis_model::InstanceStatus;

@@ -14,7 +14,7 @@ use super::signature;
 use super::spec::WebhookSpec;
 use crate::engine::{Engine, EngineError, StartRequest};
 use crate::sandbox::{Job, Sandbox};
-use crate::store::{DeliveryRow, DynStore, TriggerRow};
+use crate::store::{DeliveryRow, TriggerRow, TriggerStore};
 use chrono::{DateTime, Duration, Utc};
 use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
@@ -68,7 +68,7 @@ pub struct Delivery<'a> {
 }
 
 /// Handles a delivery and logs it. `key` in the log is the verified delivery id.
-pub async fn deliver(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Answer {
+pub async fn deliver(store: &dyn TriggerStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Answer {
     let (answer, verified) = match decide(store, engine, d).await {
         Ok(done) => done,
         Err((answer, verified)) => (answer, verified),
@@ -91,7 +91,7 @@ pub struct Keys {
 
 type Step<T> = Result<T, (Answer, Verified)>;
 
-async fn decide(store: &DynStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Step<(Answer, Verified)> {
+async fn decide(store: &dyn TriggerStore, engine: &Arc<Engine>, d: &Delivery<'_>) -> Step<(Answer, Verified)> {
     let id = signature::verify(d.spec.preset, d.headers, d.body, &secrets(d.trigger, d.received_at), d.received_at)
         .map_err(|reason| (Answer::refused(StatusCode::UNAUTHORIZED, reason), None))?;
     let keys = Keys { id, digest: signature::body_digest(d.spec.preset, d.body) };
@@ -131,7 +131,12 @@ pub fn secrets(trigger: &TriggerRow, now: DateTime<Utc>) -> Vec<&str> {
     secrets
 }
 
-async fn rate_limit(store: &DynStore, trigger: Uuid, per_minute: u32, now: DateTime<Utc>) -> Result<(), Answer> {
+async fn rate_limit(
+    store: &dyn TriggerStore,
+    trigger: Uuid,
+    per_minute: u32,
+    now: DateTime<Utc>,
+) -> Result<(), Answer> {
     let window = Duration::minutes(1);
     let (started, oldest) = store.started_since(trigger, now - window).await.map_err(internal)?;
     if started < i64::from(per_minute) {
@@ -227,7 +232,13 @@ fn internal(e: impl std::fmt::Display) -> Answer {
 }
 
 /// Logs a delivery (best effort: a failed log write must not change the answer).
-pub async fn record(store: &DynStore, trigger: Uuid, received_at: DateTime<Utc>, verified: Verified, answer: &Answer) {
+pub async fn record(
+    store: &dyn TriggerStore,
+    trigger: Uuid,
+    received_at: DateTime<Utc>,
+    verified: Verified,
+    answer: &Answer,
+) {
     let (outcome, instance_id, status, reason) = answer.outcome();
     // A reason may quote the sender's text; Postgres refuses NUL in it.
     let reason = reason.map(|r| crate::engine::json::replace_nul_str(&r));

@@ -9,7 +9,7 @@
 use super::schedule::{plan, Schedule};
 use super::spec::{CronSpec, Overlap, TriggerSpec};
 use crate::engine::{Engine, EngineError, StartRequest};
-use crate::store::{DeliveryRow, DynStore, FireDone, TriggerRow};
+use crate::store::{DeliveryRow, FireDone, TriggerRow, TriggerStore};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ pub fn log_retention() -> Duration {
 }
 
 pub struct FireLoop {
-    store: DynStore,
+    store: Arc<dyn TriggerStore>,
     engine: Arc<Engine>,
     /// This process's identity in schedule leases.
     owner: String,
@@ -45,7 +45,7 @@ pub struct FireLoop {
 struct Retry(String);
 
 impl FireLoop {
-    pub fn new(store: DynStore, engine: Arc<Engine>, lease: std::time::Duration) -> FireLoop {
+    pub fn new(store: Arc<dyn TriggerStore>, engine: Arc<Engine>, lease: std::time::Duration) -> FireLoop {
         let lease = Duration::from_std(lease).unwrap_or(Duration::seconds(30));
         FireLoop { store, engine, owner: format!("fire-{}", Uuid::now_v7()), lease }
     }

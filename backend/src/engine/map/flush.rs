@@ -110,7 +110,7 @@ async fn write_batch(
 async fn write_through_outage(engine: &Runner, writes: &MapItemWrites<'_>) -> crate::store::Result<Option<i64>> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(engine.lease_ms);
     loop {
-        match retry_transient(|| engine.store.write_map_items(writes)).await {
+        match retry_transient(|| engine.map_items.write_map_items(writes)).await {
             Err(e) if e.trouble() == Some(Trouble::Unavailable) && std::time::Instant::now() < deadline => {
                 tokio::time::sleep(OUTAGE_POLL).await;
             }

@@ -221,7 +221,7 @@ impl Job<'_> {
             let ended = self.engine.wakes.map_children.notified();
             tokio::pin!(ended);
             ended.as_mut().enable();
-            match self.engine.store.get_instance(id).await {
+            match self.engine.instances.get_instance(id).await {
                 Ok(Some(snapshot)) if snapshot.instance.status.is_terminal() => return child_result(&snapshot),
                 Ok(None) => return permanent(format!("child instance {id} no longer exists")),
                 _ => {}

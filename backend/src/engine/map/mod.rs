@@ -53,7 +53,7 @@ impl Runner {
             Ok(items) => items,
             Err(failed) => return failed,
         };
-        let stored = match self.store.map_items(instance, &run.node.id).await {
+        let stored = match self.map_items.map_items(instance, &run.node.id).await {
             Ok(rows) => rows,
             Err(e) => return passing(format!("could not read the map's items: {e}")),
         };
@@ -69,7 +69,7 @@ impl Runner {
             drop_from,
             events: &[],
         };
-        match self.store.write_map_items(&opening).await {
+        match self.map_items.write_map_items(&opening).await {
             Ok(Some(_)) => {}
             Ok(None) => return passing("the map attempt lost its lease".into()),
             Err(e) => return passing(format!("could not record the map's items: {e}")),
@@ -152,7 +152,7 @@ impl Runner {
     /// Cancels the children of the map attempt's items still running (the map stopped at a
     /// failed item).
     async fn cancel_item_children(self: &Arc<Self>, instance: Uuid, node: &str, attempt: u32) {
-        let Ok(children) = self.store.children(instance).await else { return };
+        let Ok(children) = self.instances.children(instance).await else { return };
         let ours = children.iter().filter(|c| serves(c, node, attempt as i32) && !c.status.is_terminal());
         for child in ours {
             let _ = self.commands.cancel(child.id).await;

@@ -99,12 +99,12 @@ async fn receive(
             // Too large, or the sender stopped mid-body: either way nothing to verify.
             let refused =
                 Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, format!("webhook bodies are limited to {limit} bytes"));
-            deliver::record(&state.store, trigger.id, received_at, None, &refused).await;
+            deliver::record(&*state.store, trigger.id, received_at, None, &refused).await;
             return answer(refused);
         }
     };
     let delivery = Delivery { trigger: &trigger, spec: &spec, headers: &headers, body: &body, received_at };
-    answer(deliver::deliver(&state.store, &state.engine, &delivery).await)
+    answer(deliver::deliver(&*state.store, &state.engine, &delivery).await)
 }
 
 async fn post_only() -> Response {

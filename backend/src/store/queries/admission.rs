@@ -10,7 +10,7 @@ use crate::store::admission::{
 use crate::store::backend::Backend;
 use crate::store::instances::INSERT_NODES;
 use crate::store::phases::PHASES;
-use crate::store::work_records::NewWork;
+use crate::store::work::NewWork;
 use crate::store::{
     AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
     TransitionOutcome, Writes,

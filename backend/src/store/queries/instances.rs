@@ -11,7 +11,7 @@ use crate::store::instances::{
 };
 use crate::store::phases::PHASES;
 use crate::store::transitions::BUMP_REV;
-use crate::store::work_records::Fence;
+use crate::store::work::Fence;
 use crate::store::InstanceQuery;
 use crate::store::{
     AdmissionLimits, ChildRow, EngineGauges, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,

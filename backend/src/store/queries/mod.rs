@@ -6,8 +6,12 @@
 //! onto each dialect's columns. Writers hold the store's `write_guard` (a no-op on Postgres; on
 //! SQLite it serializes this process's writers, see `sqlite.rs`). The traits these implement,
 //! and the SQL text they share with other statements, live beside them under the same name: `store/<topic>.rs` for `queries/<topic>.rs`.
+//! `Store`'s own methods (the backend's name, a ping, settings) are implemented here, their SQL
+//! in `store/mod.rs`.
 
 use super::Store;
+use crate::store::backend::Backend;
+use crate::store::{Result, INSERT_SETTING_IF_ABSENT, PING, SETTING};
 
 mod accounts;
 mod admission;
@@ -33,6 +37,26 @@ mod views;
 mod work;
 
 type Db = <Store as crate::store::backend::Backend>::Db;
+
+/// What belongs to no topic: the backend's name, a ping, settings.
+#[async_trait::async_trait]
+impl crate::store::Store for Store {
+    fn backend(&self) -> &'static str {
+        Self::NAME
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query(PING).execute(self.pool()).await?;
+        Ok(())
+    }
+
+    async fn setting_or_init(&self, key: &str, value: &str) -> Result<String> {
+        let _guard = self.write_guard().await;
+        sqlx::query(INSERT_SETTING_IF_ABSENT).bind(key).bind(value).execute(self.pool()).await?;
+        let (stored,): (String,) = sqlx::query_as(SETTING).bind(key).fetch_one(self.pool()).await?;
+        Ok(stored)
+    }
+}
 
 /// Binds each of `values`, comma-separated, where a statement lists them (`… IN (` before,
 /// the caller's `)` after). The list must not be empty: `IN ()` is not SQL.

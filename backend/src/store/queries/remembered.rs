@@ -12,7 +12,7 @@ use crate::store::backend::Backend;
 use crate::store::batch::{by_instance, BatchWrites, Decided, Step, StepDecide};
 use crate::store::phases::{Lap, Phase, PHASES};
 use crate::store::snapshots::Remembered;
-use crate::store::work_records::Fence;
+use crate::store::work::Fence;
 use crate::store::{InstanceRow, Snapshot, TransitionOutcome};
 use crate::store::{Result, StoreError};
 use std::collections::HashMap;

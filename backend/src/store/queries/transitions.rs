@@ -13,7 +13,7 @@ use crate::store::transitions::{
     INSERT_WORK, INSTANCES_OF, LAST_SEQS, RESTART_INSTANCE, SET_FAILED_NODE, SNAPSHOT_NODES_JOIN, SNAPSHOT_NODES_OF,
     UPDATE_INSTANCE, UPDATE_INSTANCE_ROWS, UPDATE_INSTANCE_ROWS_TAIL, UPSERT_NODES_TAIL,
 };
-use crate::store::work_records::Fence;
+use crate::store::work::Fence;
 use crate::store::Result;
 use crate::store::{InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome};
 use sqlx::types::Json;

@@ -4,7 +4,7 @@
 //! read back (a kind a newer Trellis wrote, a payload missing a field) is an [`UnreadableWork`]
 //! naming the row and what is wrong, never a default: the item is left to its lease.
 
-use super::lenient::LenientOpt;
+use crate::store::lenient::LenientOpt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -278,7 +278,7 @@ impl WorkItem {
 
 /// A `work` row as stored; [`WorkItem`] is what the store hands out.
 #[derive(sqlx::FromRow)]
-pub(super) struct WorkRow {
+pub(in crate::store) struct WorkRow {
     id: Uuid,
     instance_id: Uuid,
     kind: String,
