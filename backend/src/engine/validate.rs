@@ -1,7 +1,8 @@
 //! The server's validation of a definition: the model's rules (the ones the designer runs in
 //! the browser), with every expression compiled in the sandbox rather than in this process
-//! (minijinja folds constants while compiling, which user text can make allocate without
-//! bound), plus what only the server can check — that every script compiles.
+//! (checking a text evaluates its constant expressions, which user text can make allocate
+//! without bound: `sandbox/worker/folding.rs`), plus what only the server can check — that
+//! every script compiles.
 
 use crate::sandbox::protocol::Source;
 use crate::sandbox::script::{Failure, FailureKind};

@@ -4,8 +4,9 @@
 //! keys, webhook input mappings, sub-workflow inputs), their compilation for validation,
 //! and every `script` node run in a pool of `trellis sandbox-worker` processes (`worker/`),
 //! each confined by the operating system (`worker/confine.rs`) and killed at its deadline.
-//! In-process meters cannot bound what minijinja's own operators and its constant folding
-//! allocate, and an allocation that fails in Rust aborts the whole process; in a worker it
+//! In-process meters cannot bound what minijinja's own operators and constant expressions
+//! allocate (its fuel is only a backstop, sized to outlast these limits so users meet them and
+//! their messages), and an allocation that fails in Rust aborts the whole process; in a worker it
 //! aborts only the worker, and its request fails with the limit it met while every other
 //! instance, stream and request carries on. The server only sends a request (`protocol.rs`)
 //! and reads a bounded answer, so nothing a user writes can make it allocate more than the

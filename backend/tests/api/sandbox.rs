@@ -13,12 +13,19 @@ const TIME_MESSAGE: &str = "exceeded the sandbox time limit of 3000 ms";
 /// What folds into 300 MB while it compiles.
 const FOLDING_BOMB: &str = "(('x' * 100000000) ~ ('x' * 100000000) ~ ('x' * 100000000)) | length";
 
-/// Expressions over `input.s = "x"` that allocate past 256 MiB, or walk a billion items, with
-/// operators no meter sees (the input keeps them from being folded while compiling).
+/// Ten billion comparisons of strings for a few instructions: `==` charges fuel for the outer
+/// lists' items only, and a lazily repeated list is within minijinja's own limits (it refuses to
+/// repeat one past a hundred million items).
+pub const SLOW_EXPRESSION: &str = "([[input.s] * 100000] * 100000) == ([[input.s] * 100000] * 100000)";
+
+/// Expressions over `input.s = "x"` that allocate past 256 MiB, or compare ten billion items,
+/// with operators no meter sees (the input keeps them from being folded while compiling), and
+/// one that minijinja itself refuses before it runs.
 const BOMBS: &[(&str, &str, &str)] = &[
     ("string repetition", "[input.s * 100000000, input.s * 100000000, input.s * 100000000] | length", MEMORY_MESSAGE),
     ("concatenation", "((input.s * 100000000) ~ (input.s * 100000000)) | length", MEMORY_MESSAGE),
-    ("list multiplication with in", "'y' in ([input.s] * 1000000000)", TIME_MESSAGE),
+    ("nested lists compared", SLOW_EXPRESSION, TIME_MESSAGE),
+    ("list multiplication past minijinja's limit", "'y' in ([input.s] * 1000000000)", "repeated sequence is too large"),
     ("constant folding", FOLDING_BOMB, MEMORY_MESSAGE),
 ];
 

@@ -82,7 +82,7 @@ async fn a_request_that_gets_no_worker_in_time_answers_503_with_retry_after(app:
     let keyed = app.publish(keyed()).await;
     let slow = app
         .publish(json!({"nodes": [{"id": "t", "type": "transform",
-            "config": {"expression": "'y' in ([input.s] * 1000000000)"}}]}))
+            "config": {"expression": crate::sandbox::SLOW_EXPRESSION}}]}))
         .await;
     let mut running = spin(&app, 1, 1).await;
     running.push(app.start(&slow, json!({"input": {"s": "x"}})).await);

@@ -3,11 +3,13 @@
 //! returns, a call that would blow a small input up (`join` with a long separator, `indent`
 //! with a huge width, `batch(10**9)`) is refused before it allocates, and a result over a
 //! cap is refused before it is used. A lazy result is materialized here, once, so what
-//! follows walks a list whose size is known.
+//! follows walks a list whose size is known. The ones that turn values into text (`string`,
+//! `join`, `format`, `pprint`, `tojson`, `debug`) write them as minijinja 2 did (`display.rs`).
 
+use super::display;
 use super::meter::{self, Size};
-use minijinja::value::{Rest, ValueKind};
-use minijinja::{filters as f, functions as fun, tests as t, Environment, Error, State, Value};
+use minijinja::value::{Kwargs, Rest, ValueKind, ValueOrKwargs};
+use minijinja::{filters as f, functions as fun, tests as t, Environment, Error, ErrorKind, State, Value};
 
 pub(super) fn install(env: &mut Environment<'static>) {
     let filters: &[(&'static str, Value)] = &[
@@ -25,7 +27,7 @@ pub(super) fn install(env: &mut Environment<'static>) {
         ("items", Value::from_function(f::items)),
         ("reverse", Value::from_function(f::reverse)),
         ("trim", Value::from_function(f::trim)),
-        ("join", Value::from_function(f::join)),
+        ("join", Value::from_function(display::join)),
         ("split", Value::from_function(f::split)),
         ("lines", Value::from_function(f::lines)),
         ("default", Value::from_function(f::default)),
@@ -41,7 +43,7 @@ pub(super) fn install(env: &mut Environment<'static>) {
         ("max", Value::from_function(f::max)),
         ("sort", Value::from_function(f::sort)),
         ("list", Value::from_function(f::list)),
-        ("string", Value::from_function(f::string)),
+        ("string", Value::from_function(display::string)),
         ("bool", Value::from_function(f::bool)),
         ("batch", Value::from_function(f::batch)),
         ("slice", Value::from_function(f::slice)),
@@ -56,9 +58,9 @@ pub(super) fn install(env: &mut Environment<'static>) {
         ("unique", Value::from_function(f::unique)),
         ("chain", Value::from_function(f::chain)),
         ("zip", Value::from_function(f::zip)),
-        ("pprint", Value::from_function(f::pprint)),
-        ("format", Value::from_function(f::format)),
-        ("tojson", Value::from_function(f::tojson)),
+        ("pprint", Value::from_function(display::pprint)),
+        ("format", Value::from_function(format)),
+        ("tojson", Value::from_function(tojson)),
         ("urlencode", Value::from_function(f::urlencode)),
     ];
     for (name, original) in filters {
@@ -85,8 +87,9 @@ pub(super) fn install(env: &mut Environment<'static>) {
     ];
     for (name, original) in tests {
         let original = original.clone();
-        env.add_test(*name, move |state: &State<'_, '_>, args: Rest<Value>| -> Result<bool, Error> {
-            for arg in args.iter() {
+        env.add_test(*name, move |state: &mut State<'_, '_>, args: Rest<ValueOrKwargs>| -> Result<bool, Error> {
+            let args = args.into_values();
+            for arg in &args {
                 meter::measure(arg)?;
             }
             Ok(original.call(state, &args)?.is_true())
@@ -95,12 +98,37 @@ pub(super) fn install(env: &mut Environment<'static>) {
     let functions: &[(&'static str, Value)] = &[
         ("range", Value::from_function(fun::range)),
         ("dict", Value::from_function(fun::dict)),
-        ("debug", Value::from_function(fun::debug)),
+        ("debug", Value::from_function(debug)),
         ("namespace", Value::from_function(fun::namespace)),
     ];
     for (name, original) in functions {
         env.add_function(*name, metered(name, original.clone()));
     }
+}
+
+/// minijinja's `format`, with the lists and maps it prints written as 2.x wrote them.
+fn format(state: &mut State<'_, '_>, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    Value::from_function(f::format).call(state, &display::format_args(&args.into_values()))
+}
+
+/// 2.x's `tojson`: `indent` positional or by keyword.
+fn tojson(value: &Value, indent: Option<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let indent = match indent {
+        Some(indent) => Some(indent),
+        None => kwargs.get::<Option<Value>>("indent")?,
+    };
+    kwargs.assert_all_used()?;
+    display::tojson(value, display::indent_of(indent.as_ref())?)
+}
+
+/// `debug(x, ...)` shows its arguments as 2.x did; `debug()` shows the whole state as 3.x does.
+fn debug(state: &mut State<'_, '_>, args: Rest<ValueOrKwargs>) -> Result<Value, Error> {
+    let args = args.into_values();
+    Ok(Value::from(match args.as_slice() {
+        [] => format!("{state:#?}"),
+        [one] => format!("{:#?}", display::Item(one)),
+        many => format!("{:#?}", many.iter().map(display::Item).collect::<Vec<_>>()),
+    }))
 }
 
 /// Builtins that look at most at the top of their arguments (a length, one item): charged
@@ -128,15 +156,34 @@ const SHALLOW: &[&str] = &[
 fn metered(
     name: &'static str,
     original: Value,
-) -> impl Fn(&State<'_, '_>, Rest<Value>) -> Result<Value, Error> + Send + Sync + 'static {
+) -> impl Fn(&mut State<'_, '_>, Rest<ValueOrKwargs>) -> Result<Value, Error> + Send + Sync + 'static {
     let measure = if SHALLOW.contains(&name) { meter::measure_top } else { meter::measure };
-    move |state: &State<'_, '_>, args: Rest<Value>| {
+    move |state: &mut State<'_, '_>, args: Rest<ValueOrKwargs>| {
+        let args = args.into_values();
+        refuse_undefined(name, args.first())?;
         let sizes = args.iter().map(measure).collect::<Result<Vec<_>, _>>()?;
         refuse_blow_up(name, &args, &sizes)?;
         let result = original.call(state, &args)?;
         let result = materialized(result)?;
         meter::measure(&result)?;
         Ok(result)
+    }
+}
+
+/// The builtins minijinja 3 lets take an undefined value quietly (`length` is 0, `first` is
+/// undefined) unless they are its own registrations: they fail as they did in 2.x, so a typo
+/// fails the node instead of counting nothing.
+fn refuse_undefined(name: &str, value: Option<&Value>) -> Result<(), Error> {
+    let detail = match name {
+        "length" | "count" => "cannot calculate length of value of type undefined",
+        "first" => "cannot get first item from value",
+        "last" => "cannot get last item from value",
+        "items" => "cannot convert value into pairs",
+        _ => return Ok(()),
+    };
+    match value.is_some_and(Value::is_undefined) {
+        true => Err(Error::new(ErrorKind::InvalidOperation, detail)),
+        false => Ok(()),
     }
 }
 

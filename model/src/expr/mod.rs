@@ -3,24 +3,34 @@
 //!
 //! Evaluation is strict: a reference to something that does not exist is an error naming
 //! it, so a typo fails the node instead of sending `""` somewhere. It is bounded: fuel caps
-//! the instructions run, the meter (`meter.rs`) caps the items and bytes the builtins walk
-//! and the size of every string and sequence they build, and a rendered template and an
-//! expression's result are capped the same way.
+//! the instructions run and the data built, the meter (`meter.rs`) caps the items and bytes
+//! the builtins walk and the size of every string and sequence they build, and a rendered
+//! template and an expression's result are capped the same way. Values read as text the way
+//! they did under minijinja 2 (`display.rs`).
 //!
 //! It lives in the model so the engine and the designer's preview (in wasm) evaluate with
 //! one configuration: what the preview shows is what a run computes.
 
 mod builtins;
+mod display;
 mod meter;
 pub mod scope;
 
 pub use meter::Limits;
 
+use minijinja::value::Serde;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::Value;
 
-/// Instructions one evaluation may run (loop iterations, operators, lookups).
-const FUEL: u64 = 200_000;
+/// minijinja's fuel for one evaluation. Since minijinja 3 it pays for data as well as steps:
+/// one per instruction run, one per 64 bytes of text (or per two list slots) built, written or
+/// walked. It is the backstop behind the limits users are told about: the meter's caps here,
+/// and in a worker the sandbox's memory and time. So it must outlast them: 2^25 pays for 2 GiB
+/// of data, eight times the sandbox's default memory, so a value too large to build meets the
+/// memory limit (and its message) first, and a run of instructions that long takes seconds.
+/// In the designer's preview, which has no sandbox, it is what stops a runaway loop: 33 million
+/// instructions (2.x counted 200,000 instructions alone, and nothing for data).
+const FUEL: u64 = 1 << 25;
 
 pub struct Expressions {
     env: Environment<'static>,
@@ -39,6 +49,7 @@ impl Expressions {
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_fuel(Some(FUEL));
+        env.set_formatter(display::format);
         builtins::install(&mut env);
         Expressions { env, limits }
     }
@@ -69,8 +80,7 @@ impl Expressions {
     pub fn eval(&self, expression: &str, context: &Value) -> Result<Value, String> {
         let _metered = meter::Session::enter(self.limits);
         let compiled = self.env.compile_expression(expression).map_err(|e| describe("invalid expression", &e))?;
-        let value =
-            compiled.eval(minijinja::Value::from_serialize(context)).map_err(|e| describe("expression failed", &e))?;
+        let value = compiled.eval(Serde(context)).map_err(|e| describe("expression failed", &e))?;
         // Measured before it is serialized: a lazily repeated sequence must not be walked
         // to the end to find out it is too large.
         meter::measure(&value).map_err(|e| describe("expression failed", &e))?;
@@ -85,7 +95,7 @@ impl Expressions {
         let _metered = meter::Session::enter(self.limits);
         let compiled = self.env.template_from_str(template).map_err(|e| describe("template failed", &e))?;
         let mut out = Capped { bytes: Vec::new(), cap: self.limits.max_string_bytes, overflowed: false };
-        compiled.render_captured_to(context, &mut out).map(drop).map_err(|e| match out.overflowed {
+        compiled.render_captured_to(Serde(context), &mut out).map(drop).map_err(|e| match out.overflowed {
             true => format!("template failed: the output {}", meter::too_long_detail(out.cap)),
             false => describe("template failed", &e),
         })?;

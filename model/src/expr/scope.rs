@@ -6,7 +6,8 @@
 //! scope rather than what is used. [`narrow`] keeps only the parts the texts can reach.
 //!
 //! It reads the text, never compiles it: compiling is user code's work and happens in the
-//! worker (minijinja folds constants while compiling, which can allocate without bound).
+//! worker (checking a text evaluates its constant expressions, which can allocate without
+//! bound).
 //! The reading is conservative: every place a root name (`input`, `nodes`, ...) appears as
 //! a word starts a path of static accessors (`.name`, `['name']`, `["name"]`); the path ends
 //! at the first accessor that is not static (`[i]`, `[0]`, a slice, a filter, an operator),

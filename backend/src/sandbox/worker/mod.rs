@@ -9,6 +9,7 @@
 //! `disallowed-methods`, see `clippy.toml`), and QuickJS is only linked in from here.
 
 mod confine;
+mod folding;
 mod quickjs;
 
 pub use confine::WorkerLimits;
@@ -84,10 +85,19 @@ fn answer(expressions: &Expressions, request: Request, memory_mib: u64) -> Answe
             Answer::Script(ran)
         }
         Request::Check { texts, scripts, .. } => Answer::Checked {
-            texts: texts.iter().map(|text| expressions.check_text(text.text())).collect(),
+            texts: texts.iter().map(|text| check_text(expressions, text.text())).collect(),
             scripts: scripts.iter().map(|source| quickjs::check_syntax(source)).collect(),
         },
     }
+}
+
+/// A text's syntax; one that compiles has its constant expressions evaluated too, as compiling
+/// did under minijinja 2 (`folding.rs`), so a constant that is too much meets this worker's limit.
+#[allow(clippy::disallowed_methods)] // the one place expressions are compiled
+fn check_text(expressions: &Expressions, text: trellis_model::validate::Text<'_>) -> Result<(), String> {
+    expressions.check_text(text)?;
+    folding::evaluate_constants(text);
+    Ok(())
 }
 
 /// Runs a script within the worker's memory: a script allowed more than the worker has gets
