@@ -36,8 +36,10 @@ pub const FORMAT: u32 = 1;
 
 #[derive(Debug, Subcommand)]
 pub enum BackupCommand {
-    /// Copy the database at DATABASE_URL while servers run: a SQLite file for SQLite, an
-    /// archive (gzipped JSON lines) for Postgres. Secrets stay sealed; keep the master key apart.
+    /// Copy the database at DATABASE_URL while servers run.
+    ///
+    /// From SQLite the backup is a SQLite file, from Postgres an archive (gzipped JSON lines).
+    /// Secrets stay sealed in it: keep the master key apart from backups.
     Create {
         /// The file to write [default: trellis-backup-<UTC time>.sqlite or .jsonl.gz here]
         #[arg(long, value_name = "FILE")]
@@ -190,7 +192,10 @@ fn print_summary(what: &str, file: &Path, manifest: &Manifest, output: Output) -
         let mut summary = serde_json::to_value(manifest)?;
         summary["file"] = file.display().to_string().into();
         summary["bytes"] = bytes.into();
-        println!("{summary}");
+        match output {
+            Output::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+            _ => println!("{summary}"),
+        }
         return Ok(());
     }
     println!("{what}: {} ({})", file.display(), human_size(bytes));

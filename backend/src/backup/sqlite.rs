@@ -3,7 +3,8 @@
 //! `VACUUM INTO` writes the copy from one read transaction: in WAL mode writers go on beside it
 //! (a checkpoint waits for it to finish), and the copy is compact and consistent. Then, on the
 //! copy alone, each table's rows are counted and digested, and the [`Manifest`] is stored in the
-//! table `_trellis_backup` (one row, JSON), which Trellis's own tables never use.
+//! table `_trellis_backup` (one row, JSON): a name no migration uses, so a server started on the
+//! copy ignores it.
 //!
 //! A table's digest is the SHA-256 of its column names joined by `,` and a newline, then of each
 //! row in rowid order as SQLite's `quote()` of each column joined by `,`, each followed by a
