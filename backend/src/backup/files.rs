@@ -2,7 +2,9 @@
 //! (`.<name>.partial-<pid>`), checked, made durable (the file, then its folder) and only then
 //! renamed: a rename within one folder is atomic, so a kill at any moment leaves either no file or
 //! a whole one under the final name, and a previous backup of that name stays whole until the
-//! new one replaces it. A backup that fails its checks, or errs, removes its temporary file.
+//! new one replaces it. A backup that fails its checks, or errs, removes its temporary file; one
+//! killed cannot, so the next backup to that name removes the temporary files of writers no
+//! longer running (their process ids, read in `/proc`, so on Linux only).
 
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
@@ -25,7 +27,9 @@ impl Staged {
         if !folder.is_dir() {
             bail!("cannot write the backup to {}: the folder {} does not exist", target.display(), folder.display());
         }
-        let temp = folder.join(format!(".{name}.partial-{}", std::process::id()));
+        let prefix = format!(".{name}.partial-");
+        remove_abandoned(&folder, &prefix);
+        let temp = folder.join(format!("{prefix}{}", std::process::id()));
         Ok(Staged { temp, target: target.to_owned(), committed: false })
     }
 
@@ -58,6 +62,21 @@ impl Drop for Staged {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Removes `<prefix><pid>` files (and SQLite's `-journal` beside them) of processes that ended.
+fn remove_abandoned(folder: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    let proc_readable = Path::new("/proc/self").exists();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else { continue };
+        let pid = rest.trim_end_matches("-journal");
+        let ended = pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists();
+        if proc_readable && ended {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

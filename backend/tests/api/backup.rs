@@ -131,3 +131,55 @@ fn archive_holds(archive: &Path, finished: &[String]) {
         assert!(ended.contains(id), "{id} is in the archive, succeeded");
     }
 }
+
+on_both!(a_backup_killed_at_any_moment_leaves_the_previous_one_whole);
+
+/// Kills `backup create --to FILE` after a few waits (before, during, after its writing): FILE
+/// is always a whole backup, the old one or the new, and only temporary names hold partial data,
+/// which the next backup to FILE removes.
+async fn a_backup_killed_at_any_moment_leaves_the_previous_one_whole(backend: Backend) {
+    let (url, _db) = crate::common::fresh_database(backend).await;
+    let out = tempfile::tempdir().unwrap();
+    assert!(trellis(&url, out.path(), &["migrate"]).await.status.success());
+    fill_settings(&url).await;
+    let file = out.path().join("nightly.backup");
+    let create = ["backup", "create", "--to", file.to_str().unwrap()];
+    assert!(trellis(&url, out.path(), &create).await.status.success());
+    let settings = rows_of(&verify_json(&url, &file).await, "settings");
+    assert!(settings >= FILLED_SETTINGS);
+    for wait_ms in [0, 20, 60, 120, 250, 500] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_trellis"));
+        command.args(create).current_dir(out.path()).env("DATABASE_URL", &url).env("RUST_LOG", "warn");
+        let mut child = command.stdout(std::process::Stdio::null()).spawn().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+        child.kill().await.unwrap();
+        let manifest = verify_json(&url, &file).await;
+        assert_eq!(rows_of(&manifest, "settings"), settings, "killed after {wait_ms} ms");
+        let others: Vec<String> = listing(out.path()).into_iter().filter(|n| n != "nightly.backup").collect();
+        assert!(others.iter().all(|n| n.starts_with(".nightly.backup.partial-")), "{others:?}");
+    }
+    assert!(trellis(&url, out.path(), &create).await.status.success());
+    assert_eq!(listing(out.path()), ["nightly.backup"], "the next backup removes what killed ones left");
+}
+
+const FILLED_SETTINGS: u64 = 20_000;
+
+/// Enough rows (a few MB) that a backup takes a while to write.
+async fn fill_settings(url: &str) {
+    use sqlx::Connection;
+    if url.starts_with("postgres") {
+        let sql = format!(
+            "INSERT INTO settings (key, value) SELECT 'filler-' || i, lpad(i::text, 200, '0') \
+             FROM generate_series(1, {FILLED_SETTINGS}) AS i"
+        );
+        let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+        sqlx::query(&sql).execute(&mut conn).await.unwrap();
+    } else {
+        let sql = format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {FILLED_SETTINGS}) \
+             INSERT INTO settings (key, value) SELECT 'filler-' || i, printf('%0200d', i) FROM n"
+        );
+        let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+        sqlx::query(&sql).execute(&mut conn).await.unwrap();
+    }
+}
