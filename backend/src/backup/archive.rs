@@ -131,17 +131,54 @@ async fn copy_table(conn: &mut PgConnection, archive: &mut ArchiveWriter, name: 
     Ok(())
 }
 
+/// Counts and digests each table's lines, in the order they are written (or read).
+#[derive(Default)]
+struct TableDigests {
+    done: Vec<TableDigest>,
+    current: Option<(Sha256, String, u64)>,
+}
+
+impl TableDigests {
+    fn begin(&mut self, name: String) {
+        self.end();
+        self.current = Some((Sha256::new(), name, 0));
+    }
+
+    /// Digests a line of the current table (its `table` line or a row), if any.
+    fn line(&mut self, line: &[u8]) {
+        if let Some((hasher, _, _)) = &mut self.current {
+            hasher.update(line);
+            hasher.update(b"\n");
+        }
+    }
+
+    /// Counts a row; false when no table has begun.
+    fn row(&mut self) -> bool {
+        self.current.as_mut().map(|(_, _, rows)| *rows += 1).is_some()
+    }
+
+    fn end(&mut self) {
+        if let Some((hasher, name, rows)) = self.current.take() {
+            self.done.push(TableDigest { name, rows, sha256: hex(&hasher.finalize()) });
+        }
+    }
+
+    fn finish(mut self) -> Vec<TableDigest> {
+        self.end();
+        self.done
+    }
+}
+
 /// Writes lines into the gzip stream, digesting each table's lines as they go.
 struct ArchiveWriter {
     out: GzEncoder<BufWriter<File>>,
-    tables: Vec<TableDigest>,
-    current: Option<(Sha256, String, u64)>,
+    digests: TableDigests,
 }
 
 impl ArchiveWriter {
     fn new(file: File) -> ArchiveWriter {
         let out = GzEncoder::new(BufWriter::new(file), flate2::Compression::fast());
-        ArchiveWriter { out, tables: Vec::new(), current: None }
+        ArchiveWriter { out, digests: TableDigests::default() }
     }
 
     fn line(&mut self, line: &Written<'_>) -> Result<()> {
@@ -155,36 +192,22 @@ impl ArchiveWriter {
         }
         self.out.write_all(text.as_bytes())?;
         self.out.write_all(b"\n")?;
-        if let Some((hasher, _, _)) = &mut self.current {
-            hasher.update(text.as_bytes());
-            hasher.update(b"\n");
-        }
+        self.digests.line(text.as_bytes());
         Ok(())
     }
 
     fn begin_table(&mut self, head: TableHead) -> Result<()> {
-        self.end_table();
-        self.current = Some((Sha256::new(), head.name.clone(), 0));
+        self.digests.begin(head.name.clone());
         self.line(&Written::Table(&head))
     }
 
     fn row(&mut self, text: &str) -> Result<()> {
-        self.raw(text)?;
-        if let Some((_, _, rows)) = &mut self.current {
-            *rows += 1;
-        }
-        Ok(())
-    }
-
-    fn end_table(&mut self) {
-        if let Some((hasher, name, rows)) = self.current.take() {
-            self.tables.push(TableDigest { name, rows, sha256: hex(&hasher.finalize()) });
-        }
+        self.digests.row();
+        self.raw(text)
     }
 
     fn finish(mut self, schema_version: i64, created_at: chrono::DateTime<Utc>) -> Result<Manifest> {
-        self.end_table();
-        let tables = std::mem::take(&mut self.tables);
+        let tables = std::mem::take(&mut self.digests).finish();
         self.line(&Written::End(&Ending { tables: tables.clone() }))?;
         let file = self.out.finish()?.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
@@ -201,41 +224,30 @@ pub fn inspect(file: &Path) -> Result<Manifest> {
         || anyhow::anyhow!("{} is not a Trellis backup: a gzip file without a Trellis backup header", file.display());
     let first = next()?.ok_or_else(not_ours)?;
     let Ok(Line::Backup(mut manifest)) = serde_json::from_slice(&first) else { return Err(not_ours()) };
-    let mut found = Vec::new();
-    let mut current: Option<(Sha256, String, u64)> = None;
+    let mut digests = TableDigests::default();
     loop {
         let Some(line) = next()? else { bail!("{} is truncated: it ends before its closing line", file.display()) };
         let parsed: Line =
             serde_json::from_slice(&line).with_context(|| format!("{} has a damaged line", file.display()))?;
         match parsed {
-            Line::Table(head) => {
-                found.extend(current.take().map(digest_of));
-                current = Some((Sha256::new(), head.name, 0));
+            Line::Table(head) => digests.begin(head.name),
+            Line::Row(_) => {
+                if !digests.row() {
+                    bail!("{} is damaged: a row before any table", file.display());
+                }
             }
-            Line::Row(_) => match &mut current {
-                Some((_, _, rows)) => *rows += 1,
-                None => bail!("{} is damaged: a row before any table", file.display()),
-            },
             Line::End(ending) => {
-                found.extend(current.take().map(digest_of));
                 if next()?.is_some() {
                     bail!("{} has been altered: lines follow its closing line", file.display());
                 }
-                check_tables(file, &ending.tables, &found)?;
+                check_tables(file, &ending.tables, &digests.finish())?;
                 manifest.tables = ending.tables;
                 return Ok(manifest);
             }
             Line::Backup(_) => bail!("{} is damaged: a second header line", file.display()),
         }
-        if let Some((hasher, _, _)) = &mut current {
-            hasher.update(&line);
-            hasher.update(b"\n");
-        }
+        digests.line(&line);
     }
-}
-
-fn digest_of((hasher, name, rows): (Sha256, String, u64)) -> TableDigest {
-    TableDigest { name, rows, sha256: hex(&hasher.finalize()) }
 }
 
 fn unreadable(file: &Path, error: std::io::Error) -> anyhow::Error {
