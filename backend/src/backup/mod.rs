@@ -9,7 +9,8 @@
 //!
 //! Either way the [`Manifest`] says who made it (backend, schema version = highest applied
 //! migration, time) and, per table, its row count and a SHA-256 digest of its rows. `verify`
-//! recomputes both from the file, so a damaged, truncated or edited backup is refused, and refuses
+//! recomputes both from the file, so a damaged, truncated or edited backup is refused (the digests
+//! are checksums, not a signature: someone who rewrites the manifest too is not caught), and refuses
 //! one made by a newer Trellis than this build. A backup is written under a temporary name, checked
 //! the way `verify` checks it, and renamed only when whole (see [`files`]).
 //!
