@@ -1,5 +1,5 @@
-//! Command-line entry: parses arguments and runs one subcommand. `serve`, `migrate`, `user`
-//! and `secrets` act on the database here; the client commands (`login`, `instance`, `workflow`,
+//! Command-line entry: parses arguments and runs one subcommand. `serve`, `migrate`, `user`,
+//! `backup` and `secrets` act on the database here; the client commands (`login`, `instance`, `workflow`,
 //! `trigger`, `completions`) talk to a server over its HTTP API, in [`remote`].
 
 pub mod remote;
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "trellis", version, about = "Trellis workflow designer and engine")]
 struct Cli {
-    #[command(flatten, next_help_heading = "Database (serve, migrate, user)")]
+    #[command(flatten, next_help_heading = "Database (serve, migrate, user, backup)")]
     db: DatabaseConfig,
     #[command(flatten, next_help_heading = "Server and output (client commands)")]
     target: remote::Target,
@@ -32,6 +32,9 @@ enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
+    /// Back up the database while servers run, and check backups.
+    #[command(subcommand)]
+    Backup(crate::backup::BackupCommand),
     /// Manage the secrets' master key.
     #[command(subcommand)]
     Secrets(SecretsCommand),
@@ -125,6 +128,7 @@ async fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::User(cmd) => user(cli.db, cmd).await,
+        Command::Backup(cmd) => crate::backup::run(&cli.db, cmd, cli.target.output).await,
         Command::Secrets(SecretsCommand::RotateMasterKey { new_master_key }) => {
             use secrecy::ExposeSecret;
             let store = store::connect(&cli.db).await?;

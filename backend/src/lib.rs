@@ -22,6 +22,7 @@
 pub mod alerts;
 pub mod audit;
 pub mod auth;
+pub mod backup;
 pub mod cli;
 pub mod config;
 pub mod digest;

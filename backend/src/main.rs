@@ -1,4 +1,5 @@
-//! `trellis serve | migrate | user add | user passwd` (and `sandbox-worker`, which the server starts).
+//! `trellis serve | migrate | user | backup | secrets` (and `sandbox-worker`, which the server
+//! starts), and the client commands.
 
 fn main() -> std::process::ExitCode {
     trellis::cli::main()

@@ -10,6 +10,8 @@ mod alerts;
 mod alerts_upkeep;
 mod audit;
 mod auth;
+mod backup;
+mod backup_refusals;
 mod bad_input;
 mod bounds;
 mod cleanup;
