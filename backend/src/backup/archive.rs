@@ -90,7 +90,12 @@ pub async fn create(config: &DatabaseConfig, path: &Path) -> Result<Manifest> {
     )
     .fetch_all(&mut conn)
     .await?;
-    let file = File::create_new(path).with_context(|| format!("cannot create {}", path.display()))?;
+    // The staged file exists already, empty and private (`files.rs`).
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     let mut archive = ArchiveWriter::new(file);
     archive.line(&Written::Backup(&Manifest::new("postgres", schema_version, created_at, vec![])))?;
     for table in tables {

@@ -5,6 +5,9 @@
 //! new one replaces it. A backup that fails its checks, or errs, removes its temporary file; one
 //! killed cannot, so the next backup to that name removes the temporary files of writers no
 //! longer running (their process ids, read in `/proc`, so on Linux only).
+//!
+//! The temporary file is made empty and private (0600 on Unix) before anything is written to
+//! it: a backup holds password hashes and sealed secrets, so only its owner reads it.
 
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
@@ -30,6 +33,8 @@ impl Staged {
         let prefix = format!(".{name}.partial-");
         remove_abandoned(&folder, &prefix);
         let temp = folder.join(format!("{prefix}{}", std::process::id()));
+        let _ = std::fs::remove_file(&temp);
+        private_new_file(&temp).with_context(|| format!("cannot create {}", temp.display()))?;
         Ok(Staged { temp, target: target.to_owned(), committed: false })
     }
 
@@ -91,4 +96,13 @@ fn folder_of(path: &Path) -> PathBuf {
 /// `trellis-backup-<UTC time>.<extension>` in the current folder: sorts by time, and says what it is.
 pub fn default_name(at: DateTime<Utc>, extension: &str) -> PathBuf {
     PathBuf::from(format!("trellis-backup-{}.{extension}", at.format("%Y%m%dT%H%M%SZ")))
+}
+
+/// An empty file only its owner may read and write (`VACUUM INTO` accepts an empty file).
+fn private_new_file(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }

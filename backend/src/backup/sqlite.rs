@@ -27,7 +27,7 @@ pub const EXTENSION: &str = "sqlite";
 pub const HEADER: &[u8; 16] = b"SQLite format 3\0";
 const MANIFEST_TABLE: &str = "_trellis_backup";
 
-/// Copies the database at `url` into `copy` (which must not exist) and returns its manifest.
+/// Copies the database at `url` into `copy` (an empty file) and returns its manifest.
 pub async fn create(url: &str, copy: &Path) -> Result<Manifest> {
     let options = SqliteConnectOptions::from_str(url)?.busy_timeout(Duration::from_secs(10));
     let source_path = options.get_filename().to_owned();

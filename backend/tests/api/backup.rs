@@ -69,6 +69,10 @@ async fn a_backup_taken_while_instances_run_holds_every_one_finished_before_it(b
     let summary = String::from_utf8_lossy(&created.stdout);
     assert!(summary.contains("during-load.backup") && summary.contains("schema version"), "{summary}");
     assert_eq!(listing(out.path()), ["during-load.backup"], "no temporary file is left");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(out.path().join("during-load.backup")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600, "only its owner reads a backup (password hashes, sealed secrets)");
 
     let manifest = verify_json(&app.database_url, &file).await;
     assert_eq!(manifest["backend"], backend_name(backend));
