@@ -128,7 +128,8 @@ async fn copy_table(conn: &mut PgConnection, archive: &mut ArchiveWriter, name: 
     .await?;
     let columns = columns.into_iter().map(|(name, kind)| Column { name, kind }).collect();
     archive.begin_table(TableHead { name, columns })?;
-    let select = format!("SELECT json_build_object('row', t)::text FROM {quoted} t");
+    // `r.*` is the whole row even when the table has a column named `r` (a bare `r` would be it).
+    let select = format!("SELECT json_build_object('row', row_to_json(r.*))::text FROM {quoted} r");
     let mut rows = sqlx::query_scalar::<_, String>(&select).fetch(&mut *conn);
     while let Some(row) = rows.try_next().await? {
         archive.row(&row)?;

@@ -3,8 +3,9 @@
 //! renamed: a rename within one folder is atomic, so a kill at any moment leaves either no file or
 //! a whole one under the final name, and a previous backup of that name stays whole until the
 //! new one replaces it. A backup that fails its checks, or errs, removes its temporary file; one
-//! killed cannot, so the next backup to that name removes the temporary files of writers no
-//! longer running (their process ids, read in `/proc`, so on Linux only).
+//! killed cannot, so the next backup into that folder removes the temporary files of writers no
+//! longer running, whatever their name (default names carry the time, so no later backup has
+//! the same one; process ids are read in `/proc`, so on Linux only).
 //!
 //! The temporary file is made empty and private (0600 on Unix) before anything is written to
 //! it: a backup holds password hashes and sealed secrets, so only its owner reads it.
@@ -30,8 +31,8 @@ impl Staged {
         if !folder.is_dir() {
             bail!("cannot write the backup to {}: the folder {} does not exist", target.display(), folder.display());
         }
-        let prefix = format!(".{name}.partial-");
-        remove_abandoned(&folder, &prefix);
+        remove_abandoned(&folder);
+        let prefix = format!(".{name}{PARTIAL}");
         let temp = folder.join(format!("{prefix}{}", std::process::id()));
         let _ = std::fs::remove_file(&temp);
         private_new_file(&temp).with_context(|| format!("cannot create {}", temp.display()))?;
@@ -71,16 +72,22 @@ impl Drop for Staged {
     }
 }
 
-/// Removes `<prefix><pid>` files (and SQLite's `-journal` beside them) of processes that ended.
-fn remove_abandoned(folder: &Path, prefix: &str) {
+/// What a temporary name carries between the final name and the writer's process id.
+const PARTIAL: &str = ".partial-";
+
+/// Removes the temporary files (`.<name>.partial-<pid>`, and SQLite's `-journal` beside them)
+/// of writers whose process has ended.
+fn remove_abandoned(folder: &Path) {
     let Ok(entries) = std::fs::read_dir(folder) else { return };
-    let proc_readable = Path::new("/proc/self").exists();
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else { continue };
+        let Some(name) = name.to_str().filter(|n| n.starts_with('.')) else { continue };
+        let Some((_, rest)) = name.rsplit_once(PARTIAL) else { continue };
         let pid = rest.trim_end_matches("-journal");
-        let ended = pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists();
-        if proc_readable && ended {
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -46,7 +46,7 @@ pub enum BackupCommand {
         #[arg(long, value_name = "FILE")]
         to: Option<PathBuf>,
     },
-    /// Check that FILE is a whole Trellis backup this build can restore, and say what it holds.
+    /// Check that FILE is a whole Trellis backup this build can read, and say what it holds.
     Verify { file: PathBuf },
 }
 

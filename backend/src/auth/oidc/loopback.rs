@@ -2,10 +2,11 @@
 //! (RFC 8252 §7.3, a loopback redirect). The command line listens on `127.0.0.1:PORT` and
 //! opens `/auth/oidc/login?cli_port=PORT&cli_challenge=C`, `C` being the PKCE S256 challenge
 //! of a verifier only it holds. The browser signs in as usual; the callback, instead of a
-//! session cookie, records a one-time code for the user it admitted and sends the browser to
-//! `http://127.0.0.1:PORT/callback?code=…`. The command line trades that code with its
-//! verifier for a session: the code alone (say, read from a browser's history) is worth
-//! nothing, and it trades once.
+//! session cookie, records a one-time code for the user it admitted and shows a page whose
+//! link, once the person confirms, takes it to `http://127.0.0.1:PORT/callback?code=…`. The
+//! command line trades that code with its verifier for a session, once. The code is worth
+//! nothing without the verifier of the attempt's beginner — which is why a sign-in link someone
+//! else began stops at the confirmation rather than sending the code on by itself.
 
 use super::{challenge_of, random_text};
 use crate::store::OidcHandoff;

@@ -187,7 +187,7 @@ fn merge_userinfo(claims: &mut Value, info: Value) {
 
 /// 32 random bytes, base64url: states, nonces and PKCE verifiers (43 characters, within
 /// RFC 7636's 43–128).
-fn random_text() -> String {
+pub fn random_text() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)

@@ -5,12 +5,11 @@
 
 use super::api::Api;
 use super::failure::{CliError, CliResult};
+use crate::auth::oidc::{challenge_of, random_text};
 use axum::extract::Query;
+use axum::http::StatusCode;
 use axum::response::Html;
 use axum::routing::get;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
-use rand::Rng;
 use serde::Deserialize;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -31,8 +30,8 @@ pub async fn loopback_login(api: &Api) -> CliResult<TokenResponse> {
         .await
         .map_err(|e| CliError::usage(format!("cannot listen on 127.0.0.1 for the browser's sign-in: {e}")))?;
     let port = listener.local_addr().map_err(|e| CliError::usage(e.to_string()))?.port();
-    let verifier = random_verifier();
-    let challenge = URL_SAFE_NO_PAD.encode(<sha2::Sha256 as sha2::Digest>::digest(verifier.as_bytes()));
+    let verifier = random_text();
+    let challenge = challenge_of(&verifier);
     let url = format!("{}/api/v1/auth/oidc/login?cli_port={port}&cli_challenge={challenge}", api.base);
     eprintln!("To sign in, open this address in a browser on this machine:\n  {url}");
     open_browser(&url);
@@ -54,13 +53,13 @@ async fn wait_for_browser(listener: tokio::net::TcpListener) -> CliResult<Return
     let page = get(move |Query(returned): Query<Returned>| {
         let sender = sender.clone();
         async move {
-            let done = returned.code.is_some();
+            // Anything else on this machine may knock: only the server's answer ends the wait.
+            if returned.code.is_none() && returned.error.is_none() {
+                return (StatusCode::BAD_REQUEST, Html(PAGE_UNKNOWN));
+            }
+            let page = if returned.code.is_some() { PAGE_SIGNED_IN } else { PAGE_REFUSED };
             let _ = sender.try_send(returned);
-            Html(if done {
-                "<!doctype html><title>Trellis</title><p>Signed in. You can close this tab and go back to the terminal.</p>"
-            } else {
-                "<!doctype html><title>Trellis</title><p>The sign-in was refused; the terminal says why.</p>"
-            })
+            (StatusCode::OK, Html(page))
         }
     });
     let app = axum::Router::new().route("/callback", page);
@@ -75,12 +74,11 @@ async fn wait_for_browser(listener: tokio::net::TcpListener) -> CliResult<Return
     }
 }
 
-/// 32 random bytes, base64url: a PKCE verifier (RFC 7636: 43–128 characters).
-fn random_verifier() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    URL_SAFE_NO_PAD.encode(bytes)
-}
+const PAGE_SIGNED_IN: &str =
+    "<!doctype html><title>Trellis</title><p>Signed in. You can close this tab and go back to the terminal.</p>";
+const PAGE_REFUSED: &str =
+    "<!doctype html><title>Trellis</title><p>The sign-in was refused; the terminal says why.</p>";
+const PAGE_UNKNOWN: &str = "<!doctype html><title>Trellis</title><p>This address waits for a Trellis sign-in.</p>";
 
 /// Opens the address in the person's browser where there is one to open; the address is
 /// printed either way (a terminal over SSH has none, and then the person copies it).

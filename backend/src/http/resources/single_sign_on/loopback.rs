@@ -1,6 +1,11 @@
 //! The command line's sign-in through the browser (`crate::auth::oidc::loopback`): the
 //! callback hands a one-time code to the command line's loopback port, and the command line
 //! trades it, with the PKCE verifier only it holds, for a session here.
+//!
+//! The hand-off is a link the person follows, not a redirect: whoever began the attempt holds
+//! its verifier, so a sign-in link someone else sent (to a browser already signed in at the
+//! provider, which asks nothing) must not carry the code anywhere by itself. The page names the
+//! account and says to continue only after running `trellis login --sso`.
 
 use super::{configured, session_secs};
 use crate::audit::{Actor, AuditSlot};
@@ -10,23 +15,34 @@ use crate::auth::Principal;
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::ApiJson;
 use crate::http::resources::session::{open_session, NO_STORE};
+use crate::http::resources::spa::html_escape;
 use crate::http::AppState;
 use axum::extract::State;
-use axum::response::IntoResponse;
+use axum::response::{Html, IntoResponse};
 use axum::Json;
 use trellis_model::api::{LoopbackTokenRequest, Problem, TokenResponse};
 
-/// Records the admitted user's one-time code and answers where the browser goes with it.
+/// Records the admitted user's one-time code and answers the page that asks the person to
+/// confirm before the code goes to the loopback port.
 pub(super) async fn hand_off(
     state: &AppState,
     cli: &LoopbackReturn,
     admitted: &Admitted,
     id_token: &str,
-) -> ApiResult<String> {
+) -> ApiResult<Html<String>> {
     let now = chrono::Utc::now();
     let (code, handoff) = new_handoff(cli, admitted.user.id, id_token, now);
     state.store.insert_oidc_handoff(&handoff, now).await?;
-    Ok(cli.with_code(&code))
+    let who = html_escape(&admitted.principal.name);
+    let role = admitted.principal.role;
+    Ok(Html(format!(
+        "<!doctype html><html lang=en><meta charset=utf-8><title>Sign in the command line — Trellis</title>\
+         <h1>Sign in the command line?</h1>\
+         <p>A command line on this computer asks to sign in to Trellis as <strong>{who}</strong> ({role}).</p>\
+         <p>Continue only if you just ran <code>trellis login --sso</code> yourself.</p>\
+         <p><a href=\"{}\" data-testid=continue>Continue</a> &middot; <a href=\"/\">Cancel</a></p>",
+        cli.with_code(&code)
+    )))
 }
 
 #[utoipa::path(

@@ -138,9 +138,10 @@ struct CallbackQuery {
     security(()),
     params(CallbackQuery),
     responses(
+        (status = 200, description = "A command-line attempt signed in: a page naming the account, whose Continue link takes a one-time code to the command's loopback port", body = String, content_type = "text/html"),
         (
             status = 302,
-            description = "Signed in: to `return_to` with the session cookie set (a command-line attempt: to its loopback port with a one-time code). Refused: to `/login?error=CODE` (a command-line attempt: its loopback port with `?error=CODE`), nothing set, the reason audited"
+            description = "Signed in: to `return_to` with the session cookie set. Refused: to `/login?error=CODE` (a command-line attempt: its loopback port with `?error=CODE`), nothing set, the reason audited"
         ),
         (status = 404, description = "Single sign-on is not configured", body = Problem),
     )
@@ -157,8 +158,8 @@ async fn callback(
         Ok((admitted, id_token, attempt)) => {
             audit_admitted(&state, &admitted, CALLBACK_ROUTE, 302);
             if let Some(cli) = cli_return(&attempt) {
-                let to = loopback::hand_off(&state, &cli, &admitted, &id_token).await?;
-                return Ok((NO_STORE, jar, Redirect::to(&to)).into_response());
+                let page = loopback::hand_off(&state, &cli, &admitted, &id_token).await?;
+                return Ok((NO_STORE, jar, page).into_response());
             }
             let ttl = session_secs(&state, &oidc);
             let (_, session_cookie) = open_session(&state, &admitted.principal, ttl, Some(&id_token)).await?;
