@@ -10,7 +10,12 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
 
 /// The digest as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    sha256(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&sha256(bytes))
+}
+
+/// Bytes as lowercase hex digits (for digests computed in steps, e.g. over a table's rows).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

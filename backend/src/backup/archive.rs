@@ -21,9 +21,10 @@
 //! digests come last, as they are known only once every row is written: an archive without its
 //! `end` line is truncated. The opening line carries the rest of the [`Manifest`].
 
-use super::sqlite::hex;
+use super::sqlite::quoted;
 use super::{check_tables, Manifest, TableDigest};
 use crate::config::DatabaseConfig;
+use crate::digest::hex;
 use anyhow::{bail, Context, Result};
 use chrono::Utc;
 use flate2::read::GzDecoder;
@@ -118,7 +119,7 @@ async fn schema_version(conn: &mut PgConnection, redacted: &str) -> Result<i64> 
 }
 
 async fn copy_table(conn: &mut PgConnection, archive: &mut ArchiveWriter, name: String) -> Result<()> {
-    let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+    let quoted = quoted(&name);
     let columns: Vec<(String, String)> = sqlx::query_as(
         "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute \
          WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",

@@ -11,6 +11,7 @@
 //! newline: every value (text, number, blob, NULL) has one such form, so an edited row changes it.
 
 use super::{check_tables, Manifest, TableDigest};
+use crate::digest::hex;
 use anyhow::{bail, Context, Result};
 use chrono::Utc;
 use futures_util::TryStreamExt;
@@ -167,10 +168,6 @@ async fn digest_table(conn: &mut SqliteConnection, name: String) -> Result<Table
 }
 
 /// `name` as a quoted SQL identifier.
-fn quoted(name: &str) -> String {
+pub(super) fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-pub(super) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
