@@ -1,5 +1,5 @@
 //! Command-line entry: parses arguments and runs one subcommand. `serve`, `migrate`, `user`,
-//! `backup` and `secrets` act on the database here; the client commands (`login`, `instance`, `workflow`,
+//! `backup`, `restore` and `secrets` act on the database here; the client commands (`login`, `instance`, `workflow`,
 //! `trigger`, `completions`) talk to a server over its HTTP API, in [`remote`].
 
 pub mod remote;
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "trellis", version, about = "Trellis workflow designer and engine")]
 struct Cli {
-    #[command(flatten, next_help_heading = "Database (serve, migrate, user, backup)")]
+    #[command(flatten, next_help_heading = "Database (serve, migrate, user, backup, restore)")]
     db: DatabaseConfig,
     #[command(flatten, next_help_heading = "Server and output (client commands)")]
     target: remote::Target,
@@ -35,6 +35,16 @@ enum Command {
     /// Back up the database while servers run, and check backups.
     #[command(subcommand)]
     Backup(crate::backup::BackupCommand),
+    /// Restore a backup into DATABASE_URL, with every server on it stopped. The restored
+    /// database is held (no schedules, no claims) until an admin runs `trellis cluster resume`.
+    Restore {
+        /// A file `trellis backup create` wrote
+        file: std::path::PathBuf,
+        /// Replace the database there (SQLite: kept as <file>.replaced-<time>; Postgres: the
+        /// tables of its current schema are dropped)
+        #[arg(long)]
+        replace: bool,
+    },
     /// Manage the secrets' master key.
     #[command(subcommand)]
     Secrets(SecretsCommand),
@@ -129,6 +139,10 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::User(cmd) => user(cli.db, cmd).await,
         Command::Backup(cmd) => crate::backup::run(&cli.db, cmd, cli.target.output).await,
+        Command::Restore { file, replace } => {
+            let restored = crate::backup::restore::restore(&cli.db, &file, replace).await?;
+            crate::backup::restore::print(&file, &restored, cli.target.output)
+        }
         Command::Secrets(SecretsCommand::RotateMasterKey { new_master_key }) => {
             use secrecy::ExposeSecret;
             let store = store::connect(&cli.db).await?;

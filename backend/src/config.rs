@@ -217,6 +217,22 @@ pub struct ServeConfig {
     pub password_login: bool,
     #[command(flatten)]
     pub oidc: OidcArgs,
+    #[command(flatten)]
+    pub backups: BackupArgs,
+}
+
+/// Backups the server takes itself (`crate::cluster::schedule`).
+#[derive(Debug, Clone, Args)]
+pub struct BackupArgs {
+    /// A folder to write backups into on a schedule; unset: the server takes none.
+    #[arg(long = "backup-dir", env = "TRELLIS_BACKUP_DIR")]
+    pub dir: Option<PathBuf>,
+    /// How often (`30m`, `6h`, `1d`). Processes sharing a database take each backup once.
+    #[arg(long = "backup-every", env = "TRELLIS_BACKUP_EVERY", default_value = "1d", value_parser = humantime::parse_duration)]
+    pub every: std::time::Duration,
+    /// How many of the newest scheduled backups the folder keeps (older ones are deleted).
+    #[arg(long = "backup-keep", env = "TRELLIS_BACKUP_KEEP", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..))]
+    pub keep: u32,
 }
 
 /// Single sign-on through an OpenID Connect provider, as given; `auth::oidc::OidcSettings`
@@ -313,6 +329,7 @@ impl ServeConfig {
                 session_secs: 12 * 3600,
                 ..OidcArgs::default()
             },
+            backups: BackupArgs { dir: None, every: std::time::Duration::from_secs(86_400), keep: 7 },
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod audit;
 pub mod auth;
 pub mod backup;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod digest;
 pub mod engine;

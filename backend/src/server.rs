@@ -43,6 +43,8 @@ pub struct Server {
     alerts: (crate::alerts::send::Sender, crate::alerts::watch::Watcher),
     drain: std::time::Duration,
     audit_writer: JoinHandle<()>,
+    registry: crate::cluster::Registry,
+    backups: Option<crate::cluster::schedule::Schedule>,
 }
 
 impl Server {
@@ -71,7 +73,20 @@ impl Server {
         tracing::info!(database = store.backend(), url = %store::redact_url(&db.database_url), "database ready");
         http::resources::spa::announce(serve.web_dir.as_deref());
         let sandbox = Sandbox::start(SandboxSettings::from_config(&serve)?).await?;
-        let engine = Engine::new(store.clone(), engine_config(&serve, store.backend())?, sandbox, secrets);
+        let hold = crate::cluster::Hold::default();
+        let engine =
+            Engine::new(store.clone(), engine_config(&serve, store.backend(), hold.clone())?, sandbox, secrets);
+        // Before any loop starts: a held (restored) database must not act even once.
+        let registry =
+            crate::cluster::Registry::join(store.clone(), engine.process_id(), addr, store.backend(), hold.clone())
+                .await?;
+        let backups = crate::cluster::schedule::Schedule::from_args(
+            &store,
+            &db,
+            &serve.backups,
+            engine.process_id(),
+            hold.clone(),
+        );
         if let Some(endpoint) = serve.otel_endpoint.as_deref().filter(|e| !e.trim().is_empty()) {
             engine.bus.export_to(endpoint).context("OTEL_EXPORTER_OTLP_ENDPOINT")?;
         }
@@ -80,7 +95,8 @@ impl Server {
             FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let jobs =
             JobLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
-        let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs));
+        let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs))
+            .held_by(hold.clone());
         let slow = crate::slow::Refresher::new(
             store.clone(),
             SlowRule::from_config(&serve),
@@ -91,7 +107,8 @@ impl Server {
                 store.clone(),
                 engine.config().http_allow.clone(),
                 AlertSettings::from_config(&serve),
-            ),
+            )
+            .held_by(hold),
             crate::alerts::watch::Watcher::new(
                 store.clone(),
                 serve.public_url.clone(),
@@ -123,6 +140,8 @@ impl Server {
             alerts,
             drain,
             audit_writer,
+            registry,
+            backups,
         })
     }
 
@@ -137,6 +156,8 @@ impl Server {
         let (sender, watcher) = self.alerts;
         let alerts =
             (tokio::spawn(sender.run(stopped.clone(), self.drain)), tokio::spawn(watcher.run(stopped.clone())));
+        let registry = tokio::spawn(self.registry.run(stopped.clone()));
+        let backups = self.backups.map(|schedule| tokio::spawn(schedule.run(stopped.clone())));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
         println!("Trellis is running at http://{}", self.addr);
@@ -160,6 +181,11 @@ impl Server {
         slow.await?;
         alerts.0.await?;
         alerts.1.await?;
+        if let Some(backups) = backups {
+            backups.await?;
+        }
+        // Last: the process leaves the cluster's list once it has stopped taking work.
+        registry.await?.leave().await;
         // The router (and with it the audit queue's sender) is gone: write out what is queued.
         if tokio::time::timeout(std::time::Duration::from_secs(5), self.audit_writer).await.is_err() {
             tracing::warn!("gave up writing the last audit rows");
@@ -181,7 +207,7 @@ pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {
     Ok(())
 }
 
-fn engine_config(serve: &ServeConfig, backend: &str) -> Result<EngineConfig> {
+fn engine_config(serve: &ServeConfig, backend: &str, hold: crate::cluster::Hold) -> Result<EngineConfig> {
     let http_allow =
         OutboundPolicy::parse(&serve.http_allow).map_err(|e| anyhow::anyhow!("TRELLIS_HTTP_ALLOW: {e}"))?;
     let output_caps =
@@ -194,6 +220,7 @@ fn engine_config(serve: &ServeConfig, backend: &str) -> Result<EngineConfig> {
         output_caps,
         map_max_items: serve.map_max_items.max(1),
         public_url: serve.public_url.clone(),
+        hold,
         // SQLite has one writer at a time, so a second lane would only wait for it; on
         // Postgres two batches in flight overlap one's round trips with the other's commit.
         commit_lanes: match (backend, serve.commit_lanes) {

@@ -60,6 +60,7 @@ const PAGES: Record<string, () => Shown> = {
   '/audit': () => ({ title: 'Audit log', ready: visible('audit-row') }),
   '/secrets': () => ({ title: 'Secrets', ready: visible('secrets-table') }),
   '/alerts': () => ({ title: 'Alerts', ready: visible('alerts-table') }),
+  '/cluster': () => ({ title: 'Cluster', ready: visible('cluster-process') }),
   '/no/such/page': () => ({ title: 'Page not found', ready: heading('Page not found'), bare: true }),
 };
 

@@ -47,7 +47,10 @@ pub fn rule_from(draft: &AlertDraft) -> Result<NewAlertRule, FieldError> {
     Ok(NewAlertRule {
         name: draft.name.trim().to_owned(),
         when,
-        workflow: Some(draft.workflow.trim()).filter(|w| !w.is_empty()).map(str::to_owned),
+        // A backup is the whole database's: no workflow narrows it.
+        workflow: Some(draft.workflow.trim())
+            .filter(|w| !w.is_empty() && when != AlertWhen::BackupFailed)
+            .map(str::to_owned),
         url: draft.url.trim().to_owned(),
         threshold,
         for_ms,
@@ -68,11 +71,12 @@ fn whole(field: &'static str, text: &str, unit: i64) -> Result<Option<i64>, Fiel
 }
 
 /// The choices of "When", in the order offered.
-pub const WHEN_CHOICES: [(AlertWhen, &str); 4] = [
+pub const WHEN_CHOICES: [(AlertWhen, &str); 5] = [
     (AlertWhen::Failed, "An instance fails"),
     (AlertWhen::TimedOut, "An instance times out"),
     (AlertWhen::Slow, "A node runs slow"),
     (AlertWhen::QueueDepth, "The queue grows"),
+    (AlertWhen::BackupFailed, "A scheduled backup fails"),
 ];
 
 /// What a rule is told about, in words: "An instance fails", "Queue over 50 for 2 min".
@@ -81,6 +85,7 @@ pub fn condition(rule: &AlertRule) -> String {
         AlertWhen::Failed => "An instance fails".to_owned(),
         AlertWhen::TimedOut => "An instance times out".to_owned(),
         AlertWhen::Slow => "A node runs slow".to_owned(),
+        AlertWhen::BackupFailed => "A scheduled backup fails".to_owned(),
         AlertWhen::QueueDepth => {
             let over = format!("Queue over {}", rule.threshold.unwrap_or(0));
             match rule.for_ms.filter(|ms| *ms > 0) {

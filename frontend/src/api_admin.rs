@@ -76,3 +76,13 @@ fn retention_url(workflow: Option<&str>, tail: &str) -> String {
 pub async fn preview_mapping(body: &MappingPreviewRequest) -> Result<MappingPreview, ApiError> {
     fetch(Request::post(&format!("{API}/auth/oidc/mapping/preview")).json(body)).await
 }
+
+/// `GET /cluster`: processes, schema, hold, scheduled backups.
+pub async fn cluster() -> Result<trellis_model::api::Cluster, ApiError> {
+    fetch(Request::get(&format!("{API}/cluster")).build()).await
+}
+
+/// `POST /cluster/resume`: a held database fires schedules and claims work again.
+pub async fn resume_cluster() -> Result<trellis_model::api::Cluster, ApiError> {
+    fetch(Request::post(&format!("{API}/cluster/resume")).build()).await
+}

@@ -1,7 +1,9 @@
 //! The root component: the router, the sign-in page, and the pages inside the layout. Each
 //! route is a row of `pages.rs` (its title, header section and role come from there).
 
-use crate::components::admin::{audit_page::AuditPage, retention_page::RetentionPage, users_page::UsersPage};
+use crate::components::admin::{
+    audit_page::AuditPage, cluster_page::ClusterPage, retention_page::RetentionPage, users_page::UsersPage,
+};
 use crate::components::alerts::alerts_page::AlertsPage;
 use crate::components::compare::compare_page::ComparePage;
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
@@ -31,6 +33,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/secrets") view=SecretsPage />
                     <Route path=path!("/alerts") view=AlertsPage />
                     <Route path=path!("/retention") view=RetentionPage />
+                    <Route path=path!("/cluster") view=ClusterPage />
                     <Route path=path!("/workflows") view=WorkflowsPage />
                     <Route path=path!("/instances") view=InstancesPage />
                     <Route path=path!("/jobs") view=JobsPage />

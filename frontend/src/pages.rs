@@ -35,6 +35,7 @@ pub const PAGES: &[Page] = &[
     page("/users", "Users", Some("Users"), Role::Admin),
     page("/retention", "Retention", Some("Retention"), Role::Admin),
     page("/audit", "Audit log", Some("Audit"), Role::Admin),
+    page("/cluster", "Cluster", Some("Cluster"), Role::Admin),
     page("/workflows/:id", "Designer", None, Role::Viewer),
     page("/workflows/:id/triggers", "Triggers", None, Role::Viewer),
     page("/instances/:id", "Run", None, Role::Viewer),

@@ -144,11 +144,13 @@ pub enum AlertEvent {
     TimedOut,
     Slow,
     QueueDepth,
+    BackupFailed,
     Test,
 }
 
 string_forms!(AlertEvent {
-    Failed => "failed", TimedOut => "timed_out", Slow => "slow", QueueDepth => "queue_depth", Test => "test",
+    Failed => "failed", TimedOut => "timed_out", Slow => "slow", QueueDepth => "queue_depth",
+    BackupFailed => "backup_failed", Test => "test",
 });
 
 /// Where an alert delivery stands.

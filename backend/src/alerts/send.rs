@@ -99,6 +99,7 @@ pub struct Sender {
     settings: AlertSettings,
     owner: String,
     workers: Arc<Semaphore>,
+    hold: crate::cluster::Hold,
 }
 
 impl Sender {
@@ -111,7 +112,13 @@ impl Sender {
             settings,
             owner: format!("alerts-{}", uuid::Uuid::now_v7()),
             workers: Arc::new(Semaphore::new(settings.concurrency.max(1))),
+            hold: Default::default(),
         }
+    }
+
+    /// Sends nothing while `hold` is held (a restored copy must not repeat the original's alerts).
+    pub fn held_by(self, hold: crate::cluster::Hold) -> Sender {
+        Sender { hold, ..self }
     }
 
     /// Sends until `shutdown`; then waits up to `drain` for the posts in flight, and gives
@@ -121,6 +128,9 @@ impl Sender {
         let this = Arc::new(self);
         let mut posting = JoinSet::new();
         while !*shutdown.borrow() {
+            if !this.hold.pass(&mut shutdown).await {
+                continue;
+            }
             while posting.try_join_next().is_some() {}
             if let Err(e) = this.clone().round(&mut posting).await {
                 tracing::warn!(error = %e, "claiming alert deliveries failed; trying again next round");

@@ -16,7 +16,8 @@
 //! ```
 //!
 //! Rows name their columns and the table line gives each column's Postgres type, so a restore
-//! into either backend can read them without this build's schema. A table's digest is the SHA-256
+//! into either backend can read them without this build's schema. Tables come parents first
+//! (each after the tables its foreign keys reference), so a restore loads them in file order. A table's digest is the SHA-256
 //! of its `table` line and its `row` lines, as written, each with its newline. The counts and
 //! digests come last, as they are known only once every row is written: an archive without its
 //! `end` line is truncated. The opening line carries the rest of the [`Manifest`].
@@ -86,11 +87,7 @@ pub async fn create(config: &DatabaseConfig, path: &Path) -> Result<Manifest> {
     sqlx::query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut conn).await?;
     let created_at = Utc::now();
     let schema_version = schema_version(&mut conn, &redacted).await?;
-    let tables: Vec<String> = sqlx::query_scalar(
-        "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
-    )
-    .fetch_all(&mut conn)
-    .await?;
+    let tables = tables_parents_first(&mut conn).await?;
     // The staged file exists already, empty and private (`files.rs`).
     let file = std::fs::OpenOptions::new()
         .write(true)
@@ -116,6 +113,38 @@ async fn schema_version(conn: &mut PgConnection, redacted: &str) -> Result<i64> 
     let version: Option<i64> =
         sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success").fetch_one(&mut *conn).await?;
     Ok(version.unwrap_or(0))
+}
+
+/// The schema's tables, each after every table its foreign keys point to (by name among
+/// equals), so a restore loads them in the archive's order without breaking a reference.
+async fn tables_parents_first(conn: &mut PgConnection) -> Result<Vec<String>> {
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let references: Vec<(String, String)> = sqlx::query_as(
+        "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text FROM pg_constraint c \
+         JOIN pg_class t ON t.oid = c.conrelid WHERE c.contype = 'f' AND t.relnamespace = current_schema()::regnamespace",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(parents_first(tables, &references))
+}
+
+/// `tables` ordered so each comes after those it references (`(table, referenced)` pairs);
+/// a table in a cycle, or referencing itself, keeps its place among the rest.
+pub fn parents_first(mut tables: Vec<String>, references: &[(String, String)]) -> Vec<String> {
+    let unquoted = |name: &str| name.trim_matches('"').to_owned();
+    let refs: Vec<(String, String)> =
+        references.iter().map(|(t, r)| (unquoted(t), unquoted(r))).filter(|(t, r)| t != r).collect();
+    let mut ordered = Vec::with_capacity(tables.len());
+    while !tables.is_empty() {
+        let ready =
+            tables.iter().position(|t| !refs.iter().any(|(from, to)| from == t && tables.contains(to))).unwrap_or(0);
+        ordered.push(tables.remove(ready));
+    }
+    ordered
 }
 
 async fn copy_table(conn: &mut PgConnection, archive: &mut ArchiveWriter, name: String) -> Result<()> {
@@ -263,5 +292,26 @@ fn unreadable(file: &Path, error: std::io::Error) -> anyhow::Error {
             anyhow::anyhow!("{} is truncated: its compressed data ends early", file.display())
         }
         _ => anyhow::anyhow!("{} is damaged: {error}", file.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parents_first;
+
+    #[test]
+    fn referenced_tables_come_first_and_the_rest_keep_their_order() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let refs = [
+            ("alert_attempts".to_owned(), "alert_deliveries".to_owned()),
+            ("alert_deliveries".to_owned(), "\"alert_rules\"".to_owned()),
+            ("alert_rules".to_owned(), "workflows".to_owned()),
+            ("instances".to_owned(), "instances".to_owned()),
+        ];
+        let tables = names(&["alert_attempts", "alert_deliveries", "alert_rules", "instances", "workflows"]);
+        assert_eq!(
+            parents_first(tables, &refs),
+            names(&["instances", "workflows", "alert_rules", "alert_deliveries", "alert_attempts"])
+        );
     }
 }

@@ -19,6 +19,8 @@
 
 pub mod archive;
 pub mod files;
+pub mod restore;
+mod restore_pg;
 pub mod sqlite;
 
 use crate::cli::remote::render::Output;
@@ -151,7 +153,7 @@ pub async fn create(db: &DatabaseConfig, to: Option<PathBuf>) -> Result<(PathBuf
 /// Reads `file` whole and returns its manifest if it is a Trellis backup this build can restore.
 pub async fn verify(file: &Path) -> Result<Manifest> {
     let manifest = inspect(file).await?;
-    let known = newest_migration(&manifest.backend);
+    let known = crate::store::newest_migration(&manifest.backend);
     if manifest.schema_version > known {
         bail!(
             "{} was made by a newer Trellis (schema version {}, this build knows up to {known}): restore it with that release or a later one",
@@ -176,15 +178,6 @@ async fn inspect(file: &Path) -> Result<Manifest> {
     };
     manifest.check_known(file)?;
     Ok(manifest)
-}
-
-/// The highest migration this build has for `backend`.
-fn newest_migration(backend: &str) -> i64 {
-    let migrator = match backend {
-        "postgres" => sqlx::migrate!("../migrations/postgres"),
-        _ => sqlx::migrate!("../migrations/sqlite"),
-    };
-    migrator.iter().map(|m| m.version).max().unwrap_or(0)
 }
 
 fn print_summary(what: &str, file: &Path, manifest: &Manifest, output: Output) -> Result<()> {

@@ -26,7 +26,7 @@ use std::time::Duration;
 pub const EXTENSION: &str = "sqlite";
 /// The first 16 bytes of every SQLite database file.
 pub const HEADER: &[u8; 16] = b"SQLite format 3\0";
-const MANIFEST_TABLE: &str = "_trellis_backup";
+pub(super) const MANIFEST_TABLE: &str = "_trellis_backup";
 
 /// Copies the database at `url` into `copy` (an empty file) and returns its manifest.
 pub async fn create(url: &str, copy: &Path) -> Result<Manifest> {

@@ -8,9 +8,11 @@
 //! * [`instances`], [`bulk`], [`watch`]: running and operating instances.
 //! * [`workflows`], [`files`] and [`sync`]: definitions, and keeping them as files.
 //! * [`triggers`]: webhooks and schedules.
+//! * [`cluster`]: the processes serving a database, and resuming a restored one.
 
 pub mod api;
 pub mod bulk;
+pub mod cluster;
 pub mod failure;
 pub mod files;
 mod hidden_input;
@@ -82,6 +84,9 @@ pub enum RemoteCommand {
     /// Webhooks and schedules that start instances.
     #[command(subcommand_required = true)]
     Trigger(triggers::TriggerArgs),
+    /// The processes serving the database and their releases; resume a restored (held) database.
+    #[command(subcommand_required = true)]
+    Cluster(cluster::ClusterArgs),
     /// Print a shell completion script: `trellis completions bash > ~/.local/share/bash-completion/completions/trellis`.
     Completions {
         #[arg(value_enum)]
@@ -115,6 +120,7 @@ async fn run(target: &Target, command: RemoteCommand) -> CliResult<Exit> {
         RemoteCommand::Instance(args) => instances::run(target, args).await,
         RemoteCommand::Workflow(args) => workflows::run(target, args).await,
         RemoteCommand::Trigger(args) => triggers::run(target, args).await,
+        RemoteCommand::Cluster(args) => cluster::run(target, args).await,
         RemoteCommand::Completions { shell } => {
             use clap::CommandFactory;
             let mut script = Vec::new();

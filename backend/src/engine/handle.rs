@@ -130,6 +130,10 @@ impl Runner {
 
 impl RunLeased for Runner {
     fn run_leased(self: Arc<Self>, item: WorkItem, plan: Arc<Plan>, permit: OwnedSemaphorePermit) {
+        if self.hold.is_held() {
+            // Its lease runs out and the claim loop takes it once the database is resumed.
+            return;
+        }
         tokio::spawn(async move {
             self.handle(item, Some(plan)).await;
             drop(permit);

@@ -101,6 +101,8 @@ pub struct EngineConfig {
     pub map_max_items: usize,
     /// `TRELLIS_PUBLIC_URL`: the base of the instance links a failure handler gets.
     pub public_url: Option<String>,
+    /// While held, nothing is claimed or run (`crate::cluster::Hold`).
+    pub hold: crate::cluster::Hold,
 }
 
 /// The engine: the parts, wired. Each part holds what it uses and is handed the parts below it
@@ -193,6 +195,7 @@ impl Engine {
             output_caps: config.output_caps,
             map_max_items: config.map_max_items,
             lease_ms: config.lease_ms,
+            hold: config.hold.clone(),
         });
         let leased_to: std::sync::Weak<dyn commit::RunLeased> = Arc::downgrade(&runner) as _;
         committer.run_leased_by(leased_to);
@@ -208,6 +211,16 @@ impl Engine {
     /// The settings the engine runs with (the outbound policy, the public URL).
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// This process's name in leases and in the cluster's process list.
+    pub fn process_id(&self) -> &str {
+        &self.runner.workers.owner
+    }
+
+    /// Whether this process may claim and run work now (`crate::cluster::Hold`).
+    pub fn hold(&self) -> &crate::cluster::Hold {
+        &self.config.hold
     }
 
     /// The store this engine (and its server) writes through.
@@ -291,6 +304,6 @@ impl Engine {
     }
 }
 
-fn hostname() -> String {
+pub fn hostname() -> String {
     std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).unwrap_or_else(|_| "trellis".to_owned())
 }

@@ -49,6 +49,9 @@ pub(super) struct Runner {
     pub(super) map_max_items: usize,
     /// How long a claim holds work (a map's writes keep trying through an outage this long).
     pub(super) lease_ms: u64,
+    /// While held, the claim loop claims nothing and work leased by a start is left to its
+    /// lease's expiry (then claimed once resumed).
+    pub(super) hold: crate::cluster::Hold,
 }
 
 /// Nodes of a workflow, by id, a run ahead of which was dropped for taking too long: this

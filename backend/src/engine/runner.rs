@@ -30,6 +30,9 @@ impl Runner {
         let mut last_timers = tokio::time::Instant::now() - TIMER_POLL;
         let mut more_timers = false;
         while !*shutdown.borrow() {
+            if !self.hold.pass(&mut shutdown).await {
+                continue;
+            }
             if last_admit.elapsed() >= ADMIT_EVERY {
                 self.admission.admit_everywhere().await;
                 last_admit = tokio::time::Instant::now();

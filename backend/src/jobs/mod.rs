@@ -123,6 +123,9 @@ impl JobLoop {
     /// Runs jobs until `shutdown` turns true.
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         while !*shutdown.borrow() {
+            if !self.engine.hold().pass(&mut shutdown).await {
+                continue;
+            }
             let now = Utc::now();
             match self.store.claim_job(&self.owner, now, now + self.lease).await {
                 Ok(Some(job)) => {

@@ -45,11 +45,17 @@ pub fn validate(policy: &RetentionPolicy) -> Vec<Issue> {
 pub struct Sweeper {
     store: DynStore,
     every: std::time::Duration,
+    hold: crate::cluster::Hold,
 }
 
 impl Sweeper {
     pub fn new(store: DynStore, every: std::time::Duration) -> Sweeper {
-        Sweeper { store, every: every.max(std::time::Duration::from_secs(1)) }
+        Sweeper { store, every: every.max(std::time::Duration::from_secs(1)), hold: Default::default() }
+    }
+
+    /// Sweeps nothing while `hold` is held.
+    pub fn held_by(self, hold: crate::cluster::Hold) -> Sweeper {
+        Sweeper { hold, ..self }
     }
 
     /// Sweeps every `every` until `shutdown` turns true.
@@ -58,6 +64,9 @@ impl Sweeper {
             tokio::select! {
                 _ = tokio::time::sleep(self.every) => {}
                 _ = shutdown.changed() => continue,
+            }
+            if !self.hold.pass(&mut shutdown).await {
+                continue;
             }
             match self.sweep(&shutdown).await {
                 Ok(0) => {}

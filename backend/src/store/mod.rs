@@ -13,6 +13,7 @@ mod audit;
 mod backend;
 mod batch;
 mod catalog;
+mod cluster;
 mod content;
 mod insights;
 mod instance_query;
@@ -54,6 +55,7 @@ pub use catalog::{
     CatalogStore, NewVersion, NewWorkflow, VersionInfo, VersionRecord, WorkflowChange, WorkflowQuery, WorkflowRecord,
     WriteOutcome,
 };
+pub use cluster::{BackupEnd, BackupRunRow, ClusterStore, HoldRow, ProcessRow};
 pub use insights::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
 pub use instance_query::{parse_content, parse_statuses, InstanceQuery};
 pub use instance_rows::*;
@@ -125,6 +127,7 @@ pub trait Store:
     + ViewStore
     + SlowStore
     + AlertStore
+    + ClusterStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;
@@ -152,6 +155,15 @@ pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<DynStore> {
     } else {
         anyhow::bail!("DATABASE_URL must start with sqlite:// or postgres://, got `{}`", redact_url(url))
     }
+}
+
+/// The highest migration this build carries for `backend` (`sqlite` or `postgres`).
+pub fn newest_migration(backend: &str) -> i64 {
+    let migrator = match backend {
+        "postgres" => sqlx::migrate!("../migrations/postgres"),
+        _ => sqlx::migrate!("../migrations/sqlite"),
+    };
+    migrator.iter().map(|m| m.version).max().unwrap_or(0)
 }
 
 /// `url` without its password, for logs and error messages.

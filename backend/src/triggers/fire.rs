@@ -54,6 +54,9 @@ impl FireLoop {
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let mut last_purge: Option<tokio::time::Instant> = None;
         while !*shutdown.borrow() {
+            if !self.engine.hold().pass(&mut shutdown).await {
+                continue;
+            }
             if last_purge.is_none_or(|t| t.elapsed() >= PURGE_EVERY) {
                 self.purge().await;
                 last_purge = Some(tokio::time::Instant::now());

@@ -18,7 +18,7 @@ use trellis_model::AlertDeliveryStatus;
 /// What the receiver got, and the statuses it answers with (then 200s).
 #[derive(Default)]
 pub(crate) struct Inbox {
-    posts: Vec<(HeaderMap, Bytes)>,
+    pub(crate) posts: Vec<(HeaderMap, Bytes)>,
     answers: Vec<u16>,
 }
 

@@ -16,10 +16,13 @@ pub enum AlertWhen {
     Slow,
     /// More than `threshold` instances queued, continuously for `for_ms`.
     QueueDepth,
+    /// A scheduled backup (`TRELLIS_BACKUP_DIR`) failed.
+    BackupFailed,
 }
 
 impl AlertWhen {
-    pub const ALL: [AlertWhen; 4] = [AlertWhen::Failed, AlertWhen::TimedOut, AlertWhen::Slow, AlertWhen::QueueDepth];
+    pub const ALL: [AlertWhen; 5] =
+        [AlertWhen::Failed, AlertWhen::TimedOut, AlertWhen::Slow, AlertWhen::QueueDepth, AlertWhen::BackupFailed];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -27,6 +30,7 @@ impl AlertWhen {
             AlertWhen::TimedOut => "timed_out",
             AlertWhen::Slow => "slow",
             AlertWhen::QueueDepth => "queue_depth",
+            AlertWhen::BackupFailed => "backup_failed",
         }
     }
 
@@ -42,6 +46,7 @@ impl From<AlertWhen> for crate::AlertEvent {
             AlertWhen::TimedOut => crate::AlertEvent::TimedOut,
             AlertWhen::Slow => crate::AlertEvent::Slow,
             AlertWhen::QueueDepth => crate::AlertEvent::QueueDepth,
+            AlertWhen::BackupFailed => crate::AlertEvent::BackupFailed,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod access;
 mod alerts;
+mod cluster;
 mod content;
 mod filter;
 mod insights;
@@ -22,6 +23,7 @@ mod workflows;
 
 pub use access::*;
 pub use alerts::*;
+pub use cluster::*;
 pub use content::*;
 pub use filter::*;
 pub use insights::*;

@@ -108,6 +108,7 @@ async fn a_redone_attempt_finds_the_child_it_started_and_a_new_attempt_starts_an
             commit_lanes: 1,
             map_max_items: 100,
             public_url: None,
+            hold: crate::cluster::Hold::default(),
         },
         // No node here evaluates an expression: the sandbox never starts a worker.
         crate::sandbox::Sandbox::new(

@@ -70,7 +70,7 @@ async fn list(State(state): State<AppState>, auth: Authed<AsEditor>) -> ApiResul
         (
             status = 422,
             description = "A field is invalid (`errors` names it): a `url` the `http` node may not reach, an unknown \
-                           `workflow`, `threshold` missing for `queue_depth` or given for another kind",
+                           `workflow` (or any `workflow` for `backup_failed`), `threshold` missing for `queue_depth` or given for another kind",
             body = Problem
         ),
     )
@@ -117,6 +117,12 @@ async fn checked(state: &AppState, body: &NewAlertRule) -> ApiResult<Option<Uuid
         return Err(bad_field("name", format!("`name` must be 1-{MAX_NAME_CHARS} characters")));
     }
     let workflow = match &body.workflow {
+        Some(_) if body.when == AlertWhen::BackupFailed => {
+            return Err(bad_field(
+                "workflow",
+                "`backup_failed` is about the whole database: leave `workflow` out".into(),
+            ))
+        }
         Some(w) => Some(Uuid::parse_str(w).map_err(|_| bad_field("workflow", format!("`{w}` is not a workflow id")))?),
         None => None,
     };

@@ -8,6 +8,7 @@ pub mod api_keys;
 pub mod audit_log;
 pub mod bulk_jobs;
 pub mod callees;
+pub mod cluster;
 mod cycles;
 pub mod event_streams;
 pub mod failure_handler_checks;

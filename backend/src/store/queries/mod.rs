@@ -19,6 +19,7 @@ mod admission_clock;
 mod alerts;
 mod audit;
 mod catalog;
+mod cluster;
 mod insights;
 mod instances;
 mod jobs;

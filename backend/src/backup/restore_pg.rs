@@ -1,0 +1,180 @@
+//! Restoring a Postgres archive (see [`super::archive`]) into an empty database, in one
+//! transaction: a failure or a kill leaves the target as it was.
+//!
+//! The schema is made as the backup's release made it: this build's migrations up to the
+//! backup's schema version, run as written (the migrations table's rows come from the archive
+//! itself). Then each table's rows, in the archive's order (referenced tables first), in batches
+//! through `json_populate_recordset`, which reads each value as its column's type the way
+//! `row_to_json` wrote it. Later migrations are applied afterwards, as at any start.
+
+use super::archive::GZIP_MAGIC;
+use super::restore::refuse_if_served;
+use super::sqlite::quoted;
+use super::Manifest;
+use crate::config::DatabaseConfig;
+use anyhow::{bail, Context, Result};
+use chrono::{DateTime, Utc};
+use flate2::read::GzDecoder;
+use serde::Deserialize;
+use sqlx::{Connection, PgConnection, Postgres, Transaction};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Rows sent to Postgres at once (fewer when they are large, see `MAX_BATCH_BYTES`).
+const BATCH_ROWS: usize = 1_000;
+const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// sqlx's own migrations table, as its migrator makes it.
+const MIGRATIONS_TABLE: &str = "CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, \
+    description TEXT NOT NULL, installed_on TIMESTAMPTZ NOT NULL DEFAULT now(), success BOOLEAN NOT NULL, \
+    checksum BYTEA NOT NULL, execution_time BIGINT NOT NULL)";
+
+/// What the loader needs of a line; rows are passed on as the text they are.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Line {
+    Backup(serde::de::IgnoredAny),
+    Table(Head),
+    Row(serde::de::IgnoredAny),
+    End(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct Head {
+    name: String,
+}
+
+/// Restores `file` into the database at `db`; says what was dropped when `replace` cleared it.
+pub async fn restore(db: &DatabaseConfig, file: &Path, manifest: &Manifest, replace: bool) -> Result<Option<String>> {
+    let url = db.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()).unwrap_or(&db.database_url);
+    let redacted = crate::store::redact_url(url);
+    let mut conn = PgConnection::connect(url).await.with_context(|| format!("cannot connect to {redacted}"))?;
+    refuse_if_served(&processes(&mut conn).await?, &redacted)?;
+    let existing: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
+    )
+    .fetch_all(&mut conn)
+    .await?;
+    if !existing.is_empty() && !replace {
+        bail!(
+            "{redacted} is not empty ({} tables, e.g. `{}`): restore into an empty database, or give --replace to \
+             drop the tables of its current schema first (take a backup of it before)",
+            existing.len(),
+            existing[0]
+        );
+    }
+    let mut tx = conn.begin().await?;
+    if replace {
+        clear_schema(&mut tx, &existing).await?;
+    }
+    sqlx::query(MIGRATIONS_TABLE).execute(&mut *tx).await?;
+    let migrator = sqlx::migrate!("../migrations/postgres");
+    for migration in migrator.iter().filter(|m| m.migration_type.is_up_migration()) {
+        if migration.version <= manifest.schema_version {
+            sqlx::raw_sql(&migration.sql)
+                .execute(&mut *tx)
+                .await
+                .with_context(|| format!("making the schema: migration {}", migration.version))?;
+        }
+    }
+    load(file, &mut tx).await?;
+    tx.commit().await?;
+    conn.close().await?;
+    Ok((!existing.is_empty()).then(|| format!("its {} tables were dropped from {redacted}", existing.len())))
+}
+
+/// Drops what Trellis's migrations make in the current schema: its tables and functions.
+async fn clear_schema(tx: &mut Transaction<'_, Postgres>, tables: &[String]) -> Result<()> {
+    for table in tables {
+        sqlx::query(&format!("DROP TABLE IF EXISTS {} CASCADE", quoted(table))).execute(&mut **tx).await?;
+    }
+    let functions: Vec<String> = sqlx::query_scalar(
+        "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    for function in functions {
+        sqlx::query(&format!("DROP FUNCTION IF EXISTS {function} CASCADE")).execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+async fn processes(conn: &mut PgConnection) -> Result<Vec<(String, String, i64, DateTime<Utc>)>> {
+    let has_table: bool =
+        sqlx::query_scalar("SELECT to_regclass('processes') IS NOT NULL").fetch_one(&mut *conn).await?;
+    if !has_table {
+        return Ok(Vec::new());
+    }
+    Ok(sqlx::query_as("SELECT id, host, pid, last_seen FROM processes").fetch_all(&mut *conn).await?)
+}
+
+/// Streams the archive's rows into their tables.
+async fn load(file: &Path, tx: &mut Transaction<'_, Postgres>) -> Result<()> {
+    let mut reader = File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut magic = [0u8; 2];
+    reader.read_exact(&mut magic)?;
+    if magic != GZIP_MAGIC {
+        bail!("{} is not a Postgres archive", file.display());
+    }
+    let reader = File::open(file)?;
+    let lines = BufReader::new(GzDecoder::new(BufReader::new(reader))).lines();
+    let mut batch = Batch::default();
+    for line in lines {
+        let line = line.with_context(|| format!("reading {}", file.display()))?;
+        let parsed: Line =
+            serde_json::from_str(&line).with_context(|| format!("{} has a damaged line", file.display()))?;
+        match parsed {
+            Line::Backup(_) => {}
+            Line::Table(head) => {
+                batch.flush(tx).await?;
+                let table = quoted(&head.name);
+                // Rows a migration seeded (a settings row, the cluster's state): the archive
+                // holds the table as it was.
+                sqlx::query(&format!("DELETE FROM {table}"))
+                    .execute(&mut **tx)
+                    .await
+                    .with_context(|| format!("the archive names a table this schema lacks: {table}"))?;
+                batch.table = Some(table);
+            }
+            Line::Row(_) => {
+                batch.bytes += line.len();
+                batch.rows.push(line);
+                if batch.rows.len() >= BATCH_ROWS || batch.bytes >= MAX_BATCH_BYTES {
+                    batch.flush(tx).await?;
+                }
+            }
+            Line::End(_) => return batch.flush(tx).await,
+        }
+    }
+    bail!("{} is truncated: it ends before its closing line", file.display())
+}
+
+/// Rows of one table waiting to be inserted.
+#[derive(Default)]
+struct Batch {
+    table: Option<String>,
+    rows: Vec<String>,
+    bytes: usize,
+}
+
+impl Batch {
+    async fn flush(&mut self, tx: &mut Transaction<'_, Postgres>) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let Some(table) = &self.table else { bail!("the archive has rows before any table") };
+        let insert = format!(
+            "INSERT INTO {table} SELECT * FROM json_populate_recordset(NULL::{table}, \
+             (SELECT json_agg((line::json)->'row') FROM unnest($1::text[]) AS line))"
+        );
+        sqlx::query(&insert)
+            .bind(&self.rows)
+            .execute(&mut **tx)
+            .await
+            .with_context(|| format!("loading the rows of {table}"))?;
+        self.rows.clear();
+        self.bytes = 0;
+        Ok(())
+    }
+}
