@@ -45,6 +45,17 @@ enum Command {
         #[arg(long)]
         replace: bool,
     },
+    /// Copy everything (runs and their history included) from one database into an empty one
+    /// of the other kind: SQLite to Postgres to grow to many processes, or back. Run the same
+    /// command again to go on after an interruption.
+    Transfer {
+        /// The database to copy, e.g. sqlite://data/trellis.db (read only)
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// The empty database to copy into, e.g. postgres://trellis@db/trellis
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
     /// Manage the secrets' master key.
     #[command(subcommand)]
     Secrets(SecretsCommand),
@@ -139,6 +150,10 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Command::User(cmd) => user(cli.db, cmd).await,
         Command::Backup(cmd) => crate::backup::run(&cli.db, cmd, cli.target.output).await,
+        Command::Transfer { from, to } => {
+            let report = crate::transfer::transfer(&from, &to).await?;
+            crate::transfer::print(&report, cli.target.output)
+        }
         Command::Restore { file, replace } => {
             let restored = crate::backup::restore::restore(&cli.db, &file, replace).await?;
             crate::backup::restore::print(&file, &restored, cli.target.output)

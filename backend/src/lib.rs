@@ -38,4 +38,5 @@ pub mod server;
 pub mod slow;
 pub mod standard_webhooks;
 pub mod store;
+pub mod transfer;
 pub mod triggers;

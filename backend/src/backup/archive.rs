@@ -117,7 +117,7 @@ async fn schema_version(conn: &mut PgConnection, redacted: &str) -> Result<i64> 
 
 /// The schema's tables, each after every table its foreign keys point to (by name among
 /// equals), so a restore loads them in the archive's order without breaking a reference.
-async fn tables_parents_first(conn: &mut PgConnection) -> Result<Vec<String>> {
+pub(crate) async fn tables_parents_first(conn: &mut PgConnection) -> Result<Vec<String>> {
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
     )

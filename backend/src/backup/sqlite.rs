@@ -168,6 +168,6 @@ async fn digest_table(conn: &mut SqliteConnection, name: String) -> Result<Table
 }
 
 /// `name` as a quoted SQL identifier.
-pub(super) fn quoted(name: &str) -> String {
+pub(crate) fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }

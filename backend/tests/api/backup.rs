@@ -166,10 +166,10 @@ async fn a_backup_killed_at_any_moment_leaves_the_previous_one_whole(backend: Ba
     assert_eq!(listing(out.path()), ["nightly.backup"], "the next backup removes what killed ones left");
 }
 
-const FILLED_SETTINGS: u64 = 20_000;
+pub const FILLED_SETTINGS: u64 = 20_000;
 
 /// Enough rows (a few MB) that a backup takes a while to write.
-async fn fill_settings(url: &str) {
+pub async fn fill_settings(url: &str) {
     use sqlx::Connection;
     if url.starts_with("postgres") {
         let sql = format!(

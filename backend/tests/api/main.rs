@@ -81,6 +81,7 @@ mod stream_sessions;
 mod subworkflows;
 mod timer_wheel;
 mod traces;
+mod transfer;
 mod trigger_list;
 mod user_admin;
 mod views;
