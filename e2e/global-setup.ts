@@ -55,6 +55,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const address = await waitForAddress(server, log);
   process.env.BASE_URL = `http://${address}`;
   process.env.TRELLIS_E2E_ADMIN_PASSWORD = password;
+  // Its database and master key, for specs that back it up and restore it (cluster.spec.ts).
+  process.env.TRELLIS_E2E_DATA_DIR = dataDir;
   console.log(`[e2e] trellis listening on ${process.env.BASE_URL}`);
 
   return async () => {

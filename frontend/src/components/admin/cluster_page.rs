@@ -65,12 +65,12 @@ pub fn ClusterPage() -> impl IntoView {
                 </section>
             }))}
             <ErrorAlert message=resuming.error() />
-            <h2>"Processes"</h2>
+            <h2 class="section-title">"Processes"</h2>
             <table class="workflows cluster" data-testid="cluster-processes">
                 <TableHead columns=PROCESS_COLUMNS />
                 <TableRows rows=processes columns=PROCESS_COLUMNS.len() empty="No process has a heartbeat." row=process_row />
             </table>
-            <h2>"Scheduled backups"</h2>
+            <h2 class="section-title">"Scheduled backups"</h2>
             {move || cluster.with(|c| c.as_ref().map(schedule_words))}
             <table class="workflows cluster" data-testid="cluster-backups">
                 <TableHead columns=BACKUP_COLUMNS />
@@ -93,11 +93,16 @@ fn summary(c: &Cluster) -> impl IntoView {
 }
 
 fn held_words(c: &Cluster) -> String {
-    let reason = c.held_reason.clone().unwrap_or_else(|| "Held".to_owned());
+    let reason = c.held_reason.as_deref().map_or_else(|| "Held".to_owned(), capitalized);
     match c.held_since {
         Some(since) => format!("{reason} (held since {}).", format::timestamp(&since)),
         None => format!("{reason}."),
     }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 fn schedule_words(c: &Cluster) -> impl IntoView {
@@ -135,7 +140,7 @@ fn process_row(p: ClusterProcess) -> impl IntoView {
             <td class="version">{p.version.clone()}</td>
             <td><code>{p.listen.clone()}</code></td>
             <td class="updated" title=format::rfc3339(&p.started_at)>{format::timestamp(&p.started_at)}</td>
-            <td class="updated" title=format::rfc3339(&p.last_seen)>{format::timestamp(&p.last_seen)}</td>
+            <td class="updated" title=format::rfc3339(&p.last_seen)>{seen_ago(p.last_seen)}</td>
             <td>{state}</td>
         </tr>
     }
@@ -150,6 +155,16 @@ fn backup_row(b: BackupRun) -> impl IntoView {
             <td class="version">{b.bytes.map(size).unwrap_or_default()}</td>
             <td class="error" title=detail.clone()>{format::cut(&detail, 120)}</td>
         </tr>
+    }
+}
+
+/// "4 s ago", "3 min ago", or the time once it is an hour old: heartbeats come every 5 s.
+fn seen_ago(at: chrono::DateTime<chrono::Utc>) -> String {
+    let secs = (crate::components::run::state::browser_now() - at).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s} s ago"),
+        s if s < 3_600 => format!("{} min ago", s / 60),
+        _ => format::timestamp(&at),
     }
 }
 
