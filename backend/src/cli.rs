@@ -28,7 +28,12 @@ enum Command {
     /// Run the API, the web app and the scheduler.
     Serve(Box<ServeConfig>),
     /// Apply database migrations and exit.
-    Migrate,
+    Migrate {
+        /// Apply the pending migrations to a copy instead and say how each went and how long
+        /// it took; the database itself is not changed.
+        #[arg(long)]
+        check: bool,
+    },
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
@@ -107,7 +112,11 @@ pub fn main() -> ExitCode {
         // A client: no server logging, its own runtime and exit codes (see `remote`).
         return remote::main(cli.target, *command);
     }
-    crate::server::init_tracing();
+    if matches!(cli.command, Command::Serve(_)) {
+        crate::server::init_tracing();
+    } else {
+        crate::server::init_tracing_to_stderr();
+    }
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -143,7 +152,11 @@ fn typed_command() -> String {
 async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Serve(serve) => crate::server::serve(cli.db, *serve).await,
-        Command::Migrate => {
+        Command::Migrate { check: true } => {
+            let checked = crate::upgrade::check(&cli.db).await?;
+            crate::upgrade::print(&store::redact_url(&cli.db.database_url), &checked, cli.target.output)
+        }
+        Command::Migrate { check: false } => {
             store::connect(&cli.db).await?;
             println!("migrations applied to {}", store::redact_url(&cli.db.database_url));
             Ok(())

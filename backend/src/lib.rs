@@ -40,3 +40,4 @@ pub mod standard_webhooks;
 pub mod store;
 pub mod transfer;
 pub mod triggers;
+pub mod upgrade;

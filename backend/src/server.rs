@@ -30,6 +30,15 @@ pub fn init_tracing() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).try_init();
 }
 
+/// Logs to stderr, for the commands whose stdout is their answer (`-o json` must parse even
+/// when sqlx warns of a slow statement); `RUST_LOG` sets the level (default `info`).
+pub fn init_tracing_to_stderr() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
+}
+
 /// A server bound to its listener, ready to be served.
 pub struct Server {
     pub addr: SocketAddr,

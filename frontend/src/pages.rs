@@ -90,7 +90,7 @@ mod tests {
         assert_eq!(labels(None), everyone);
         assert_eq!(labels(Some(Role::Operator)), everyone);
         assert!(labels(Some(Role::Editor)).ends_with(&["Secrets", "Alerts"]));
-        assert!(labels(Some(Role::Admin)).ends_with(&["Secrets", "Alerts", "Users", "Retention", "Audit"]));
+        assert!(labels(Some(Role::Admin)).ends_with(&["Secrets", "Alerts", "Users", "Retention", "Audit", "Cluster"]));
     }
 
     #[test]

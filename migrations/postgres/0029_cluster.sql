@@ -17,14 +17,17 @@ CREATE TABLE processes (
 
 -- One row: whether the database is held. `trellis restore` holds the copy it writes (no
 -- schedule fires, no work is claimed, nothing is swept or alerted) until an admin resumes it,
--- so a restored copy never acts beside the original.
+-- so a restored copy never acts beside the original. `compatible_from`: the oldest schema a
+-- process's release may know and still run here, raised by a contracting migration (one older
+-- releases cannot live with); a process that knows less claims no work and says why.
 CREATE TABLE cluster_state (
     id          INTEGER PRIMARY KEY CHECK (id = 1),
     held        BOOLEAN NOT NULL DEFAULT FALSE,
     held_reason TEXT,
     held_since  TIMESTAMPTZ,
     resumed_at  TIMESTAMPTZ,
-    resumed_by  TEXT
+    resumed_by  TEXT,
+    compatible_from BIGINT NOT NULL DEFAULT 0
 );
 INSERT INTO cluster_state (id, held) VALUES (1, FALSE);
 

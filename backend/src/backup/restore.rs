@@ -94,6 +94,12 @@ pub fn print(file: &Path, restored: &Restored, output: crate::cli::remote::rende
     Ok(())
 }
 
+/// Loads a Postgres archive into the empty database at `db` as it is: no hold, no migrations
+/// past its own (`trellis migrate --check` tries those on it).
+pub async fn restore_archive(db: &DatabaseConfig, file: &Path, manifest: &Manifest) -> Result<()> {
+    super::restore_pg::restore(db, file, manifest, false).await.map(drop)
+}
+
 /// Refuses a target whose processes have a heartbeat within [`ALIVE_WITHIN`].
 pub(super) fn refuse_if_served(seen: &[(String, String, i64, DateTime<Utc>)], target: &str) -> Result<()> {
     let now = Utc::now();

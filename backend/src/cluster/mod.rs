@@ -3,6 +3,7 @@
 //! servers take on a schedule ([`schedule`]). `GET /api/v1/cluster` shows all of it
 //! (`http/resources/cluster.rs`).
 
+pub mod compat;
 pub mod hold;
 pub mod registry;
 pub mod schedule;

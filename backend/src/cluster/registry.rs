@@ -89,10 +89,17 @@ impl Registry {
         Ok(())
     }
 
+    /// Holds this process while the database is held, or while it was migrated past what this
+    /// release can run beside (`super::compat`), saying why.
     async fn read_hold(&self) -> anyhow::Result<()> {
-        let held = self.store.hold_state().await?.held;
+        let state = self.store.hold_state().await?;
+        let too_old = super::compat::too_old(self.me.schema_known, state.compatible_from);
+        if let Some(why) = &too_old {
+            tracing::error!("claiming no work: {why}");
+        }
+        let held = state.held || too_old.is_some();
         if held != self.hold.is_held() {
-            tracing::info!(held, "the database's hold changed");
+            tracing::info!(held, "this process's hold changed");
         }
         self.hold.set(held);
         Ok(())

@@ -28,6 +28,8 @@ pub struct HoldRow {
     pub held_since: Option<DateTime<Utc>>,
     pub resumed_at: Option<DateTime<Utc>>,
     pub resumed_by: Option<String>,
+    /// The oldest schema a process's release may know and run here (`cluster::compat`).
+    pub compatible_from: i64,
 }
 
 /// A `backup_runs` row.
@@ -94,7 +96,7 @@ pub(super) const PRUNE_PROCESSES: &str = "DELETE FROM processes WHERE last_seen 
 pub(super) const PROCESSES: &str = "SELECT id, version, schema_known, host, pid, listen, started_at, last_seen, \
     draining FROM processes WHERE last_seen >= $1 ORDER BY last_seen DESC, id";
 pub(super) const HOLD_STATE: &str =
-    "SELECT held, held_reason, held_since, resumed_at, resumed_by FROM cluster_state WHERE id = 1";
+    "SELECT held, held_reason, held_since, resumed_at, resumed_by, compatible_from FROM cluster_state WHERE id = 1";
 pub(super) const HOLD: &str =
     "UPDATE cluster_state SET held = TRUE, held_reason = $1, held_since = $2 WHERE id = 1 AND NOT held";
 pub(super) const RESUME: &str = "UPDATE cluster_state SET held = FALSE, held_reason = NULL, held_since = NULL, \

@@ -166,6 +166,20 @@ pub fn newest_migration(backend: &str) -> i64 {
     migrator.iter().map(|m| m.version).max().unwrap_or(0)
 }
 
+/// The Postgres `url` with its database name replaced by `name`, keeping any query string.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[authority_end..].find('/') {
+        Some(slash) => &base[..authority_end + slash],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{server}/{name}?{q}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
 /// `url` without its password, for logs and error messages.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {

@@ -8,6 +8,8 @@
 //! and otherwise says what to do.
 
 use super::pg_pool::PgDb;
+use super::ProcessRow;
+use crate::cluster::compat;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::PgPool;
 use std::collections::HashSet;
@@ -18,8 +20,8 @@ static MIGRATOR: Migrator = sqlx::migrate!("../migrations/postgres");
 /// transaction-mode pooler, through which it only checks that none is pending.
 pub async fn migrate(db: &PgDb, direct: Option<&PgPool>) -> anyhow::Result<()> {
     match (direct, db.behind_pooler()) {
-        (Some(direct), _) => Ok(MIGRATOR.run(direct).await?),
-        (None, false) => Ok(MIGRATOR.run(db.inner()).await?),
+        (Some(direct), _) => run(direct).await?,
+        (None, false) => run(db.inner()).await?,
         (None, true) => {
             let pending = pending(db).await?;
             if pending > 0 {
@@ -29,8 +31,68 @@ pub async fn migrate(db: &PgDb, direct: Option<&PgPool>) -> anyhow::Result<()> {
                      Postgres, or run `trellis migrate` once with DATABASE_URL pointing straight at it"
                 );
             }
-            Ok(())
         }
+    }
+    let from: Option<i64> = sqlx::query_scalar(compat::COMPATIBLE_FROM).fetch_optional(db).await?;
+    let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+    match from.and_then(|from| compat::too_old(known, from)) {
+        Some(why) => anyhow::bail!("{why}"),
+        None => Ok(()),
+    }
+}
+
+/// Applies this release's pending migrations, ignoring newer ones a later release applied; a
+/// contracting one waits until no live process knows less than it.
+async fn run(pool: &PgPool) -> anyhow::Result<()> {
+    let mut migrator = sqlx::migrate!("../migrations/postgres");
+    migrator.set_ignore_missing(true);
+    wait_for_older(pool, &migrator).await?;
+    migrator.run(pool).await?;
+    sqlx::query(compat::RAISE_COMPATIBLE_FROM).bind(compat::compatible_from(&migrator)).execute(pool).await?;
+    Ok(())
+}
+
+/// Waits while a live process knows less than the newest pending contracting migration.
+async fn wait_for_older(pool: &PgPool, migrator: &Migrator) -> anyhow::Result<()> {
+    let applied: Vec<i64> =
+        match sqlx::query_scalar::<_, Option<String>>("SELECT to_regclass('_sqlx_migrations')::text")
+            .fetch_one(pool)
+            .await?
+        {
+            Some(_) => sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(pool).await?,
+            None => return Ok(()),
+        };
+    let Some(&contract) = compat::pending_contracts(migrator, &applied).last() else { return Ok(()) };
+    let mut said = None::<std::time::Instant>;
+    loop {
+        let has_processes: Option<String> =
+            sqlx::query_scalar("SELECT to_regclass('processes')::text").fetch_one(pool).await?;
+        if has_processes.is_none() {
+            return Ok(());
+        }
+        let processes: Vec<ProcessRow> = sqlx::query_as(
+            "SELECT id, version, schema_known, host, pid, listen, started_at, last_seen, draining FROM processes",
+        )
+        .fetch_all(pool)
+        .await?;
+        let blockers = compat::blockers(contract, &processes, None, chrono::Utc::now());
+        if blockers.is_empty() {
+            return Ok(());
+        }
+        if said.is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(10)) {
+            let names: Vec<String> = blockers
+                .iter()
+                .map(|p| format!("{} (release {}, pid {} on {})", p.id, p.version, p.pid, p.host))
+                .collect();
+            tracing::warn!(
+                migration = contract,
+                "waiting to apply migration {contract}, which processes of older releases cannot run beside: stop or \
+                 upgrade {}",
+                names.join(", ")
+            );
+            said = Some(std::time::Instant::now());
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
 }
 

@@ -47,7 +47,17 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(|e| anyhow::anyhow!("cannot open {url}: {e}"))?;
-        sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
+        // One process: no one to wait for before a contracting migration (see `cluster::compat`).
+        let mut migrator = sqlx::migrate!("../migrations/sqlite");
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
+        let needed = crate::cluster::compat::compatible_from(&migrator);
+        sqlx::query(crate::cluster::compat::RAISE_COMPATIBLE_FROM).bind(needed).execute(&pool).await?;
+        let from: i64 = sqlx::query_scalar(crate::cluster::compat::COMPATIBLE_FROM).fetch_one(&pool).await?;
+        let known = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+        if let Some(why) = crate::cluster::compat::too_old(known, from) {
+            anyhow::bail!("{why}");
+        }
         Ok(SqliteStore { pool, writer: Mutex::new(()), origin: Uuid::now_v7(), snapshots: Snapshots::default() })
     }
 }

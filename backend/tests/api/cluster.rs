@@ -130,3 +130,32 @@ async fn a_failing_scheduled_backup_raises_backup_failed_alerts(backend: Backend
     let failed = seen.backups.iter().find(|b| b.outcome == "failed").expect("the run is recorded failed");
     assert!(failed.error.as_deref().unwrap_or_default().contains("backups"), "{failed:?}");
 }
+
+on_both!(a_release_older_than_the_database_allows_claims_nothing_and_says_why);
+
+/// A newer release raised `compatible_from` past what this one knows (as a contracting
+/// migration does): the running process holds itself within a heartbeat, and a new one will
+/// not start, each saying why.
+async fn a_release_older_than_the_database_allows_claims_nothing_and_says_why(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let flow = app.publish(crate::common::chain()).await;
+    let beyond = "UPDATE cluster_state SET compatible_from = 100000";
+    if matches!(backend, Backend::Postgres) {
+        let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&app.database_url).await.unwrap();
+        sqlx::query(beyond).execute(&mut conn).await.unwrap();
+    } else {
+        let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&app.database_url).await.unwrap();
+        sqlx::query(beyond).execute(&mut conn).await.unwrap();
+    }
+    tokio::time::sleep(trellis::cluster::HEARTBEAT_EVERY + Duration::from_millis(500)).await;
+    let seen = cluster(&app).await;
+    assert_eq!(seen.compatible_from, 100_000);
+    let started = app.start(&flow, json!({})).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(!app.instance(&started).await.summary.status.is_terminal(), "a process too old claims nothing");
+
+    let config = crate::common::db_config(&app.database_url);
+    let refused = trellis::server::Server::build(config, crate::common::serve_config()).await;
+    let why = refused.err().expect("a release too old does not start").to_string();
+    assert!(why.contains("needs schema 100000"), "{why}");
+}

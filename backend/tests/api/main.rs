@@ -46,6 +46,7 @@ mod map_caps;
 mod map_crash;
 mod map_secrets;
 mod maps;
+mod migrate_check;
 mod nesting;
 mod observability;
 mod oidc_provider;

@@ -106,6 +106,7 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     secrets(&mut c).await;
     saved_views(&mut c).await;
     alerts(&mut c).await;
+    cluster(&mut c).await;
     let unreached = c.unreached();
     assert!(unreached.is_empty(), "operations never called: {unreached:?}");
 }
@@ -340,6 +341,14 @@ async fn saved_views(c: &mut Checked<'_>) {
     let path = format!("/api/v1/views/{}", id(&created));
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 204);
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 404);
+}
+
+async fn cluster(c: &mut Checked<'_>) {
+    let (show, resume) = ("/api/v1/cluster", "/api/v1/cluster/resume");
+    let (status, body) = c.send("GET", show, show, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["held"], false);
+    assert_eq!(c.send("POST", resume, resume, None).await.0, 200);
 }
 
 async fn alerts(c: &mut Checked<'_>) {

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 pub struct Cluster {
     /// The newest migration applied to the database.
     pub schema_version: i64,
+    /// The oldest schema a process's release may know and still run here: a process whose
+    /// `schema_known` is lower claims no work (upgrade it).
+    pub compatible_from: i64,
     /// Held: no schedule fires, no work is claimed, nothing is swept or alerted (a restored
     /// copy, until an admin resumes it). Starts are accepted and wait.
     pub held: bool,

@@ -49,7 +49,10 @@ async fn resume(State(state): State<AppState>, auth: Authed<AsAdmin>) -> ApiResu
     if state.store.set_hold(None, &auth.principal.name, Utc::now()).await? {
         tracing::info!(by = %auth.principal.name, "the database was resumed");
     }
-    state.engine.hold().set(false);
+    // Released here at once, unless this process is too old to run on the database at all.
+    let compatible_from = state.store.hold_state().await?.compatible_from;
+    let known = crate::store::newest_migration(state.store.backend());
+    state.engine.hold().set(crate::cluster::compat::too_old(known, compatible_from).is_some());
     Ok(Json(cluster(&state).await?))
 }
 
@@ -70,6 +73,7 @@ async fn cluster(state: &AppState) -> ApiResult<Cluster> {
     });
     Ok(Cluster {
         schema_version: state.store.schema_version().await?,
+        compatible_from: hold.compatible_from,
         held: hold.held,
         held_reason: hold.held_reason,
         held_since: hold.held_since,

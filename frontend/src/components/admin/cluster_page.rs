@@ -47,7 +47,9 @@ pub fn ClusterPage() -> impl IntoView {
             resuming.run(api_admin::resume_cluster(), move |c| cluster.set(Some(c)));
         }
     };
-    let processes = Signal::derive(move || cluster.with(|c| c.as_ref().map(|c| c.processes.clone())));
+    let processes = Signal::derive(move || {
+        cluster.with(|c| c.as_ref().map(|c| c.processes.iter().map(|p| (p.clone(), c.compatible_from)).collect()))
+    });
     let backups = Signal::derive(move || cluster.with(|c| c.as_ref().map(|c| c.backups.clone())));
 
     view! {
@@ -125,11 +127,14 @@ fn every(secs: u64) -> String {
     }
 }
 
-fn process_row(p: ClusterProcess) -> impl IntoView {
+fn process_row((p, compatible_from): (ClusterProcess, i64)) -> impl IntoView {
     let state = match (p.alive, p.draining) {
-        (false, _) => "Gone (no heartbeat)",
-        (true, true) => "Draining",
-        (true, false) => "Serving",
+        (false, _) => "Gone (no heartbeat)".to_owned(),
+        (true, _) if p.schema_known < compatible_from => {
+            format!("Too old: claims no work (knows schema {}, needs {compatible_from})", p.schema_known)
+        }
+        (true, true) => "Draining".to_owned(),
+        (true, false) => "Serving".to_owned(),
     };
     view! {
         <tr data-testid="cluster-process" class:failed=!p.alive>
