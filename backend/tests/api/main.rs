@@ -84,6 +84,7 @@ mod timer_wheel;
 mod traces;
 mod transfer;
 mod trigger_list;
+mod upgrade_fixtures;
 mod user_admin;
 mod views;
 mod web_app;
