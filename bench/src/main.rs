@@ -5,10 +5,11 @@
 //! A full run (not `--quick`) also rewrites the table of current figures that opens
 //! BENCHMARKS.md (`current_table`), unless `--no-write-benchmarks` is given.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only GROUP[,GROUP...] (engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak)] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only GROUP[,GROUP...] (engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak|data)] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
 
 mod auth;
 mod current_table;
+mod data;
 mod db;
 mod failures;
 mod floor;
@@ -103,6 +104,7 @@ const GROUPS: &[&str] = &[
     "secrets",
     "web",
     "soak",
+    "data",
 ];
 
 impl Options {
@@ -306,6 +308,17 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         );
         soak::steady(&api, &server, std::time::Duration::from_secs(seconds), &mut figures).await?;
     }
+    if runs("data") {
+        // Last: it seeds a million instances.
+        let instances = if options.quick { 50_000 } else { 1_000_000 };
+        progress(backend, &format!("data: {instances} instances; a backup while runs commit; restored to serving"));
+        data::seed(&api, &db, instances).await?;
+        data::backup_and_restore(&options.binary, &url, &api, &dir, &mut figures).await?;
+        if backend == "sqlite" {
+            progress(backend, "data: trellis transfer to Postgres, beside pg_restore of the same rows");
+            data::transfer(&options.binary, &url, &options.postgres, &mut figures).await?;
+        }
+    }
     if let Some(transitions) = figures.iter().find(|(k, _)| k.ends_with("_transitions_per_s")).map(|(_, v)| *v) {
         figures.insert("ratio_transitions_per_commit".into(), transitions / figures["baseline_commits_per_s"]);
     }
@@ -319,7 +332,7 @@ fn progress(backend: &str, scenario: &str) {
     eprintln!("bench: {backend}: {scenario}");
 }
 
-async fn fresh_postgres(admin_url: &str) -> Result<String> {
+pub(crate) async fn fresh_postgres(admin_url: &str) -> Result<String> {
     use sqlx::Connection;
     let mut conn =
         sqlx::PgConnection::connect(admin_url).await.with_context(|| format!("connecting to {admin_url}"))?;

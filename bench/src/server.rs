@@ -10,7 +10,7 @@ use tokio::process::{Child, Command};
 const PASSWORD: &str = "bench-password-123";
 
 /// The master key of bench databases on Postgres (32 bytes, hex).
-const BENCH_MASTER_KEY: &str = "be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c";
+pub(crate) const BENCH_MASTER_KEY: &str = "be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c4be4c";
 
 pub struct Server {
     child: Child,

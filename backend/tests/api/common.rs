@@ -256,21 +256,7 @@ pub async fn fresh_postgres_database() -> String {
         .unwrap_or_else(|e| panic!("Postgres tests need a server at TEST_DATABASE_URL ({admin_url}): {e}"));
     let name = format!("trellis_test_{}", uuid::Uuid::new_v4().simple());
     sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.unwrap();
-    with_database(&admin_url, &name)
-}
-
-/// `url` with its database name replaced by `name`, keeping any query string.
-fn with_database(url: &str, name: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
-    let authority_end = base.find("://").map_or(0, |i| i + 3);
-    let server = match base[authority_end..].find('/') {
-        Some(slash) => &base[..authority_end + slash],
-        None => base,
-    };
-    match query {
-        Some(q) => format!("{server}/{name}?{q}"),
-        None => format!("{server}/{name}"),
-    }
+    trellis::store::with_database(&admin_url, &name)
 }
 
 /// The node `id` of `instance`; panics when it has none.
