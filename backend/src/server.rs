@@ -65,6 +65,12 @@ impl Server {
 
     pub async fn build(db: DatabaseConfig, serve: ServeConfig) -> Result<Server> {
         let store = store::connect(&db).await?;
+        if store.transfer_unfinished().await? {
+            anyhow::bail!(
+                "this database is the target of a `trellis transfer` that has not finished: run the same transfer \
+                 command again to finish it"
+            );
+        }
         // First: a wrong master key stops the start before anything else is set up.
         let secrets = crate::secrets::Vault::open(store.clone(), &db).await?;
         let secret = bootstrap::signing_secret(&store, serve.jwt_secret.as_deref()).await?;
@@ -117,12 +123,13 @@ impl Server {
                 engine.config().http_allow.clone(),
                 AlertSettings::from_config(&serve),
             )
-            .held_by(hold),
+            .held_by(hold.clone()),
             crate::alerts::watch::Watcher::new(
                 store.clone(),
                 serve.public_url.clone(),
                 AlertSettings::from_config(&serve).every,
-            ),
+            )
+            .held_by(hold.clone()),
         );
         let drain = std::time::Duration::from_secs(serve.drain_secs);
         let (audit, audit_writer) = crate::audit::AuditLog::start(store.clone());
@@ -165,7 +172,9 @@ impl Server {
         let (sender, watcher) = self.alerts;
         let alerts =
             (tokio::spawn(sender.run(stopped.clone(), self.drain)), tokio::spawn(watcher.run(stopped.clone())));
-        let registry = tokio::spawn(self.registry.run(stopped.clone()));
+        // The heartbeat goes on (marked draining) until every loop below has stopped.
+        let (finished, all_stopped) = tokio::sync::watch::channel(false);
+        let registry = tokio::spawn(self.registry.run(stopped.clone(), all_stopped));
         let backups = self.backups.map(|schedule| tokio::spawn(schedule.run(stopped.clone())));
         let scheduler = tokio::spawn(self.engine.clone().run(stopped, self.drain));
         tracing::info!("listening on {}", self.addr);
@@ -194,6 +203,7 @@ impl Server {
             backups.await?;
         }
         // Last: the process leaves the cluster's list once it has stopped taking work.
+        let _ = finished.send(true);
         registry.await?.leave().await;
         // The router (and with it the audit queue's sender) is gone: write out what is queued.
         if tokio::time::timeout(std::time::Duration::from_secs(5), self.audit_writer).await.is_err() {

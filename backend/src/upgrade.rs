@@ -24,7 +24,7 @@ pub struct Checked {
 pub async fn check(db: &DatabaseConfig) -> Result<Vec<Checked>> {
     let url = db.database_url.as_str();
     let folder = Scratch::new()?;
-    let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+    let postgres = crate::store::is_postgres_url(url);
     let copy = folder.0.join(if postgres { "copy.jsonl.gz" } else { "copy.sqlite" });
     crate::backup::create(db, Some(copy.clone())).await.context("copying the database")?;
     if postgres {

@@ -20,6 +20,7 @@ pub const SLOW_PER_ROUND: i64 = 200;
 
 pub struct Watcher {
     store: DynStore,
+    hold: crate::cluster::Hold,
     public_url: Option<String>,
     every: Duration,
     slow_per_round: i64,
@@ -27,7 +28,12 @@ pub struct Watcher {
 
 impl Watcher {
     pub fn new(store: DynStore, public_url: Option<String>, every: Duration) -> Watcher {
-        Watcher { store, public_url, every, slow_per_round: SLOW_PER_ROUND }
+        Watcher { store, hold: Default::default(), public_url, every, slow_per_round: SLOW_PER_ROUND }
+    }
+
+    /// Judges nothing while `hold` is held (a restored copy's runs all look slow at first).
+    pub fn held_by(self, hold: crate::cluster::Hold) -> Watcher {
+        Watcher { hold, ..self }
     }
 
     /// Looks at `rows` slow node rows per round instead (tests: more slow runs than a round).
@@ -37,6 +43,9 @@ impl Watcher {
 
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         while !*shutdown.borrow() {
+            if !self.hold.pass(&mut shutdown).await {
+                continue;
+            }
             if let Err(e) = self.round().await {
                 tracing::warn!(error = %e, "judging slow and queue alert rules failed; trying again next round");
             }

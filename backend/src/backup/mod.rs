@@ -133,7 +133,7 @@ pub async fn run(db: &DatabaseConfig, command: BackupCommand, output: Output) ->
 /// Copies the database at `db` into `to` (or the default name), checked; returns the file.
 pub async fn create(db: &DatabaseConfig, to: Option<PathBuf>) -> Result<(PathBuf, Manifest)> {
     let url = db.database_url.as_str();
-    let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+    let postgres = crate::store::is_postgres_url(url);
     if !postgres && !url.starts_with("sqlite:") {
         bail!("DATABASE_URL must start with sqlite:// or postgres://, got `{}`", crate::store::redact_url(url));
     }

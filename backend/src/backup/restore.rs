@@ -36,7 +36,7 @@ pub struct Restored {
 pub async fn restore(db: &DatabaseConfig, file: &Path, replace: bool) -> Result<Restored> {
     let manifest = verify(file).await?;
     let url = db.database_url.as_str();
-    let target = if url.starts_with("postgres://") || url.starts_with("postgresql://") { "postgres" } else { "sqlite" };
+    let target = if crate::store::is_postgres_url(url) { "postgres" } else { "sqlite" };
     if manifest.backend != target {
         bail!(
             "{} is a backup of a {} database and restores into {0}, but DATABASE_URL is {target}",
@@ -44,16 +44,13 @@ pub async fn restore(db: &DatabaseConfig, file: &Path, replace: bool) -> Result<
             manifest.backend
         );
     }
+    // Migrated, held and without the original's processes before it is in place.
+    let reason = restored_reason(&file.display().to_string(), manifest.created_at);
     let replaced = match target {
-        "postgres" => super::restore_pg::restore(db, file, &manifest, replace).await?,
-        _ => restore_sqlite(url, file, replace).await?.map(|p| p.display().to_string()),
+        "postgres" => super::restore_pg::restore(db, file, &manifest, replace, Some(&reason)).await?,
+        _ => restore_sqlite(url, file, replace, &reason).await?.map(|p| p.display().to_string()),
     };
     let store = crate::store::connect(db).await.context("the backup was restored, but opening it failed")?;
-    let now = Utc::now();
-    // The original's processes are not this database's.
-    store.prune_processes(now + chrono::Duration::days(1)).await?;
-    let reason = restored_reason(&file.display().to_string(), manifest.created_at);
-    store.set_hold(Some(&reason), "trellis restore", now).await?;
     let schema_version = store.schema_version().await?;
     Ok(Restored { manifest, replaced, schema_version })
 }
@@ -97,7 +94,7 @@ pub fn print(file: &Path, restored: &Restored, output: crate::cli::remote::rende
 /// Loads a Postgres archive into the empty database at `db` as it is: no hold, no migrations
 /// past its own (`trellis migrate --check` tries those on it).
 pub async fn restore_archive(db: &DatabaseConfig, file: &Path, manifest: &Manifest) -> Result<()> {
-    super::restore_pg::restore(db, file, manifest, false).await.map(drop)
+    super::restore_pg::restore(db, file, manifest, false, None).await.map(drop)
 }
 
 /// Refuses a target whose processes have a heartbeat within [`ALIVE_WITHIN`].
@@ -114,7 +111,7 @@ pub(super) fn refuse_if_served(seen: &[(String, String, i64, DateTime<Utc>)], ta
 }
 
 /// Copies the SQLite backup `file` into place at `url`; the path the old database was moved to.
-async fn restore_sqlite(url: &str, file: &Path, replace: bool) -> Result<Option<PathBuf>> {
+async fn restore_sqlite(url: &str, file: &Path, replace: bool, reason: &str) -> Result<Option<PathBuf>> {
     let path = SqliteConnectOptions::from_str(url)?.get_filename().to_owned();
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).with_context(|| format!("cannot make the folder {}", folder.display()))?;
@@ -136,6 +133,15 @@ async fn restore_sqlite(url: &str, file: &Path, replace: bool) -> Result<Option<
     let options = SqliteConnectOptions::new().filename(staged.path()).journal_mode(SqliteJournalMode::Delete);
     let mut copy = options.connect().await.context("opening the restored copy")?;
     sqlx::query(&format!("DROP TABLE IF EXISTS {}", super::sqlite::MANIFEST_TABLE)).execute(&mut copy).await?;
+    let mut migrator = sqlx::migrate!("../migrations/sqlite");
+    migrator.set_ignore_missing(true);
+    migrator.run(&mut copy).await.context("migrating the restored copy")?;
+    sqlx::query("DELETE FROM processes").execute(&mut copy).await?;
+    sqlx::query("UPDATE cluster_state SET held = TRUE, held_reason = $1, held_since = $2 WHERE id = 1")
+        .bind(reason)
+        .bind(Utc::now())
+        .execute(&mut copy)
+        .await?;
     copy.close().await?;
     let replaced = if occupied { Some(set_aside(&path)?) } else { None };
     staged.commit()?;

@@ -46,7 +46,15 @@ struct Head {
 }
 
 /// Restores `file` into the database at `db`; says what was dropped when `replace` cleared it.
-pub async fn restore(db: &DatabaseConfig, file: &Path, manifest: &Manifest, replace: bool) -> Result<Option<String>> {
+/// With `hold` (the reason), the same transaction also applies this release's later migrations,
+/// forgets the original's processes and holds the database: it is never there un-held.
+pub async fn restore(
+    db: &DatabaseConfig,
+    file: &Path,
+    manifest: &Manifest,
+    replace: bool,
+    hold: Option<&str>,
+) -> Result<Option<String>> {
     let url = db.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()).unwrap_or(&db.database_url);
     let redacted = crate::store::redact_url(url);
     let mut conn = PgConnection::connect(url).await.with_context(|| format!("cannot connect to {redacted}"))?;
@@ -70,18 +78,69 @@ pub async fn restore(db: &DatabaseConfig, file: &Path, manifest: &Manifest, repl
     }
     sqlx::query(MIGRATIONS_TABLE).execute(&mut *tx).await?;
     let migrator = sqlx::migrate!("../migrations/postgres");
-    for migration in migrator.iter().filter(|m| m.migration_type.is_up_migration()) {
-        if migration.version <= manifest.schema_version {
-            sqlx::raw_sql(&migration.sql)
-                .execute(&mut *tx)
-                .await
-                .with_context(|| format!("making the schema: migration {}", migration.version))?;
-        }
+    let up = || migrator.iter().filter(|m| m.migration_type.is_up_migration());
+    for migration in up().filter(|m| m.version <= manifest.schema_version) {
+        apply(&mut tx, migration, false).await?;
     }
+    // References are checked at the end, whatever order an archive lists its tables in
+    // (archives before format 1's parents-first order listed them by name).
+    let references = foreign_keys(&mut tx).await?;
+    set_deferrable(&mut tx, &references, true).await?;
     load(file, &mut tx).await?;
+    sqlx::query("SET CONSTRAINTS ALL IMMEDIATE").execute(&mut *tx).await.context("checking the rows' references")?;
+    set_deferrable(&mut tx, &references, false).await?;
+    if let Some(reason) = hold {
+        for migration in up().filter(|m| m.version > manifest.schema_version) {
+            apply(&mut tx, migration, true).await?;
+        }
+        sqlx::query("DELETE FROM processes").execute(&mut *tx).await?;
+        sqlx::query("UPDATE cluster_state SET held = TRUE, held_reason = $1, held_since = $2 WHERE id = 1")
+            .bind(reason)
+            .bind(chrono::Utc::now())
+            .execute(&mut *tx)
+            .await?;
+    }
     tx.commit().await?;
     conn.close().await?;
     Ok((!existing.is_empty()).then(|| format!("its {} tables were dropped from {redacted}", existing.len())))
+}
+
+/// Runs `migration`'s text; with `record`, also records it as sqlx's migrator would.
+async fn apply(tx: &mut Transaction<'_, Postgres>, migration: &sqlx::migrate::Migration, record: bool) -> Result<()> {
+    sqlx::raw_sql(&migration.sql)
+        .execute(&mut **tx)
+        .await
+        .with_context(|| format!("making the schema: migration {}", migration.version))?;
+    if record {
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES ($1, $2, TRUE, $3, 0)",
+        )
+        .bind(migration.version)
+        .bind(migration.description.as_ref())
+        .bind(migration.checksum.as_ref())
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Every foreign key of the current schema: (table, constraint), both quoted.
+async fn foreign_keys(tx: &mut Transaction<'_, Postgres>) -> Result<Vec<(String, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT conrelid::regclass::text, quote_ident(conname) FROM pg_constraint \
+         WHERE contype = 'f' AND connamespace = current_schema()::regnamespace",
+    )
+    .fetch_all(&mut **tx)
+    .await?)
+}
+
+async fn set_deferrable(tx: &mut Transaction<'_, Postgres>, keys: &[(String, String)], deferred: bool) -> Result<()> {
+    let how = if deferred { "DEFERRABLE INITIALLY DEFERRED" } else { "NOT DEFERRABLE" };
+    for (table, constraint) in keys {
+        sqlx::query(&format!("ALTER TABLE {table} ALTER CONSTRAINT {constraint} {how}")).execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 /// Drops what Trellis's migrations make in the current schema: its tables and functions.
@@ -90,7 +149,8 @@ async fn clear_schema(tx: &mut Transaction<'_, Postgres>, tables: &[String]) -> 
         sqlx::query(&format!("DROP TABLE IF EXISTS {} CASCADE", quoted(table))).execute(&mut **tx).await?;
     }
     let functions: Vec<String> = sqlx::query_scalar(
-        "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace",
+        "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace \
+         AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')",
     )
     .fetch_all(&mut **tx)
     .await?;
@@ -135,6 +195,7 @@ async fn load(file: &Path, tx: &mut Transaction<'_, Postgres>) -> Result<()> {
                     .execute(&mut **tx)
                     .await
                     .with_context(|| format!("the archive names a table this schema lacks: {table}"))?;
+                batch.insert = Some(insert_statement(&mut *tx, &table).await?);
                 batch.table = Some(table);
             }
             Line::Row(_) => {
@@ -150,10 +211,37 @@ async fn load(file: &Path, tx: &mut Transaction<'_, Postgres>) -> Result<()> {
     bail!("{} is truncated: it ends before its closing line", file.display())
 }
 
+/// The statement loading `table`'s archived rows. `row_to_json` writes a JSON `null` value and
+/// SQL NULL alike, so a JSON column that cannot be NULL gets the JSON `null` it must have held.
+pub(crate) async fn insert_statement(tx: &mut PgConnection, table: &str) -> Result<String> {
+    let columns: Vec<(String, String, bool)> = sqlx::query_as(
+        "SELECT quote_ident(attname), format_type(atttypid, atttypmod), attnotnull FROM pg_attribute \
+         WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+    )
+    .bind(table)
+    .fetch_all(&mut *tx)
+    .await?;
+    let names: Vec<&str> = columns.iter().map(|(name, ..)| name.as_str()).collect();
+    let values: Vec<String> = columns
+        .iter()
+        .map(|(name, kind, not_null)| match (kind.as_str(), not_null) {
+            ("json" | "jsonb", true) => format!("COALESCE(r.{name}, 'null'::{kind})"),
+            _ => format!("r.{name}"),
+        })
+        .collect();
+    Ok(format!(
+        "INSERT INTO {table} ({}) SELECT {} FROM json_populate_recordset(NULL::{table}, \
+         (SELECT json_agg((line::json)->'row') FROM unnest($1::text[]) AS line)) AS r",
+        names.join(", "),
+        values.join(", ")
+    ))
+}
+
 /// Rows of one table waiting to be inserted.
 #[derive(Default)]
 struct Batch {
     table: Option<String>,
+    insert: Option<String>,
     rows: Vec<String>,
     bytes: usize,
 }
@@ -163,12 +251,10 @@ impl Batch {
         if self.rows.is_empty() {
             return Ok(());
         }
-        let Some(table) = &self.table else { bail!("the archive has rows before any table") };
-        let insert = format!(
-            "INSERT INTO {table} SELECT * FROM json_populate_recordset(NULL::{table}, \
-             (SELECT json_agg((line::json)->'row') FROM unnest($1::text[]) AS line))"
-        );
-        sqlx::query(&insert)
+        let (Some(table), Some(insert)) = (&self.table, &self.insert) else {
+            bail!("the archive has rows before any table")
+        };
+        sqlx::query(insert)
             .bind(&self.rows)
             .execute(&mut **tx)
             .await

@@ -56,12 +56,14 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Stamps heartbeats until `shutdown`, then one last marking this process draining.
-    pub async fn run(self, mut shutdown: watch::Receiver<bool>) -> Registry {
-        while !*shutdown.borrow() {
+    /// Stamps heartbeats until `finished` (every loop of the process has stopped), marked
+    /// draining from `shutdown` on, so a long drain never looks like a dead process.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>, mut finished: watch::Receiver<bool>) -> Registry {
+        while !*finished.borrow() {
             tokio::select! {
                 _ = tokio::time::sleep(self.every) => {}
-                _ = shutdown.changed() => {}
+                _ = shutdown.changed(), if !*shutdown.borrow() => {}
+                _ = finished.changed() => continue,
             }
             let draining = *shutdown.borrow();
             if let Err(e) = self.beat(draining).await {
@@ -86,6 +88,7 @@ impl Registry {
         }
         self.read_hold().await?;
         self.store.prune_processes(now - FORGET_AFTER).await?;
+        self.store.fail_orphaned_backups(now, now - ALIVE_WITHIN).await?;
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 //! every process agrees when a backup is due. At each period's start, every process with a
 //! backup folder tries to insert that slot's `backup_runs` row; the unique `slot` lets exactly
 //! one win and take the backup (`crate::backup::create`: staged, checked, renamed). Then the
-//! folder keeps the newest `keep` scheduled backups. A failure is recorded on the run and
+//! newest `keep` backups this database recorded stay; older recorded ones are deleted. A failure is recorded on the run and
 //! raised to every `backup_failed` alert rule. Nothing is taken while the database is held.
 
 use super::Hold;
@@ -22,6 +22,8 @@ use uuid::Uuid;
 
 /// The file names scheduled backups are written under (see `backup::files::default_name`).
 const PREFIX: &str = "trellis-backup-";
+/// Recorded runs looked through for files past `keep` (older ones were deleted by then).
+const RUNS_LOOKED_AT: i64 = 500;
 
 pub struct Schedule {
     cluster: Arc<dyn ClusterStore>,
@@ -100,7 +102,6 @@ impl Schedule {
         let (end, taken) = match crate::backup::create(&self.db, Some(target)).await {
             Ok((file, _)) => {
                 let bytes = std::fs::metadata(&file).map(|m| m.len() as i64).unwrap_or(0);
-                self.keep_newest();
                 (BackupEnd::Succeeded { file: file.display().to_string(), bytes }, Taken::Written(file))
             }
             Err(e) => {
@@ -109,6 +110,9 @@ impl Schedule {
             }
         };
         self.cluster.finish_backup(run, &end, Utc::now()).await?;
+        if matches!(taken, Taken::Written(_)) {
+            self.keep_newest().await?;
+        }
         if let Taken::Failed(error) = &taken {
             self.raise(run, started, error).await?;
         }
@@ -117,23 +121,33 @@ impl Schedule {
 
     fn extension(&self) -> &'static str {
         let url = &self.db.database_url;
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        if crate::store::is_postgres_url(url) {
             crate::backup::archive::EXTENSION
         } else {
             crate::backup::sqlite::EXTENSION
         }
     }
 
-    /// Deletes the folder's scheduled backups but the newest `keep` (names sort by time).
-    fn keep_newest(&self) {
-        let mut ours = scheduled_backups(&self.dir);
-        ours.sort();
-        let excess = ours.len().saturating_sub(self.keep);
-        for old in ours.into_iter().take(excess) {
-            if let Err(e) = std::fs::remove_file(&old) {
+    /// Deletes this database's scheduled backups but the newest `keep`: only files its
+    /// `backup_runs` recorded, so a backup made by hand, or another installation's in a shared
+    /// folder, is never touched.
+    async fn keep_newest(&self) -> crate::store::Result<()> {
+        let runs = self.cluster.backup_runs(RUNS_LOOKED_AT).await?;
+        let written = runs.iter().filter(|r| r.outcome == "succeeded").filter_map(|r| r.file.as_deref());
+        for old in written.skip(self.keep).map(Path::new).filter(|f| f.exists() && self.is_ours(f)) {
+            if let Err(e) = std::fs::remove_file(old) {
                 tracing::warn!(file = %old.display(), error = %e, "could not delete an old scheduled backup");
             }
         }
+        Ok(())
+    }
+
+    /// A file in this schedule's folder named as scheduled backups are.
+    fn is_ours(&self, file: &Path) -> bool {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        file.parent() == Some(self.dir.as_path())
+            && name.starts_with(PREFIX)
+            && (name.ends_with(crate::backup::sqlite::EXTENSION) || name.ends_with(crate::backup::archive::EXTENSION))
     }
 
     /// Records a `backup_failed` delivery for every such rule, once per run.
@@ -165,21 +179,6 @@ pub fn next_slot(now: DateTime<Utc>, every: Duration) -> (i64, Duration) {
     let slot = now.timestamp_millis().div_euclid(period) + 1;
     let wait = slot * period - now.timestamp_millis();
     (slot, Duration::from_millis(wait.max(0) as u64))
-}
-
-/// The scheduled backups in `dir` (by their names), in no order.
-fn scheduled_backups(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            name.starts_with(PREFIX)
-                && (name.ends_with(crate::backup::sqlite::EXTENSION)
-                    || name.ends_with(crate::backup::archive::EXTENSION))
-        })
-        .collect()
 }
 
 /// The JSON of a `backup_failed` delivery (Slack-compatible `text`).

@@ -288,6 +288,11 @@ impl Engine {
 
     /// Long-polls `queue` for a task, for up to `wait`.
     pub async fn poll_task(&self, queue: &str, wait: Duration) -> Result<Option<TaskLease>, EngineError> {
+        if self.hold().is_held() {
+            // A held database hands no work out, to workers of its own either.
+            tokio::time::sleep(wait).await;
+            return Ok(None);
+        }
         self.commands.poll_task(queue, wait).await
     }
 

@@ -31,6 +31,10 @@ impl Runner {
         let mut more_timers = false;
         while !*shutdown.borrow() {
             if !self.hold.pass(&mut shutdown).await {
+                // Released: what a start leased while held is taken again now, not at its lease's end.
+                if let Err(e) = self.work.release_leases(&self.workers.owner).await {
+                    tracing::warn!(error = %e, "could not release leases after the hold; they will expire");
+                }
                 continue;
             }
             if last_admit.elapsed() >= ADMIT_EVERY {

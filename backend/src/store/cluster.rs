@@ -79,9 +79,11 @@ pub trait ClusterStore: Send + Sync + 'static {
     async fn finish_backup(&self, id: Uuid, end: &BackupEnd, now: DateTime<Utc>) -> Result<()>;
     /// The latest scheduled backups, newest first.
     async fn backup_runs(&self, limit: i64) -> Result<Vec<BackupRunRow>>;
-    /// The latest slot taken, if any (a process starting up does not take a slot passed
-    /// while no process ran).
-    async fn latest_backup_slot(&self) -> Result<Option<i64>>;
+    /// Marks failed the backups still `running` whose process has no heartbeat since
+    /// `alive_since` (killed while it took them); how many.
+    async fn fail_orphaned_backups(&self, now: DateTime<Utc>, alive_since: DateTime<Utc>) -> Result<u64>;
+    /// Whether a `trellis transfer` into this database has not finished (its ledger is there).
+    async fn transfer_unfinished(&self) -> Result<bool>;
 }
 
 pub(super) const REGISTER_PROCESS: &str = "INSERT INTO processes \
@@ -108,4 +110,7 @@ pub(super) const FINISH_BACKUP: &str = "UPDATE backup_runs SET finished_at = $2,
     bytes = $5, error = $6 WHERE id = $1";
 pub(super) const BACKUP_RUNS: &str = "SELECT id, slot, process_id, started_at, finished_at, outcome, file, bytes, \
     error FROM backup_runs ORDER BY started_at DESC LIMIT $1";
-pub(super) const LATEST_BACKUP_SLOT: &str = "SELECT MAX(slot) FROM backup_runs";
+pub(super) const FAIL_ORPHANED_BACKUPS: &str = "UPDATE backup_runs SET outcome = 'failed', finished_at = $1, \
+    error = 'the process taking it stopped before it finished' \
+    WHERE outcome = 'running' AND process_id NOT IN (SELECT id FROM processes WHERE last_seen >= $2)";
+pub(super) const TRANSFER_LEDGER: &str = "SELECT 1 FROM _trellis_transfer LIMIT 1";

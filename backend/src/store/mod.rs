@@ -148,7 +148,7 @@ const SETTING: &str = "SELECT value FROM settings WHERE key = $1";
 /// Opens the database named by `config`, creating it (SQLite) and applying migrations.
 pub async fn connect(config: &DatabaseConfig) -> anyhow::Result<DynStore> {
     let url = config.database_url.as_str();
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    if crate::store::is_postgres_url(url) {
         Ok(Arc::new(postgres::PgStore::connect(config).await?))
     } else if url.starts_with("sqlite:") {
         Ok(Arc::new(sqlite::SqliteStore::connect(url, config.db_max_connections).await?))
@@ -164,6 +164,11 @@ pub fn newest_migration(backend: &str) -> i64 {
         _ => sqlx::migrate!("../migrations/sqlite"),
     };
     migrator.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// Whether `url` names a Postgres database (else SQLite, or nothing Trellis opens).
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
 /// The Postgres `url` with its database name replaced by `name`, keeping any query string.

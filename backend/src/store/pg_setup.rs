@@ -47,8 +47,16 @@ async fn run(pool: &PgPool) -> anyhow::Result<()> {
     let mut migrator = sqlx::migrate!("../migrations/postgres");
     migrator.set_ignore_missing(true);
     wait_for_older(pool, &migrator).await?;
+    // Raised before a contracting migration is applied too, so an older process starting in
+    // between is refused rather than running on the contracted schema.
+    let needed = compat::compatible_from(&migrator);
+    let has_state: Option<String> =
+        sqlx::query_scalar("SELECT to_regclass('cluster_state')::text").fetch_one(pool).await?;
+    if has_state.is_some() {
+        sqlx::query(compat::RAISE_COMPATIBLE_FROM).bind(needed).execute(pool).await?;
+    }
     migrator.run(pool).await?;
-    sqlx::query(compat::RAISE_COMPATIBLE_FROM).bind(compat::compatible_from(&migrator)).execute(pool).await?;
+    sqlx::query(compat::RAISE_COMPATIBLE_FROM).bind(needed).execute(pool).await?;
     Ok(())
 }
 

@@ -47,6 +47,8 @@ pub struct Column {
     pub kind: Kind,
     /// The SQLite side declares it TEXT: a uuid is kept there hyphenated, not as 16 bytes.
     pub sqlite_text: bool,
+    /// NOT NULL: a JSON column's `null` is then the JSON value, never SQL NULL.
+    pub not_null: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -87,13 +89,15 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn add(&mut self, row: &Row) {
+    /// Counts `row`; returns the size of its canonical text (batches are capped by it).
+    pub fn add(&mut self, row: &Row) -> usize {
         // serde_json's maps keep keys sorted, so equal rows serialize equally.
         let text = serde_json::to_vec(row).expect("a JSON map serializes");
         let hash = Sha256::digest(&text);
         let prefix: [u8; 16] = hash[..16].try_into().expect("16 bytes");
         self.sum = self.sum.wrapping_add(u128::from_be_bytes(prefix));
         self.rows += 1;
+        text.len()
     }
 
     pub fn digest(&self) -> String {

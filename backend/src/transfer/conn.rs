@@ -124,6 +124,14 @@ impl Conn {
         Ok(on_either!(self, c => sqlx::query_scalar(&sql).bind(SOURCE_ROW).fetch_optional(&mut *c).await?))
     }
 
+    /// Holds the target (`reason`), or with `None` releases it.
+    pub async fn set_hold(&mut self, reason: Option<&str>) -> Result<()> {
+        let sql = "UPDATE cluster_state SET held = $1, held_reason = $2, held_since = $3 WHERE id = 1";
+        let (held, since) = (reason.is_some(), reason.map(|_| Utc::now()));
+        on_either!(self, c => { sqlx::query(sql).bind(held).bind(reason).bind(since).execute(&mut *c).await?; });
+        Ok(())
+    }
+
     pub async fn set_ledger_source(&mut self, source: &str) -> Result<()> {
         let sql = format!("INSERT INTO {LEDGER} (name, rows, digest) VALUES ($1, 0, $2)");
         on_either!(self, c => { sqlx::query(&sql).bind(SOURCE_ROW).bind(source).execute(&mut *c).await?; });

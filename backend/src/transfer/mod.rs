@@ -28,11 +28,14 @@ use sqlx::{ConnectOptions, Connection, PgConnection, SqliteConnection};
 use std::str::FromStr;
 use std::time::Instant;
 
-/// Tables never carried: migrations are the target's own, the ledger is the transfer's, and
-/// the source's processes are not the target's.
-const NOT_CARRIED: &[&str] = &["_sqlx_migrations", LEDGER, "processes", "_trellis_backup"];
+/// Tables never carried: migrations are the target's own, the ledger is the transfer's,
+/// the source's processes are not the target's, and the target keeps its own hold (held while
+/// the transfer is under way).
+const NOT_CARRIED: &[&str] = &["_sqlx_migrations", LEDGER, "processes", "_trellis_backup", "cluster_state"];
 const LEDGER: &str = "_trellis_transfer";
 const BATCH_ROWS: usize = 1_000;
+/// Rows are sent in batches of at most this much canonical text (node outputs run to MiBs).
+const BATCH_BYTES: usize = 8 << 20;
 
 /// What a transfer did.
 #[derive(Debug)]
@@ -101,10 +104,14 @@ pub async fn transfer(from: &str, to: &str) -> Result<Report> {
         }
         carried.push((table.name.clone(), tally.rows));
     }
-    target.exec(&format!("DROP TABLE {LEDGER}")).await?;
+    // Held from its migration on; released only when nothing could act beside it.
     if source_live {
-        hold(to, from).await?;
+        let reason = format!("transferred from {} while a server was running on it", redact(from));
+        target.set_hold(Some(&reason)).await?;
+    } else {
+        target.set_hold(None).await?;
     }
+    target.exec(&format!("DROP TABLE {LEDGER}")).await?;
     let resumed = done.len();
     Ok(Report { tables: carried, resumed, seconds: began.elapsed().as_secs_f64(), held: source_live })
 }
@@ -142,7 +149,10 @@ async fn prepare_target(to: &str, from: &str) -> Result<Conn> {
     // Migrated by the store as at a server's start (SQLite: into WAL mode), then reopened.
     target.close().await;
     drop(crate::store::connect(&DatabaseConfig::direct(to, 2)).await.context("migrating the target")?);
-    open(to, false).await
+    let mut target = open(to, false).await?;
+    // Until it is whole, no server may act on it (and `trellis serve` refuses it: the ledger).
+    target.set_hold(Some(&format!("a transfer from {} is under way", redact(from)))).await?;
+    Ok(target)
 }
 
 /// The tables to carry, parents first, as both sides have them (or a refusal naming the difference).
@@ -202,27 +212,20 @@ async fn pump(
     bar: &ProgressBar,
 ) -> Result<Tally> {
     let mut rows = std::pin::pin!(rows);
-    let (mut tally, mut batch) = (Tally::default(), Vec::with_capacity(BATCH_ROWS));
+    let (mut tally, mut batch, mut bytes) = (Tally::default(), Vec::with_capacity(BATCH_ROWS), 0);
     while let Some(row) = rows.try_next().await? {
-        tally.add(&row);
+        bytes += tally.add(&row);
         batch.push(row);
-        if batch.len() == BATCH_ROWS {
+        if batch.len() == BATCH_ROWS || bytes >= BATCH_BYTES {
             target.insert(table, &batch).await?;
             bar.inc(batch.len() as u64);
             batch.clear();
+            bytes = 0;
         }
     }
     target.insert(table, &batch).await?;
     bar.inc(batch.len() as u64);
     Ok(tally)
-}
-
-/// Holds the target: the source was in use as it was read, and both must not act.
-async fn hold(to: &str, from: &str) -> Result<()> {
-    let store = crate::store::connect(&DatabaseConfig::direct(to, 2)).await?;
-    let reason = format!("transferred from {} while a server was running on it", redact(from));
-    store.set_hold(Some(&reason), "trellis transfer", chrono::Utc::now()).await?;
-    Ok(())
 }
 
 /// Says what was carried: a table for people, or JSON.
@@ -272,7 +275,7 @@ fn progress_bar(rows: u64) -> ProgressBar {
 }
 
 fn kind(url: &str) -> Result<&'static str> {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    if crate::store::is_postgres_url(url) {
         Ok("postgres")
     } else if url.starts_with("sqlite:") {
         Ok("sqlite")

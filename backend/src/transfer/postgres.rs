@@ -14,8 +14,8 @@ pub async fn tables(conn: &mut PgConnection) -> Result<Vec<Table>> {
     let names = crate::backup::archive::tables_parents_first(conn).await?;
     let mut tables = Vec::with_capacity(names.len());
     for name in names {
-        let columns: Vec<(String, String)> = sqlx::query_as(
-            "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute \
+        let columns: Vec<(String, String, bool)> = sqlx::query_as(
+            "SELECT attname::text, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute \
              WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
         )
         .bind(quoted(&name))
@@ -23,9 +23,9 @@ pub async fn tables(conn: &mut PgConnection) -> Result<Vec<Table>> {
         .await?;
         let columns = columns
             .into_iter()
-            .map(|(column, pg_type)| {
+            .map(|(column, pg_type, not_null)| {
                 let kind = Kind::of_postgres(&name, &column, &pg_type)?;
-                Ok(super::columns::Column { name: column, kind, sqlite_text: false })
+                Ok(super::columns::Column { name: column, kind, sqlite_text: false, not_null })
             })
             .collect::<Result<_>>()?;
         tables.push(Table { name, columns });
@@ -62,7 +62,21 @@ pub async fn insert(conn: &mut PgConnection, table: &Table, rows: &[Row]) -> Res
         return Ok(());
     }
     let name = quoted(&table.name);
-    let insert = format!("INSERT INTO {name} SELECT * FROM json_populate_recordset(NULL::{name}, $1::json)");
+    // A canonical row has one `null` for SQL NULL and JSON null: a NOT NULL JSON column held the latter.
+    let columns: Vec<String> = table.columns.iter().map(|c| quoted(&c.name)).collect();
+    let values: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| match (c.kind, c.not_null) {
+            (Kind::Json, true) => format!("COALESCE(r.{}, 'null')", quoted(&c.name)),
+            _ => format!("r.{}", quoted(&c.name)),
+        })
+        .collect();
+    let insert = format!(
+        "INSERT INTO {name} ({}) SELECT {} FROM json_populate_recordset(NULL::{name}, $1::json) AS r",
+        columns.join(", "),
+        values.join(", ")
+    );
     sqlx::query(&insert)
         .bind(serde_json::to_string(rows)?)
         .execute(conn)

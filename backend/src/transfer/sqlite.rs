@@ -97,7 +97,9 @@ type Query<'q> = sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArgume
 
 fn bind<'q>(query: Query<'q>, column: &Column, value: &Value) -> Result<Query<'q>> {
     if value.is_null() {
-        return Ok(query.bind(None::<String>));
+        // A NOT NULL JSON column held JSON `null` (see `columns`).
+        let json_null = (column.kind == Kind::Json && column.not_null).then(|| "null".to_owned());
+        return Ok(query.bind(json_null));
     }
     let text = || value.as_str().map(str::to_owned).ok_or_else(|| anyhow::anyhow!("expected text, got {value}"));
     Ok(match column.kind {

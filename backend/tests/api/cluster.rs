@@ -32,13 +32,25 @@ async fn every_process_lists_itself_and_a_stopped_one_leaves(backend: Backend) {
     assert_eq!(me.schema_known, seen.schema_version);
     assert_eq!(me.listen, app.addr.to_string());
     assert_eq!(me.pid, i64::from(std::process::id()));
-    if matches!(backend, Backend::Postgres) {
-        let peer = app.spawn_peer().await;
-        let both = cluster(&peer).await;
-        assert_eq!(both.processes.len(), 2, "{:?}", both.processes);
-        assert_eq!(both.processes.iter().filter(|p| p.this_process).count(), 1);
-        assert!(both.processes.iter().any(|p| p.listen == peer.addr.to_string() && p.this_process));
-    }
+
+    // A second process joins the list, and leaves it when it stops.
+    let peer =
+        trellis::server::Server::build(crate::common::db_config(&app.database_url), crate::common::serve_config())
+            .await
+            .unwrap();
+    let peer_addr = peer.addr.to_string();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(peer.run(async move {
+        let _ = stopped.await;
+    }));
+    let both = cluster(&app).await;
+    assert_eq!(both.processes.len(), 2, "{:?}", both.processes);
+    assert!(both.processes.iter().any(|p| p.listen == peer_addr && !p.this_process && p.alive));
+    stop.send(()).unwrap();
+    running.await.unwrap().unwrap();
+    let after = cluster(&app).await;
+    assert_eq!(after.processes.len(), 1, "a stopped process leaves: {:?}", after.processes);
+    assert!(after.processes[0].this_process);
 }
 
 on_both!(scheduled_backups_are_taken_once_per_period_and_the_newest_kept);

@@ -55,6 +55,9 @@ async fn a_restored_database_is_held_until_an_admin_resumes_it(backend: Backend)
     let cron = json!({"kind": "cron", "expression": "* * * * * *"});
     let created = original.post(&format!("/api/v1/workflows/{ticking}/triggers")).json(&cron).send().await.unwrap();
     assert_eq!(created.status(), 201);
+    // Started without input: JSON `null` in a column that cannot be NULL comes back as such.
+    let bare = original.start(&ticking, json!({})).await;
+    original.wait_finished(&bare).await;
     let out = tempfile::tempdir().unwrap();
     let file = backup(&original, out.path(), "before.backup").await;
 
@@ -66,6 +69,7 @@ async fn a_restored_database_is_held_until_an_admin_resumes_it(backend: Backend)
     carry_master_key(&original.database_url, &target);
     let copy = TestApp::spawn_on(target, target_dir, |serve| serve.lease_ms = 1_000).await;
 
+    assert_eq!(copy.instance(&bare).await.input, serde_json::Value::Null);
     let held = cluster(&copy).await;
     assert!(held.held, "{held:?}");
     assert!(held.held_reason.as_deref().unwrap_or_default().contains("before.backup"), "{held:?}");

@@ -38,6 +38,10 @@ async fn fill(app: &TestApp) -> (Vec<String>, String) {
         app.wait_finished(&id).await;
         finished.push(id);
     }
+    // Started without input: its input is JSON `null` in a column that cannot be NULL.
+    let bare = app.start(&flow, json!({})).await;
+    app.wait_finished(&bare).await;
+    finished.push(bare);
     let waiting = app.start(&gate, json!({"input": {"n": 1}})).await;
     app.wait_for(&waiting, |i| node(i, "gate").status == NodeStatus::Waiting).await;
     (finished, waiting)

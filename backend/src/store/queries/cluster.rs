@@ -3,9 +3,9 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::cluster::{
-    BackupEnd, BackupRunRow, HoldRow, ProcessRow, BACKUP_RUNS, BEGIN_BACKUP, FINISH_BACKUP, HEARTBEAT, HOLD,
-    HOLD_STATE, LATEST_BACKUP_SLOT, PROCESSES, PRUNE_PROCESSES, REGISTER_PROCESS, REMOVE_PROCESS, RESUME,
-    SCHEMA_VERSION,
+    BackupEnd, BackupRunRow, HoldRow, ProcessRow, BACKUP_RUNS, BEGIN_BACKUP, FAIL_ORPHANED_BACKUPS, FINISH_BACKUP,
+    HEARTBEAT, HOLD, HOLD_STATE, PROCESSES, PRUNE_PROCESSES, REGISTER_PROCESS, REMOVE_PROCESS, RESUME, SCHEMA_VERSION,
+    TRANSFER_LEDGER,
 };
 use crate::store::Result;
 use chrono::{DateTime, Utc};
@@ -97,7 +97,18 @@ impl crate::store::ClusterStore for Store {
         Ok(sqlx::query_as(BACKUP_RUNS).bind(limit).fetch_all(self.pool()).await?)
     }
 
-    async fn latest_backup_slot(&self) -> Result<Option<i64>> {
-        Ok(sqlx::query_scalar(LATEST_BACKUP_SLOT).fetch_one(self.pool()).await?)
+    async fn fail_orphaned_backups(&self, now: DateTime<Utc>, alive_since: DateTime<Utc>) -> Result<u64> {
+        let _guard = self.write_guard().await;
+        let query = sqlx::query(FAIL_ORPHANED_BACKUPS).bind(now).bind(alive_since);
+        Ok(query.execute(self.pool()).await?.rows_affected())
+    }
+
+    async fn transfer_unfinished(&self) -> Result<bool> {
+        // The ledger's own table, when it exists; no such table is the usual answer.
+        match sqlx::query(TRANSFER_LEDGER).fetch_optional(self.pool()).await {
+            Ok(_) => Ok(true),
+            Err(sqlx::Error::Database(_)) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 }
