@@ -119,6 +119,30 @@ async fn every_fixture_opens(backend: Backend) {
     }
 }
 
+/// An earlier release's Postgres backup, restored by this release: held, every run as it was,
+/// and once resumed the waiting run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_earlier_release_s_postgres_backup_restores() {
+    for dir in fixtures().into_iter().filter(|d| d.join("backup.postgres.jsonl.gz").exists()) {
+        let facts = facts(&dir, Backend::Postgres);
+        let url = fresh_postgres_database().await;
+        let file = dir.join("backup.postgres.jsonl.gz");
+        let cwd = tempfile::tempdir().unwrap();
+        let restored = crate::backup::trellis(&url, cwd.path(), &["restore", file.to_str().unwrap()]).await;
+        assert!(restored.status.success(), "{}: {}", facts.commit, crate::backup::stderr(&restored));
+        let app = TestApp::spawn_on(url, cwd, |s| s.lease_ms = 1_000).await;
+        let cluster: serde_json::Value = app.get("/api/v1/cluster").send().await.unwrap().json().await.unwrap();
+        assert_eq!(cluster["held"], true, "{}", facts.commit);
+        for id in &facts.succeeded {
+            assert_eq!(app.instance(id).await.summary.status, InstanceStatus::Succeeded, "{}: {id}", facts.commit);
+        }
+        assert_eq!(app.post("/api/v1/cluster/resume").send().await.unwrap().status(), 200);
+        let signaled = app.signal(&facts.waiting, json!({"node": "gate", "payload": {}})).await;
+        assert_eq!(signaled.status(), 200, "{}", facts.commit);
+        assert_eq!(app.wait_finished(&facts.waiting).await.summary.status, InstanceStatus::Succeeded);
+    }
+}
+
 fn backend_name(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => "sqlite",
