@@ -43,6 +43,14 @@ enum Line {
 #[derive(Deserialize)]
 struct Head {
     name: String,
+    columns: Vec<HeadColumn>,
+}
+
+#[derive(Deserialize)]
+struct HeadColumn {
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
 }
 
 /// Restores `file` into the database at `db`; says what was dropped when `replace` cleared it.
@@ -189,6 +197,7 @@ async fn load(file: &Path, tx: &mut Transaction<'_, Postgres>) -> Result<()> {
             Line::Table(head) => {
                 batch.flush(tx).await?;
                 let table = quoted(&head.name);
+                create_if_foreign(tx, &head).await?;
                 // Rows a migration seeded (a settings row, the cluster's state): the archive
                 // holds the table as it was.
                 sqlx::query(&format!("DELETE FROM {table}"))
@@ -209,6 +218,27 @@ async fn load(file: &Path, tx: &mut Transaction<'_, Postgres>) -> Result<()> {
         }
     }
     bail!("{} is truncated: it ends before its closing line", file.display())
+}
+
+/// A table no migration makes (one the database's owner added beside Trellis's) is made as the
+/// archive describes it: its columns and their types.
+async fn create_if_foreign(tx: &mut Transaction<'_, Postgres>, head: &Head) -> Result<()> {
+    let exists: bool =
+        sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL").bind(quoted(&head.name)).fetch_one(&mut **tx).await?;
+    if exists {
+        return Ok(());
+    }
+    // A type is spliced into the statement: only what `format_type` writes may pass.
+    let plain = |kind: &str| kind.chars().all(|c| c.is_ascii_alphanumeric() || " _[](),".contains(c));
+    if let Some(bad) = head.columns.iter().find(|c| !plain(&c.kind)) {
+        bail!("the archive's table {} has a column type that is not a type: `{}`", head.name, bad.kind);
+    }
+    let columns: Vec<String> = head.columns.iter().map(|c| format!("{} {}", quoted(&c.name), c.kind)).collect();
+    sqlx::query(&format!("CREATE TABLE {} ({})", quoted(&head.name), columns.join(", ")))
+        .execute(&mut **tx)
+        .await
+        .with_context(|| format!("making the table {} the archive holds", head.name))?;
+    Ok(())
 }
 
 /// The statement loading `table`'s archived rows. `row_to_json` writes a JSON `null` value and

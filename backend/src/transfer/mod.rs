@@ -171,8 +171,9 @@ async fn carried_tables(source: &mut Conn, target: &mut Conn) -> Result<Vec<Tabl
     )
     .fetch_all(&mut *lite)
     .await?;
-    if let Some(extra) = lite_names.iter().find(|n| carried(n) && !tables.iter().any(|t| t.name == **n)) {
-        bail!("the SQLite database has a table `{extra}` the Postgres one lacks: are both at the same schema version?");
+    for extra in lite_names.iter().filter(|n| carried(n) && !tables.iter().any(|t| t.name == **n)) {
+        // Not Trellis's (its schema is the same on both sides): someone's own table.
+        tracing::warn!(table = %extra, "the SQLite database has a table Trellis does not make; it is not carried");
     }
     Ok(tables)
 }
