@@ -52,6 +52,12 @@ pub enum Pooler {
 }
 
 impl DatabaseConfig {
+    /// `TRELLIS_DIRECT_DATABASE_URL` when set (straight to Postgres, past a pooler), else
+    /// `DATABASE_URL`: for what one long session needs (backups, restores, checks).
+    pub fn direct_url(&self) -> &str {
+        self.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()).unwrap_or(&self.database_url)
+    }
+
     /// `url` with `max_connections`, straight to the database (tests, tools).
     pub fn direct(url: &str, max_connections: u32) -> DatabaseConfig {
         DatabaseConfig {

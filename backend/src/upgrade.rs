@@ -37,7 +37,7 @@ pub async fn check(db: &DatabaseConfig) -> Result<Vec<Checked>> {
 }
 
 async fn check_postgres(db: &DatabaseConfig, archive: &std::path::Path) -> Result<Vec<Checked>> {
-    let url = db.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()).unwrap_or(&db.database_url);
+    let url = db.direct_url();
     let mut admin = sqlx::PgConnection::connect(url).await?;
     let current: String = sqlx::query_scalar("SELECT current_database()").fetch_one(&mut admin).await?;
     let scratch = format!("{}_trellis_check_{}", current.chars().take(30).collect::<String>(), std::process::id());

@@ -81,7 +81,7 @@ struct Ending {
 /// Writes the archive of the database at `config` into `path` and returns its manifest.
 pub async fn create(config: &DatabaseConfig, path: &Path) -> Result<Manifest> {
     // Straight to Postgres when a pooler is in front: one long transaction is all this needs.
-    let url = config.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()).unwrap_or(&config.database_url);
+    let url = config.direct_url();
     let redacted = crate::store::redact_url(url);
     let mut conn = PgConnection::connect(url).await.with_context(|| format!("cannot connect to {redacted}"))?;
     sqlx::query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").execute(&mut conn).await?;

@@ -63,7 +63,7 @@ pub async fn restore(
     replace: bool,
     hold: Option<&str>,
 ) -> Result<Option<String>> {
-    let url = db.direct_database_url.as_deref().filter(|u| !u.trim().is_empty()).unwrap_or(&db.database_url);
+    let url = db.direct_url();
     let redacted = crate::store::redact_url(url);
     let mut conn = PgConnection::connect(url).await.with_context(|| format!("cannot connect to {redacted}"))?;
     refuse_if_served(&processes(&mut conn).await?, &redacted)?;
