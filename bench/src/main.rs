@@ -13,6 +13,7 @@ mod data;
 mod db;
 mod failures;
 mod floor;
+mod flow;
 mod keys;
 mod list;
 mod maps;
@@ -105,6 +106,7 @@ const GROUPS: &[&str] = &[
     "web",
     "soak",
     "data",
+    "flow",
 ];
 
 impl Options {
@@ -258,6 +260,16 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let count = if options.quick { 2_000 } else { 10_000 };
         progress(backend, &format!("a map over {count} items, and the server's memory"));
         maps::large(&api, &server, count, &mut figures).await?;
+    }
+    if runs("flow") {
+        let count = if options.quick { 500 } else { 2_000 };
+        progress(backend, &format!("flow control: a drain of {count} with limits not binding, beside none"));
+        flow::overhead(&api, count, &mut figures).await?;
+        let (limit, starts) = if options.quick { (20, 200) } else { (50, 3_000) };
+        progress(backend, &format!("flow control: {starts} starts throttled to {limit} per second"));
+        flow::throttle(&api, limit, 1000, starts, &mut figures).await?;
+        progress(backend, "flow control: 1,000 starts on 10 keys within one debounce period");
+        flow::debounce(&api, 1_000, 10, &mut figures).await?;
     }
     if runs("keys") {
         let long = if options.quick { 1_000 } else { 10_000 };

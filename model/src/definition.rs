@@ -220,6 +220,23 @@ pub struct Settings {
     /// checks it (the schema crate stays out of the browser's build).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<serde_json::Value>,
+    /// At most `limit` instances start per `period_ms` (per `key` value); the others wait
+    /// `queued`, in order, none dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<crate::flow::Window>,
+    /// At most `limit` starts are accepted per `period_ms` (per `key` value); those past it are
+    /// refused (REST: 429 with `Retry-After`; triggers: a `rate_limited` delivery).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<crate::flow::Window>,
+    /// Queued instances are admitted highest level first (1–5, or an expression over the
+    /// input giving one), in arrival order within a level; a waiting instance gains a level
+    /// per `PRIORITY_AGING_MS` over newer starts, so none waits forever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<crate::flow::Priority>,
+    /// Starts of one key less than `period_ms` apart make one instance, with the last one's
+    /// input; every start of the burst is answered that instance's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce: Option<crate::flow::Debounce>,
 }
 
 /// `settings.on_failure`: the failure handler workflow and the version it runs.
@@ -281,4 +298,7 @@ pub enum OnLimit {
     Queue,
     /// Refuse the start with 429.
     Reject,
+    /// Cancel the oldest running instance the start competes with (its key's, when the key is
+    /// full) and run.
+    Replace,
 }

@@ -108,11 +108,14 @@ pub enum DeliveryOutcome {
     Queued,
     /// Cron ticks that passed while no process ran, dropped under `catch_up`.
     Missed,
+    /// Refused by a rate limit (the workflow's `rate_limit`, or a webhook's per-minute limit):
+    /// nothing started.
+    RateLimited,
 }
 
 string_forms!(DeliveryOutcome {
     Started => "started", Duplicate => "duplicate", Rejected => "rejected", Failed => "failed", Skipped => "skipped",
-    Queued => "queued", Missed => "missed",
+    Queued => "queued", Missed => "missed", RateLimited => "rate_limited",
 });
 
 /// What a waiting node waits on (`instance_nodes.wait_kind`, the `trellis.wait` span attribute).

@@ -17,6 +17,7 @@ pub mod definition;
 pub mod excerpt;
 pub mod expr;
 pub mod failure;
+pub mod flow;
 pub mod kinds;
 pub mod map;
 pub mod nesting;

@@ -3,6 +3,7 @@
 //! Errors make a definition unpublishable; warnings (unreachable or disconnected nodes) are
 //! shown to the author but do not block.
 
+mod flow;
 mod graph;
 
 use crate::config::{branch_outcomes, check_config_with, NodeKind};
@@ -172,6 +173,7 @@ fn check_settings(def: &Definition, errors: &mut Vec<Issue>, syntax: &mut Syntax
         errors.push(too_long("invalid_settings", "settings.timeout_ms".into()));
     }
     check_concurrency_key(s, errors, syntax);
+    flow::check_windows(s, errors, syntax);
     if let Some(handler) = s.on_failure.as_ref().filter(|h| !crate::config::is_uuid(&h.workflow)) {
         let message = format!("`on_failure.workflow` must be a workflow id, not `{}`", handler.workflow);
         errors.push(Issue::new("invalid_settings", message).path("settings.on_failure.workflow"));

@@ -130,7 +130,7 @@ impl Commands {
             }
             Ok(Err(held)) => Err(EngineError::LimitReached(format!(
                 "{}; retry later",
-                super::concurrency_key::limit_reached(limits, held, concurrency_key)
+                super::start_keys::limit_reached(limits, held, concurrency_key)
             ))),
             Ok(Ok(_)) => Err(EngineError::Conflict("the instance changed while it was being retried; look at it and try again".into())),
             Err(StoreError::Conflict(_)) => Err(EngineError::Conflict(

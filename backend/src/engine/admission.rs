@@ -6,8 +6,9 @@ use super::effects::{decide, Detail};
 use super::machine::Event;
 use super::plans::Plans;
 use super::wakes::Wakes;
+use super::window_wakes::WindowWakes;
 use crate::events::EventBus;
-use crate::store::{CatalogStore, InstanceStore, Snapshot, Writes};
+use crate::store::{CatalogStore, FlowWindows, InstanceStore, Snapshot, Writes};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +25,9 @@ pub(super) struct Admission {
     wakes: Arc<Wakes>,
     /// Admissions asked for while one runs, folded into one more.
     turns: AdmissionTurns,
+    /// When a throttle window next opens for instances it holds.
+    windows: Arc<dyn FlowWindows>,
+    window_wakes: WindowWakes,
 }
 
 impl Admission {
@@ -33,8 +37,18 @@ impl Admission {
         plans: Arc<Plans>,
         bus: Arc<EventBus>,
         wakes: Arc<Wakes>,
+        windows: Arc<dyn FlowWindows>,
     ) -> Admission {
-        Admission { instances, catalog, plans, bus, wakes, turns: AdmissionTurns::default() }
+        Admission {
+            instances,
+            catalog,
+            plans,
+            bus,
+            wakes,
+            turns: AdmissionTurns::default(),
+            windows,
+            window_wakes: WindowWakes::default(),
+        }
     }
 
     /// Admits queued instances of every workflow into free slots (a periodic sweep that
@@ -66,13 +80,15 @@ impl Admission {
     }
 
     /// Runs admissions of `workflow` until a run ends with no call made during it.
-    async fn admission_runs(&self, workflow: Uuid) {
+    async fn admission_runs(self: Arc<Self>, workflow: Uuid) {
         // Should a run panic, the streak ends with it rather than leaving its callers waiting.
         let mut streak = StreakEnd { turns: &self.turns, workflow, ended: false };
         loop {
             let upto = self.turns.asked(workflow);
-            if let Err(e) = self.try_admit(workflow).await {
-                tracing::warn!(error = %e, %workflow, "admitting queued instances failed");
+            match self.try_admit(workflow).await {
+                Ok(Some(opens)) => self.wake_at(workflow, opens),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, %workflow, "admitting queued instances failed"),
             }
             if !self.turns.ran(workflow, upto) {
                 streak.ended = true;
@@ -81,9 +97,25 @@ impl Admission {
         }
     }
 
-    async fn try_admit(&self, workflow: Uuid) -> anyhow::Result<()> {
-        let Some(record) = self.catalog.get_workflow(workflow).await? else { return Ok(()) };
-        let Some(latest) = record.latest_version else { return Ok(()) };
+    /// Books an admission round of `workflow` for when a throttle window opens at `opens`.
+    fn wake_at(self: &Arc<Self>, workflow: Uuid, opens: DateTime<Utc>) {
+        if !self.window_wakes.book(workflow, opens) {
+            return;
+        }
+        let admission = self.clone();
+        tokio::spawn(async move {
+            let wait = (opens - Utc::now()).to_std().unwrap_or_default();
+            tokio::time::sleep(wait).await;
+            admission.window_wakes.due(workflow, opens);
+            admission.admit(workflow).await;
+        });
+    }
+
+    /// Admits what the workflow's limits have room for; returns when a throttle window next
+    /// opens for instances it still holds.
+    async fn try_admit(&self, workflow: Uuid) -> anyhow::Result<Option<DateTime<Utc>>> {
+        let Some(record) = self.catalog.get_workflow(workflow).await? else { return Ok(None) };
+        let Some(latest) = record.latest_version else { return Ok(None) };
         // Admission decides inside the store's transaction, without awaiting: load every
         // version's plan first.
         let mut plans = std::collections::HashMap::new();
@@ -106,9 +138,13 @@ impl Admission {
             }
         }
         if !admitted.is_empty() {
+            self.bus.metrics.flow(workflow, "limits", "admitted", admitted.len() as u64);
             self.wakes.claims.notify_one();
         }
-        Ok(())
+        match limits.throttle {
+            Some(window) => Ok(self.windows.next_throttle_opening(workflow, window).await?),
+            None => Ok(None),
+        }
     }
 }
 

@@ -99,7 +99,8 @@ impl Runner {
                 | EngineError::Internal(_)
                 | EngineError::Unavailable(_)
                 | EngineError::Busy(_)
-                | EngineError::LimitReached(_)),
+                | EngineError::LimitReached(_)
+                | EngineError::RateLimited { .. }),
             ) => Err(transient(&e)),
             Err(e) => Err(permanent(format!("could not start the child instance: {e}"))),
         }

@@ -17,7 +17,7 @@ use super::wakes::Wakes;
 use crate::events::EventBus;
 use crate::sandbox::Sandbox;
 use crate::secrets::Vault;
-use crate::store::{CatalogStore, InstanceStore, WorkQueue};
+use crate::store::{CatalogStore, DebounceStore, InstanceStore, WorkQueue};
 use std::sync::Arc;
 
 pub(super) struct Commands {
@@ -36,6 +36,8 @@ pub(super) struct Commands {
     pub(super) wakes: Arc<Wakes>,
     pub(super) sandbox: Arc<Sandbox>,
     pub(super) secrets: Arc<Vault>,
+    /// The bursts `debounce` folds starts into (`debounce.rs`).
+    pub(super) debounces: Arc<dyn DebounceStore>,
     /// Largest instance input, serialized.
     pub(super) max_input_bytes: usize,
     /// The caps a signal's payload or a task's output is held to.

@@ -10,6 +10,9 @@ pub enum EngineError {
     Conflict(String),
     #[error("{0}")]
     LimitReached(String),
+    /// The workflow's `rate_limit` refused the start until `retry_at`; nothing was created.
+    #[error("{detail}")]
+    RateLimited { detail: String, retry_at: chrono::DateTime<chrono::Utc> },
     #[error("{0}")]
     TooLarge(String),
     /// Input a client can fix.

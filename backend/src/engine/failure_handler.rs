@@ -120,7 +120,8 @@ impl FailureHandlers {
                 | EngineError::Internal(_)
                 | EngineError::Unavailable(_)
                 | EngineError::Busy(_)
-                | EngineError::LimitReached(_)),
+                | EngineError::LimitReached(_)
+                | EngineError::RateLimited { .. }),
             ) => Err(Err(anyhow::anyhow!("starting the failure handler: {e}"))),
             Err(e) => named(e.to_string()),
         }

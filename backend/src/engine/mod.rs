@@ -2,7 +2,7 @@
 //!
 //! 0. **The pure core**: `machine` (the state machine), `effects` (a step into rows), `trace`,
 //!    `bad_end`, `plan`, `outputs`, `json`, `input_schema`, `validate`, `callee`,
-//!    `concurrency_key`, `lineage`, and the words the floors above share: `chain` (events
+//!    `start_keys`, `lineage`, and the words the floors above share: `chain` (events
 //!    committed together), `context` (what expressions see), `start_request`, `error`. No I/O;
 //!    it calls nothing in the shell.
 //! 1. **Node execution**: `nodes/` (one file per node type, the `Runtime`) and `results`.
@@ -35,9 +35,9 @@ mod chain;
 mod children;
 mod commands;
 mod commit;
-mod concurrency_key;
 mod context;
 mod control;
+mod debounce;
 pub mod effects;
 mod error;
 mod failure_handler;
@@ -56,6 +56,7 @@ mod results;
 mod run;
 mod runner;
 mod start;
+mod start_keys;
 mod start_lane;
 mod start_request;
 mod tasks;
@@ -63,8 +64,10 @@ pub mod trace;
 pub mod validate;
 mod wakes;
 mod wheel;
+mod window_wakes;
 
 pub use context::context;
+pub use debounce::DebounceLoop;
 pub use error::EngineError;
 pub use lineage::Lineage;
 pub use start_request::{ParentLink, StartRequest, Started};
@@ -141,6 +144,7 @@ impl Engine {
             plans.clone(),
             bus.clone(),
             wakes.clone(),
+            store.clone(),
         ));
         let committer = commit::Committer::new(commit::CommitParts {
             store: instances.clone(),
@@ -164,6 +168,7 @@ impl Engine {
             wakes: wakes.clone(),
             sandbox: runtime.sandbox.clone(),
             secrets: runtime.secrets.clone(),
+            debounces: store.clone(),
             max_input_bytes: config.max_input_bytes,
             output_caps: config.output_caps,
         });
@@ -204,8 +209,15 @@ impl Engine {
 
     /// Runs the claim loop until `shutdown` turns true, then drains: waits up to `grace`
     /// for running attempts and gives up every lease still held so others take over at once.
+    /// Due `debounce` bursts are started beside it, until the same `shutdown`.
     pub async fn run(self: Arc<Self>, shutdown: tokio::sync::watch::Receiver<bool>, grace: Duration) {
-        self.runner.clone().run(shutdown, grace).await
+        let lease = Duration::from_millis(self.config.lease_ms.max(1_000));
+        let bursts = DebounceLoop::new(self.store.clone(), self.clone(), lease);
+        let bursts = tokio::spawn(bursts.run(shutdown.clone()));
+        self.runner.clone().run(shutdown, grace).await;
+        if let Err(e) = bursts.await {
+            tracing::warn!(error = %e, "the debounce loop ended abnormally");
+        }
     }
 
     /// The settings the engine runs with (the outbound policy, the public URL).

@@ -61,6 +61,8 @@ pub struct Plan {
     /// `max_concurrent_instances`, and whether starts beyond it are refused.
     pub instance_limit: Option<u32>,
     pub reject_over_limit: bool,
+    /// `on_limit: replace` (`reject_over_limit` is set too).
+    pub replace_over_limit: bool,
     /// What a start with a business key does about earlier instances with it.
     pub key_reuse: trellis_model::KeyReuse,
     /// The `concurrency_key` expression and its `max_per_key` (1 unless set).
@@ -70,6 +72,13 @@ pub struct Plan {
     /// The version's `input_schema`, compiled once here (`Err`: why it does not compile, which
     /// publishing refuses, so only a version published before a schema-crate change can have it).
     pub input_schema: Option<Arc<Result<jsonschema::Validator, String>>>,
+    /// `throttle` and `rate_limit`: each window with its key expression.
+    pub throttle: Option<trellis_model::flow::Window>,
+    pub rate_limit: Option<trellis_model::flow::Window>,
+    /// `priority`: a level, or the expression giving one.
+    pub priority: Option<trellis_model::flow::Priority>,
+    /// `debounce`: bursts of starts folded into one instance.
+    pub debounce: Option<trellis_model::flow::Debounce>,
     index: HashMap<String, usize>,
 }
 
@@ -98,7 +107,8 @@ impl Plan {
             max_parallel,
             timeout_ms: settings.timeout_ms,
             instance_limit: settings.max_concurrent_instances,
-            reject_over_limit: settings.on_limit == trellis_model::OnLimit::Reject,
+            reject_over_limit: settings.on_limit != trellis_model::OnLimit::Queue,
+            replace_over_limit: settings.on_limit == trellis_model::OnLimit::Replace,
             key_reuse: settings.key_reuse,
             on_failure: settings.on_failure.clone(),
             concurrency_key: settings
@@ -106,6 +116,10 @@ impl Plan {
                 .clone()
                 .map(|key| (key, settings.max_per_key.unwrap_or(1).max(1))),
             input_schema: settings.input_schema.as_ref().map(|s| Arc::new(super::input_schema::compile(s))),
+            throttle: settings.throttle.clone(),
+            rate_limit: settings.rate_limit.clone(),
+            priority: settings.priority.clone(),
+            debounce: settings.debounce.clone(),
             index,
         })
     }
@@ -116,6 +130,8 @@ impl Plan {
             instances: self.instance_limit,
             per_key: self.concurrency_key.as_ref().map(|(_, n)| *n),
             reject: self.reject_over_limit,
+            throttle: self.throttle.as_ref().map(time_window),
+            replace: self.replace_over_limit,
         }
     }
 
@@ -183,4 +199,9 @@ fn topological_order(def: &Definition) -> Option<Vec<usize>> {
         }
     }
     (order.len() == def.nodes.len()).then_some(order)
+}
+
+/// A setting's window as the store counts it.
+pub fn time_window(window: &trellis_model::flow::Window) -> crate::store::TimeWindow {
+    crate::store::TimeWindow { limit: window.limit, period_ms: window.period_ms }
 }

@@ -25,7 +25,10 @@ impl Commands {
     /// Starts an instance. With an `idempotency_key`, repeating the same request returns the
     /// first answer and creates nothing; the same key with a different request is refused.
     pub async fn start(self: &Arc<Self>, request: StartRequest) -> Result<Started, EngineError> {
-        let prepared = self.prepare(request).await?;
+        let prepared = match self.prepare(request).await? {
+            Prepared::Start(prepared) => *prepared,
+            Prepared::Debounced(started) => return Ok(started),
+        };
         // Once prepared, a start is written and reacted to in a task of its own: a caller
         // that goes away (a dropped request) can neither cut a batch of starts short
         // (`start_lane.rs`) nor leave a written start's first attempts unlaunched.
@@ -37,8 +40,9 @@ impl Commands {
         written.await.map_err(|e| EngineError::Internal(anyhow::anyhow!("a start's task failed: {e}")))?
     }
 
-    /// Checks the request and builds the instance to insert, with what its admission writes.
-    async fn prepare(&self, request: StartRequest) -> Result<PreparedStart, EngineError> {
+    /// Checks the request and builds the instance to insert, with what its admission writes;
+    /// or, under the workflow's `debounce`, folds it into its key's burst.
+    async fn prepare(&self, request: StartRequest) -> Result<Prepared, EngineError> {
         refuse_nul(&request.input, "the input")?;
         refuse_deep(&request.input, input_depth_limit(&request), "the input")?;
         let size = serde_json::to_vec(&request.input).map(|v| v.len()).unwrap_or(usize::MAX);
@@ -54,11 +58,21 @@ impl Commands {
         plan.check_input(&request.input)?;
         // The workflow's concurrency limits (and key) are those of its latest version.
         let limits = self.plans.get(request.workflow, latest).await?;
-        let concurrency_key = super::concurrency_key::evaluate(&limits, &request.input, &self.sandbox).await?;
+        let keys = super::start_keys::evaluate(&limits, &request.input, &self.sandbox).await?;
+        if let Some(started) = self.fold_into_burst(&request, &limits, &keys).await? {
+            return Ok(Prepared::Debounced(started));
+        }
         // Microseconds, as Postgres keeps them (the start is remembered as written).
         let now = Utc::now().trunc_subsecs(6);
         let idempotency_key = request.idempotency_key.clone();
-        let row = instance_row(request, version, concurrency_key, now);
+        // A burst's instance was counted when its starts were.
+        let rate = keys
+            .rate
+            .clone()
+            .filter(|_| request.burst.is_none())
+            .zip(limits.rate_limit.as_ref())
+            .map(|(key, window)| crate::store::RateCheck { window: super::plan::time_window(window), key });
+        let row = instance_row(request, version, keys, now);
         let nodes: Vec<NodeRow> = plan
             .nodes
             .iter()
@@ -95,10 +109,11 @@ impl Commands {
             created_events,
             queued_events,
             key_reuse,
+            rate,
             admits_at: now,
             admit_at,
         };
-        Ok(PreparedStart { new, request_hash, plan, limits, reservation })
+        Ok(Prepared::Start(Box::new(PreparedStart { new, request_hash, plan, limits, reservation })))
     }
 
     /// Checks `input` against the latest published version's `input_schema`, as a start would
@@ -129,7 +144,8 @@ impl Commands {
     }
 
     /// Inserts a new instance; under `terminate_if_running`, an instance holding its key is
-    /// canceled first. The database's one-live-instance-per-key index decides races: a
+    /// canceled first, and under `on_limit: replace` the oldest instance holding the slot
+    /// (the key's, or the workflow's) it found full. The database's one-live-instance-per-key index decides races: a
     /// start that loses to a concurrent one cancels that one in turn, a bounded number of
     /// times, so the last start wins and no two instances with the key ever run together.
     async fn start_keyed(self: &Arc<Self>, new: &NewInstance) -> Result<StartOutcome, EngineError> {
@@ -153,6 +169,18 @@ impl Commands {
                         }
                     }
                 }
+                StartOutcome::Rejected(held) if new.limits.replace && tries < TERMINATE_TRIES => {
+                    tries += 1;
+                    // The key's oldest when the key is full, else the workflow's.
+                    let key = new.row.concurrency_key.as_deref().filter(|_| held == crate::store::Held::Key);
+                    if let Some(oldest) = self.instances.oldest_active(new.row.workflow_id, key).await? {
+                        match self.cancel(oldest).await {
+                            Ok(()) | Err(EngineError::Conflict(_) | EngineError::NotFound(_)) => {}
+                            Err(e) => return Err(e),
+                        }
+                        self.bus.metrics.flow(new.row.workflow_id, "on_limit", "replaced", 1);
+                    }
+                }
                 outcome => return Ok(outcome),
             }
         }
@@ -173,15 +201,34 @@ impl Commands {
                 InstanceStatus::Running
             }
             StartOutcome::Queued => {
+                self.bus.metrics.flow(workflow, "limits", "queued", 1);
+                if limits.throttle.is_some() {
+                    self.committer.admit_soon(workflow);
+                }
                 self.bus.committed(id, workflow, 1, &[new.created_events, new.queued_events].concat());
                 InstanceStatus::Queued
             }
             StartOutcome::Rejected(held) => {
+                let limit = if held == crate::store::Held::Key { "max_per_key" } else { "max_concurrent_instances" };
+                self.bus.metrics.flow(workflow, limit, "refused", 1);
                 let key = new.row.concurrency_key.as_deref();
-                return Err(EngineError::LimitReached(super::concurrency_key::limit_reached(&limits, held, key)));
+                return Err(EngineError::LimitReached(super::start_keys::limit_reached(&limits, held, key)));
+            }
+            StartOutcome::RateLimited { retry_at } => {
+                self.bus.metrics.flow(workflow, "rate_limit", "refused", 1);
+                let key = new.rate.as_ref().map(|r| r.key.as_str()).filter(|k| !k.is_empty());
+                return Err(EngineError::RateLimited {
+                    detail: super::start_keys::rate_limited(&limits, key),
+                    retry_at,
+                });
             }
             StartOutcome::Repeated(first) if first.request_hash == request_hash => {
-                return Ok(Started { id: first.instance_id, status: first.status, version: first.version });
+                return Ok(Started {
+                    id: first.instance_id,
+                    status: first.status,
+                    version: first.version,
+                    debounced: false,
+                });
             }
             StartOutcome::Repeated(_) => {
                 return Err(EngineError::Invalid(
@@ -193,8 +240,15 @@ impl Commands {
                 return Err(key_refused(&refused, key, limits.key_reuse));
             }
         };
-        Ok(Started { id, status, version })
+        Ok(Started { id, status, version, debounced: false })
     }
+}
+
+/// What preparing a start made of it.
+enum Prepared {
+    Start(Box<PreparedStart>),
+    /// Folded into a `debounce` burst: answered, nothing more to write.
+    Debounced(Started),
 }
 
 /// A start ready for the store: the instance, and what answering and reacting need.
@@ -211,12 +265,12 @@ struct PreparedStart {
 fn instance_row(
     request: StartRequest,
     version: i64,
-    concurrency_key: Option<String>,
+    keys: super::start_keys::StartKeys,
     now: DateTime<Utc>,
 ) -> InstanceRow {
-    let StartRequest { workflow, input, key, trace_parent, parent, handles_failure_of, lineage, .. } = request;
+    let StartRequest { workflow, input, key, trace_parent, parent, handles_failure_of, lineage, burst, .. } = request;
     InstanceRow {
-        id: Uuid::now_v7(),
+        id: burst.unwrap_or_else(Uuid::now_v7),
         workflow_id: workflow,
         version,
         status: InstanceStatus::Queued,
@@ -234,7 +288,13 @@ fn instance_row(
         parent_node_id: parent.as_ref().map(|p| p.node.clone()),
         parent_attempt: parent.as_ref().map(|p| p.attempt),
         depth: lineage.depth,
-        concurrency_key,
+        concurrency_key: keys.concurrency,
+        throttle_key: keys.throttle,
+        priority: keys.priority.map(|n| n as i32),
+        queue_order: trellis_model::flow::queue_order(
+            now.timestamp_millis(),
+            keys.priority.unwrap_or(trellis_model::flow::DEFAULT_PRIORITY),
+        ),
         handles_failure_of,
         failure_depth: lineage.failure_depth,
         rev: 0,

@@ -27,6 +27,9 @@ pub struct StartRequest {
     /// Where the instance stands in the chain of instances started by one another (a child's
     /// or a handler's: see `lineage.rs`); a start by a person or trigger is at the top.
     pub lineage: Lineage,
+    /// The start of a debounced burst's instance (`debounce.rs`): the id every start of the
+    /// burst was answered. Not debounced again, nor counted by the rate limit (its starts were).
+    pub burst: Option<Uuid>,
 }
 
 /// The `subworkflow` node attempt that starts a child instance.
@@ -49,6 +52,7 @@ impl StartRequest {
             parent: None,
             handles_failure_of: None,
             lineage: Lineage::default(),
+            burst: None,
         }
     }
 
@@ -62,4 +66,6 @@ pub struct Started {
     pub id: Uuid,
     pub status: InstanceStatus,
     pub version: i64,
+    /// Folded into a `debounce` burst: `id` is the burst's instance, made when it ends.
+    pub debounced: bool,
 }

@@ -14,4 +14,6 @@ pub(super) struct Wakes {
     /// A child of some `map` item ended (its `child_done` item was consumed): the maps
     /// waiting on children look now rather than at their next poll.
     pub map_children: Notify,
+    /// A start opened or joined a `debounce` burst: the debounce loop looks at when it is due.
+    pub debounces: Notify,
 }

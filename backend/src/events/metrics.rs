@@ -44,6 +44,8 @@ pub struct Metrics {
     /// Event-stream reads served from the stored history rather than the hub: replays,
     /// resyncs, and streams that fell behind the hub's recent entries.
     pub sse_history_reads: Counter<u64, AtomicU64>,
+    /// Starts and admissions under the workflows' limits (`flow_control`).
+    flow: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -78,6 +80,7 @@ impl Default for Metrics {
             snapshot_bytes: Gauge::default(),
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
+            flow: Family::default(),
         };
         metrics.register();
         metrics
@@ -177,6 +180,13 @@ impl Metrics {
             "The memory those remembered instances take (estimated: values, text and bookkeeping)",
             self.snapshot_bytes.clone(),
         );
+        r.register(
+            "trellis_flow_control",
+            "Starts under a workflow's limits, by workflow, limit and outcome: refused (rate_limit, or a full \
+             limit under on_limit: reject), queued (waited for a slot or a throttle window) and admitted from \
+             the queue",
+            self.flow.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -184,6 +194,15 @@ impl Metrics {
             "Event-stream reads served from the stored history instead of the in-memory recent entries",
             self.sse_history_reads.clone(),
         );
+    }
+
+    /// `n` starts of `workflow` met `limit` (`rate_limit`, `max_concurrent_instances`,
+    /// `max_per_key`, `limits` for a queue wait or an admission) with `outcome` (`refused`,
+    /// `queued`, `admitted`).
+    pub fn flow(&self, workflow: uuid::Uuid, limit: &str, outcome: &str, n: u64) {
+        let labels =
+            vec![("workflow", workflow.to_string()), ("limit", limit.to_owned()), ("outcome", outcome.to_owned())];
+        self.flow.get_or_create(&labels).inc_by(n);
     }
 
     pub fn instance_started(&self) {

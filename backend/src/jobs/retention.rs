@@ -83,6 +83,13 @@ impl Sweeper {
                 Ok(n) => tracing::info!(deleted = n, "retention sweep deleted old alert deliveries"),
                 Err(e) => tracing::warn!(error = %e, "alert delivery sweep failed; trying again next round"),
             }
+            // No window is longer than a day: older marks (of keys not started since, or of
+            // deleted workflows) count in none.
+            let before =
+                chrono::Utc::now() - chrono::Duration::milliseconds(trellis_model::flow::MAX_WINDOW_PERIOD_MS as i64);
+            if let Err(e) = self.store.prune_windows(before).await {
+                tracing::warn!(error = %e, "pruning old rate windows failed; trying again next round");
+            }
         }
     }
 

@@ -55,11 +55,16 @@ pub(super) const MARK_START_RUNNING: &str =
 pub(super) const SET_INSTANCE_VERSION: &str = "UPDATE instances SET version = $1 WHERE id = $2";
 pub(super) const DELETE_INSTANCE_NODES: &str = "DELETE FROM instance_nodes WHERE instance_id = $1";
 pub(super) const OLDEST_QUEUED: &str =
-    "SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY id LIMIT $2";
+    "SELECT id FROM instances WHERE workflow_id = $1 AND status = 'queued' ORDER BY queue_order, id LIMIT $2";
 pub(super) const COUNT_ACTIVE: &str =
     concatcp!("SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status IN ", ACTIVE);
-pub(super) const QUEUED_AHEAD: &str =
-    "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id < $2";
+pub(super) const QUEUED_AHEAD: &str = concatcp!(
+    "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' AND (queue_order, id) < ",
+    IN_LINE_AT_2
+);
+/// Where instance `$2` stands in admission's order (`queue_order`, then id), for comparing rows with.
+const IN_LINE_AT_2: &str = "(SELECT queue_order, id FROM instances WHERE id = $2)";
+const IN_LINE_AT_3: &str = "(SELECT queue_order, id FROM instances WHERE id = $3)";
 /// The latest instance that used a business key, which `RejectDuplicate` refuses it for.
 pub(super) const LATEST_WITH_KEY: &str =
     "SELECT id, status FROM instances WHERE workflow_id = $1 AND business_key = $2 ORDER BY id DESC LIMIT 1";
@@ -68,9 +73,11 @@ pub(super) const LATEST_WITH_KEY: &str =
 pub(super) const LATEST_SUCCEEDED_WITH_KEY: &str = "SELECT id, status FROM instances WHERE workflow_id = $1 \
     AND business_key = $2 AND status = 'succeeded' ORDER BY id DESC LIMIT 1";
 pub(super) const QUEUED_AHEAD_UNDER_KEYS: &str =
-    concatcp!("SELECT COUNT(*) FROM (", ADMISSIBLE_QUEUED, ") w WHERE w.id < $3");
+    concatcp!("SELECT COUNT(*) FROM (", ADMISSIBLE_QUEUED, ") w WHERE (w.queue_order, w.id) < ", IN_LINE_AT_3);
 pub(super) const KEY_QUEUE_PLACE: &str = concatcp!(
     "SELECT (SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND concurrency_key = $2 AND status = \
-     'queued' AND id < $3), ",
+     'queued' AND (queue_order, id) < ",
+    IN_LINE_AT_3,
+    "), ",
     RUNNING_WITH_BOUND_KEY
 );

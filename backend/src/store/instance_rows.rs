@@ -41,6 +41,13 @@ pub struct InstanceRow {
     pub depth: i32,
     /// The value of the workflow's `concurrency_key` when it started, as JSON text.
     pub concurrency_key: Option<String>,
+    /// The value of the workflow's `throttle.key` when it started, as JSON text ('' without a
+    /// key; `None` when the workflow had no throttle).
+    pub throttle_key: Option<String>,
+    /// The `priority` level it started with (`None`: the workflow sets none).
+    pub priority: Option<i32>,
+    /// The order admission takes it in while queued (`trellis_model::flow::queue_order`).
+    pub queue_order: i64,
     /// Of a failure handler's run: the failed instance it handles.
     pub handles_failure_of: Option<Uuid>,
     /// 0 unless a failure handler: the failed instance's + 1 (bounds handler chains).
@@ -75,6 +82,9 @@ impl InstanceRow {
             parent_attempt: None,
             depth: 0,
             concurrency_key: None,
+            throttle_key: None,
+            priority: None,
+            queue_order: 0,
             handles_failure_of: None,
             failure_depth: 0,
             rev: 0,

@@ -65,6 +65,9 @@ pub trait InstanceStore: Send + Sync + 'static {
         decide: AdmitDecide<'_>,
     ) -> Result<Vec<(Uuid, Writes)>>;
     async fn workflows_with_queued(&self) -> Result<Vec<Uuid>>;
+    /// The oldest running (or paused) instance of `workflow`, with concurrency key `key` if
+    /// given: the one a start under `on_limit: replace` cancels.
+    async fn oldest_active(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>>;
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>>;
     /// The instance as this process last wrote it, if it remembers it (`snapshots.rs`): what
     /// reading it would give unless another writer changed it since. For an attempt's
@@ -89,7 +92,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 pub(super) const INSTANCE_COLUMNS: &str =
     "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, \
      trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth, concurrency_key, \
-     handles_failure_of, failure_depth";
+     handles_failure_of, failure_depth, throttle_key, priority, queue_order";
 /// What reads an `InstanceRow` selects: the columns a start inserts, and the version counter.
 pub(super) const INSTANCE_READ_COLUMNS: &str = concatcp!(INSTANCE_COLUMNS, ", rev");
 pub(super) const NODE_COLUMNS: &str =
@@ -125,3 +128,9 @@ pub(super) const QUEUED_PER_WORKFLOW: &str =
 pub(super) const COUNT_TIMERS: &str =
     "SELECT COUNT(*) FROM work WHERE kind IN ('resume', 'retry', 'node_timeout', 'instance_timeout')";
 pub(super) const COUNT_INSTANCES: &str = "SELECT status, COUNT(*) FROM instances";
+/// The oldest active instance of workflow `$1`; `$2` a concurrency key or null for any.
+pub(super) const OLDEST_ACTIVE: &str = concatcp!(
+    "SELECT id FROM instances WHERE workflow_id = $1 AND ($2 IS NULL OR concurrency_key = $2) AND status IN ",
+    crate::store::statuses::ACTIVE,
+    " ORDER BY id LIMIT 1"
+);

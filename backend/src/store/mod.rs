@@ -15,6 +15,7 @@ mod batch;
 mod catalog;
 mod cluster;
 mod content;
+mod debounces;
 mod insights;
 mod instance_query;
 mod instance_rows;
@@ -40,6 +41,7 @@ pub(crate) mod transient;
 mod transitions;
 mod triggers;
 mod views;
+mod windows;
 mod work;
 mod writes;
 
@@ -56,6 +58,7 @@ pub use catalog::{
     WriteOutcome,
 };
 pub use cluster::{BackupEnd, BackupRunRow, ClusterStore, HoldRow, ProcessRow};
+pub use debounces::{due_at, DebounceRow, DebounceStore, Debounced, NewDebounce};
 pub use insights::{DurationRanks, FailureGroupRow, FailureQuery, InsightStore, StatsQuery};
 pub use instance_query::{parse_content, parse_statuses, InstanceQuery};
 pub use instance_rows::*;
@@ -74,6 +77,7 @@ pub use triggers::{
     DeliveryRow, FireDone, SecretRotation, TriggerChange, TriggerRow, TriggerStore, MAX_DELIVERY_REASON_BYTES,
 };
 pub use views::{ViewRow, ViewStore};
+pub use windows::{rate_scope, throttle_scope, FlowWindows, RateCheck, ThrottlePlace, TimeWindow};
 pub use work::{
     ChildEnd, Fence, NewWork, NextDue, NodeAttempt, RunEnd, UnreadableWork, Work, WorkColumns, WorkItem, WorkKind,
     WorkQueue,
@@ -114,6 +118,8 @@ pub trait Store:
     InstanceStore
     + CatalogStore
     + AdmissionQueue
+    + FlowWindows
+    + DebounceStore
     + WorkQueue
     + TriggerStore
     + AuditStore

@@ -19,6 +19,10 @@ pub enum StartOutcome {
     /// The workflow (or the instance's concurrency key) is at its limit and refuses rather
     /// than queues.
     Rejected(Held),
+    /// The workflow's `rate_limit` (its key's window) is full until `retry_at`; nothing was created.
+    RateLimited {
+        retry_at: DateTime<Utc>,
+    },
     /// A start with the same Idempotency-Key was made before; nothing new was created.
     Repeated(StoredStart),
     /// Another instance with the business key is live (`None`: it ended just after
@@ -78,4 +82,7 @@ pub enum Held {
     Workflow,
     /// `max_per_key`, or earlier instances with the same key waiting for it.
     Key,
+    /// The `throttle`'s window (its key's) is full, or earlier instances wait for it. Never
+    /// refuses: a throttle always queues.
+    Throttle,
 }

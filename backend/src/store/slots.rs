@@ -29,8 +29,8 @@ const RUNNING_WITH_WAITING_KEY: &str = str_replace!(RUNNING_WITH_KEY, "{key}", "
 /// without a key, and those whose place in their key's line is within the room the key has
 /// under `max_per_key` (`$2`). The running count is read only for the first `$2` in each line.
 pub(super) const ADMISSIBLE_QUEUED: &str = concatcp!(
-    "SELECT q.id FROM (SELECT id, concurrency_key, ROW_NUMBER() OVER (PARTITION BY concurrency_key ORDER BY id) \
-     AS place \
+    "SELECT q.id, q.queue_order FROM (SELECT id, queue_order, concurrency_key, ROW_NUMBER() OVER (PARTITION BY \
+     concurrency_key ORDER BY queue_order, id) AS place \
      FROM instances WHERE workflow_id = $1 AND status = 'queued') q \
      WHERE q.concurrency_key IS NULL OR (q.place <= $2 AND q.place <= $2 - ",
     RUNNING_WITH_QUEUED_KEY,
@@ -50,7 +50,8 @@ pub(super) const ADMISSIBLE_WAITING: &str = concatcp!(
 );
 
 /// `ADMISSIBLE_QUEUED`, the oldest `$3` of them.
-pub(super) const ADMISSIBLE_IDS: &str = concatcp!(ADMISSIBLE_QUEUED, " ORDER BY q.id LIMIT $3");
+pub(super) const ADMISSIBLE_IDS: &str =
+    concatcp!("SELECT a.id FROM (", ADMISSIBLE_QUEUED, ") a ORDER BY a.queue_order, a.id LIMIT $3");
 
 // The statements `queries/slots.rs` runs, named for what they do.
 pub(super) const KEY_FULL: &str = concatcp!(

@@ -76,6 +76,9 @@ pub struct NewInstance {
     pub limits: AdmissionLimits,
     /// The workflow's business-key policy (checked only when the row has a key).
     pub key_reuse: trellis_model::KeyReuse,
+    /// The workflow's `rate_limit` and this start's key in it: checked before anything else
+    /// limits it, so a refused start creates nothing.
+    pub rate: Option<super::RateCheck>,
     /// What starting it writes, applied if it is admitted at once, decided at `admits_at`.
     pub on_admit: Writes,
     /// The clock reading `on_admit` was decided at (its `created_at`).
@@ -119,11 +122,16 @@ pub struct AdmissionLimits {
     pub per_key: Option<u32>,
     /// `on_limit: reject`: a start beyond a limit is refused rather than queued.
     pub reject: bool,
+    /// `throttle`: at most so many admissions per period (per throttle key).
+    pub throttle: Option<super::TimeWindow>,
+    /// `on_limit: replace` (with `reject` set: the store refuses, the engine then cancels the
+    /// oldest competing instance and starts again).
+    pub replace: bool,
 }
 
 impl AdmissionLimits {
     /// Whether admission has anything to hold back: a start or retry must ask for a slot.
     pub fn any(&self) -> bool {
-        self.instances.is_some() || self.per_key.is_some()
+        self.instances.is_some() || self.per_key.is_some() || self.throttle.is_some()
     }
 }

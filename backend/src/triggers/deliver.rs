@@ -48,6 +48,9 @@ impl Answer {
         match self {
             Answer::Started(id) => (DeliveryOutcome::Started, Some(*id), 202, None),
             Answer::Duplicate(id) => (DeliveryOutcome::Duplicate, Some(*id), 200, None),
+            Answer::Refused { status: StatusCode::TOO_MANY_REQUESTS, reason, .. } => {
+                (DeliveryOutcome::RateLimited, None, 429, Some(reason.clone()))
+            }
             Answer::Refused { status, reason, .. } if status.is_server_error() => {
                 (DeliveryOutcome::Failed, None, status.as_u16(), Some(reason.clone()))
             }
@@ -212,6 +215,12 @@ fn start_refused(e: EngineError) -> Answer {
         EngineError::Conflict(m) => Answer::refused(StatusCode::CONFLICT, m),
         EngineError::NotFound(m) => Answer::refused(StatusCode::NOT_FOUND, m),
         EngineError::LimitReached(m) => Answer::refused(StatusCode::TOO_MANY_REQUESTS, m),
+        EngineError::RateLimited { detail, retry_at } => Answer::Refused {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            reason: detail,
+            retry_after: Some(crate::http::resources::instances::retry_after_secs(retry_at)),
+            errors: Vec::new(),
+        },
         EngineError::TooLarge(m) => Answer::refused(StatusCode::PAYLOAD_TOO_LARGE, m),
         EngineError::Invalid(m) => Answer::refused(StatusCode::UNPROCESSABLE_ENTITY, m),
         EngineError::InputRejected { detail, errors } => {

@@ -202,6 +202,9 @@ impl FireLoop {
             Err(EngineError::Store(e)) => return Err(Retry(e.to_string())),
             Err(EngineError::Internal(e)) => return Err(Retry(format!("{e:#}"))),
             Err(EngineError::Unavailable(e) | EngineError::Busy(e)) => return Err(Retry(e)),
+            Err(e @ EngineError::RateLimited { .. }) => {
+                self.log(t.id, Some(tick), DeliveryOutcome::RateLimited, Some(e.to_string()), None).await
+            }
             Err(e) => self.log(t.id, Some(tick), DeliveryOutcome::Rejected, Some(e.to_string()), None).await,
         }
         Ok(())

@@ -34,6 +34,8 @@ mod export;
 mod failure_handler_crash;
 mod failure_handlers;
 mod failures;
+mod flow_control;
+mod flow_crash;
 mod headers;
 mod input_schemas;
 mod instance_list;

@@ -246,6 +246,25 @@ async fn beyond_the_rate_limit_deliveries_get_429_with_retry_after(app: TestApp)
         .await
         .unwrap();
     assert_eq!(problem(zero, 422).await["errors"][0]["path"], "rate_limit_per_minute");
+    assert_eq!(deliveries(&app, &trigger).await.iter().filter(|d| d["outcome"] == "rate_limited").count(), 1);
+}
+
+/// The workflow's own `rate_limit` refuses a delivery as it refuses a REST start: 429 with
+/// `Retry-After`, logged `rate_limited`, nothing started.
+async fn a_workflow_rate_limit_refuses_deliveries_and_logs_them_rate_limited(app: TestApp) {
+    let limited =
+        json!({"nodes": [{"id": "a", "type": "noop"}], "settings": {"rate_limit": {"limit": 1, "period_ms": 60000}}});
+    let wf = app.publish(limited).await;
+    let (trigger, secret) = create_webhook(&app, &wf, json!({})).await;
+    started(signed(&app, &trigger, &secret, "r1", "{}").send().await.unwrap()).await;
+    let refused = signed(&app, &trigger, &secret, "r2", "{}").send().await.unwrap();
+    assert!(refused.headers().contains_key("retry-after"));
+    let body = problem(refused, 429).await;
+    assert!(body["detail"].as_str().unwrap().contains("rate_limit"), "{body}");
+    let log = deliveries(&app, &trigger).await;
+    let outcomes: Vec<&str> = log.iter().filter_map(|d| d["outcome"].as_str()).collect();
+    assert!(outcomes.contains(&"rate_limited") && outcomes.contains(&"started"), "{outcomes:?}");
+    assert_eq!(instance_count(&app, &wf).await, 1);
 }
 
 async fn an_input_mapping_shapes_the_input_from_body_and_headers(app: TestApp) {
@@ -371,6 +390,7 @@ both_backends!(
     the_github_preset_checks_x_hub_signature_256_and_dedupes_by_delivery,
     an_oversized_body_is_413_and_logged,
     beyond_the_rate_limit_deliveries_get_429_with_retry_after,
+    a_workflow_rate_limit_refuses_deliveries_and_logs_them_rate_limited,
     an_input_mapping_shapes_the_input_from_body_and_headers,
     a_delivery_for_an_unpublished_or_paused_workflow_is_a_409_saying_why,
     triggers_are_listed_changed_deleted_and_guarded

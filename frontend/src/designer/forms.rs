@@ -52,16 +52,51 @@ pub fn common_fields() -> Vec<Field> {
     ]
 }
 
-pub const ON_LIMIT: [&str; 2] = ["queue", "reject"];
+pub const ON_LIMIT: [&str; 3] = ["queue", "reject", "replace"];
 
 /// The workflow settings form; paths are relative to `settings`.
 pub fn settings_fields() -> Vec<Field> {
     use FieldKind::*;
     vec![
         field("max_concurrent_instances", "Max concurrent instances", Number, "Empty: no limit."),
-        field("on_limit", "At the limit", Select(&ON_LIMIT), "Of either limit: queue new starts, or reject them."),
+        field(
+            "on_limit",
+            "At the limit",
+            Select(&ON_LIMIT),
+            "Of either limit: queue new starts, reject them, or cancel the oldest running one.",
+        ),
         field("concurrency_key", "Concurrency key", Text, "Expression over the input, e.g. input.customer_id."),
         field("max_per_key", "Max per key", Number, "Instances per key value at once; empty: 1."),
+        field(
+            "throttle.limit",
+            "Throttle: starts",
+            Number,
+            "At most this many start per period; the rest wait, in order.",
+        ),
+        field("throttle.period_ms", "Throttle period (ms)", Number, "1000 for per second; empty: 1000."),
+        field("throttle.key", "Throttle key", Text, "Expression over the input; each value has its own windows."),
+        field(
+            "rate_limit.limit",
+            "Rate limit: starts",
+            Number,
+            "At most this many accepted per period; the rest get 429.",
+        ),
+        field("rate_limit.period_ms", "Rate limit period (ms)", Number, "60000 for per minute; empty: 1000."),
+        field("rate_limit.key", "Rate limit key", Text, "Expression over the input; each value has its own windows."),
+        field(
+            "debounce.period_ms",
+            "Debounce (ms)",
+            Number,
+            "Starts of one key this close make one instance, with the last input.",
+        ),
+        field(
+            "debounce.max_wait_ms",
+            "Debounce at most (ms)",
+            Number,
+            "Start a burst's instance at the latest this long after its first start.",
+        ),
+        field("debounce.key", "Debounce key", Text, "Expression over the input; each value gathers its own bursts."),
+        field("priority", "Priority", Text, "1 to 5 (5 first) or an expression, e.g. input.tier; empty: 3."),
         field("max_parallel_nodes", "Max parallel nodes", Number, "Per instance; empty: no limit."),
         field("timeout_ms", "Instance timeout (ms)", Number, "Empty: no timeout."),
         field(
@@ -179,7 +214,11 @@ pub fn edit_node(node: &Node, field: &Field, text: &str) -> Result<Node, String>
 
 /// The settings with one field changed from the panel's text.
 pub fn edit_settings(settings: &Settings, field: &Field, text: &str) -> Result<Settings, String> {
-    let new = parse(field.kind, text)?;
+    let mut new = parse(field.kind, text)?;
+    // A priority is a level or an expression: a whole number is the level itself.
+    if let (true, Ok(level)) = (field.path == "priority", text.trim().parse::<i64>()) {
+        new = Some(Value::from(level));
+    }
     let mut json = serde_json::to_value(settings).map_err(|e| e.to_string())?;
     let clears_handler = field.path == "on_failure.workflow" && new.is_none();
     write(&mut json, field.path, new);
@@ -187,7 +226,36 @@ pub fn edit_settings(settings: &Settings, field: &Field, text: &str) -> Result<S
         // No handler workflow: its version means nothing either.
         write(&mut json, "on_failure", None);
     }
+    complete_window(&mut json, field.path)?;
     serde_json::from_value(json).map_err(|e| format!("Not accepted: {e}"))
+}
+
+/// The period a throttle or rate limit gets when only its limit is given.
+const DEFAULT_PERIOD_MS: u64 = 1_000;
+
+/// A window (`throttle`, `rate_limit`, `debounce`) is whole or absent: its limit (a debounce's
+/// period) set first — a limit brings the default period —, clearing it removes the window, and
+/// its other fields wait for it.
+fn complete_window(json: &mut Value, path: &str) -> Result<(), String> {
+    let Some((window, part)) = path.split_once('.') else { return Ok(()) };
+    // The field a window cannot be without, and what to say when another is set first.
+    let (required, first) = match window {
+        "throttle" | "rate_limit" => ("limit", "Set the number of starts first."),
+        "debounce" => ("period_ms", "Set the debounce period first."),
+        _ => return Ok(()),
+    };
+    let Some(object) = json.get_mut(window).and_then(Value::as_object_mut) else { return Ok(()) };
+    if !object.contains_key(required) {
+        if part == required {
+            json.as_object_mut().expect("settings are an object").remove(window);
+            return Ok(());
+        }
+        return Err(first.to_owned());
+    }
+    if required == "limit" {
+        object.entry("period_ms").or_insert(Value::from(DEFAULT_PERIOD_MS));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -294,6 +362,21 @@ mod tests {
         let s = edit_settings(&s, &find(&fields, "on_limit"), "reject").unwrap();
         assert_eq!(s.on_limit, trellis_model::OnLimit::Reject);
         assert!(edit_settings(&s, &find(&fields, "on_limit"), "explode").is_err());
+        // A window is whole or absent: the limit brings a period, clearing it removes the window.
+        assert!(edit_settings(&s, &find(&fields, "throttle.period_ms"), "500").is_err());
+        let t = edit_settings(&s, &find(&fields, "throttle.limit"), "5").unwrap();
+        assert_eq!(t.throttle.as_ref().map(|w| (w.limit, w.period_ms)), Some((5, 1000)));
+        let t = edit_settings(&t, &find(&fields, "throttle.key"), "input.customer").unwrap();
+        assert_eq!(t.throttle.as_ref().and_then(|w| w.key.as_deref()), Some("input.customer"));
+        assert_eq!(edit_settings(&t, &find(&fields, "throttle.limit"), "").unwrap().throttle, None);
+        assert!(edit_settings(&s, &find(&fields, "debounce.key"), "input.k").is_err());
+        let d = edit_settings(&s, &find(&fields, "debounce.period_ms"), "500").unwrap();
+        assert_eq!(d.debounce.as_ref().map(|d| d.period_ms), Some(500));
+        use trellis_model::flow::Priority;
+        let p = edit_settings(&s, &find(&fields, "priority"), "5").unwrap();
+        assert_eq!(p.priority, Some(Priority::Level(5)));
+        let p = edit_settings(&s, &find(&fields, "priority"), "input.tier").unwrap();
+        assert_eq!(p.priority, Some(Priority::Expression("input.tier".into())));
         let s = edit_settings(&s, &find(&fields, "max_concurrent_instances"), "").unwrap();
         let id = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
         let handled = edit_settings(&s, &find(&fields, "on_failure.workflow"), id).unwrap();

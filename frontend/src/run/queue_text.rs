@@ -9,7 +9,11 @@ use trellis_model::InstanceStatus;
 pub fn explain(place: &QueuePlace) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(hold) = &place.held_by {
-        if let (Some(key), Some(key_value)) = (&hold.key, &hold.key_value) {
+        if hold.limit == "throttle" {
+            lines.push(throttle_line(hold));
+        } else if hold.limit == "debounce" {
+            lines.push(debounce_line(hold));
+        } else if let (Some(key), Some(key_value)) = (&hold.key, &hold.key_value) {
             let limit = hold.value.unwrap_or_default();
             lines.push(format!("Waiting for key {key} = {key_value}: {} of {limit} running.", hold.running));
         } else {
@@ -34,6 +38,30 @@ pub fn explain(place: &QueuePlace) -> Vec<String> {
     lines
 }
 
+/// "Throttled (key input.customer = "acme"): 5 of 5 starts in the window; the window opens at 12:00:01.250."
+fn throttle_line(hold: &QueueHold) -> String {
+    let limit = hold.value.unwrap_or_default();
+    let key = match (&hold.key, &hold.key_value) {
+        (Some(key), Some(value)) => format!(" (key {key} = {value})"),
+        _ => String::new(),
+    };
+    let opens = match hold.until.as_deref().and_then(|t| t.get(11..23)) {
+        Some(time) => format!("; the window opens at {time} UTC"),
+        None => "; waiting for earlier starts with this key".to_owned(),
+    };
+    format!("Throttled{key}: {} of {limit} starts in the window{opens}.", hold.running)
+}
+
+/// "Debounced: 3 starts so far; made at 12:00:02.000 UTC unless another start comes first."
+fn debounce_line(hold: &QueueHold) -> String {
+    let plural = if hold.running == 1 { "" } else { "s" };
+    let when = match hold.until.as_deref().and_then(|t| t.get(11..23)) {
+        Some(time) => format!("; made at {time} UTC unless another start comes first"),
+        None => String::new(),
+    };
+    format!("Debounced: {} start{plural} so far{when}.", hold.running)
+}
+
 /// "Held by max_concurrent_instances = 2: 2 instances running now."
 fn held_line(hold: &QueueHold) -> String {
     let value = hold.value.map_or("no limit".to_owned(), |v| v.to_string());
@@ -51,7 +79,14 @@ mod tests {
         QueuePlace {
             instance_id: "i".into(),
             status,
-            held_by: Some(QueueHold { limit: limit.into(), value: Some(1), running: 1, key: None, key_value: None }),
+            held_by: Some(QueueHold {
+                limit: limit.into(),
+                value: Some(1),
+                running: 1,
+                key: None,
+                key_value: None,
+                until: None,
+            }),
             position: None,
             ahead: None,
             nodes: None,
@@ -66,6 +101,35 @@ mod tests {
         assert_eq!(
             explain(&p),
             ["Held by max_concurrent_instances = 1: 1 instance running now.", "Position 2 in the queue, 1 ahead."]
+        );
+    }
+
+    #[test]
+    fn a_throttled_instance_says_when_its_window_opens() {
+        let mut p = place(InstanceStatus::Queued, "throttle");
+        if let Some(hold) = p.held_by.as_mut() {
+            hold.until = Some("2026-11-29T12:00:01.250Z".into());
+        }
+        p.position = Some(1);
+        p.ahead = Some(0);
+        assert_eq!(
+            explain(&p),
+            [
+                "Throttled: 1 of 1 starts in the window; the window opens at 12:00:01.250 UTC.",
+                "Position 1 in the queue, 0 ahead."
+            ]
+        );
+    }
+
+    #[test]
+    fn a_gathering_burst_says_when_its_instance_is_made() {
+        let mut p = place(InstanceStatus::Queued, "debounce");
+        if let Some(hold) = p.held_by.as_mut() {
+            (hold.running, hold.until) = (3, Some("2026-11-29T12:00:02.000Z".into()));
+        }
+        assert_eq!(
+            explain(&p),
+            ["Debounced: 3 starts so far; made at 12:00:02.000 UTC unless another start comes first."]
         );
     }
 

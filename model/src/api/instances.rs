@@ -27,6 +27,10 @@ pub struct Started {
     pub id: String,
     pub status: InstanceStatus,
     pub version: i64,
+    /// Folded into a burst by the workflow's `debounce`: `id` is the burst's instance, created
+    /// (with the last start's input) when the burst ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub debounced: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +113,30 @@ pub struct InstanceDetail {
     /// counts instances with the same value); `null` when the workflow has no key.
     #[serde(default)]
     pub concurrency_key: Option<serde_json::Value>,
+    /// What holds the instance back while it is `queued`; `null` otherwise.
+    #[serde(default)]
+    pub held_by: Option<HeldBy>,
+}
+
+/// What holds a queued instance back (`GET /instances/{id}`'s `held_by`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HeldBy {
+    /// `max_concurrent_instances`, `max_per_key`, `throttle` or `debounce`.
+    pub kind: String,
+    /// A shared limit's name; `null` for the workflow's own limits.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The key value it waits under (`max_per_key`, a keyed `throttle`).
+    #[serde(default)]
+    pub key: Option<serde_json::Value>,
+    /// Its place in line: 1 goes next.
+    #[serde(default)]
+    pub position: Option<i64>,
+    /// When it expects to go (RFC 3339): a throttle's window opening; `null` when that
+    /// waits on other instances ending.
+    #[serde(default)]
+    pub until: Option<String>,
 }
 
 /// Where a child instance came from.
@@ -186,12 +214,13 @@ pub struct QueuePlace {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueHold {
-    /// `max_concurrent_instances`, `max_per_key` or `max_parallel_nodes`.
+    /// `max_concurrent_instances`, `max_per_key`, `throttle`, `debounce` or `max_parallel_nodes`.
     pub limit: String,
     /// The limit's value; `null` when there is none.
     pub value: Option<u64>,
     /// How many instances (or nodes) hold a slot now; under `max_per_key`, those with the
-    /// same key.
+    /// same key; under `throttle`, the starts its key's window holds; under `debounce`, the
+    /// starts folded into the burst so far.
     pub running: i64,
     /// Under `max_per_key`: the workflow's `concurrency_key` expression.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,6 +228,10 @@ pub struct QueueHold {
     /// Under `max_per_key`: the instance's key value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_value: Option<serde_json::Value>,
+    /// Under `throttle`: when its key's window next has room (RFC 3339); `null` when it has
+    /// room now (it waits on instances ahead of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
 }
 
 /// A ready node and its place in the line for a slot (1 starts next).

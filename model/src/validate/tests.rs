@@ -362,3 +362,16 @@ fn every_expression_and_template_is_compiled_with_its_problem_at_its_field() {
     assert!(r.errors.iter().all(|e| e.message.contains("line 1, column ")), "{:#?}", r.errors);
     assert!(r.errors[0].message.starts_with("`expression` is not a valid expression: line 1, column"));
 }
+
+#[test]
+fn flow_control_windows_are_checked_at_their_fields() {
+    use crate::flow::Window;
+    let mut d = def(vec![noop("a")], vec![]);
+    d.settings.throttle = Some(Window { limit: 0, period_ms: 1000, key: Some("input.(".into()) });
+    d.settings.rate_limit = Some(Window { limit: 5, period_ms: 0, key: None });
+    let paths: Vec<_> = check(&d).errors.into_iter().map(|e| e.path.unwrap()).collect();
+    assert_eq!(paths, ["settings.throttle.limit", "settings.throttle.key", "settings.rate_limit.period_ms"]);
+    d.settings.throttle = Some(Window { limit: 5, period_ms: 1000, key: Some("input.customer".into()) });
+    d.settings.rate_limit = Some(Window { limit: 5, period_ms: 60_000, key: None });
+    assert!(check(&d).errors.is_empty());
+}

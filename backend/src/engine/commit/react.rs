@@ -61,6 +61,13 @@ impl Committer {
         }
     }
 
+    /// Asks for an admission of `workflow` without waiting for it: a start a throttle queued
+    /// is admitted when its window opens, which the admission books (`window_wakes.rs`).
+    pub(in crate::engine) fn admit_soon(&self, workflow: Uuid) {
+        let admission = self.admission.clone();
+        tokio::spawn(async move { admission.admit(workflow).await });
+    }
+
     /// Publishes a committed transition's entries and runs, or wakes whoever runs, the work
     /// it created. True if it finished an instance of a workflow with an instance or key limit:
     /// a slot is free for a queued instance.

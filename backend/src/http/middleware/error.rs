@@ -36,6 +36,9 @@ pub enum ApiError {
     Unprocessable { detail: String, errors: Vec<Issue> },
     #[error("{detail}")]
     Rejected { status: StatusCode, detail: String },
+    /// A 429 that says when to try again (`Retry-After`, in seconds).
+    #[error("{detail}")]
+    TooManyRequests { detail: String, retry_after: u64 },
     #[error("service unavailable: {0}")]
     Unavailable(String),
     #[error("internal error: {0:#}")]
@@ -62,6 +65,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Rejected { status, .. } => *status,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -136,6 +140,9 @@ impl ApiError {
         // Every 503 says when to come back (the database away, every hashing slot busy, ...).
         if self.status() == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+        }
+        if let ApiError::TooManyRequests { retry_after, .. } = &self {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
         }
         response
     }

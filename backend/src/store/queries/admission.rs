@@ -1,5 +1,6 @@
 //! `admission.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::slots::AskingKeys;
 use super::KeepBuilt;
 use super::Store;
 use crate::store::admission::{
@@ -15,7 +16,7 @@ use crate::store::{
     AdmissionLimits, InstanceRow, NewInstance, NodeRow, Refusable, Snapshot, StartOutcome, StoredStart,
     TransitionOutcome, Writes,
 };
-use crate::store::{AdmitDecide, Result, RetryDecide, StoreError};
+use crate::store::{AdmitDecide, Held, Result, RetryDecide, StoreError};
 use chrono::SubsecRound;
 use const_format::concatcp;
 use uuid::Uuid;
@@ -100,22 +101,10 @@ impl Store {
         if rows_first {
             Self::insert_instance_rows(&mut tx, new).await?;
         }
-        let mut outcome = None;
-        if new.limits.any() {
-            if let Some(held) =
-                Self::held_back(&mut tx, row.workflow_id, new.limits, row.concurrency_key.as_deref(), row.id).await?
-            {
-                if new.limits.reject {
-                    return Ok(StartOutcome::Rejected(held));
-                }
-                outcome = Some(StartOutcome::Queued);
-            }
+        let outcome = Self::limits_answer(&mut tx, new).await?;
+        if matches!(outcome, StartOutcome::Rejected(_) | StartOutcome::RateLimited { .. }) {
+            return Ok(outcome);
         }
-        // Admitted: at a time read now, after the slot count (`admission_clock.rs`).
-        let outcome = match outcome {
-            Some(queued) => queued,
-            None => StartOutcome::Running { at: Self::start_time(&mut tx, new).await? },
-        };
         if !rows_first && !Self::insert_instance_rows(&mut tx, new).await? {
             drop(tx);
             return Ok(StartOutcome::KeyLive(self.live_with_key(row.workflow_id, row.business_key.as_deref()).await?));
@@ -186,11 +175,14 @@ impl Store {
         let mut admit = true;
         if limits.any() {
             // Workflow lock, then instance lock: the order admission takes them in.
-            let key = peek.instance.concurrency_key.as_deref();
-            let held = Self::held_back(&mut tx, workflow, limits, key, id).await?;
+            let i = &peek.instance;
+            let keys = AskingKeys { concurrency: i.concurrency_key.as_deref(), throttle: i.throttle_key.as_deref() };
+            let held = Self::held_back(&mut tx, workflow, limits, keys, id).await?;
             admit = held.is_none();
             if let (Some(held), true) = (held, limits.reject) {
-                return Ok(Err(held));
+                if held != Held::Throttle {
+                    return Ok(Err(held));
+                }
             }
         }
         let Some(mut snapshot) = Self::load_snapshot(&mut tx, id, true).await? else {
@@ -216,6 +208,10 @@ impl Store {
         let mut writes = decide(&snapshot, admit, at);
         if writes.is_empty() {
             return Ok(Ok(TransitionOutcome::Unchanged));
+        }
+        if let (Some(window), true) = (limits.throttle, admit) {
+            let key = snapshot.instance.throttle_key.as_deref().unwrap_or_default();
+            Self::mark_throttle(&mut tx, workflow, window, &[key], at).await?;
         }
         self.snapshots().forget(&[id]);
         if writes.forget_map_items {
@@ -244,18 +240,34 @@ impl Store {
             Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
             None => i64::MAX,
         };
-        let ids: Vec<Uuid> = match limits.per_key {
-            Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, free).await?,
+        // Under a throttle, the oldest the slots allow may be held by their keys' windows
+        // while later ones are not: the whole page is read, then narrowed to the free slots.
+        let page = match limits.throttle {
+            Some(_) => 1_000,
+            None => free,
+        };
+        let mut ids: Vec<Uuid> = match limits.per_key {
+            Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, page).await?,
             None => {
                 PHASES.statement();
-                sqlx::query_scalar(OLDEST_QUEUED).bind(workflow).bind(free.min(1_000)).fetch_all(&mut *tx).await?
+                sqlx::query_scalar(OLDEST_QUEUED).bind(workflow).bind(page.min(1_000)).fetch_all(&mut *tx).await?
             }
         };
+        let mut throttle_keys = std::collections::HashMap::new();
+        if let (Some(window), false) = (limits.throttle, ids.is_empty()) {
+            throttle_keys = Self::throttle_admissible(&mut tx, workflow, window).await?;
+            ids.retain(|id| throttle_keys.contains_key(id));
+            ids.truncate(usize::try_from(free).unwrap_or(usize::MAX));
+        }
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         // Read now, after the count, not by the caller before the lock (`admission_clock.rs`).
         let at = Self::admission_time(&mut tx, workflow).await?;
+        if let Some(window) = limits.throttle {
+            let keys: Vec<&str> = ids.iter().filter_map(|id| throttle_keys.get(id).map(String::as_str)).collect();
+            Self::mark_throttle(&mut tx, workflow, window, &keys, at).await?;
+        }
         let admitted = self.admit_locked(&mut tx, workflow, &ids, &|s: &Snapshot| decide(s, at)).await?;
         tx.commit().await?;
         PHASES.transaction();

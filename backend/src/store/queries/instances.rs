@@ -129,6 +129,11 @@ impl crate::store::InstanceStore for Store {
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 
+    async fn oldest_active(&self, workflow: Uuid, key: Option<&str>) -> Result<Option<Uuid>> {
+        let sql = crate::store::instances::OLDEST_ACTIVE;
+        Ok(sqlx::query_scalar(sql).bind(workflow).bind(key).fetch_optional(self.pool()).await?)
+    }
+
     async fn get_instance(&self, id: Uuid) -> Result<Option<Snapshot>> {
         let mut tx = self.pool().begin().await?;
         let snapshot = Self::load_snapshot(&mut tx, id, false).await?;

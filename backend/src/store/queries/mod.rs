@@ -20,6 +20,7 @@ mod alerts;
 mod audit;
 mod catalog;
 mod cluster;
+mod debounces;
 mod insights;
 mod instances;
 mod jobs;
@@ -35,6 +36,7 @@ mod start_batch;
 mod transitions;
 mod triggers;
 mod views;
+mod windows;
 mod work;
 
 type Db = <Store as crate::store::backend::Backend>::Db;

@@ -5,19 +5,77 @@ use crate::store::backend::Backend;
 use crate::store::phases::PHASES;
 use crate::store::slots::{ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM};
 use crate::store::Result;
-use crate::store::{AdmissionLimits, Held};
+use crate::store::{AdmissionLimits, Held, NewInstance, StartOutcome};
+
+/// The keys of the instance asking for a slot: its concurrency key and its throttle key.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct AskingKeys<'a> {
+    pub concurrency: Option<&'a str>,
+    pub throttle: Option<&'a str>,
+}
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 
 impl Store {
+    /// What the workflow's limits make of a new start (its row inserted or not yet): refused
+    /// by the rate limit or (under `on_limit: reject`) a full slot, queued, or admitted at a
+    /// time read now, after the counts (`admission_clock.rs`) — and then counted in its
+    /// throttle window at that time.
+    pub(super) async fn limits_answer(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<StartOutcome> {
+        let row = &new.row;
+        if let Some(rate) = &new.rate {
+            if let Some(retry_at) = Self::rate_limited(tx, row.workflow_id, rate).await? {
+                return Ok(StartOutcome::RateLimited { retry_at });
+            }
+        }
+        if new.limits.any() {
+            let keys =
+                AskingKeys { concurrency: row.concurrency_key.as_deref(), throttle: row.throttle_key.as_deref() };
+            if let Some(held) = Self::held_back(tx, row.workflow_id, new.limits, keys, row.id).await? {
+                return Ok(match new.limits.reject && held != Held::Throttle {
+                    true => StartOutcome::Rejected(held),
+                    false => StartOutcome::Queued,
+                });
+            }
+        }
+        let at = Self::start_time(tx, new).await?;
+        if let Some(window) = new.limits.throttle {
+            let key = row.throttle_key.as_deref().unwrap_or_default();
+            Self::mark_throttle(tx, row.workflow_id, window, &[key], at).await?;
+        }
+        Ok(StartOutcome::Running { at })
+    }
+
     /// What holds back `asking` (a start that inserted its row, or a retry), or
-    /// `None` if it may run now. Takes the workflow's lock.
+    /// `None` if it may run now. Takes the workflow's lock. The throttle is asked last, so
+    /// that an instance it lets through is one that runs (and is counted in its window by
+    /// the caller, at the admission's time: `mark_throttle`).
     ///
     /// Its key is full when `per_key` of its peers run or any peer queued before it
     /// (FIFO per key). The workflow is full when `instances` run or an instance that
     /// could be admitted now is waiting (FIFO: no overtaking); instances held only
     /// by their own key do not count as waiting here.
     pub(super) async fn held_back(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        keys: AskingKeys<'_>,
+        asking: Uuid,
+    ) -> Result<Option<Held>> {
+        let key = keys.concurrency;
+        if let Some(held) = Self::held_by_slots(tx, workflow, limits, key, asking).await? {
+            return Ok(Some(held));
+        }
+        if let Some(window) = limits.throttle {
+            if Self::throttled(tx, workflow, window, keys.throttle.unwrap_or_default(), asking).await? {
+                return Ok(Some(Held::Throttle));
+            }
+        }
+        Ok(None)
+    }
+
+    /// `held_back`'s concurrency part: `max_per_key`, then `max_concurrent_instances`.
+    async fn held_by_slots(
         tx: &mut sqlx::Transaction<'_, Db>,
         workflow: Uuid,
         limits: AdmissionLimits,

@@ -40,8 +40,13 @@ impl Store {
         for group in order.chunk_by(|&a, &b| news[a].row.workflow_id == news[b].row.workflow_id) {
             let limits = news[group[0]].limits;
             // Under a key limit, each start's place depends on the keys of those before it:
-            // asked one by one, as alone (so are starts made under limits a publish changed).
-            if limits.per_key.is_some() || group.iter().any(|&i| news[i].limits != limits) {
+            // asked one by one, as alone (so are starts made under limits a publish changed,
+            // and those a throttle or rate limit counts in a window).
+            if limits.per_key.is_some()
+                || limits.throttle.is_some()
+                || group.iter().any(|&i| news[i].rate.is_some())
+                || group.iter().any(|&i| news[i].limits != limits)
+            {
                 for &i in group {
                     (outcomes[i], appended[i]) = self.start_alone(&mut tx, news[i]).await?;
                 }
@@ -85,22 +90,10 @@ impl Store {
     /// A start decided and written on its own, in the batch's transaction; its outcome and
     /// how many history entries it wrote.
     async fn start_alone(&self, tx: &mut Tx<'_>, new: &NewInstance) -> Result<(StartOutcome, usize)> {
-        let row = &new.row;
-        let mut outcome = None;
-        if new.limits.any() {
-            let key = row.concurrency_key.as_deref();
-            if let Some(held) = Self::held_back(tx, row.workflow_id, new.limits, key, row.id).await? {
-                if new.limits.reject {
-                    return Ok((StartOutcome::Rejected(held), 0));
-                }
-                outcome = Some(StartOutcome::Queued);
-            }
+        let outcome = Self::limits_answer(tx, new).await?;
+        if matches!(outcome, StartOutcome::Rejected(_) | StartOutcome::RateLimited { .. }) {
+            return Ok((outcome, 0));
         }
-        // Admitted: at a time read now, after the slot count (`admission_clock.rs`).
-        let outcome = match outcome {
-            Some(queued) => queued,
-            None => StartOutcome::Running { at: Self::start_time(tx, new).await? },
-        };
         Self::insert_instance_rows(tx, new).await?;
         let appended = self.write_start(tx, new, &outcome).await?;
         Ok((outcome, appended))
@@ -186,7 +179,10 @@ impl Store {
                     .push_bind(row.depth)
                     .push_bind(&row.concurrency_key)
                     .push_bind(row.handles_failure_of)
-                    .push_bind(row.failure_depth);
+                    .push_bind(row.failure_depth)
+                    .push_bind(&row.throttle_key)
+                    .push_bind(row.priority)
+                    .push_bind(row.queue_order);
             });
             let inserted = insert.build().keep_built().execute(&mut **tx).await;
             PHASES.statement();

@@ -1,4 +1,4 @@
-//! Workflow settings (concurrency limit, what happens at the limit, concurrency key,
+//! Workflow settings (concurrency limit, what happens at the limit, concurrency key, throttle, rate limit,
 //! parallelism, timeout, input schema) and
 //! the problems and warnings of the draft as a whole.
 

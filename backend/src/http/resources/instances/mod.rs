@@ -2,6 +2,7 @@
 //! and the queue inspector in the submodules.
 
 mod bulk;
+mod debounced;
 mod export;
 mod failure_links;
 mod list_query;
@@ -96,7 +97,12 @@ async fn start(
         ..StartRequest::new(workflow, input)
     };
     let started = state.engine.start(start).await?;
-    let body = Started { id: started.id.to_string(), status: started.status, version: started.version };
+    let body = Started {
+        id: started.id.to_string(),
+        status: started.status,
+        version: started.version,
+        debounced: started.debounced,
+    };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
@@ -278,14 +284,20 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
 
 /// The instance as the API shows it, with its workflow's name.
 async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
-    let snapshot =
-        state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let Some(snapshot) = state.store.get_instance(id).await? else {
+        // An id a `debounce` burst gave out: the instance is made when the burst ends.
+        return match state.store.pending_debounce(id).await? {
+            Some(burst) => Ok(debounced::gathering(state, &burst).await?),
+            None => Err(ApiError::NotFound(format!("no instance with id {id}"))),
+        };
+    };
     let name = state.store.get_workflow(snapshot.instance.workflow_id).await?.map(|w| w.name);
     let mut shown = detail(&snapshot, name);
     link_family(state, &snapshot, &mut shown).await?;
     failure_links::add(state, &snapshot.instance, &mut shown).await?;
     map_items::add_progress(state, &mut shown, &snapshot.instance).await?;
     slow_marks::add(state, &snapshot.instance, &mut shown).await?;
+    shown.held_by = queue::held_by(state, &snapshot).await?;
     Ok(shown)
 }
 
@@ -357,6 +369,7 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         handles_failure_of: None,
         // Stored as JSON text, so it always parses.
         concurrency_key: s.instance.concurrency_key.as_deref().and_then(|k| serde_json::from_str(k).ok()),
+        held_by: None,
     }
 }
 
@@ -366,6 +379,9 @@ impl From<EngineError> for ApiError {
             EngineError::NotFound(m) => ApiError::NotFound(m),
             EngineError::Conflict(m) => ApiError::Conflict(m),
             EngineError::LimitReached(m) => ApiError::Rejected { status: StatusCode::TOO_MANY_REQUESTS, detail: m },
+            EngineError::RateLimited { detail, retry_at } => {
+                ApiError::TooManyRequests { detail, retry_after: retry_after_secs(retry_at) }
+            }
             EngineError::TooLarge(m) => ApiError::PayloadTooLarge(m),
             EngineError::Invalid(m) => ApiError::invalid(m, vec![]),
             EngineError::InputRejected { detail, errors } => ApiError::invalid(detail, errors),
@@ -375,4 +391,11 @@ impl From<EngineError> for ApiError {
             EngineError::Internal(e) => ApiError::Internal(e),
         }
     }
+}
+
+/// Whole seconds from now until `at`, at least 1 (`Retry-After` counts in seconds; 0 would
+/// invite an immediate retry that is refused again).
+pub fn retry_after_secs(at: chrono::DateTime<chrono::Utc>) -> u64 {
+    let millis = (at - chrono::Utc::now()).num_milliseconds().max(0) as u64;
+    millis.div_ceil(1000).max(1)
 }

@@ -1,13 +1,15 @@
 //! The queue inspector: why an instance waits — the limit that holds it and its place in line.
 
+use crate::engine::plan::time_window;
 use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::ApiPath;
 use crate::http::AppState;
-use crate::store::Snapshot;
+use crate::store::{InstanceRow, Snapshot};
 use axum::extract::State;
 use axum::Json;
-use trellis_model::api::{QueueHold, QueuePlace, QueuedNode};
+use trellis_model::api::{HeldBy, QueueHold, QueuePlace, QueuedNode};
+use trellis_model::flow::Window;
 use trellis_model::{InstanceStatus, NodeStatus};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -33,8 +35,13 @@ async fn queue(
     _: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
 ) -> ApiResult<Json<QueuePlace>> {
-    let snapshot =
-        state.store.get_instance(id).await?.ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")))?;
+    let Some(snapshot) = state.store.get_instance(id).await? else {
+        // An id a `debounce` burst gave out: it waits for the burst to end.
+        let burst = state.store.pending_debounce(id).await?;
+        return burst
+            .map(|b| Json(gathering(&b)))
+            .ok_or_else(|| ApiError::NotFound(format!("no instance with id {id}")));
+    };
     let status = snapshot.instance.status;
     let place = match status {
         InstanceStatus::Queued => admission(&state, &snapshot).await?,
@@ -52,7 +59,8 @@ async fn queue(
 }
 
 /// A queued instance: its place among the instances with its concurrency key when that key
-/// is what holds it, else among the workflow's queued instances.
+/// is what holds it; else among the workflow's queued instances when its slots are full;
+/// else in its throttle key's line and window.
 async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace> {
     let i = &snapshot.instance;
     // Admission follows the latest published version's limits, as the engine does.
@@ -69,20 +77,76 @@ async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlac
                 running: place.active,
                 key: Some(expression.clone()),
                 key_value: serde_json::from_str(key).ok(),
+                until: None,
             };
             return Ok(queued(i.id, hold, place.ahead));
         }
     }
     let per_key = plan.concurrency_key.as_ref().map(|(_, n)| *n);
     let place = state.store.queue_place(i.workflow_id, i.id, per_key).await?;
+    let slots_full = plan.instance_limit.is_some_and(|limit| place.active >= i64::from(limit));
+    if let (Some(window), false) = (&plan.throttle, slots_full) {
+        return throttled(state, i, window).await;
+    }
     let hold = QueueHold {
         limit: "max_concurrent_instances".into(),
         value: plan.instance_limit.map(u64::from),
         running: place.active,
         key: None,
         key_value: None,
+        until: None,
     };
     Ok(queued(i.id, hold, place.ahead))
+}
+
+/// A queued instance the workflow's slots have room for: its throttle window holds it.
+async fn throttled(state: &AppState, i: &InstanceRow, window: &Window) -> ApiResult<QueuePlace> {
+    let key = i.throttle_key.as_deref().unwrap_or_default();
+    let place = state.store.throttle_place(i.workflow_id, key, i.id, time_window(window)).await?;
+    let hold = QueueHold {
+        limit: "throttle".into(),
+        value: Some(u64::from(window.limit)),
+        running: place.in_window,
+        key: window.key.clone(),
+        key_value: window.key.as_ref().and_then(|_| serde_json::from_str(key).ok()),
+        until: place.opens_at.map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    };
+    Ok(queued(i.id, hold, place.ahead))
+}
+
+/// What holds a queued instance back, as `GET /instances/{id}` names it (`held_by`).
+pub(super) async fn held_by(state: &AppState, snapshot: &Snapshot) -> ApiResult<Option<HeldBy>> {
+    if snapshot.instance.status != InstanceStatus::Queued {
+        return Ok(None);
+    }
+    let place = admission(state, snapshot).await?;
+    Ok(place.held_by.map(|hold| HeldBy {
+        kind: hold.limit,
+        name: None,
+        key: hold.key_value,
+        position: place.position,
+        until: hold.until,
+    }))
+}
+
+/// A `debounce` burst still gathering: held until it is due.
+fn gathering(burst: &crate::store::DebounceRow) -> QueuePlace {
+    let hold = QueueHold {
+        limit: "debounce".into(),
+        value: None,
+        running: burst.starts,
+        key: None,
+        key_value: serde_json::from_str(&burst.key).ok(),
+        until: Some(burst.due_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    };
+    QueuePlace {
+        instance_id: burst.instance_id.to_string(),
+        status: InstanceStatus::Queued,
+        held_by: Some(hold),
+        position: None,
+        ahead: None,
+        nodes: None,
+    }
 }
 
 fn queued(id: Uuid, hold: QueueHold, ahead: i64) -> QueuePlace {
@@ -113,6 +177,7 @@ async fn dispatch(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace
         running: running as i64,
         key: None,
         key_value: None,
+        until: None,
     };
     Ok(QueuePlace {
         instance_id: i.id.to_string(),

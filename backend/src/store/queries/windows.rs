@@ -1,0 +1,160 @@
+//! `windows.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::backend::Backend;
+use crate::store::phases::PHASES;
+use crate::store::windows::{
+    rate_scope, throttle_scope, RateCheck, ThrottlePlace, TimeWindow, INSERT_MARKS, IN_WINDOW, OLDEST_IN_SCOPE,
+    PRUNE_ALL, PRUNE_KEY, THROTTLE_ADMISSIBLE, THROTTLE_AHEAD, THROTTLE_LINE_WAITING,
+};
+use crate::store::Result;
+use chrono::{DateTime, SubsecRound, Utc};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+type Db = <Store as Backend>::Db;
+type Tx<'c> = sqlx::Transaction<'c, Db>;
+
+impl Store {
+    /// How many marks `key` has in `scope`'s window ending at `now`, and the oldest of them.
+    async fn window_use<'c, E: sqlx::Executor<'c, Database = Db>>(
+        conn: E,
+        scope: &str,
+        key: &str,
+        window: TimeWindow,
+        now: DateTime<Utc>,
+    ) -> Result<(i64, Option<DateTime<Utc>>)> {
+        let used: (i64, Option<DateTime<Utc>>) =
+            sqlx::query_as(IN_WINDOW).bind(scope).bind(key).bind(window.since(now)).fetch_one(conn).await?;
+        PHASES.statement();
+        Ok(used)
+    }
+
+    /// Records starts let through at `at` in `scope`'s windows, one per key in `keys`, and
+    /// deletes those keys' marks no window counts any more.
+    async fn mark_windows(
+        tx: &mut Tx<'_>,
+        scope: &str,
+        keys: &[&str],
+        window: TimeWindow,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut distinct: Vec<&str> = keys.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for key in distinct {
+            sqlx::query(PRUNE_KEY).bind(scope).bind(key).bind(window.since(at)).execute(&mut **tx).await?;
+            PHASES.statement();
+        }
+        for chunk in keys.chunks(crate::store::transitions::ROWS_PER_INSERT) {
+            let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_MARKS);
+            insert.push_values(chunk, |mut v, key| {
+                v.push_bind(scope).push_bind(*key).push_bind(at);
+            });
+            insert.build().execute(&mut **tx).await?;
+            PHASES.statement();
+        }
+        Ok(())
+    }
+
+    /// The workflow's `rate_limit` for a start: `Some(when)` refuses it (its key's window is
+    /// full until `when`); otherwise the start is counted. Takes the workflow's lock.
+    pub(super) async fn rate_limited(
+        tx: &mut Tx<'_>,
+        workflow: Uuid,
+        check: &RateCheck,
+    ) -> Result<Option<DateTime<Utc>>> {
+        Self::lock_workflow(tx, workflow).await?;
+        let scope = rate_scope(workflow);
+        let now = Utc::now().trunc_subsecs(6);
+        let (used, oldest) = Self::window_use(&mut **tx, &scope, &check.key, check.window, now).await?;
+        if used >= i64::from(check.window.limit) {
+            return Ok(Some(check.window.expiry(oldest.unwrap_or(now))));
+        }
+        Self::mark_windows(tx, &scope, &[check.key.as_str()], check.window, now).await?;
+        Ok(None)
+    }
+
+    /// Whether the throttle holds back `asking` (a start or retry all other limits let run):
+    /// its key's window is full, or an instance with its key waits ahead of it. Call holding
+    /// the workflow's lock.
+    pub(super) async fn throttled(
+        tx: &mut Tx<'_>,
+        workflow: Uuid,
+        window: TimeWindow,
+        key: &str,
+        asking: Uuid,
+    ) -> Result<bool> {
+        let (waiting,): (bool,) =
+            sqlx::query_as(THROTTLE_LINE_WAITING).bind(workflow).bind(key).bind(asking).fetch_one(&mut **tx).await?;
+        PHASES.statement();
+        if waiting {
+            return Ok(true);
+        }
+        let now = Utc::now().trunc_subsecs(6);
+        let (used, _) = Self::window_use(&mut **tx, &throttle_scope(workflow), key, window, now).await?;
+        Ok(used >= i64::from(window.limit))
+    }
+
+    /// Counts an admission at `at` in the workflow's throttle windows (each admitted
+    /// instance's key).
+    pub(super) async fn mark_throttle(
+        tx: &mut Tx<'_>,
+        workflow: Uuid,
+        window: TimeWindow,
+        keys: &[&str],
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        Self::mark_windows(tx, &throttle_scope(workflow), keys, window, at).await
+    }
+
+    /// The queued instances of `workflow` the throttle's windows have room for now, with
+    /// their keys (oldest first per key; at most 1,000).
+    pub(super) async fn throttle_admissible(
+        tx: &mut Tx<'_>,
+        workflow: Uuid,
+        window: TimeWindow,
+    ) -> Result<HashMap<Uuid, String>> {
+        let now = Utc::now().trunc_subsecs(6);
+        let rows: Vec<(Uuid, String)> = sqlx::query_as(THROTTLE_ADMISSIBLE)
+            .bind(workflow)
+            .bind(i64::from(window.limit))
+            .bind(throttle_scope(workflow))
+            .bind(window.since(now))
+            .fetch_all(&mut **tx)
+            .await?;
+        PHASES.statement();
+        Ok(rows.into_iter().collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::store::FlowWindows for Store {
+    async fn throttle_place(&self, workflow: Uuid, key: &str, id: Uuid, window: TimeWindow) -> Result<ThrottlePlace> {
+        let (ahead,): (i64,) =
+            sqlx::query_as(THROTTLE_AHEAD).bind(workflow).bind(key).bind(id).fetch_one(self.pool()).await?;
+        let now = Utc::now().trunc_subsecs(6);
+        let (in_window, oldest) = Self::window_use(self.pool(), &throttle_scope(workflow), key, window, now).await?;
+        let opens_at = (in_window >= i64::from(window.limit)).then(|| window.expiry(oldest.unwrap_or(now)));
+        Ok(ThrottlePlace { ahead, in_window, opens_at })
+    }
+
+    async fn next_throttle_opening(&self, workflow: Uuid, window: TimeWindow) -> Result<Option<DateTime<Utc>>> {
+        let now = Utc::now().trunc_subsecs(6);
+        let (oldest,): (Option<DateTime<Utc>>,) = sqlx::query_as(OLDEST_IN_SCOPE)
+            .bind(throttle_scope(workflow))
+            .bind(window.since(now))
+            .bind(workflow)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(oldest.map(|at| window.expiry(at)))
+    }
+
+    async fn prune_windows(&self, before: DateTime<Utc>) -> Result<u64> {
+        let _guard = self.write_guard().await;
+        Ok(sqlx::query(PRUNE_ALL).bind(before).execute(self.pool()).await?.rows_affected())
+    }
+}
