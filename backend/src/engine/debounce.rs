@@ -31,7 +31,7 @@ impl Commands {
     pub(super) async fn fold_into_burst(
         &self,
         request: &StartRequest,
-        limits: &Plan,
+        (limits, latest): (&Plan, i64),
         keys: &StartKeys,
     ) -> Result<Option<Started>, EngineError> {
         let Some(debounce) = &limits.debounce else { return Ok(None) };
@@ -51,13 +51,25 @@ impl Commands {
             input: request.input.clone(),
             period_ms: debounce.period_ms,
             max_wait_ms: debounce.max_wait_ms,
+            rate: keys
+                .rate
+                .clone()
+                .zip(limits.rate_limit.as_ref())
+                .map(|(key, window)| crate::store::RateCheck { window: super::plan::time_window(window), key }),
         };
-        let folded = self.debounces.debounce(&start).await?;
+        let folded = match self.debounces.debounce(&start).await? {
+            Ok(folded) => folded,
+            Err(retry_at) => {
+                self.bus.metrics.flow(request.workflow, "rate_limit", "refused", 1);
+                let key = start.rate.as_ref().map(|r| r.key.as_str()).filter(|k| !k.is_empty());
+                let detail = super::start_keys::rate_limited(limits, key);
+                return Err(EngineError::RateLimited { detail, retry_at });
+            }
+        };
         let outcome = if folded.joined { "folded" } else { "opened" };
         self.bus.metrics.flow(request.workflow, "debounce", outcome, 1);
         self.wakes.debounces.notify_one();
-        let version = self.catalog.get_workflow(request.workflow).await?.and_then(|w| w.latest_version).unwrap_or(1);
-        Ok(Some(Started { id: folded.instance_id, status: InstanceStatus::Queued, version, debounced: true }))
+        Ok(Some(Started { id: folded.instance_id, status: InstanceStatus::Queued, version: latest, debounced: true }))
     }
 }
 

@@ -59,7 +59,7 @@ impl Commands {
         // The workflow's concurrency limits (and key) are those of its latest version.
         let limits = self.plans.get(request.workflow, latest).await?;
         let keys = super::start_keys::evaluate(&limits, &request.input, &self.sandbox).await?;
-        if let Some(started) = self.fold_into_burst(&request, &limits, &keys).await? {
+        if let Some(started) = self.fold_into_burst(&request, (&limits, latest), &keys).await? {
             return Ok(Prepared::Debounced(started));
         }
         // Microseconds, as Postgres keeps them (the start is remembered as written).
@@ -72,6 +72,7 @@ impl Commands {
             .filter(|_| request.burst.is_none())
             .zip(limits.rate_limit.as_ref())
             .map(|(key, window)| crate::store::RateCheck { window: super::plan::time_window(window), key });
+        let from_burst = request.burst.is_some();
         let row = instance_row(request, version, keys, now);
         let nodes: Vec<NodeRow> = plan
             .nodes
@@ -98,7 +99,12 @@ impl Commands {
         };
         let request_hash = request_hash(version, &row.input.0, row.business_key.as_deref());
         let idempotency = idempotency_key.map(|k| (k, request_hash.clone()));
-        let admission = limits.admission();
+        let mut admission = limits.admission();
+        if from_burst {
+            // Every start of the burst was answered with this instance: it waits for a slot
+            // rather than being refused (or replacing another).
+            (admission.reject, admission.replace) = (false, false);
+        }
         let key_reuse = limits.key_reuse;
         let new = NewInstance {
             row,

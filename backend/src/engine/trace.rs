@@ -100,21 +100,31 @@ impl Tracer<'_> {
     }
 
     /// The wait for a slot, named after the limits that can hold the instance: the
-    /// workflow's `max_concurrent_instances`, and `max_per_key` when it has a concurrency key.
+    /// workflow's `max_concurrent_instances`, `max_per_key` when it has a concurrency key, and
+    /// `throttle` when it has one.
     fn queue(&self) -> Span {
         // An instance has a key when the workflow's latest version had one at its start; its
         // own version's plan may not say so.
         let key = self.instance.concurrency_key.as_ref();
-        let limits = match (self.plan.instance_limit, key) {
-            (Some(_), Some(_)) => "max_concurrent_instances, max_per_key",
-            (None, Some(_)) => "max_per_key",
-            _ => "max_concurrent_instances",
-        };
-        let name = format!("queue wait: {limits}");
+        let throttled = self.instance.throttle_key.is_some();
+        let mut limits: Vec<&str> = Vec::new();
+        if self.plan.instance_limit.is_some() || (key.is_none() && !throttled) {
+            limits.push("max_concurrent_instances");
+        }
+        if key.is_some() {
+            limits.push("max_per_key");
+        }
+        if throttled {
+            limits.push("throttle");
+        }
+        let name = format!("queue wait: {}", limits.join(", "));
         let mut span =
             self.span(self.run_span_id("queue"), Some(self.root_id()), name, SpanKind::Queue, self.root().start);
         let attributes = &mut span.attributes;
-        if key.is_none() || self.plan.instance_limit.is_some() {
+        if let (true, Some(window)) = (throttled, &self.plan.throttle) {
+            attributes.insert("trellis.throttle".into(), json!(window.describe()));
+        }
+        if limits.contains(&"max_concurrent_instances") {
             attributes.insert("trellis.limit".into(), json!("max_concurrent_instances"));
             attributes.insert("trellis.limit_value".into(), json!(self.plan.instance_limit));
         }

@@ -21,6 +21,8 @@ pub struct NewDebounce {
     pub period_ms: u64,
     /// Counted from the burst's first start (`None`: no bound).
     pub max_wait_ms: Option<u64>,
+    /// The workflow's `rate_limit`: every start of a burst is counted (and may be refused).
+    pub rate: Option<super::RateCheck>,
 }
 
 /// The burst a start joined: its instance's id and when it starts.
@@ -47,8 +49,9 @@ pub struct DebounceRow {
 
 #[async_trait::async_trait]
 pub trait DebounceStore: Send + Sync + 'static {
-    /// Folds a start into its key's gathering burst, or opens one.
-    async fn debounce(&self, start: &NewDebounce) -> super::Result<Debounced>;
+    /// Folds a start into its key's gathering burst, or opens one; `Err(when)`: the rate
+    /// limit refused the start until then, and nothing changed.
+    async fn debounce(&self, start: &NewDebounce) -> super::Result<Result<Debounced, DateTime<Utc>>>;
     /// Claims the bursts due at `now` until `lease_until` (another process takes a burst
     /// whose lease ran out): each is to be started, then `finish_debounce`d.
     async fn claim_due_debounces(
@@ -67,13 +70,18 @@ pub trait DebounceStore: Send + Sync + 'static {
 pub(super) const DEBOUNCE_COLUMNS: &str = "instance_id, workflow_id, key, input, starts, first_at, last_at, due_at";
 pub(super) const GATHERING: &str =
     "SELECT instance_id, first_at FROM debounces WHERE workflow_id = $1 AND key = $2 AND claimed_until IS NULL";
-pub(super) const JOIN_BURST: &str =
-    "UPDATE debounces SET input = $2, last_at = $3, due_at = $4, starts = starts + 1 WHERE instance_id = $1";
+/// Joins a burst unless a process claimed it since it was read (it is being started with the
+/// input it had then): no row changed means the start opens a burst of its own.
+pub(super) const JOIN_BURST: &str = "UPDATE debounces SET input = $2, last_at = $3, due_at = $4, starts = starts + 1 \
+     WHERE instance_id = $1 AND claimed_until IS NULL";
 pub(super) const OPEN_BURST: &str = "INSERT INTO debounces (instance_id, workflow_id, key, input, starts, first_at, \
      last_at, due_at) VALUES ($1, $2, $3, $4, 1, $5, $5, $6)";
+/// Claims up to 100 due bursts, the earliest first (the outer condition is checked again on
+/// the row a concurrent claim may have changed, so two processes never both claim one).
 pub(super) const CLAIM_DUE: &str = const_format::concatcp!(
     "UPDATE debounces SET claimed_until = $2 WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until < $1) \
-     RETURNING ",
+     AND instance_id IN (SELECT instance_id FROM debounces WHERE due_at <= $1 AND (claimed_until IS NULL OR \
+     claimed_until < $1) ORDER BY due_at LIMIT 100) RETURNING ",
     DEBOUNCE_COLUMNS
 );
 pub(super) const FORGET: &str = "DELETE FROM debounces WHERE instance_id = $1";

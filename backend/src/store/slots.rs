@@ -61,6 +61,9 @@ pub(super) const KEY_FULL: &str = concatcp!(
     ACTIVE,
     " LIMIT $3) a) >= $3"
 );
+/// Whether `$3` instances of workflow `$1` with concurrency key `$2` run: the key is full
+/// whoever waits (what `on_limit: reject` and `replace` ask).
+pub(super) const KEY_AT_LIMIT: &str = concatcp!("SELECT ", RUNNING_WITH_BOUND_KEY, " >= $3");
 pub(super) const WORKFLOW_HAS_ROOM: &str = concatcp!(
     "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN ",
     ACTIVE,

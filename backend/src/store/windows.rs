@@ -56,6 +56,9 @@ pub struct ThrottlePlace {
 // The statements `queries/windows.rs` runs, named for what they do.
 /// How many marks of scope `$1`, key `$2` are newer than `$3`, and the oldest of them.
 pub(super) const IN_WINDOW: &str = "SELECT COUNT(*), MIN(at) FROM rate_marks WHERE scope = $1 AND key = $2 AND at > $3";
+/// The time of the mark of scope `$1`, key `$2` newer than `$3` with `$4` older ones before it.
+pub(super) const NTH_IN_WINDOW: &str =
+    "SELECT at FROM rate_marks WHERE scope = $1 AND key = $2 AND at > $3 ORDER BY at LIMIT 1 OFFSET $4";
 /// Marks of scope `$1`, key `$2` that no window counts any more (not newer than `$3`).
 pub(super) const PRUNE_KEY: &str = "DELETE FROM rate_marks WHERE scope = $1 AND key = $2 AND at <= $3";
 /// Marks no window of any length counts any more (the retention sweep).
@@ -70,13 +73,16 @@ pub(super) const OLDEST_IN_SCOPE: &str = "SELECT MIN(at) FROM rate_marks WHERE s
 pub(super) const THROTTLE_LINE_WAITING: &str = "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 \
      AND status = 'queued' AND COALESCE(throttle_key, '') = $2 AND id <> $3)";
 /// The queued instances of workflow `$1` each throttle key's window has room for (`$2` the
-/// limit, `$3` the scope, `$4` the window's start), in admission's order per key, with their key:
-/// an instance's place in its key's line against the marks its key has in the window.
-pub(super) const THROTTLE_ADMISSIBLE: &str = "SELECT q.id, q.k FROM (SELECT id, queue_order, \
-     COALESCE(throttle_key, '') AS k, \
+/// limit, `$3` the scope, `$4` the window's start), in admission's order, with their key: an
+/// instance's place in its key's line against the marks its key has in the window (counted
+/// once per key).
+pub(super) const THROTTLE_ADMISSIBLE: &str = "WITH used AS (SELECT key, COUNT(*) AS n FROM rate_marks \
+     WHERE scope = $3 AND at > $4 GROUP BY key) \
+     SELECT q.id, q.k FROM (SELECT id, queue_order, COALESCE(throttle_key, '') AS k, \
      ROW_NUMBER() OVER (PARTITION BY COALESCE(throttle_key, '') ORDER BY queue_order, id) AS place \
      FROM instances WHERE workflow_id = $1 AND status = 'queued') q \
-     WHERE q.place <= $2 - (SELECT COUNT(*) FROM rate_marks m WHERE m.scope = $3 AND m.key = q.k AND m.at > $4) \
+     LEFT JOIN used u ON u.key = q.k \
+     WHERE q.place <= $2 - COALESCE(u.n, 0) \
      ORDER BY q.queue_order, q.id LIMIT 1000";
 /// How many instances of workflow `$1` with throttle key `$2` are ahead of `$3` in admission's order.
 pub(super) const THROTTLE_AHEAD: &str = "SELECT COUNT(*) FROM instances WHERE workflow_id = $1 AND status = 'queued' \

@@ -48,7 +48,8 @@ impl Answer {
         match self {
             Answer::Started(id) => (DeliveryOutcome::Started, Some(*id), 202, None),
             Answer::Duplicate(id) => (DeliveryOutcome::Duplicate, Some(*id), 200, None),
-            Answer::Refused { status: StatusCode::TOO_MANY_REQUESTS, reason, .. } => {
+            // A rate limit's refusal says when to retry; a full concurrency limit's does not.
+            Answer::Refused { status: StatusCode::TOO_MANY_REQUESTS, reason, retry_after: Some(_), .. } => {
                 (DeliveryOutcome::RateLimited, None, 429, Some(reason.clone()))
             }
             Answer::Refused { status, reason, .. } if status.is_server_error() => {

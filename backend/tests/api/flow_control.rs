@@ -247,6 +247,27 @@ async fn max_wait_ends_a_burst_that_never_goes_quiet(app: TestApp) {
     assert_eq!(done.summary.status, InstanceStatus::Succeeded);
 }
 
+/// Limits together: an instance waiting for a throttle window holds no slot, so under
+/// `on_limit: reject` a start with slots free is queued for the window, not refused; and
+/// every start folded into a debounce burst is counted by the rate limit.
+async fn limits_combine_without_refusing_what_has_room(app: TestApp) {
+    let held =
+        json!({"max_concurrent_instances": 5, "on_limit": "reject", "throttle": {"limit": 1, "period_ms": 60_000}});
+    let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}], "settings": held})).await;
+    let statuses =
+        [started(&app, &wf, json!({})).await, started(&app, &wf, json!({})).await, started(&app, &wf, json!({})).await]
+            .map(|s| s.status);
+    assert_eq!(statuses, [InstanceStatus::Running, InstanceStatus::Queued, InstanceStatus::Queued]);
+
+    let both = json!({"debounce": {"period_ms": 300}, "rate_limit": {"limit": 2, "period_ms": 60_000}});
+    let wf = app.publish(noop_with(both)).await;
+    let first = started(&app, &wf, json!({"n": 1})).await;
+    let second = started(&app, &wf, json!({"n": 2})).await;
+    assert!(first.debounced && second.debounced && first.id == second.id);
+    problem(start(&app, &wf, json!({"n": 3})).await, 429).await;
+    assert_eq!(app.wait_finished(&first.id).await.input, json!({"n": 2}), "the refused start changed nothing");
+}
+
 both_backends!(
     rate_limit_refuses_past_its_limit_with_retry_after_and_creates_nothing,
     a_keyed_rate_limit_counts_each_key_apart_and_refuses_a_start_without_one,
@@ -257,6 +278,7 @@ both_backends!(
     priority_admits_higher_levels_first_in_arrival_order_within_a_level,
     a_debounced_burst_makes_one_instance_per_key_with_the_last_input,
     max_wait_ends_a_burst_that_never_goes_quiet,
+    limits_combine_without_refusing_what_has_room,
 );
 
 /// Three processes on one Postgres, starts sent to each in turn: the windows are the

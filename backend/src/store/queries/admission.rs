@@ -5,7 +5,7 @@ use super::KeepBuilt;
 use super::Store;
 use crate::store::admission::{
     CLAIM_START_REQUEST, COUNT_ACTIVE, DELETE_INSTANCE_NODES, FIRST_START_REQUEST, KEY_QUEUE_PLACE,
-    LATEST_SUCCEEDED_WITH_KEY, LATEST_WITH_KEY, LIVE_WITH_KEY, MARK_START_RUNNING, OLDEST_QUEUED, QUEUED_AHEAD,
+    LATEST_SUCCEEDED_WITH_KEY, LATEST_WITH_KEY, LIVE_WITH_KEY, MARK_START_RUNNING, QUEUED_AHEAD,
     QUEUED_AHEAD_UNDER_KEYS, SET_INSTANCE_VERSION,
 };
 use crate::store::backend::Backend;
@@ -19,6 +19,7 @@ use crate::store::{
 use crate::store::{AdmitDecide, Held, Result, RetryDecide, StoreError};
 use chrono::SubsecRound;
 use const_format::concatcp;
+use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
@@ -240,25 +241,22 @@ impl Store {
             Some(limit) => (i64::from(limit) - Self::active_count(&mut tx, workflow).await?).max(0),
             None => i64::MAX,
         };
-        // Under a throttle, the oldest the slots allow may be held by their keys' windows
-        // while later ones are not: the whole page is read, then narrowed to the free slots.
-        let page = match limits.throttle {
-            Some(_) => 1_000,
-            None => free,
-        };
-        let mut ids: Vec<Uuid> = match limits.per_key {
-            Some(per_key) => Self::admissible_ids(&mut tx, workflow, per_key, page).await?,
-            None => {
-                PHASES.statement();
-                sqlx::query_scalar(OLDEST_QUEUED).bind(workflow).bind(page.min(1_000)).fetch_all(&mut *tx).await?
+        let (ids, throttle_keys) = match limits.throttle {
+            None => (Self::slot_admissible(&mut tx, workflow, limits, free).await?, HashMap::new()),
+            Some(window) => {
+                // The page comes from the windows' side: a busy key's long line cannot fill it
+                // in place of keys with room. Under a key limit, the slots' choice narrows it.
+                let room = Self::throttle_admissible(&mut tx, workflow, window).await?;
+                let mut ids: Vec<Uuid> = room.iter().map(|(id, _)| *id).collect();
+                if limits.per_key.is_some() {
+                    let slots: HashSet<Uuid> =
+                        Self::slot_admissible(&mut tx, workflow, limits, 1_000).await?.into_iter().collect();
+                    ids.retain(|id| slots.contains(id));
+                }
+                ids.truncate(usize::try_from(free).unwrap_or(usize::MAX));
+                (ids, room.into_iter().collect::<HashMap<Uuid, String>>())
             }
         };
-        let mut throttle_keys = std::collections::HashMap::new();
-        if let (Some(window), false) = (limits.throttle, ids.is_empty()) {
-            throttle_keys = Self::throttle_admissible(&mut tx, workflow, window).await?;
-            ids.retain(|id| throttle_keys.contains_key(id));
-            ids.truncate(usize::try_from(free).unwrap_or(usize::MAX));
-        }
         if ids.is_empty() {
             return Ok(Vec::new());
         }

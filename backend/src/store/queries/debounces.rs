@@ -13,27 +13,38 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 impl Store {
-    async fn debounce_once(&self, start: &NewDebounce) -> Result<Debounced> {
+    async fn debounce_once(&self, start: &NewDebounce) -> Result<std::result::Result<Debounced, DateTime<Utc>>> {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
         // The workflow's lock: two starts of one key never both open a burst.
         Self::lock_workflow(&mut tx, start.workflow_id).await?;
+        if let Some(rate) = &start.rate {
+            if let Some(retry_at) = Self::rate_refusal(&mut tx, start.workflow_id, rate).await? {
+                return Ok(Err(retry_at));
+            }
+            Self::mark_rate(&mut tx, start.workflow_id, rate).await?;
+        }
         let now = Utc::now().trunc_subsecs(6);
         let gathering: Option<(Uuid, DateTime<Utc>)> =
             sqlx::query_as(GATHERING).bind(start.workflow_id).bind(&start.key).fetch_optional(&mut *tx).await?;
         PHASES.statement();
-        let debounced = match gathering {
+        let joined = match gathering {
             Some((instance_id, first)) => {
                 let due = due_at(first, now, start.period_ms, start.max_wait_ms);
-                sqlx::query(JOIN_BURST)
+                let joined = sqlx::query(JOIN_BURST)
                     .bind(instance_id)
                     .bind(Json(&start.input))
                     .bind(now)
                     .bind(due)
                     .execute(&mut *tx)
                     .await?;
-                Debounced { instance_id, due_at: due, joined: true }
+                PHASES.statement();
+                (joined.rows_affected() == 1).then_some(Debounced { instance_id, due_at: due, joined: true })
             }
+            None => None,
+        };
+        let debounced = match joined {
+            Some(joined) => joined,
             None => {
                 let due = due_at(now, now, start.period_ms, start.max_wait_ms);
                 sqlx::query(OPEN_BURST)
@@ -50,13 +61,13 @@ impl Store {
         };
         PHASES.statement();
         tx.commit().await?;
-        Ok(debounced)
+        Ok(Ok(debounced))
     }
 }
 
 #[async_trait::async_trait]
 impl crate::store::DebounceStore for Store {
-    async fn debounce(&self, start: &NewDebounce) -> Result<Debounced> {
+    async fn debounce(&self, start: &NewDebounce) -> Result<std::result::Result<Debounced, DateTime<Utc>>> {
         retry_transient(|| self.debounce_once(start)).await
     }
 

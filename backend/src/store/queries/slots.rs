@@ -3,9 +3,13 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::phases::PHASES;
-use crate::store::slots::{ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM};
+use crate::store::slots::{
+    ADMISSIBLE_IDS, ADMISSIBLE_WAITING, KEY_AT_LIMIT, KEY_FULL, OTHER_QUEUED, WORKFLOW_HAS_ROOM,
+};
 use crate::store::Result;
 use crate::store::{AdmissionLimits, Held, NewInstance, StartOutcome};
+use uuid::Uuid;
+type Db = <Store as Backend>::Db;
 
 /// The keys of the instance asking for a slot: its concurrency key and its throttle key.
 #[derive(Debug, Clone, Copy, Default)]
@@ -13,8 +17,6 @@ pub(super) struct AskingKeys<'a> {
     pub concurrency: Option<&'a str>,
     pub throttle: Option<&'a str>,
 }
-use uuid::Uuid;
-type Db = <Store as Backend>::Db;
 
 impl Store {
     /// What the workflow's limits make of a new start (its row inserted or not yet): refused
@@ -24,19 +26,27 @@ impl Store {
     pub(super) async fn limits_answer(tx: &mut sqlx::Transaction<'_, Db>, new: &NewInstance) -> Result<StartOutcome> {
         let row = &new.row;
         if let Some(rate) = &new.rate {
-            if let Some(retry_at) = Self::rate_limited(tx, row.workflow_id, rate).await? {
+            if let Some(retry_at) = Self::rate_refusal(tx, row.workflow_id, rate).await? {
                 return Ok(StartOutcome::RateLimited { retry_at });
             }
         }
+        let mut outcome = None;
         if new.limits.any() {
             let keys =
                 AskingKeys { concurrency: row.concurrency_key.as_deref(), throttle: row.throttle_key.as_deref() };
             if let Some(held) = Self::held_back(tx, row.workflow_id, new.limits, keys, row.id).await? {
-                return Ok(match new.limits.reject && held != Held::Throttle {
-                    true => StartOutcome::Rejected(held),
-                    false => StartOutcome::Queued,
-                });
+                if new.limits.reject && held != Held::Throttle {
+                    // Refused: not counted by the rate limit either (a batch's transaction goes on).
+                    return Ok(StartOutcome::Rejected(held));
+                }
+                outcome = Some(StartOutcome::Queued);
             }
+        }
+        if let Some(rate) = &new.rate {
+            Self::mark_rate(tx, row.workflow_id, rate).await?;
+        }
+        if let Some(queued) = outcome {
+            return Ok(queued);
         }
         let at = Self::start_time(tx, new).await?;
         if let Some(window) = new.limits.throttle {
@@ -83,14 +93,15 @@ impl Store {
         asking: Uuid,
     ) -> Result<Option<Held>> {
         Self::lock_workflow(tx, workflow).await?;
+        // Under `on_limit: reject` (and `replace`) only a full slot refuses: instances queued
+        // there wait for a throttle window (or a publish changed the setting), not for a slot.
+        let fifo = !limits.reject;
         if let (Some(per_key), Some(key)) = (limits.per_key, key) {
-            let (full,): (bool,) = sqlx::query_as(KEY_FULL)
-                .bind(workflow)
-                .bind(key)
-                .bind(i64::from(per_key))
-                .bind(asking)
-                .fetch_one(&mut **tx)
-                .await?;
+            let query = match fifo {
+                true => sqlx::query_as(KEY_FULL).bind(workflow).bind(key).bind(i64::from(per_key)).bind(asking),
+                false => sqlx::query_as(KEY_AT_LIMIT).bind(workflow).bind(key).bind(i64::from(per_key)),
+            };
+            let (full,): (bool,) = query.fetch_one(&mut **tx).await?;
             PHASES.statement();
             if full {
                 return Ok(Some(Held::Key));
@@ -100,7 +111,7 @@ impl Store {
         let (room,): (bool,) =
             sqlx::query_as(WORKFLOW_HAS_ROOM).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
         PHASES.statement();
-        if !room || Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await? {
+        if !room || (fifo && Self::admissible_waiting(tx, workflow, limits.per_key, key, asking).await?) {
             return Ok(Some(Held::Workflow));
         }
         Ok(None)
@@ -133,6 +144,27 @@ impl Store {
             .await?;
         PHASES.statement();
         Ok(waiting)
+    }
+
+    /// The oldest queued instances (in admission's order) the slots have room for: at most
+    /// `free`, and under a key limit those whose key has room.
+    pub(super) async fn slot_admissible(
+        tx: &mut sqlx::Transaction<'_, Db>,
+        workflow: Uuid,
+        limits: AdmissionLimits,
+        free: i64,
+    ) -> Result<Vec<Uuid>> {
+        match limits.per_key {
+            Some(per_key) => Self::admissible_ids(tx, workflow, per_key, free).await,
+            None => {
+                PHASES.statement();
+                Ok(sqlx::query_scalar(crate::store::admission::OLDEST_QUEUED)
+                    .bind(workflow)
+                    .bind(free.min(1_000))
+                    .fetch_all(&mut **tx)
+                    .await?)
+            }
+        }
     }
 
     /// The queued instances an admission may take into `free` workflow slots,

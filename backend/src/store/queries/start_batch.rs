@@ -30,8 +30,8 @@ impl Store {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
         // Workflows in id order (the order their locks are taken in, so two batches cannot
-        // deadlock on them); each workflow's starts oldest first, the order admission takes
-        // its queue in.
+        // deadlock on them); each workflow's starts oldest first (within one priority level,
+        // the order admission takes its queue in).
         let mut order: Vec<usize> = (0..news.len()).collect();
         order.sort_by_key(|&i| (news[i].row.workflow_id, news[i].row.id));
         let mut outcomes = vec![StartOutcome::Queued; news.len()];

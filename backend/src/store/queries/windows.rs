@@ -4,12 +4,11 @@ use super::Store;
 use crate::store::backend::Backend;
 use crate::store::phases::PHASES;
 use crate::store::windows::{
-    rate_scope, throttle_scope, RateCheck, ThrottlePlace, TimeWindow, INSERT_MARKS, IN_WINDOW, OLDEST_IN_SCOPE,
-    PRUNE_ALL, PRUNE_KEY, THROTTLE_ADMISSIBLE, THROTTLE_AHEAD, THROTTLE_LINE_WAITING,
+    rate_scope, throttle_scope, RateCheck, ThrottlePlace, TimeWindow, INSERT_MARKS, IN_WINDOW, NTH_IN_WINDOW,
+    OLDEST_IN_SCOPE, PRUNE_ALL, PRUNE_KEY, THROTTLE_ADMISSIBLE, THROTTLE_AHEAD, THROTTLE_LINE_WAITING,
 };
 use crate::store::Result;
 use chrono::{DateTime, SubsecRound, Utc};
-use std::collections::HashMap;
 use uuid::Uuid;
 
 type Db = <Store as Backend>::Db;
@@ -61,8 +60,9 @@ impl Store {
     }
 
     /// The workflow's `rate_limit` for a start: `Some(when)` refuses it (its key's window is
-    /// full until `when`); otherwise the start is counted. Takes the workflow's lock.
-    pub(super) async fn rate_limited(
+    /// full until `when`). Takes the workflow's lock; a start it lets through is then counted
+    /// by `mark_rate` once nothing else refuses it.
+    pub(super) async fn rate_refusal(
         tx: &mut Tx<'_>,
         workflow: Uuid,
         check: &RateCheck,
@@ -70,12 +70,28 @@ impl Store {
         Self::lock_workflow(tx, workflow).await?;
         let scope = rate_scope(workflow);
         let now = Utc::now().trunc_subsecs(6);
-        let (used, oldest) = Self::window_use(&mut **tx, &scope, &check.key, check.window, now).await?;
-        if used >= i64::from(check.window.limit) {
-            return Ok(Some(check.window.expiry(oldest.unwrap_or(now))));
+        let (used, _) = Self::window_use(&mut **tx, &scope, &check.key, check.window, now).await?;
+        let limit = i64::from(check.window.limit);
+        if used < limit {
+            return Ok(None);
         }
-        Self::mark_windows(tx, &scope, &[check.key.as_str()], check.window, now).await?;
-        Ok(None)
+        // Room comes when enough marks have left for the count to drop below the limit (more
+        // than one when the limit was lowered since they were made).
+        let freeing: Option<DateTime<Utc>> = sqlx::query_scalar(NTH_IN_WINDOW)
+            .bind(&scope)
+            .bind(&check.key)
+            .bind(check.window.since(now))
+            .bind(used - limit)
+            .fetch_optional(&mut **tx)
+            .await?;
+        PHASES.statement();
+        Ok(Some(check.window.expiry(freeing.unwrap_or(now))))
+    }
+
+    /// Counts a start the rate limit let through (`rate_refusal` took the lock).
+    pub(super) async fn mark_rate(tx: &mut Tx<'_>, workflow: Uuid, check: &RateCheck) -> Result<()> {
+        let now = Utc::now().trunc_subsecs(6);
+        Self::mark_windows(tx, &rate_scope(workflow), &[check.key.as_str()], check.window, now).await
     }
 
     /// Whether the throttle holds back `asking` (a start or retry all other limits let run):
@@ -112,14 +128,14 @@ impl Store {
     }
 
     /// The queued instances of `workflow` the throttle's windows have room for now, with
-    /// their keys (oldest first per key; at most 1,000).
+    /// their keys, in admission's order (at most 1,000).
     pub(super) async fn throttle_admissible(
         tx: &mut Tx<'_>,
         workflow: Uuid,
         window: TimeWindow,
-    ) -> Result<HashMap<Uuid, String>> {
+    ) -> Result<Vec<(Uuid, String)>> {
         let now = Utc::now().trunc_subsecs(6);
-        let rows: Vec<(Uuid, String)> = sqlx::query_as(THROTTLE_ADMISSIBLE)
+        let rows = sqlx::query_as(THROTTLE_ADMISSIBLE)
             .bind(workflow)
             .bind(i64::from(window.limit))
             .bind(throttle_scope(workflow))
@@ -127,7 +143,7 @@ impl Store {
             .fetch_all(&mut **tx)
             .await?;
         PHASES.statement();
-        Ok(rows.into_iter().collect())
+        Ok(rows)
     }
 }
 
