@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { apiGet, archiveEveryWorkflow, centre, collectPageErrors, createWorkflowInDesigner, drag, publishWorkflow, signIn, signalNode, startInstance } from './support';
+import { apiGet, archiveEveryWorkflow, collectPageErrors, createWorkflowInDesigner, dropGate, publishWorkflow, signIn, signalNode, startInstance } from './support';
 
 // Concurrency keys, set up as a user would: a workflow with one wait_signal gate is drawn in the
 // designer; on its Workflow tab a key that is not an expression is refused on the field, then
@@ -18,12 +18,7 @@ test('instances with the same concurrency key wait for each other, and the run v
   const workflow = await createWorkflowInDesigner(page, 'Concurrency keys e2e');
 
   // One gate, dragged from the palette: each instance waits there until it is signalled.
-  const canvas = page.getByTestId('canvas');
-  const area = (await canvas.boundingBox())!;
-  const gateItem = page.getByTestId('palette-wait_signal');
-  await gateItem.scrollIntoViewIfNeeded();
-  await drag(page, await centre(gateItem), { x: area.x + 240, y: area.y + 200 });
-  await expect(page.getByTestId('node-wait_signal_1')).toBeVisible();
+  await dropGate(page);
 
   // The Workflow tab: a key that is not an expression is refused on its field.
   await page.getByRole('tab', { name: 'Workflow' }).click();

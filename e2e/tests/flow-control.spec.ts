@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { apiGet, archiveEveryWorkflow, centre, collectPageErrors, createWorkflowInDesigner, drag, signIn, signalNode, startInstance } from './support';
+import { apiGet, archiveEveryWorkflow, collectPageErrors, createWorkflowInDesigner, dropGate, signIn, signalNode, startInstance } from './support';
 
 // Flow control, set up as a user would: a workflow with one wait_signal gate is drawn; on its
 // Workflow tab a throttle of 0 starts is refused on its field, then 1 start per 3 s is saved
@@ -16,12 +16,7 @@ test('a throttled instance waits for its window, and the run view says when it o
   await signIn(page);
   const workflow = await createWorkflowInDesigner(page, 'Throttle e2e');
 
-  const canvas = page.getByTestId('canvas');
-  const area = (await canvas.boundingBox())!;
-  const gateItem = page.getByTestId('palette-wait_signal');
-  await gateItem.scrollIntoViewIfNeeded();
-  await drag(page, await centre(gateItem), { x: area.x + 240, y: area.y + 200 });
-  await expect(page.getByTestId('node-wait_signal_1')).toBeVisible();
+  await dropGate(page);
 
   // The Workflow tab: a throttle of no starts at all is refused on its field.
   await page.getByRole('tab', { name: 'Workflow' }).click();

@@ -112,6 +112,15 @@ export async function createWorkflowInDesigner(page: Page, name: string): Promis
 }
 
 /** Fails with every WCAG 2.1 A and AA violation axe-core finds on the page as it is now. */
+/** Drags a `wait_signal` gate from the palette onto the designer's canvas (`wait_signal_1`). */
+export async function dropGate(page: Page): Promise<void> {
+  const area = (await page.getByTestId('canvas').boundingBox())!;
+  const gateItem = page.getByTestId('palette-wait_signal');
+  await gateItem.scrollIntoViewIfNeeded();
+  await drag(page, await centre(gateItem), { x: area.x + 240, y: area.y + 200 });
+  await expect(page.getByTestId('node-wait_signal_1')).toBeVisible();
+}
+
 export async function expectAccessible(page: Page): Promise<void> {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
   const found = results.violations.map((v) => `${v.id} (${v.nodes.length}): ${v.help}\n  ${v.nodes.map((n) => n.target.join(' ')).join('\n  ')}`);
