@@ -36,7 +36,7 @@ impl Plans {
         plan.workflow = workflow;
         plan.name = self.catalog.get_workflow(workflow).await?.map(|w| w.name).unwrap_or_default();
         let plan = Arc::new(plan);
-        if plan.admission().any() {
+        if plan.admission().has_slots() {
             self.limited.write().expect("limited workflows").insert(workflow);
         }
         self.cache.write().expect("plan cache").insert((workflow, version), plan.clone());

@@ -134,4 +134,10 @@ impl AdmissionLimits {
     pub fn any(&self) -> bool {
         self.instances.is_some() || self.per_key.is_some() || self.throttle.is_some()
     }
+
+    /// Whether an instance ending can let a queued one in: only slots free up that way (a
+    /// throttle's window opens with time, and its admission is booked for then).
+    pub fn has_slots(&self) -> bool {
+        self.instances.is_some() || self.per_key.is_some()
+    }
 }

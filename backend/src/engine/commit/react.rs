@@ -90,7 +90,7 @@ impl Committer {
         }
         let finished = writes.instance.as_ref().is_some_and(|u| u.status.is_terminal());
         // The limits are the latest version's, which may not be this instance's.
-        finished && (plan.admission().any() || self.plans.limit_admission(plan.workflow))
+        finished && (plan.admission().has_slots() || self.plans.limit_admission(plan.workflow))
     }
 
     /// Runs the attempts a committed transition leased to this process.
