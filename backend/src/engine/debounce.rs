@@ -51,11 +51,7 @@ impl Commands {
             input: request.input.clone(),
             period_ms: debounce.period_ms,
             max_wait_ms: debounce.max_wait_ms,
-            rate: keys
-                .rate
-                .clone()
-                .zip(limits.rate_limit.as_ref())
-                .map(|(key, window)| crate::store::RateCheck { window: super::plan::time_window(window), key }),
+            rate: keys.rate_check(limits),
         };
         let folded = match self.debounces.debounce(&start).await? {
             Ok(folded) => folded,

@@ -65,14 +65,9 @@ impl Commands {
         // Microseconds, as Postgres keeps them (the start is remembered as written).
         let now = Utc::now().trunc_subsecs(6);
         let idempotency_key = request.idempotency_key.clone();
-        // A burst's instance was counted when its starts were.
-        let rate = keys
-            .rate
-            .clone()
-            .filter(|_| request.burst.is_none())
-            .zip(limits.rate_limit.as_ref())
-            .map(|(key, window)| crate::store::RateCheck { window: super::plan::time_window(window), key });
+        // A burst's instance was counted when its starts were (`debounce.rs`).
         let from_burst = request.burst.is_some();
+        let rate = keys.rate_check(&limits).filter(|_| !from_burst);
         let row = instance_row(request, version, keys, now);
         let nodes: Vec<NodeRow> = plan
             .nodes

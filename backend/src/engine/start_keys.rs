@@ -29,6 +29,15 @@ pub struct StartKeys {
     pub debounce: Option<String>,
 }
 
+impl StartKeys {
+    /// What the workflow's `rate_limit` counts this start under (`limits`: the plan the keys
+    /// were evaluated with); `None` without a rate limit.
+    pub fn rate_check(&self, limits: &Plan) -> Option<crate::store::RateCheck> {
+        let (key, window) = self.rate.clone().zip(limits.rate_limit.as_ref())?;
+        Some(crate::store::RateCheck { window: super::plan::time_window(window), key })
+    }
+}
+
 /// Which of the start's keys an expression gives.
 #[derive(Clone, Copy)]
 enum Slot {
