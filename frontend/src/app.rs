@@ -8,6 +8,7 @@ use crate::components::alerts::alerts_page::AlertsPage;
 use crate::components::compare::compare_page::ComparePage;
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
+use crate::components::limits::limits_page::LimitsPage;
 use crate::components::secrets::secrets_page::SecretsPage;
 use crate::components::triggers::{all_triggers_page::AllTriggersPage, triggers_page::TriggersPage};
 use crate::components::{
@@ -31,6 +32,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/users") view=UsersPage />
                     <Route path=path!("/audit") view=AuditPage />
                     <Route path=path!("/secrets") view=SecretsPage />
+                    <Route path=path!("/limits") view=LimitsPage />
                     <Route path=path!("/alerts") view=AlertsPage />
                     <Route path=path!("/retention") view=RetentionPage />
                     <Route path=path!("/cluster") view=ClusterPage />

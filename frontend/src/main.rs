@@ -32,6 +32,8 @@ mod api_admin;
 #[cfg(target_arch = "wasm32")]
 mod api_alerts;
 #[cfg(target_arch = "wasm32")]
+mod api_limits;
+#[cfg(target_arch = "wasm32")]
 mod api_secrets;
 #[cfg(target_arch = "wasm32")]
 mod api_triggers;

@@ -29,6 +29,7 @@ pub const PAGES: &[Page] = &[
     page("/failures", "Failures", Some("Failures"), Role::Viewer),
     page("/triggers", "Triggers", Some("Triggers"), Role::Viewer),
     page("/jobs", "Jobs", Some("Jobs"), Role::Viewer),
+    page("/limits", "Limits", Some("Limits"), Role::Viewer),
     // Editors see secrets' names to reference them, and manage alerts.
     page("/secrets", "Secrets", Some("Secrets"), Role::Editor),
     page("/alerts", "Alerts", Some("Alerts"), Role::Editor),

@@ -46,6 +46,10 @@ pub struct Node {
     /// (`?slow=true`) and in `slow` alerts; without it, k× its recent p95 does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stuck_after_ms: Option<u64>,
+    /// The shared limit (`/api/v1/limits`) its attempts are held to, by name: for the node
+    /// types that call out or run code (`NodeType::takes_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 impl Node {
@@ -60,6 +64,7 @@ impl Node {
             retry: None,
             timeout_ms: None,
             stuck_after_ms: None,
+            limit: None,
         }
     }
 

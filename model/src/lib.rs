@@ -24,6 +24,7 @@ pub mod nesting;
 pub mod node_types;
 pub mod retry;
 pub mod secret;
+pub mod shared_limit;
 #[cfg(feature = "sqlx")]
 mod sql_text;
 pub mod status;

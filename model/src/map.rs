@@ -51,6 +51,9 @@ pub struct InnerNode {
     pub kind: String,
     #[serde(default)]
     pub config: Value,
+    /// The shared limit each item's attempt is held to (else the map node's own `limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 impl InnerNode {

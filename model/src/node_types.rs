@@ -36,6 +36,9 @@ pub struct NodeType {
     pub waits: Option<WaitKind>,
     /// A `map` may run it once per item.
     pub inside_map: bool,
+    /// Its attempts may be held to a shared limit (`"limit": "NAME"`): it calls out, or
+    /// runs user code, and what it calls may be shared with other workflows.
+    pub takes_limit: bool,
 }
 
 /// Where the palette lists a node type.
@@ -143,6 +146,7 @@ const NOOP: NodeType = NodeType {
     runs_ahead: true,
     waits: None,
     inside_map: true,
+    takes_limit: false,
 };
 
 const DELAY: NodeType = NodeType {
@@ -158,6 +162,7 @@ const DELAY: NodeType = NodeType {
     runs_ahead: false,
     waits: Some(WaitKind::Timer),
     inside_map: true,
+    takes_limit: false,
 };
 
 const HTTP: NodeType = NodeType {
@@ -181,6 +186,7 @@ const HTTP: NodeType = NodeType {
     runs_ahead: false,
     waits: None,
     inside_map: true,
+    takes_limit: true,
 };
 
 const TRANSFORM: NodeType = NodeType {
@@ -193,6 +199,7 @@ const TRANSFORM: NodeType = NodeType {
     runs_ahead: true,
     waits: None,
     inside_map: true,
+    takes_limit: false,
 };
 
 const BRANCH: NodeType = NodeType {
@@ -208,6 +215,7 @@ const BRANCH: NodeType = NodeType {
     runs_ahead: true,
     waits: None,
     inside_map: true,
+    takes_limit: false,
 };
 
 const FAIL: NodeType = NodeType {
@@ -224,6 +232,7 @@ const FAIL: NodeType = NodeType {
     runs_ahead: false,
     waits: None,
     inside_map: true,
+    takes_limit: false,
 };
 
 const WAIT_SIGNAL: NodeType = NodeType {
@@ -237,6 +246,7 @@ const WAIT_SIGNAL: NodeType = NodeType {
     waits: Some(WaitKind::Signal),
     // An item has no node id of its own for a signal to name.
     inside_map: false,
+    takes_limit: false,
 };
 
 const TASK: NodeType = NodeType {
@@ -253,6 +263,7 @@ const TASK: NodeType = NodeType {
     waits: Some(WaitKind::Task),
     // A task's lease is one work item's; a map's items have none.
     inside_map: false,
+    takes_limit: true,
 };
 
 const SCRIPT: NodeType = NodeType {
@@ -275,6 +286,7 @@ const SCRIPT: NodeType = NodeType {
     runs_ahead: true,
     waits: None,
     inside_map: true,
+    takes_limit: true,
 };
 
 const SUBWORKFLOW: NodeType = NodeType {
@@ -304,6 +316,7 @@ const SUBWORKFLOW: NodeType = NodeType {
     runs_ahead: false,
     waits: Some(WaitKind::Child),
     inside_map: true,
+    takes_limit: true,
 };
 
 const MAP: NodeType = NodeType {
@@ -337,6 +350,7 @@ const MAP: NodeType = NodeType {
     waits: None,
     // A map over a sub-workflow that has one does the same, with its own page.
     inside_map: false,
+    takes_limit: true,
 };
 
 impl NodeKind {

@@ -266,6 +266,7 @@ fn check_nodes<'a>(
             }
         }
         check_node_options(node, &at, errors);
+        errors.extend(crate::shared_limit::check_node_limit(node, kind, &at));
     }
     known
 }

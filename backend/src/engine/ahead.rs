@@ -96,7 +96,8 @@ impl Runner {
         let short = spec.timeout_ms.is_some_and(|ms| u128::from(ms) <= AHEAD_WAIT.as_millis());
         let lane = if spec.kind == NodeKind::Script { Lane::Scripts } else { Lane::Expressions };
         let worker_free = spec.kind == NodeKind::Noop || self.runtime.sandbox.has_free_worker(lane);
-        !short && worker_free && !self.too_slow.contains(plan.workflow, &spec.id)
+        // A node under a shared limit runs only once the limit gives it a place.
+        spec.limit.is_none() && !short && worker_free && !self.too_slow.contains(plan.workflow, &spec.id)
     }
 }
 

@@ -26,6 +26,9 @@ pub struct Detail {
     /// What the attempt logged (a script's `console` lines, already bounded): kept on the
     /// attempt's span.
     pub logs: Vec<String>,
+    /// The called service asked to be left alone this long (429 or 503 with `Retry-After`):
+    /// under a shared limit, the limit pauses and the attempt is put back, not failed.
+    pub busy_for: Option<std::time::Duration>,
 }
 
 /// The machine state stored in `snapshot`.

@@ -9,6 +9,7 @@ use super::chain::Link;
 use super::commit::{RunLeased, OUTAGE_POLL};
 use super::context::{context, reads_context};
 use super::effects::{self, Detail};
+use super::limited::Began;
 use super::machine::Event;
 use super::plan::Plan;
 use super::results::output;
@@ -97,7 +98,10 @@ impl Runner {
                 (Event::Lost { node, attempt: at.number() }, Detail { error: Some(error), ..Default::default() })
             }
             (Work::Run(at), Some(node)) => {
-                self.execute(&plan, item.instance_id, context, node, at.number(), &fence).await
+                match self.run_attempt(&plan, item.instance_id, context, node, at.number(), &fence).await? {
+                    Began::Ran(event, detail) => (event, detail),
+                    Began::Deferred => return Ok(()),
+                }
             }
             (Work::Resume(at), Some(node)) => (
                 Event::Succeeded { node, attempt: at.number(), outcome: None },

@@ -13,7 +13,7 @@
 //! 4. **Commands** (`commands`, `Commands`): `start`, `control`, `actions`, `tasks`.
 //! 5. **Hooks**: `alert_items` (`Alerts`), `failure_handler` (`FailureHandlers`).
 //! 6. **Run** (`run`, `Runner`), in the order it calls: the claim loop (`runner`), `wheel`,
-//!    `handle` (one claimed item), `ahead`, `attempt`, `map/`, `children`.
+//!    `handle` (one claimed item), `limited` (shared limits), `ahead`, `attempt`, `map/`, `children`.
 //! 7. **This file**: `Engine` builds the parts from the floor up, each handed only the parts and
 //!    store handles it calls, and answers the API for them.
 //!
@@ -44,6 +44,7 @@ mod failure_handler;
 mod handle;
 pub mod input_schema;
 pub mod json;
+mod limited;
 mod lineage;
 pub mod machine;
 mod map;
@@ -185,6 +186,7 @@ impl Engine {
             work,
             instances,
             map_items: store.clone(),
+            limits: store.clone(),
             catalog,
             runtime,
             plans,

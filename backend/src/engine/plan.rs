@@ -19,6 +19,8 @@ pub struct PlanNode {
     /// The secrets its texts reference, opened for each attempt (validation refused any
     /// other use of `secret`; a version that has one gets none).
     pub secrets: Vec<String>,
+    /// The shared limit its attempts are held to (a map's: each item's).
+    pub limit: Option<String>,
 }
 
 impl PlanNode {
@@ -33,6 +35,7 @@ impl PlanNode {
             config: node.config.clone(),
             retry: node.retry.clone(),
             timeout_ms: node.timeout_ms,
+            limit: trellis_model::shared_limit::node_limit(node),
         })
     }
 }

@@ -26,6 +26,9 @@ pub(super) fn sanitized(result: NodeResult, redactor: &Redactor) -> NodeResult {
         NodeResult::Failed { error, retryable } => {
             NodeResult::Failed { error: redactor.text(&super::json::replace_nul_str(&error)).into_owned(), retryable }
         }
+        NodeResult::Busy { error, retry_after } => {
+            NodeResult::Busy { error: redactor.text(&super::json::replace_nul_str(&error)).into_owned(), retry_after }
+        }
         NodeResult::Suspend(Suspend::Task { queue, mut input }) => {
             clean(&mut input);
             NodeResult::Suspend(Suspend::Task { queue, input })
@@ -47,6 +50,10 @@ pub(super) fn outcome(result: NodeResult, node: usize, attempt: u32, node_id: &s
         NodeResult::Failed { error, retryable } => (
             Event::Failed { node, attempt, retryable, timed_out: false },
             Detail { error: Some(error), ..Default::default() },
+        ),
+        NodeResult::Busy { error, retry_after } => (
+            Event::Failed { node, attempt, retryable: true, timed_out: false },
+            Detail { error: Some(error), busy_for: Some(retry_after), ..Default::default() },
         ),
         NodeResult::Suspend(suspend) => (Event::Suspended { node, attempt }, suspension(node_id, attempt, suspend)),
     }

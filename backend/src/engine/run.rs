@@ -16,7 +16,7 @@ use super::plans::Plans;
 use super::reserve::Workers;
 use super::wakes::Wakes;
 use crate::events::EventBus;
-use crate::store::{CatalogStore, InstanceStore, MapStore, WorkQueue};
+use crate::store::{CatalogStore, InstanceStore, LimitStore, MapStore, WorkQueue};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
@@ -31,6 +31,8 @@ pub(super) struct Runner {
     pub(super) map_items: Arc<dyn MapStore>,
     /// The version a `subworkflow` node or map item calls.
     pub(super) catalog: Arc<dyn CatalogStore>,
+    /// Shared limits: places for the attempts of nodes that name one (`limited.rs`).
+    pub(super) limits: Arc<dyn LimitStore>,
     /// Where node attempts run: the sandbox, the HTTP client, the vault.
     pub(super) runtime: Runtime,
     pub(super) plans: Arc<Plans>,

@@ -107,3 +107,18 @@ pub fn syntax_message(failure: &Failure) -> String {
         _ => format!("the script could not be compiled: {}", failure.message),
     }
 }
+
+/// Adds a problem for each node naming a shared limit not in `known` (naming it): the limit
+/// must exist before a version can hold attempts to it.
+pub fn check_limits(report: &mut Report, def: &Definition, known: &BTreeSet<String>) {
+    let problems: Vec<Issue> = trellis_model::shared_limit::named_limits(def)
+        .into_iter()
+        .filter(|(_, _, _, name)| !known.contains(name))
+        .map(|(_, node, path, name)| {
+            let message = format!("there is no shared limit named `{name}`; create it under Limits or fix the name");
+            Issue::new("unknown_limit", message).node(node).path(path)
+        })
+        .collect();
+    report.valid &= problems.is_empty();
+    report.errors.extend(problems);
+}

@@ -46,6 +46,8 @@ pub struct Metrics {
     pub sse_history_reads: Counter<u64, AtomicU64>,
     /// Starts and admissions under the workflows' limits (`flow_control`).
     flow: Family<Labels, Counter>,
+    /// Node attempts under shared limits (`/limits`).
+    shared_limits: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -81,6 +83,7 @@ impl Default for Metrics {
             spans_dropped: Counter::default(),
             sse_history_reads: Counter::default(),
             flow: Family::default(),
+            shared_limits: Family::default(),
         };
         metrics.register();
         metrics
@@ -187,6 +190,13 @@ impl Metrics {
              the queue",
             self.flow.clone(),
         );
+        r.register(
+            "trellis_shared_limit",
+            "Node attempts under shared limits, by limit and outcome: admitted (began), waited (deferred without \
+             counting an attempt), paused (a call was answered 429 or 503 with Retry-After), missing (the limit \
+             was deleted: ran without it)",
+            self.shared_limits.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -203,6 +213,12 @@ impl Metrics {
         let labels =
             vec![("workflow", workflow.to_string()), ("limit", limit.to_owned()), ("outcome", outcome.to_owned())];
         self.flow.get_or_create(&labels).inc_by(n);
+    }
+
+    /// A node attempt under shared limit `limit` met `outcome` (`admitted`, `waited`, `paused`, `missing`).
+    pub fn shared_limit(&self, limit: &str, outcome: &str) {
+        let labels = vec![("limit", limit.to_owned()), ("outcome", outcome.to_owned())];
+        self.shared_limits.get_or_create(&labels).inc();
     }
 
     pub fn instance_started(&self) {

@@ -22,6 +22,7 @@ mod instance_rows;
 mod instances;
 mod jobs;
 mod lenient;
+mod limits;
 mod map_items;
 pub mod notice;
 mod outcomes;
@@ -64,6 +65,7 @@ pub use instance_query::{parse_content, parse_statuses, InstanceQuery};
 pub use instance_rows::*;
 pub use instances::{AdmitDecide, Decide, InstanceStore, RetryDecide};
 pub use jobs::{BatchDone, JobLease, JobRow, JobStore};
+pub use limits::{limit_scope, LimitHolder, LimitRow, LimitStore, LimitUse, LimitWait, Permit};
 pub use map_items::{MapItemCount, MapItemRow, MapItemWrites, MapStore};
 pub use outcomes::*;
 pub use pg_pool::POOL_WAITS;
@@ -134,6 +136,7 @@ pub trait Store:
     + SlowStore
     + AlertStore
     + ClusterStore
+    + LimitStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

@@ -52,6 +52,11 @@ pub trait WorkQueue: Send + Sync + 'static {
     async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>>;
     /// Gives up every lease `owner` holds (a draining process), so others claim at once.
     async fn release_leases(&self, owner: &str) -> Result<u64>;
+    /// Puts back a node attempt its holder has not begun (a shared limit had no place for
+    /// it), due again at `due`, as if never claimed: its next claim is not taken for a
+    /// process that died running it. Only a first claim (epoch 1) may be put back, so no
+    /// earlier holder's fence can match again. `false`: the lease was no longer the holder's.
+    async fn defer_unbegun(&self, fence: &Fence, due: DateTime<Utc>) -> Result<bool>;
 }
 
 /// When the next work item of each sort becomes claimable (none: nothing waits).
@@ -84,5 +89,7 @@ pub(super) const NEXT_DUE: &str = concatcp!(
 pub(super) const EXTEND_LEASE: &str =
     "UPDATE work SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND lease_epoch = $4";
 pub(super) const WORK_ITEM: &str = concatcp!("SELECT ", WORK_COLUMNS, " FROM work WHERE id = $1");
+pub(super) const DEFER_UNBEGUN: &str = "UPDATE work SET lease_owner = NULL, lease_expires_at = NULL, \
+     lease_epoch = 0, due_at = $1 WHERE id = $2 AND lease_owner = $3 AND lease_epoch = $4 AND lease_epoch = 1";
 pub(super) const RELEASE_LEASES: &str =
     "UPDATE work SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1";

@@ -74,7 +74,7 @@ async fn queue_place(app: &TestApp, id: &str) -> QueuePlace {
 
 /// `limit` at 1 with its one slot taken.
 fn hold_of(limit: &str) -> QueueHold {
-    QueueHold { limit: limit.to_owned(), value: Some(1), running: 1, key: None, key_value: None, until: None }
+    QueueHold { limit: limit.to_owned(), value: Some(1), running: 1, ..QueueHold::default() }
 }
 
 fn hold() -> Value {

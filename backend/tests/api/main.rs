@@ -70,6 +70,7 @@ mod scripts;
 mod secret_keys;
 mod secrets;
 mod sessions;
+mod shared_limits;
 mod sign_in;
 mod slow_runs;
 mod sse;

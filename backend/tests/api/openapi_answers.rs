@@ -105,6 +105,7 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     tasks_and_scripts(&mut c).await;
     secrets(&mut c).await;
     saved_views(&mut c).await;
+    shared_limits(&mut c).await;
     alerts(&mut c).await;
     cluster(&mut c).await;
     let unreached = c.unreached();
@@ -341,6 +342,22 @@ async fn saved_views(c: &mut Checked<'_>) {
     let path = format!("/api/v1/views/{}", id(&created));
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 204);
     assert_eq!(c.send("DELETE", one, &path, None).await.0, 404);
+}
+
+async fn shared_limits(c: &mut Checked<'_>) {
+    let (list, one, path) = ("/api/v1/limits", "/api/v1/limits/{name}", "/api/v1/limits/api");
+    let limit = json!({"name": "api", "concurrency": 2, "rate": {"limit": 10, "period_ms": 1000}});
+    assert_eq!(c.send("POST", list, list, Some(limit.clone())).await.0, 201);
+    assert_eq!(c.send("POST", list, list, Some(limit)).await.0, 409);
+    assert_eq!(c.send("POST", list, list, Some(json!({"name": "x", "concurrency": 0}))).await.0, 422);
+    assert_eq!(c.send("GET", list, list, None).await.0, 200);
+    assert_eq!(c.send("GET", one, path, None).await.0, 200);
+    assert_eq!(c.send("PUT", one, path, Some(json!({"concurrency": 3}))).await.0, 200);
+    assert_eq!(c.send("PUT", one, path, Some(json!({"name": "other", "concurrency": 3}))).await.0, 422);
+    assert_eq!(c.send("PUT", one, "/api/v1/limits/none", Some(json!({"concurrency": 3}))).await.0, 404);
+    assert_eq!(c.send("DELETE", one, path, None).await.0, 204);
+    assert_eq!(c.send("DELETE", one, path, None).await.0, 404);
+    assert_eq!(c.send("GET", one, path, None).await.0, 404);
 }
 
 async fn cluster(c: &mut Checked<'_>) {

@@ -14,6 +14,7 @@ pub mod instance_page;
 pub mod instances;
 pub mod json_block;
 pub mod layout;
+pub mod limits;
 pub mod login_page;
 pub mod mutation;
 pub mod new_workflow_form;

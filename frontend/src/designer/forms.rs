@@ -52,6 +52,16 @@ pub fn common_fields() -> Vec<Field> {
     ]
 }
 
+/// The shared limit a node's attempts are held to, for the node types that take one.
+pub fn limit_field() -> Field {
+    field(
+        "limit",
+        "Shared limit",
+        FieldKind::Text,
+        "The name of a limit on the Limits page: its attempts (a map's items) wait for room; empty: none.",
+    )
+}
+
 pub const ON_LIMIT: [&str; 3] = ["queue", "reject", "replace"];
 
 /// The workflow settings form; paths are relative to `settings`.

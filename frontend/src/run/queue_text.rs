@@ -13,6 +13,8 @@ pub fn explain(place: &QueuePlace) -> Vec<String> {
             lines.push(throttle_line(hold));
         } else if hold.limit == "debounce" {
             lines.push(debounce_line(hold));
+        } else if hold.limit == "limit" {
+            lines.push(shared_limit_line(hold));
         } else if let (Some(key), Some(key_value)) = (&hold.key, &hold.key_value) {
             let limit = hold.value.unwrap_or_default();
             lines.push(format!("Waiting for key {key} = {key_value}: {} of {limit} running.", hold.running));
@@ -62,6 +64,21 @@ fn debounce_line(hold: &QueueHold) -> String {
     format!("Debounced: {} start{plural} so far{when}.", hold.running)
 }
 
+/// "Node call waits for the shared limit stripe-api (1 waiting ahead); it asks again at 12:00:01.250 UTC."
+fn shared_limit_line(hold: &QueueHold) -> String {
+    let node = hold.node.as_deref().unwrap_or("a node");
+    let name = hold.name.as_deref().unwrap_or("?");
+    let ahead = match hold.running {
+        0 => "first in line".to_owned(),
+        n => format!("{n} waiting ahead"),
+    };
+    let when = match hold.until.as_deref().and_then(|t| t.get(11..23)) {
+        Some(time) => format!("; it asks again at {time} UTC, or as soon as a place frees"),
+        None => String::new(),
+    };
+    format!("Node {node} waits for the shared limit {name} ({ahead}){when}. Waiting counts no attempt.")
+}
+
 /// "Held by max_concurrent_instances = 2: 2 instances running now."
 fn held_line(hold: &QueueHold) -> String {
     let value = hold.value.map_or("no limit".to_owned(), |v| v.to_string());
@@ -80,6 +97,8 @@ mod tests {
             instance_id: "i".into(),
             status,
             held_by: Some(QueueHold {
+                name: None,
+                node: None,
                 limit: limit.into(),
                 value: Some(1),
                 running: 1,
@@ -130,6 +149,20 @@ mod tests {
         assert_eq!(
             explain(&p),
             ["Debounced: 3 starts so far; made at 12:00:02.000 UTC unless another start comes first."]
+        );
+    }
+
+    #[test]
+    fn a_node_waiting_for_a_shared_limit_names_it_and_when_it_asks_again() {
+        let mut p = place(InstanceStatus::Running, "limit");
+        if let Some(hold) = p.held_by.as_mut() {
+            (hold.name, hold.node, hold.running) = (Some("stripe-api".into()), Some("call".into()), 0);
+            hold.until = Some("2026-11-29T12:00:01.250Z".into());
+        }
+        assert_eq!(
+            explain(&p),
+            ["Node call waits for the shared limit stripe-api (first in line); it asks again at 12:00:01.250 UTC, \
+              or as soon as a place frees. Waiting counts no attempt."]
         );
     }
 

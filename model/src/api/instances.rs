@@ -122,8 +122,12 @@ pub struct InstanceDetail {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HeldBy {
-    /// `max_concurrent_instances`, `max_per_key`, `throttle` or `debounce`.
+    /// `max_concurrent_instances`, `max_per_key`, `throttle`, `debounce`, or `limit` (a
+    /// shared limit a running instance's node waits for).
     pub kind: String,
+    /// The node held back (a shared limit holds nodes, the others whole instances).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// A shared limit's name; `null` for the workflow's own limits.
     #[serde(default)]
     pub name: Option<String>,
@@ -211,11 +215,17 @@ pub struct QueuePlace {
 }
 
 /// A limit and how much of it is in use.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueueHold {
-    /// `max_concurrent_instances`, `max_per_key`, `throttle`, `debounce` or `max_parallel_nodes`.
+    /// `max_concurrent_instances`, `max_per_key`, `throttle`, `debounce`, `max_parallel_nodes`,
+    /// or `limit` (a shared limit a running instance's node waits for).
     pub limit: String,
+    /// Under `limit`: the shared limit's name and the node waiting for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// The limit's value; `null` when there is none.
     pub value: Option<u64>,
     /// How many instances (or nodes) hold a slot now; under `max_per_key`, those with the

@@ -78,8 +78,29 @@ impl Job<'_> {
             row.attempts += 1;
             row.child_id = None;
             self.send(&row);
-            (result, timed_out) = self.attempt(idx, item, row.attempts as u32, &mut row.child_id).await;
-            let retry = matches!(result, NodeResult::Failed { retryable: true, .. }) && tries < budget;
+            // Under a shared limit, each try waits here for its place.
+            let spec = &self.plan.nodes[self.node];
+            let place = self.engine.item_place(spec, self.instance, self.attempt, idx).await;
+            (result, timed_out) = match &place {
+                Ok(_) => self.attempt(idx, item, row.attempts as u32, &mut row.child_id).await,
+                Err(e) => (
+                    NodeResult::Failed { error: format!("asking the shared limit failed: {e}"), retryable: true },
+                    false,
+                ),
+            };
+            let busy_for = match &result {
+                NodeResult::Busy { retry_after, .. } => Some(*retry_after),
+                _ => None,
+            };
+            let holder = place.ok().and_then(|(holder, _)| holder);
+            if self.engine.item_done(holder.as_ref(), busy_for).await {
+                // Told to wait under its limit: the pause is over; the same try again.
+                tries -= 1;
+                row.attempts -= 1;
+                continue;
+            }
+            let retryable = matches!(result, NodeResult::Failed { retryable: true, .. } | NodeResult::Busy { .. });
+            let retry = retryable && tries < budget;
             if !retry {
                 break;
             }
@@ -118,7 +139,7 @@ impl Job<'_> {
             NodeResult::Done { output, .. } => {
                 ItemEnd { status: NodeStatus::Succeeded, output: Some(output), error: None }
             }
-            NodeResult::Failed { error, .. } => {
+            NodeResult::Failed { error, .. } | NodeResult::Busy { error, .. } => {
                 let status = if timed_out { NodeStatus::TimedOut } else { NodeStatus::Failed };
                 ItemEnd { status, output: None, error: Some(error) }
             }

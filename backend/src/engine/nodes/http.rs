@@ -134,6 +134,7 @@ impl Rendered {
 
 async fn read_response(response: reqwest::Response) -> NodeResult {
     let status = response.status();
+    let busy_for = retry_after(status, response.headers());
     let headers: Map<String, Value> = response
         .headers()
         .iter()
@@ -156,10 +157,27 @@ async fn read_response(response: reqwest::Response) -> NodeResult {
     let output = json!({"status": status.as_u16(), "headers": headers, "body": body});
     if status.is_success() {
         NodeResult::Done { output, outcome: None }
+    } else if let Some(retry_after) = busy_for {
+        NodeResult::Busy { error: failure_message(status, &bytes), retry_after }
     } else {
         let retryable = status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
         NodeResult::Failed { error: failure_message(status, &bytes), retryable }
     }
+}
+
+/// How long a 429 or 503 asks to be left alone: its `Retry-After`, in seconds or as an HTTP
+/// date (a date past is no wait at all).
+fn retry_after(status: reqwest::StatusCode, headers: &reqwest::header::HeaderMap) -> Option<std::time::Duration> {
+    use reqwest::StatusCode;
+    if status != StatusCode::TOO_MANY_REQUESTS && status != StatusCode::SERVICE_UNAVAILABLE {
+        return None;
+    }
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(std::time::Duration::from_secs(seconds));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    Some((at.with_timezone(&chrono::Utc) - chrono::Utc::now()).to_std().unwrap_or_default())
 }
 
 /// The most of an error response's body its failure keeps: enough for what the service said

@@ -18,8 +18,20 @@ use trellis_model::config::{
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeResult {
-    Done { output: Value, outcome: Option<String> },
-    Failed { error: String, retryable: bool },
+    Done {
+        output: Value,
+        outcome: Option<String>,
+    },
+    Failed {
+        error: String,
+        retryable: bool,
+    },
+    /// A call answered 429 or 503 with `Retry-After`: a retryable failure, unless the node's
+    /// shared limit takes it as a pause (`limited.rs`).
+    Busy {
+        error: String,
+        retry_after: std::time::Duration,
+    },
     Suspend(Suspend),
 }
 

@@ -2,7 +2,7 @@
 //! the called workflow must exist, not be archived, and have the version the node runs; and
 //! publishing refuses workflows that start each other in a cycle (`cycles.rs`).
 
-use crate::engine::validate::{check_secrets, validate};
+use crate::engine::validate::{check_limits, check_secrets, validate};
 use crate::http::middleware::error::ApiResult;
 use crate::http::AppState;
 use trellis_model::config::{subworkflow_target, NodeKind, VersionRef};
@@ -16,6 +16,7 @@ use uuid::Uuid;
 pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Definition) -> ApiResult<Report> {
     let mut report = validate(definition, &state.limits, state.engine.sandbox()).await?;
     check_secrets(&mut report, definition, &known_secrets(state).await?);
+    check_limits(&mut report, definition, &known_limits(state, definition).await?);
     if report.valid {
         report.errors.extend(callee_issues(state, own, definition).await?);
         report.errors.extend(super::failure_handler_checks::issues(state, own, definition).await?);
@@ -28,6 +29,15 @@ pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Defi
 /// The names of the secrets that exist, for references to be checked against.
 pub async fn known_secrets(state: &AppState) -> ApiResult<std::collections::BTreeSet<String>> {
     Ok(state.store.list_secrets().await?.into_iter().map(|s| s.name).collect())
+}
+
+/// Which of the shared limits `definition` names exist.
+async fn known_limits(state: &AppState, definition: &Definition) -> ApiResult<std::collections::BTreeSet<String>> {
+    let named: Vec<String> = trellis_model::shared_limit::named_limits(definition).into_iter().map(|n| n.3).collect();
+    if named.is_empty() {
+        return Ok(Default::default());
+    }
+    Ok(state.store.existing_limits(&named).await?.into_iter().collect())
 }
 
 /// What is wrong with the workflows `definition` (of workflow `own`) calls, each reported at

@@ -15,6 +15,7 @@ pub mod failure_handler_checks;
 pub mod failures;
 pub mod hooks;
 pub mod instances;
+pub mod limits;
 pub mod probes;
 pub mod retention;
 pub mod scripts;

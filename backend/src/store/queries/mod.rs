@@ -24,6 +24,7 @@ mod debounces;
 mod insights;
 mod instances;
 mod jobs;
+mod limits;
 mod map_items;
 mod remembered;
 mod retention;

@@ -16,7 +16,7 @@ type Tx<'c> = sqlx::Transaction<'c, Db>;
 
 impl Store {
     /// How many marks `key` has in `scope`'s window ending at `now`, and the oldest of them.
-    async fn window_use<'c, E: sqlx::Executor<'c, Database = Db>>(
+    pub(super) async fn window_use<'c, E: sqlx::Executor<'c, Database = Db>>(
         conn: E,
         scope: &str,
         key: &str,
@@ -31,7 +31,7 @@ impl Store {
 
     /// Records starts let through at `at` in `scope`'s windows, one per key in `keys`, and
     /// deletes those keys' marks no window counts any more.
-    async fn mark_windows(
+    pub(super) async fn mark_windows(
         tx: &mut Tx<'_>,
         scope: &str,
         keys: &[&str],
@@ -68,24 +68,35 @@ impl Store {
         check: &RateCheck,
     ) -> Result<Option<DateTime<Utc>>> {
         Self::lock_workflow(tx, workflow).await?;
-        let scope = rate_scope(workflow);
         let now = Utc::now().trunc_subsecs(6);
-        let (used, _) = Self::window_use(&mut **tx, &scope, &check.key, check.window, now).await?;
-        let limit = i64::from(check.window.limit);
+        Self::window_refusal(tx, &rate_scope(workflow), &check.key, check.window, now).await
+    }
+
+    /// `Some(when)` if `key`'s window in `scope` is full at `now`: when it next has room.
+    /// Call holding the lock of what owns the window.
+    pub(super) async fn window_refusal(
+        tx: &mut Tx<'_>,
+        scope: &str,
+        key: &str,
+        window: TimeWindow,
+        now: DateTime<Utc>,
+    ) -> Result<Option<DateTime<Utc>>> {
+        let (used, _) = Self::window_use(&mut **tx, scope, key, window, now).await?;
+        let limit = i64::from(window.limit);
         if used < limit {
             return Ok(None);
         }
         // Room comes when enough marks have left for the count to drop below the limit (more
         // than one when the limit was lowered since they were made).
         let freeing: Option<DateTime<Utc>> = sqlx::query_scalar(NTH_IN_WINDOW)
-            .bind(&scope)
-            .bind(&check.key)
-            .bind(check.window.since(now))
+            .bind(scope)
+            .bind(key)
+            .bind(window.since(now))
             .bind(used - limit)
             .fetch_optional(&mut **tx)
             .await?;
         PHASES.statement();
-        Ok(Some(check.window.expiry(freeing.unwrap_or(now))))
+        Ok(Some(window.expiry(freeing.unwrap_or(now))))
     }
 
     /// Counts a start the rate limit let through (`rate_refusal` took the lock).

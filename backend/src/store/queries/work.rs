@@ -5,7 +5,7 @@ use crate::store::backend::Backend;
 use crate::store::instances::WORK_COLUMNS;
 use crate::store::phases::PHASES;
 use crate::store::work::{Fence, WorkItem, WorkRow};
-use crate::store::work::{NextDue, EXTEND_LEASE, NEXT_DUE, RELEASE_LEASES, WORK_ITEM};
+use crate::store::work::{NextDue, DEFER_UNBEGUN, EXTEND_LEASE, NEXT_DUE, RELEASE_LEASES, WORK_ITEM};
 use crate::store::Result;
 use chrono::{DateTime, Utc};
 use const_format::concatcp;
@@ -119,5 +119,17 @@ impl crate::store::WorkQueue for Store {
         let _guard = self.write_guard().await;
         let done = sqlx::query(RELEASE_LEASES).bind(owner).execute(self.pool()).await?;
         Ok(done.rows_affected())
+    }
+
+    async fn defer_unbegun(&self, fence: &Fence, due: DateTime<Utc>) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let done = sqlx::query(DEFER_UNBEGUN)
+            .bind(due)
+            .bind(fence.work_id)
+            .bind(&fence.owner)
+            .bind(fence.epoch)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
     }
 }

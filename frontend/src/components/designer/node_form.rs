@@ -37,6 +37,7 @@ pub fn NodeForm(id: String) -> impl IntoView {
     let kind = NodeKind::parse(&node.kind);
     let node_id = StoredValue::new(id.clone());
     let common = forms::common_fields().into_iter().map(|f| node_field(node_id, f)).collect_view();
+    let limit = kind.filter(|k| k.spec().takes_limit).map(|_| node_field(node_id, forms::limit_field()));
     let config = match kind {
         Some(NodeKind::Map) => view! { <MapForm node_id=node_id /> }.into_any(),
         other => other
@@ -83,6 +84,7 @@ pub fn NodeForm(id: String) -> impl IntoView {
                 {move || rename_error.get().map(|m| view! { <span class="field-problem" role="alert">{m}</span> })}
             </label>
             {config}
+            {limit}
             <details open=node.retry.is_some() || node.timeout_ms.is_some()>
                 <summary>"Name, timeout and retry"</summary>
                 {common}

@@ -22,6 +22,7 @@ pub(super) async fn gathering(state: &AppState, burst: &crate::store::DebounceRo
         ended_at: None,
     };
     let held_by = HeldBy {
+        node: None,
         kind: "debounce".into(),
         name: None,
         key: serde_json::from_str(&burst.key).ok(),

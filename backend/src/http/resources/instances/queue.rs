@@ -72,6 +72,8 @@ async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlac
         // line use up the key's room; otherwise it is the workflow's limit.
         if place.ahead + place.active >= i64::from(*per_key) {
             let hold = QueueHold {
+                name: None,
+                node: None,
                 limit: "max_per_key".into(),
                 value: Some(u64::from(*per_key)),
                 running: place.active,
@@ -89,6 +91,8 @@ async fn admission(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlac
         return throttled(state, i, window).await;
     }
     let hold = QueueHold {
+        name: None,
+        node: None,
         limit: "max_concurrent_instances".into(),
         value: plan.instance_limit.map(u64::from),
         running: place.active,
@@ -104,6 +108,8 @@ async fn throttled(state: &AppState, i: &InstanceRow, window: &Window) -> ApiRes
     let key = i.throttle_key.as_deref().unwrap_or_default();
     let place = state.store.throttle_place(i.workflow_id, key, i.id, time_window(window)).await?;
     let hold = QueueHold {
+        name: None,
+        node: None,
         limit: "throttle".into(),
         value: Some(u64::from(window.limit)),
         running: place.in_window,
@@ -116,12 +122,23 @@ async fn throttled(state: &AppState, i: &InstanceRow, window: &Window) -> ApiRes
 
 /// What holds a queued instance back, as `GET /instances/{id}` names it (`held_by`).
 pub(super) async fn held_by(state: &AppState, snapshot: &Snapshot) -> ApiResult<Option<HeldBy>> {
+    if snapshot.instance.status == InstanceStatus::Running {
+        return Ok(state.store.limit_wait(snapshot.instance.id).await?.map(|wait| HeldBy {
+            kind: "limit".into(),
+            node: Some(wait.node_id),
+            name: Some(wait.limit),
+            key: None,
+            position: Some(wait.ahead + 1),
+            until: wait.until.map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        }));
+    }
     if snapshot.instance.status != InstanceStatus::Queued {
         return Ok(None);
     }
     let place = admission(state, snapshot).await?;
     Ok(place.held_by.map(|hold| HeldBy {
         kind: hold.limit,
+        node: None,
         name: None,
         key: hold.key_value,
         position: place.position,
@@ -132,6 +149,8 @@ pub(super) async fn held_by(state: &AppState, snapshot: &Snapshot) -> ApiResult<
 /// A `debounce` burst still gathering: held until it is due.
 fn gathering(burst: &crate::store::DebounceRow) -> QueuePlace {
     let hold = QueueHold {
+        name: None,
+        node: None,
         limit: "debounce".into(),
         value: None,
         running: burst.starts,
@@ -171,18 +190,23 @@ async fn dispatch(state: &AppState, snapshot: &Snapshot) -> ApiResult<QueuePlace
     let nodes: Vec<QueuedNode> =
         ready.iter().enumerate().map(|(k, n)| QueuedNode { node: n.node_id.clone(), position: k + 1 }).collect();
     let limit = (plan.max_parallel != usize::MAX).then_some(plan.max_parallel as u64);
-    let hold = QueueHold {
-        limit: "max_parallel_nodes".into(),
-        value: limit,
-        running: running as i64,
-        key: None,
-        key_value: None,
-        until: None,
+    let hold =
+        QueueHold { limit: "max_parallel_nodes".into(), value: limit, running: running as i64, ..QueueHold::default() };
+    let held_by = match nodes.is_empty() {
+        false => Some(hold),
+        true => state.store.limit_wait(i.id).await?.map(|wait| QueueHold {
+            limit: "limit".into(),
+            name: Some(wait.limit),
+            node: Some(wait.node_id),
+            running: wait.ahead,
+            until: wait.until.map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            ..QueueHold::default()
+        }),
     };
     Ok(QueuePlace {
         instance_id: i.id.to_string(),
         status: InstanceStatus::Running,
-        held_by: (!nodes.is_empty()).then_some(hold),
+        held_by,
         position: None,
         ahead: None,
         nodes: Some(nodes),

@@ -1,0 +1,170 @@
+//! Node attempts under shared limits (`/limits`; the store's side in `store/limits.rs`). An
+//! attempt of a node naming a limit asks for a place before it begins; without one, its work
+//! item is put back (`WorkQueue::defer_unbegun`) until the limit has room — no attempt is
+//! counted, nothing is recorded on the instance, and no worker slot is held while it waits. A
+//! place is given back when the attempt ends (a `task` or `subworkflow` node holds it while it
+//! waits for its worker or child). A call answered 429 or 503 with `Retry-After` pauses the
+//! whole limit that long and puts its attempt back to be made again once the pause ends,
+//! rather than failing it. A map's items ask one by one, waiting inside the map's attempt.
+//! A limit deleted since the version was published lets its attempts go on unlimited, and
+//! the attempt's log says so.
+
+use super::effects::Detail;
+use super::machine::Event;
+use super::plan::{Plan, PlanNode};
+use super::run::Runner;
+use crate::store::{Fence, LimitHolder, Permit};
+use chrono::Utc;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use trellis_model::config::NodeKind;
+use uuid::Uuid;
+
+/// The longest a `Retry-After` pauses a limit: a service asking for more is asked again then.
+const MOST_PAUSE: Duration = Duration::from_secs(3600);
+/// The longest a map's item sleeps before it asks its limit again.
+const ITEM_LOOK_AGAIN: Duration = Duration::from_secs(1);
+
+/// What became of a claimed attempt.
+pub(super) enum Began {
+    /// It ran: its result, to commit.
+    Ran(Event, Detail),
+    /// It waits for its shared limit; its work item is due again when the limit has room.
+    Deferred,
+}
+
+impl Runner {
+    /// Runs attempt `attempt` of `node`, within its shared limit if it names one.
+    pub(super) async fn run_attempt(
+        self: &Arc<Self>,
+        plan: &Plan,
+        instance: Uuid,
+        context: Value,
+        node: usize,
+        attempt: u32,
+        fence: &Fence,
+    ) -> anyhow::Result<Began> {
+        let spec = &plan.nodes[node];
+        // A map's limit holds each of its items (`item_place`), not the map's attempt.
+        let Some(limit) = spec.limit.as_deref().filter(|_| spec.kind != NodeKind::Map) else {
+            let (event, detail) = self.execute(plan, instance, context, node, attempt, fence).await;
+            return Ok(Began::Ran(event, detail));
+        };
+        let holder = holder_of(spec, instance, attempt, None, Some(fence.work_id));
+        let note = match self.ask(&holder).await? {
+            Err(until) => {
+                self.work.defer_unbegun(fence, until).await?;
+                return Ok(Began::Deferred);
+            }
+            Ok(note) => note,
+        };
+        let (event, mut detail) = self.execute(plan, instance, context, node, attempt, fence).await;
+        if !matches!(event, Event::Suspended { .. }) {
+            self.give_back(&holder).await;
+        }
+        if let Some(wait) = detail.busy_for {
+            let until = self.pause(limit, wait).await?;
+            if self.work.defer_unbegun(fence, until).await? {
+                return Ok(Began::Deferred);
+            }
+        }
+        detail.logs.extend(note);
+        Ok(Began::Ran(event, detail))
+    }
+
+    /// A place for `holder`, or when to ask again (`Err`). `Ok(Some(note))`: the limit no
+    /// longer exists, which the attempt's log says.
+    async fn ask(&self, holder: &LimitHolder) -> anyhow::Result<Result<Option<String>, chrono::DateTime<Utc>>> {
+        let metrics = &self.bus.metrics;
+        Ok(match self.limits.acquire_limit(holder).await? {
+            Permit::Granted => {
+                metrics.shared_limit(&holder.limit, "admitted");
+                Ok(None)
+            }
+            Permit::Missing => {
+                metrics.shared_limit(&holder.limit, "missing");
+                Ok(Some(format!(
+                    "the shared limit `{}` no longer exists: this attempt ran without a limit",
+                    holder.limit
+                )))
+            }
+            Permit::Wait { until } => {
+                metrics.shared_limit(&holder.limit, "waited");
+                Err(until)
+            }
+        })
+    }
+
+    /// Gives a place back; an attempt waiting for it here is looked at now.
+    async fn give_back(&self, holder: &LimitHolder) {
+        match self.limits.release_limit(&holder.holder, &holder.limit).await {
+            Ok(true) => self.wakes.claims.notify_one(),
+            Ok(false) => {}
+            // Its attempt ends, which frees the place all the same (a place counts only while
+            // its attempt runs); the row goes with its instance.
+            Err(e) => tracing::warn!(error = %e, holder = %holder.holder, "giving a shared limit's place back failed"),
+        }
+    }
+
+    /// Pauses `limit` for `wait` (at most `MOST_PAUSE`): until when.
+    async fn pause(&self, limit: &str, wait: Duration) -> anyhow::Result<chrono::DateTime<Utc>> {
+        let until = Utc::now() + chrono::Duration::from_std(wait.min(MOST_PAUSE)).unwrap_or_default();
+        self.limits.pause_limit(limit, until).await?;
+        self.bus.metrics.shared_limit(limit, "paused");
+        tracing::info!(limit, %until, "a call under a shared limit was told to wait: the limit is paused");
+        Ok(until)
+    }
+
+    /// Waits inside a map's attempt until item `item` of attempt `attempt` of map node `spec`
+    /// has a place under `limit`; the note to log, if the limit no longer exists.
+    pub(super) async fn item_place(
+        &self,
+        spec: &PlanNode,
+        instance: Uuid,
+        attempt: u32,
+        item: usize,
+    ) -> anyhow::Result<(Option<LimitHolder>, Option<String>)> {
+        let Some(_) = &spec.limit else { return Ok((None, None)) };
+        let holder = holder_of(spec, instance, attempt, Some(item), None);
+        loop {
+            match self.ask(&holder).await? {
+                Ok(note) => return Ok((Some(holder), note)),
+                Err(until) => {
+                    let wait = (until - Utc::now()).to_std().unwrap_or_default().min(ITEM_LOOK_AGAIN);
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    /// Gives back an item's place; when its call was told to wait, pauses the limit and
+    /// sleeps out the pause (the item then tries again without counting a try).
+    pub(super) async fn item_done(&self, holder: Option<&LimitHolder>, busy_for: Option<Duration>) -> bool {
+        let Some(holder) = holder else { return false };
+        self.give_back(holder).await;
+        let Some(wait) = busy_for else { return false };
+        match self.pause(&holder.limit, wait).await {
+            Ok(until) => {
+                tokio::time::sleep((until - Utc::now()).to_std().unwrap_or_default()).await;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+fn holder_of(spec: &PlanNode, instance: Uuid, attempt: u32, item: Option<usize>, work_id: Option<Uuid>) -> LimitHolder {
+    let mut holder = format!("{instance}:{}:{attempt}", spec.id);
+    if let Some(item) = item {
+        holder.push_str(&format!(":{item}"));
+    }
+    LimitHolder {
+        holder,
+        limit: spec.limit.clone().unwrap_or_default(),
+        instance_id: instance,
+        node_id: spec.id.clone(),
+        attempt: attempt as i32,
+        work_id,
+    }
+}

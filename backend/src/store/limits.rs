@@ -1,0 +1,162 @@
+//! Shared limits as stored (`shared_limits`, `limit_holds`; the SQL body in `queries/limits.rs`).
+//! A node attempt naming a limit asks for a place before it runs (`LimitStore::acquire_limit`),
+//! under the limit's row lock: it is let through while the limit is not paused, its holding
+//! places (each counted while its attempt is its node's current running one, so a process
+//! killed mid-call frees its places once the attempt is judged lost) are under `concurrency`,
+//! and its `rate` window (`rate_marks` of scope `limit:<name>`) has room. Refused, it records
+//! that it waits and until when, and its work item is deferred without counting an attempt.
+
+use super::Result;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct LimitRow {
+    pub name: String,
+    pub concurrency: Option<i32>,
+    pub rate_limit: Option<i32>,
+    pub rate_period_ms: Option<i64>,
+    pub paused_until: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl LimitRow {
+    /// Its rate as a window, if it has one.
+    pub fn window(&self) -> Option<super::TimeWindow> {
+        match (self.rate_limit, self.rate_period_ms) {
+            (Some(limit), Some(period)) if limit > 0 && period > 0 => {
+                Some(super::TimeWindow { limit: limit as u32, period_ms: period as u64 })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What a limit holds now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitUse {
+    pub in_use: i64,
+    pub waiting: i64,
+    pub rate_used: i64,
+}
+
+/// An attempt (or a map's item) asking for a place: `holder` names it uniquely.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitHolder {
+    pub holder: String,
+    pub limit: String,
+    pub instance_id: Uuid,
+    pub node_id: String,
+    pub attempt: i32,
+    /// The work item to wake when a place frees (none for a map's item, which waits in its attempt).
+    pub work_id: Option<Uuid>,
+}
+
+/// The answer to a request for a place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permit {
+    Granted,
+    /// No limit has that name (deleted since the version was published): run unlimited.
+    Missing,
+    /// Ask again at `until` (or sooner, when a place frees).
+    Wait {
+        until: DateTime<Utc>,
+    },
+}
+
+/// A node of an instance waiting for a shared limit, for `held_by`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitWait {
+    pub limit: String,
+    pub node_id: String,
+    pub until: Option<DateTime<Utc>>,
+    /// Attempts waiting for the limit since before this one.
+    pub ahead: i64,
+}
+
+#[async_trait]
+pub trait LimitStore: Send + Sync + 'static {
+    /// `false`: a limit of that name exists.
+    async fn insert_limit(&self, row: &LimitRow) -> Result<bool>;
+    /// Sets its concurrency and rate; `false`: no such limit.
+    async fn update_limit(&self, row: &LimitRow) -> Result<bool>;
+    /// Deletes it and its places; the attempts waiting for it are woken now (and go on
+    /// unlimited). `false`: no such limit.
+    async fn delete_limit(&self, name: &str, now: DateTime<Utc>) -> Result<bool>;
+    async fn list_limits(&self, now: DateTime<Utc>) -> Result<Vec<(LimitRow, LimitUse)>>;
+    async fn get_limit(&self, name: &str, now: DateTime<Utc>) -> Result<Option<(LimitRow, LimitUse)>>;
+    /// Which of `names` exist.
+    async fn existing_limits(&self, names: &[String]) -> Result<Vec<String>>;
+    /// A place under the limit for `holder`, or when to ask again.
+    async fn acquire_limit(&self, holder: &LimitHolder) -> Result<Permit>;
+    /// Gives `holder`'s place back and wakes the attempt that has waited longest for the
+    /// limit; whether one was woken.
+    async fn release_limit(&self, holder: &str, limit: &str) -> Result<bool>;
+    /// Nothing under the limit begins before `until` (a later pause stands).
+    async fn pause_limit(&self, name: &str, until: DateTime<Utc>) -> Result<()>;
+    /// The node of `instance` waiting for a shared limit, if one is.
+    async fn limit_wait(&self, instance: Uuid) -> Result<Option<LimitWait>>;
+}
+
+/// The window scope of a limit's rate in `rate_marks`.
+pub fn limit_scope(name: &str) -> String {
+    format!("limit:{name}")
+}
+
+pub(super) const COLUMNS: &str = "name, concurrency, rate_limit, rate_period_ms, paused_until, created_at, updated_at";
+pub(super) const INSERT_LIMIT: &str = const_format::concatcp!(
+    "INSERT INTO shared_limits (",
+    COLUMNS,
+    ") VALUES ($1, $2, $3, $4, NULL, $5, $5) ON CONFLICT (name) DO NOTHING"
+);
+pub(super) const UPDATE_LIMIT: &str =
+    "UPDATE shared_limits SET concurrency = $2, rate_limit = $3, rate_period_ms = $4, updated_at = $5 WHERE name = $1";
+pub(super) const DELETE_LIMIT: &str = "DELETE FROM shared_limits WHERE name = $1";
+pub(super) const LIST_LIMITS: &str = const_format::concatcp!("SELECT ", COLUMNS, " FROM shared_limits ORDER BY name");
+pub(super) const GET_LIMIT: &str = const_format::concatcp!("SELECT ", COLUMNS, " FROM shared_limits WHERE name = $1");
+pub(super) const PAUSE_LIMIT: &str = "UPDATE shared_limits SET paused_until = $2 \
+     WHERE name = $1 AND (paused_until IS NULL OR paused_until < $2)";
+/// A place (`h`) whose attempt is still its node's current one, running or waiting on its
+/// worker or child: it counts.
+macro_rules! live {
+    () => {
+        "EXISTS (SELECT 1 FROM instance_nodes n WHERE n.instance_id = h.instance_id AND n.node_id = h.node_id \
+         AND n.status IN ('running', 'waiting') AND n.attempts = h.attempt)"
+    };
+}
+/// Places of limit `$1` held by attempts that are still their node's running one, but `$2`'s.
+pub(super) const IN_USE: &str = concat!(
+    "SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'holding' AND h.holder <> $2 AND ",
+    live!()
+);
+pub(super) const WAITING: &str =
+    concat!("SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'waiting' AND ", live!());
+pub(super) const UPSERT_HOLD: &str = "INSERT INTO limit_holds \
+     (holder, limit_name, instance_id, node_id, attempt, state, work_id, since, until) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (holder) DO UPDATE SET \
+     state = excluded.state, work_id = excluded.work_id, until = excluded.until, \
+     since = CASE WHEN limit_holds.state = excluded.state THEN limit_holds.since ELSE excluded.since END";
+pub(super) const DELETE_HOLD: &str = "DELETE FROM limit_holds WHERE holder = $1";
+pub(super) const DELETE_HOLDS: &str = "DELETE FROM limit_holds WHERE limit_name = $1";
+/// Wakes the deferred work item of the attempt that has waited longest for limit `$1`.
+pub(super) const WAKE_OLDEST: &str = concat!(
+    "UPDATE work SET due_at = $2 WHERE id = (SELECT h.work_id FROM limit_holds h WHERE h.limit_name = $1 \
+     AND h.state = 'waiting' AND h.work_id IS NOT NULL AND ",
+    live!(),
+    " ORDER BY h.since LIMIT 1) AND lease_owner IS NULL AND due_at > $2"
+);
+/// Wakes every deferred work item waiting for limit `$1`.
+pub(super) const WAKE_ALL: &str = "UPDATE work SET due_at = $2 WHERE id IN (SELECT work_id FROM limit_holds \
+     WHERE limit_name = $1 AND state = 'waiting' AND work_id IS NOT NULL) AND lease_owner IS NULL AND due_at > $2";
+pub(super) const WAIT_OF: &str = concat!(
+    "SELECT h.limit_name, h.node_id, h.until, h.since FROM limit_holds h \
+     WHERE h.instance_id = $1 AND h.state = 'waiting' AND ",
+    live!(),
+    " ORDER BY h.since LIMIT 1"
+);
+pub(super) const AHEAD_OF: &str = concat!(
+    "SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'waiting' AND h.since < $2 AND ",
+    live!()
+);

@@ -1,0 +1,213 @@
+//! `limits.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
+
+use super::Store;
+use crate::store::backend::Backend;
+use crate::store::limits::{
+    limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, DELETE_HOLD, DELETE_HOLDS, DELETE_LIMIT,
+    GET_LIMIT, INSERT_LIMIT, IN_USE, LIST_LIMITS, PAUSE_LIMIT, UPDATE_LIMIT, UPSERT_HOLD, WAITING, WAIT_OF, WAKE_ALL,
+    WAKE_OLDEST,
+};
+use crate::store::phases::PHASES;
+use crate::store::{retry_transient, Result};
+use chrono::{DateTime, SubsecRound, Utc};
+use uuid::Uuid;
+
+type Db = <Store as Backend>::Db;
+type Tx<'c> = sqlx::Transaction<'c, Db>;
+
+/// How long a waiter for a full concurrency waits before it looks again, when no place it
+/// could be woken by frees first (a place held by a process that died frees without a word).
+const LOOK_AGAIN: chrono::Duration = chrono::Duration::milliseconds(1000);
+const LOCK_LIMIT: &str = const_format::concatcp!(
+    "SELECT name, concurrency, rate_limit, rate_period_ms, paused_until, created_at, updated_at \
+     FROM shared_limits WHERE name = $1",
+    <Store as Backend>::LOCK_ROW
+);
+
+impl Store {
+    /// What `row` holds now: its places in use (but `except`'s), its waiters, its window's use.
+    async fn limit_use(tx: &mut Tx<'_>, row: &LimitRow, except: &str, now: DateTime<Utc>) -> Result<LimitUse> {
+        let (in_use,): (i64,) = sqlx::query_as(IN_USE).bind(&row.name).bind(except).fetch_one(&mut **tx).await?;
+        let (waiting,): (i64,) = sqlx::query_as(WAITING).bind(&row.name).fetch_one(&mut **tx).await?;
+        let rate_used = match row.window() {
+            Some(window) => Self::window_use(&mut **tx, &limit_scope(&row.name), "", window, now).await?.0,
+            None => 0,
+        };
+        Ok(LimitUse { in_use, waiting, rate_used })
+    }
+
+    /// When `row` (locked) next has a place for one more, or `None`: now.
+    async fn limit_refusal(
+        tx: &mut Tx<'_>,
+        row: &LimitRow,
+        holder: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<DateTime<Utc>>> {
+        if let Some(until) = row.paused_until.filter(|until| *until > now) {
+            return Ok(Some(until));
+        }
+        if let Some(concurrency) = row.concurrency {
+            let (in_use,): (i64,) = sqlx::query_as(IN_USE).bind(&row.name).bind(holder).fetch_one(&mut **tx).await?;
+            PHASES.statement();
+            if in_use >= i64::from(concurrency) {
+                return Ok(Some(now + LOOK_AGAIN));
+            }
+        }
+        match row.window() {
+            Some(window) => Self::window_refusal(tx, &limit_scope(&row.name), "", window, now).await,
+            None => Ok(None),
+        }
+    }
+
+    async fn hold(
+        tx: &mut Tx<'_>,
+        at: &LimitHolder,
+        state: &str,
+        now: DateTime<Utc>,
+        until: Option<DateTime<Utc>>,
+    ) -> Result<()> {
+        sqlx::query(UPSERT_HOLD)
+            .bind(&at.holder)
+            .bind(&at.limit)
+            .bind(at.instance_id)
+            .bind(&at.node_id)
+            .bind(at.attempt)
+            .bind(state)
+            .bind(at.work_id)
+            .bind(now)
+            .bind(until)
+            .execute(&mut **tx)
+            .await?;
+        PHASES.statement();
+        Ok(())
+    }
+
+    async fn acquire_once(&self, at: &LimitHolder) -> Result<Permit> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        let row: Option<LimitRow> = sqlx::query_as(LOCK_LIMIT).bind(&at.limit).fetch_optional(&mut *tx).await?;
+        PHASES.statement();
+        let now = Utc::now().trunc_subsecs(6);
+        let permit = match row {
+            None => {
+                sqlx::query(DELETE_HOLD).bind(&at.holder).execute(&mut *tx).await?;
+                Permit::Missing
+            }
+            Some(row) => match Self::limit_refusal(&mut tx, &row, &at.holder, now).await? {
+                Some(until) => {
+                    Self::hold(&mut tx, at, "waiting", now, Some(until)).await?;
+                    Permit::Wait { until }
+                }
+                None => {
+                    Self::hold(&mut tx, at, "holding", now, None).await?;
+                    if let Some(window) = row.window() {
+                        Self::mark_windows(&mut tx, &limit_scope(&row.name), &[""], window, now).await?;
+                    }
+                    Permit::Granted
+                }
+            },
+        };
+        tx.commit().await?;
+        Ok(permit)
+    }
+
+    async fn delete_limit_once(&self, name: &str, now: DateTime<Utc>) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        let done = sqlx::query(DELETE_LIMIT).bind(name).execute(&mut *tx).await?;
+        sqlx::query(WAKE_ALL).bind(name).bind(now).execute(&mut *tx).await?;
+        sqlx::query(DELETE_HOLDS).bind(name).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn release_once(&self, holder: &str, limit: &str) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(DELETE_HOLD).bind(holder).execute(&mut *tx).await?;
+        let woke = sqlx::query(WAKE_OLDEST).bind(limit).bind(Utc::now().trunc_subsecs(6)).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(woke.rows_affected() > 0)
+    }
+
+    async fn limits_with_use(&self, rows: Vec<LimitRow>, now: DateTime<Utc>) -> Result<Vec<(LimitRow, LimitUse)>> {
+        let mut tx = self.pool().begin().await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let used = Self::limit_use(&mut tx, &row, "", now).await?;
+            out.push((row, used));
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::store::LimitStore for Store {
+    async fn insert_limit(&self, row: &LimitRow) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let done = sqlx::query(INSERT_LIMIT)
+            .bind(&row.name)
+            .bind(row.concurrency)
+            .bind(row.rate_limit)
+            .bind(row.rate_period_ms)
+            .bind(row.created_at)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn update_limit(&self, row: &LimitRow) -> Result<bool> {
+        let _guard = self.write_guard().await;
+        let done = sqlx::query(UPDATE_LIMIT)
+            .bind(&row.name)
+            .bind(row.concurrency)
+            .bind(row.rate_limit)
+            .bind(row.rate_period_ms)
+            .bind(row.updated_at)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete_limit(&self, name: &str, now: DateTime<Utc>) -> Result<bool> {
+        retry_transient(|| self.delete_limit_once(name, now)).await
+    }
+
+    async fn list_limits(&self, now: DateTime<Utc>) -> Result<Vec<(LimitRow, LimitUse)>> {
+        let rows: Vec<LimitRow> = sqlx::query_as(LIST_LIMITS).fetch_all(self.pool()).await?;
+        self.limits_with_use(rows, now).await
+    }
+
+    async fn get_limit(&self, name: &str, now: DateTime<Utc>) -> Result<Option<(LimitRow, LimitUse)>> {
+        let row: Option<LimitRow> = sqlx::query_as(GET_LIMIT).bind(name).fetch_optional(self.pool()).await?;
+        Ok(self.limits_with_use(row.into_iter().collect(), now).await?.pop())
+    }
+
+    async fn existing_limits(&self, names: &[String]) -> Result<Vec<String>> {
+        let rows: Vec<LimitRow> = sqlx::query_as(LIST_LIMITS).fetch_all(self.pool()).await?;
+        Ok(rows.into_iter().map(|r| r.name).filter(|n| names.contains(n)).collect())
+    }
+
+    async fn acquire_limit(&self, holder: &LimitHolder) -> Result<Permit> {
+        retry_transient(|| self.acquire_once(holder)).await
+    }
+
+    async fn release_limit(&self, holder: &str, limit: &str) -> Result<bool> {
+        retry_transient(|| self.release_once(holder, limit)).await
+    }
+
+    async fn pause_limit(&self, name: &str, until: DateTime<Utc>) -> Result<()> {
+        let _guard = self.write_guard().await;
+        sqlx::query(PAUSE_LIMIT).bind(name).bind(until.trunc_subsecs(6)).execute(self.pool()).await?;
+        Ok(())
+    }
+
+    async fn limit_wait(&self, instance: Uuid) -> Result<Option<LimitWait>> {
+        let row: Option<(String, String, Option<DateTime<Utc>>, DateTime<Utc>)> =
+            sqlx::query_as(WAIT_OF).bind(instance).fetch_optional(self.pool()).await?;
+        let Some((limit, node_id, until, since)) = row else { return Ok(None) };
+        let (ahead,): (i64,) = sqlx::query_as(AHEAD_OF).bind(&limit).bind(since).fetch_one(self.pool()).await?;
+        Ok(Some(LimitWait { limit, node_id, until, ahead }))
+    }
+}
