@@ -26,6 +26,7 @@ mod scenarios;
 mod scripts;
 mod secrets;
 mod server;
+mod shared_limits;
 mod soak;
 mod sse;
 mod stats;
@@ -175,7 +176,8 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         "sqlite" => format!("sqlite://{}", dir.join("bench.db").display()),
         _ => fresh_postgres(&options.postgres).await?,
     };
-    let server = server::Server::start(&options.binary, &url).await?;
+    // Calls to the loopback APIs the bench starts (shared limits) are let through.
+    let server = server::Server::start_with(&options.binary, &url, &[("TRELLIS_HTTP_ALLOW", "127.0.0.0/8")]).await?;
     let api = server::Api::connect(&server).await?;
     let db = db::Db::open(&url).await?;
     let (latency_runs, sizes, fanout_runs, timers) =
@@ -270,6 +272,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         flow::throttle(&api, limit, 1000, starts, &mut figures).await?;
         progress(backend, "flow control: 1,000 starts on 10 keys within one debounce period");
         flow::debounce(&api, 1_000, 10, &mut figures).await?;
+        let each = if options.quick { 50 } else { 300 };
+        progress(backend, &format!("shared limit: two workflows, {each} calls each, under 20 a second; a 429"));
+        shared_limits::rate_and_pause(&api, 20, each, &mut figures).await?;
+        progress(backend, &format!("shared limit: a drain of {count} calls under a limit not binding, beside none"));
+        shared_limits::overhead(&api, count, &mut figures).await?;
     }
     if runs("keys") {
         let long = if options.quick { 1_000 } else { 10_000 };

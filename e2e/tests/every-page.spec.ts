@@ -59,6 +59,7 @@ const PAGES: Record<string, () => Shown> = {
   '/retention': () => ({ title: 'Retention', ready: heading('Retention') }),
   '/audit': () => ({ title: 'Audit log', ready: visible('audit-row') }),
   '/secrets': () => ({ title: 'Secrets', ready: visible('secrets-table') }),
+  '/limits': () => ({ title: 'Limits', ready: visible('limits-table') }),
   '/alerts': () => ({ title: 'Alerts', ready: visible('alerts-table') }),
   '/cluster': () => ({ title: 'Cluster', ready: visible('cluster-process') }),
   '/no/such/page': () => ({ title: 'Page not found', ready: heading('Page not found'), bare: true }),

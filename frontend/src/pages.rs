@@ -87,7 +87,7 @@ mod tests {
     #[test]
     fn each_role_is_offered_the_sections_it_may_use() {
         let labels = |role| sections(role).map(|(label, _)| label).collect::<Vec<_>>();
-        let everyone = ["Dashboard", "Workflows", "Instances", "Failures", "Triggers", "Jobs"];
+        let everyone = ["Dashboard", "Workflows", "Instances", "Failures", "Triggers", "Jobs", "Limits"];
         assert_eq!(labels(None), everyone);
         assert_eq!(labels(Some(Role::Operator)), everyone);
         assert!(labels(Some(Role::Editor)).ends_with(&["Secrets", "Alerts"]));

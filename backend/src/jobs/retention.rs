@@ -90,6 +90,9 @@ impl Sweeper {
             if let Err(e) = self.store.prune_windows(before).await {
                 tracing::warn!(error = %e, "pruning old rate windows failed; trying again next round");
             }
+            if let Err(e) = self.store.prune_limit_holds().await {
+                tracing::warn!(error = %e, "pruning spent shared-limit places failed; trying again next round");
+            }
         }
     }
 

@@ -98,6 +98,9 @@ pub trait LimitStore: Send + Sync + 'static {
     async fn pause_limit(&self, name: &str, until: DateTime<Utc>) -> Result<()>;
     /// The node of `instance` waiting for a shared limit, if one is.
     async fn limit_wait(&self, instance: Uuid) -> Result<Option<LimitWait>>;
+    /// Deletes the places no attempt holds or waits with any more (their attempt ended
+    /// without giving them back: a `task` or `subworkflow` node's, a killed process's); how many.
+    async fn prune_limit_holds(&self) -> Result<u64>;
 }
 
 /// The window scope of a limit's rate in `rate_marks`.
@@ -156,7 +159,11 @@ pub(super) const WAIT_OF: &str = concat!(
     live!(),
     " ORDER BY h.since LIMIT 1"
 );
+pub(super) const WAITING_SINCE: &str = "SELECT since FROM limit_holds WHERE holder = $1 AND state = 'waiting'";
 pub(super) const AHEAD_OF: &str = concat!(
     "SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'waiting' AND h.since < $2 AND ",
     live!()
 );
+/// Places whose attempt is no longer its node's current one.
+pub(super) const PRUNE_HOLDS: &str =
+    concat!("DELETE FROM limit_holds WHERE holder IN (SELECT h.holder FROM limit_holds h WHERE NOT ", live!(), ")");

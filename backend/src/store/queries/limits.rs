@@ -4,8 +4,8 @@ use super::Store;
 use crate::store::backend::Backend;
 use crate::store::limits::{
     limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, DELETE_HOLD, DELETE_HOLDS, DELETE_LIMIT,
-    GET_LIMIT, INSERT_LIMIT, IN_USE, LIST_LIMITS, PAUSE_LIMIT, UPDATE_LIMIT, UPSERT_HOLD, WAITING, WAIT_OF, WAKE_ALL,
-    WAKE_OLDEST,
+    GET_LIMIT, INSERT_LIMIT, IN_USE, LIST_LIMITS, PAUSE_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING,
+    WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
 };
 use crate::store::phases::PHASES;
 use crate::store::{retry_transient, Result};
@@ -53,10 +53,14 @@ impl Store {
                 return Ok(Some(now + LOOK_AGAIN));
             }
         }
-        match row.window() {
-            Some(window) => Self::window_refusal(tx, &limit_scope(&row.name), "", window, now).await,
-            None => Ok(None),
-        }
+        let Some(window) = row.window() else { return Ok(None) };
+        // Waiters take their turns in the window in the order they began waiting.
+        let since: Option<DateTime<Utc>> =
+            sqlx::query_scalar(WAITING_SINCE).bind(holder).fetch_optional(&mut **tx).await?;
+        let (behind,): (i64,) =
+            sqlx::query_as(AHEAD_OF).bind(&row.name).bind(since.unwrap_or(now)).fetch_one(&mut **tx).await?;
+        PHASES.statement();
+        Self::window_refusal(tx, &limit_scope(&row.name), "", window, now, behind).await
     }
 
     async fn hold(
@@ -209,5 +213,10 @@ impl crate::store::LimitStore for Store {
         let Some((limit, node_id, until, since)) = row else { return Ok(None) };
         let (ahead,): (i64,) = sqlx::query_as(AHEAD_OF).bind(&limit).bind(since).fetch_one(self.pool()).await?;
         Ok(Some(LimitWait { limit, node_id, until, ahead }))
+    }
+
+    async fn prune_limit_holds(&self) -> Result<u64> {
+        let _guard = self.write_guard().await;
+        Ok(sqlx::query(PRUNE_HOLDS).execute(self.pool()).await?.rows_affected())
     }
 }

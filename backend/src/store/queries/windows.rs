@@ -69,34 +69,41 @@ impl Store {
     ) -> Result<Option<DateTime<Utc>>> {
         Self::lock_workflow(tx, workflow).await?;
         let now = Utc::now().trunc_subsecs(6);
-        Self::window_refusal(tx, &rate_scope(workflow), &check.key, check.window, now).await
+        Self::window_refusal(tx, &rate_scope(workflow), &check.key, check.window, now, 0).await
     }
 
-    /// `Some(when)` if `key`'s window in `scope` is full at `now`: when it next has room.
-    /// Call holding the lock of what owns the window.
+    /// `Some(when)` if `key`'s window in `scope` is full at `now` for one more after `behind`
+    /// others that wait for it first: when its turn in the window comes. Call holding the lock
+    /// of what owns the window.
     pub(super) async fn window_refusal(
         tx: &mut Tx<'_>,
         scope: &str,
         key: &str,
         window: TimeWindow,
         now: DateTime<Utc>,
+        behind: i64,
     ) -> Result<Option<DateTime<Utc>>> {
         let (used, _) = Self::window_use(&mut **tx, scope, key, window, now).await?;
         let limit = i64::from(window.limit);
-        if used < limit {
+        if used + behind < limit {
             return Ok(None);
         }
         // Room comes when enough marks have left for the count to drop below the limit (more
-        // than one when the limit was lowered since they were made).
+        // than one when the limit was lowered since they were made); with others waiting
+        // first, when as many more have left — a round of the window later for each time the
+        // marks there are now run out, so waiters wake spread over their turns, not all at once.
+        let turn = used + behind - limit;
+        let rounds = if used > 0 { turn / used } else { 0 };
         let freeing: Option<DateTime<Utc>> = sqlx::query_scalar(NTH_IN_WINDOW)
             .bind(scope)
             .bind(key)
             .bind(window.since(now))
-            .bind(used - limit)
+            .bind(if used > 0 { turn % used } else { 0 })
             .fetch_optional(&mut **tx)
             .await?;
         PHASES.statement();
-        Ok(Some(window.expiry(freeing.unwrap_or(now))))
+        let later = chrono::Duration::milliseconds((window.period_ms as i64).saturating_mul(rounds));
+        Ok(Some(window.expiry(freeing.unwrap_or(now)) + later))
     }
 
     /// Counts a start the rate limit let through (`rate_refusal` took the lock).
