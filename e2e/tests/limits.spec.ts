@@ -1,6 +1,6 @@
 import { test, expect } from '@playwright/test';
 import { baseUrl } from './env';
-import { apiGet, archiveEveryWorkflow, collectPageErrors, expectAccessible, publishWorkflow, signIn, start } from './support';
+import { apiGet, apiPost, archiveEveryWorkflow, collectPageErrors, expectAccessible, publishWorkflow, signIn, start } from './support';
 
 // The Limits page, used as an operator would: an empty page says what a limit is for; a limit
 // of 0 at once is refused on the form before anything is sent; a limit of one at once is made;
@@ -67,8 +67,6 @@ test('a shared limit is made, holds a second run back, says so on the run view, 
   await row.getByRole('button', { name: 'Delete' }).click();
   await expect(page.getByTestId('limits-notice')).toHaveText(`Deleted ${name}.`);
   await expect(row).toHaveCount(0);
-  for (const id of [first, second]) {
-    await page.request.post(`${baseUrl()}/api/v1/instances/${id}/cancel`, { data: {} });
-  }
+  for (const id of [first, second]) await apiPost(page.request, `/instances/${id}/cancel`);
   expect(errors).toEqual([]);
 });

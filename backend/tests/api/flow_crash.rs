@@ -1,6 +1,7 @@
 //! Flow control's state is the database's: a throttle's windows and a debounce's gathering
 //! burst survive kill -9 of the process that counted them, and a restarted process goes on
-//! from them — no window overfilled, no start dropped, the burst's instance made once.
+//! from them — no window overfilled, no start dropped, the burst's instance made once — and a
+//! shared limit's places hold across it.
 
 use crate::common::{fresh_database, on_both, Backend};
 use crate::process::{Api, Process};
@@ -63,4 +64,77 @@ async fn throttle_and_debounce_survive_kill_9(backend: Backend) {
     assert_eq!(counts["succeeded"], 1, "the burst made one instance: {counts}");
 }
 
-on_both!(throttle_and_debounce_survive_kill_9);
+/// A loopback API that counts calls in flight (a call whose connection is cut stops counting)
+/// and the most at once; `/block` answers only once `open` is set.
+#[derive(Default)]
+struct Counted {
+    in_flight: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+    calls: std::sync::atomic::AtomicUsize,
+    open: std::sync::atomic::AtomicBool,
+}
+
+struct InFlight(std::sync::Arc<Counted>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+async fn counted_api() -> (String, std::sync::Arc<Counted>) {
+    use axum::extract::{Path, State};
+    use std::sync::atomic::Ordering::SeqCst;
+    let counted = std::sync::Arc::new(Counted::default());
+    let answer = |State(c): State<std::sync::Arc<Counted>>, Path(path): Path<String>| async move {
+        c.calls.fetch_add(1, SeqCst);
+        let now = c.in_flight.fetch_add(1, SeqCst) + 1;
+        c.most.fetch_max(now, SeqCst);
+        let _guard = InFlight(c.clone());
+        while path == "block" && !c.open.load(SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        "{}"
+    };
+    let app = axum::Router::new().route("/{*path}", axum::routing::any(answer)).with_state(counted.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, counted)
+}
+
+/// A shared limit's place is the database's: killed mid-call, the process's place holds until
+/// its attempt is judged lost, so the restarted process never runs more than the limit, and
+/// everything waiting goes on once the call is made again.
+async fn a_shared_limits_places_survive_kill_9(backend: Backend) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (url, _dir) = fresh_database(backend).await;
+    let (base, counted) = counted_api().await;
+    let env = [("TRELLIS_LEASE_MS", "1500")];
+    let first = Process::start(&url, &env).await;
+    let api = Api::connect(&first.base).await;
+    let (status, made) = api.post("/api/v1/limits", json!({"name": "one", "concurrency": 1})).await;
+    assert_eq!(status, 201, "{made}");
+    let calling = |path: &str| json!({"nodes": [{"id": "call", "type": "http", "limit": "one", "config": {"method": "GET", "url": format!("{base}/{path}")}}]});
+    let (blocking, quick) = (api.publish(calling("block")).await, api.publish(calling("fast")).await);
+    start(&api, &blocking, json!({})).await;
+    while counted.calls.load(SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for n in 0..3 {
+        start(&api, &quick, json!({ "n": n })).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(counted.calls.load(SeqCst), 1, "the others wait for the place");
+    first.kill_hard().await;
+
+    let second = Process::start(&url, &env).await;
+    let api = Api::connect(&second.base).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    counted.open.store(true, SeqCst);
+    assert_eq!(api.settle(&quick, Duration::from_secs(60)).await["succeeded"], 3);
+    assert_eq!(api.settle(&blocking, Duration::from_secs(60)).await["succeeded"], 1);
+    assert_eq!(counted.most.load(SeqCst), 1, "never two calls at once under a limit of one");
+}
+
+on_both!(throttle_and_debounce_survive_kill_9, a_shared_limits_places_survive_kill_9);
