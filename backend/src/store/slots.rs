@@ -69,5 +69,11 @@ pub(super) const WORKFLOW_HAS_ROOM: &str = concatcp!(
     ACTIVE,
     " LIMIT $2) a) < $2"
 );
+/// The active instances of workflow `$1`, counted up to `$2`.
+pub(super) const ACTIVE_UP_TO: &str = concatcp!(
+    "SELECT COUNT(*) FROM (SELECT 1 FROM instances WHERE workflow_id = $1 AND status IN ",
+    ACTIVE,
+    " LIMIT $2) a"
+);
 pub(super) const OTHER_QUEUED: &str =
     "SELECT EXISTS (SELECT 1 FROM instances WHERE workflow_id = $1 AND status = 'queued' AND id <> $2)";

@@ -34,6 +34,7 @@ mod slots;
 mod slow;
 mod sso;
 mod start_batch;
+mod start_windows;
 mod transitions;
 mod triggers;
 mod views;

@@ -39,6 +39,11 @@ impl Store {
         let mut together = Vec::with_capacity(news.len());
         for group in order.chunk_by(|&a, &b| news[a].row.workflow_id == news[b].row.workflow_id) {
             let limits = news[group[0]].limits;
+            // A throttle's and a rate limit's windows: each key counted once for the group.
+            if Self::windows_together(news, group) {
+                Self::decide_windowed(&mut tx, news, group, &mut outcomes, &mut together).await?;
+                continue;
+            }
             // Under a key limit, each start's place depends on the keys of those before it:
             // asked one by one, as alone (so are starts made under limits a publish changed,
             // and those a throttle or rate limit counts in a window).
@@ -100,7 +105,7 @@ impl Store {
     }
 
     /// Slots new starts of `workflow` may take, its lock held.
-    async fn room_for_starts(tx: &mut Tx<'_>, workflow: Uuid, limit: u32) -> Result<i64> {
+    pub(super) async fn room_for_starts(tx: &mut Tx<'_>, workflow: Uuid, limit: u32) -> Result<i64> {
         Self::lock_workflow(tx, workflow).await?;
         let (room,): (i64,) =
             sqlx::query_as(ROOM_FOR_STARTS).bind(workflow).bind(i64::from(limit)).fetch_one(&mut **tx).await?;
