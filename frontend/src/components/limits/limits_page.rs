@@ -36,7 +36,7 @@ pub fn LimitsPage() -> impl IntoView {
             <p class="muted">
                 "A shared limit holds every node that names it — in any workflow, on any server — to a number \
                  running at once and a number begun per period. Name one on an http, script, task, sub-workflow \
-                 or map node (its Limit field). A node waiting for room counts no attempt; a call answered 429 or \
+                 or map node (its Shared limit field). A node waiting for room counts no attempt; a call answered 429 or \
                  503 with Retry-After pauses the whole limit that long."
                 {move || (!editor.get()).then_some(" Only editors make, change or delete limits.")}
             </p>
