@@ -52,15 +52,15 @@ impl Runner {
             return Ok(Began::Ran(event, detail));
         };
         let holder = holder_of(spec, instance, attempt, None, Some(fence.work_id));
-        let note = match self.ask(&holder).await? {
+        let (holding, note) = match self.ask(&holder).await? {
             Err(until) => {
                 self.work.defer_unbegun(fence, until).await?;
                 return Ok(Began::Deferred);
             }
-            Ok(note) => note,
+            Ok(granted) => granted,
         };
         let (event, mut detail) = self.execute(plan, instance, context, node, attempt, fence).await;
-        if !matches!(event, Event::Suspended { .. }) {
+        if holding && !matches!(event, Event::Suspended { .. }) {
             self.give_back(&holder).await;
         }
         if let Some(wait) = detail.busy_for {
@@ -73,21 +73,24 @@ impl Runner {
         Ok(Began::Ran(event, detail))
     }
 
-    /// A place for `holder`, or when to ask again (`Err`). `Ok(Some(note))`: the limit no
-    /// longer exists, which the attempt's log says.
-    async fn ask(&self, holder: &LimitHolder) -> anyhow::Result<Result<Option<String>, chrono::DateTime<Utc>>> {
+    /// A place for `holder` (whether it holds one to give back, and a note for the attempt's
+    /// log when the limit no longer exists), or when to ask again (`Err`).
+    async fn ask(&self, holder: &LimitHolder) -> anyhow::Result<Result<(bool, Option<String>), chrono::DateTime<Utc>>> {
         let metrics = &self.bus.metrics;
         Ok(match self.limits.acquire_limit(holder).await? {
-            Permit::Granted => {
+            Permit::Granted { holding } => {
                 metrics.shared_limit(&holder.limit, "admitted");
-                Ok(None)
+                Ok((holding, None))
             }
             Permit::Missing => {
                 metrics.shared_limit(&holder.limit, "missing");
-                Ok(Some(format!(
-                    "the shared limit `{}` no longer exists: this attempt ran without a limit",
-                    holder.limit
-                )))
+                Ok((
+                    false,
+                    Some(format!(
+                        "the shared limit `{}` no longer exists: this attempt ran without a limit",
+                        holder.limit
+                    )),
+                ))
             }
             Permit::Wait { until } => {
                 metrics.shared_limit(&holder.limit, "waited");
@@ -129,7 +132,9 @@ impl Runner {
         let holder = holder_of(spec, instance, attempt, Some(item), None);
         loop {
             match self.ask(&holder).await? {
-                Ok(note) => return Ok((Some(holder), note)),
+                Ok((true, note)) => return Ok((Some(holder), note)),
+                // Nothing to give back; still told when a call is told to wait.
+                Ok((false, note)) => return Ok((Some(LimitHolder { holder: String::new(), ..holder }), note)),
                 Err(until) => {
                     let wait = (until - Utc::now()).to_std().unwrap_or_default().min(ITEM_LOOK_AGAIN);
                     tokio::time::sleep(wait).await;
@@ -142,7 +147,9 @@ impl Runner {
     /// sleeps out the pause (the item then tries again without counting a try).
     pub(super) async fn item_done(&self, holder: Option<&LimitHolder>, busy_for: Option<Duration>) -> bool {
         let Some(holder) = holder else { return false };
-        self.give_back(holder).await;
+        if !holder.holder.is_empty() {
+            self.give_back(holder).await;
+        }
         let Some(wait) = busy_for else { return false };
         match self.pause(&holder.limit, wait).await {
             Ok(until) => {

@@ -23,6 +23,13 @@ pub struct LimitRow {
 }
 
 impl LimitRow {
+    /// Its rate's window as a place is judged by: a little longer than the rate's period
+    /// (1/40 of it, at most 50 ms), so the calls let through reach the API within the rate
+    /// even when one set off a few milliseconds later than the place was counted.
+    pub fn guarded_window(&self) -> Option<super::TimeWindow> {
+        self.window().map(|w| super::TimeWindow { period_ms: w.period_ms + (w.period_ms / 40).min(50), ..w })
+    }
+
     /// Its rate as a window, if it has one.
     pub fn window(&self) -> Option<super::TimeWindow> {
         match (self.rate_limit, self.rate_period_ms) {
@@ -57,13 +64,12 @@ pub struct LimitHolder {
 /// The answer to a request for a place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permit {
-    Granted,
+    /// Let through; `holding`: it holds a place to give back (the limit has a concurrency).
+    Granted { holding: bool },
     /// No limit has that name (deleted since the version was published): run unlimited.
     Missing,
     /// Ask again at `until` (or sooner, when a place frees).
-    Wait {
-        until: DateTime<Utc>,
-    },
+    Wait { until: DateTime<Utc> },
 }
 
 /// A node of an instance waiting for a shared limit, for `held_by`.
@@ -159,6 +165,14 @@ pub(super) const WAIT_OF: &str = concat!(
     live!(),
     " ORDER BY h.since LIMIT 1"
 );
+pub(super) const ANY_WAITING: &str = concat!(
+    "SELECT EXISTS (SELECT 1 FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'waiting' AND ",
+    live!(),
+    ")"
+);
+/// One attempt begun under a rate (its stale marks are pruned when the window is found full,
+/// and by the retention sweep).
+pub(super) const INSERT_MARK: &str = "INSERT INTO rate_marks (scope, key, at) VALUES ($1, $2, $3)";
 pub(super) const WAITING_SINCE: &str = "SELECT since FROM limit_holds WHERE holder = $1 AND state = 'waiting'";
 pub(super) const AHEAD_OF: &str = concat!(
     "SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'waiting' AND h.since < $2 AND ",

@@ -3,11 +3,12 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::limits::{
-    limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, DELETE_HOLD, DELETE_HOLDS, DELETE_LIMIT,
-    GET_LIMIT, INSERT_LIMIT, IN_USE, LIST_LIMITS, PAUSE_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING,
-    WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
+    limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, ANY_WAITING, DELETE_HOLD, DELETE_HOLDS,
+    DELETE_LIMIT, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT,
+    UPSERT_HOLD, WAITING, WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
 };
 use crate::store::phases::PHASES;
+use crate::store::windows::PRUNE_KEY;
 use crate::store::{retry_transient, Result};
 use chrono::{DateTime, SubsecRound, Utc};
 use uuid::Uuid;
@@ -53,14 +54,25 @@ impl Store {
                 return Ok(Some(now + LOOK_AGAIN));
             }
         }
-        let Some(window) = row.window() else { return Ok(None) };
+        let Some(window) = row.guarded_window() else { return Ok(None) };
+        let scope = limit_scope(&row.name);
+        let (used, _) = Self::window_use(&mut **tx, &scope, "", window, now).await?;
+        let (anyone_waiting,): (bool,) = sqlx::query_as(ANY_WAITING).bind(&row.name).fetch_one(&mut **tx).await?;
+        PHASES.statement();
+        if used < i64::from(window.limit) && !anyone_waiting {
+            return Ok(None);
+        }
         // Waiters take their turns in the window in the order they began waiting.
         let since: Option<DateTime<Utc>> =
             sqlx::query_scalar(WAITING_SINCE).bind(holder).fetch_optional(&mut **tx).await?;
         let (behind,): (i64,) =
             sqlx::query_as(AHEAD_OF).bind(&row.name).bind(since.unwrap_or(now)).fetch_one(&mut **tx).await?;
         PHASES.statement();
-        Self::window_refusal(tx, &limit_scope(&row.name), "", window, now, behind).await
+        let refused = Self::window_refusal(tx, &scope, "", window, now, behind).await?;
+        if refused.is_some() {
+            sqlx::query(PRUNE_KEY).bind(&scope).bind("").bind(window.since(now)).execute(&mut **tx).await?;
+        }
+        Ok(refused)
     }
 
     async fn hold(
@@ -103,11 +115,19 @@ impl Store {
                     Permit::Wait { until }
                 }
                 None => {
-                    Self::hold(&mut tx, at, "holding", now, None).await?;
-                    if let Some(window) = row.window() {
-                        Self::mark_windows(&mut tx, &limit_scope(&row.name), &[""], window, now).await?;
+                    // Only a concurrency counts places; a rate counts its marks.
+                    let holding = row.concurrency.is_some();
+                    if holding {
+                        Self::hold(&mut tx, at, "holding", now, None).await?;
+                    } else {
+                        sqlx::query(DELETE_HOLD).bind(&at.holder).execute(&mut *tx).await?;
                     }
-                    Permit::Granted
+                    if row.window().is_some() {
+                        let mark = sqlx::query(INSERT_MARK).bind(limit_scope(&row.name)).bind("").bind(now);
+                        mark.execute(&mut *tx).await?;
+                        PHASES.statement();
+                    }
+                    Permit::Granted { holding }
                 }
             },
         };

@@ -100,15 +100,7 @@ impl crate::store::WorkQueue for Store {
     }
 
     async fn extend_lease(&self, fence: &Fence, until: DateTime<Utc>) -> Result<bool> {
-        let _guard = self.write_guard().await;
-        let done = sqlx::query(EXTEND_LEASE)
-            .bind(until)
-            .bind(fence.work_id)
-            .bind(&fence.owner)
-            .bind(fence.epoch)
-            .execute(self.pool())
-            .await?;
-        Ok(done.rows_affected() == 1)
+        self.fenced_update(EXTEND_LEASE, fence, until).await
     }
 
     async fn work_item(&self, id: Uuid) -> Result<Option<WorkItem>> {
@@ -122,9 +114,17 @@ impl crate::store::WorkQueue for Store {
     }
 
     async fn defer_unbegun(&self, fence: &Fence, due: DateTime<Utc>) -> Result<bool> {
+        self.fenced_update(DEFER_UNBEGUN, fence, due).await
+    }
+}
+
+impl Store {
+    /// Runs `statement` (`$1` a time, then the fence's work id, owner and epoch) on the item
+    /// `fence` leases; whether the lease was still its holder's.
+    async fn fenced_update(&self, statement: &'static str, fence: &Fence, at: DateTime<Utc>) -> Result<bool> {
         let _guard = self.write_guard().await;
-        let done = sqlx::query(DEFER_UNBEGUN)
-            .bind(due)
+        let done = sqlx::query(statement)
+            .bind(at)
             .bind(fence.work_id)
             .bind(&fence.owner)
             .bind(fence.epoch)
