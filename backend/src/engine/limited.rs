@@ -23,6 +23,8 @@ use uuid::Uuid;
 
 /// The longest a `Retry-After` pauses a limit: a service asking for more is asked again then.
 const MOST_PAUSE: Duration = Duration::from_secs(3600);
+/// The shortest: a `Retry-After: 0` (or a date past) must not become a loop of calls.
+const LEAST_PAUSE: Duration = Duration::from_secs(1);
 /// The longest a map's item sleeps before it asks its limit again.
 const ITEM_LOOK_AGAIN: Duration = Duration::from_secs(1);
 
@@ -60,13 +62,23 @@ impl Runner {
             Ok(granted) => granted,
         };
         let (event, mut detail) = self.execute(plan, instance, context, node, attempt, fence).await;
+        // The call was made: from here on trouble is logged, never an error that would make
+        // it again at once. A pause comes before the place is given back, so the waiter woken
+        // by it does not call meanwhile. (A limit deleted since lets nothing pause.)
+        let paused = match detail.busy_for.filter(|_| note.is_none()) {
+            Some(wait) => self.pause(limit, wait).await,
+            None => None,
+        };
         if holding && !matches!(event, Event::Suspended { .. }) {
             self.give_back(&holder).await;
         }
-        if let Some(wait) = detail.busy_for {
-            let until = self.pause(limit, wait).await?;
-            if self.work.defer_unbegun(fence, until).await? {
-                return Ok(Began::Deferred);
+        if let Some(until) = paused {
+            match self.work.defer_unbegun(fence, until).await {
+                Ok(true) => return Ok(Began::Deferred),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, limit, "putting back an attempt told to wait failed; it counts as failed")
+                }
             }
         }
         detail.logs.extend(note);
@@ -110,13 +122,18 @@ impl Runner {
         }
     }
 
-    /// Pauses `limit` for `wait` (at most `MOST_PAUSE`): until when.
-    async fn pause(&self, limit: &str, wait: Duration) -> anyhow::Result<chrono::DateTime<Utc>> {
-        let until = Utc::now() + chrono::Duration::from_std(wait.min(MOST_PAUSE)).unwrap_or_default();
-        self.limits.pause_limit(limit, until).await?;
+    /// Pauses `limit` for `wait` (at least `LEAST_PAUSE`, at most `MOST_PAUSE`): until when;
+    /// `None` if the pause could not be written (logged; the attempt then counts as failed).
+    async fn pause(&self, limit: &str, wait: Duration) -> Option<chrono::DateTime<Utc>> {
+        let wait = wait.clamp(LEAST_PAUSE, MOST_PAUSE);
+        let until = Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default();
+        if let Err(e) = crate::store::retry_transient(|| self.limits.pause_limit(limit, until)).await {
+            tracing::warn!(error = %e, limit, "pausing a shared limit failed");
+            return None;
+        }
         self.bus.metrics.shared_limit(limit, "paused");
         tracing::info!(limit, %until, "a call under a shared limit was told to wait: the limit is paused");
-        Ok(until)
+        Some(until)
     }
 
     /// Waits inside a map's attempt until item `item` of attempt `attempt` of map node `spec`
@@ -133,8 +150,10 @@ impl Runner {
         loop {
             match self.ask(&holder).await? {
                 Ok((true, note)) => return Ok((Some(holder), note)),
+                // The limit no longer exists: nothing to give back, nothing to pause.
+                Ok((false, Some(note))) => return Ok((None, Some(note))),
                 // Nothing to give back; still told when a call is told to wait.
-                Ok((false, note)) => return Ok((Some(LimitHolder { holder: String::new(), ..holder }), note)),
+                Ok((false, None)) => return Ok((Some(LimitHolder { holder: String::new(), ..holder }), None)),
                 Err(until) => {
                     let wait = (until - Utc::now()).to_std().unwrap_or_default().min(ITEM_LOOK_AGAIN);
                     tokio::time::sleep(wait).await;
@@ -147,17 +166,16 @@ impl Runner {
     /// sleeps out the pause (the item then tries again without counting a try).
     pub(super) async fn item_done(&self, holder: Option<&LimitHolder>, busy_for: Option<Duration>) -> bool {
         let Some(holder) = holder else { return false };
+        let paused = match busy_for {
+            Some(wait) => self.pause(&holder.limit, wait).await,
+            None => None,
+        };
         if !holder.holder.is_empty() {
             self.give_back(holder).await;
         }
-        let Some(wait) = busy_for else { return false };
-        match self.pause(&holder.limit, wait).await {
-            Ok(until) => {
-                tokio::time::sleep((until - Utc::now()).to_std().unwrap_or_default()).await;
-                true
-            }
-            Err(_) => false,
-        }
+        let Some(until) = paused else { return false };
+        tokio::time::sleep((until - Utc::now()).to_std().unwrap_or_default()).await;
+        true
     }
 }
 

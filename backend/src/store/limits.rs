@@ -128,11 +128,12 @@ pub(super) const GET_LIMIT: &str = const_format::concatcp!("SELECT ", COLUMNS, "
 pub(super) const PAUSE_LIMIT: &str = "UPDATE shared_limits SET paused_until = $2 \
      WHERE name = $1 AND (paused_until IS NULL OR paused_until < $2)";
 /// A place (`h`) whose attempt is still its node's current one, running or waiting on its
-/// worker or child: it counts.
+/// worker or child (not on a retry's backoff: that attempt has ended): it counts.
 macro_rules! live {
     () => {
         "EXISTS (SELECT 1 FROM instance_nodes n WHERE n.instance_id = h.instance_id AND n.node_id = h.node_id \
-         AND n.status IN ('running', 'waiting') AND n.attempts = h.attempt)"
+         AND n.attempts = h.attempt AND (n.status = 'running' \
+         OR (n.status = 'waiting' AND n.wait_kind IN ('task', 'child'))))"
     };
 }
 /// Places of limit `$1` held by attempts that are still their node's running one, but `$2`'s.

@@ -88,8 +88,9 @@ impl Store {
                     let retry_at = match refused_until.get(&check.key) {
                         Some(at) => *at,
                         None => {
-                            let at = Self::window_refusal(tx, &scope, &check.key, check.window, now, 0).await?;
-                            // Full only with this group's own marks: room when they leave.
+                            // As one by one: the stored marks and the group's own (newest) count.
+                            let own = rate.marks.iter().filter(|m| m.0 == check.key).count() as i64;
+                            let at = Self::window_refusal(tx, &scope, &check.key, check.window, now, own).await?;
                             let at = at.unwrap_or_else(|| check.window.expiry(now));
                             *refused_until.entry(check.key.clone()).or_insert(at)
                         }
@@ -128,11 +129,14 @@ impl Store {
                 throttle.mark(&key, at.max(new.admits_at));
             }
             free -= 1;
-            let at = match admission {
-                Some(at) => at,
-                None => *admission.insert(Self::admission_time(tx, workflow).await?),
+            // Without a slot or a throttle to order (a rate limit alone), a start is admitted
+            // when it was decided, as `start_time` does.
+            let at = match (limits.any(), admission) {
+                (false, _) => new.admits_at,
+                (true, Some(at)) => at.max(new.admits_at),
+                (true, None) => (*admission.insert(Self::admission_time(tx, workflow).await?)).max(new.admits_at),
             };
-            outcomes[i] = StartOutcome::Running { at: at.max(new.admits_at) };
+            outcomes[i] = StartOutcome::Running { at };
         }
         if let Some(check) = &first.rate {
             Self::write_marks(tx, &rate_scope(workflow), check.window, &rate.marks).await?;
