@@ -29,7 +29,10 @@ pub const PAGES: &[Page] = &[
     page("/failures", "Failures", Some("Failures"), Role::Viewer),
     page("/triggers", "Triggers", Some("Triggers"), Role::Viewer),
     page("/jobs", "Jobs", Some("Jobs"), Role::Viewer),
-    page("/limits", "Limits", Some("Limits"), Role::Viewer),
+    // Not a header section: one more wraps the admin's header to a second line at 1280 px,
+    // which shifts the designer under the pointer. Reached from the designer's Shared limit
+    // field and the Workflows page.
+    page("/limits", "Limits", None, Role::Viewer),
     // Editors see secrets' names to reference them, and manage alerts.
     page("/secrets", "Secrets", Some("Secrets"), Role::Editor),
     page("/alerts", "Alerts", Some("Alerts"), Role::Editor),
@@ -87,7 +90,7 @@ mod tests {
     #[test]
     fn each_role_is_offered_the_sections_it_may_use() {
         let labels = |role| sections(role).map(|(label, _)| label).collect::<Vec<_>>();
-        let everyone = ["Dashboard", "Workflows", "Instances", "Failures", "Triggers", "Jobs", "Limits"];
+        let everyone = ["Dashboard", "Workflows", "Instances", "Failures", "Triggers", "Jobs"];
         assert_eq!(labels(None), everyone);
         assert_eq!(labels(Some(Role::Operator)), everyone);
         assert!(labels(Some(Role::Editor)).ends_with(&["Secrets", "Alerts"]));

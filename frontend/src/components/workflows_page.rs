@@ -58,6 +58,7 @@ pub fn WorkflowsPage() -> impl IntoView {
             <ErrorAlert message=action_error />
             <WorkflowTable items=paged.items() empty_message=empty on_changed=on_changed on_error=on_error />
             <LoadMore paged=paged />
+            <p class="muted">"Workflows that call one API can share its limits: see " <a href="/limits">"Limits"</a> "."</p>
         </main>
     }
 }
