@@ -46,6 +46,7 @@ pub struct Server {
     app: axum::Router,
     engine: Arc<Engine>,
     fires: FireLoop,
+    brokers: crate::triggers::brokers::BrokerLoop,
     jobs: JobLoop,
     sweeper: Sweeper,
     slow: crate::slow::Refresher,
@@ -108,6 +109,7 @@ impl Server {
         tokio::spawn(engine.bus.clone().relay(store.clone()));
         let fires =
             FireLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
+        let brokers = crate::triggers::brokers::BrokerLoop::new(store.clone(), engine.clone(), node_name(addr));
         let jobs =
             JobLoop::new(store.clone(), engine.clone(), std::time::Duration::from_millis(serve.lease_ms.max(1_000)));
         let sweeper = Sweeper::new(store.clone(), std::time::Duration::from_secs(serve.retention_sweep_secs))
@@ -150,6 +152,7 @@ impl Server {
             app: http::router(state),
             engine,
             fires,
+            brokers,
             jobs,
             sweeper,
             slow,
@@ -166,6 +169,7 @@ impl Server {
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let fires = tokio::spawn(self.fires.run(stopped.clone()));
+        let brokers = tokio::spawn(self.brokers.run(stopped.clone()));
         let jobs = tokio::spawn(self.jobs.run(stopped.clone()));
         let sweeper = tokio::spawn(self.sweeper.run(stopped.clone()));
         let slow = tokio::spawn(self.slow.run(stopped.clone()));
@@ -192,6 +196,9 @@ impl Server {
         let app = self.app.into_make_service_with_connect_info::<SocketAddr>();
         let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
         let _ = stop.send(true);
+        // Consumers first: each finishes the batch it took (its starts committed) and
+        // acknowledges it before the scheduler stops.
+        brokers.await?;
         scheduler.await?;
         fires.await?;
         jobs.await?;
@@ -217,6 +224,14 @@ impl Server {
     pub fn spawn(self) -> JoinHandle<Result<()>> {
         tokio::spawn(self.run(std::future::pending()))
     }
+}
+
+/// A name for this process that stays the same when it restarts on the same host and port
+/// (a broker's persistent session is found again by it): hex of a hash of both.
+fn node_name(addr: SocketAddr) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("{}:{}", crate::engine::hostname(), addr.port()));
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
 pub async fn serve(db: DatabaseConfig, serve: ServeConfig) -> Result<()> {

@@ -85,9 +85,22 @@ pub enum TriggerKind {
     Webhook,
     /// A schedule's tick.
     Cron,
+    /// A message on a NATS JetStream stream (a durable pull consumer).
+    Nats,
+    /// A message on a RabbitMQ (AMQP 0-9-1) queue.
+    Amqp,
+    /// A message on an MQTT topic (QoS 1, a persistent session).
+    Mqtt,
 }
 
-string_forms!(TriggerKind { Webhook => "webhook", Cron => "cron" });
+string_forms!(TriggerKind { Webhook => "webhook", Cron => "cron", Nats => "nats", Amqp => "amqp", Mqtt => "mqtt" });
+
+impl TriggerKind {
+    /// Whether this kind takes messages from a broker (a consumer in every process).
+    pub fn is_broker(self) -> bool {
+        matches!(self, TriggerKind::Nats | TriggerKind::Amqp | TriggerKind::Mqtt)
+    }
+}
 
 /// What became of a webhook delivery or a cron tick (a trigger's delivery log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -111,11 +124,15 @@ pub enum DeliveryOutcome {
     /// Refused by a rate limit (the workflow's `rate_limit`, or a webhook's per-minute limit):
     /// nothing started.
     RateLimited,
+    /// A broker message the server could not handle this time (the database or the sandbox
+    /// was unavailable): left unacknowledged, so the broker delivers it again.
+    Error,
 }
 
 string_forms!(DeliveryOutcome {
     Started => "started", Duplicate => "duplicate", Rejected => "rejected", Failed => "failed", Skipped => "skipped",
     Queued => "queued", Missed => "missed", RateLimited => "rate_limited",
+    Error => "error",
 });
 
 /// What a waiting node waits on (`instance_nodes.wait_kind`, the `trellis.wait` span attribute).

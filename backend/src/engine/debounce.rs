@@ -65,7 +65,13 @@ impl Commands {
         let outcome = if folded.joined { "folded" } else { "opened" };
         self.bus.metrics.flow(request.workflow, "debounce", outcome, 1);
         self.wakes.debounces.notify_one();
-        Ok(Some(Started { id: folded.instance_id, status: InstanceStatus::Queued, version: latest, debounced: true }))
+        Ok(Some(Started {
+            id: folded.instance_id,
+            status: InstanceStatus::Queued,
+            version: latest,
+            debounced: true,
+            repeated: false,
+        }))
     }
 }
 

@@ -67,6 +67,7 @@ impl Commands {
         let idempotency_key = request.idempotency_key.clone();
         // A burst's instance was counted when its starts were (`debounce.rs`).
         let from_burst = request.burst.is_some();
+        let key_names_instance = request.key_names_instance;
         let rate = keys.rate_check(&limits).filter(|_| !from_burst);
         let row = instance_row(request, version, keys, now);
         let nodes: Vec<NodeRow> = plan
@@ -114,7 +115,14 @@ impl Commands {
             admits_at: now,
             admit_at,
         };
-        Ok(Prepared::Start(Box::new(PreparedStart { new, request_hash, plan, limits, reservation })))
+        Ok(Prepared::Start(Box::new(PreparedStart {
+            new,
+            request_hash,
+            plan,
+            limits,
+            reservation,
+            key_names_instance,
+        })))
     }
 
     /// Checks `input` against the latest published version's `input_schema`, as a start would
@@ -189,7 +197,7 @@ impl Commands {
 
     /// Publishes and runs what an inserted instance wrote, and answers the start.
     async fn started(self: &Arc<Self>, prepared: PreparedStart, outcome: StartOutcome) -> Result<Started, EngineError> {
-        let PreparedStart { new, request_hash, plan, limits, reservation } = prepared;
+        let PreparedStart { new, request_hash, plan, limits, reservation, key_names_instance } = prepared;
         let (id, workflow, version) = (new.row.id, new.row.workflow_id, new.row.version);
         let status = match outcome {
             StartOutcome::Running { at } => {
@@ -223,12 +231,13 @@ impl Commands {
                     retry_at,
                 });
             }
-            StartOutcome::Repeated(first) if first.request_hash == request_hash => {
+            StartOutcome::Repeated(first) if first.request_hash == request_hash || key_names_instance => {
                 return Ok(Started {
                     id: first.instance_id,
                     status: first.status,
                     version: first.version,
                     debounced: false,
+                    repeated: true,
                 });
             }
             StartOutcome::Repeated(_) => {
@@ -241,7 +250,7 @@ impl Commands {
                 return Err(key_refused(&refused, key, limits.key_reuse));
             }
         };
-        Ok(Started { id, status, version, debounced: false })
+        Ok(Started { id, status, version, debounced: false, repeated: false })
     }
 }
 
@@ -260,6 +269,8 @@ struct PreparedStart {
     /// The latest version's plan, whose limits apply.
     limits: Arc<Plan>,
     reservation: Reservation,
+    /// See `StartRequest::key_names_instance`.
+    key_names_instance: bool,
 }
 
 /// The row of a new instance, queued until admitted.

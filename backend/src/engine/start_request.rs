@@ -30,6 +30,10 @@ pub struct StartRequest {
     /// The start of a debounced burst's instance (`debounce.rs`): the id every start of the
     /// burst was answered. Not debounced again, nor counted by the rate limit (its starts were).
     pub burst: Option<Uuid>,
+    /// The idempotency key alone names the instance: a start repeating it is answered with the
+    /// first instance even when its input differs (a broker message's redelivery, whose
+    /// headers may have changed), where a REST client's repeat with another body is refused.
+    pub key_names_instance: bool,
 }
 
 /// The `subworkflow` node attempt that starts a child instance.
@@ -53,6 +57,7 @@ impl StartRequest {
             handles_failure_of: None,
             lineage: Lineage::default(),
             burst: None,
+            key_names_instance: false,
         }
     }
 
@@ -68,4 +73,6 @@ pub struct Started {
     pub version: i64,
     /// Folded into a `debounce` burst: `id` is the burst's instance, made when it ends.
     pub debounced: bool,
+    /// Answered from an earlier start with the same idempotency key: nothing new was made.
+    pub repeated: bool,
 }

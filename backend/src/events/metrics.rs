@@ -48,6 +48,8 @@ pub struct Metrics {
     flow: Family<Labels, Counter>,
     /// Node attempts under shared limits (`/limits`).
     shared_limits: Family<Labels, Counter>,
+    /// Messages broker triggers took, by outcome.
+    broker_messages: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -84,6 +86,7 @@ impl Default for Metrics {
             sse_history_reads: Counter::default(),
             flow: Family::default(),
             shared_limits: Family::default(),
+            broker_messages: Family::default(),
         };
         metrics.register();
         metrics
@@ -197,6 +200,12 @@ impl Metrics {
              was deleted: ran without it)",
             self.shared_limits.clone(),
         );
+        r.register(
+            "trellis_broker_messages",
+            "Messages broker triggers (nats, amqp, mqtt) took, by trigger and outcome: started, duplicate, \
+             rejected, rate_limited, error (left unacknowledged for the broker to deliver again)",
+            self.broker_messages.clone(),
+        );
         crate::sandbox::METRICS.register(r);
         r.register("trellis_otel_spans_dropped", "Spans not exported to OpenTelemetry", self.spans_dropped.clone());
         r.register(
@@ -219,6 +228,12 @@ impl Metrics {
     pub fn shared_limit(&self, limit: &str, outcome: &str) {
         let labels = vec![("limit", limit.to_owned()), ("outcome", outcome.to_owned())];
         self.shared_limits.get_or_create(&labels).inc();
+    }
+
+    /// `n` messages of broker trigger `trigger` met `outcome` (a delivery outcome).
+    pub fn broker_messages(&self, trigger: uuid::Uuid, outcome: &str, n: u64) {
+        let labels = vec![("trigger", trigger.to_string()), ("outcome", outcome.to_owned())];
+        self.broker_messages.get_or_create(&labels).inc_by(n);
     }
 
     pub fn instance_started(&self) {

@@ -27,6 +27,13 @@ static TLS: LazyLock<rustls::ClientConfig> = LazyLock::new(|| {
     tls
 });
 
+/// Trellis's TLS without HTTP's protocol negotiation, for the broker clients (`mqtts://`).
+pub fn broker_tls() -> rustls::ClientConfig {
+    let mut tls = TLS.clone();
+    tls.alpn_protocols.clear();
+    tls
+}
+
 /// A client builder with Trellis's TLS; add timeouts, resolvers and the like, then `build()`.
 pub fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder().tls_backend_preconfigured(TLS.clone())

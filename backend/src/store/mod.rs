@@ -12,6 +12,7 @@ mod alerts;
 mod audit;
 mod backend;
 mod batch;
+mod brokers;
 mod catalog;
 mod cluster;
 mod content;
@@ -54,6 +55,7 @@ pub use alerts::{
 };
 pub use audit::{AuditQuery, AuditRow, AuditStore};
 pub use batch::{absorb, Ahead, Step, StepDecide};
+pub use brokers::{BrokerStore, ConsumerRow};
 pub use catalog::{
     CatalogStore, NewVersion, NewWorkflow, VersionInfo, VersionRecord, WorkflowChange, WorkflowQuery, WorkflowRecord,
     WriteOutcome,
@@ -137,6 +139,7 @@ pub trait Store:
     + AlertStore
     + ClusterStore
     + LimitStore
+    + BrokerStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

@@ -185,7 +185,7 @@ pub(super) const ACTIVE_TRIGGER_INSTANCES: &str = concatcp!(
 pub(super) const DELETE_OLD_DELIVERIES: &str = "DELETE FROM trigger_deliveries WHERE received_at < $1";
 pub(super) const DELETE_OLD_TRIGGER_STARTS: &str =
     "DELETE FROM start_requests WHERE created_at < $1 AND (idempotency_key LIKE 'cron:%' OR \
-    idempotency_key LIKE 'webhook:%')";
+    idempotency_key LIKE 'webhook:%' OR idempotency_key LIKE 'broker:%')";
 pub(super) const FINISH_FIRE: &str =
     "UPDATE triggers SET next_fire_at = $1, pending_fire_at = $2, fire_owner = NULL, fire_lease_until = \
     NULL WHERE id = $3 AND fire_owner = $4 AND paused = $5 AND next_fire_at = $6";

@@ -1,6 +1,7 @@
 //! The settings of each trigger kind, as clients send them and as they are stored (the
 //! `spec` column), and their validation: every problem listed with what to fix.
 
+use super::brokers::spec::{AmqpSpec, Broker, MqttSpec, NatsSpec};
 use super::schedule::Schedule;
 use crate::sandbox::protocol::Source;
 use crate::sandbox::{Sandbox, Stopped};
@@ -16,6 +17,9 @@ pub const MAX_RATE_PER_MINUTE: u32 = 100_000;
 pub enum TriggerSpec {
     Webhook(WebhookSpec),
     Cron(CronSpec),
+    Nats(NatsSpec),
+    Amqp(AmqpSpec),
+    Mqtt(MqttSpec),
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +92,19 @@ impl TriggerSpec {
         match self {
             TriggerSpec::Webhook(_) => TriggerKind::Webhook,
             TriggerSpec::Cron(_) => TriggerKind::Cron,
+            TriggerSpec::Nats(_) => TriggerKind::Nats,
+            TriggerSpec::Amqp(_) => TriggerKind::Amqp,
+            TriggerSpec::Mqtt(_) => TriggerKind::Mqtt,
+        }
+    }
+
+    /// What a broker kind's settings share; `None` for webhooks and schedules.
+    pub fn broker(&self) -> Option<Broker<'_>> {
+        match self {
+            TriggerSpec::Nats(s) => Some(s.broker()),
+            TriggerSpec::Amqp(s) => Some(s.broker()),
+            TriggerSpec::Mqtt(s) => Some(s.broker()),
+            TriggerSpec::Webhook(_) | TriggerSpec::Cron(_) => None,
         }
     }
 
@@ -107,8 +124,21 @@ impl TriggerSpec {
                 Ok(_) => Ok(Vec::new()),
                 Err(issues) => Ok(issues),
             },
+            TriggerSpec::Nats(s) => with_broker_issues(s.check(), s.broker(), sandbox).await,
+            TriggerSpec::Amqp(s) => with_broker_issues(s.check(), s.broker(), sandbox).await,
+            TriggerSpec::Mqtt(s) => with_broker_issues(s.check(), s.broker(), sandbox).await,
         }
     }
+}
+
+/// A broker kind's own problems, then those every broker kind shares.
+async fn with_broker_issues(
+    mut issues: Vec<Issue>,
+    broker: Broker<'_>,
+    sandbox: &Sandbox,
+) -> Result<Vec<Issue>, Stopped> {
+    issues.extend(broker.check(sandbox).await?);
+    Ok(issues)
 }
 
 impl WebhookSpec {

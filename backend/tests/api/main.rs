@@ -14,6 +14,7 @@ mod backup;
 mod backup_refusals;
 mod bad_input;
 mod bounds;
+mod broker_triggers;
 mod cleanup;
 mod cli;
 mod cli_bad_input;

@@ -36,9 +36,31 @@ pub struct Trigger {
     #[serde(default, skip_serializing_if = "Option::is_none", with = "super::double_option")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<DateTime<Utc>>))]
     pub pending_fire_at: Option<Option<DateTime<Utc>>>,
+    /// Broker triggers: what this trigger's consumers are doing (`null` until one has run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<ConsumerState>,
     /// The kind's settings.
     #[serde(flatten)]
     pub settings: Map<String, Value>,
+}
+
+/// What a broker trigger's consumer reported last (every process consumes; the newest report
+/// wins).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ConsumerState {
+    /// `connected`, `disconnected` (then `reason` says why), `paused` (the trigger, or the
+    /// workflow's queue over `max_queued`), `held` (the database is held).
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub since: DateTime<Utc>,
+    /// Messages waiting on the broker for this trigger, where the broker says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag: Option<i64>,
+    /// Messages that started an instance in the last minute.
+    #[serde(default)]
+    pub started_last_minute: i64,
 }
 
 /// The answer to a create: the trigger, with a webhook's `secret` (shown this once) or a

@@ -24,10 +24,14 @@ pub enum TriggerCommand {
         #[arg(long, short = 'w')]
         workflow: Option<String>,
     },
-    /// Create a webhook (prints its URL and secret, shown this once) or a cron schedule.
+    /// Create a webhook (prints its URL and secret, shown this once), a cron schedule, or a
+    /// broker trigger (NATS JetStream, AMQP, MQTT).
     #[command(after_help = "Examples:\n  trellis trigger create deploy --webhook\n  \
-                            trellis trigger create nightly-report --cron '0 2 * * *' --timezone Europe/Berlin")]
-    Create(CreateArgs),
+                            trellis trigger create nightly-report --cron '0 2 * * *' --timezone Europe/Berlin\n  \
+                            trellis trigger create orders --nats nats://127.0.0.1:4222 --stream ORDERS --subject orders.new\n  \
+                            trellis trigger create orders --amqp 'amqp://guest:{{ secret.AMQP_PASSWORD }}@mq:5672/%2f' --queue orders\n  \
+                            trellis trigger create sensors --mqtt mqtt://127.0.0.1:1883 --topic 'sensors/+/reading' --dedupe message.body.id")]
+    Create(Box<CreateArgs>),
     /// Give a webhook a new secret; the old one keeps verifying for a grace period.
     RotateSecret {
         /// The webhook trigger's id
@@ -47,7 +51,7 @@ pub enum TriggerCommand {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("kind").required(true).args(["webhook", "cron"])))]
+#[command(group(clap::ArgGroup::new("kind").required(true).args(["webhook", "cron", "nats", "amqp", "mqtt"])))]
 pub struct CreateArgs {
     /// The workflow's id or exact name
     pub workflow: String,
@@ -60,6 +64,40 @@ pub struct CreateArgs {
     /// The schedule's IANA time zone, e.g. Europe/Berlin [default: UTC]
     #[arg(long, requires = "cron")]
     pub timezone: Option<String>,
+    /// A NATS JetStream trigger: the server's URL (`nats://host:4222`; secrets as `{{ secret.NAME }}`)
+    #[arg(long, value_name = "URL", requires_all = ["stream", "subject"])]
+    pub nats: Option<String>,
+    /// NATS: the stream (made if missing)
+    #[arg(long, requires = "nats")]
+    pub stream: Option<String>,
+    /// NATS: the subject
+    #[arg(long, requires = "nats")]
+    pub subject: Option<String>,
+    /// NATS: the durable consumer's name [default: trellis-<trigger id>]
+    #[arg(long, requires = "nats")]
+    pub consumer: Option<String>,
+    /// An AMQP (RabbitMQ) trigger: the broker's URL (`amqp://user:password@host:5672/%2f`)
+    #[arg(long, value_name = "URL", requires = "queue")]
+    pub amqp: Option<String>,
+    /// AMQP: the queue (declared durable if missing)
+    #[arg(long, requires = "amqp")]
+    pub queue: Option<String>,
+    /// An MQTT trigger: the broker's URL (`mqtt://host:1883`, `mqtts://` for TLS)
+    #[arg(long, value_name = "URL", requires = "topic")]
+    pub mqtt: Option<String>,
+    /// MQTT: the topic filter (`+` and `#` allowed)
+    #[arg(long, requires = "mqtt")]
+    pub topic: Option<String>,
+    /// Brokers: an expression over `message` giving the instance's input
+    #[arg(long, value_name = "EXPRESSION")]
+    pub input: Option<String>,
+    /// Brokers: an expression over `message` giving the key a repeated message is known by
+    /// [default: the broker's message id]
+    #[arg(long, value_name = "EXPRESSION")]
+    pub dedupe: Option<String>,
+    /// Brokers: stop taking messages while the workflow has more queued instances than this [default: 1000]
+    #[arg(long)]
+    pub max_queued: Option<u32>,
     /// A name shown in lists
     #[arg(long)]
     pub name: Option<String>,
@@ -76,7 +114,7 @@ pub async fn run(target: &Target, args: TriggerArgs) -> CliResult<Exit> {
     let output = target.output;
     match args.command {
         TriggerCommand::List { workflow } => list(&api, output, workflow).await,
-        TriggerCommand::Create(create_args) => create(&api, output, create_args).await,
+        TriggerCommand::Create(create_args) => create(&api, output, *create_args).await,
         TriggerCommand::RotateSecret { id, grace_ms } => {
             let request = api
                 .request(Method::POST, &format!("/triggers/{id}/rotate-secret"))
@@ -113,12 +151,21 @@ async fn list(api: &Api, output: Output, workflow: Option<String>) -> CliResult<
         None => "/triggers".to_owned(),
     };
     let triggers: Items<Trigger> = api.get(&path, &[]).await?;
-    render::list(output, &triggers.items, &["id", "kind", "workflow", "name", "paused", "schedule or url"], |t| {
-        let what = match (t.settings.get("expression"), &t.url) {
-            (Some(Value::String(expression)), _) => expression.clone(),
-            (_, Some(url)) => url.clone(),
+    let columns = ["id", "kind", "workflow", "name", "paused", "schedule, url or source", "state"];
+    render::list(output, &triggers.items, &columns, |t| {
+        let what = match (t.settings.get("expression"), &t.url, t.settings.get("url")) {
+            (Some(Value::String(expression)), ..) => expression.clone(),
+            (_, Some(url), _) => url.clone(),
+            (.., Some(Value::String(url))) => {
+                let source = ["stream", "queue", "topic"].iter().find_map(|k| t.settings.get(*k)?.as_str());
+                format!("{url} {}", source.unwrap_or_default())
+            }
             _ => "-".to_owned(),
         };
+        let state = t.consumer.as_ref().map_or_else(
+            || "-".to_owned(),
+            |c| c.reason.as_ref().map_or_else(|| c.state.clone(), |why| format!("{}: {why}", c.state)),
+        );
         vec![
             t.id.clone(),
             t.kind.to_string(),
@@ -126,6 +173,7 @@ async fn list(api: &Api, output: Output, workflow: Option<String>) -> CliResult<
             render::text(t.name.as_deref(), 40),
             if t.paused { "yes" } else { "no" }.to_owned(),
             what,
+            render::text(Some(&state), 60),
         ]
     });
     Ok(Exit::Success)
@@ -137,10 +185,32 @@ async fn create(api: &Api, output: Output, args: CreateArgs) -> CliResult<Exit> 
         Some(_) => return Err(CliError::usage("--settings: give a JSON object")),
         None => serde_json::Map::new(),
     };
-    let kind = if args.webhook { "webhook" } else { "cron" };
+    let kind = match (&args.cron, &args.nats, &args.amqp, &args.mqtt) {
+        (Some(_), ..) => "cron",
+        (_, Some(_), ..) => "nats",
+        (_, _, Some(_), _) => "amqp",
+        (.., Some(_)) => "mqtt",
+        _ => "webhook",
+    };
     body.insert("kind".into(), json!(kind));
     body.insert("paused".into(), json!(args.paused));
-    let optional = [("expression", args.cron), ("timezone", args.timezone), ("name", args.name)];
+    if let Some(max_queued) = args.max_queued {
+        body.insert("max_queued".into(), json!(max_queued));
+    }
+    let url = args.nats.or(args.amqp).or(args.mqtt);
+    let optional = [
+        ("expression", args.cron),
+        ("timezone", args.timezone),
+        ("name", args.name),
+        ("url", url),
+        ("stream", args.stream),
+        ("subject", args.subject),
+        ("consumer", args.consumer),
+        ("queue", args.queue),
+        ("topic", args.topic),
+        ("input", args.input),
+        ("dedupe", args.dedupe),
+    ];
     for (key, value) in optional {
         if let Some(value) = value {
             body.insert(key.into(), json!(value));

@@ -18,6 +18,7 @@ mod admission;
 mod admission_clock;
 mod alerts;
 mod audit;
+mod brokers;
 mod catalog;
 mod cluster;
 mod debounces;

@@ -1,7 +1,8 @@
 //! Adding a trigger: a webhook at once (its URL and secret then shown once, with a signed
 //! `curl` to try it), or a cron schedule whose next fire times, or the parser's reason, show
-//! under the fields as one types.
+//! under the fields as one types, or a broker trigger (`new_broker_trigger.rs`).
 
+use super::new_broker_trigger::NewBrokerTrigger;
 use crate::api_triggers;
 use crate::components::copy_button::CopyButton;
 use crate::components::mutation::Mutation;
@@ -83,6 +84,7 @@ pub fn NewTrigger(
                     Err(why) => view! { <p class="field-error" data-testid="cron-error">{why}</p> }.into_any(),
                 }}
             </div>
+            <NewBrokerTrigger workflow=workflow on_created=on_created />
         </section>
     }
 }

@@ -15,12 +15,21 @@ use trellis_model::TriggerKind;
 /// How long a rotated-out secret still verifies: deliveries already on their way get through.
 const ROTATE_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
 
-/// A webhook's URL, or a schedule's expression, time zone and next fire time.
+/// A webhook's URL, a schedule's expression, time zone and next fire time, or a broker's URL
+/// and where its messages come from.
 pub fn where_or_when(t: &Trigger) -> String {
     if let Some(url) = &t.url {
         return url.clone();
     }
     let setting = |key: &str| t.settings.get(key).and_then(|v| v.as_str()).map(str::to_owned).unwrap_or_default();
+    if t.kind.is_broker() {
+        let from = match t.kind {
+            TriggerKind::Nats => format!("stream {} · subject {}", setting("stream"), setting("subject")),
+            TriggerKind::Amqp => format!("queue {}", setting("queue")),
+            _ => format!("topic {}", setting("topic")),
+        };
+        return format!("{} · {from}", setting("url"));
+    }
     let next = t.next_fire_at.flatten().map(|n| format!(" · next {}", format::timestamp(&n))).unwrap_or_default();
     format!("{} ({}){next}", setting("expression"), setting("timezone"))
 }
@@ -70,12 +79,13 @@ pub fn TriggerRow(
     };
     let is_webhook = t.kind == TriggerKind::Webhook;
     let what = where_or_when(&t);
+    let (state, state_class) = state_of(&t);
     view! {
         <tr data-testid="trigger-row" data-kind=t.kind.as_str()>
             <td>{t.kind.as_str()}</td>
             <td class="name">{t.name.clone().unwrap_or_default()}</td>
             <td><code class="wrap">{what}</code></td>
-            <td data-testid="trigger-state">{if paused { "paused" } else { "active" }}</td>
+            <td data-testid="trigger-state" class=state_class>{state}</td>
             <td class="actions">
                 <Show when=move || editable.get()>
                     <button type="button" data-testid="trigger-toggle" on:click=toggle>{if paused { "Resume" } else { "Pause" }}</button>
@@ -99,6 +109,30 @@ pub fn TriggerRow(
             <tr><td colspan="5"><DeliveryLog list=list /></td></tr>
         })}
     }
+}
+
+/// "paused" or "active"; for a broker trigger what its consumers report: connected (with
+/// its starts in the last minute and the broker's backlog), disconnected and why, paused and
+/// why.
+pub fn state_of(t: &Trigger) -> (String, &'static str) {
+    if t.paused {
+        return ("paused".into(), "state-paused");
+    }
+    let Some(c) = &t.consumer else {
+        return (if t.kind.is_broker() { "connecting…" } else { "active" }.into(), "");
+    };
+    let mut text = c.state.clone();
+    if c.state == "connected" {
+        text.push_str(&format!(" · {}/min", c.started_last_minute));
+        if let Some(lag) = c.lag {
+            text.push_str(&format!(" · {lag} waiting"));
+        }
+    }
+    if let Some(why) = &c.reason {
+        text.push_str(&format!(": {why}"));
+    }
+    let class = if c.state == "disconnected" { "state-failed" } else { "" };
+    (text, class)
 }
 
 const DELIVERY_COLUMNS: &[(&str, &str)] = &[

@@ -1,4 +1,4 @@
-//! `/workflows/{id}/triggers`: the workflow's webhooks and cron schedules — create one (a
+//! `/workflows/{id}/triggers`: the workflow's webhooks, cron schedules and broker triggers — create one (a
 //! webhook's URL and secret shown once, with a signed `curl` to try it; a schedule's next fire
 //! times previewed as it is typed), pause and resume, rotate a secret, delete, and each one's
 //! delivery log.
@@ -55,7 +55,7 @@ pub fn TriggersPage(id: String) -> impl IntoView {
             <table class="workflows triggers" data-testid="triggers-table">
                 <TableHead columns=COLUMNS />
                 <TableRows rows=triggers columns=5 row=move |t| view! { <TriggerRow t=t on_change=changed editable=editable /> }
-                    empty="No triggers yet: add a webhook or a schedule above." />
+                    empty="No triggers yet: add a webhook, a schedule or a broker trigger above." />
             </table>
         </main>
     }

@@ -41,5 +41,6 @@ async fn list_all(
         .iter()
         .map(|t| Trigger { workflow_name: names.get(&t.workflow_id).cloned(), ..view(&state, &headers, t) })
         .collect();
+    let items = super::brokers::with_consumers(&state, items).await?;
     Ok(Json(Items { items }))
 }

@@ -3,6 +3,7 @@
 //! `/hooks/{id}` (see `hooks.rs`).
 
 mod all;
+mod brokers;
 pub mod deliveries;
 mod preview;
 
@@ -47,7 +48,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     tag = "triggers",
     request_body(
         content = Value,
-        description = "`{kind: \"webhook\" | \"cron\", name?, paused?, ...the kind's settings}`"
+        description = "`{kind: \"webhook\" | \"cron\" | \"nats\" | \"amqp\" | \"mqtt\", name?, paused?, ...the kind's settings}`"
     ),
     responses(
         (
@@ -97,13 +98,15 @@ async fn create(
         created_at: now,
         updated_at: now,
     };
+    brokers::check_reachable(&state, &row, &spec).await?;
     state.store.insert_trigger(&row).await?;
     let next_fire_times = match &spec {
         TriggerSpec::Cron(cron) => Some(times(&schedule(cron)?, DEFAULT_PREVIEW)),
-        TriggerSpec::Webhook(_) => None,
+        _ => None,
     };
     // The secret is shown once: it is needed to sign deliveries and is never returned again.
-    let body = CreatedTrigger { trigger: view(&state, &headers, &row), secret, next_fire_times };
+    let trigger = brokers::with_consumers(&state, vec![view(&state, &headers, &row)]).await?.remove(0);
+    let body = CreatedTrigger { trigger, secret, next_fire_times };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
@@ -126,7 +129,8 @@ async fn list(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no workflow with id {workflow}")))?;
     let rows = state.store.list_triggers(workflow).await?;
-    Ok(Json(Items { items: rows.iter().map(|t| view(&state, &headers, t)).collect() }))
+    let items = brokers::with_consumers(&state, rows.iter().map(|t| view(&state, &headers, t)).collect()).await?;
+    Ok(Json(Items { items }))
 }
 
 #[utoipa::path(
@@ -142,7 +146,8 @@ async fn show(
     ApiPath(id): ApiPath<Uuid>,
     headers: HeaderMap,
 ) -> ApiResult<Json<Trigger>> {
-    Ok(Json(view(&state, &headers, &find(&state, id).await?)))
+    let trigger = view(&state, &headers, &find(&state, id).await?);
+    Ok(Json(brokers::with_consumers(&state, vec![trigger]).await?.remove(0)))
 }
 
 /// A merge of the given fields into the trigger: `name`, `paused`, and the kind's settings.
@@ -186,10 +191,11 @@ async fn update(
     }
     if respec {
         check_cron_input(&state, current.workflow_id, id, &spec, change.next_fire_at.flatten()).await?;
+        brokers::check_reachable(&state, &current, &spec).await?;
         change.spec = Some(serde_json::to_value(&spec).map_err(|e| ApiError::Internal(e.into()))?);
     }
     let row = state.store.update_trigger(id, &change).await?.ok_or_else(|| not_found(id))?;
-    Ok(Json(view(&state, &headers, &row)))
+    Ok(Json(brokers::with_consumers(&state, vec![view(&state, &headers, &row)]).await?.remove(0)))
 }
 
 #[utoipa::path(
@@ -324,8 +330,11 @@ fn read_spec(fields: Value) -> ApiResult<TriggerSpec> {
     let spec = match kind.as_ref().and_then(Value::as_str) {
         Some("webhook") => strict::from_value(settings, "trigger").map(TriggerSpec::Webhook),
         Some("cron") => strict::from_value(settings, "trigger").map(TriggerSpec::Cron),
+        Some("nats") => strict::from_value(settings, "trigger").map(TriggerSpec::Nats),
+        Some("amqp") => strict::from_value(settings, "trigger").map(TriggerSpec::Amqp),
+        Some("mqtt") => strict::from_value(settings, "trigger").map(TriggerSpec::Mqtt),
         _ => {
-            let message = "`kind` must be `webhook` or `cron`";
+            let message = "`kind` must be `webhook`, `cron`, `nats`, `amqp` or `mqtt`";
             return Err(ApiError::invalid(message, vec![Issue::new("invalid_trigger", message).path("kind")]));
         }
     };
@@ -346,6 +355,7 @@ fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Trigger {
         Value::Object(spec) => spec.iter().filter(|(k, _)| *k != "kind").map(|(k, v)| (k.clone(), v.clone())).collect(),
         _ => Map::new(),
     };
+    let settings = brokers::without_password(settings);
     let webhook = t.kind == TriggerKind::Webhook;
     let grace = t.previous_secret_until.filter(|until| *until > Utc::now());
     Trigger {
@@ -359,8 +369,9 @@ fn view(state: &AppState, headers: &HeaderMap, t: &TriggerRow) -> Trigger {
         updated_at: t.updated_at,
         url: webhook.then(|| hook_url(state, headers, t.id)),
         previous_secret_valid_until: webhook.then_some(grace),
-        next_fire_at: (!webhook).then_some(t.next_fire_at),
-        pending_fire_at: (!webhook).then_some(t.pending_fire_at),
+        next_fire_at: (t.kind == TriggerKind::Cron).then_some(t.next_fire_at),
+        pending_fire_at: (t.kind == TriggerKind::Cron).then_some(t.pending_fire_at),
+        consumer: None,
         settings,
     }
 }
