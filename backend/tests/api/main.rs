@@ -14,6 +14,8 @@ mod backup;
 mod backup_refusals;
 mod bad_input;
 mod bounds;
+mod broker_crash;
+mod broker_flow;
 mod broker_triggers;
 mod cleanup;
 mod cli;

@@ -10,7 +10,7 @@ use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy, AckKind};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-const ACK_WAIT: Duration = Duration::from_secs(60);
+const ACK_WAIT: Duration = Duration::from_secs(30);
 const BATCH: usize = 256;
 const LOOK: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
