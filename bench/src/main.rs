@@ -8,6 +8,7 @@
 //! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only GROUP[,GROUP...] (engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak|data)] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
 
 mod auth;
+mod brokers;
 mod current_table;
 mod data;
 mod db;
@@ -108,6 +109,7 @@ const GROUPS: &[&str] = &[
     "soak",
     "data",
     "flow",
+    "brokers",
 ];
 
 impl Options {
@@ -277,6 +279,14 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         shared_limits::rate_and_pause(&api, 20, each, &mut figures).await?;
         progress(backend, &format!("shared limit: a drain of {count} calls under a limit not binding, beside none"));
         shared_limits::overhead(&api, count, &mut figures).await?;
+    }
+    if runs("brokers") {
+        let count = if options.quick { 1_000 } else { 10_000 };
+        progress(
+            backend,
+            &format!("broker triggers: {count} messages each from NATS, AMQP and MQTT, beside REST starts"),
+        );
+        brokers::throughput(&api, count, &mut figures).await?;
     }
     if runs("keys") {
         let long = if options.quick { 1_000 } else { 10_000 };

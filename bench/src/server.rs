@@ -103,6 +103,17 @@ impl Api {
         Ok(body)
     }
 
+    pub async fn patch(&self, path: &str, body: Value) -> Result<Value> {
+        let response =
+            self.http.patch(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await?;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!("PATCH {path}: {status}: {body}");
+        }
+        Ok(body)
+    }
+
     /// A streaming GET (server-sent events); the body is read by the caller.
     pub async fn stream(&self, path: &str) -> Result<reqwest::Response> {
         Ok(self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?.error_for_status()?)

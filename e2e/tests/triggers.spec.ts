@@ -1,5 +1,6 @@
 import { test, expect, APIRequestContext } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
+import * as net from 'node:net';
 import { baseUrl } from './env';
 import { apiPost, archiveEveryWorkflow, collectPageErrors, publishWorkflow, signIn, signInNewUser } from './support';
 
@@ -90,4 +91,54 @@ test('a viewer reads the triggers and their logs but is offered no change', asyn
   await viewer.getByTestId('trigger-log').click();
   await expect(viewer.getByTestId('delivery-empty')).toBeVisible();
   await context.close();
+});
+
+/** Publishes `body` on `subject` through NATS's text protocol (JetStream keeps it in the stream
+ *  that takes the subject). */
+async function natsPublish(subject: string, body: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const socket = net.createConnection({ host: '127.0.0.1', port: 4222 }, () => {
+      socket.write(`CONNECT {"verbose":false}\r\nPUB ${subject} ${Buffer.byteLength(body)}\r\n${body}\r\nPING\r\n`);
+    });
+    socket.on('data', (chunk) => {
+      if (chunk.toString().includes('PONG')) {
+        socket.end();
+        resolve();
+      }
+    });
+    socket.on('error', reject);
+  });
+}
+
+test('a NATS trigger made in the browser says what is wrong, then starts a run per message', async ({ page }, testInfo) => {
+  const errors = collectPageErrors(page);
+  await signIn(page);
+  const workflow = await publish(page.request, 'Triggers e2e broker');
+  await page.goto(`${baseUrl()}/workflows/${workflow}/triggers`);
+  const tag = `${Date.now()}${Math.floor(Math.random() * 1000)}`;
+  await page.getByTestId('broker-kind').selectOption('nats');
+  await page.getByTestId('broker-url').fill('nats://127.0.0.1:1');
+  await page.getByTestId('broker-stream').fill(`E2E${tag}`);
+  await page.getByTestId('broker-source').fill(`e2e.${tag}`);
+  await page.getByTestId('add-broker').click();
+  await expect(page.getByTestId('broker-error-url')).toContainText('could not be reached');
+  await page.screenshot({ path: testInfo.outputPath('broker-unreachable.png'), fullPage: true });
+
+  await page.getByTestId('broker-url').fill('nats://127.0.0.1:4222');
+  await page.getByTestId('add-broker').click();
+  const row = page.locator('[data-testid=trigger-row][data-kind=nats]');
+  await expect(row).toContainText(`stream E2E${tag}`);
+  await expect(row.getByTestId('trigger-state')).toContainText('connected');
+  await natsPublish(`e2e.${tag}`, '{"order": 7}');
+  // The message is taken within a moment; then the log shows it.
+  const triggers = await (await page.request.get(`${baseUrl()}/api/v1/workflows/${workflow}/triggers`)).json();
+  const id = triggers.items.find((t: { kind: string }) => t.kind === 'nats').id;
+  await expect.poll(async () => {
+    const log = await (await page.request.get(`${baseUrl()}/api/v1/triggers/${id}/deliveries`)).json();
+    return log.items.map((d: { outcome: string }) => d.outcome);
+  }).toEqual(['started']);
+  await row.getByTestId('trigger-log').click();
+  await expect(page.getByTestId('delivery-outcome')).toHaveText('started');
+  await page.screenshot({ path: testInfo.outputPath('broker-created.png'), fullPage: true });
+  expect(errors).toEqual([]);
 });

@@ -201,7 +201,60 @@ async fn bad_settings_are_422_at_their_fields(app: TestApp) {
     assert!(unknown.to_string().contains("exchange"), "{unknown}");
 }
 
+async fn credentials_come_from_secrets_and_one_bad_message_stops_none(app: TestApp) {
+    let wf = app.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let create = |body: Value| app.post(&format!("/api/v1/workflows/{wf}/triggers")).json(&body).send();
+    let queue = format!("trellis-test-{}", Uuid::now_v7().simple());
+    let wrong = json!({"kind": "amqp", "url": "amqp://guest:not-the-password@127.0.0.1:5672/%2f", "queue": queue});
+    let refused = problem(create(wrong).await.unwrap(), 422).await;
+    assert_eq!(refused["errors"][0]["path"], "url", "{refused}");
+    assert!(!refused.to_string().contains("not-the-password"), "{refused}");
+
+    let secret = app.post("/api/v1/secrets").json(&json!({"name": "MQ_PASSWORD", "value": "guest"})).send().await.unwrap();
+    assert_eq!(secret.status(), 201);
+    let url = "amqp://guest:{{ secret.MQ_PASSWORD }}@127.0.0.1:5672/%2f";
+    let body = json!({"kind": "amqp", "url": url, "queue": queue, "input": "{'half': 10 / message.body.n}"});
+    let response = create(body).await.unwrap();
+    assert_eq!(response.status(), 201, "{}", response.text().await.unwrap());
+    let trigger: Value = app.get(&format!("/api/v1/workflows/{wf}/triggers")).send().await.unwrap().json().await.unwrap();
+    let trigger = &trigger["items"][0];
+    assert_eq!(trigger["url"], url, "a secret's reference is shown as written");
+    let id = trigger["id"].as_str().unwrap().to_owned();
+    wait_state(&app, &id, "connected").await;
+
+    let connection = lapin::Connection::connect(AMQP, lapin::ConnectionProperties::default()).await.unwrap();
+    let channel = connection.create_channel().await.unwrap();
+    let big = format!("{{\"n\": 1, \"pad\": \"{}\"}}", "x".repeat(10 * 1024 * 1024));
+    let sends: Vec<(&str, Vec<u8>)> = vec![
+        ("ok-1", br#"{"n": 2}"#.to_vec()),
+        ("zero", br#"{"n": 0}"#.to_vec()),
+        ("big", big.into_bytes()),
+        ("ok-2", br#"{"n": 5}"#.to_vec()),
+    ];
+    for (message_id, body) in sends {
+        let properties = BasicProperties::default().with_message_id(message_id.into());
+        channel
+            .basic_publish("".into(), queue.as_str().into(), BasicPublishOptions::default(), &body, properties)
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let log = wait_log(&app, &id, 4).await;
+    let outcome = |key: &str| log.iter().find(|d| d["delivery_id"] == key).map(|d| d["outcome"].clone());
+    assert_eq!(outcome("ok-1"), Some(json!("started")), "{log:?}");
+    assert_eq!(outcome("ok-2"), Some(json!("started")), "{log:?}");
+    assert_eq!(outcome("zero"), Some(json!("rejected")), "the failing expression refuses that one only: {log:?}");
+    assert_eq!(outcome("big"), Some(json!("rejected")), "a 10 MB message is refused by its size: {log:?}");
+    let reason = |key: &str| log.iter().find(|d| d["delivery_id"] == key).unwrap()["reason"].as_str().unwrap().to_owned();
+    assert!(reason("zero").contains("`input` expression failed"), "{}", reason("zero"));
+    assert!(reason("big").contains("bytes"), "{}", reason("big"));
+    let shown = serde_json::to_string(&deliveries(&app, &id).await).unwrap();
+    assert!(!shown.contains("guest"), "no credential in the log: {shown}");
+}
+
 both_backends!(
+    credentials_come_from_secrets_and_one_bad_message_stops_none,
     nats_messages_start_one_instance_each_and_a_repeat_starts_nothing,
     amqp_refused_messages_are_acknowledged_and_logged,
     mqtt_messages_start_instances_and_pause_holds_them,
