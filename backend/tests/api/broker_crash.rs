@@ -104,6 +104,35 @@ async fn amqp_messages_survive_kill_9_once_each(backend: Backend) {
     assert_eq!(seen, expected, "every message was logged as started or, started before the kill, as a duplicate");
 }
 
+/// SIGTERM mid-stream: the process stops taking messages, commits and acknowledges what it
+/// took, and exits cleanly; its successor takes the rest, and nothing is answered twice.
+async fn sigterm_drains_what_was_taken(backend: Backend) {
+    let (url, _dir) = fresh_database(backend).await;
+    let mut first = Process::start(&url, &[]).await;
+    let api = Api::connect(&first.base).await;
+    let workflow = api.publish(json!({"nodes": [{"id": "a", "type": "noop"}]})).await;
+    let queue = format!("trellis-drain-{}", Uuid::now_v7().simple());
+    let trigger = amqp_trigger(&api, &workflow, &queue).await;
+    publish(&queue, MESSAGES).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while total(&api, &workflow).await < 50 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = first.child.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let status =
+        tokio::time::timeout(Duration::from_secs(30), first.child.wait()).await.expect("drains in time").unwrap();
+    assert!(status.success(), "exit status {status}");
+
+    let second = Process::start(&url, &[]).await;
+    let api = Api::connect(&second.base).await;
+    let made = settled_total(&api, &workflow, MESSAGES as i64, Duration::from_secs(60)).await;
+    assert_eq!(made, MESSAGES as i64);
+    let (started, duplicates) = logged_keys(&api, &trigger).await;
+    assert_eq!(started.len(), MESSAGES, "each message started once");
+    assert!(duplicates.is_empty(), "a drained process acknowledged all it took: {duplicates:?}");
+}
+
 async fn three_processes_consume_one_queue_once_each() {
     let (url, _dir) = fresh_database(Backend::Postgres).await;
     let mut processes = Vec::new();
@@ -122,7 +151,7 @@ async fn three_processes_consume_one_queue_once_each() {
     assert_eq!(logged_keys(&api, &trigger).await.0.len(), MESSAGES);
 }
 
-on_both!(amqp_messages_survive_kill_9_once_each);
+on_both!(amqp_messages_survive_kill_9_once_each, sigterm_drains_what_was_taken);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_on_postgres() {

@@ -210,13 +210,15 @@ async fn credentials_come_from_secrets_and_one_bad_message_stops_none(app: TestA
     assert_eq!(refused["errors"][0]["path"], "url", "{refused}");
     assert!(!refused.to_string().contains("not-the-password"), "{refused}");
 
-    let secret = app.post("/api/v1/secrets").json(&json!({"name": "MQ_PASSWORD", "value": "guest"})).send().await.unwrap();
+    let secret =
+        app.post("/api/v1/secrets").json(&json!({"name": "MQ_PASSWORD", "value": "guest"})).send().await.unwrap();
     assert_eq!(secret.status(), 201);
     let url = "amqp://guest:{{ secret.MQ_PASSWORD }}@127.0.0.1:5672/%2f";
     let body = json!({"kind": "amqp", "url": url, "queue": queue, "input": "{'half': 10 / message.body.n}"});
     let response = create(body).await.unwrap();
     assert_eq!(response.status(), 201, "{}", response.text().await.unwrap());
-    let trigger: Value = app.get(&format!("/api/v1/workflows/{wf}/triggers")).send().await.unwrap().json().await.unwrap();
+    let trigger: Value =
+        app.get(&format!("/api/v1/workflows/{wf}/triggers")).send().await.unwrap().json().await.unwrap();
     let trigger = &trigger["items"][0];
     assert_eq!(trigger["url"], url, "a secret's reference is shown as written");
     let id = trigger["id"].as_str().unwrap().to_owned();
@@ -246,7 +248,8 @@ async fn credentials_come_from_secrets_and_one_bad_message_stops_none(app: TestA
     assert_eq!(outcome("ok-2"), Some(json!("started")), "{log:?}");
     assert_eq!(outcome("zero"), Some(json!("rejected")), "the failing expression refuses that one only: {log:?}");
     assert_eq!(outcome("big"), Some(json!("rejected")), "a 10 MB message is refused by its size: {log:?}");
-    let reason = |key: &str| log.iter().find(|d| d["delivery_id"] == key).unwrap()["reason"].as_str().unwrap().to_owned();
+    let reason =
+        |key: &str| log.iter().find(|d| d["delivery_id"] == key).unwrap()["reason"].as_str().unwrap().to_owned();
     assert!(reason("zero").contains("`input` expression failed"), "{}", reason("zero"));
     assert!(reason("big").contains("bytes"), "{}", reason("big"));
     let shown = serde_json::to_string(&deliveries(&app, &id).await).unwrap();
