@@ -1,4 +1,4 @@
-//! Group commit for starts: a start without an Idempotency-Key or a business key waits here
+//! Group commit for starts: a start without a business key waits here
 //! with the others that arrive at the same moment, and whoever finds a lane free writes every
 //! start waiting in one store transaction (`InstanceStore::start_instances`). A lone start
 //! is written at once (a batch of one); under load, the starts that came while a transaction
@@ -25,11 +25,11 @@ pub(super) struct StartLane {
     lanes: Semaphore,
 }
 
-/// Whether a start may share a transaction with others: one with an Idempotency-Key may be a
-/// repeat, and one with a business key may be refused by the key's rules after its rows are
-/// in; either would need its own transaction rolled back.
+/// Whether a start may share a transaction with others: one with a business key may be
+/// refused by the key's rules after its rows are in, which would need its own transaction
+/// rolled back. (One with an Idempotency-Key claims it first, and a repeat writes nothing.)
 pub(super) fn batchable(new: &NewInstance) -> bool {
-    new.idempotency.is_none() && new.row.business_key.is_none()
+    new.row.business_key.is_none()
 }
 
 impl StartLane {

@@ -44,7 +44,27 @@ async fn concurrent_starts_sharing_a_key_create_exactly_one_instance(app: TestAp
         app.get(&format!("/api/v1/instances?workflow={wf}")).send().await.unwrap().json().await.unwrap();
     assert_eq!(listed["items"].as_array().unwrap().len(), 1);
 }
+/// A keyed start a full limit refuses keeps no claim on its key: sent again once there is
+/// room, it starts.
+async fn a_refused_keyed_start_leaves_its_key_free(app: TestApp) {
+    let settings = json!({"max_concurrent_instances": 1, "on_limit": "reject"});
+    let wf = app.publish(json!({"nodes": [{"id": "hold", "type": "wait_signal"}], "settings": settings})).await;
+    let start = |key: &str| {
+        app.post(&format!("/api/v1/workflows/{wf}/instances")).header("idempotency-key", key).json(&json!({}))
+    };
+    let holder = start("holder").send().await.unwrap();
+    assert_eq!(holder.status(), 201);
+    let holder = holder.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned();
+    problem(start("later").send().await.unwrap(), 429).await;
+    let signal = app.signal(&holder, json!({"node": "hold"})).await;
+    assert!(signal.status().is_success());
+    app.wait_for(&holder, |i| i.summary.status.is_terminal()).await;
+    let later = start("later").send().await.unwrap();
+    assert_eq!(later.status(), 201, "the refused start's key was not kept");
+}
+
 both_backends!(
+    a_refused_keyed_start_leaves_its_key_free,
     a_repeated_start_returns_the_first_answer_and_a_changed_one_is_refused,
     concurrent_starts_sharing_a_key_create_exactly_one_instance
 );

@@ -35,6 +35,7 @@ mod slots;
 mod slow;
 mod sso;
 mod start_batch;
+mod start_claims;
 mod start_windows;
 mod transitions;
 mod triggers;

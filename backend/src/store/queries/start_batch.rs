@@ -6,7 +6,9 @@
 //! the database's). Their rows go in a handful of statements whatever their number: instance
 //! rows, node rows, then one sink (`sink.rs`) with the admitted ones' rows, their work and
 //! everyone's first history. Only starts without an Idempotency-Key or a business key come
-//! here: those can refuse or repeat in ways a shared transaction could not undo for one alone.
+//! here: those can refuse in ways a shared transaction could not undo for one alone. Starts
+//! with an Idempotency-Key come too: their keys are claimed first (`start_claims.rs`), and
+//! a repeat is answered without being written.
 
 use super::KeepBuilt;
 use super::Store;
@@ -26,15 +28,16 @@ type Tx<'c> = sqlx::Transaction<'c, Db>;
 
 impl Store {
     pub(super) async fn start_batch_once(&self, news: &[&NewInstance]) -> Result<Vec<StartOutcome>> {
-        debug_assert!(news.iter().all(|n| n.idempotency.is_none() && n.row.business_key.is_none()));
+        debug_assert!(news.iter().all(|n| n.row.business_key.is_none()));
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
+        let mut outcomes = vec![StartOutcome::Queued; news.len()];
+        let repeated = Self::claim_start_keys(&mut tx, news, &mut outcomes).await?;
         // Workflows in id order (the order their locks are taken in, so two batches cannot
         // deadlock on them); each workflow's starts oldest first (within one priority level,
         // the order admission takes its queue in).
-        let mut order: Vec<usize> = (0..news.len()).collect();
+        let mut order: Vec<usize> = (0..news.len()).filter(|&i| !repeated[i]).collect();
         order.sort_by_key(|&i| (news[i].row.workflow_id, news[i].row.id));
-        let mut outcomes = vec![StartOutcome::Queued; news.len()];
         let mut appended = vec![0; news.len()];
         let mut together = Vec::with_capacity(news.len());
         for group in order.chunk_by(|&a, &b| news[a].row.workflow_id == news[b].row.workflow_id) {
@@ -83,6 +86,7 @@ impl Store {
         for (i, n) in self.write_together(&mut tx, news, &together, &outcomes).await? {
             appended[i] = n;
         }
+        Self::settle_start_keys(&mut tx, news, &mut outcomes, &repeated).await?;
         tx.commit().await?;
         PHASES.transaction();
         PHASES.started_together(news.len());

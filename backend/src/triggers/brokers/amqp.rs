@@ -23,21 +23,20 @@ pub async fn open(spec: &AmqpSpec, url: &str) -> Result<(Connection, Channel, u3
         .await
         .map_err(|_| format!("could not connect to the AMQP broker within {} s", CONNECT_TIMEOUT.as_secs()))?
         .map_err(|e| format!("could not connect to the AMQP broker: {e}"))?;
-    let channel = connection.create_channel().await.map_err(|e| format!("could not open a channel: {e}"))?;
+    let opened = |e: lapin::Error| format!("could not open a channel: {e}");
+    let channel = connection.create_channel().await.map_err(opened)?;
+    let name = spec.queue.as_str();
     let passive = QueueDeclareOptions { passive: true, ..Default::default() };
-    let queue = match channel.queue_declare(spec.queue.as_str().into(), passive, FieldTable::default()).await {
-        Ok(queue) => return Ok((connection, channel, queue.message_count())),
-        // A missing queue closes the channel: declare it durable on a new one.
-        Err(_) => {
-            let channel = connection.create_channel().await.map_err(|e| format!("could not open a channel: {e}"))?;
-            let declared = channel
-                .queue_declare(spec.queue.as_str().into(), QueueDeclareOptions::durable(), FieldTable::default())
-                .await
-                .map_err(|e| format!("could not declare the queue `{}`: {e}", spec.queue))?;
-            (channel, declared)
-        }
-    };
-    Ok((connection, queue.0, queue.1.message_count()))
+    if let Ok(queue) = channel.queue_declare(name.into(), passive, FieldTable::default()).await {
+        return Ok((connection, channel, queue.message_count()));
+    }
+    // A missing queue closes the channel it was asked on: declare it durable on a new one.
+    let channel = connection.create_channel().await.map_err(opened)?;
+    let queue = channel
+        .queue_declare(name.into(), QueueDeclareOptions::durable(), FieldTable::default())
+        .await
+        .map_err(|e| format!("could not declare the queue `{name}`: {e}"))?;
+    Ok((connection, channel, queue.message_count()))
 }
 
 /// Consumes until told to stop (`Ok`) or the connection fails (`Err`: why).
