@@ -31,7 +31,7 @@ pub trait BrokerStore: Send + Sync + 'static {
     async fn report_consumer(&self, report: &ConsumerRow) -> Result<()>;
     /// Every trigger's last report.
     async fn consumer_reports(&self) -> Result<Vec<ConsumerRow>>;
-    /// Logs a batch of messages' deliveries in one transaction.
+    /// Logs a batch of messages' deliveries (a statement per 200).
     async fn insert_deliveries(&self, rows: &[super::DeliveryRow]) -> Result<()>;
     /// How many of `workflow`'s instances wait in its queue.
     async fn queued_instances(&self, workflow: Uuid) -> Result<i64>;

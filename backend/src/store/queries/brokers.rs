@@ -3,10 +3,14 @@
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::brokers::{ConsumerRow, CONSUMER_REPORTS, LIST_BROKER_TRIGGERS, QUEUED_INSTANCES, REPORT_CONSUMER};
-use crate::store::triggers::INSERT_DELIVERY;
+use crate::store::triggers::DELIVERY_COLUMNS;
 use crate::store::{DeliveryRow, Result, StoreError, TriggerRow, MAX_DELIVERY_REASON_BYTES};
 use trellis_model::excerpt::excerpt;
 use uuid::Uuid;
+
+type Db = <Store as Backend>::Db;
+const INSERT_DELIVERIES: &str =
+    const_format::concatcp!("INSERT INTO trigger_deliveries (", DELIVERY_COLUMNS, ") ");
 
 #[async_trait::async_trait]
 impl crate::store::BrokerStore for Store {
@@ -37,25 +41,23 @@ impl crate::store::BrokerStore for Store {
             return Ok(());
         }
         let _guard = self.write_guard().await;
-        let mut tx = self.pool().begin().await.map_err(StoreError::from_sqlx)?;
-        for d in rows {
-            sqlx::query(INSERT_DELIVERY)
-                .bind(d.id)
-                .bind(d.trigger_id)
-                .bind(d.received_at)
-                .bind(d.verified)
-                .bind(&d.delivery_key)
-                .bind(d.scheduled_at)
-                .bind(d.outcome)
-                .bind(d.status)
-                .bind(d.reason.as_deref().map(|r| excerpt(r, MAX_DELIVERY_REASON_BYTES).into_owned()))
-                .bind(d.instance_id)
-                .bind(&d.body_digest)
-                .execute(&mut *tx)
-                .await
-                .map_err(StoreError::from_sqlx)?;
+        for chunk in rows.chunks(200) {
+            let mut insert = sqlx::QueryBuilder::<Db>::new(INSERT_DELIVERIES);
+            insert.push_values(chunk, |mut v, d| {
+                v.push_bind(d.id)
+                    .push_bind(d.trigger_id)
+                    .push_bind(d.received_at)
+                    .push_bind(d.verified)
+                    .push_bind(&d.delivery_key)
+                    .push_bind(d.scheduled_at)
+                    .push_bind(d.outcome)
+                    .push_bind(d.status)
+                    .push_bind(d.reason.as_deref().map(|r| excerpt(r, MAX_DELIVERY_REASON_BYTES).into_owned()))
+                    .push_bind(d.instance_id)
+                    .push_bind(&d.body_digest);
+            });
+            insert.build().execute(self.pool()).await.map_err(StoreError::from_sqlx)?;
         }
-        tx.commit().await.map_err(StoreError::from_sqlx)?;
         Ok(())
     }
 

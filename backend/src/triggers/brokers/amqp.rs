@@ -79,6 +79,16 @@ pub async fn consume(session: &mut Session, spec: &AmqpSpec) -> Result<(), Strin
             }
         }
         let handled = session.handle(&taken.iter().map(|d| message(d, &spec.queue)).collect::<Vec<_>>()).await;
+        // All taken: one acknowledgement for the batch (every earlier one is settled already).
+        if let (Some(last), true) = (taken.last(), handled.iter().all(|h| h.ack())) {
+            if let Err(e) = last.ack(BasicAckOptions { multiple: true }).await {
+                break Err(format!("acknowledging the messages failed: {e}"));
+            }
+            if let Some(failure) = failure {
+                break Err(failure);
+            }
+            continue;
+        }
         for (delivery, h) in taken.iter().zip(&handled) {
             let done = if h.ack() {
                 delivery.ack(BasicAckOptions::default()).await
