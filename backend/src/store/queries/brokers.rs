@@ -9,8 +9,7 @@ use trellis_model::excerpt::excerpt;
 use uuid::Uuid;
 
 type Db = <Store as Backend>::Db;
-const INSERT_DELIVERIES: &str =
-    const_format::concatcp!("INSERT INTO trigger_deliveries (", DELIVERY_COLUMNS, ") ");
+const INSERT_DELIVERIES: &str = const_format::concatcp!("INSERT INTO trigger_deliveries (", DELIVERY_COLUMNS, ") ");
 
 #[async_trait::async_trait]
 impl crate::store::BrokerStore for Store {
