@@ -153,13 +153,14 @@ async fn list(api: &Api, output: Output, workflow: Option<String>) -> CliResult<
     let triggers: Items<Trigger> = api.get(&path, &[]).await?;
     let columns = ["id", "kind", "workflow", "name", "paused", "schedule, url or source", "state"];
     render::list(output, &triggers.items, &columns, |t| {
-        let what = match (t.settings.get("expression"), &t.url, t.settings.get("url")) {
-            (Some(Value::String(expression)), ..) => expression.clone(),
-            (_, Some(url), _) => url.clone(),
-            (.., Some(Value::String(url))) => {
+        // A broker's `url` setting reads into the same field as a webhook's.
+        let what = match (t.settings.get("expression"), &t.url) {
+            (Some(Value::String(expression)), _) => expression.clone(),
+            (_, Some(url)) if t.kind.is_broker() => {
                 let source = ["stream", "queue", "topic"].iter().find_map(|k| t.settings.get(*k)?.as_str());
                 format!("{url} {}", source.unwrap_or_default())
             }
+            (_, Some(url)) => url.clone(),
             _ => "-".to_owned(),
         };
         let state = t.consumer.as_ref().map_or_else(

@@ -93,7 +93,7 @@ pub fn NewBrokerTrigger(workflow: StoredValue<String>, on_created: Callback<Resu
             {error_at("queue")}
             {error_at("topic")}
             <div class="broker-fields">
-                <label class="grow">"Input (optional expression over " <code>"message"</code> ") "
+                <label class="grow">"Input expression (optional) "
                     <input class="mono" data-testid="broker-input" placeholder="message.body" prop:value=input
                         on:input=move |ev| input.set(event_target_value(&ev)) />
                 </label>

@@ -18,17 +18,19 @@ const ROTATE_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
 /// A webhook's URL, a schedule's expression, time zone and next fire time, or a broker's URL
 /// and where its messages come from.
 pub fn where_or_when(t: &Trigger) -> String {
-    if let Some(url) = &t.url {
-        return url.clone();
-    }
     let setting = |key: &str| t.settings.get(key).and_then(|v| v.as_str()).map(str::to_owned).unwrap_or_default();
+    // A broker's `url` (its setting) reads into the same field as a webhook's.
+    let url = t.url.clone().unwrap_or_else(|| setting("url"));
     if t.kind.is_broker() {
         let from = match t.kind {
             TriggerKind::Nats => format!("stream {} · subject {}", setting("stream"), setting("subject")),
             TriggerKind::Amqp => format!("queue {}", setting("queue")),
             _ => format!("topic {}", setting("topic")),
         };
-        return format!("{} · {from}", setting("url"));
+        return format!("{url} · {from}");
+    }
+    if t.kind == TriggerKind::Webhook {
+        return url;
     }
     let next = t.next_fire_at.flatten().map(|n| format!(" · next {}", format::timestamp(&n))).unwrap_or_default();
     format!("{} ({}){next}", setting("expression"), setting("timezone"))
