@@ -157,7 +157,37 @@ async fn a_broker_gone_away_is_shown_and_reconnected_losing_nothing(app: TestApp
     assert_eq!(instances(&app, &wf).await, 40, "every message started once, across the outage");
 }
 
+/// A message for a workflow with nothing published yet is not dropped: it is logged `error`,
+/// left with the broker, and starts once a version is published.
+async fn a_message_waits_for_a_published_version(app: TestApp) {
+    let created = app
+        .create_workflow(json!({"name": "unpublished", "definition": {"nodes": [{"id": "a", "type": "noop"}]}}))
+        .await;
+    let wf = created.summary.id;
+    let queue = format!("trellis-unpublished-{}", Uuid::now_v7().simple());
+    let id = trigger(&app, &wf, json!({"kind": "amqp", "url": AMQP, "queue": queue})).await;
+    wait_until(&app, &id, |t| t["consumer"]["state"] == "connected").await;
+    let (_connection, channel) = channel().await;
+    publish(&channel, &queue, 0, 1).await;
+    let waiting_for_a_version = wait_until(&app, &id, |t| t["consumer"]["state"] == "paused").await;
+    let reason = waiting_for_a_version["consumer"]["reason"].as_str().unwrap();
+    assert!(reason.contains("publish"), "{reason}");
+    let published = app.post(&format!("/api/v1/workflows/{wf}/versions")).send().await.unwrap();
+    assert_eq!(published.status(), 201);
+    for _ in 0..300 {
+        if instances(&app, &wf).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(instances(&app, &wf).await, 1, "the kept message started once a version was published");
+    let log: Value = app.get(&format!("/api/v1/triggers/{id}/deliveries")).send().await.unwrap().json().await.unwrap();
+    let outcomes: Vec<&str> = log["items"].as_array().unwrap().iter().map(|d| d["outcome"].as_str().unwrap()).collect();
+    assert!(outcomes.contains(&"error") && outcomes.contains(&"started"), "{outcomes:?}");
+}
+
 both_backends!(
+    a_message_waits_for_a_published_version,
     a_full_queue_stops_the_trigger_until_it_drains,
     a_broker_gone_away_is_shown_and_reconnected_losing_nothing
 );

@@ -30,7 +30,12 @@ impl Store {
         news: &[&NewInstance],
         outcomes: &mut [StartOutcome],
     ) -> Result<Vec<bool>> {
-        let keyed: Vec<usize> = (0..news.len()).filter(|&i| news[i].idempotency.is_some()).collect();
+        let mut keyed: Vec<usize> = (0..news.len()).filter(|&i| news[i].idempotency.is_some()).collect();
+        // In one order everywhere, so two batches claiming overlapping keys cannot deadlock.
+        keyed.sort_by(|&a, &b| {
+            let key = |i: usize| (news[i].row.workflow_id, news[i].idempotency.as_ref().map(|(k, _)| k.as_str()));
+            key(a).cmp(&key(b))
+        });
         let mut repeated = vec![false; news.len()];
         if keyed.is_empty() {
             return Ok(repeated);

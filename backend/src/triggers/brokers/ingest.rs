@@ -11,7 +11,7 @@
 //! schema, a limit) is acknowledged and logged, never redelivered forever; one the server
 //! could not handle now (database, sandbox) is left for the broker to deliver again.
 
-use super::message::{dedupe_key, Message, Refusal};
+use super::message::{dedupe_key, id_key, Message, Refusal};
 use super::spec::Broker;
 use crate::engine::{Engine, EngineError, StartRequest};
 use crate::sandbox::Job;
@@ -105,7 +105,7 @@ impl Ingest {
             Some(value) => Some(
                 dedupe_key(&value).map_err(|Refusal(why)| Handled::refused(DeliveryOutcome::Rejected, why, None))?,
             ),
-            None => message.message_id.clone(),
+            None => id_key(message.message_id.as_deref()),
         };
         Ok(Ready { input, key })
     }
@@ -164,6 +164,11 @@ impl Ingest {
                     .map(|e| format!("{} at {}", e.message, e.path.as_deref().unwrap_or("input")))
                     .collect();
                 Handled::refused(DeliveryOutcome::Rejected, format!("{detail}: {}", each.join("; ")), key)
+            }
+            // Nothing published yet (or the workflow went away): the message is kept for
+            // when there is something to start, not dropped.
+            Err(e @ (EngineError::Conflict(_) | EngineError::NotFound(_))) => {
+                Handled::refused(DeliveryOutcome::Error, format!("{e}; the broker will deliver it again"), key)
             }
             Err(e @ (EngineError::Unavailable(_) | EngineError::Busy(_) | EngineError::Store(_))) => {
                 let why = format!("the start could not be written now ({e}); the broker will deliver it again");

@@ -44,17 +44,42 @@ impl Message {
     }
 }
 
+/// The longest key kept as it is; a longer one is kept as its SHA-256 (a key is part of an
+/// index, whose entries the databases bound).
+const MAX_KEY_BYTES: usize = 200;
+
 /// A dedupe expression's value as a key: a string as it is, another scalar as its JSON text.
-/// `null`, an object or a list names no message, so it is refused.
+/// `null`, an object, a list or an empty string names no message, so it is refused.
 pub fn dedupe_key(value: &Value) -> Result<String, Refusal> {
-    match value {
-        Value::String(s) if !s.is_empty() && s.len() <= 512 => Ok(s.clone()),
-        Value::Number(_) | Value::Bool(_) => Ok(value.to_string()),
-        other => Err(Refusal(format!(
-            "the trigger's `dedupe` gave {}; it must give a non-empty string (at most 512 bytes) or a number",
-            trellis_model::excerpt::excerpt(&other.to_string(), 100)
-        ))),
+    let key = match value {
+        Value::String(s) if !s.is_empty() => s.clone(),
+        Value::Number(_) | Value::Bool(_) => value.to_string(),
+        other => {
+            return Err(Refusal(format!(
+                "the trigger's `dedupe` gave {}; it must give a non-empty string or a number",
+                trellis_model::excerpt::excerpt(&other.to_string(), 100)
+            )))
+        }
+    };
+    stored_key(&key).ok_or_else(|| Refusal("the trigger's `dedupe` gave a text with control characters".into()))
+}
+
+/// A broker's own message id as a key: `None` when it has none (or an empty one), or one
+/// with control characters (it could not be stored as given, so it names nothing).
+pub fn id_key(id: Option<&str>) -> Option<String> {
+    id.filter(|id| !id.is_empty()).and_then(stored_key)
+}
+
+/// `key` as stored: as it is up to `MAX_KEY_BYTES`, else `sha256:<hex>`; `None` if it holds
+/// a control character (NUL included, which Postgres refuses in text).
+fn stored_key(key: &str) -> Option<String> {
+    if key.chars().any(char::is_control) {
+        return None;
     }
+    Some(match key.len() > MAX_KEY_BYTES {
+        true => format!("sha256:{}", crate::digest::sha256_hex(key.as_bytes())),
+        false => key.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -88,5 +113,16 @@ mod tests {
         assert!(dedupe_key(&Value::Null).is_err());
         assert!(dedupe_key(&json!({"a": 1})).is_err());
         assert!(dedupe_key(&json!("")).is_err());
+        assert!(dedupe_key(&json!("a\u{0}b")).is_err());
+        let long = dedupe_key(&json!("k".repeat(5_000))).unwrap();
+        assert!(long.starts_with("sha256:") && long.len() == 71, "{long}");
+    }
+
+    #[test]
+    fn an_empty_or_unstorable_broker_id_names_nothing() {
+        assert_eq!(id_key(Some("")), None);
+        assert_eq!(id_key(Some("a\nb")), None);
+        assert_eq!(id_key(Some("m-1")), Some("m-1".into()));
+        assert_eq!(id_key(None), None);
     }
 }

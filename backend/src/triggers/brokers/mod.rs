@@ -35,6 +35,8 @@ use uuid::Uuid;
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a consumer told to stop may take to finish its batch.
+const STOP_WITHIN: Duration = Duration::from_secs(15);
 
 pub struct BrokerLoop {
     store: DynStore,
@@ -86,17 +88,16 @@ impl BrokerLoop {
             }
         };
         let wanted: HashMap<Uuid, &TriggerRow> = triggers.iter().filter(|t| !t.paused).map(|t| (t.id, t)).collect();
+        // Changed, paused or deleted triggers' consumers stop; one that ended by itself (it
+        // should not: it panicked) is started again below.
         let gone: Vec<Uuid> = self
             .running
             .iter()
-            .filter(|(id, r)| wanted.get(id).is_none_or(|t| t.updated_at != r.version))
+            .filter(|(id, r)| r.task.is_finished() || wanted.get(id).is_none_or(|t| t.updated_at != r.version))
             .map(|(id, _)| *id)
             .collect();
-        for id in gone {
-            if let Some(running) = self.running.remove(&id) {
-                stop(running).await;
-            }
-        }
+        let stopping: Vec<Running> = gone.iter().filter_map(|id| self.running.remove(id)).collect();
+        stop_together(stopping).await;
         self.report_paused(triggers.iter().filter(|t| t.paused)).await;
         for (id, trigger) in wanted {
             if !self.running.contains_key(&id) {
@@ -152,15 +153,24 @@ impl BrokerLoop {
     }
 
     async fn stop_all(&mut self) {
-        for (_, running) in self.running.drain() {
-            stop(running).await;
-        }
+        stop_together(self.running.drain().map(|(_, running)| running).collect()).await;
     }
 }
 
-async fn stop(running: Running) {
-    let _ = running.stop.send(true);
-    let _ = running.task.await;
+/// Tells the consumers to stop and waits for them together: each finishes the batch it took;
+/// one still not done after `STOP_WITHIN` (stuck connecting, say) is cut off, so no consumer
+/// holds up the others or a shutdown.
+async fn stop_together(stopping: Vec<Running>) {
+    for running in &stopping {
+        let _ = running.stop.send(true);
+    }
+    let waits = stopping.into_iter().map(|running| async move {
+        let mut task = running.task;
+        if tokio::time::timeout(STOP_WITHIN, &mut task).await.is_err() {
+            task.abort();
+        }
+    });
+    futures_util::future::join_all(waits).await;
 }
 
 /// One trigger's consumer: sessions one after another, with a growing pause after each

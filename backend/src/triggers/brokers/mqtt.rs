@@ -64,9 +64,11 @@ pub async fn connect(options: MqttOptions) -> Result<(AsyncClient, EventLoop), S
 pub async fn consume(session: &mut Session, spec: &MqttSpec) -> Result<(), String> {
     let url = session.url().await?;
     let id = session.trigger.id.simple().to_string();
-    // The id's random tail (a v7 id begins with its time: triggers made together share it);
-    // 23 characters at most, as MQTT 3.1.1 brokers may require.
-    let client_id = format!("trellis-{}-{}", &id[id.len() - 8..], &session.node[..session.node.len().min(6)]);
+    // The id's random tail (a v7 id begins with its time: triggers made together share it).
+    // The topic's hash too: a changed topic is a new session, so the old subscription (kept by
+    // the persistent session) no longer starts anything.
+    let topic = &crate::digest::sha256_hex(spec.topic.as_bytes())[..6];
+    let client_id = format!("trellis-{}-{}-{topic}", &id[id.len() - 8..], &session.node[..session.node.len().min(6)]);
     let (client, mut events) = connect(options(&url, &client_id)?).await?;
     let qos = if spec.qos() == 2 { QoS::ExactlyOnce } else { QoS::AtLeastOnce };
     let filter = format!("$share/trellis-{id}/{}", spec.topic);

@@ -36,7 +36,10 @@ pub async fn open(
         })
         .await
         .map_err(|e| format!("could not open the JetStream stream `{}`: {e}", spec.stream))?;
-    let name = spec.consumer.clone().unwrap_or_else(|| format!("trellis-{}", trigger.simple()));
+    // The default name follows the subject: a trigger whose subject changes reads through a
+    // new consumer (an existing durable one keeps its filter).
+    let subject_hash = crate::digest::sha256_hex(spec.subject.as_bytes());
+    let name = spec.consumer.clone().unwrap_or_else(|| format!("trellis-{}-{}", trigger.simple(), &subject_hash[..8]));
     let consumer = stream
         .get_or_create_consumer(
             &name,
@@ -50,6 +53,14 @@ pub async fn open(
         )
         .await
         .map_err(|e| format!("could not open the durable consumer `{name}` on `{}`: {e}", spec.stream))?;
+    let found = &consumer.cached_info().config;
+    if found.filter_subject != spec.subject || found.ack_policy != AckPolicy::Explicit {
+        return Err(format!(
+            "the consumer `{name}` exists with filter `{}` and {:?} acknowledgement; a trigger needs filter `{}` and \
+             explicit acknowledgement: name another `consumer`, or leave it out",
+            found.filter_subject, found.ack_policy, spec.subject
+        ));
+    }
     Ok((client, consumer))
 }
 

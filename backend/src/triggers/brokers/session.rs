@@ -17,6 +17,8 @@ use trellis_model::config::NodeKind;
 
 /// How often a consumer whose workflow's queue is full looks again.
 const FULL_QUEUE_LOOK: Duration = Duration::from_millis(250);
+/// The longest wait after batches the server could not start.
+const MAX_ERROR_WAIT: Duration = Duration::from_secs(30);
 /// A state written again after this long even if unchanged, so a report shows it is current.
 const REPORT_AGAIN: Duration = Duration::from_secs(30);
 
@@ -31,6 +33,9 @@ pub struct Session {
     pub stop: watch::Receiver<bool>,
     /// Until when a rate limit refused starts.
     paused_until: Option<DateTime<Utc>>,
+    /// After a batch the server could not start (some `error`): how long it waits before the
+    /// next, growing while batches keep failing, and why.
+    error_backoff: Option<(Duration, String)>,
     last_report: Option<(String, Option<String>, std::time::Instant)>,
     pub redactor: Redactor,
 }
@@ -52,6 +57,7 @@ impl Session {
             node,
             stop,
             paused_until: None,
+            error_backoff: None,
             last_report: None,
             redactor: Redactor::default(),
         }
@@ -117,6 +123,17 @@ impl Session {
             if self.stopping() {
                 return false;
             }
+            if let Some((wait, why)) = self.error_backoff.clone() {
+                let reason =
+                    format!("the last messages could not be started ({why}); trying again in {} s", wait.as_secs());
+                self.report("paused", Some(reason), None).await;
+                if self.sleep(wait).await {
+                    return false;
+                }
+                // Stays set until a batch goes through: the next failure waits longer.
+                self.error_backoff = Some((wait, why));
+                return true;
+            }
             if let Some(until) = self.paused_until.filter(|until| *until > Utc::now()) {
                 let reason =
                     format!("the workflow's rate limit refuses starts until {}", until.format("%H:%M:%S%.3f UTC"));
@@ -157,6 +174,14 @@ impl Session {
         if let Some(until) = handled.iter().filter_map(|h| h.retry_at).max() {
             self.paused_until = Some(until);
         }
+        self.error_backoff = match handled.iter().find(|h| !h.ack()) {
+            None => None,
+            Some(failed) => {
+                let wait =
+                    self.error_backoff.as_ref().map_or(Duration::from_secs(1), |(w, _)| (*w * 2).min(MAX_ERROR_WAIT));
+                Some((wait, failed.reason.clone().unwrap_or_default()))
+            }
+        };
         handled
     }
 
@@ -193,10 +218,16 @@ impl Session {
 /// A redactor of the secrets a URL was filled with and of the password it carries, so no
 /// client error quoting the URL writes either.
 fn redactor_of_password(url: &str, secrets: &[(String, String)]) -> Redactor {
-    let password = url::Url::parse(url).ok().and_then(|u| u.password().map(str::to_owned));
+    let parsed = url::Url::parse(url).ok();
+    let password = parsed.as_ref().and_then(|u| u.password().map(str::to_owned)).filter(|p| !p.is_empty());
+    // A user name with no password is a token (`nats://TOKEN@host`): as secret as a password.
+    let token =
+        parsed.as_ref().filter(|_| password.is_none()).map(|u| u.username().to_owned()).filter(|t| !t.is_empty());
     let mut pairs: Vec<(&str, &str)> = secrets.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-    if let Some(password) = password.as_deref().filter(|p| !p.is_empty()) {
-        pairs.push(("url_password", password));
+    for (name, value) in [("url_password", &password), ("url_token", &token)] {
+        if let Some(value) = value {
+            pairs.push((name, value.as_str()));
+        }
     }
     Redactor::new(pairs)
 }

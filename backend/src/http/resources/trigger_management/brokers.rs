@@ -58,9 +58,17 @@ pub(super) async fn with_consumers(state: &AppState, mut triggers: Vec<Trigger>)
 pub(super) fn without_password(mut settings: Map<String, Value>) -> Map<String, Value> {
     if let Some(Value::String(url)) = settings.get_mut("url") {
         if let Ok(mut parsed) = url::Url::parse(url) {
-            if parsed.password().is_some_and(|p| !p.is_empty() && !p.contains("%7B%7B"))
-                && parsed.set_password(Some("***")).is_ok()
-            {
+            let reference = |text: &str| text.contains("%7B%7B");
+            let password = parsed.password().filter(|p| !p.is_empty()).map(str::to_owned);
+            let masked = match password {
+                Some(p) => !reference(&p) && parsed.set_password(Some("***")).is_ok(),
+                // A user name alone is a token (`nats://TOKEN@host`).
+                None => {
+                    let token = parsed.username().to_owned();
+                    !token.is_empty() && !reference(&token) && parsed.set_username("***").is_ok()
+                }
+            };
+            if masked {
                 *url = parsed.to_string();
             }
         }
@@ -81,5 +89,6 @@ mod tests {
         };
         assert_eq!(shown("amqp://guest:hunter2@127.0.0.1:5672/%2f"), "amqp://guest:***@127.0.0.1:5672/%2f");
         assert_eq!(shown("nats://127.0.0.1:4222"), "nats://127.0.0.1:4222");
+        assert_eq!(shown("nats://s3cr3t-token@127.0.0.1:4222"), "nats://***@127.0.0.1:4222");
     }
 }
