@@ -21,6 +21,14 @@ pub struct ConsumerRow {
     pub updated_at: DateTime<Utc>,
 }
 
+impl ConsumerRow {
+    /// A report made now.
+    pub fn now(trigger_id: Uuid, state: &str, reason: Option<String>, lag: Option<i64>) -> ConsumerRow {
+        let now = Utc::now();
+        ConsumerRow { trigger_id, state: state.to_owned(), reason, lag, since: now, updated_at: now }
+    }
+}
+
 #[async_trait]
 pub trait BrokerStore: Send + Sync + 'static {
     /// Every `nats`, `amqp` and `mqtt` trigger, paused ones included.

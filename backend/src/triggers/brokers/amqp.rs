@@ -4,7 +4,7 @@
 //! whose start could not be written now is handed back (`nack`, requeued).
 
 use super::message::Message;
-use super::session::{gather, Gathered, Session};
+use super::session::{gather, split_taken, Gathered, Session};
 use super::spec::{AmqpSpec, DEFAULT_PREFETCH};
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable};
@@ -70,14 +70,7 @@ pub async fn consume(session: &mut Session, spec: &AmqpSpec) -> Result<(), Strin
             Gathered::Ended => break Err("the AMQP channel closed".to_owned()),
             Gathered::Stopped => break Ok(()),
         };
-        let mut failure = None;
-        let mut taken = Vec::with_capacity(batch.len());
-        for item in batch {
-            match item {
-                Ok(delivery) => taken.push(delivery),
-                Err(e) => failure = Some(format!("consuming from AMQP failed: {e}")),
-            }
-        }
+        let (taken, mut failure) = split_taken(batch, "consuming from AMQP");
         let handled = session.handle(&taken.iter().map(|d| message(d, &spec.queue)).collect::<Vec<_>>()).await;
         // All taken: one acknowledgement for the batch (every earlier one is settled already).
         if let (Some(last), true) = (taken.last(), handled.iter().all(|h| h.ack())) {

@@ -139,15 +139,7 @@ impl BrokerLoop {
             if reports.iter().any(|r| r.trigger_id == trigger.id && r.state == "paused") {
                 continue;
             }
-            let now = Utc::now();
-            let row = crate::store::ConsumerRow {
-                trigger_id: trigger.id,
-                state: "paused".into(),
-                reason: Some("the trigger is paused".into()),
-                lag: None,
-                since: now,
-                updated_at: now,
-            };
+            let row = crate::store::ConsumerRow::now(trigger.id, "paused", Some("the trigger is paused".into()), None);
             let _ = self.store.report_consumer(&row).await;
         }
     }

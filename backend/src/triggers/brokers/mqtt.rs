@@ -7,7 +7,7 @@
 //! broker delivers it again to the next session).
 
 use super::message::Message;
-use super::session::{gather, Gathered, Session};
+use super::session::{gather, split_taken, Gathered, Session};
 use super::spec::MqttSpec;
 use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Packet, Publish, QoS, TlsConfiguration, Transport};
 use serde_json::Map;
@@ -18,7 +18,6 @@ use tokio::sync::mpsc;
 const BATCH: usize = 256;
 const LOOK: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
 
 /// The client's options from the URL: host, port, credentials, TLS for `mqtts://`/`ssl://`.
 pub fn options(url: &str, client_id: &str) -> Result<MqttOptions, String> {
@@ -75,7 +74,7 @@ pub async fn consume(session: &mut Session, spec: &MqttSpec) -> Result<(), Strin
     let early = subscribe(&client, &mut events, filter, qos).await?;
     let (sender, mut received) = mpsc::channel(BATCH * 4);
     for publish in early {
-        let _ = sender.send(Polled::Publish(publish)).await;
+        let _ = sender.send(Ok(publish)).await;
     }
     let poller = tokio::spawn(poll(events, sender));
     session.report("connected", None, None).await;
@@ -90,7 +89,7 @@ pub async fn consume(session: &mut Session, spec: &MqttSpec) -> Result<(), Strin
             Gathered::Ended => break Err("the MQTT connection closed".to_owned()),
             Gathered::Stopped => break Ok(()),
         };
-        let (taken, failure) = split(batch);
+        let (taken, failure) = split_taken(batch, "the MQTT connection");
         if let Err(e) = take(session, &client, taken).await {
             break Err(e);
         }
@@ -152,45 +151,29 @@ async fn take(session: &mut Session, client: &AsyncClient, mut pending: Vec<Publ
             }
         }
         pending = again;
-        if !pending.is_empty() && session.sleep(RETRY_AFTER_ERROR).await {
+        // Past the gate again: the same growing wait after a failed batch as every kind.
+        if !pending.is_empty() && !session.gate().await {
             return Ok(());
         }
     }
     Ok(())
 }
 
-/// What the poller passes on: a message, or why the connection ended.
-enum Polled {
-    Publish(Publish),
-    Failed(String),
-}
-
-/// Drives the connection (keep-alives, acknowledgements) and passes messages on; its
-/// channel's bound and the broker's in-flight window hold a fast producer back.
-async fn poll(mut events: EventLoop, sender: mpsc::Sender<Polled>) {
+/// Drives the connection (keep-alives, acknowledgements) and passes messages on, or why the
+/// connection ended; its channel's bound and the broker's in-flight window hold a fast
+/// producer back.
+async fn poll(mut events: EventLoop, sender: mpsc::Sender<Result<Publish, rumqttc::ConnectionError>>) {
     loop {
         let polled = match events.poll().await {
-            Ok(Event::Incoming(Packet::Publish(publish))) => Polled::Publish(publish),
+            Ok(Event::Incoming(Packet::Publish(publish))) => Ok(publish),
             Ok(_) => continue,
-            Err(e) => Polled::Failed(format!("the MQTT connection failed: {e}")),
+            Err(e) => Err(e),
         };
-        let failed = matches!(polled, Polled::Failed(_));
+        let failed = polled.is_err();
         if sender.send(polled).await.is_err() || failed {
             return;
         }
     }
-}
-
-fn split(batch: Vec<Polled>) -> (Vec<Publish>, Option<String>) {
-    let mut taken = Vec::with_capacity(batch.len());
-    let mut failure = None;
-    for polled in batch {
-        match polled {
-            Polled::Publish(publish) => taken.push(publish),
-            Polled::Failed(why) => failure = Some(why),
-        }
-    }
-    (taken, failure)
 }
 
 fn message(p: &Publish) -> Message {

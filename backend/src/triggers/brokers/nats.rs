@@ -4,7 +4,7 @@
 //! written now is handed back at once (a negative acknowledgement with a delay).
 
 use super::message::Message;
-use super::session::{gather, Gathered, Session};
+use super::session::{gather, split_taken, Gathered, Session};
 use super::spec::NatsSpec;
 use async_nats::jetstream::{self, consumer::pull, consumer::AckPolicy, AckKind};
 use serde_json::{Map, Value};
@@ -90,14 +90,7 @@ pub async fn consume(session: &mut Session, spec: &NatsSpec) -> Result<(), Strin
             Gathered::Ended => return Err("the NATS connection closed".into()),
             Gathered::Stopped => return Ok(()),
         };
-        let mut failure = None;
-        let mut taken = Vec::with_capacity(batch.len());
-        for item in batch {
-            match item {
-                Ok(m) => taken.push(m),
-                Err(e) => failure = Some(format!("pulling from NATS failed: {e}")),
-            }
-        }
+        let (taken, mut failure) = split_taken(batch, "pulling from NATS");
         let handled = session.handle(&taken.iter().map(message).collect::<Vec<_>>()).await;
         for (m, h) in taken.iter().zip(&handled) {
             let acked =

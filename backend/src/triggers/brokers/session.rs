@@ -7,7 +7,7 @@ use super::message::Message;
 use super::spec::Broker;
 use crate::sandbox::Job;
 use crate::secrets::Redactor;
-use crate::store::{ConsumerRow, DynStore, TriggerRow};
+use crate::store::{ConsumerRow, TriggerRow};
 use crate::triggers::TriggerSpec;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -26,7 +26,6 @@ pub struct Session {
     pub trigger: TriggerRow,
     pub spec: TriggerSpec,
     pub ingest: Ingest,
-    pub store: DynStore,
     /// This process's stable name (the same after a restart on the same host and port), for
     /// client ids that must survive a restart (MQTT's persistent session).
     pub node: String,
@@ -48,12 +47,10 @@ impl Session {
         node: String,
         stop: watch::Receiver<bool>,
     ) -> Session {
-        let store = ingest.store.clone();
         Session {
             trigger,
             spec,
             ingest,
-            store,
             node,
             stop,
             paused_until: None,
@@ -85,7 +82,7 @@ impl Session {
     pub async fn url(&mut self) -> Result<String, String> {
         let url = self.broker().url.to_owned();
         if !url.contains("{{") {
-            self.redactor = redactor_of_password(&url, &[]);
+            self.redactor = redactor_of_password(&url, []);
             return Ok(url);
         }
         let names = trellis_model::secret::node_references(NodeKind::Http, &json!({"url": url}))
@@ -107,12 +104,8 @@ impl Session {
             Ok(Err(e)) => return Err(format!("the `url` template failed: {}", redactor.text(&e))),
             Err(stopped) => return Err(format!("the `url` template could not be rendered now: {stopped}")),
         };
-        let values: Vec<(String, String)> = opened
-            .values
-            .iter()
-            .map(|(n, v)| (n.clone(), secrecy::ExposeSecret::expose_secret(v).to_owned()))
-            .collect();
-        self.redactor = redactor_of_password(&url, &values);
+        let secrets = opened.values.iter().map(|(n, v)| (n.as_str(), secrecy::ExposeSecret::expose_secret(v)));
+        self.redactor = redactor_of_password(&url, secrets);
         Ok(url)
     }
 
@@ -145,7 +138,7 @@ impl Session {
                 continue;
             }
             let max = i64::from(self.broker().max_queued);
-            match self.store.queued_instances(self.trigger.workflow_id).await {
+            match self.ingest.store.queued_instances(self.trigger.workflow_id).await {
                 Ok(queued) if queued > max => {
                     let reason = format!("the workflow has {queued} queued instances (more than max_queued {max})");
                     self.report("paused", Some(reason), None).await;
@@ -195,16 +188,8 @@ impl Session {
         if same {
             return;
         }
-        let now = Utc::now();
-        let row = ConsumerRow {
-            trigger_id: self.trigger.id,
-            state: state.to_owned(),
-            reason: reason.clone(),
-            lag,
-            since: now,
-            updated_at: now,
-        };
-        if let Err(e) = self.store.report_consumer(&row).await {
+        let row = ConsumerRow::now(self.trigger.id, state, reason.clone(), lag);
+        if let Err(e) = self.ingest.store.report_consumer(&row).await {
             tracing::debug!(error = %e, trigger = %self.trigger.id, "could not record a consumer's state");
             return;
         }
@@ -215,21 +200,46 @@ impl Session {
     }
 }
 
-/// A redactor of the secrets a URL was filled with and of the password it carries, so no
+/// A redactor of the secrets a URL was filled with and of the credential it carries, so no
 /// client error quoting the URL writes either.
-fn redactor_of_password(url: &str, secrets: &[(String, String)]) -> Redactor {
-    let parsed = url::Url::parse(url).ok();
-    let password = parsed.as_ref().and_then(|u| u.password().map(str::to_owned)).filter(|p| !p.is_empty());
-    // A user name with no password is a token (`nats://TOKEN@host`): as secret as a password.
-    let token =
-        parsed.as_ref().filter(|_| password.is_none()).map(|u| u.username().to_owned()).filter(|t| !t.is_empty());
-    let mut pairs: Vec<(&str, &str)> = secrets.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-    for (name, value) in [("url_password", &password), ("url_token", &token)] {
-        if let Some(value) = value {
-            pairs.push((name, value.as_str()));
+fn redactor_of_password<'a>(url: &str, secrets: impl IntoIterator<Item = (&'a str, &'a str)>) -> Redactor {
+    let credential = url::Url::parse(url).ok().and_then(|u| url_credential(&u));
+    let credential = credential.as_ref().map(|c| match c {
+        Credential::Password(p) => ("url_password", p.as_str()),
+        Credential::Token(t) => ("url_token", t.as_str()),
+    });
+    let mut pairs: Vec<(&str, &str)> = secrets.into_iter().collect();
+    pairs.extend(credential);
+    Redactor::new(pairs)
+}
+
+/// What in a broker URL is secret: its password, or a user name with no password (a token,
+/// `nats://TOKEN@host`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Credential {
+    Password(String),
+    Token(String),
+}
+
+pub fn url_credential(url: &url::Url) -> Option<Credential> {
+    match url.password().filter(|p| !p.is_empty()) {
+        Some(password) => Some(Credential::Password(password.to_owned())),
+        None => Some(url.username()).filter(|t| !t.is_empty()).map(|t| Credential::Token(t.to_owned())),
+    }
+}
+
+/// A batch's messages, and why the connection failed if an item says so (the messages taken
+/// before it are still handled and acknowledged).
+pub fn split_taken<T, E: std::fmt::Display>(batch: Vec<Result<T, E>>, from: &str) -> (Vec<T>, Option<String>) {
+    let mut taken = Vec::with_capacity(batch.len());
+    let mut failure = None;
+    for item in batch {
+        match item {
+            Ok(message) => taken.push(message),
+            Err(e) => failure = Some(format!("{from} failed: {e}")),
         }
     }
-    Redactor::new(pairs)
+    (taken, failure)
 }
 
 /// What [`gather`] took.

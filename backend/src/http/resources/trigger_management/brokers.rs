@@ -4,6 +4,7 @@
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::AppState;
 use crate::store::TriggerRow;
+use crate::triggers::brokers::session::{url_credential, Credential};
 use crate::triggers::TriggerSpec;
 use chrono::{Duration, Utc};
 use serde_json::{Map, Value};
@@ -58,15 +59,11 @@ pub(super) async fn with_consumers(state: &AppState, mut triggers: Vec<Trigger>)
 pub(super) fn without_password(mut settings: Map<String, Value>) -> Map<String, Value> {
     if let Some(Value::String(url)) = settings.get_mut("url") {
         if let Ok(mut parsed) = url::Url::parse(url) {
-            let reference = |text: &str| text.contains("%7B%7B");
-            let password = parsed.password().filter(|p| !p.is_empty()).map(str::to_owned);
-            let masked = match password {
-                Some(p) => !reference(&p) && parsed.set_password(Some("***")).is_ok(),
-                // A user name alone is a token (`nats://TOKEN@host`).
-                None => {
-                    let token = parsed.username().to_owned();
-                    !token.is_empty() && !reference(&token) && parsed.set_username("***").is_ok()
-                }
+            // A `{{ secret.NAME }}` reference (percent-encoded in the URL) holds no value.
+            let masked = match url_credential(&parsed) {
+                Some(Credential::Password(p)) if !p.contains("%7B%7B") => parsed.set_password(Some("***")).is_ok(),
+                Some(Credential::Token(t)) if !t.contains("%7B%7B") => parsed.set_username("***").is_ok(),
+                _ => false,
             };
             if masked {
                 *url = parsed.to_string();
