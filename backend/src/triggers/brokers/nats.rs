@@ -118,7 +118,13 @@ fn message(m: &jetstream::Message) -> Message {
             headers.insert(name.to_string(), Value::String(joined));
         }
     }
-    let id = m.headers.as_ref().and_then(|h| h.get("Nats-Msg-Id")).map(|v| v.as_str().to_owned());
+    // An empty `Nats-Msg-Id` names nothing: the stream sequence does.
+    let id = m
+        .headers
+        .as_ref()
+        .and_then(|h| h.get("Nats-Msg-Id"))
+        .map(|v| v.as_str().to_owned())
+        .filter(|id| !id.is_empty());
     let sequence = m.info().ok().map(|info| format!("{}:{}", info.stream, info.stream_sequence));
     Message { body: m.payload.to_vec(), source: m.subject.to_string(), headers, message_id: id.or(sequence) }
 }
