@@ -98,8 +98,8 @@ fn order_input(i: usize) -> serde_json::Value {
     json!({"customer": format!("customer-{}", i % 1_000), "order": {"id": i, "total": (i % 500) as f64 / 4.0}})
 }
 
-/// p50 and p95 of `SAMPLES` calls, in milliseconds.
-async fn time(api: &Api, path: &str) -> Result<(f64, f64)> {
+/// p50 and p95 of `SAMPLES` timed GETs of `path` in milliseconds, after one warm-up call.
+pub(crate) async fn time(api: &Api, path: &str) -> Result<(f64, f64)> {
     api.time_get(path, Some(api.token())).await?;
     let mut samples = Vec::with_capacity(SAMPLES);
     for _ in 0..SAMPLES {

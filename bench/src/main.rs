@@ -5,8 +5,9 @@
 //! A full run (not `--quick`) also rewrites the table of current figures that opens
 //! BENCHMARKS.md (`current_table`), unless `--no-write-benchmarks` is given.
 //!
-//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only GROUP[,GROUP...] (engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak|data)] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
+//! Usage: trellis-bench --bin PATH [--quick] [--backend sqlite|postgres|both] [--only GROUP[,GROUP...] (engine|steps|timers|peers|scale|sse|auth|list|failures|scripts|subworkflows|maps|keys|sandbox|secrets|web|soak|data|flow|brokers|approvals)] [--soak-secs N] [--out DIR] [--no-write-benchmarks]
 
+mod approvals;
 mod auth;
 mod brokers;
 mod current_table;
@@ -110,6 +111,7 @@ const GROUPS: &[&str] = &[
     "data",
     "flow",
     "brokers",
+    "approvals",
 ];
 
 impl Options {
@@ -287,6 +289,11 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
             &format!("broker triggers: {count} messages each from NATS, AMQP and MQTT, beside REST starts"),
         );
         brokers::throughput(&api, count, &mut figures).await?;
+    }
+    if runs("approvals") {
+        let open = if options.quick { 200 } else { 1_000 };
+        progress(backend, &format!("the approvals inbox at {open} open approvals, beside none"));
+        approvals::inbox(&api, open, &mut figures).await?;
     }
     if runs("keys") {
         let long = if options.quick { 1_000 } else { 10_000 };

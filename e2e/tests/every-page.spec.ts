@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { baseUrl } from './env';
 import {
-  apiPost, archiveEveryWorkflow, collectPageErrors, expectAccessible, expectFocusRings, publishWorkflow, settled, signIn, start,
+  apiGet, apiPost, archiveEveryWorkflow, collectPageErrors, expectAccessible, expectFocusRings, publishWorkflow, settled, signIn, start,
 } from './support';
 
 // Every page of the app, signed in as the admin (who sees them all): its title, a skip link
@@ -14,7 +14,7 @@ import {
 // `bare`: a page outside the layout (no navigation to skip).
 type Shown = { title: string; ready: (page: Page) => Promise<void>; bare?: boolean };
 
-let ids: { workflow: string; instance: string };
+let ids: { workflow: string; instance: string; approval: string; waiting: string };
 
 test.beforeAll(async ({ browser }) => {
   const page = await browser.newPage();
@@ -31,10 +31,35 @@ test.beforeAll(async ({ browser }) => {
   await apiPost(page.request, `/workflows/${workflow}/triggers`, { kind: 'webhook' }, 201);
   const instance = await start(page.request, workflow, { customer: 'acme' });
   await settled(page.request, instance, 'failed');
+  // An approval the admin may decide (operators may, and the starter too), so its page shows
+  // the decision form; its run is canceled once the pages are seen.
+  const asking = await publishWorkflow(page.request, 'Shipping sign-off', {
+    nodes: [{
+      id: 'ask',
+      type: 'approval',
+      config: {
+        title: 'Ship order {{ input.order }}?',
+        assignees: { roles: ['operator'] },
+        allow_starter: true,
+        form: { type: 'object', properties: { note: { type: 'string', title: 'Note' } } },
+      },
+    }],
+    edges: [],
+  });
+  const waiting = await start(page.request, asking, { order: 7 });
+  const approvals = async () => (await apiGet(page.request, `/approvals?instance_id=${waiting}`)).items;
+  await expect.poll(async () => (await approvals()).length).toBe(1);
+  const approval = (await approvals())[0].id;
   await page.close();
-  ids = { workflow, instance };
+  ids = { workflow, instance, approval, waiting };
 });
 
+test.afterAll(async ({ browser }) => {
+  const page = await browser.newPage();
+  await signIn(page);
+  await apiPost(page.request, `/instances/${ids.waiting}/cancel`);
+  await page.close();
+});
 test.afterAll(archiveEveryWorkflow);
 
 const visible = (testId: string) => async (page: Page) => {
@@ -62,6 +87,14 @@ const PAGES: Record<string, () => Shown> = {
   '/limits': () => ({ title: 'Limits', ready: visible('limits-table') }),
   '/alerts': () => ({ title: 'Alerts', ready: visible('alerts-table') }),
   '/cluster': () => ({ title: 'Cluster', ready: visible('cluster-process') }),
+  '/approvals': () => ({ title: 'Approvals', ready: visible('approval-row') }),
+  [`/approvals/:approval`]: () => ({
+    title: 'Ship order 7? · Approval',
+    ready: async (p) => {
+      await expect(p.getByTestId('decision-form')).toBeVisible();
+      await expect(p.getByTestId('run-node-ask')).toHaveAttribute('data-status', 'waiting');
+    },
+  }),
   '/no/such/page': () => ({ title: 'Page not found', ready: heading('Page not found'), bare: true }),
 };
 
@@ -88,7 +121,7 @@ for (const [route, shown] of Object.entries(PAGES)) {
     const errors = collectPageErrors(page);
     const { title, ready, bare } = shown();
     await signIn(page);
-    const address = route.replace(':workflow', ids.workflow).replaceAll(':instance', ids.instance);
+    const address = route.replace(':workflow', ids.workflow).replaceAll(':instance', ids.instance).replace(':approval', ids.approval);
     await page.goto(`${baseUrl()}${address}`);
     await ready(page);
     const name = route === '/' ? 'dashboard' : route.slice(1).replace(/[/:]+/g, '-');

@@ -71,12 +71,13 @@ fn whole(field: &'static str, text: &str, unit: i64) -> Result<Option<i64>, Fiel
 }
 
 /// The choices of "When", in the order offered.
-pub const WHEN_CHOICES: [(AlertWhen, &str); 5] = [
+pub const WHEN_CHOICES: [(AlertWhen, &str); 6] = [
     (AlertWhen::Failed, "An instance fails"),
     (AlertWhen::TimedOut, "An instance times out"),
     (AlertWhen::Slow, "A node runs slow"),
     (AlertWhen::QueueDepth, "The queue grows"),
     (AlertWhen::BackupFailed, "A scheduled backup fails"),
+    (AlertWhen::ApprovalRequested, "An approval is requested"),
 ];
 
 /// What a rule is told about, in words: "An instance fails", "Queue over 50 for 2 min".
@@ -86,6 +87,7 @@ pub fn condition(rule: &AlertRule) -> String {
         AlertWhen::TimedOut => "An instance times out".to_owned(),
         AlertWhen::Slow => "A node runs slow".to_owned(),
         AlertWhen::BackupFailed => "A scheduled backup fails".to_owned(),
+        AlertWhen::ApprovalRequested => "An approval is requested".to_owned(),
         AlertWhen::QueueDepth => {
             let over = format!("Queue over {}", rule.threshold.unwrap_or(0));
             match rule.for_ms.filter(|ms| *ms > 0) {

@@ -5,6 +5,7 @@ use crate::components::admin::{
     audit_page::AuditPage, cluster_page::ClusterPage, retention_page::RetentionPage, users_page::UsersPage,
 };
 use crate::components::alerts::alerts_page::AlertsPage;
+use crate::components::approvals::{approval_page::ApprovalPage, inbox_page::InboxPage};
 use crate::components::compare::compare_page::ComparePage;
 use crate::components::dashboard::{dashboard_page::DashboardPage, failures_page::FailuresPage};
 use crate::components::designer::designer_page::DesignerPage;
@@ -44,6 +45,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/workflows/:id") view=|| per_id(|id| view! { <DesignerPage id=id /> }) />
                     <Route path=path!("/workflows/:id/triggers") view=|| per_id(|id| view! { <TriggersPage id=id /> }) />
                     <Route path=path!("/instances/:id") view=|| per_id(|id| view! { <InstancePage id=id /> }) />
+                    <Route path=path!("/approvals") view=InboxPage />
+                    <Route path=path!("/approvals/:id") view=|| per_id(|id| view! { <ApprovalPage id=id /> }) />
                 </ParentRoute>
             </Routes>
         </Router>
@@ -51,7 +54,7 @@ pub fn App() -> impl IntoView {
 }
 
 /// Builds the page for the `:id` in the address, afresh whenever it changes, so a page for one
-/// workflow or instance never shows another's state when the router keeps the same route.
+/// workflow, instance or approval never shows another's state when the router keeps the same route.
 fn per_id<V: IntoView + 'static>(page: impl Fn(String) -> V + Send + Sync + 'static) -> impl IntoView {
     let params = use_params_map();
     let id = Memo::new(move |_| params.with(|p| p.get("id")));

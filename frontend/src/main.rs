@@ -5,6 +5,7 @@
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 mod alert_rules;
+mod approvals;
 mod audit_words;
 mod bulk;
 mod charts;
@@ -31,6 +32,8 @@ mod api;
 mod api_admin;
 #[cfg(target_arch = "wasm32")]
 mod api_alerts;
+#[cfg(target_arch = "wasm32")]
+mod api_approvals;
 #[cfg(target_arch = "wasm32")]
 mod api_limits;
 #[cfg(target_arch = "wasm32")]

@@ -44,6 +44,10 @@ pub const PAGES: &[Page] = &[
     page("/workflows/:id/triggers", "Triggers", None, Role::Viewer),
     page("/instances/:id", "Run", None, Role::Viewer),
     page("/compare", "Compare runs", None, Role::Viewer),
+    // Not a section either (the same 1280 px): the header has a link of its own for it, with
+    // the count of approvals waiting for the signed-in person.
+    page("/approvals", "Approvals", None, Role::Viewer),
+    page("/approvals/:id", "Approval", None, Role::Viewer),
 ];
 
 /// The title of a page whose address matches none.

@@ -90,6 +90,42 @@ pub fn instance_page(id: &str) -> String {
     format!("/instances/{}", encode_component(id))
 }
 
+/// The approvals inbox, in the app.
+pub const APPROVALS_PAGE: &str = "/approvals";
+
+/// One approval's page, in the app.
+pub fn approval_page(id: &str) -> String {
+    format!("{APPROVALS_PAGE}/{}", encode_component(id))
+}
+
+/// `GET /approvals/{id}`.
+pub fn approval(id: &str) -> String {
+    format!("{API}/approvals/{}", encode_component(id))
+}
+
+/// `POST /approvals/{id}/decision`.
+pub fn approval_decision(id: &str) -> String {
+    format!("{}/decision", approval(id))
+}
+
+/// `GET /approvals/count`: the header badge's number.
+pub fn approval_count() -> String {
+    format!("{API}/approvals/count")
+}
+
+/// `GET /approvals` with `filters` (`mine=true`, `status=open`: already escaped pairs) and the
+/// cursor of the page to continue from.
+pub fn approval_list(filters: &[(&str, &str)], cursor: Option<&str>, limit: u32) -> String {
+    let mut url = format!("{API}/approvals?limit={limit}");
+    for (name, value) in filters {
+        url.push_str(&format!("&{name}={}", encode_component(value)));
+    }
+    if let Some(cursor) = cursor {
+        url.push_str(&format!("&cursor={}", encode_component(cursor)));
+    }
+    url
+}
+
 /// `GET /workflows` with an optional search and the cursor of the page to continue from.
 /// Archived workflows are listed too when `archived`.
 pub fn workflow_list(search: Option<&str>, cursor: Option<&str>, limit: u32, archived: bool) -> String {
@@ -160,6 +196,19 @@ mod tests {
             "/api/v1/instances/i/nodes/a%20b/items?limit=20&status=failed&cursor=19"
         );
         assert_eq!(workflow_list(None, None, 5, true), "/api/v1/workflows?limit=5&archived=true");
+    }
+
+    #[test]
+    fn approval_urls_escape_ids_and_cursors() {
+        assert_eq!(approval_page("a b"), "/approvals/a%20b");
+        assert_eq!(approval("x/y"), "/api/v1/approvals/x%2Fy");
+        assert_eq!(approval_decision("x"), "/api/v1/approvals/x/decision");
+        assert_eq!(approval_count(), "/api/v1/approvals/count");
+        assert_eq!(approval_list(&[("mine", "true")], None, 50), "/api/v1/approvals?limit=50&mine=true");
+        assert_eq!(
+            approval_list(&[("status", "closed")], Some("c+1="), 20),
+            "/api/v1/approvals?limit=20&status=closed&cursor=c%2B1%3D"
+        );
     }
 
     #[test]

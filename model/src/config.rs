@@ -25,10 +25,11 @@ pub enum NodeKind {
     Script,
     Subworkflow,
     Map,
+    Approval,
 }
 
 impl NodeKind {
-    pub const ALL: [NodeKind; 11] = [
+    pub const ALL: [NodeKind; 12] = [
         NodeKind::Noop,
         NodeKind::Delay,
         NodeKind::Http,
@@ -40,6 +41,7 @@ impl NodeKind {
         NodeKind::Script,
         NodeKind::Subworkflow,
         NodeKind::Map,
+        NodeKind::Approval,
     ];
 
     pub fn parse(s: &str) -> Option<NodeKind> {
@@ -271,6 +273,7 @@ pub fn check_config_with(kind: NodeKind, config: &Value, syntax: &mut SyntaxChec
         NodeKind::Script => with_parsed(config, check_script),
         NodeKind::Subworkflow => with_parsed(config, |c| check_subworkflow(c, syntax)),
         NodeKind::Map => with_parsed(config, |c| crate::map::check(c, syntax)),
+        NodeKind::Approval => with_parsed(config, |c| crate::approval::check(c, syntax)),
     }
 }
 
@@ -326,7 +329,7 @@ fn expression(field: &str, text: &str, syntax: &mut SyntaxCheck<'_>) -> Vec<Conf
 
 /// Every string in `value` (at `field`) that holds template syntax, compiled: each problem at
 /// its own path (`body.user.name`, `headers.Authorization`).
-fn templates(field: &str, value: &Value, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
+pub(crate) fn templates(field: &str, value: &Value, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProblem> {
     let mut problems = Vec::new();
     match value {
         Value::String(text) if crate::expr::is_template(text) => {

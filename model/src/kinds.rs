@@ -149,10 +149,13 @@ pub enum WaitKind {
     Backoff,
     /// Ready, but the instance already runs `max_parallel_nodes` attempts.
     Slot,
+    /// An `approval` node waits for people's decisions.
+    Approval,
 }
 
 string_forms!(WaitKind {
     Timer => "timer", Signal => "signal", Task => "task", Child => "child", Backoff => "backoff", Slot => "slot",
+    Approval => "approval",
 });
 
 /// What an alert delivery is about: a rule's `when`, or a test sent from its page.
@@ -165,12 +168,13 @@ pub enum AlertEvent {
     Slow,
     QueueDepth,
     BackupFailed,
+    ApprovalRequested,
     Test,
 }
 
 string_forms!(AlertEvent {
     Failed => "failed", TimedOut => "timed_out", Slow => "slow", QueueDepth => "queue_depth",
-    BackupFailed => "backup_failed", Test => "test",
+    BackupFailed => "backup_failed", ApprovalRequested => "approval_requested", Test => "test",
 });
 
 /// Where an alert delivery stands.

@@ -12,6 +12,7 @@
 //! designer can validate as the user types with exactly the rules the server applies.
 
 pub mod api;
+pub mod approval;
 pub mod config;
 pub mod definition;
 pub mod excerpt;

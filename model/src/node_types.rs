@@ -88,6 +88,8 @@ pub enum FieldKind {
     /// A whole number of at least 0.
     Number,
     Select(&'static [&'static str]),
+    /// Yes or no: a JSON boolean.
+    Toggle,
     /// Any JSON value, typed as JSON.
     Json,
     /// An expression, with a preview against sample input.
@@ -353,6 +355,47 @@ const MAP: NodeType = NodeType {
     takes_limit: true,
 };
 
+const APPROVAL: NodeType = NodeType {
+    name: "approval",
+    description: "Asks people to approve or reject, with a form; waits for their decisions.",
+    group: PaletteGroup::Waits,
+    icon: "✓",
+    fields: &[
+        field("config.title", "Title", In::Text, Template, "The question, e.g. Refund {{ input.amount }} EUR?"),
+        field("config.description", "Description", In::Text, Template, "Shown under the title; may use templates."),
+        field(
+            "config.assignees",
+            "Assignees (JSON)",
+            In::Json,
+            Plain,
+            "Who decides: {\"users\": [\"ann\"], \"roles\": [\"operator\"], \"groups\": [\"finance\"]}",
+        ),
+        field("config.required", "Approvals required", In::Number, Plain, "Empty: 1. The first rejection closes it."),
+        field(
+            "config.allow_starter",
+            "Starter may decide",
+            In::Toggle,
+            Plain,
+            "Whether whoever started the run may approve it.",
+        ),
+        field("config.form", "Answer form (JSON Schema)", In::Json, Plain, "What the approver fills in; empty: none."),
+        field(
+            "config.timeout_ms",
+            "Time limit (ms)",
+            In::Number,
+            Plain,
+            "Past it the node ends timed_out; empty: none.",
+        ),
+    ],
+    // Its title and description are templates over the run.
+    reads_context: true,
+    runs_ahead: false,
+    waits: Some(WaitKind::Approval),
+    // An approval names its node; a map's items have no node of their own.
+    inside_map: false,
+    takes_limit: false,
+};
+
 impl NodeKind {
     /// The kind's row of the node-type table.
     pub fn spec(self) -> &'static NodeType {
@@ -368,6 +411,7 @@ impl NodeKind {
             NodeKind::Script => &SCRIPT,
             NodeKind::Subworkflow => &SUBWORKFLOW,
             NodeKind::Map => &MAP,
+            NodeKind::Approval => &APPROVAL,
         }
     }
 

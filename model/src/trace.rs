@@ -41,6 +41,8 @@ pub enum SpanKind {
     Task,
     /// A `subworkflow` node waiting for its child instance.
     Child,
+    /// An `approval` node waiting for people's decisions.
+    Approval,
 }
 
 /// `Span::status`, as OpenTelemetry has it.
@@ -58,6 +60,7 @@ string_forms!(EventKind {
 
 string_forms!(SpanKind {
     Instance => "instance", Node => "node", Timer => "timer", Queue => "queue", Signal => "signal", Task => "task", Child => "child",
+    Approval => "approval",
 });
 
 string_forms!(SpanStatus { Unset => "unset", Ok => "ok", Error => "error" });

@@ -20,6 +20,9 @@
 //! Bodies carry what the instance row holds: its error is stored redacted
 //! (`engine::results::sanitized`), so no secret value reaches a receiver.
 
+mod approval;
+pub use approval::{approval_body, approval_url};
+
 pub mod send;
 pub mod watch;
 
@@ -122,7 +125,7 @@ pub fn slack_escape(text: &str) -> String {
 
 /// A Slack link to `url`, only when it is absolute: Slack cannot open a path (no
 /// `TRELLIS_PUBLIC_URL`), so that is written as plain text instead.
-fn slack_link(url: &str, label: &str) -> String {
+pub(crate) fn slack_link(url: &str, label: &str) -> String {
     if url.starts_with("https://") || url.starts_with("http://") {
         format!("<{}|{label}>", url.replace('&', "&amp;").replace('<', "%3C").replace('>', "%3E").replace('|', "%7C"))
     } else {

@@ -9,8 +9,10 @@
 //! * [`workflows`], [`files`] and [`sync`]: definitions, and keeping them as files.
 //! * [`triggers`]: webhooks and schedules.
 //! * [`cluster`]: the processes serving a database, and resuming a restored one.
+//! * [`approvals`]: what waits for my decision, and deciding it.
 
 pub mod api;
+pub mod approvals;
 pub mod bulk;
 pub mod cluster;
 pub mod failure;
@@ -84,6 +86,9 @@ pub enum RemoteCommand {
     /// Webhooks and schedules that start instances.
     #[command(subcommand_required = true)]
     Trigger(triggers::TriggerArgs),
+    /// What waits for your decision: list, show, approve and reject approvals.
+    #[command(subcommand_required = true)]
+    Approval(approvals::ApprovalArgs),
     /// The processes serving the database and their releases; resume a restored (held) database.
     #[command(subcommand_required = true)]
     Cluster(cluster::ClusterArgs),
@@ -121,6 +126,7 @@ async fn run(target: &Target, command: RemoteCommand) -> CliResult<Exit> {
         RemoteCommand::Workflow(args) => workflows::run(target, args).await,
         RemoteCommand::Trigger(args) => triggers::run(target, args).await,
         RemoteCommand::Cluster(args) => cluster::run(target, args).await,
+        RemoteCommand::Approval(args) => approvals::run(target, args).await,
         RemoteCommand::Completions { shell } => {
             use clap::CommandFactory;
             let mut script = Vec::new();

@@ -96,4 +96,35 @@ impl Alerts {
         }
         Ok(())
     }
+
+    /// Records an `approval_requested` delivery per matching rule, keyed by the approval, so a
+    /// repeated ask records nothing twice. Trouble is logged: the approval stands without it.
+    pub(super) async fn approval_requested(&self, plan: &Plan, approval: &crate::store::NewApproval) {
+        if let Err(e) = self.record_approval(plan, approval).await {
+            tracing::warn!(error = %e, approval = %approval.id, "recording an approval_requested alert failed");
+        }
+    }
+
+    async fn record_approval(&self, plan: &Plan, approval: &crate::store::NewApproval) -> anyhow::Result<()> {
+        let when = AlertWhen::ApprovalRequested;
+        let rules = self.store.alert_rules_on(when.as_str(), Some(plan.workflow)).await?;
+        let url = crate::alerts::approval_url(self.public_url.as_deref(), approval.id);
+        for rule in rules {
+            let body = crate::alerts::approval_body((&rule.id, &rule.name), approval, &plan.name, &url);
+            let delivery = NewDelivery {
+                id: Uuid::now_v7(),
+                rule_id: rule.id,
+                event: when.into(),
+                source_key: format!("approval:{}:{}:{}", approval.instance_id, approval.node_id, approval.attempt),
+                group_key: None,
+                instance_id: Some(approval.instance_id),
+                body: body.to_string(),
+                now: Utc::now(),
+                dedupe_since: None,
+                sent: None,
+            };
+            self.store.record_delivery(&delivery).await?;
+        }
+        Ok(())
+    }
 }

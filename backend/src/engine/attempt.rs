@@ -76,6 +76,9 @@ impl Runner {
                 };
                 self.start_child(start).await
             }
+            NodeResult::Suspend(Suspend::Approval { title, description }) => {
+                self.ask_approval(plan, (instance, spec, attempt), &run.context, (title, description)).await
+            }
             other => other,
         };
         // A map's output holds its items' (each held to the limit) in `results`.

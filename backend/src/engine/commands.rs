@@ -42,4 +42,6 @@ pub(super) struct Commands {
     pub(super) max_input_bytes: usize,
     /// The caps a signal's payload or a task's output is held to.
     pub(super) output_caps: OutputCaps,
+    /// Approvals people decide (`approvals/decide.rs`).
+    pub(super) approvals: Arc<dyn crate::store::ApprovalStore>,
 }

@@ -23,6 +23,7 @@ pub fn context(snapshot: &Snapshot) -> Value {
         "workflow_id": instance.workflow_id,
         "version": instance.version,
         "trace_id": instance.trace_id(),
+        "started_by": instance.started_by,
     });
     json!({"input": instance.input.0, "nodes": nodes, "instance": about})
 }

@@ -8,6 +8,9 @@ pub enum EngineError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not do this (not an approval's assignee).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("{0}")]
     LimitReached(String),
     /// The workflow's `rate_limit` refused the start until `retry_at`; nothing was created.

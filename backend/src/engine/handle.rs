@@ -108,6 +108,9 @@ impl Runner {
                 output(json!({"resumed_at": Utc::now()})),
             ),
             (Work::Retry(at), Some(node)) => (Event::RetryDue { node, attempt: at.number() }, Detail::default()),
+            (Work::NodeTimeout(at), Some(node)) if plan.nodes[node].kind == NodeKind::Approval => {
+                self.approval_timeout(item.instance_id, (node, &plan.nodes[node]), at.number()).await?
+            }
             (Work::NodeTimeout(at), Some(node)) => {
                 let ms = plan.nodes[node].timeout_ms.unwrap_or_default();
                 let detail = Detail { error: Some(format!("timed out after {ms} ms")), ..Default::default() };

@@ -28,6 +28,7 @@ mod actions;
 mod admission;
 mod ahead;
 mod alert_items;
+pub mod approvals;
 mod attempt;
 mod bad_end;
 pub mod callee;
@@ -172,6 +173,7 @@ impl Engine {
             debounces: store.clone(),
             max_input_bytes: config.max_input_bytes,
             output_caps: config.output_caps,
+            approvals: store.clone(),
         });
         let public_url = config.public_url.clone();
         let alerts = alert_items::Alerts::new(store.clone(), instances.clone(), public_url.clone());
@@ -187,6 +189,7 @@ impl Engine {
             instances,
             map_items: store.clone(),
             limits: store.clone(),
+            approvals: store.clone(),
             catalog,
             runtime,
             plans,
@@ -216,9 +219,14 @@ impl Engine {
         let lease = Duration::from_millis(self.config.lease_ms.max(1_000));
         let bursts = DebounceLoop::new(self.store.clone(), self.clone(), lease);
         let bursts = tokio::spawn(bursts.run(shutdown.clone()));
+        let sweep = approvals::ApprovalSweep { approvals: self.store.clone(), commands: self.commands.clone() };
+        let sweep = tokio::spawn(sweep.run(shutdown.clone()));
         self.runner.clone().run(shutdown, grace).await;
         if let Err(e) = bursts.await {
             tracing::warn!(error = %e, "the debounce loop ended abnormally");
+        }
+        if let Err(e) = sweep.await {
+            tracing::warn!(error = %e, "the approval sweep ended abnormally");
         }
     }
 
@@ -280,6 +288,16 @@ impl Engine {
 
     pub async fn cancel(&self, id: Uuid) -> Result<(), EngineError> {
         self.commands.cancel(id).await
+    }
+
+    /// Records `person`'s decision on approval `id` (see `approvals/decide.rs`).
+    pub async fn decide_approval(
+        &self,
+        id: Uuid,
+        person: &crate::store::Person,
+        request: trellis_model::api::DecisionRequest,
+    ) -> Result<approvals::Decision, EngineError> {
+        self.commands.decide_approval(id, person, request).await
     }
 
     /// Completes a `wait_signal` node that is waiting, with `payload` as its output.

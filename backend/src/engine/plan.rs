@@ -34,9 +34,22 @@ impl PlanNode {
             secrets: secrets.into_iter().collect(),
             config: node.config.clone(),
             retry: node.retry.clone(),
-            timeout_ms: node.timeout_ms,
+            timeout_ms: effective_timeout(kind, node),
             limit: trellis_model::shared_limit::node_limit(node),
         })
+    }
+}
+
+/// A node's timeout: its own, or an approval's `timeout_ms` (whichever is sooner): both end
+/// the attempt `timed_out` through the same durable timer.
+fn effective_timeout(kind: NodeKind, node: &Node) -> Option<u64> {
+    let own = match kind {
+        NodeKind::Approval => trellis_model::approval::approval_timeout(&node.config),
+        _ => None,
+    };
+    match (node.timeout_ms, own) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

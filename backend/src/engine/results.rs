@@ -33,6 +33,15 @@ pub(super) fn sanitized(result: NodeResult, redactor: &Redactor) -> NodeResult {
             clean(&mut input);
             NodeResult::Suspend(Suspend::Task { queue, input })
         }
+        NodeResult::Suspend(Suspend::Approval { mut title, mut description }) => {
+            redactor.string(&mut title);
+            if let Some(text) = &mut description {
+                redactor.string(text);
+            }
+            let title = super::json::replace_nul_str(&title);
+            let description = description.map(|d| super::json::replace_nul_str(&d));
+            NodeResult::Suspend(Suspend::Approval { title, description })
+        }
         other => other,
     }
 }
@@ -69,7 +78,8 @@ fn suspension(node: &str, attempt: u32, suspend: Suspend) -> Detail {
     match suspend {
         Suspend::Until(at) => work.push(NewWork::due(Work::Resume(NodeAttempt::new(node, attempt)), at)),
         // The child's end writes what completes the attempt (see `children.rs`).
-        Suspend::Signal | Suspend::Child { .. } => {}
+        // An approval's decision or timeout completes it (`approvals/`).
+        Suspend::Signal | Suspend::Child { .. } | Suspend::Approval { .. } => {}
         Suspend::Task { queue, input } => {
             let task = Work::Task { attempt: NodeAttempt::new(node, attempt), queue, input };
             work.push(NewWork::due(task, Utc::now()))

@@ -33,6 +33,8 @@ pub(super) struct Runner {
     pub(super) catalog: Arc<dyn CatalogStore>,
     /// Shared limits: places for the attempts of nodes that name one (`limited.rs`).
     pub(super) limits: Arc<dyn LimitStore>,
+    /// What `approval` nodes ask (`approvals/`).
+    pub(super) approvals: Arc<dyn crate::store::ApprovalStore>,
     /// Where node attempts run: the sandbox, the HTTP client, the vault.
     pub(super) runtime: Runtime,
     pub(super) plans: Arc<Plans>,

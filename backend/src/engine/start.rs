@@ -280,7 +280,9 @@ fn instance_row(
     keys: super::start_keys::StartKeys,
     now: DateTime<Utc>,
 ) -> InstanceRow {
-    let StartRequest { workflow, input, key, trace_parent, parent, handles_failure_of, lineage, burst, .. } = request;
+    let StartRequest {
+        workflow, input, key, trace_parent, parent, handles_failure_of, lineage, burst, started_by, ..
+    } = request;
     InstanceRow {
         id: burst.unwrap_or_else(Uuid::now_v7),
         workflow_id: workflow,
@@ -309,6 +311,7 @@ fn instance_row(
         ),
         handles_failure_of,
         failure_depth: lineage.failure_depth,
+        started_by,
         rev: 0,
     }
 }

@@ -34,6 +34,9 @@ pub struct StartRequest {
     /// first instance even when its input differs (a broker message's redelivery, whose
     /// headers may have changed), where a REST client's repeat with another body is refused.
     pub key_names_instance: bool,
+    /// The person or API key that asked for it (`Principal::name`); `None` for a trigger, a
+    /// schedule, a parent or a failure handler. An approval's `allow_starter` reads it.
+    pub started_by: Option<String>,
 }
 
 /// The `subworkflow` node attempt that starts a child instance.
@@ -58,7 +61,12 @@ impl StartRequest {
             lineage: Lineage::default(),
             burst: None,
             key_names_instance: false,
+            started_by: None,
         }
+    }
+
+    pub fn started_by(self, who: &str) -> StartRequest {
+        StartRequest { started_by: Some(who.to_owned()), ..self }
     }
 
     pub fn idempotency_key(self, idempotency_key: String) -> StartRequest {

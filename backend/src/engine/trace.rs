@@ -354,6 +354,7 @@ impl Tracer<'_> {
             WaitKind::Timer => ("timer", SpanKind::Timer, attempt_span),
             WaitKind::Task => ("task wait", SpanKind::Task, attempt_span),
             WaitKind::Signal => ("signal wait", SpanKind::Signal, attempt_span),
+            WaitKind::Approval => ("approval wait", SpanKind::Approval, attempt_span),
             WaitKind::Child => ("child wait", SpanKind::Child, attempt_span),
             WaitKind::Backoff => ("retry backoff", SpanKind::Timer, Some(self.root_id())),
             WaitKind::Slot => ("queue wait: max_parallel_nodes", SpanKind::Queue, Some(self.root_id())),

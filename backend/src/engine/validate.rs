@@ -32,9 +32,25 @@ pub async fn validate(def: &Definition, limits: &Limits, sandbox: &Sandbox) -> R
     // The model checked the schema's shape; compiling it says whether it is one.
     let schema = def.settings.input_schema.as_ref().filter(|s| s.is_object() || s.is_boolean());
     problems.extend(schema.and_then(super::input_schema::schema_issue));
+    problems.extend(form_problems(def));
     report.valid &= problems.is_empty();
     report.errors.extend(problems);
     Ok(report)
+}
+
+/// A problem for each `approval` node whose answer `form` does not compile as a JSON Schema
+/// (the model checked its shape).
+fn form_problems(def: &Definition) -> Vec<Issue> {
+    let approvals = def.nodes.iter().enumerate().filter(|(_, n)| NodeKind::parse(&n.kind) == Some(NodeKind::Approval));
+    approvals
+        .filter_map(|(i, node)| {
+            let config: trellis_model::approval::ApprovalConfig = serde_json::from_value(node.config.clone()).ok()?;
+            let form = config.form.filter(|f| f.is_object() || f.is_boolean())?;
+            let why = super::input_schema::compile(&form).err()?;
+            let message = format!("`form` is not a valid JSON Schema: {why}");
+            Some(Issue::new("invalid_config", message).node(&node.id).path(format!("nodes[{i}].config.form")))
+        })
+        .collect()
 }
 
 /// Adds a problem for each reference to a secret not in `known` (naming it) and each use of

@@ -17,9 +17,9 @@ use axum::Router;
 use middleware::error::{problem, problem_response};
 use middleware::{audit_trail, csrf, edge, headers, sandbox_wait};
 use resources::{
-    alerts, api_keys, audit_log, bulk_jobs, cluster, event_streams, failures, hooks, instances, limits, probes,
-    retention, scripts, secrets, session, single_sign_on, spa, stats, tasks, trigger_management, users, versions,
-    views, workflows,
+    alerts, api_keys, approvals, audit_log, bulk_jobs, cluster, event_streams, failures, hooks, instances, limits,
+    probes, retention, scripts, secrets, session, single_sign_on, spa, stats, tasks, trigger_management, users,
+    versions, views, workflows,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,6 +70,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(secrets::router())
         .merge(views::router())
         .merge(limits::router())
+        .merge(approvals::router())
         .merge(alerts::router())
         .merge(cluster::router())
         .merge(openapi::router())

@@ -52,6 +52,9 @@ pub struct InstanceRow {
     pub handles_failure_of: Option<Uuid>,
     /// 0 unless a failure handler: the failed instance's + 1 (bounds handler chains).
     pub failure_depth: i32,
+    /// Who started it: a username, `key:<name>` for an API key; `None` for a trigger, a
+    /// schedule, a parent or a failure handler.
+    pub started_by: Option<String>,
     /// One more at every write of the instance's row, nodes or history (`store/snapshots.rs`).
     pub rev: i64,
 }
@@ -87,6 +90,7 @@ impl InstanceRow {
             queue_order: 0,
             handles_failure_of: None,
             failure_depth: 0,
+            started_by: None,
             rev: 0,
         }
     }

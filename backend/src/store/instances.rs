@@ -92,7 +92,7 @@ pub trait InstanceStore: Send + Sync + 'static {
 pub(super) const INSTANCE_COLUMNS: &str =
     "id, workflow_id, version, status, input, output, error, business_key, created_at, started_at, ended_at, \
      trace_id, parent_span_id, run, parent_instance_id, parent_node_id, parent_attempt, depth, concurrency_key, \
-     handles_failure_of, failure_depth, throttle_key, priority, queue_order";
+     handles_failure_of, failure_depth, throttle_key, priority, queue_order, started_by";
 /// What reads an `InstanceRow` selects: the columns a start inserts, and the version counter.
 pub(super) const INSTANCE_READ_COLUMNS: &str = concatcp!(INSTANCE_COLUMNS, ", rev");
 pub(super) const NODE_COLUMNS: &str =

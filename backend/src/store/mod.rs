@@ -9,6 +9,7 @@
 mod accounts;
 mod admission;
 mod alerts;
+mod approvals;
 mod audit;
 mod backend;
 mod batch;
@@ -53,6 +54,7 @@ pub use alerts::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, AlertedInstance, DueAlert, NewDelivery,
     SlowInstance,
 };
+pub use approvals::{ApprovalQuery, ApprovalRow, ApprovalStore, Decided, DecisionRow, NewApproval, Person};
 pub use audit::{AuditQuery, AuditRow, AuditStore};
 pub use batch::{absorb, Ahead, Step, StepDecide};
 pub use brokers::{BrokerStore, ConsumerRow};
@@ -140,6 +142,7 @@ pub trait Store:
     + ClusterStore
     + LimitStore
     + BrokerStore
+    + ApprovalStore
 {
     /// Which backend this is, for logs and `/readyz`.
     fn backend(&self) -> &'static str;

@@ -215,6 +215,7 @@ fn start_refused(e: EngineError) -> Answer {
     match e {
         EngineError::Conflict(m) => Answer::refused(StatusCode::CONFLICT, m),
         EngineError::NotFound(m) => Answer::refused(StatusCode::NOT_FOUND, m),
+        EngineError::Forbidden(m) => Answer::refused(StatusCode::FORBIDDEN, m),
         EngineError::LimitReached(m) => Answer::refused(StatusCode::TOO_MANY_REQUESTS, m),
         EngineError::RateLimited { detail, retry_at } => Answer::Refused {
             status: StatusCode::TOO_MANY_REQUESTS,

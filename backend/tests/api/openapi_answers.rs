@@ -106,6 +106,7 @@ async fn every_operation_answers_as_documented(backend: Backend) {
     secrets(&mut c).await;
     saved_views(&mut c).await;
     shared_limits(&mut c).await;
+    approvals(&mut c).await;
     alerts(&mut c).await;
     cluster(&mut c).await;
     let unreached = c.unreached();
@@ -358,6 +359,37 @@ async fn shared_limits(c: &mut Checked<'_>) {
     assert_eq!(c.send("DELETE", one, path, None).await.0, 204);
     assert_eq!(c.send("DELETE", one, path, None).await.0, 404);
     assert_eq!(c.send("GET", one, path, None).await.0, 404);
+}
+
+async fn approvals(c: &mut Checked<'_>) {
+    let form = json!({"type": "object", "required": ["why"], "properties": {"why": {"type": "string"}}});
+    let asking = json!({"nodes": [{"id": "ok", "type": "approval", "config": {"title": "Go?", "form": form,
+        "assignees": {"roles": ["operator"]}, "allow_starter": true}}]});
+    let workflow = c.app.publish(asking).await;
+    let instance = c.app.start(&workflow, json!({})).await;
+    let (list, one, decide) = ("/api/v1/approvals", "/api/v1/approvals/{id}", "/api/v1/approvals/{id}/decision");
+    let mut approval = Value::Null;
+    for _ in 0..500 {
+        let (status, page) = c.send("GET", list, &format!("{list}?instance_id={instance}&status=open"), None).await;
+        assert_eq!(status, 200);
+        if let Some(first) = page["items"].get(0) {
+            approval = first.clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let path = format!("/api/v1/approvals/{}", id(&approval));
+    assert_eq!(c.send("GET", list, &format!("{list}?status=sideways"), None).await.0, 422);
+    assert_eq!(c.send("GET", "/api/v1/approvals/count", "/api/v1/approvals/count", None).await.0, 200);
+    assert_eq!(c.send("GET", one, &path, None).await.0, 200);
+    assert_eq!(c.send("GET", one, "/api/v1/approvals/0190a000-0000-7000-8000-000000000000", None).await.0, 404);
+    let decision = format!("{path}/decision");
+    assert_eq!(c.send("POST", decide, &decision, Some(json!({"decision": "approve"}))).await.0, 422);
+    let long = json!({"decision": "approve", "response": {"why": "x"}, "comment": "c".repeat(20_000)});
+    assert_eq!(c.send("POST", decide, &decision, Some(long)).await.0, 413);
+    let body = json!({"decision": "approve", "response": {"why": "fine"}});
+    assert_eq!(c.send("POST", decide, &decision, Some(body.clone())).await.0, 200);
+    assert_eq!(c.send("POST", decide, &decision, Some(body)).await.0, 409);
 }
 
 async fn cluster(c: &mut Checked<'_>) {

@@ -1,9 +1,11 @@
 //! The bar across the top: the app name, the sections the signed-in role may use (`pages.rs`),
-//! the saved views' menu, who is signed in with which role, and the way out. On a narrow screen (static/phone.css) the sections fold behind a "Menu"
+//! the saved views' menu, the approvals waiting for the signed-in person, who is signed in with
+//! which role, and the way out. On a narrow screen (static/phone.css) the sections fold behind a "Menu"
 //! button, a disclosure: it opens and closes them, Escape closes them and returns to it, following a
 //! link closes them.
 
 use crate::api;
+use crate::components::approvals::approvals_link::ApprovalsLink;
 use crate::components::error_alert::ErrorAlert;
 use crate::components::mutation::Mutation;
 use crate::components::session::use_session;
@@ -13,6 +15,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_location, use_navigate};
 use leptos_router::NavigateOptions;
 use trellis_model::Role;
+
+/// More sections than this crowd the header at 1280 px (an editor has 8, an admin 12).
+const CROWDED: usize = 8;
 
 #[component]
 pub fn AppHeader() -> impl IntoView {
@@ -59,9 +64,12 @@ pub fn AppHeader() -> impl IntoView {
     };
     // The sections of `pages.rs` the signed-in role may use.
     let nav = move || sections(role.get()).map(link).collect_view();
+    // An admin's dozen sections fill a 1280 px header: they sit closer together then, and the
+    // approvals link shows its icon for its label (style.css), so the header stays one line.
+    let crowded = move || sections(role.get()).count() > CROWDED;
 
     view! {
-        <header class="app-header">
+        <header class="app-header" class:crowded=crowded>
             <a class="brand" href="/">"Trellis"</a>
             <button type="button" class="menu-button" node_ref=menu_button data-testid="menu-button"
                 aria-expanded=move || menu_open.get().to_string() aria-controls="sections"
@@ -74,6 +82,7 @@ pub fn AppHeader() -> impl IntoView {
             </nav>
             <div class="session">
                 <ErrorAlert message=error />
+                <ApprovalsLink />
                 <span class="username" data-testid="username">{move || session.username().get()}</span>
                 <span class="role" data-testid="role">{move || role.get().map(Role::as_str)}</span>
                 <button type="button" on:click=sign_out>"Sign out"</button>

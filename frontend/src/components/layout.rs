@@ -24,6 +24,7 @@ pub fn Layout() -> impl IntoView {
     let session = Session::read();
     provide_context(session);
     crate::components::views::ViewsChanged::provide();
+    crate::components::approvals::WaitingCount::provide();
     let errors = RwSignal::new(None::<String>);
     show_errors_in(Some(errors));
 

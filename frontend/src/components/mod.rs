@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod alerts;
 pub mod app_header;
+pub mod approvals;
 pub mod compare;
 pub mod copy_button;
 pub mod dashboard;

@@ -154,6 +154,11 @@ pub fn parse(kind: FieldKind, text: &str) -> Result<Option<Value>, String> {
         FieldKind::Text | FieldKind::Expression | FieldKind::Select(_) | FieldKind::Code | FieldKind::Workflow => {
             Ok(Some(Value::String(text.to_owned())))
         }
+        FieldKind::Toggle => match trimmed {
+            "true" => Ok(Some(Value::Bool(true))),
+            "false" => Ok(Some(Value::Bool(false))),
+            _ => Err("Choose true or false.".to_owned()),
+        },
         FieldKind::Version if trimmed == "latest" => Ok(Some(Value::String("latest".to_owned()))),
         FieldKind::Version => match trimmed.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(Some(Value::from(n))),

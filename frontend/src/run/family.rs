@@ -62,6 +62,7 @@ mod tests {
             slow: false,
             slow_after_ms: None,
             slow_basis: None,
+            approval: None,
         }
     }
 

@@ -44,6 +44,7 @@ mod tests {
             slow: false,
             slow_after_ms: threshold,
             slow_basis: Some("stuck_after_ms".into()),
+            approval: None,
         }
     }
 

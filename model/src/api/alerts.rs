@@ -18,11 +18,19 @@ pub enum AlertWhen {
     QueueDepth,
     /// A scheduled backup (`TRELLIS_BACKUP_DIR`) failed.
     BackupFailed,
+    /// An `approval` node asks people to decide (posted with a link to the approval's page).
+    ApprovalRequested,
 }
 
 impl AlertWhen {
-    pub const ALL: [AlertWhen; 5] =
-        [AlertWhen::Failed, AlertWhen::TimedOut, AlertWhen::Slow, AlertWhen::QueueDepth, AlertWhen::BackupFailed];
+    pub const ALL: [AlertWhen; 6] = [
+        AlertWhen::Failed,
+        AlertWhen::TimedOut,
+        AlertWhen::Slow,
+        AlertWhen::QueueDepth,
+        AlertWhen::BackupFailed,
+        AlertWhen::ApprovalRequested,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -31,6 +39,7 @@ impl AlertWhen {
             AlertWhen::Slow => "slow",
             AlertWhen::QueueDepth => "queue_depth",
             AlertWhen::BackupFailed => "backup_failed",
+            AlertWhen::ApprovalRequested => "approval_requested",
         }
     }
 
@@ -47,6 +56,7 @@ impl From<AlertWhen> for crate::AlertEvent {
             AlertWhen::Slow => crate::AlertEvent::Slow,
             AlertWhen::QueueDepth => crate::AlertEvent::QueueDepth,
             AlertWhen::BackupFailed => crate::AlertEvent::BackupFailed,
+            AlertWhen::ApprovalRequested => crate::AlertEvent::ApprovalRequested,
         }
     }
 }

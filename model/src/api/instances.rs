@@ -48,6 +48,10 @@ pub struct InstanceSummary {
     pub created_at: DateTime<Utc>,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
+    /// Who started it: a username, `key:<name>` for an API key; `null` for a trigger, a
+    /// schedule, a parent or a failure handler.
+    #[serde(default)]
+    pub started_by: Option<String>,
 }
 
 /// A page of instances, newest first, with the count per status of everything the filter
@@ -89,6 +93,9 @@ pub struct NodeView {
     /// Where `slow_after_ms` comes from: `stuck_after_ms` or `p95`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_basis: Option<String>,
+    /// An `approval` node's latest approval (`/approvals/{id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

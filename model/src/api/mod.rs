@@ -8,6 +8,7 @@
 
 mod access;
 mod alerts;
+mod approvals;
 mod cluster;
 mod content;
 mod filter;
@@ -24,6 +25,7 @@ mod workflows;
 
 pub use access::*;
 pub use alerts::*;
+pub use approvals::*;
 pub use cluster::*;
 pub use content::*;
 pub use filter::*;

@@ -55,9 +55,12 @@ fn the_validator_compiles_exactly_the_fields_the_table_says_are_code() {
                 FieldKind::Number => json!(1),
                 FieldKind::Select(choices) => json!(choices[0]),
                 FieldKind::List => json!([marker]),
+                // Who an approval asks is an object of lists of names (plain, never code).
+                FieldKind::Json if f.name() == "assignees" => json!({"users": [marker]}),
                 // An object: what `headers` must be, and any JSON may be.
                 FieldKind::Json => json!({"x": marker}),
                 FieldKind::Version => json!("latest"),
+                FieldKind::Toggle => json!(false),
                 _ => Value::String(marker),
             };
             config.insert(f.name().to_owned(), value);

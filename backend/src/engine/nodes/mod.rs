@@ -43,6 +43,12 @@ pub enum Suspend {
         queue: String,
         input: Value,
     },
+    /// Ask people (an `approval` node): the rendered question, stored by the engine before the
+    /// wait is committed (`engine/approvals/`).
+    Approval {
+        title: String,
+        description: Option<String>,
+    },
     /// Start a child instance of `workflow` (the engine does it: see `engine/children.rs`).
     Child {
         workflow: uuid::Uuid,
@@ -95,6 +101,7 @@ impl Runtime {
             NodeKind::Subworkflow => subworkflow(sandbox, a).await.unwrap_or_else(|stopped| stopped),
             // The engine runs a map's items itself (`engine/map/`), never through here.
             NodeKind::Map => permanent("a map node runs through the engine's map runner".into()),
+            NodeKind::Approval => approval(sandbox, a).await.unwrap_or_else(|stopped| stopped),
         };
         (result, Vec::new())
     }
@@ -170,6 +177,19 @@ async fn subworkflow(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, N
         None => a.context.get("input").cloned().unwrap_or(Value::Null),
     };
     Ok(NodeResult::Suspend(Suspend::Child { workflow, version: c.version, input }))
+}
+
+/// The question an `approval` node asks: its title and description rendered over the run.
+async fn approval(sandbox: &Sandbox, a: &Attempt<'_>) -> Result<NodeResult, NodeResult> {
+    let c: trellis_model::approval::ApprovalConfig = config(a)?;
+    let mut jobs = vec![Job::Render(Value::String(c.title))];
+    jobs.extend(c.description.map(|d| Job::Render(Value::String(d))));
+    let mut texts = evaluate(sandbox, a, jobs).await?.into_iter().map(|v| match v {
+        Value::String(text) => text,
+        other => other.to_string(),
+    });
+    let title = texts.next().unwrap_or_default();
+    Ok(NodeResult::Suspend(Suspend::Approval { title, description: texts.next() }))
 }
 
 /// Fails the first `fail_attempts` attempts (retryably), then succeeds; without it, always

@@ -122,7 +122,9 @@ impl Sim {
                     let resume = NewWork::due(Work::Resume(at), self.now);
                     (Event::Suspended { node, attempt }, Detail { work: vec![resume], ..Detail::default() })
                 }
-                NodeKind::WaitSignal | NodeKind::Subworkflow => (Event::Suspended { node, attempt }, Detail::default()),
+                NodeKind::WaitSignal | NodeKind::Subworkflow | NodeKind::Approval => {
+                    (Event::Suspended { node, attempt }, Detail::default())
+                }
                 NodeKind::Noop
                 | NodeKind::Http
                 | NodeKind::Transform

@@ -17,6 +17,9 @@ pub async fn validate_for_publish(state: &AppState, own: Uuid, definition: &Defi
     let mut report = validate(definition, &state.limits, state.engine.sandbox()).await?;
     check_secrets(&mut report, definition, &known_secrets(state).await?);
     check_limits(&mut report, definition, &known_limits(state, definition).await?);
+    let assignees = super::approval_checks::issues(state, definition).await?;
+    report.valid &= assignees.is_empty();
+    report.errors.extend(assignees);
     if report.valid {
         report.errors.extend(callee_issues(state, own, definition).await?);
         report.errors.extend(super::failure_handler_checks::issues(state, own, definition).await?);

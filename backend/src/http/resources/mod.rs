@@ -5,6 +5,8 @@
 
 pub mod alerts;
 pub mod api_keys;
+mod approval_checks;
+pub mod approvals;
 pub mod audit_log;
 pub mod bulk_jobs;
 pub mod callees;

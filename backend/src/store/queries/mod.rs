@@ -17,6 +17,7 @@ mod accounts;
 mod admission;
 mod admission_clock;
 mod alerts;
+mod approvals;
 mod audit;
 mod brokers;
 mod catalog;

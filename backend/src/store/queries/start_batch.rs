@@ -191,7 +191,8 @@ impl Store {
                     .push_bind(row.failure_depth)
                     .push_bind(&row.throttle_key)
                     .push_bind(row.priority)
-                    .push_bind(row.queue_order);
+                    .push_bind(row.queue_order)
+                    .push_bind(&row.started_by);
             });
             let inserted = insert.build().keep_built().execute(&mut **tx).await;
             PHASES.statement();

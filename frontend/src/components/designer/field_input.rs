@@ -32,7 +32,12 @@ pub fn FieldInput(
     let message = move || parse_error.get().or_else(|| problem.get());
     let testid = format!("field-{}", field.at());
     let control = match field.kind {
-        FieldKind::Select(options) => {
+        FieldKind::Select(_) | FieldKind::Toggle => {
+            // A toggle is a choice too: unset (the node's default), false or true.
+            let options: &[&str] = match field.kind {
+                FieldKind::Select(options) => options,
+                _ => &["false", "true"],
+            };
             let options = options
                 .iter()
                 .map(|o| {

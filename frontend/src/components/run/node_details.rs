@@ -1,9 +1,10 @@
-//! The details of the node last clicked on the run graph: its attempts (number, start, end,
-//! duration, outcome, error), the last attempt's logs (scripts), its output, its config as the
-//! instance's version has it, and a map's progress and items. The drawer is built once per
-//! picked node; each part follows the run on its own, so a map's item table keeps its page
-//! while progress pours in.
+//! The details of the node last clicked on the run graph: an approval node's link to its
+//! approval, its attempts (number, start, end, duration, outcome, error), the last attempt's logs
+//! (scripts), its output, its config as the instance's version has it, and a map's progress and
+//! items. The drawer is built once per picked node; each part follows the run on its own, so a
+//! map's item table keeps its page while progress pours in.
 
+use crate::approvals::node_approval;
 use crate::components::copy_button::CopyButton;
 use crate::components::json_block::JsonBlock;
 use crate::components::run::map_items::MapItems;
@@ -41,6 +42,9 @@ pub fn NodeDetails() -> impl IntoView {
         let child =
             move || v.detail.with(|d| d.as_ref().and_then(|d| child_link(d.nodes.iter().find(|n| n.id == key)?)));
         let key = node.clone();
+        let approval =
+            move || v.detail.with(|d| d.as_ref().and_then(|d| node_approval(d.nodes.iter().find(|n| n.id == key)?)));
+        let key = node.clone();
         let progress = move || v.run.with(|r| v.detail.with(|d| items::progress(r, d.as_ref(), &key)));
         Some(view! {
             <section class="node-details" data-testid="node-details" aria-label=format!("Node {node}")>
@@ -49,6 +53,12 @@ pub fn NodeDetails() -> impl IntoView {
                     <button type="button" on:click=close>"Close"</button>
                 </header>
                 {move || child().map(|l| view! { <p><a class="child-link" href=l.href data-testid="node-child-link">{l.text}</a></p> })}
+                {move || approval().map(|(href, waiting)| view! {
+                    <p class="node-approval" data-testid="node-approval">
+                        {waiting.then_some("Waits for approval · ")}
+                        <a href=href data-testid="node-approval-link">"Open approval"</a>
+                    </p>
+                })}
                 {move || progress().map(|p| view! { <p class="map-progress" data-testid="map-progress">{items::progress_text(&p)}</p> })}
                 <Attempts node=node.clone() />
                 <NodeOutput node=node.clone() />

@@ -1,6 +1,7 @@
 //! Every node of the run with its live status and attempts, and its output or error as the
 //! instance last read has them.
 
+use crate::approvals::node_approval;
 use crate::components::run::state::RunView;
 use crate::format;
 use crate::run::family::child_link;
@@ -62,6 +63,7 @@ fn NodeRow(id: String) -> impl IntoView {
     };
     let child = move || view_of.with(|n| n.as_ref().and_then(child_link));
     let child_id = format!("child-link-{id}");
+    let approval = move || view_of.with(|n| n.as_ref().and_then(node_approval));
     view! {
         <tr data-testid=format!("instance-node-{id}")>
             <td>{id.clone()}</td>
@@ -72,6 +74,7 @@ fn NodeRow(id: String) -> impl IntoView {
             <td>{attempts}</td>
             <td class="output">
                 {move || child().map(|l| view! { <a class="child-link" href=l.href data-testid=child_id.clone()>{l.text}</a> " " })}
+                {move || approval().map(|(href, _)| view! { <a class="child-link" href=href>"Open approval"</a> " " })}
                 {detail}
             </td>
         </tr>

@@ -2,7 +2,7 @@
 //! (see [`crate::run_form`]), a "JSON" toggle to the raw box and back (one input value behind
 //! both, so nothing typed is lost), and a refused start's violations shown at their fields.
 
-mod fields;
+pub mod fields;
 
 use crate::api;
 use crate::components::designer::json_input::JsonInput;
@@ -120,7 +120,7 @@ fn RunForm(
 }
 
 /// The violations no field shows (all of them in the JSON box), listed with their paths.
-fn unplaced(st: FormState, form: Option<FormField>) -> impl IntoView {
+pub fn unplaced(st: FormState, form: Option<FormField>) -> impl IntoView {
     move || {
         let shown = form.as_ref().map(|f| st.input.with(|v| run_form::pointers(f, v))).unwrap_or_default();
         let rest: Vec<String> = st.errors.with(|all| {

@@ -20,6 +20,7 @@ pub(super) async fn gathering(state: &AppState, burst: &crate::store::DebounceRo
         created_at: burst.first_at,
         started_at: None,
         ended_at: None,
+        started_by: None,
     };
     let held_by = HeldBy {
         node: None,

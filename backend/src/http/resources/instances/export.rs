@@ -317,6 +317,7 @@ mod tests {
             created_at: Utc::now(),
             started_at: None,
             ended_at: None,
+            started_by: None,
         };
         let line = ExportedInstance { summary, input: serde_json::json!(-5), output: None };
         let mut csv_out = Vec::new();

@@ -1,6 +1,7 @@
 //! Instances: start, find, inspect, cancel, signal, pause, resume, retry; bulk actions
 //! and the queue inspector in the submodules.
 
+mod approval_links;
 mod bulk;
 mod debounced;
 mod export;
@@ -76,7 +77,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 )]
 async fn start(
     State(state): State<AppState>,
-    _: Authed<AsOperator>,
+    caller: Authed<AsOperator>,
     ApiPath(workflow): ApiPath<Uuid>,
     headers: HeaderMap,
     RawBody(body): RawBody,
@@ -94,6 +95,7 @@ async fn start(
         key,
         idempotency_key,
         trace_parent: parent,
+        started_by: Some(caller.principal.name),
         ..StartRequest::new(workflow, input)
     };
     let started = state.engine.start(start).await?;
@@ -297,6 +299,7 @@ async fn shown(state: &AppState, id: Uuid) -> ApiResult<InstanceDetail> {
     failure_links::add(state, &snapshot.instance, &mut shown).await?;
     map_items::add_progress(state, &mut shown, &snapshot.instance).await?;
     slow_marks::add(state, &snapshot.instance, &mut shown).await?;
+    approval_links::add(state, snapshot.instance.id, &mut shown).await?;
     shown.held_by = queue::held_by(state, &snapshot).await?;
     Ok(shown)
 }
@@ -340,6 +343,7 @@ pub(super) fn summary(r: &InstanceRow, workflow_name: Option<String>) -> Instanc
         created_at: r.created_at,
         started_at: r.started_at,
         ended_at: r.ended_at,
+        started_by: r.started_by.clone(),
     }
 }
 
@@ -358,6 +362,7 @@ fn detail(s: &Snapshot, workflow_name: Option<String>) -> InstanceDetail {
         slow: false,
         slow_after_ms: None,
         slow_basis: None,
+        approval: None,
     });
     InstanceDetail {
         summary: summary(&s.instance, workflow_name),
@@ -378,6 +383,7 @@ impl From<EngineError> for ApiError {
         match e {
             EngineError::NotFound(m) => ApiError::NotFound(m),
             EngineError::Conflict(m) => ApiError::Conflict(m),
+            EngineError::Forbidden(m) => ApiError::Forbidden(m),
             EngineError::LimitReached(m) => ApiError::Rejected { status: StatusCode::TOO_MANY_REQUESTS, detail: m },
             EngineError::RateLimited { detail, retry_at } => {
                 ApiError::TooManyRequests { detail, retry_after: retry_after_secs(retry_at) }
