@@ -259,7 +259,7 @@ pub fn decision_problem(err: &ApiError) -> String {
     match p.status {
         403 => with_detail("You may not decide this approval"),
         409 => format!("{} It now shows where it stands.", with_detail("It was decided already or has closed")),
-        413 => format!("The comment is too long: at most {MAX_COMMENT_BYTES} bytes."),
+        413 => with_detail("Too long to keep"),
         422 if !p.errors.is_empty() => FORM_PROBLEM.to_owned(),
         422 => with_detail("The answer does not fit the form"),
         _ => err.message(),

@@ -23,6 +23,8 @@ CREATE TABLE approvals (
     UNIQUE (instance_id, node_id, attempt)
 );
 CREATE INDEX approvals_by_status ON approvals (status, id);
+-- The sweep looks at recent closes only.
+CREATE INDEX approvals_by_close ON approvals (closed_at);
 
 -- Who may decide an approval, one row per name: kind 'user', 'role' or 'group'. The inbox's
 -- "mine" reads these.
@@ -49,3 +51,5 @@ CREATE INDEX approval_decisions_by_user ON approval_decisions (username, approva
 -- Who started an instance: a username, `key:<name>` for an API key; NULL for a trigger, a
 -- schedule, a parent or a failure handler.
 ALTER TABLE instances ADD COLUMN started_by TEXT;
+-- A debounced burst's instance is started by whoever made its last start.
+ALTER TABLE debounces ADD COLUMN started_by TEXT;

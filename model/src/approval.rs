@@ -4,9 +4,13 @@
 
 use crate::api::Assignees;
 use crate::config::{templates, ConfigProblem};
+use crate::validate::MAX_DURATION_MS;
 use crate::SyntaxCheck;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// What an approval node's edges may act on (`when: "approved"`): the decision that closed it.
+pub const OUTCOMES: [&str; 2] = ["approved", "rejected"];
 
 /// The most `required` approvals a node may ask for.
 pub const MAX_REQUIRED: u32 = 100;
@@ -64,11 +68,23 @@ pub(crate) fn check(c: ApprovalConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<Conf
             problems.push(ConfigProblem::at("form", "`form` must be a JSON Schema: an object (or true/false)"));
         }
     }
-    if c.timeout_ms == Some(0) {
-        problems
-            .push(ConfigProblem::at("timeout_ms", "`timeout_ms` must be at least 1; leave it out to wait for ever"));
+    if c.timeout_ms == Some(0) || c.timeout_ms.is_some_and(|ms| ms > MAX_DURATION_MS) {
+        let message = format!("`timeout_ms` must be 1 to {MAX_DURATION_MS} (ten years); leave it out to wait for ever");
+        problems.push(ConfigProblem::at("timeout_ms", message));
+    }
+    if !a_quorum_is_possible(&c) {
+        let (required, named) = (c.required(), c.assignees.users.len());
+        let message = format!("`required` is {required} but only {named} users are named, and no role or group");
+        problems.push(ConfigProblem::at("required", message));
     }
     problems
+}
+
+/// Whether enough people could approve: a role or a group may hold any number; named users
+/// only as many as are named.
+fn a_quorum_is_possible(c: &ApprovalConfig) -> bool {
+    let a = &c.assignees;
+    a.is_empty() || !a.roles.is_empty() || !a.groups.is_empty() || a.users.len() >= c.required() as usize
 }
 
 fn check_assignees(a: &Assignees) -> Vec<ConfigProblem> {
@@ -128,6 +144,11 @@ mod tests {
             assert!(found.contains(at), "{at} missing from {found}");
         }
         assert!(problems(json!({"title": "t"})).join("").contains("names nobody"));
+        let unreachable = problems(json!({"title": "t", "assignees": {"users": ["a"]}, "required": 2})).join("");
+        assert!(unreachable.contains("only 1 users are named"), "{unreachable}");
+        let ten_years = crate::validate::MAX_DURATION_MS + 1;
+        let too_long = problems(json!({"title": "t", "assignees": {"roles": ["admin"]}, "timeout_ms": ten_years}));
+        assert!(too_long.join("").contains("config.timeout_ms"), "{too_long:?}");
         assert!(problems(json!({"assignees": {"users": ["a"]}})).join("").contains("`title` is required"));
     }
 }

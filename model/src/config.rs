@@ -425,3 +425,13 @@ fn check_branch(c: BranchConfig, syntax: &mut SyntaxCheck<'_>) -> Vec<ConfigProb
 pub fn branch_outcomes(config: &Value) -> Option<Vec<String>> {
     parse::<BranchConfig>(config).ok().map(|c| c.outcome_labels())
 }
+
+/// The outcome labels edges out of a node of `kind` may use (`when: <label>`): a branch's, or an
+/// approval's decision; `None` for a kind that has none (or a branch whose config is invalid).
+pub fn node_outcomes(kind: NodeKind, config: &Value) -> Option<Vec<String>> {
+    match kind {
+        NodeKind::Branch => branch_outcomes(config),
+        NodeKind::Approval => Some(crate::approval::OUTCOMES.iter().map(|o| (*o).to_owned()).collect()),
+        _ => None,
+    }
+}

@@ -6,7 +6,7 @@
 mod flow;
 mod graph;
 
-use crate::config::{branch_outcomes, check_config_with, NodeKind};
+use crate::config::{check_config_with, node_outcomes, NodeKind};
 use crate::definition::{Definition, EdgeWhen, Node};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -350,13 +350,15 @@ fn outcome_problem(
     label: &str,
 ) -> Option<String> {
     match known.get(from) {
-        Some(Some(NodeKind::Branch)) => {
+        Some(Some(kind @ (NodeKind::Branch | NodeKind::Approval))) => {
             let config = &def.nodes.iter().find(|n| n.id == from)?.config;
-            let outcomes = branch_outcomes(config)?;
+            let outcomes = node_outcomes(*kind, config)?;
             (!outcomes.iter().any(|o| o == label))
-                .then(|| format!("branch `{from}` has no outcome `{label}`; its outcomes are: {}", outcomes.join(", ")))
+                .then(|| format!("{kind} `{from}` has no outcome `{label}`; its outcomes are: {}", outcomes.join(", ")))
         }
-        Some(Some(_)) => Some(format!("`when: {label}` needs a branch source; use success, failure or always")),
+        Some(Some(_)) => {
+            Some(format!("`when: {label}` needs a branch or approval source; use success, failure or always"))
+        }
         _ => None,
     }
 }

@@ -90,6 +90,9 @@ impl Runner {
             trace_parent: c.traceparent.and_then(TraceParent::parse),
             parent: Some(ParentLink { instance: c.parent, node: c.node.to_owned(), attempt }),
             lineage,
+            // Whoever started the parent started the child (an approval's `allow_starter`
+            // reads it: a run does not escape the rule by calling the gated workflow).
+            started_by: parent.instance.started_by.clone(),
             ..StartRequest::new(c.workflow, input)
         };
         match self.commands.start(request).await {

@@ -52,6 +52,7 @@ impl Commands {
             period_ms: debounce.period_ms,
             max_wait_ms: debounce.max_wait_ms,
             rate: keys.rate_check(limits),
+            started_by: request.started_by.clone(),
         };
         let folded = match self.debounces.debounce(&start).await? {
             Ok(folded) => folded,
@@ -122,6 +123,7 @@ impl DebounceLoop {
     async fn start(&self, burst: DebounceRow) {
         let request = StartRequest {
             burst: Some(burst.instance_id),
+            started_by: burst.started_by.clone(),
             ..StartRequest::new(burst.workflow_id, burst.input.0)
                 .idempotency_key(format!("debounce:{}", burst.instance_id))
         };

@@ -108,6 +108,9 @@ impl FailureHandlers {
             idempotency_key: Some(format!("on_failure:{}:{run}", failed.id)),
             handles_failure_of: Some(failed.id),
             lineage,
+            // Whoever started the failed run started its handling too (an approval's
+            // `allow_starter` reads it).
+            started_by: failed.started_by.clone(),
             ..StartRequest::new(workflow, self.handler_input(failed, plan, end))
         };
         match self.commands.start(request).await {

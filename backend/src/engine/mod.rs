@@ -219,7 +219,11 @@ impl Engine {
         let lease = Duration::from_millis(self.config.lease_ms.max(1_000));
         let bursts = DebounceLoop::new(self.store.clone(), self.clone(), lease);
         let bursts = tokio::spawn(bursts.run(shutdown.clone()));
-        let sweep = approvals::ApprovalSweep { approvals: self.store.clone(), commands: self.commands.clone() };
+        let sweep = approvals::ApprovalSweep {
+            approvals: self.store.clone(),
+            commands: self.commands.clone(),
+            hold: self.config.hold.clone(),
+        };
         let sweep = tokio::spawn(sweep.run(shutdown.clone()));
         self.runner.clone().run(shutdown, grace).await;
         if let Err(e) = bursts.await {

@@ -90,6 +90,20 @@ pub struct Person {
     pub name: String,
     pub role: Role,
     pub groups: Vec<String>,
+    /// An API key (`key:<name>`): it stands for no person, so it is an assignee only where
+    /// one names it (`"users": ["key:ci"]`), never by its role. Otherwise one person could
+    /// make up a quorum with a key, or approve through a key what they started themselves.
+    pub key: bool,
+}
+
+impl Person {
+    /// Whether `assignees` name this person.
+    pub fn is_among(&self, assignees: &Assignees) -> bool {
+        match self.key {
+            true => assignees.users.contains(&self.name),
+            false => assignees.includes(&self.name, self.role, &self.groups),
+        }
+    }
 }
 
 /// Which approvals a list holds.
@@ -144,9 +158,13 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// Closes the open approval of an attempt as `timed_out`. Returns the status it has after:
     /// `timed_out`, or how a decision closed it first (`None`: there is none).
     async fn time_out_approval(&self, instance: Uuid, node: &str, attempt: i32) -> Result<Option<ApprovalStatus>>;
-    /// Approvals closed while their node still waits on their attempt: a crash came between
-    /// the close and the node's transition (or that transition is under way).
-    async fn closed_but_waiting(&self, limit: i64) -> Result<Vec<ApprovalRow>>;
+    /// Approvals closed since `since` while their node still waits on their attempt: a crash
+    /// came between the close and the node's transition (or that transition is under way).
+    async fn closed_but_waiting(&self, since: DateTime<Utc>, limit: i64) -> Result<Vec<ApprovalRow>>;
+    /// Marks `canceled` up to `limit` open approvals whose node no longer runs or waits on
+    /// their attempt (the run was canceled or timed out as a whole, or the attempt was lost
+    /// before it came to wait), so that open rows stay few. Returns how many.
+    async fn cancel_dead_approvals(&self, limit: i64) -> Result<u64>;
 }
 
 /// The columns of an [`ApprovalRow`], over `approvals a`, `workflows w` and the node `n`.
@@ -158,7 +176,7 @@ pub(super) const APPROVAL_SELECT: &str = "SELECT a.id, a.instance_id, a.workflow
      LEFT JOIN instance_nodes n ON n.instance_id = a.instance_id AND n.node_id = a.node_id";
 /// Open, and its node still on it.
 pub(super) const IS_OPEN: &str =
-    "(a.status = 'open' AND n.attempts = a.attempt AND n.status IN ('waiting', 'running'))";
+    "COALESCE(a.status = 'open' AND n.attempts = a.attempt AND n.status IN ('waiting', 'running'), FALSE)";
 pub(super) const GET_APPROVAL: &str = concatcp!(APPROVAL_SELECT, " WHERE a.id = $1");
 pub(super) const GET_APPROVAL_OF_ATTEMPT: &str =
     concatcp!(APPROVAL_SELECT, " WHERE a.instance_id = $1 AND a.node_id = $2 AND a.attempt = $3");
@@ -185,6 +203,13 @@ pub(super) const STATUS_OF_ATTEMPT: &str =
     "SELECT status FROM approvals WHERE instance_id = $1 AND node_id = $2 AND attempt = $3";
 pub(super) const CLOSED_BUT_WAITING: &str = concatcp!(
     APPROVAL_SELECT,
-    " WHERE a.status IN ('approved', 'rejected', 'timed_out') AND n.attempts = a.attempt AND n.status = 'waiting' \
-     ORDER BY a.id LIMIT $1"
+    " WHERE a.closed_at > $1 AND a.status IN ('approved', 'rejected', 'timed_out') AND n.attempts = a.attempt \
+     AND n.status = 'waiting' ORDER BY a.closed_at LIMIT $2"
+);
+pub(super) const CANCEL_DEAD: &str = concatcp!(
+    "UPDATE approvals SET status = 'canceled', closed_at = $1 WHERE status = 'open' AND id IN (SELECT a.id FROM \
+     approvals a LEFT JOIN instance_nodes n ON n.instance_id = a.instance_id AND n.node_id = a.node_id \
+     WHERE NOT ",
+    IS_OPEN,
+    " AND a.status = 'open' LIMIT $2)"
 );

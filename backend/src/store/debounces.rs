@@ -23,6 +23,8 @@ pub struct NewDebounce {
     pub max_wait_ms: Option<u64>,
     /// The workflow's `rate_limit`: every start of a burst is counted (and may be refused).
     pub rate: Option<super::RateCheck>,
+    /// Who asked for this start; the burst's instance is the last start's, input and starter.
+    pub started_by: Option<String>,
 }
 
 /// The burst a start joined: its instance's id and when it starts.
@@ -45,6 +47,7 @@ pub struct DebounceRow {
     pub first_at: DateTime<Utc>,
     pub last_at: DateTime<Utc>,
     pub due_at: DateTime<Utc>,
+    pub started_by: Option<String>,
 }
 
 #[async_trait::async_trait]
@@ -67,15 +70,16 @@ pub trait DebounceStore: Send + Sync + 'static {
     async fn next_debounce_due(&self) -> super::Result<Option<DateTime<Utc>>>;
 }
 
-pub(super) const DEBOUNCE_COLUMNS: &str = "instance_id, workflow_id, key, input, starts, first_at, last_at, due_at";
+pub(super) const DEBOUNCE_COLUMNS: &str =
+    "instance_id, workflow_id, key, input, starts, first_at, last_at, due_at, started_by";
 pub(super) const GATHERING: &str =
     "SELECT instance_id, first_at FROM debounces WHERE workflow_id = $1 AND key = $2 AND claimed_until IS NULL";
 /// Joins a burst unless a process claimed it since it was read (it is being started with the
 /// input it had then): no row changed means the start opens a burst of its own.
-pub(super) const JOIN_BURST: &str = "UPDATE debounces SET input = $2, last_at = $3, due_at = $4, starts = starts + 1 \
-     WHERE instance_id = $1 AND claimed_until IS NULL";
+pub(super) const JOIN_BURST: &str = "UPDATE debounces SET input = $2, last_at = $3, due_at = $4, starts = starts + 1, \
+     started_by = $5 WHERE instance_id = $1 AND claimed_until IS NULL";
 pub(super) const OPEN_BURST: &str = "INSERT INTO debounces (instance_id, workflow_id, key, input, starts, first_at, \
-     last_at, due_at) VALUES ($1, $2, $3, $4, 1, $5, $5, $6)";
+     last_at, due_at, started_by) VALUES ($1, $2, $3, $4, 1, $5, $5, $6, $7)";
 /// Claims up to 100 due bursts, the earliest first (the outer condition is checked again on
 /// the row a concurrent claim may have changed, so two processes never both claim one).
 pub(super) const CLAIM_DUE: &str = const_format::concatcp!(

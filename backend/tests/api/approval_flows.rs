@@ -58,7 +58,8 @@ async fn a_close_without_its_transition_is_finished_by_the_sweep(app: TestApp) {
 
 async fn the_command_line_lists_and_decides(app: TestApp) {
     let cli = Client::new(&app).await;
-    let wf = app.publish(asking(json!({"assignees": {"roles": ["operator"]}}))).await;
+    // An API key decides only where it is named (never by its role).
+    let wf = app.publish(asking(json!({"assignees": {"users": ["key:cli"]}}))).await;
     let id = app.start(&wf, json!({"input": {"amount": 9, "who": "Kim"}})).await;
     let approval = open_approval(&app, &id).await;
     let approval_id = approval["id"].as_str().unwrap();

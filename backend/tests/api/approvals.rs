@@ -19,16 +19,20 @@ async fn user(app: &TestApp, name: &str, role: &str, groups: &[&str]) -> String 
     app.login(name, "password-123").await
 }
 
-/// An approval node (`config` merged over a title) followed by a node echoing its decision.
+/// An approval node (`config` merged over a title) followed by a node echoing its decision
+/// (on `success`: either decision), and one node per decision (`when: approved|rejected`).
 pub(crate) fn asking(config: Value) -> Value {
     let mut merged = json!({"title": "Refund {{ input.amount }} EUR to {{ input.who }}?"});
     merged.as_object_mut().unwrap().extend(config.as_object().unwrap().clone());
     json!({
         "nodes": [
             {"id": "ok", "type": "approval", "config": merged},
-            {"id": "after", "type": "transform", "config": {"expression": "nodes.ok.output.decision"}}
+            {"id": "after", "type": "transform", "config": {"expression": "nodes.ok.output.decision"}},
+            {"id": "if_yes", "type": "noop"},
+            {"id": "if_no", "type": "noop"}
         ],
-        "edges": [{"from": "ok", "to": "after"}]
+        "edges": [{"from": "ok", "to": "after"}, {"from": "ok", "to": "if_yes", "when": "approved"},
+            {"from": "ok", "to": "if_no", "when": "rejected"}]
     })
 }
 
@@ -130,6 +134,10 @@ async fn quorum_of_two_closes_once_with_the_decisions_that_counted(app: TestApp)
     assert_eq!(output["decisions"][0]["comment"], "checked the invoice");
     assert_eq!(output["decisions"][0]["response"], json!({"reason": "fine"}));
     assert_eq!(node(&done, "after").output, Some(json!("approved")));
+    assert_eq!(
+        (node(&done, "if_yes").status, node(&done, "if_no").status),
+        (NodeStatus::Succeeded, NodeStatus::Skipped)
+    );
     let closed: Value =
         app.get(&format!("/api/v1/approvals/{approval_id}")).send().await.unwrap().json().await.unwrap();
     assert_eq!(closed["status"], "approved");
@@ -149,6 +157,12 @@ async fn the_starter_and_strangers_are_refused_and_a_rejection_closes(app: TestA
     let starter =
         problem(decide(&app, &app.admin_token, &approval_id, json!({"decision": "approve"})).await, 403).await;
     assert!(starter["detail"].as_str().unwrap().contains("allow_starter"), "{starter}");
+    // An API key with the role is not one of the role's people.
+    let key = app.post("/api/v1/api-keys").json(&json!({"name": "robot", "role": "operator"})).send().await.unwrap();
+    let key: Value = key.json().await.unwrap();
+    let robot = decide(&app, key["key"].as_str().unwrap(), &approval_id, json!({"decision": "approve"})).await;
+    let robot = problem(robot, 403).await;
+    assert!(robot["detail"].as_str().unwrap().contains("assignees"), "{robot}");
     let stranger = problem(decide(&app, &viewer, &approval_id, json!({"decision": "approve"})).await, 403).await;
     assert!(stranger["detail"].as_str().unwrap().contains("assignees"), "{stranger}");
     let shown = get_as(&app, &app.admin_token, &format!("/api/v1/approvals/{approval_id}")).await;
@@ -168,6 +182,9 @@ async fn the_starter_and_strangers_are_refused_and_a_rejection_closes(app: TestA
     assert_eq!(done.summary.status, InstanceStatus::Succeeded);
     assert_eq!(node(&done, "ok").output.as_ref().unwrap()["decision"], "rejected");
     assert_eq!(node(&done, "after").output, Some(json!("rejected")));
+    // Edges follow the decision: `when: approved` is not taken, `when: rejected` is.
+    assert_eq!(node(&done, "if_yes").status, NodeStatus::Skipped);
+    assert_eq!(node(&done, "if_no").status, NodeStatus::Succeeded);
 
     // With `allow_starter`, the starter decides.
     let wf = app.publish(asking(json!({"assignees": {"roles": ["operator"]}, "allow_starter": true}))).await;
@@ -217,6 +234,21 @@ async fn publishing_refuses_nobody_and_a_form_that_is_no_schema(app: TestApp) {
     assert!(report.to_string().contains("names nobody"), "{report}");
 }
 
+/// A run started by a parent keeps the parent's starter: the starter rule holds through a
+/// parent workflow that calls the gated one.
+async fn a_childs_approval_knows_who_started_the_parent(app: TestApp) {
+    let gated = app.publish(asking(json!({"assignees": {"roles": ["operator"]}}))).await;
+    let parent =
+        app.publish(json!({"nodes": [{"id": "call", "type": "subworkflow", "config": {"workflow": gated}}]})).await;
+    let id = app.start(&parent, json!({"input": {"amount": 2, "who": "Lu"}})).await;
+    let child = app.wait_for(&id, |i| node(i, "call").child.is_some()).await;
+    let child = node(&child, "call").child.clone().unwrap();
+    let approval = open_approval(&app, &child).await;
+    assert_eq!(approval["started_by"], "admin");
+    let own = decide(&app, &app.admin_token, approval["id"].as_str().unwrap(), json!({"decision": "approve"})).await;
+    problem(own, 403).await;
+}
+
 async fn a_purged_instances_approval_is_gone(app: TestApp) {
     let wf = app.publish(asking(json!({"assignees": {"roles": ["operator"]}}))).await;
     let id = app.start(&wf, json!({"input": {"amount": 1, "who": "Gil"}})).await;
@@ -239,6 +271,7 @@ both_backends!(
     a_timeout_ends_the_node_timed_out_and_refuses_later_decisions,
     publishing_refuses_nobody_and_a_form_that_is_no_schema,
     a_purged_instances_approval_is_gone,
+    a_childs_approval_knows_who_started_the_parent,
 );
 
 /// Three decisions sent at once to two processes on one Postgres, quorum 2 of 3: exactly two

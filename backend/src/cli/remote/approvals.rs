@@ -65,7 +65,9 @@ pub async fn run(target: &Target, args: ApprovalArgs) -> CliResult<Exit> {
     match args.command {
         ApprovalCommand::List { decided, all, status, limit } => {
             let mut query = vec![("limit", limit.to_string())];
-            match (decided, all) {
+            // What waits for me is open by definition: closed ones of mine are those I decided.
+            let closed = status.as_deref() == Some("closed");
+            match (decided || (closed && !all), all) {
                 (true, _) => query.push(("decided", "true".into())),
                 (false, false) => query.push(("mine", "true".into())),
                 (false, true) => {}

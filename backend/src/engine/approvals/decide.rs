@@ -37,7 +37,8 @@ impl Commands {
         let row = self.approvals.get_approval(id).await?.ok_or_else(|| not_found(id))?;
         may_decide(&row, person)?;
         // A repeat is answered as one before its answer is judged.
-        if self.approvals.decisions_of(&[id]).await?.iter().any(|d| d.username == person.name) {
+        let earlier = self.approvals.decisions_of(&[id]).await?;
+        if earlier.iter().any(|d| d.username == person.name) {
             return Err(repeated());
         }
         if let Some(comment) = &request.comment {
@@ -58,16 +59,37 @@ impl Commands {
             comment: request.comment.filter(|c| !c.trim().is_empty()),
             decided_at: Utc::now(),
         };
+        self.refuse_oversized_output(&row, &earlier, &decision).await?;
         match self.approvals.decide(&decision).await? {
             Decided::Counted => Ok(Decision::Counted),
             Decided::Closed(closed) => {
-                self.close_node(&row, closed).await?;
+                // The close is durable: if its node's event cannot be committed now, the
+                // sweep commits it, and the decision stands either way.
+                if let Err(e) = self.close_node(&row, closed).await {
+                    tracing::warn!(error = %e, approval = %id, "moving a closed approval's node on failed; the sweep will");
+                }
                 Ok(Decision::Closed(closed))
             }
             Decided::Repeated => Err(repeated()),
             Decided::NotOpen(status) => Err(closed_already(status)),
             Decided::NotFound => Err(not_found(id)),
         }
+    }
+
+    /// Refuses a decision whose closing output (the decisions so far and this one) would break
+    /// the caps on what a node and an instance store (413), or nest too deep (422): refused
+    /// now, while the decider can shorten it, rather than failing the node later.
+    async fn refuse_oversized_output(
+        &self,
+        row: &ApprovalRow,
+        earlier: &[DecisionRow],
+        decision: &DecisionRow,
+    ) -> Result<(), EngineError> {
+        let decisions: Vec<DecisionRow> = earlier.iter().cloned().chain([decision.clone()]).collect();
+        let (_, detail) = closing(0, 1, ApprovalStatus::Approved, &decisions);
+        let output = detail.output.unwrap_or_default();
+        let snapshot = self.snapshot(row.instance_id).await?;
+        self.refuse_oversized(&snapshot, &row.node_id, &output)
     }
 
     /// Moves an approval's node on as its close says. It applies only while the node waits on
@@ -90,7 +112,7 @@ fn may_decide(row: &ApprovalRow, person: &Person) -> Result<(), EngineError> {
     if !status.is_open() {
         return Err(closed_already(status));
     }
-    if !row.assignees.includes(&person.name, person.role, &person.groups) {
+    if !person.is_among(&row.assignees) {
         return Err(EngineError::Forbidden(format!("you ({}) are not one of this approval's assignees", person.name)));
     }
     if !row.allow_starter && row.started_by.as_deref() == Some(person.name.as_str()) {

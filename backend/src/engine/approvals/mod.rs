@@ -103,7 +103,9 @@ pub(super) fn closing(node: usize, attempt: u32, closed: ApprovalStatus, decisio
         "decision": closed.as_str(),
         "decisions": decisions.iter().map(decision_json).collect::<Vec<_>>(),
     });
-    (Event::Succeeded { node, attempt, outcome: None }, Detail { output: Some(output), ..Default::default() })
+    // The decision is the node's outcome too: `when: "approved"` edges act on it.
+    let outcome = Some(closed.as_str().to_owned());
+    (Event::Succeeded { node, attempt, outcome }, Detail { output: Some(output), ..Default::default() })
 }
 
 /// One decision as the node's output and the API list it.
@@ -136,5 +138,6 @@ fn clip(mut text: String, max: usize) -> String {
 
 /// When an approval is due, from when it was asked and its node's timeout.
 fn due_at(created: DateTime<Utc>, timeout_ms: Option<u64>) -> Option<DateTime<Utc>> {
-    timeout_ms.map(|ms| created + chrono::Duration::milliseconds(ms as i64))
+    // As the node's timer reads it (`ms_duration` caps what no timer could wait for).
+    timeout_ms.and_then(|ms| created.checked_add_signed(super::effects::ms_duration(ms)))
 }

@@ -22,14 +22,21 @@ pub async fn issues(state: &AppState, definition: &Definition) -> ApiResult<Vec<
         return Ok(Vec::new());
     }
     let users = state.store.list_users().await?;
-    let names: BTreeSet<&str> = users.iter().filter(|u| u.disabled_at.is_none()).map(|u| u.username.as_str()).collect();
+    let keys: Vec<String> = state.store.list_api_keys().await?.into_iter().map(|k| format!("key:{}", k.name)).collect();
+    // An API key is named as it decides: `key:<name>`.
+    let names: BTreeSet<&str> = users
+        .iter()
+        .filter(|u| u.disabled_at.is_none())
+        .map(|u| u.username.as_str())
+        .chain(keys.iter().map(String::as_str))
+        .collect();
     let groups: BTreeSet<&str> =
         users.iter().filter(|u| u.disabled_at.is_none()).flat_map(|u| u.groups.0.iter().map(String::as_str)).collect();
     let mut issues = Vec::new();
     for (i, node, config) in approvals {
         let a = &config.assignees;
         for (j, user) in a.users.iter().enumerate().filter(|(_, u)| !names.contains(u.as_str())) {
-            let message = format!("there is no user named `{user}`; make the user first or fix the name");
+            let message = format!("there is no user (or `key:` API key) named `{user}`; make it first or fix the name");
             issues.push(
                 Issue::new("unknown_assignee", message)
                     .node(node)

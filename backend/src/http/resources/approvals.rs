@@ -159,11 +159,12 @@ async fn decide(
 
 /// The caller as an approval judges them: their name, role and (a user's) groups.
 async fn person_of(state: &AppState, principal: &Principal) -> ApiResult<Person> {
-    let groups = match principal.name.starts_with("key:") {
+    let key = principal.name.starts_with("key:");
+    let groups = match key {
         true => Vec::new(),
         false => state.store.user_by_name(&principal.name).await?.map(|u| u.groups.0).unwrap_or_default(),
     };
-    Ok(Person { name: principal.name.clone(), role: principal.role, groups })
+    Ok(Person { name: principal.name.clone(), role: principal.role, groups, key })
 }
 
 async fn one(state: &AppState, id: Uuid, person: &Person) -> ApiResult<Approval> {
@@ -189,8 +190,7 @@ fn shown(row: ApprovalRow, decisions: Vec<DecisionRow>, person: &Person) -> Appr
     let status = row.status();
     let decided = decisions.iter().any(|d| d.username == person.name);
     let starter = !row.allow_starter && row.started_by.as_deref() == Some(person.name.as_str());
-    let can_decide =
-        status.is_open() && !decided && !starter && row.assignees.includes(&person.name, person.role, &person.groups);
+    let can_decide = status.is_open() && !decided && !starter && person.is_among(&row.assignees);
     Approval {
         id: row.id.to_string(),
         instance_id: row.instance_id.to_string(),

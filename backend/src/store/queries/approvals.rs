@@ -3,13 +3,13 @@
 use super::{push_binds, KeepBuilt, Store};
 use crate::store::approvals::{
     ApprovalQuery, ApprovalRow, ApprovalStore, Decided, DecisionRow, NewApproval, Person, APPROVALS_OF_INSTANCE,
-    APPROVAL_OF_ATTEMPT, APPROVAL_SELECT, CLOSED_BUT_WAITING, CLOSE_APPROVAL, COUNT_DECISIONS, DECISIONS_OF,
-    GET_APPROVAL, GET_APPROVAL_OF_ATTEMPT, INSERT_APPROVAL, INSERT_ASSIGNEES, INSERT_DECISION, IS_OPEN,
+    APPROVAL_OF_ATTEMPT, APPROVAL_SELECT, CANCEL_DEAD, CLOSED_BUT_WAITING, CLOSE_APPROVAL, COUNT_DECISIONS,
+    DECISIONS_OF, GET_APPROVAL, GET_APPROVAL_OF_ATTEMPT, INSERT_APPROVAL, INSERT_ASSIGNEES, INSERT_DECISION, IS_OPEN,
     STATUS_OF_ATTEMPT, TIME_OUT_APPROVAL,
 };
 use crate::store::backend::Backend;
 use crate::store::{retry_transient, Result};
-use chrono::{SubsecRound, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use sqlx::types::Json;
 use trellis_model::api::{ApprovalStatus, Verdict};
 use trellis_model::Role;
@@ -31,10 +31,14 @@ fn push_decidable<'a>(sql: &mut sqlx::QueryBuilder<'a, Db>, person: &'a Person) 
     sql.push(" AND ").push(IS_OPEN);
     sql.push(" AND EXISTS (SELECT 1 FROM approval_assignees s WHERE s.approval_id = a.id AND ((s.kind = 'user' AND s.name = ");
     sql.push_bind(person.name.as_str());
-    sql.push(") OR (s.kind = 'role' AND s.name IN (");
-    push_binds(sql, Role::ALL.iter().filter(|r| person.role >= **r).map(|r| r.as_str()));
-    sql.push("))");
-    if !person.groups.is_empty() {
+    sql.push(")");
+    // An API key is an assignee only by its name (`Person::key`).
+    if !person.key {
+        sql.push(" OR (s.kind = 'role' AND s.name IN (");
+        push_binds(sql, Role::ALL.iter().filter(|r| person.role >= **r).map(|r| r.as_str()));
+        sql.push("))");
+    }
+    if !person.groups.is_empty() && !person.key {
         sql.push(" OR (s.kind = 'group' AND s.name IN (");
         push_binds(sql, person.groups.iter().map(String::as_str));
         sql.push("))");
@@ -255,7 +259,14 @@ impl ApprovalStore for Store {
         retry_transient(|| self.time_out_once(instance, node, attempt)).await
     }
 
-    async fn closed_but_waiting(&self, limit: i64) -> Result<Vec<ApprovalRow>> {
-        Ok(sqlx::query_as(CLOSED_BUT_WAITING).bind(limit).fetch_all(self.pool()).await?)
+    async fn closed_but_waiting(&self, since: DateTime<Utc>, limit: i64) -> Result<Vec<ApprovalRow>> {
+        let query = sqlx::query_as(CLOSED_BUT_WAITING).bind(since.trunc_subsecs(6)).bind(limit);
+        Ok(query.fetch_all(self.pool()).await?)
+    }
+
+    async fn cancel_dead_approvals(&self, limit: i64) -> Result<u64> {
+        let _guard = self.write_guard().await;
+        let done = sqlx::query(CANCEL_DEAD).bind(Utc::now().trunc_subsecs(6)).bind(limit).execute(self.pool()).await?;
+        Ok(done.rows_affected())
     }
 }

@@ -36,6 +36,7 @@ impl Store {
                     .bind(Json(&start.input))
                     .bind(now)
                     .bind(due)
+                    .bind(&start.started_by)
                     .execute(&mut *tx)
                     .await?;
                 PHASES.statement();
@@ -54,6 +55,7 @@ impl Store {
                     .bind(Json(&start.input))
                     .bind(now)
                     .bind(due)
+                    .bind(&start.started_by)
                     .execute(&mut *tx)
                     .await?;
                 Debounced { instance_id: start.instance_id, due_at: due, joined: false }

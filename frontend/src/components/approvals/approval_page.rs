@@ -22,6 +22,8 @@ use trellis_model::api::Approval;
 pub fn ApprovalPage(id: String) -> impl IntoView {
     let approval = RwSignal::new(None::<Approval>);
     let missing = RwSignal::new(false);
+    // Why the approval could not be read (other than not existing): said instead of "Loading…".
+    let failed = RwSignal::new(None::<String>);
     let notice = RwSignal::new(None::<String>);
     // A decision refused because the approval moved on (409): said above the page, which
     // shows where it stands now.
@@ -34,11 +36,13 @@ pub fn ApprovalPage(id: String) -> impl IntoView {
         let call = async move { api_approvals::get(&id).await };
         load_or(
             call,
-            move |a| approval.set(Some(a)),
-            move |err| {
-                if err.is_not_found() {
-                    missing.set(true);
-                }
+            move |a| {
+                failed.set(None);
+                approval.set(Some(a));
+            },
+            move |err| match err.is_not_found() {
+                true => missing.set(true),
+                false => failed.set(Some(format!("The approval could not be read: {}", err.message()))),
             },
         );
     };
@@ -88,7 +92,8 @@ pub fn ApprovalPage(id: String) -> impl IntoView {
         <Show when=move || !missing.get() fallback=not_found>
             <main class="page wide approval-page">
                 <p class="breadcrumb"><a href=APPROVALS_PAGE>"← Approvals"</a></p>
-                {move || approval.with(Option::is_none).then(|| view! { <Loading /> })}
+                {move || (approval.with(Option::is_none) && failed.with(Option::is_none)).then(|| view! { <Loading /> })}
+                <ErrorAlert message=failed />
                 {move || notice.get().map(|n| view! { <p class="notice" role="status" data-testid="decision-notice">{n}</p> })}
                 <ErrorAlert message=stale />
                 <div class="approval-columns">

@@ -1,6 +1,6 @@
 //! The decision of someone who may decide now: the approval's answer form (its JSON Schema drawn
 //! by the Run dialog's renderer, `run_input::fields`), a comment, and Approve or Reject. A
-//! refusal says why: 403 not theirs to decide, 413 the comment, 422 the answer (each problem at
+//! refusal says why: 403 not theirs to decide, 413 the comment or the answer, 422 the answer (each problem at
 //! its field); a 409 (decided or closed meanwhile) goes to the page, which reads it again.
 
 use crate::api_approvals;
@@ -65,7 +65,8 @@ pub fn DecisionForm(
         let ApiError::Problem(p) = &err else { return message.set(Some(said)) };
         match p.status {
             409 => return on_stale.run(said),
-            413 => comment_error.set(Some(said.clone())),
+            // The comment or the answer: the server's detail names which.
+            413 if p.detail.as_deref().is_some_and(|d| d.contains("comment")) => comment_error.set(Some(said.clone())),
             // Said while any field is marked: editing a field clears its mark, and the last
             // one cleared takes the sentence with it.
             422 if !p.errors.is_empty() => return st.errors.set(p.errors.clone()),
@@ -80,10 +81,12 @@ pub fn DecisionForm(
         if comment_error.with_untracked(Option::is_some) {
             return;
         }
-        // The answer goes with either verdict: the server holds a rejection to the form too.
-        let response = match response() {
-            Ok(r) => r,
-            Err(why) => return message.set(Some(why)),
+        // The answer goes with either verdict; only an approval is held to the form, so an
+        // answer box that does not parse stops an approval but not a rejection.
+        let response = match (response(), verdict) {
+            (Ok(r), _) => r,
+            (Err(_), Verdict::Reject) => None,
+            (Err(why), Verdict::Approve) => return message.set(Some(why)),
         };
         let typed = comment.get_untracked();
         let comment = Some(typed.trim().to_owned()).filter(|c| !c.is_empty());

@@ -3,7 +3,7 @@
 use crate::components::designer::state::Designer;
 use crate::designer::editor::Edit;
 use leptos::prelude::*;
-use trellis_model::config::{branch_outcomes, NodeKind};
+use trellis_model::config::{node_outcomes, NodeKind};
 use trellis_model::EdgeWhen;
 
 #[component]
@@ -11,19 +11,19 @@ pub fn EdgeForm(from: String, to: String) -> impl IntoView {
     let d = expect_context::<Designer>();
     let (current, outcomes) = d.board.with_untracked(|b| {
         let when = b.editor.doc.edges.iter().find(|e| e.from == from && e.to == to).map(|e| e.when.as_str().to_owned());
-        let outcomes = b
-            .editor
-            .node(&from)
-            .filter(|n| n.known_kind() == Some(NodeKind::Branch))
-            .and_then(|n| branch_outcomes(&n.config))
-            .unwrap_or_default();
-        (when.unwrap_or_default(), outcomes)
+        let source = b.editor.node(&from);
+        let kind = source.and_then(|n| n.known_kind());
+        let outcomes = source.zip(kind).and_then(|(n, kind)| node_outcomes(kind, &n.config)).unwrap_or_default();
+        (when.unwrap_or_default(), (kind, outcomes))
     });
-    let mut choices: Vec<String> = if outcomes.is_empty() {
-        vec!["success".into(), "failure".into(), "always".into()]
-    } else {
-        outcomes.into_iter().chain(["failure".to_owned(), "always".to_owned()]).collect()
+    let (kind, outcomes) = outcomes;
+    // A branch's edges follow its outcomes; an approval's may also follow success (either decision).
+    let lead: Vec<String> = match kind {
+        Some(NodeKind::Approval) => std::iter::once("success".to_owned()).chain(outcomes).collect(),
+        _ if outcomes.is_empty() => vec!["success".into()],
+        _ => outcomes,
     };
+    let mut choices: Vec<String> = lead.into_iter().chain(["failure".to_owned(), "always".to_owned()]).collect();
     if !choices.contains(&current) {
         choices.insert(0, current.clone());
     }
