@@ -65,10 +65,6 @@ impl StartRequest {
         }
     }
 
-    pub fn started_by(self, who: &str) -> StartRequest {
-        StartRequest { started_by: Some(who.to_owned()), ..self }
-    }
-
     pub fn idempotency_key(self, idempotency_key: String) -> StartRequest {
         StartRequest { idempotency_key: Some(idempotency_key), ..self }
     }

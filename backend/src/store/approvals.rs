@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use const_format::concatcp;
 use serde_json::Value;
 use sqlx::types::Json;
-use trellis_model::api::{ApprovalStatus, Assignees};
+use trellis_model::api::{ApprovalDecision, ApprovalStatus, Assignees};
 use trellis_model::Role;
 use uuid::Uuid;
 
@@ -82,6 +82,46 @@ pub struct DecisionRow {
     pub response: Option<Json<Value>>,
     pub comment: Option<String>,
     pub decided_at: DateTime<Utc>,
+}
+
+impl DecisionRow {
+    /// The decision as the API lists it and the node's output holds it.
+    pub fn view(&self) -> ApprovalDecision {
+        ApprovalDecision {
+            user: self.username.clone(),
+            decision: self.decision.clone(),
+            response: self.response.as_ref().map_or(Value::Null, |r| r.0.clone()),
+            comment: self.comment.clone(),
+            at: self.decided_at,
+        }
+    }
+}
+
+/// Why a person may not decide an approval now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// It is closed (or its run moved on): how it stands.
+    NotOpen(ApprovalStatus),
+    NotAssignee,
+    /// They started its run, and its node does not let the starter decide.
+    Starter,
+}
+
+impl ApprovalRow {
+    /// Whether `person` may decide it now by its own rules (open, an assignee, not its run's
+    /// starter unless allowed); whether they decided it already is the decisions' to say.
+    pub fn refusal(&self, person: &Person) -> Option<Refusal> {
+        let status = self.status();
+        if !status.is_open() {
+            Some(Refusal::NotOpen(status))
+        } else if !person.is_among(&self.assignees) {
+            Some(Refusal::NotAssignee)
+        } else if !self.allow_starter && self.started_by.as_deref() == Some(person.name.as_str()) {
+            Some(Refusal::Starter)
+        } else {
+            None
+        }
+    }
 }
 
 /// Who asks: the inbox's "mine" is what such a person may decide.

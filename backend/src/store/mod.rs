@@ -54,7 +54,7 @@ pub use alerts::{
     AfterAttempt, AlertAttemptRow, AlertDeliveryRow, AlertRuleRow, AlertStore, AlertedInstance, DueAlert, NewDelivery,
     SlowInstance,
 };
-pub use approvals::{ApprovalQuery, ApprovalRow, ApprovalStore, Decided, DecisionRow, NewApproval, Person};
+pub use approvals::{ApprovalQuery, ApprovalRow, ApprovalStore, Decided, DecisionRow, NewApproval, Person, Refusal};
 pub use audit::{AuditQuery, AuditRow, AuditStore};
 pub use batch::{absorb, Ahead, Step, StepDecide};
 pub use brokers::{BrokerStore, ConsumerRow};

@@ -47,23 +47,11 @@ pub enum ApprovalStatus {
     Canceled,
 }
 
+crate::status::string_forms!(ApprovalStatus {
+    Open => "open", Approved => "approved", Rejected => "rejected", TimedOut => "timed_out", Canceled => "canceled",
+});
+
 impl ApprovalStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Open => "open",
-            Self::Approved => "approved",
-            Self::Rejected => "rejected",
-            Self::TimedOut => "timed_out",
-            Self::Canceled => "canceled",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Open, Self::Approved, Self::Rejected, Self::TimedOut, Self::Canceled]
-            .into_iter()
-            .find(|v| v.as_str() == s)
-    }
-
     pub fn is_open(self) -> bool {
         self == Self::Open
     }

@@ -5,7 +5,7 @@
 use super::super::commands::Commands;
 use super::super::error::EngineError;
 use super::closing;
-use crate::store::{ApprovalRow, Decided, DecisionRow, Person};
+use crate::store::{ApprovalRow, Decided, DecisionRow, Person, Refusal};
 use chrono::Utc;
 use serde_json::Value;
 use sqlx::types::Json;
@@ -108,19 +108,16 @@ impl Commands {
 /// Whether `person` may decide `row` now: it is open, they are an assignee, and they did not
 /// start its run (unless its node allows the starter).
 fn may_decide(row: &ApprovalRow, person: &Person) -> Result<(), EngineError> {
-    let status = row.status();
-    if !status.is_open() {
-        return Err(closed_already(status));
-    }
-    if !person.is_among(&row.assignees) {
-        return Err(EngineError::Forbidden(format!("you ({}) are not one of this approval's assignees", person.name)));
-    }
-    if !row.allow_starter && row.started_by.as_deref() == Some(person.name.as_str()) {
-        return Err(EngineError::Forbidden(
+    match row.refusal(person) {
+        None => Ok(()),
+        Some(Refusal::NotOpen(status)) => Err(closed_already(status)),
+        Some(Refusal::NotAssignee) => {
+            Err(EngineError::Forbidden(format!("you ({}) are not one of this approval's assignees", person.name)))
+        }
+        Some(Refusal::Starter) => Err(EngineError::Forbidden(
             "you started this run, and this approval does not let its starter decide (allow_starter)".into(),
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// The answer, held to a size and, for an approval, to the approval's form (each violation at

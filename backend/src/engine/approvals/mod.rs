@@ -101,22 +101,11 @@ pub(super) fn closing(node: usize, attempt: u32, closed: ApprovalStatus, decisio
     }
     let output = json!({
         "decision": closed.as_str(),
-        "decisions": decisions.iter().map(decision_json).collect::<Vec<_>>(),
+        "decisions": decisions.iter().map(DecisionRow::view).collect::<Vec<_>>(),
     });
     // The decision is the node's outcome too: `when: "approved"` edges act on it.
     let outcome = Some(closed.as_str().to_owned());
     (Event::Succeeded { node, attempt, outcome }, Detail { output: Some(output), ..Default::default() })
-}
-
-/// One decision as the node's output and the API list it.
-pub fn decision_json(d: &DecisionRow) -> Value {
-    json!({
-        "user": d.username,
-        "decision": d.decision,
-        "response": d.response.as_ref().map_or(Value::Null, |r| r.0.clone()),
-        "comment": d.comment,
-        "at": d.decided_at,
-    })
 }
 
 /// An approval row's attempt, for committing its node's event.

@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
 use std::collections::HashMap;
-use trellis_model::api::{Approval, ApprovalCount, ApprovalDecision, ApprovalList, DecisionRequest, Problem};
+use trellis_model::api::{Approval, ApprovalCount, ApprovalList, DecisionRequest, Problem};
 use trellis_model::Role;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -189,8 +189,7 @@ async fn shown_all(state: &AppState, rows: Vec<ApprovalRow>, person: &Person) ->
 fn shown(row: ApprovalRow, decisions: Vec<DecisionRow>, person: &Person) -> Approval {
     let status = row.status();
     let decided = decisions.iter().any(|d| d.username == person.name);
-    let starter = !row.allow_starter && row.started_by.as_deref() == Some(person.name.as_str());
-    let can_decide = status.is_open() && !decided && !starter && person.is_among(&row.assignees);
+    let can_decide = !decided && row.refusal(person).is_none();
     Approval {
         id: row.id.to_string(),
         instance_id: row.instance_id.to_string(),
@@ -205,21 +204,11 @@ fn shown(row: ApprovalRow, decisions: Vec<DecisionRow>, person: &Person) -> Appr
         allow_starter: row.allow_starter,
         form: row.form.map(|f| f.0),
         status,
-        decisions: decisions.iter().map(decision).collect(),
+        decisions: decisions.iter().map(DecisionRow::view).collect(),
         started_by: row.started_by,
         created_at: row.created_at,
         due_at: row.due_at,
         closed_at: row.closed_at,
         can_decide,
-    }
-}
-
-fn decision(d: &DecisionRow) -> ApprovalDecision {
-    ApprovalDecision {
-        user: d.username.clone(),
-        decision: d.decision.clone(),
-        response: d.response.as_ref().map_or(serde_json::Value::Null, |r| r.0.clone()),
-        comment: d.comment.clone(),
-        at: d.decided_at,
     }
 }
