@@ -10,6 +10,7 @@
 mod approvals;
 mod auth;
 mod brokers;
+mod calls;
 mod current_table;
 mod data;
 mod db;
@@ -202,6 +203,8 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     if runs("peers") {
         progress(backend, "the peers' shapes: chain-10, fan-out-100 + join, chain-40");
         peers::shapes(&api, backend, if options.quick { 5 } else { 9 }, &mut figures).await?;
+        progress(backend, "chain-10 of HTTP calls to a loopback stub, and the stub's own time per call");
+        calls::chain(&api, if options.quick { 5 } else { 15 }, &mut figures).await?;
     }
     // The engine group's first scenario; `--only steps` runs it alone.
     if runs("engine") || runs("steps") {
@@ -263,6 +266,8 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
     if runs("maps") {
         progress(backend, "a map of 998 no-op items beside a static fan-out of 998 and 998 instances");
         maps::width(&api, if options.quick { 3 } else { 7 }, &mut figures).await?;
+        progress(backend, "a static fan-out of 998 HTTP calls + join");
+        calls::fan_out(&api, if options.quick { 1 } else { 3 }, &mut figures).await?;
         let count = if options.quick { 2_000 } else { 10_000 };
         progress(backend, &format!("a map over {count} items, and the server's memory"));
         maps::large(&api, &server, count, &mut figures).await?;

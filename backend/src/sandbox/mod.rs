@@ -137,8 +137,10 @@ impl Sandbox {
         secrets: &Opened,
         timeout: Option<Duration>,
     ) -> Result<Result<Vec<Value>, String>, Stopped> {
-        if jobs.is_empty() {
-            return Ok(Ok(Vec::new()));
+        // Text without template syntax renders as itself (`Expressions::render`): a node
+        // whose config holds none needs no worker (no user code runs), only its values.
+        if let Some(values) = literal_values(&jobs) {
+            return Ok(Ok(values));
         }
         let texts: Vec<&str> = jobs.iter().flat_map(Job::texts).collect();
         let mut context = scope::narrow(&texts, context);
@@ -264,6 +266,18 @@ impl Sandbox {
     }
 }
 
+/// The jobs' values when every one renders text without template syntax (so as it is);
+/// `None` when any needs a worker. No jobs: no values.
+fn literal_values(jobs: &[Job]) -> Option<Vec<Value>> {
+    let literal = |job: &Job| job.texts().iter().all(|text| !trellis_model::expr::is_template(text));
+    jobs.iter()
+        .map(|job| match job {
+            Job::Render(value) if literal(job) => Some(value.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Overwrites the secret values a request carried before it is freed.
 fn wipe_secrets(request: Request) {
     use zeroize::Zeroize;
@@ -298,4 +312,35 @@ fn check_program(program: &std::path::Path) -> anyhow::Result<()> {
         bail!("the sandbox worker program `{shown}` is not an executable file; {hint}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A sandbox whose worker program does not exist: any request that reaches a worker fails.
+    fn without_workers() -> Arc<Sandbox> {
+        Sandbox::new(SandboxSettings {
+            program: PathBuf::from("/nonexistent/trellis"),
+            workers: 1,
+            memory_mib: 64,
+            timeout_ms: 1_000,
+            max_result_bytes: 1 << 20,
+        })
+    }
+
+    #[tokio::test]
+    async fn text_without_template_syntax_renders_as_itself_without_a_worker() {
+        let sandbox = without_workers();
+        let config = json!({"url": "http://127.0.0.1/a?b=c", "headers": {"x": "{ not a template }"}, "n": 3});
+        let jobs = vec![Job::Render(config.clone()), Job::Render(json!("plain"))];
+        let values = sandbox.evaluate(jobs, &json!({}), None).await.expect("no worker needed");
+        assert_eq!(values, Ok(vec![config, json!("plain")]));
+
+        for needs_a_worker in [Job::Render(json!({"url": "http://x/{{ input.id }}"})), Job::Eval("1 + 1".into())] {
+            let stopped = sandbox.evaluate(vec![needs_a_worker], &json!({}), None).await;
+            assert!(stopped.is_err_and(|s| s.cause == Cause::Start), "a template or an expression goes to a worker");
+        }
+    }
 }

@@ -104,23 +104,58 @@ async fn postgres_is_carried_into_sqlite_whole() {
     carried_and_checked(Backend::Postgres).await;
 }
 
+/// Tables the target's ledger records as carried, or `None` while it has no ledger.
+async fn recorded_tables(to: &str) -> Option<i64> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(to).await.ok()?;
+    sqlx::query_scalar("SELECT count(*) FROM _trellis_transfer WHERE name <> '(source)'")
+        .fetch_one(&mut conn)
+        .await
+        .ok()
+}
+
+/// Starts a transfer and kills it (SIGKILL) once the target's ledger records at least
+/// `carried` tables; false when it finished before that could be seen.
+async fn transfer_killed_at(from: &str, to: &str, carried: i64) -> bool {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
+        .args(["transfer", "--from", from, "--to", to])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        if recorded_tables(to).await.is_some_and(|n| n >= carried) {
+            child.kill().await.unwrap();
+            return recorded_tables(to).await.is_some();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the transfer never reached {carried} tables");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transfer_killed_part_way_goes_on_when_run_again() {
     let (from, _dir) = fresh_database(Backend::Sqlite).await;
     let cwd = tempfile::tempdir().unwrap();
     assert!(trellis(&from, cwd.path(), &["migrate"]).await.status.success());
     crate::backup::fill_settings(&from).await;
-    let to = fresh_postgres_database().await;
-    for wait_ms in [150, 400] {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
-            .args(["transfer", "--from", &from, "--to", &to])
-            .env("RUST_LOG", "warn")
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(wait_ms)).await;
-        child.kill().await.unwrap();
+    // Killed once while migrating or on its first table and once after some tables, each
+    // seen in the target's ledger; a machine fast enough to finish before the kill lands
+    // gets a new target (what is tested is the going on, not the timing).
+    let mut to = None;
+    for _ in 0..5 {
+        let target = fresh_postgres_database().await;
+        if transfer_killed_at(&from, &target, 0).await && transfer_killed_at(&from, &target, 3).await {
+            to = Some(target);
+            break;
+        }
     }
+    let to = to.expect("a transfer was killed part way");
     let done = transfer(&from, &to, cwd.path()).await;
     assert!(done.status.success(), "the same command goes on: {}", stderr(&done));
     let report: Value = serde_json::from_slice(&done.stdout).unwrap();
