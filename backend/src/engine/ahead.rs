@@ -50,8 +50,7 @@ impl Runner {
             return vec![first];
         }
         let mut links = vec![first];
-        let Some(snapshot) = self.instances.remembered_instance(instance) else { return links };
-        let mut snapshot = std::sync::Arc::unwrap_or_clone(snapshot);
+        let Some(mut snapshot) = self.instances.remembered_instance(instance) else { return links };
         let rev = snapshot.instance.rev;
         let began = Instant::now();
         let (mut decided, mut runnable) = (0, VecDeque::new());

@@ -70,7 +70,7 @@ impl Runner {
                     None => {
                         // BEGIN, the instance, its nodes, COMMIT.
                         PHASES.autocommit(4);
-                        self.instances.get_instance(item.instance_id).await?.map(Arc::new)
+                        self.instances.get_instance(item.instance_id).await?
                     }
                 };
                 let Some(snapshot) = read else { return Ok(()) };

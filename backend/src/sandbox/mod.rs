@@ -138,10 +138,12 @@ impl Sandbox {
         timeout: Option<Duration>,
     ) -> Result<Result<Vec<Value>, String>, Stopped> {
         // Text without template syntax renders as itself (`Expressions::render`): a node
-        // whose config holds none needs no worker (no user code runs), only its values.
-        if let Some(values) = literal_values(&jobs) {
-            return Ok(Ok(values));
-        }
+        // whose config holds none needs no worker (no user code runs). Its answer is the
+        // worker's, held to the same size.
+        let jobs = match literal_values(jobs) {
+            Ok(values) => return Ok(worker::within(values, self.settings().max_result_bytes, "the result")),
+            Err(jobs) => jobs,
+        };
         let texts: Vec<&str> = jobs.iter().flat_map(Job::texts).collect();
         let mut context = scope::narrow(&texts, context);
         if let (Value::Object(roots), false) = (&mut context, secrets.is_empty()) {
@@ -267,15 +269,15 @@ impl Sandbox {
 }
 
 /// The jobs' values when every one renders text without template syntax (so as it is);
-/// `None` when any needs a worker. No jobs: no values.
-fn literal_values(jobs: &[Job]) -> Option<Vec<Value>> {
-    let literal = |job: &Job| job.texts().iter().all(|text| !trellis_model::expr::is_template(text));
-    jobs.iter()
-        .map(|job| match job {
-            Job::Render(value) if literal(job) => Some(value.clone()),
-            _ => None,
-        })
-        .collect()
+/// the jobs back when any needs a worker. No jobs: no values.
+fn literal_values(jobs: Vec<Job>) -> Result<Vec<Value>, Vec<Job>> {
+    let literal = |job: &Job| {
+        matches!(job, Job::Render(_)) && job.texts().iter().all(|text| !trellis_model::expr::is_template(text))
+    };
+    if !jobs.iter().all(literal) {
+        return Err(jobs);
+    }
+    Ok(jobs.into_iter().filter_map(|job| if let Job::Render(value) = job { Some(value) } else { None }).collect())
 }
 
 /// Overwrites the secret values a request carried before it is freed.
@@ -337,6 +339,10 @@ mod tests {
         let jobs = vec![Job::Render(config.clone()), Job::Render(json!("plain"))];
         let values = sandbox.evaluate(jobs, &json!({}), None).await.expect("no worker needed");
         assert_eq!(values, Ok(vec![config, json!("plain")]));
+
+        let small = Sandbox::new(SandboxSettings { max_result_bytes: 10, ..without_workers().settings().clone() });
+        let too_large = small.evaluate(vec![Job::Render(json!("more than ten bytes"))], &json!({}), None).await;
+        assert!(too_large.is_ok_and(|r| r.is_err_and(|e| e.contains("at most 10"))), "held to the worker's size");
 
         for needs_a_worker in [Job::Render(json!({"url": "http://x/{{ input.id }}"})), Job::Eval("1 + 1".into())] {
             let stopped = sandbox.evaluate(vec![needs_a_worker], &json!({}), None).await;

@@ -72,7 +72,7 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// The instance as this process last wrote it, if it remembers it (`snapshots.rs`): what
     /// reading it would give unless another writer changed it since. For an attempt's
     /// expression context (the input and upstream outputs, which stay while it runs).
-    fn remembered_instance(&self, id: Uuid) -> Option<std::sync::Arc<Snapshot>>;
+    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot>;
     /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
     /// The child instances `parent`'s `subworkflow` nodes started, oldest first.

@@ -13,7 +13,7 @@ mod heap;
 use super::Snapshot;
 use heap::Meter;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use uuid::Uuid;
 
 /// Instances remembered at most, and the memory they take (`heap.rs`: structs, values and
@@ -26,7 +26,7 @@ const BUDGET: usize = 24 << 20;
 /// reading it back (rows fetched, JSON parsed), so the bound is about memory: the widest
 /// definition (1,000 nodes) with outputs of a few hundred bytes each (an `http` node's status
 /// and headers) fits, and six of them fill the budget. (At 256 KiB a static fan-out of 998
-/// calls read its whole instance back for every transition and every attempt: 9–17 s.)
+/// calls read its whole instance back for every transition and every attempt.)
 const LARGEST: usize = 4 << 20;
 
 /// An instance as it was written: its snapshot (the row's `rev` included) and the `seq` of its
@@ -44,9 +44,8 @@ pub struct Snapshots {
 
 #[derive(Default)]
 struct Entries {
-    /// Each instance's snapshot (shared: a reader takes it without copying it) and its
-    /// history's last `seq`, when it was remembered and its estimated size.
-    by_instance: HashMap<Uuid, (u64, usize, Arc<Snapshot>, i64)>,
+    /// Each instance's snapshot, when it was remembered and its estimated size.
+    by_instance: HashMap<Uuid, (u64, usize, Remembered)>,
     /// The remembered instances by when they were written, oldest first.
     by_age: BTreeMap<u64, Uuid>,
     /// Bumped at every `remember`.
@@ -57,7 +56,7 @@ struct Entries {
 
 impl Entries {
     fn remove(&mut self, instance: &Uuid) {
-        if let Some((at, size, ..)) = self.by_instance.remove(instance) {
+        if let Some((at, size, _)) = self.by_instance.remove(instance) {
             self.by_age.remove(&at);
             self.bytes -= size;
         }
@@ -72,18 +71,17 @@ impl Snapshots {
         let mut snapshots = HashMap::with_capacity(ids.len());
         let mut last_seqs = HashMap::with_capacity(ids.len());
         for id in ids {
-            let (_, _, snapshot, last_seq) = entries.by_instance.get(id)?;
-            snapshots.insert(*id, Snapshot::clone(snapshot));
-            last_seqs.insert(*id, *last_seq);
+            let (_, _, remembered) = entries.by_instance.get(id)?;
+            snapshots.insert(*id, remembered.snapshot.clone());
+            last_seqs.insert(*id, remembered.last_seq);
         }
         Some((snapshots, last_seqs))
     }
 
-    /// The remembered snapshot of `id`, if any: shared, not copied (a wide instance's is
-    /// megabytes, and every attempt of it reads its context from here).
-    pub fn get(&self, id: Uuid) -> Option<Arc<Snapshot>> {
+    /// The remembered snapshot of `id`, if any.
+    pub fn get(&self, id: Uuid) -> Option<Snapshot> {
         let entries = self.entries.lock().expect("snapshots");
-        entries.by_instance.get(&id).map(|(_, _, snapshot, _)| snapshot.clone())
+        entries.by_instance.get(&id).map(|(_, _, remembered)| remembered.snapshot.clone())
     }
 
     /// Remembers `instance` as just written; a finished instance is forgotten instead: nothing
@@ -102,7 +100,7 @@ impl Snapshots {
         let Some(size) = size_of(&remembered) else { return };
         while entries.by_instance.len() >= REMEMBERED || entries.bytes + size > budget {
             let Some((_, oldest)) = entries.by_age.pop_first() else { break };
-            if let Some((_, size, ..)) = entries.by_instance.remove(&oldest) {
+            if let Some((_, size, _)) = entries.by_instance.remove(&oldest) {
                 entries.bytes -= size;
             }
         }
@@ -110,7 +108,7 @@ impl Snapshots {
         let at = entries.clock;
         entries.by_age.insert(at, instance);
         entries.bytes += size;
-        entries.by_instance.insert(instance, (at, size, Arc::new(remembered.snapshot), remembered.last_seq));
+        entries.by_instance.insert(instance, (at, size, remembered));
     }
 
     /// How many instances are remembered, and the bytes they take (`heap.rs`), for `/metrics`.

@@ -123,6 +123,11 @@ async fn prepare_target(to: &str, from: &str) -> Result<Conn> {
     let tables = target.table_names().await?;
     if tables.iter().any(|t| t == LEDGER) {
         let source = target.ledger_source().await?;
+        if source.is_none() {
+            // Killed between making the ledger and naming its source: named now, so a run
+            // from another source is still refused.
+            target.set_ledger_source(&redact(from)).await?;
+        }
         if source.as_deref().is_some_and(|s| s != redact(from)) {
             bail!(
                 "{} holds part of a transfer from {}, not from {}",

@@ -105,35 +105,37 @@ async fn postgres_is_carried_into_sqlite_whole() {
 }
 
 /// Tables the target's ledger records as carried, or `None` while it has no ledger.
-async fn recorded_tables(to: &str) -> Option<i64> {
-    use sqlx::Connection;
-    let mut conn = sqlx::PgConnection::connect(to).await.ok()?;
-    sqlx::query_scalar("SELECT count(*) FROM _trellis_transfer WHERE name <> '(source)'")
-        .fetch_one(&mut conn)
-        .await
-        .ok()
+async fn recorded_tables(conn: &mut sqlx::PgConnection) -> Option<i64> {
+    sqlx::query_scalar("SELECT count(*) FROM _trellis_transfer WHERE name <> '(source)'").fetch_one(conn).await.ok()
 }
 
-/// Starts a transfer and kills it (SIGKILL) once the target's ledger records at least
-/// `carried` tables; false when it finished before that could be seen.
-async fn transfer_killed_at(from: &str, to: &str, carried: i64) -> bool {
+/// Starts a transfer and kills it (SIGKILL) once the target's ledger records `more` tables
+/// than before it started; false when it finished before that could be seen.
+async fn transfer_killed_at(from: &str, to: &str, more: i64) -> bool {
+    use sqlx::Connection;
+    let mut target = sqlx::PgConnection::connect(to).await.unwrap();
+    let before = recorded_tables(&mut target).await.unwrap_or(0);
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_trellis"))
         .args(["transfer", "--from", from, "--to", to])
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        if child.try_wait().unwrap().is_some() {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            tokio::io::AsyncReadExt::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+            assert!(status.success(), "the transfer failed on its own: {stderr}");
             return false;
         }
-        if recorded_tables(to).await.is_some_and(|n| n >= carried) {
+        if recorded_tables(&mut target).await.is_some_and(|n| n >= before + more) {
             child.kill().await.unwrap();
-            return recorded_tables(to).await.is_some();
+            return recorded_tables(&mut target).await.is_some();
         }
-        assert!(tokio::time::Instant::now() < deadline, "the transfer never reached {carried} tables");
+        assert!(tokio::time::Instant::now() < deadline, "the transfer never carried {more} more tables");
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
@@ -144,9 +146,10 @@ async fn a_transfer_killed_part_way_goes_on_when_run_again() {
     let cwd = tempfile::tempdir().unwrap();
     assert!(trellis(&from, cwd.path(), &["migrate"]).await.status.success());
     crate::backup::fill_settings(&from).await;
-    // Killed once while migrating or on its first table and once after some tables, each
-    // seen in the target's ledger; a machine fast enough to finish before the kill lands
-    // gets a new target (what is tested is the going on, not the timing).
+    // Killed once as soon as its ledger exists (migrating, or on its first tables) and once
+    // after it carried three more, each seen in the target's ledger; a machine fast enough
+    // to finish before the kill lands gets a new target (what is tested is the going on,
+    // not the timing).
     let mut to = None;
     for _ in 0..5 {
         let target = fresh_postgres_database().await;
@@ -163,6 +166,7 @@ async fn a_transfer_killed_part_way_goes_on_when_run_again() {
         report["tables"].as_array().unwrap().iter().find(|t| t["name"] == "settings").unwrap()["rows"].clone();
     assert!(settings.as_u64().unwrap() >= crate::backup::FILLED_SETTINGS, "{report}");
     assert_eq!(report["held"], false, "no server ran on the source");
+    assert!(report["resumed_tables"].as_u64().unwrap() >= 3, "it went on from the tables carried: {report}");
 
     let again = transfer(&from, &to, cwd.path()).await;
     assert!(!again.status.success());

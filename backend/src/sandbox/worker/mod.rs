@@ -120,7 +120,7 @@ fn run_script(mut script: Script, memory_mib: u64) -> Ran {
 
 /// `value` if its JSON is at most `max` bytes: what is sent back is bounded by a little over
 /// what the server would keep, so reading an answer never costs the server much more.
-fn within<T: serde::Serialize>(value: T, max: usize, what: &str) -> Result<T, String> {
+pub(super) fn within<T: serde::Serialize>(value: T, max: usize, what: &str) -> Result<T, String> {
     let mut counter = Counter(0);
     let _ = serde_json::to_writer(&mut counter, &value);
     match counter.0 <= max {

@@ -141,7 +141,7 @@ impl crate::store::InstanceStore for Store {
         Ok(snapshot)
     }
 
-    fn remembered_instance(&self, id: Uuid) -> Option<std::sync::Arc<Snapshot>> {
+    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot> {
         self.snapshots().get(id)
     }
 
