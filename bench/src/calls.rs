@@ -7,7 +7,7 @@
 use crate::scenarios::Figures;
 use crate::server::Api;
 use crate::stats::percentile;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
@@ -61,28 +61,13 @@ fn http_fan_out(width: usize, base: &str) -> Value {
     json!({"nodes": nodes, "edges": edges})
 }
 
-/// p50 over `runs` (after one warm-up) of start request sent → recorded end, in ms.
-async fn end_to_end_p50(api: &Api, workflow: &str, runs: usize, poll: Duration) -> Result<f64> {
-    let mut samples = Vec::with_capacity(runs);
-    for run in 0..=runs {
-        let sent = chrono::Utc::now();
-        let id = api.start(workflow).await?;
-        let detail = api.wait_succeeded(&id, poll).await?;
-        let ended = chrono::DateTime::parse_from_rfc3339(detail["ended_at"].as_str().context("ended_at")?)?;
-        if run > 0 {
-            samples.push((ended.with_timezone(&chrono::Utc) - sent).num_microseconds().unwrap_or(0) as f64 / 1e3);
-        }
-    }
-    Ok(percentile(&mut samples, 50.0))
-}
-
-/// Chain-10 of HTTP calls: p50 end to end, per step over the floor, and the floor.
+/// Chain-10 of HTTP calls: p50 end to end, the floor, and a step's cost over a no-op step and it.
 pub async fn chain(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let base = stub().await?;
     out.insert("http_floor_ms_per_call".into(), floor_ms(&base, 200).await?);
     let workflow = api.publish("bench http chain10", http_chain(10, &base)).await?;
     let before = crate::peers::phase_clock(api).await?;
-    let p50 = end_to_end_p50(api, &workflow, runs, Duration::from_millis(10)).await?;
+    let p50 = crate::peers::end_to_end_p50(api, &workflow, runs, Duration::from_millis(10)).await?;
     crate::peers::breakdown(&before, &crate::peers::phase_clock(api).await?, "http_chain10_commit", out);
     out.insert("http_chain10_p50_ms".into(), p50);
     // What a call step costs beyond a no-op step and the call itself (the no-op chain-10 of
@@ -99,7 +84,7 @@ pub async fn fan_out(api: &Api, runs: usize, out: &mut Figures) -> Result<()> {
     let base = stub().await?;
     let workflow = api.publish("bench http fan-out 998", http_fan_out(998, &base)).await?;
     // Polled slowly: the detail carries 1,000 outputs, and the end is read from `ended_at`.
-    let p50 = end_to_end_p50(api, &workflow, runs, Duration::from_millis(250)).await?;
+    let p50 = crate::peers::end_to_end_p50(api, &workflow, runs, Duration::from_millis(250)).await?;
     out.insert("http_fanout998_p50_ms".into(), p50);
     Ok(())
 }

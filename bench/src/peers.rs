@@ -68,24 +68,28 @@ pub async fn shapes(api: &Api, backend: &str, runs: usize, out: &mut Figures) ->
     for (peer, definition) in PEERS.iter().zip([chain(10), fan_out_join(100), chain(40)]) {
         let workflow = api.publish(&format!("bench peers {}", peer.name), definition).await?;
         let before = phase_clock(api).await?;
-        let mut samples = Vec::new();
-        for run in 0..=runs {
-            let sent = chrono::Utc::now();
-            let id = api.start(&workflow).await?;
-            // The end is read from `ended_at`, so polling slowly costs no precision, only less load.
-            let detail = api.wait_succeeded(&id, Duration::from_millis(25)).await?;
-            let ended = detail["ended_at"].as_str().context("ended_at")?;
-            let ended = chrono::DateTime::parse_from_rfc3339(ended)?;
-            if run > 0 {
-                samples.push((ended.with_timezone(&chrono::Utc) - sent).num_microseconds().unwrap_or(0) as f64 / 1e3);
-            }
-        }
+        let p50 = end_to_end_p50(api, &workflow, runs, Duration::from_millis(25)).await?;
         breakdown(&before, &phase_clock(api).await?, &format!("peers_{}_commit", peer.name), out);
-        let p50 = percentile(&mut samples, 50.0);
         out.insert(format!("peers_{}_p50_ms", peer.name), p50);
         out.insert(format!("peers_{}_n8n_over_trellis", peer.name), peer.n8n_ms(backend) / p50);
     }
     Ok(())
+}
+
+/// p50 over `runs` (after one warm-up) of start request sent → recorded end, in ms. The end
+/// is read from `ended_at`, so polling slowly (`poll`) costs no precision, only less load.
+pub async fn end_to_end_p50(api: &Api, workflow: &str, runs: usize, poll: Duration) -> Result<f64> {
+    let mut samples = Vec::with_capacity(runs);
+    for run in 0..=runs {
+        let sent = chrono::Utc::now();
+        let id = api.start(workflow).await?;
+        let detail = api.wait_succeeded(&id, poll).await?;
+        let ended = chrono::DateTime::parse_from_rfc3339(detail["ended_at"].as_str().context("ended_at")?)?;
+        if run > 0 {
+            samples.push((ended.with_timezone(&chrono::Utc) - sent).num_microseconds().unwrap_or(0) as f64 / 1e3);
+        }
+    }
+    Ok(percentile(&mut samples, 50.0))
 }
 
 /// The server's phase sums and batch counts, from `/metrics`.
