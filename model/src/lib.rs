@@ -19,6 +19,7 @@ pub mod excerpt;
 pub mod expr;
 pub mod failure;
 pub mod flow;
+pub mod json_len;
 pub mod kinds;
 pub mod map;
 pub mod nesting;

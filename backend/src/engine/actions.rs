@@ -90,11 +90,11 @@ impl Commands {
             .enumerate()
             .map(|(i, n)| {
                 let old = snapshot.nodes.iter().find(|r| r.node_id == n.id);
-                old.map(|r| NodeRow { position: i as i32, ..r.clone() })
+                old.map(|r| NodeRow { position: i as i32, ..(**r).clone() })
                     .unwrap_or_else(|| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
             })
             .collect();
-        snapshot.nodes = rows.clone();
+        snapshot.nodes = rows.iter().cloned().map(Arc::new).collect();
         snapshot.instance.version = latest;
         Ok((latest, rows))
     }

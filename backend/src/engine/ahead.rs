@@ -12,20 +12,20 @@
 //! (`store/batch.rs`, `Ahead`); otherwise the result is dropped and the attempt runs as usual.
 
 use super::chain::Link;
-use super::context::{context, reads_context};
+use super::context::Seen;
 use super::effects;
 use super::machine::Event;
 use super::plan::Plan;
 use super::run::Runner;
 use crate::sandbox::Lane;
 use crate::store::phases::PHASES;
-use crate::store::{absorb, Ahead, Fence, NewWork, Work};
+use crate::store::{absorb, Ahead, Fence, NewWork, NodeRow, Snapshot, Work, Writes};
 use chrono::{SubsecRound, Utc};
-use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trellis_model::config::NodeKind;
+use trellis_model::json_len::serialized_len;
 use uuid::Uuid;
 
 /// Most attempts run ahead of one commit (a lane's batch holds 256 requests).
@@ -50,7 +50,8 @@ impl Runner {
             return vec![first];
         }
         let mut links = vec![first];
-        let Some(mut snapshot) = self.instances.remembered_instance(instance) else { return links };
+        let Some(recalled) = self.instances.remembered_instance(instance) else { return links };
+        let (mut snapshot, mut outputs_bytes) = (recalled.snapshot, recalled.outputs_bytes);
         let rev = snapshot.instance.rev;
         let began = Instant::now();
         let (mut decided, mut runnable) = (0, VecDeque::new());
@@ -61,9 +62,11 @@ impl Runner {
                 let link = &links[decided];
                 let now = Utc::now().trunc_subsecs(6);
                 let writes = effects::decide(plan, &snapshot, link.event.clone(), &link.detail, now, 0.0);
+                let after = outputs_after(&snapshot, &writes, outputs_bytes);
                 if writes.is_empty() || !absorb(&mut snapshot, &writes) {
                     return links;
                 }
+                outputs_bytes = after;
                 decided += 1;
                 runnable.extend(writes.new_work.iter().filter_map(|w| run_ahead_of(plan, w)));
             }
@@ -74,7 +77,7 @@ impl Runner {
             if !self.may_run_ahead(plan, node) {
                 continue;
             }
-            let seen = if reads_context(plan.nodes[node].kind) { context(&snapshot) } else { Value::Null };
+            let seen = Seen::of(&snapshot, &plan.nodes[node], Some(outputs_bytes));
             let run = self.execute(plan, instance, seen, node, attempt as u32, fence);
             let Ok((event, detail)) = tokio::time::timeout(AHEAD_WAIT, run).await else {
                 self.too_slow.insert(plan.workflow, &plan.nodes[node].id);
@@ -118,6 +121,20 @@ fn run_ahead_of(plan: &Plan, work: &NewWork) -> Option<(usize, i32)> {
     let Work::Run(at) = &work.work else { return None };
     let node = plan.index_of(&at.node)?;
     runs_ahead(plan.nodes[node].kind).then_some((node, at.attempt))
+}
+
+/// The JSON bytes of `snapshot`'s stored outputs (`outputs_bytes` now) once `writes` replace
+/// their rows: counted for the rows written, so a run ahead costs what it changes.
+fn outputs_after(snapshot: &Snapshot, writes: &Writes, outputs_bytes: usize) -> usize {
+    let len = |row: &NodeRow| row.output.as_ref().map_or(0, serialized_len);
+    writes.nodes.iter().fold(outputs_bytes, |total, new| {
+        let at = new.position as usize;
+        let old = match snapshot.nodes.get(at).filter(|r| r.node_id == new.node_id) {
+            Some(row) => Some(&**row),
+            None => snapshot.nodes.iter().find(|r| r.node_id == new.node_id).map(|r| &**r),
+        };
+        (total + len(new)).saturating_sub(old.map_or(0, len))
+    })
 }
 
 /// Whether a node type only computes over its instance (its attempts may run ahead).

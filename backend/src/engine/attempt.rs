@@ -4,10 +4,10 @@
 //! output to the caps; the event and detail it returns go to the commit path.
 
 use super::children::ChildStart;
+use super::context::Seen;
 use super::effects::Detail;
 use super::machine::Event;
 use super::nodes::{Attempt, NodeResult, Suspend};
-use super::outputs;
 use super::plan::Plan;
 use super::results::{outcome, sanitized};
 use super::run::Runner;
@@ -27,12 +27,13 @@ impl Runner {
         self: &Arc<Self>,
         plan: &Plan,
         instance: uuid::Uuid,
-        context: Value,
+        seen: Seen,
         node: usize,
         attempt: u32,
         fence: &Fence,
     ) -> (Event, Detail) {
         let spec = &plan.nodes[node];
+        let Seen { context, others_bytes } = seen;
         let traceparent = context.pointer("/instance/trace_id").and_then(Value::as_str).map(|trace_id| {
             let span = super::trace::attempt_span_id(instance, &spec.id, i64::from(attempt));
             TraceParent { trace_id: trace_id.to_owned(), span_id: span, sampled: true }.header()
@@ -83,7 +84,7 @@ impl Runner {
         };
         // A map's output holds its items' (each held to the limit) in `results`.
         let room = if spec.kind == NodeKind::Map { MAP_RESULTS_WRAP } else { 0 };
-        let result = self.capped(result, &spec.id, &run.context, room);
+        let result = self.capped(result, &spec.id, others_bytes, room);
         let (event, mut detail) = outcome(result, node, attempt, &spec.id);
         detail.started_at = Some(run.now);
         detail.logs = logs;
@@ -110,15 +111,13 @@ impl Runner {
     }
 
     /// Fails an attempt whose output (or task input) is over the caps on what an instance
-    /// stores. `context` carries the instance's other outputs for the node types that can
-    /// produce large ones (it is empty for the rest, whose outputs are small and fixed).
+    /// stores. `others_bytes`: the instance's other outputs, counted for the node types that
+    /// can produce large ones (none for the rest, whose outputs are small and fixed).
     /// `room`: the levels of nesting Trellis itself wrapped around the output's values.
-    fn capped(&self, result: NodeResult, node: &str, context: &Value, room: usize) -> NodeResult {
+    fn capped(&self, result: NodeResult, node: &str, others_bytes: usize, room: usize) -> NodeResult {
         let caps = self.output_caps;
         let checked = match &result {
-            NodeResult::Done { output, .. } => {
-                caps.check_wrapping(node, output, outputs::other_outputs(context, node), room)
-            }
+            NodeResult::Done { output, .. } => caps.check_beside(node, output, others_bytes, room),
             NodeResult::Suspend(Suspend::Task { input, .. }) => {
                 caps.check(node, input, []).map_err(|e| format!("the task's input: {e}"))
             }

@@ -128,13 +128,13 @@ impl Runner {
         node: usize,
         attempt: u32,
         end: &ChildEnd,
-        context: &Value,
+        others_bytes: usize,
     ) -> (Event, Detail) {
         let (event, detail) = child_outcome(node, attempt, end);
         let Some(output) = &detail.output else { return (event, detail) };
         // The child's output is its instance's: its sinks' outputs (a map's holding its items') by node id.
         let room = trellis_model::nesting::INSTANCE_OUTPUT_WRAP + trellis_model::nesting::MAP_RESULTS_WRAP;
-        match self.output_caps.check_wrapping(id, output, super::outputs::other_outputs(context, id), room) {
+        match self.output_caps.check_beside(id, output, others_bytes, room) {
             Ok(()) => (event, detail),
             Err(error) => (
                 Event::Failed { node, attempt, retryable: false, timed_out: false },

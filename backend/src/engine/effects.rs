@@ -31,6 +31,15 @@ pub struct Detail {
     pub busy_for: Option<std::time::Duration>,
 }
 
+/// The stored row of the node at plan position `i`: rows are kept in plan order, so looked up
+/// by index first (a search per changed node made a wide fan-out's dispatch quadratic).
+fn stored_row(snapshot: &Snapshot, i: usize) -> Option<&NodeRow> {
+    match snapshot.nodes.get(i) {
+        Some(row) if row.position as usize == i => Some(row),
+        _ => snapshot.nodes.iter().find(|r| r.position as usize == i).map(|r| &**r),
+    }
+}
+
 /// The machine state stored in `snapshot`.
 pub fn state_of(plan: &Plan, snapshot: &Snapshot) -> InstanceState {
     let mut state = InstanceState::new(plan);
@@ -257,7 +266,7 @@ fn node_rows(
         if old == new && Some(i) != event_node {
             continue;
         }
-        let Some(stored) = snapshot.nodes.iter().find(|r| r.position as usize == i) else { continue };
+        let Some(stored) = stored_row(snapshot, i) else { continue };
         let mut row = stored.clone();
         row.status = new.status;
         row.attempts = new.attempts as i32;
@@ -359,7 +368,7 @@ fn final_output(plan: &Plan, snapshot: &Snapshot, writes: &Writes, state: &Insta
         if !plan.outgoing[i].is_empty() || state.nodes[i].status != NodeStatus::Succeeded {
             continue;
         }
-        let row = writes.nodes.iter().chain(&snapshot.nodes).find(|r: &&NodeRow| r.position as usize == i);
+        let row = writes.nodes.iter().find(|r| r.position as usize == i).or_else(|| stored_row(snapshot, i));
         let output = row.and_then(|r| r.output.as_ref()).cloned().unwrap_or(Value::Null);
         out.insert(node.id.clone(), output);
     }

@@ -7,7 +7,7 @@
 
 use super::chain::Link;
 use super::commit::{RunLeased, OUTAGE_POLL};
-use super::context::{context, reads_context};
+use super::context::{others_bytes, reads_context, Seen};
 use super::effects::{self, Detail};
 use super::limited::Began;
 use super::machine::Event;
@@ -18,7 +18,7 @@ use crate::store::phases::PHASES;
 use crate::store::transient::trouble_of;
 use crate::store::{Fence, Trouble, Work, WorkItem, Writes};
 use chrono::Utc;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 use trellis_model::config::NodeKind;
@@ -62,20 +62,28 @@ impl Runner {
         // expression context of node types that read it: as this process last wrote it, if it
         // remembers it — the context is the input and upstream outputs, which stay as they
         // are while this attempt is the node's (a retry that resets them fences it out).
-        let (plan, context) = match known {
-            Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, Value::Null),
+        let (plan, read) = match known {
+            Some(plan) if !node_of(&plan).is_some_and(|n| reads_context(plan.nodes[n].kind)) => (plan, None),
             _ => {
-                let read = match self.instances.remembered_instance(item.instance_id) {
-                    Some(remembered) => Some(remembered),
+                let (snapshot, outputs_bytes) = match self.instances.remembered_instance(item.instance_id) {
+                    Some(recalled) => (recalled.snapshot, Some(recalled.outputs_bytes)),
                     None => {
                         // BEGIN, the instance, its nodes, COMMIT.
                         PHASES.autocommit(4);
-                        self.instances.get_instance(item.instance_id).await?
+                        let Some(snapshot) = self.instances.get_instance(item.instance_id).await? else {
+                            return Ok(());
+                        };
+                        (snapshot, None)
                     }
                 };
-                let Some(snapshot) = read else { return Ok(()) };
-                (self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?, context(&snapshot))
+                let plan = self.plans.get(snapshot.instance.workflow_id, snapshot.instance.version).await?;
+                (plan, Some((snapshot, outputs_bytes)))
             }
+        };
+        // What an attempt of `node` sees: only what it can use (`context.rs`).
+        let seen = |node: usize| match &read {
+            Some((snapshot, outputs_bytes)) => Seen::of(snapshot, &plan.nodes[node], *outputs_bytes),
+            None => Seen::nothing(),
         };
         let held = (item.instance_id, &fence);
         let (event, detail) = match (work, node_of(&plan)) {
@@ -98,7 +106,7 @@ impl Runner {
                 (Event::Lost { node, attempt: at.number() }, Detail { error: Some(error), ..Default::default() })
             }
             (Work::Run(at), Some(node)) => {
-                match self.run_attempt(&plan, item.instance_id, context, node, at.number(), &fence).await? {
+                match self.run_attempt(&plan, item.instance_id, seen(node), node, at.number(), &fence).await? {
                     Began::Ran(event, detail) => (event, detail),
                     Began::Deferred => return Ok(()),
                 }
@@ -117,7 +125,8 @@ impl Runner {
                 (Event::Failed { node, attempt: at.number(), retryable: true, timed_out: true }, detail)
             }
             (Work::ChildDone { attempt, end }, Some(node)) => {
-                self.child_done(&plan.nodes[node].id, node, attempt.number(), end, &context)
+                let others = read.as_ref().map_or(0, |(s, bytes)| others_bytes(s, &plan.nodes[node].id, *bytes));
+                self.child_done(&plan.nodes[node].id, node, attempt.number(), end, others)
             }
             (Work::Run(_) | Work::Resume(_) | Work::Retry(_) | Work::NodeTimeout(_) | Work::ChildDone { .. }, None)
             | (Work::Task { .. }, _) => {

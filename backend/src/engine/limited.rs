@@ -9,13 +9,13 @@
 //! A limit deleted since the version was published lets its attempts go on unlimited, and
 //! the attempt's log says so.
 
+use super::context::Seen;
 use super::effects::Detail;
 use super::machine::Event;
 use super::plan::{Plan, PlanNode};
 use super::run::Runner;
 use crate::store::{Fence, LimitHolder, Permit};
 use chrono::Utc;
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use trellis_model::config::NodeKind;
@@ -42,7 +42,7 @@ impl Runner {
         self: &Arc<Self>,
         plan: &Plan,
         instance: Uuid,
-        context: Value,
+        seen: Seen,
         node: usize,
         attempt: u32,
         fence: &Fence,
@@ -50,7 +50,7 @@ impl Runner {
         let spec = &plan.nodes[node];
         // A map's limit holds each of its items (`item_place`), not the map's attempt.
         let Some(limit) = spec.limit.as_deref().filter(|_| spec.kind != NodeKind::Map) else {
-            let (event, detail) = self.execute(plan, instance, context, node, attempt, fence).await;
+            let (event, detail) = self.execute(plan, instance, seen, node, attempt, fence).await;
             return Ok(Began::Ran(event, detail));
         };
         let holder = holder_of(spec, instance, attempt, None, Some(fence.work_id));
@@ -61,7 +61,7 @@ impl Runner {
             }
             Ok(granted) => granted,
         };
-        let (event, mut detail) = self.execute(plan, instance, context, node, attempt, fence).await;
+        let (event, mut detail) = self.execute(plan, instance, seen, node, attempt, fence).await;
         // The call was made: from here on trouble is logged, never an error that would make
         // it again at once. A pause comes before the place is given back, so the waiter woken
         // by it does not call meanwhile. (A limit deleted since lets nothing pause.)

@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 use trellis_model::excerpt::excerpt;
+pub use trellis_model::json_len::serialized_len;
 use trellis_model::nesting::{too_deep, MAX_JSON_DEPTH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,12 @@ impl OutputCaps {
         others: impl IntoIterator<Item = &'a Value>,
         room: usize,
     ) -> Result<(), String> {
+        let others_bytes = others.into_iter().map(serialized_len).fold(0, usize::saturating_add);
+        self.check_beside(node, output, others_bytes, room)
+    }
+
+    /// [`OutputCaps::check_wrapping`] beside other outputs taking `others_bytes` as JSON.
+    pub fn check_beside(&self, node: &str, output: &Value, others_bytes: usize, room: usize) -> Result<(), String> {
         check_depth(node, output, MAX_JSON_DEPTH + room)?;
         let size = serialized_len(output);
         if size > self.node_bytes {
@@ -47,7 +54,7 @@ impl OutputCaps {
                 self.node_bytes
             ));
         }
-        let total = others.into_iter().map(serialized_len).fold(size, usize::saturating_add);
+        let total = size.saturating_add(others_bytes);
         if total > self.instance_bytes {
             return Err(format!(
                 "with the output of node `{node}` ({size} bytes) the instance's outputs would total {total} bytes, \
@@ -78,23 +85,6 @@ pub fn other_outputs<'a>(context: &'a Value, node: &'a str) -> impl Iterator<Ite
         .flatten()
         .filter(move |(id, _)| *id != node)
         .filter_map(|(_, n)| n.get("output"))
-}
-
-/// Bytes `value` takes as JSON, counted without building the text.
-pub fn serialized_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 #[cfg(test)]

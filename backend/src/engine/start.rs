@@ -78,7 +78,7 @@ impl Commands {
             .collect();
         let tracer = Tracer { plan: &plan, instance: &row, now };
         let (created_events, queued_events) = (tracer.created(false), tracer.created(true).split_off(1));
-        let fresh = Snapshot { instance: row.clone(), nodes: nodes.clone() };
+        let fresh = Snapshot { instance: row.clone(), nodes: nodes.iter().cloned().map(Arc::new).collect() };
         let mut on_admit = decide(&plan, &fresh, Event::Start, &Detail::default(), now, 0.0);
         // Slots for the start's own first attempts only: held through the start's transaction.
         let reservation = self.workers.reserve(runs_to_lease(&on_admit));

@@ -6,6 +6,7 @@
 use super::work::{Fence, NewWork, Work};
 use super::{InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome, Writes};
 use std::collections::HashMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// One state change of a batch: an event for `instance`, consuming the fenced work item.
@@ -264,8 +265,15 @@ pub fn absorb(snapshot: &mut Snapshot, writes: &Writes) -> bool {
     }
     let mut complete = true;
     for new in &writes.nodes {
-        match snapshot.nodes.iter_mut().find(|r| r.node_id == new.node_id) {
-            Some(row) => *row = new.clone(),
+        // Rows are in plan order: found by position, else searched (a wide dispatch searching
+        // every row for every node it starts was quadratic).
+        let at = new.position as usize;
+        let row = match snapshot.nodes.get(at).is_some_and(|r| r.node_id == new.node_id) {
+            true => snapshot.nodes.get_mut(at),
+            false => snapshot.nodes.iter_mut().find(|r| r.node_id == new.node_id),
+        };
+        match row {
+            Some(row) => *row = Arc::new(new.clone()),
             None => complete = false,
         }
     }

@@ -7,6 +7,7 @@
 
 use super::batch::{Step, StepDecide};
 use super::instance_query::InstanceQuery;
+use super::Recalled;
 use super::{
     notice, AdmissionLimits, ChildRow, EngineGauges, Fence, InstanceRow, NewInstance, NodeRow, Refusable, Result,
     Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
@@ -72,7 +73,7 @@ pub trait InstanceStore: Send + Sync + 'static {
     /// The instance as this process last wrote it, if it remembers it (`snapshots.rs`): what
     /// reading it would give unless another writer changed it since. For an attempt's
     /// expression context (the input and upstream outputs, which stay while it runs).
-    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot>;
+    fn remembered_instance(&self, id: Uuid) -> Option<Recalled>;
     /// (instance, workflow, version) of those of `ids` that exist: which plan each runs.
     async fn instance_versions(&self, ids: &[Uuid]) -> Result<Vec<(Uuid, Uuid, i64)>>;
     /// The child instances `parent`'s `subworkflow` nodes started, oldest first.

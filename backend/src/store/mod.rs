@@ -76,6 +76,7 @@ pub use pg_pool::POOL_WAITS;
 pub use retention::{PurgeOutcome, RetentionPolicy, RetentionStore};
 pub use secrets::{SecretChange, SecretInfo, SecretRow, SecretStore, WorkflowTexts, MASTER_KEY_CHECK};
 pub use slow::{RunningNode, SlowStore, SlowThreshold, BASIS_P95, BASIS_STUCK_AFTER};
+pub use snapshots::Recalled;
 pub use sso::{OidcAttempt, OidcHandoff, SsoProfile, SsoStore};
 pub use statuses::StatusSet;
 pub use transient::{retry_transient, Trouble};

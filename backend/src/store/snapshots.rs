@@ -10,10 +10,11 @@
 
 mod heap;
 
-use super::Snapshot;
+use super::{NodeRow, Snapshot};
 use heap::Meter;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use trellis_model::json_len::serialized_len;
 use uuid::Uuid;
 
 /// Instances remembered at most, and the memory they take (`heap.rs`: structs, values and
@@ -42,10 +43,36 @@ pub struct Snapshots {
     entries: Mutex<Entries>,
 }
 
+/// A remembered instance read for an attempt: its snapshot (sharing the remembered rows) and
+/// the JSON bytes of all its nodes' stored outputs, counted when they were written.
+#[derive(Debug, Clone)]
+pub struct Recalled {
+    pub snapshot: Snapshot,
+    pub outputs_bytes: usize,
+}
+
+/// One remembered instance: when it was remembered, the bytes it takes, and each row's sizes
+/// (by position). A row the next snapshot of the instance still shares keeps its sizes, so
+/// remembering a transition measures the rows it wrote, not the instance.
+pub(super) struct Entry {
+    at: u64,
+    bytes: usize,
+    remembered: Remembered,
+    rows: Vec<RowSizes>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RowSizes {
+    /// What the row takes on the heap (`heap.rs`).
+    heap: usize,
+    /// Its output's JSON length.
+    output: usize,
+}
+
 #[derive(Default)]
 struct Entries {
-    /// Each instance's snapshot, when it was remembered and its estimated size.
-    by_instance: HashMap<Uuid, (u64, usize, Remembered)>,
+    /// Each instance's entry.
+    by_instance: HashMap<Uuid, Entry>,
     /// The remembered instances by when they were written, oldest first.
     by_age: BTreeMap<u64, Uuid>,
     /// Bumped at every `remember`.
@@ -55,11 +82,11 @@ struct Entries {
 }
 
 impl Entries {
-    fn remove(&mut self, instance: &Uuid) {
-        if let Some((at, size, _)) = self.by_instance.remove(instance) {
-            self.by_age.remove(&at);
-            self.bytes -= size;
-        }
+    fn remove(&mut self, instance: &Uuid) -> Option<Entry> {
+        let entry = self.by_instance.remove(instance)?;
+        self.by_age.remove(&entry.at);
+        self.bytes -= entry.bytes;
+        Some(entry)
     }
 }
 
@@ -71,17 +98,19 @@ impl Snapshots {
         let mut snapshots = HashMap::with_capacity(ids.len());
         let mut last_seqs = HashMap::with_capacity(ids.len());
         for id in ids {
-            let (_, _, remembered) = entries.by_instance.get(id)?;
+            let remembered = &entries.by_instance.get(id)?.remembered;
             snapshots.insert(*id, remembered.snapshot.clone());
             last_seqs.insert(*id, remembered.last_seq);
         }
         Some((snapshots, last_seqs))
     }
 
-    /// The remembered snapshot of `id`, if any.
-    pub fn get(&self, id: Uuid) -> Option<Snapshot> {
+    /// The remembered snapshot of `id`, if any, with its outputs' JSON bytes.
+    pub fn get(&self, id: Uuid) -> Option<Recalled> {
         let entries = self.entries.lock().expect("snapshots");
-        entries.by_instance.get(&id).map(|(_, _, remembered)| remembered.snapshot.clone())
+        let entry = entries.by_instance.get(&id)?;
+        let outputs_bytes = entry.rows.iter().map(|r| r.output).sum();
+        Some(Recalled { snapshot: entry.remembered.snapshot.clone(), outputs_bytes })
     }
 
     /// Remembers `instance` as just written; a finished instance is forgotten instead: nothing
@@ -93,22 +122,23 @@ impl Snapshots {
     /// `remember`, within `budget` bytes.
     fn remember_within(&self, instance: Uuid, remembered: Remembered, budget: usize) {
         let mut entries = self.entries.lock().expect("snapshots");
-        entries.remove(&instance);
+        let previous = entries.remove(&instance);
         if remembered.snapshot.instance.status.is_terminal() {
             return;
         }
-        let Some(size) = size_of(&remembered) else { return };
-        while entries.by_instance.len() >= REMEMBERED || entries.bytes + size > budget {
+        let Some(rows) = row_sizes(&remembered.snapshot.nodes, previous.as_ref()) else { return };
+        let Some(bytes) = size_of(&remembered, &rows) else { return };
+        while entries.by_instance.len() >= REMEMBERED || entries.bytes + bytes > budget {
             let Some((_, oldest)) = entries.by_age.pop_first() else { break };
-            if let Some((_, size, _)) = entries.by_instance.remove(&oldest) {
-                entries.bytes -= size;
+            if let Some(gone) = entries.by_instance.remove(&oldest) {
+                entries.bytes -= gone.bytes;
             }
         }
         entries.clock += 1;
         let at = entries.clock;
         entries.by_age.insert(at, instance);
-        entries.bytes += size;
-        entries.by_instance.insert(instance, (at, size, remembered));
+        entries.bytes += bytes;
+        entries.by_instance.insert(instance, Entry { at, bytes, remembered, rows });
     }
 
     /// How many instances are remembered, and the bytes they take (`heap.rs`), for `/metrics`.
@@ -125,12 +155,33 @@ impl Snapshots {
     }
 }
 
+/// Each row's sizes: kept from `previous` for a row still shared with it, measured for the
+/// rest; `None` if a row alone is over `LARGEST`.
+fn row_sizes(nodes: &[Arc<NodeRow>], previous: Option<&Entry>) -> Option<Vec<RowSizes>> {
+    let before = previous.map(|p| (p.remembered.snapshot.nodes.as_slice(), p.rows.as_slice()));
+    let kept = |i: usize, row: &Arc<NodeRow>| {
+        let (rows, sizes) = before?;
+        rows.get(i).filter(|old| Arc::ptr_eq(old, row)).and_then(|_| sizes.get(i).copied())
+    };
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, row)| match kept(i, row) {
+            Some(sizes) => Some(sizes),
+            None => {
+                Some(RowSizes { heap: heap::row(row, LARGEST)?, output: row.output.as_ref().map_or(0, serialized_len) })
+            }
+        })
+        .collect()
+}
+
 /// The bytes remembering `remembered` takes (`heap.rs`), or `None` if over `LARGEST`.
-fn size_of(remembered: &Remembered) -> Option<usize> {
+fn size_of(remembered: &Remembered, rows: &[RowSizes]) -> Option<usize> {
     let mut meter = Meter::new(LARGEST);
     meter.take(heap::ENTRY)?;
     meter.instance(&remembered.snapshot.instance)?;
     meter.nodes(&remembered.snapshot.nodes)?;
+    rows.iter().try_for_each(|r| meter.take(r.heap))?;
     Some(meter.used(LARGEST))
 }
 
@@ -147,10 +198,34 @@ mod tests {
             ..instance.clone()
         };
         let nodes = vec![
-            NodeRow::fresh("a".into(), 0, NodeStatus::Succeeded),
-            NodeRow::fresh("b".into(), 1, NodeStatus::Pending),
+            Arc::new(NodeRow::fresh("a".into(), 0, NodeStatus::Succeeded)),
+            Arc::new(NodeRow::fresh("b".into(), 1, NodeStatus::Pending)),
         ];
         Remembered { snapshot: Snapshot { instance, nodes }, last_seq: 3 }
+    }
+
+    /// What remembering `remembered` afresh takes.
+    fn measured(remembered: &Remembered) -> Option<usize> {
+        size_of(remembered, &row_sizes(&remembered.snapshot.nodes, None)?)
+    }
+
+    #[test]
+    fn a_write_measures_the_rows_it_replaced_and_keeps_the_outputs_count() {
+        let snapshots = Snapshots::default();
+        let row = InstanceRow::for_test(InstanceStatus::Running);
+        let first = remembered(&row, InstanceStatus::Running);
+        snapshots.remember(row.id, first.clone());
+        assert_eq!(snapshots.get(row.id).expect("held").outputs_bytes, 0);
+        // The next write shares `a` and replaces `b` with a row holding an output.
+        let mut next = first.clone();
+        let output = serde_json::json!({"status": 200, "body": "x".repeat(100)});
+        next.snapshot.nodes[1] =
+            Arc::new(NodeRow { output: Some(output.clone()), ..(*next.snapshot.nodes[1]).clone() });
+        snapshots.remember(row.id, next.clone());
+        let recalled = snapshots.get(row.id).expect("held");
+        assert_eq!(recalled.outputs_bytes, serde_json::to_string(&output).unwrap().len());
+        assert!(Arc::ptr_eq(&recalled.snapshot.nodes[0], &first.snapshot.nodes[0]), "rows are shared, not copied");
+        assert_eq!(snapshots.held().1, measured(&next).unwrap(), "kept sizes add up as a fresh measure does");
     }
 
     #[test]
@@ -175,12 +250,14 @@ mod tests {
         let output = serde_json::json!({"status": 200, "body": {}, "headers": {
             "content-type": "application/json", "content-length": "2", "date": "Sun, 29 Nov 2026 19:00:00 GMT"}});
         wide.snapshot.nodes = (0..1_000)
-            .map(|i| NodeRow {
-                output: Some(output.clone()),
-                ..NodeRow::fresh(format!("call{i}"), i, NodeStatus::Succeeded)
+            .map(|i| {
+                Arc::new(NodeRow {
+                    output: Some(output.clone()),
+                    ..NodeRow::fresh(format!("call{i}"), i, NodeStatus::Succeeded)
+                })
             })
             .collect();
-        let size = size_of(&wide).expect("a fan-out of 1,000 calls is remembered");
+        let size = measured(&wide).expect("a fan-out of 1,000 calls is remembered");
         assert!(size < BUDGET / 4, "{size}");
     }
 
@@ -188,7 +265,7 @@ mod tests {
     fn over_the_budget_the_oldest_are_forgotten() {
         let snapshots = Snapshots::default();
         let rows: Vec<InstanceRow> = (0..3).map(|_| InstanceRow::for_test(InstanceStatus::Running)).collect();
-        let one = size_of(&remembered(&rows[0], InstanceStatus::Running)).expect("small");
+        let one = measured(&remembered(&rows[0], InstanceStatus::Running)).expect("small");
         for row in &rows {
             snapshots.remember_within(row.id, remembered(row, InstanceStatus::Running), 2 * one);
         }

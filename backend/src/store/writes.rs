@@ -6,14 +6,18 @@ use super::instance_rows::{InstanceRow, NewEvent, NodeRow};
 use super::work::NewWork;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use std::sync::Arc;
 use trellis_model::InstanceStatus;
 use uuid::Uuid;
 
-/// An instance with its nodes in plan order, as a transition sees it.
+/// An instance with its nodes in plan order, as a transition sees it. The rows are shared:
+/// copying a snapshot (a batch's from the remembered one, an attempt's, a run ahead's) copies
+/// pointers, not outputs, and a write replaces the rows it changes — so what a transition
+/// costs does not grow with its instance's width.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub instance: InstanceRow,
-    pub nodes: Vec<NodeRow>,
+    pub nodes: Vec<Arc<NodeRow>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -40,6 +40,33 @@ pub fn narrow(texts: &[&str], context: &Value) -> Value {
     Value::Object(kept)
 }
 
+/// Which entries of the object named `root` `texts` can reach: [`narrow`]'s reading one level
+/// down, for a caller that builds the context itself and so need not build what no text
+/// reaches (an attempt's `nodes`, one entry per node of its instance).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reached {
+    Nothing,
+    Whole,
+    Keys(Vec<String>),
+}
+
+pub fn reached(texts: &[&str], root: &str) -> Reached {
+    let mut reach = Reach::default();
+    for text in texts {
+        if text.contains("debug") {
+            return Reached::Whole;
+        }
+        for path in paths_from(text, root) {
+            reach.add(&path);
+        }
+    }
+    match reach {
+        Reach { used: false, .. } => Reached::Nothing,
+        Reach { whole: true, .. } => Reached::Whole,
+        Reach { keys, .. } => Reached::Keys(keys.into_keys().collect()),
+    }
+}
+
 /// The parts of one root that are reached: a trie of keys, where `whole` ends a path.
 #[derive(Default)]
 struct Reach {

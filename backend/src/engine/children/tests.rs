@@ -30,7 +30,7 @@ fn running(parent: Option<Uuid>) -> Snapshot {
         ..InstanceRow::for_test(InstanceStatus::Running)
     };
     let node = NodeRow { attempts: 1, ..NodeRow::fresh("n".into(), 0, NodeStatus::Running) };
-    Snapshot { instance, nodes: vec![node] }
+    Snapshot { instance, nodes: vec![std::sync::Arc::new(node)] }
 }
 
 #[test]

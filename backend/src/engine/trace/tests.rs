@@ -27,7 +27,7 @@ impl Sim {
             .nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending))
+            .map(|(i, n)| std::sync::Arc::new(NodeRow::fresh(n.id.clone(), i as i32, NodeStatus::Pending)))
             .collect();
         let events = Tracer { plan: &plan, instance: &instance, now }.created(false);
         let mut sim = Sim { plan, snapshot: Snapshot { instance, nodes }, events, work: Vec::new(), now };
@@ -46,7 +46,7 @@ impl Sim {
         self.events.extend(w.events);
         for row in w.nodes {
             let i = row.position as usize;
-            self.snapshot.nodes[i] = row;
+            self.snapshot.nodes[i] = std::sync::Arc::new(row);
         }
         if let Some(u) = w.instance {
             if u.restart {

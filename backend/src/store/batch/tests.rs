@@ -88,7 +88,10 @@ fn running(rev: i64) -> Snapshot {
     let nodes = vec![
         NodeRow { attempts: 1, ..NodeRow::fresh("a".into(), 0, trellis_model::NodeStatus::Running) },
         NodeRow::fresh("b".into(), 1, trellis_model::NodeStatus::Pending),
-    ];
+    ]
+    .into_iter()
+    .map(std::sync::Arc::new)
+    .collect();
     Snapshot { instance, nodes }
 }
 

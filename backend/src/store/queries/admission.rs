@@ -20,6 +20,7 @@ use crate::store::{AdmitDecide, Held, Result, RetryDecide, StoreError};
 use chrono::SubsecRound;
 use const_format::concatcp;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
@@ -379,7 +380,7 @@ pub(super) fn admitted(new: &NewInstance, on_admit: &Writes) -> (Snapshot, bool)
         rev: 1,
         ..new.row.clone()
     };
-    let nodes = new.nodes.iter().map(|n| NodeRow::fresh(n.node_id.clone(), n.position, n.status)).collect();
+    let nodes = new.nodes.iter().map(|n| Arc::new(NodeRow::fresh(n.node_id.clone(), n.position, n.status))).collect();
     let mut snapshot = Snapshot { instance, nodes };
     let complete = crate::store::batch::absorb(&mut snapshot, on_admit);
     (snapshot, complete)

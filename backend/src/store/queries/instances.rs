@@ -13,6 +13,7 @@ use crate::store::phases::PHASES;
 use crate::store::transitions::BUMP_REV;
 use crate::store::work::Fence;
 use crate::store::InstanceQuery;
+use crate::store::Recalled;
 use crate::store::{
     AdmissionLimits, ChildRow, EngineGauges, InstanceRow, NewEvent, NewInstance, NodeRow, PoolStats, Refusable,
     Snapshot, StartOutcome, StoredEvent, TransitionOutcome, Writes,
@@ -20,6 +21,7 @@ use crate::store::{
 use crate::store::{AdmitDecide, Decide, Result, RetryDecide};
 use const_format::concatcp;
 use std::collections::HashMap;
+use std::sync::Arc;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 const LOCK_ROW: &str = <Store as Backend>::LOCK_ROW;
@@ -36,8 +38,8 @@ impl Store {
         let Some(instance) = sqlx::query_as::<_, InstanceRow>(sql).bind(id).fetch_optional(&mut **tx).await? else {
             return Ok(None);
         };
-        let nodes = sqlx::query_as(SNAPSHOT_NODES).bind(id).fetch_all(&mut **tx).await?;
-        Ok(Some(Snapshot { instance, nodes }))
+        let nodes: Vec<NodeRow> = sqlx::query_as(SNAPSHOT_NODES).bind(id).fetch_all(&mut **tx).await?;
+        Ok(Some(Snapshot { instance, nodes: nodes.into_iter().map(Arc::new).collect() }))
     }
 
     /// Writes the first entries of a new instance's history (none before them: no need to
@@ -141,7 +143,7 @@ impl crate::store::InstanceStore for Store {
         Ok(snapshot)
     }
 
-    fn remembered_instance(&self, id: Uuid) -> Option<Snapshot> {
+    fn remembered_instance(&self, id: Uuid) -> Option<Recalled> {
         self.snapshots().get(id)
     }
 

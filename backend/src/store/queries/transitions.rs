@@ -18,6 +18,7 @@ use crate::store::Result;
 use crate::store::{InstanceRow, InstanceUpdate, NewEvent, NodeRow, Snapshot, TransitionOutcome};
 use sqlx::types::Json;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use uuid::Uuid;
 type Db = <Store as Backend>::Db;
 type Tx<'t> = sqlx::Transaction<'t, Db>;
@@ -67,7 +68,7 @@ impl Store {
         for node in nodes {
             if let Some(snapshot) = snapshots.get_mut(&node.instance_id) {
                 last_seq.insert(node.instance_id, node.last_seq.unwrap_or(0));
-                snapshot.nodes.push(node.row);
+                snapshot.nodes.push(Arc::new(node.row));
             }
         }
         Ok((snapshots, last_seq))

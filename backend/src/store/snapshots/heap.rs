@@ -3,10 +3,11 @@
 //! bytes, not in the JSON's length: a one-field object of serde_json is a whole B-tree leaf
 //! (eleven keys and values, about 640 bytes), a 3-byte string a 32-byte block.
 
-use super::Remembered;
+use super::Entry;
 use crate::store::{InstanceRow, NodeRow};
 use serde_json::Value;
 use std::mem::size_of;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Entries a node of std's B-tree holds at most.
@@ -22,7 +23,7 @@ const ENTRIES_PER_NODE: usize = 8;
 
 /// What remembering one instance costs besides its snapshot: its slot in the map by instance
 /// (at the table's load factor, 7/8, with a control byte) and its entry in the map by age.
-pub const ENTRY: usize = (size_of::<(Uuid, (u64, usize, Remembered))>() + 1) * 8 / 7 + size_of::<(u64, Uuid)>() * 2;
+pub const ENTRY: usize = (size_of::<(Uuid, Entry)>() + 1) * 8 / 7 + size_of::<(u64, Uuid)>() * 2;
 
 /// The bytes the allocator takes for a request of `n`: with its 8-byte header, rounded up to
 /// 16, at least 32 (glibc's malloc; others round alike); nothing for nothing.
@@ -89,16 +90,22 @@ impl Meter {
         row.output.as_ref().map_or(Some(()), |output| self.value(&output.0))
     }
 
-    /// The nodes' vector and what each node owns.
-    pub fn nodes(&mut self, nodes: &Vec<NodeRow>) -> Option<()> {
-        self.take(block(nodes.capacity() * size_of::<NodeRow>()))?;
-        nodes.iter().try_for_each(|node| {
-            self.take(block(node.node_id.capacity()))?;
-            self.text(node.outcome.as_ref())?;
-            self.text(node.error.as_ref())?;
-            node.output.as_ref().map_or(Some(()), |output| self.value(output))
-        })
+    /// The nodes' vector of pointers (each row is counted on its own: [`row`]).
+    pub fn nodes(&mut self, nodes: &Vec<Arc<NodeRow>>) -> Option<()> {
+        self.take(block(nodes.capacity() * size_of::<Arc<NodeRow>>()))
     }
+}
+
+/// One shared node row's block (its struct beside the two counts) and what the row owns, or
+/// `None` if over `limit`.
+pub fn row(node: &NodeRow, limit: usize) -> Option<usize> {
+    let mut meter = Meter::new(limit);
+    meter.take(block(2 * size_of::<usize>() + size_of::<NodeRow>()))?;
+    meter.take(block(node.node_id.capacity()))?;
+    meter.text(node.outcome.as_ref())?;
+    meter.text(node.error.as_ref())?;
+    node.output.as_ref().map_or(Some(()), |output| meter.value(output))?;
+    Some(meter.used(limit))
 }
 
 /// The blocks of a serde_json map of `entries` entries: its leaves, and above them internal
@@ -168,6 +175,6 @@ mod tests {
 
     #[test]
     fn an_entry_counts_both_maps() {
-        assert!(ENTRY > size_of::<Remembered>(), "{ENTRY}");
+        assert!(ENTRY > size_of::<super::super::Remembered>(), "{ENTRY}");
     }
 }

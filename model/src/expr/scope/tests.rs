@@ -1,4 +1,4 @@
-use super::narrow;
+use super::{narrow, reached, Reached};
 use crate::expr::Expressions;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -137,4 +137,20 @@ proptest! {
         let narrowed = x.render(&template, &narrow(&[&template], &context()));
         prop_assert_eq!(whole, narrowed, "{}", template);
     }
+}
+
+#[test]
+fn reached_names_the_entries_a_text_can_read_and_errs_towards_more() {
+    let keys = |k: &[&str]| Reached::Keys(k.iter().map(|s| s.to_string()).collect());
+    assert_eq!(reached(&["{{ instance.id }}"], "nodes"), Reached::Nothing);
+    assert_eq!(reached(&["{{ nodes.a.output.x }}", "nodes['b'].status"], "nodes"), keys(&["a", "b"]));
+    assert_eq!(reached(&["{% for n in nodes %}{{ n }}{% endfor %}"], "nodes"), Reached::Whole);
+    assert_eq!(reached(&["nodes[input.which].output"], "nodes"), Reached::Whole);
+    assert_eq!(reached(&["{{ nodes.a }} {{ debug() }}"], "nodes"), Reached::Whole);
+    // What `reached` keeps is never less than what `narrow` keeps of the same root.
+    let texts = ["nodes.big.output.body.id", "nodes.small"];
+    let narrowed = narrow(&texts, &context());
+    let Reached::Keys(kept) = reached(&texts, "nodes") else { panic!("keys") };
+    let names: Vec<&String> = narrowed["nodes"].as_object().unwrap().keys().collect();
+    assert!(names.iter().all(|n| kept.contains(n)), "{names:?} {kept:?}");
 }
