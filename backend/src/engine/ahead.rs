@@ -151,4 +151,34 @@ mod tests {
         assert!(runs_ahead(NodeKind::Noop) && runs_ahead(NodeKind::Transform) && runs_ahead(NodeKind::Script));
         assert!(!runs_ahead(NodeKind::Http) && !runs_ahead(NodeKind::Delay) && !runs_ahead(NodeKind::Subworkflow));
     }
+
+    #[test]
+    fn the_running_count_of_outputs_matches_a_recount_after_each_write() {
+        use crate::store::InstanceRow;
+        use serde_json::json;
+        use trellis_model::{InstanceStatus, NodeStatus};
+        let row = |id: &str, at: i32, output: Option<serde_json::Value>| NodeRow {
+            output,
+            ..NodeRow::fresh(id.into(), at, NodeStatus::Succeeded)
+        };
+        let recount =
+            |s: &Snapshot| s.nodes.iter().filter_map(|r| r.output.as_ref()).map(serialized_len).sum::<usize>();
+        let nodes =
+            vec![row("a", 0, Some(json!({"big": "x".repeat(50)}))), row("b", 1, None), row("c", 2, Some(json!(1)))];
+        let mut snapshot = Snapshot {
+            instance: InstanceRow::for_test(InstanceStatus::Running),
+            nodes: nodes.into_iter().map(Arc::new).collect(),
+        };
+        let mut count = recount(&snapshot);
+        // `b` gains an output, `a` loses its own (a retry resets it), and `c`'s row is written
+        // at a position it does not hold in the snapshot (found by id).
+        let writes = Writes {
+            nodes: vec![row("b", 1, Some(json!([1, 2, 3]))), row("a", 0, None), row("c", 7, Some(json!("abc")))],
+            ..Writes::default()
+        };
+        count = outputs_after(&snapshot, &writes, count);
+        assert!(absorb(&mut snapshot, &writes));
+        assert_eq!(count, recount(&snapshot));
+        assert_eq!(count, serialized_len(&json!([1, 2, 3])) + serialized_len(&json!("abc")));
+    }
 }

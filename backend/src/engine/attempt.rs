@@ -53,9 +53,10 @@ impl Runner {
         };
         let (result, mut logs) = match refused {
             Some(failed) => (failed, Vec::new()),
-            None if spec.kind == NodeKind::Map => {
-                (self.renewing(self.run_map(plan, node, instance, &run, fence), fence).await, Vec::new())
-            }
+            None if spec.kind == NodeKind::Map => (
+                self.renewing(self.run_map(plan, node, instance, (&run, others_bytes), fence), fence).await,
+                Vec::new(),
+            ),
             None => self.renewing(self.runtime.run_logged(&run), fence).await,
         };
         // The one place an attempt's result becomes what is stored: every later reader (rows,
@@ -111,8 +112,8 @@ impl Runner {
     }
 
     /// Fails an attempt whose output (or task input) is over the caps on what an instance
-    /// stores. `others_bytes`: the instance's other outputs, counted for the node types that
-    /// can produce large ones (none for the rest, whose outputs are small and fixed).
+    /// stores. `others_bytes`: the JSON bytes of the instance's other outputs, counted for the
+    /// node types that read their instance (none for the rest, whose outputs are small and fixed).
     /// `room`: the levels of nesting Trellis itself wrapped around the output's values.
     fn capped(&self, result: NodeResult, node: &str, others_bytes: usize, room: usize) -> NodeResult {
         let caps = self.output_caps;

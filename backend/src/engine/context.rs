@@ -35,9 +35,13 @@ impl Seen {
 
     /// What an attempt of `node` sees of `snapshot`, whose stored outputs take
     /// `outputs_bytes` as JSON when that is known (a remembered instance), else counted.
+    /// Nothing for the node types that read none of it (their outputs are small and fixed:
+    /// held to the node cap only, however they were run).
     pub fn of(snapshot: &Snapshot, node: &PlanNode, outputs_bytes: Option<usize>) -> Seen {
-        let context = if reads_context(node.kind) { context_for(snapshot, node) } else { Value::Null };
-        Seen { context, others_bytes: others_bytes(snapshot, &node.id, outputs_bytes) }
+        if !reads_context(node.kind) {
+            return Seen::nothing();
+        }
+        Seen { context: context_for(snapshot, node), others_bytes: others_bytes(snapshot, &node.id, outputs_bytes) }
     }
 }
 
@@ -132,7 +136,8 @@ mod tests {
         assert_eq!(seen.context["instance"]["id"], json!(snapshot.instance.id));
         let all: usize = (0..50).map(|i| serialized_len(&json!({"n": i}))).sum();
         assert_eq!(seen.others_bytes, all, "every other output counts against the instance cap");
-        assert_eq!(Seen::of(&snapshot, &http, Some(all)).others_bytes, all);
+        let noop = node(NodeKind::Noop, json!({}));
+        assert_eq!(Seen::of(&snapshot, &noop, Some(all)).others_bytes, 0, "a no-op reads nothing of it");
         // Its own stored output (an earlier attempt's) is not among the others.
         let own = node(NodeKind::Transform, json!({"expression": "input"}));
         let mine = PlanNode { id: "c0".into(), ..own };
@@ -145,7 +150,8 @@ mod tests {
         let snapshot = wide();
         let loop_over = node(NodeKind::Transform, json!({"expression": "nodes | length"}));
         let script = node(NodeKind::Script, json!({"source": "return 1"}));
-        for whole in [loop_over, script] {
+        let map = node(NodeKind::Map, json!({"items": "input.list", "node": {"type": "noop"}}));
+        for whole in [loop_over, script, map] {
             assert_eq!(Seen::of(&snapshot, &whole, None).context, context(&snapshot), "{:?}", whole.kind);
         }
     }

@@ -5,7 +5,7 @@ use super::bad_end;
 use super::machine::{apply, Command, Event, InstanceState, NodeState};
 use super::plan::Plan;
 use super::trace::{NodeStep, Tracer};
-use crate::store::{ChildEnd, InstanceRow, InstanceUpdate, NewWork, NodeAttempt, NodeRow, Snapshot, Work, Writes};
+use crate::store::{ChildEnd, InstanceRow, InstanceUpdate, NewWork, NodeAttempt, Snapshot, Work, Writes};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 use trellis_model::config::NodeKind;
@@ -29,15 +29,6 @@ pub struct Detail {
     /// The called service asked to be left alone this long (429 or 503 with `Retry-After`):
     /// under a shared limit, the limit pauses and the attempt is put back, not failed.
     pub busy_for: Option<std::time::Duration>,
-}
-
-/// The stored row of the node at plan position `i`: rows are kept in plan order, so looked up
-/// by index first (a search per changed node made a wide fan-out's dispatch quadratic).
-fn stored_row(snapshot: &Snapshot, i: usize) -> Option<&NodeRow> {
-    match snapshot.nodes.get(i) {
-        Some(row) if row.position as usize == i => Some(row),
-        _ => snapshot.nodes.iter().find(|r| r.position as usize == i).map(|r| &**r),
-    }
 }
 
 /// The machine state stored in `snapshot`.
@@ -266,7 +257,7 @@ fn node_rows(
         if old == new && Some(i) != event_node {
             continue;
         }
-        let Some(stored) = stored_row(snapshot, i) else { continue };
+        let Some(stored) = snapshot.row_at(i) else { continue };
         let mut row = stored.clone();
         row.status = new.status;
         row.attempts = new.attempts as i32;
@@ -368,7 +359,7 @@ fn final_output(plan: &Plan, snapshot: &Snapshot, writes: &Writes, state: &Insta
         if !plan.outgoing[i].is_empty() || state.nodes[i].status != NodeStatus::Succeeded {
             continue;
         }
-        let row = writes.nodes.iter().find(|r| r.position as usize == i).or_else(|| stored_row(snapshot, i));
+        let row = writes.nodes.iter().find(|r| r.position as usize == i).or_else(|| snapshot.row_at(i));
         let output = row.and_then(|r| r.output.as_ref()).cloned().unwrap_or(Value::Null);
         out.insert(node.id.clone(), output);
     }

@@ -2,7 +2,7 @@
 //! outputs. The instance's own output is a subset of its nodes' outputs (the leaves'), so
 //! with these two caps `GET /instances/{id}` is bounded by the input cap plus twice the
 //! instance cap, and an expression or an external worker cannot make the database, the
-//! detail view or the runner's context (which carries every output) grow without bound.
+//! detail view or an attempt's context grow without bound.
 //! Outputs are also held to the nesting limit (`trellis_model::nesting`), so that every
 //! stored output can be read back.
 
@@ -76,17 +76,6 @@ pub fn check_depth(node: &str, output: &Value, limit: usize) -> Result<(), Strin
     ))
 }
 
-/// The stored outputs of an expression context's nodes other than `node`.
-pub fn other_outputs<'a>(context: &'a Value, node: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-    context
-        .get("nodes")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter(move |(id, _)| *id != node)
-        .filter_map(|(_, n)| n.get("output"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,8 +93,6 @@ mod tests {
         let others = [json!("12345678"), json!("12345678")];
         let total = caps.check("a", &json!("12"), &others).unwrap_err();
         assert!(total.contains("would total 24 bytes, over the cap of 20 bytes per instance"), "{total}");
-        let context = json!({"nodes": {"a": {"output": "xxxxxxxx"}, "b": {"output": [1]}}});
-        assert_eq!(other_outputs(&context, "a").collect::<Vec<_>>(), [&json!([1])]);
     }
 
     #[test]

@@ -23,8 +23,8 @@ use uuid::Uuid;
 /// instances (about 1.5 KiB each).
 const REMEMBERED: usize = 20_000;
 const BUDGET: usize = 24 << 20;
-/// An instance larger than this is not remembered. Cloning a snapshot costs a fraction of
-/// reading it back (rows fetched, JSON parsed), so the bound is about memory: the widest
+/// An instance larger than this is not remembered. Copying a snapshot is copying pointers to
+/// its shared rows, so the bound is about memory: the widest
 /// definition (1,000 nodes) with outputs of a few hundred bytes each (an `http` node's status
 /// and headers) fits, and six of them fill the budget. (At 256 KiB a static fan-out of 998
 /// calls read its whole instance back for every transition and every attempt.)
@@ -59,6 +59,8 @@ pub(super) struct Entry {
     bytes: usize,
     remembered: Remembered,
     rows: Vec<RowSizes>,
+    /// The sum of the rows' output JSON lengths.
+    outputs_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -109,8 +111,7 @@ impl Snapshots {
     pub fn get(&self, id: Uuid) -> Option<Recalled> {
         let entries = self.entries.lock().expect("snapshots");
         let entry = entries.by_instance.get(&id)?;
-        let outputs_bytes = entry.rows.iter().map(|r| r.output).sum();
-        Some(Recalled { snapshot: entry.remembered.snapshot.clone(), outputs_bytes })
+        Some(Recalled { snapshot: entry.remembered.snapshot.clone(), outputs_bytes: entry.outputs_bytes })
     }
 
     /// Remembers `instance` as just written; a finished instance is forgotten instead: nothing
@@ -138,7 +139,8 @@ impl Snapshots {
         let at = entries.clock;
         entries.by_age.insert(at, instance);
         entries.bytes += bytes;
-        entries.by_instance.insert(instance, Entry { at, bytes, remembered, rows });
+        let outputs_bytes = rows.iter().map(|r| r.output).sum();
+        entries.by_instance.insert(instance, Entry { at, bytes, remembered, rows, outputs_bytes });
     }
 
     /// How many instances are remembered, and the bytes they take (`heap.rs`), for `/metrics`.
@@ -181,6 +183,7 @@ fn size_of(remembered: &Remembered, rows: &[RowSizes]) -> Option<usize> {
     meter.take(heap::ENTRY)?;
     meter.instance(&remembered.snapshot.instance)?;
     meter.nodes(&remembered.snapshot.nodes)?;
+    meter.take(heap::block(std::mem::size_of_val(rows)))?;
     rows.iter().try_for_each(|r| meter.take(r.heap))?;
     Some(meter.used(LARGEST))
 }

@@ -20,6 +20,17 @@ pub struct Snapshot {
     pub nodes: Vec<Arc<NodeRow>>,
 }
 
+impl Snapshot {
+    /// The row of the node at plan position `i`. Rows are kept in plan order, so it is looked
+    /// up by index first (a search per changed node made a wide fan-out's dispatch quadratic).
+    pub fn row_at(&self, i: usize) -> Option<&NodeRow> {
+        match self.nodes.get(i) {
+            Some(row) if row.position as usize == i => Some(row),
+            _ => self.nodes.iter().find(|r| r.position as usize == i).map(|r| &**r),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstanceUpdate {
     pub status: InstanceStatus,

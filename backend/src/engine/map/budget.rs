@@ -22,20 +22,21 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    /// The budget of map `node` whose instance's other outputs are `others`, with the outputs
-    /// an earlier attempt's items succeeded with (`reused`) already spent.
+    /// The budget of map `node` whose instance's other outputs take `others_bytes` as JSON
+    /// (the count the map's own output is checked beside at its end), with the outputs an
+    /// earlier attempt's items succeeded with (`reused`) already spent.
     pub fn new<'a>(
         caps: OutputCaps,
         node: &str,
-        others: impl IntoIterator<Item = &'a Value>,
+        others_bytes: usize,
         reused: impl IntoIterator<Item = &'a Value>,
     ) -> Budget {
-        let sum = |values: &mut dyn Iterator<Item = &'a Value>| values.map(|v| serialized_len(v) + 1).sum::<usize>();
+        let reused = reused.into_iter().map(|v| serialized_len(v) + 1).sum::<usize>();
         Budget {
             caps,
             node: node.to_owned(),
-            others: sum(&mut others.into_iter()),
-            used: AtomicUsize::new(sum(&mut reused.into_iter())),
+            others: others_bytes,
+            used: AtomicUsize::new(reused),
             refused: Mutex::new(None),
         }
     }
@@ -79,7 +80,7 @@ mod tests {
     #[test]
     fn the_first_item_over_the_running_total_is_refused_naming_it_and_the_sizes() {
         let caps = OutputCaps { node_bytes: 30, instance_bytes: 1_000 };
-        let budget = Budget::new(caps, "each", [], [&json!("earlier")]);
+        let budget = Budget::new(caps, "each", 0, [&json!("earlier")]);
         assert_eq!(budget.take(1, &json!("abcdefgh")), Ok(()), "(9 + 1) + (10 + 1) bytes");
         assert_eq!(budget.refusal(), None);
         let error = budget.take(2, &json!("abcdefghij")).unwrap_err();
@@ -96,12 +97,12 @@ mod tests {
     #[test]
     fn the_instances_other_outputs_count_against_the_instance_cap() {
         let caps = OutputCaps { node_bytes: 1_000, instance_bytes: 40 };
-        let other = json!("x".repeat(20));
-        let budget = Budget::new(caps, "each", [&other], []);
+        let other = serialized_len(&json!("x".repeat(20)));
+        let budget = Budget::new(caps, "each", other, []);
         assert_eq!(budget.take(0, &json!("abcdefgh")), Ok(()));
         let error = budget.take(1, &json!("abcdefgh")).unwrap_err();
         assert!(
-            error.contains("brings the instance's outputs to 45 bytes, over the cap of 40 bytes per instance"),
+            error.contains("brings the instance's outputs to 44 bytes, over the cap of 40 bytes per instance"),
             "{error}"
         );
     }

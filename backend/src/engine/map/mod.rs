@@ -42,7 +42,7 @@ impl Runner {
         plan: &Plan,
         node: usize,
         instance: Uuid,
-        run: &Attempt<'_>,
+        (run, others_bytes): (&Attempt<'_>, usize),
         fence: &Fence,
     ) -> NodeResult {
         let config: MapConfig = match serde_json::from_value(run.node.config.clone()) {
@@ -104,12 +104,7 @@ impl Runner {
             inner,
             base: run.context.clone(),
             secrets: run.secrets,
-            budget: Budget::new(
-                self.output_caps,
-                &run.node.id,
-                super::outputs::other_outputs(&run.context, &run.node.id),
-                board.reused_outputs(),
-            ),
+            budget: Budget::new(self.output_caps, &run.node.id, others_bytes, board.reused_outputs()),
             redactor,
             traceparent: run.traceparent.clone(),
             updates,

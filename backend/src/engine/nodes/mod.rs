@@ -65,7 +65,8 @@ pub struct Attempt<'a> {
     pub idempotency_key: String,
     /// W3C trace context naming this attempt's span, for calls it makes.
     pub traceparent: Option<String>,
-    /// `{"input": ..., "nodes": {"<id>": {"output": ..., "status": ...}}}`
+    /// `{"input": ..., "instance": ..., "nodes": {"<id>": {"output": ..., "status": ...}}}`, with
+    /// the nodes its config's texts can reach (every node for a script or a map: `context.rs`).
     pub context: Value,
     pub now: DateTime<Utc>,
     /// The secrets the node references, opened for this attempt (in scope as `secret` for
