@@ -19,13 +19,12 @@ use super::plan::Plan;
 use super::run::Runner;
 use crate::sandbox::Lane;
 use crate::store::phases::PHASES;
-use crate::store::{absorb, Ahead, Fence, NewWork, NodeRow, Snapshot, Work, Writes};
+use crate::store::{absorb, Ahead, Fence, NewWork, Snapshot, Work, Writes};
 use chrono::{SubsecRound, Utc};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trellis_model::config::NodeKind;
-use trellis_model::json_len::serialized_len;
 use uuid::Uuid;
 
 /// Most attempts run ahead of one commit (a lane's batch holds 256 requests).
@@ -126,14 +125,9 @@ fn run_ahead_of(plan: &Plan, work: &NewWork) -> Option<(usize, i32)> {
 /// The JSON bytes of `snapshot`'s stored outputs (`outputs_bytes` now) once `writes` replace
 /// their rows: counted for the rows written, so a run ahead costs what it changes.
 fn outputs_after(snapshot: &Snapshot, writes: &Writes, outputs_bytes: usize) -> usize {
-    let len = |row: &NodeRow| row.output.as_ref().map_or(0, serialized_len);
     writes.nodes.iter().fold(outputs_bytes, |total, new| {
-        let at = new.position as usize;
-        let old = match snapshot.nodes.get(at).filter(|r| r.node_id == new.node_id) {
-            Some(row) => Some(&**row),
-            None => snapshot.nodes.iter().find(|r| r.node_id == new.node_id).map(|r| &**r),
-        };
-        (total + len(new)).saturating_sub(old.map_or(0, len))
+        let old = snapshot.index_of(&new.node_id, new.position).map_or(0, |at| snapshot.nodes[at].output_bytes());
+        (total + new.output_bytes()).saturating_sub(old)
     })
 }
 
@@ -145,6 +139,8 @@ fn runs_ahead(kind: NodeKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::NodeRow;
+    use trellis_model::json_len::serialized_len;
 
     #[test]
     fn only_nodes_that_compute_over_their_instance_run_ahead() {

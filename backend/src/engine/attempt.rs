@@ -118,9 +118,9 @@ impl Runner {
     fn capped(&self, result: NodeResult, node: &str, others_bytes: usize, room: usize) -> NodeResult {
         let caps = self.output_caps;
         let checked = match &result {
-            NodeResult::Done { output, .. } => caps.check_beside(node, output, others_bytes, room),
+            NodeResult::Done { output, .. } => caps.check(node, output, others_bytes, room),
             NodeResult::Suspend(Suspend::Task { input, .. }) => {
-                caps.check(node, input, []).map_err(|e| format!("the task's input: {e}"))
+                caps.check(node, input, 0, 0).map_err(|e| format!("the task's input: {e}"))
             }
             _ => Ok(()),
         };

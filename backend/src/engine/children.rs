@@ -134,7 +134,7 @@ impl Runner {
         let Some(output) = &detail.output else { return (event, detail) };
         // The child's output is its instance's: its sinks' outputs (a map's holding its items') by node id.
         let room = trellis_model::nesting::INSTANCE_OUTPUT_WRAP + trellis_model::nesting::MAP_RESULTS_WRAP;
-        match self.output_caps.check_beside(id, output, others_bytes, room) {
+        match self.output_caps.check(id, output, others_bytes, room) {
             Ok(()) => (event, detail),
             Err(error) => (
                 Event::Failed { node, attempt, retryable: false, timed_out: false },

@@ -10,7 +10,6 @@ use crate::store::Snapshot;
 use serde_json::{json, Map, Value};
 use trellis_model::config::NodeKind;
 use trellis_model::expr::scope::{reached, Reached};
-use trellis_model::json_len::serialized_len;
 
 /// Whether a node type evaluates expressions over the instance (and so needs its state).
 pub(super) fn reads_context(kind: NodeKind) -> bool {
@@ -47,13 +46,12 @@ impl Seen {
 
 /// The JSON bytes of `snapshot`'s stored outputs but `node`'s.
 pub fn others_bytes(snapshot: &Snapshot, node: &str, outputs_bytes: Option<usize>) -> usize {
-    let len = |row: &crate::store::NodeRow| row.output.as_ref().map_or(0, serialized_len);
     match outputs_bytes {
         Some(total) => {
-            let own = snapshot.nodes.iter().find(|r| r.node_id == node).map_or(0, |r| len(r));
+            let own = snapshot.nodes.iter().find(|r| r.node_id == node).map_or(0, |r| r.output_bytes());
             total.saturating_sub(own)
         }
-        None => snapshot.nodes.iter().filter(|r| r.node_id != node).map(|r| len(r)).sum(),
+        None => snapshot.nodes.iter().filter(|r| r.node_id != node).map(|r| r.output_bytes()).sum(),
     }
 }
 
@@ -111,6 +109,7 @@ mod tests {
     use super::*;
     use crate::store::{InstanceRow, NodeRow};
     use std::sync::Arc;
+    use trellis_model::json_len::serialized_len;
     use trellis_model::{InstanceStatus, NodeStatus};
 
     fn wide() -> Snapshot {

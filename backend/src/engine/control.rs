@@ -76,8 +76,8 @@ impl Commands {
             trellis_model::nesting::MAX_JSON_DEPTH,
             &format!("the output of node `{node}`"),
         )?;
-        let others = snapshot.nodes.iter().filter(|n| n.node_id != node).filter_map(|n| n.output.as_ref());
-        self.output_caps.check(node, output, others).map_err(EngineError::TooLarge)
+        let others = super::context::others_bytes(snapshot, node, None);
+        self.output_caps.check(node, output, others, 0).map_err(EngineError::TooLarge)
     }
 }
 

@@ -20,32 +20,11 @@ pub struct OutputCaps {
 }
 
 impl OutputCaps {
-    /// Why `output` of node `node` cannot be stored next to `others` (the instance's other
-    /// nodes' stored outputs), if it cannot.
-    pub fn check<'a>(
-        &self,
-        node: &str,
-        output: &Value,
-        others: impl IntoIterator<Item = &'a Value>,
-    ) -> Result<(), String> {
-        self.check_wrapping(node, output, others, 0)
-    }
-
-    /// [`OutputCaps::check`] for an output Trellis built around values already held to the
-    /// nesting limit (a map's `results`, a child instance's output): `room` more levels.
-    pub fn check_wrapping<'a>(
-        &self,
-        node: &str,
-        output: &Value,
-        others: impl IntoIterator<Item = &'a Value>,
-        room: usize,
-    ) -> Result<(), String> {
-        let others_bytes = others.into_iter().map(serialized_len).fold(0, usize::saturating_add);
-        self.check_beside(node, output, others_bytes, room)
-    }
-
-    /// [`OutputCaps::check_wrapping`] beside other outputs taking `others_bytes` as JSON.
-    pub fn check_beside(&self, node: &str, output: &Value, others_bytes: usize, room: usize) -> Result<(), String> {
+    /// Why `output` of node `node` cannot be stored beside the instance's other nodes' stored
+    /// outputs, which take `others_bytes` as JSON (`context::others_bytes`), if it cannot.
+    /// `room`: levels Trellis itself built around values already held to the nesting limit
+    /// (a map's `results`, a child instance's output), allowed beyond it.
+    pub fn check(&self, node: &str, output: &Value, others_bytes: usize, room: usize) -> Result<(), String> {
         check_depth(node, output, MAX_JSON_DEPTH + room)?;
         let size = serialized_len(output);
         if size > self.node_bytes {
@@ -84,14 +63,14 @@ mod tests {
     #[test]
     fn outputs_over_either_cap_are_refused_naming_it() {
         let caps = OutputCaps { node_bytes: 10, instance_bytes: 20 };
-        assert!(caps.check("a", &json!("12345678"), []).is_ok());
-        let node = caps.check("a", &json!("123456789012"), []).unwrap_err();
+        assert!(caps.check("a", &json!("12345678"), 0, 0).is_ok());
+        let node = caps.check("a", &json!("123456789012"), 0, 0).unwrap_err();
         assert!(
             node.contains("14 bytes, over the cap of 10 bytes per node output (TRELLIS_MAX_NODE_OUTPUT_BYTES)"),
             "{node}"
         );
-        let others = [json!("12345678"), json!("12345678")];
-        let total = caps.check("a", &json!("12"), &others).unwrap_err();
+        let others = 2 * serialized_len(&json!("12345678"));
+        let total = caps.check("a", &json!("12"), others, 0).unwrap_err();
         assert!(total.contains("would total 24 bytes, over the cap of 20 bytes per instance"), "{total}");
     }
 
@@ -99,10 +78,10 @@ mod tests {
     fn outputs_nested_too_deep_are_refused_with_room_for_what_trellis_wraps() {
         let caps = OutputCaps { node_bytes: 1 << 20, instance_bytes: 1 << 20 };
         let nested = |levels: usize| (0..levels).fold(json!(1), |inner, _| json!([inner]));
-        assert!(caps.check("a", &nested(MAX_JSON_DEPTH), []).is_ok());
-        let deep = caps.check("a", &nested(MAX_JSON_DEPTH + 1), []).unwrap_err();
+        assert!(caps.check("a", &nested(MAX_JSON_DEPTH), 0, 0).is_ok());
+        let deep = caps.check("a", &nested(MAX_JSON_DEPTH + 1), 0, 0).unwrap_err();
         assert!(deep.starts_with("the output of node `a` nests deeper than 64 levels (at `/0/0/0"), "{deep}");
-        assert!(caps.check_wrapping("a", &nested(MAX_JSON_DEPTH + 2), [], 2).is_ok());
-        assert!(caps.check_wrapping("a", &nested(MAX_JSON_DEPTH + 3), [], 2).is_err());
+        assert!(caps.check("a", &nested(MAX_JSON_DEPTH + 2), 0, 2).is_ok());
+        assert!(caps.check("a", &nested(MAX_JSON_DEPTH + 3), 0, 2).is_err());
     }
 }

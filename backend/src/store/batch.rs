@@ -265,15 +265,10 @@ pub fn absorb(snapshot: &mut Snapshot, writes: &Writes) -> bool {
     }
     let mut complete = true;
     for new in &writes.nodes {
-        // Rows are in plan order: found by position, else searched (a wide dispatch searching
-        // every row for every node it starts was quadratic).
-        let at = new.position as usize;
-        let row = match snapshot.nodes.get(at).is_some_and(|r| r.node_id == new.node_id) {
-            true => snapshot.nodes.get_mut(at),
-            false => snapshot.nodes.iter_mut().find(|r| r.node_id == new.node_id),
-        };
-        match row {
-            Some(row) => *row = Arc::new(new.clone()),
+        // Found by position first: a wide dispatch searching every row for every node it
+        // starts was quadratic.
+        match snapshot.index_of(&new.node_id, new.position) {
+            Some(at) => snapshot.nodes[at] = Arc::new(new.clone()),
             None => complete = false,
         }
     }

@@ -123,6 +123,11 @@ pub struct NodeRow {
 }
 
 impl NodeRow {
+    /// The JSON bytes of its stored output (what the instance cap counts).
+    pub fn output_bytes(&self) -> usize {
+        self.output.as_ref().map_or(0, trellis_model::json_len::serialized_len)
+    }
+
     /// A node of a new instance: pending, never attempted.
     pub fn fresh(node_id: String, position: i32, status: NodeStatus) -> NodeRow {
         NodeRow {

@@ -14,7 +14,6 @@ use super::{NodeRow, Snapshot};
 use heap::Meter;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use trellis_model::json_len::serialized_len;
 use uuid::Uuid;
 
 /// Instances remembered at most, and the memory they take (`heap.rs`: structs, values and
@@ -170,9 +169,7 @@ fn row_sizes(nodes: &[Arc<NodeRow>], previous: Option<&Entry>) -> Option<Vec<Row
         .enumerate()
         .map(|(i, row)| match kept(i, row) {
             Some(sizes) => Some(sizes),
-            None => {
-                Some(RowSizes { heap: heap::row(row, LARGEST)?, output: row.output.as_ref().map_or(0, serialized_len) })
-            }
+            None => Some(RowSizes { heap: heap::row(row, LARGEST)?, output: row.output_bytes() }),
         })
         .collect()
 }

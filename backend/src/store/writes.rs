@@ -29,6 +29,16 @@ impl Snapshot {
             _ => self.nodes.iter().find(|r| r.position as usize == i).map(|r| &**r),
         }
     }
+
+    /// Where the row of node `id`, written at plan position `position`, sits: at that index
+    /// when it is there (rows are in plan order), else wherever its id is.
+    pub fn index_of(&self, id: &str, position: i32) -> Option<usize> {
+        let at = position as usize;
+        match self.nodes.get(at) {
+            Some(row) if row.node_id == id => Some(at),
+            _ => self.nodes.iter().position(|r| r.node_id == id),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

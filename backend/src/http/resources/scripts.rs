@@ -70,7 +70,7 @@ async fn preview(
     };
     let output = ran.output.and_then(|output| {
         // The cap an attempt's output is held to, so a preview that passes stores too.
-        match state.engine.output_caps().check("preview", &output, []) {
+        match state.engine.output_caps().check("preview", &output, 0, 0) {
             Ok(()) => Ok(output),
             Err(too_big) => Err(Failure { kind: FailureKind::Output, message: too_big, at: None }),
         }
