@@ -124,6 +124,8 @@ pub(super) const UPDATE_LIMIT: &str =
     "UPDATE shared_limits SET concurrency = $2, rate_limit = $3, rate_period_ms = $4, updated_at = $5 WHERE name = $1";
 pub(super) const DELETE_LIMIT: &str = "DELETE FROM shared_limits WHERE name = $1";
 pub(super) const LIST_LIMITS: &str = const_format::concatcp!("SELECT ", COLUMNS, " FROM shared_limits ORDER BY name");
+/// Followed by the names asked about and `)`.
+pub(super) const EXISTING_LIMITS: &str = "SELECT name FROM shared_limits WHERE name IN (";
 pub(super) const GET_LIMIT: &str = const_format::concatcp!("SELECT ", COLUMNS, " FROM shared_limits WHERE name = $1");
 pub(super) const PAUSE_LIMIT: &str = "UPDATE shared_limits SET paused_until = $2 \
      WHERE name = $1 AND (paused_until IS NULL OR paused_until < $2)";

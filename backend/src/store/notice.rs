@@ -16,9 +16,10 @@ pub const CHANNEL: &str = "trellis_events";
 /// and receivers read them from the history.
 const MAX_PAYLOAD: usize = 7_900;
 
-/// What one transaction appended to one instance's history.
+/// What one transaction appended to one instance's history. `D` is an entry's data: owned
+/// as received, borrowed as sent (announcing a batch copies none of its entries).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Appended {
+pub struct Appended<D = Value> {
     /// The store (process) that wrote it: a process skips its own announcements.
     #[serde(rename = "o")]
     pub origin: Uuid,
@@ -33,17 +34,30 @@ pub struct Appended {
     pub count: i64,
     /// The entries themselves, unless they were too big to announce.
     #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<Vec<WireEvent>>,
+    pub events: Option<Vec<WireEvent<D>>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WireEvent {
+pub struct WireEvent<D = Value> {
     #[serde(rename = "k")]
     pub kind: EventKind,
     #[serde(rename = "a")]
     pub at: DateTime<Utc>,
     #[serde(rename = "d")]
-    pub data: Value,
+    pub data: D,
+}
+
+/// Only who announced: read first, so a process skips its own announcements without parsing
+/// their entries (every process hears its own NOTIFYs).
+#[derive(Deserialize)]
+struct Origin {
+    #[serde(rename = "o")]
+    origin: Uuid,
+}
+
+/// The process that sent `payload`, if it reads as an announcement.
+pub fn origin_of(payload: &str) -> Option<Uuid> {
+    serde_json::from_str::<Origin>(payload).ok().map(|o| o.origin)
 }
 
 /// What a process's listener reports.
@@ -57,7 +71,7 @@ pub enum Notice {
 
 /// The NOTIFY payload for `events`, appended at `first`.
 pub fn payload(origin: Uuid, instance: Uuid, workflow: Uuid, first: i64, events: &[NewEvent]) -> String {
-    let wire = events.iter().map(|e| WireEvent { kind: e.kind, at: e.at, data: e.data.clone() }).collect();
+    let wire = events.iter().map(|e| WireEvent { kind: e.kind, at: e.at, data: &e.data }).collect();
     let mut appended = Appended { origin, instance, workflow, first, count: events.len() as i64, events: Some(wire) };
     let text = serde_json::to_string(&appended).unwrap_or_default();
     if text.len() < MAX_PAYLOAD {
@@ -90,5 +104,13 @@ mod tests {
         assert!(text.len() < MAX_PAYLOAD);
         let appended: Appended = serde_json::from_str(&text).unwrap();
         assert_eq!((appended.count, appended.events), (1, None));
+    }
+
+    #[test]
+    fn the_origin_is_read_without_the_entries() {
+        let origin = Uuid::now_v7();
+        let text = payload(origin, Uuid::nil(), Uuid::nil(), 1, &[event(10)]);
+        assert_eq!(origin_of(&text), Some(origin));
+        assert_eq!(origin_of("not json"), None);
     }
 }

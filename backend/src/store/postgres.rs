@@ -193,8 +193,8 @@ async fn relay_notices(pool: PgPool, listener: PgListener, origin: Uuid, sender:
             continue;
         };
         let notice = match current.try_recv().await {
+            Ok(Some(n)) if notice::origin_of(n.payload()) == Some(origin) => continue,
             Ok(Some(n)) => match serde_json::from_str::<Appended>(n.payload()) {
-                Ok(appended) if appended.origin == origin => continue,
                 Ok(appended) => Notice::Appended(appended),
                 Err(e) => {
                     tracing::warn!(error = %e, "ignoring a malformed event announcement");

@@ -4,8 +4,8 @@ use super::Store;
 use crate::store::backend::Backend;
 use crate::store::limits::{
     limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, ANY_WAITING, DELETE_HOLD, DELETE_HOLDS,
-    DELETE_LIMIT, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT,
-    UPSERT_HOLD, WAITING, WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
+    DELETE_LIMIT, EXISTING_LIMITS, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT, PRUNE_HOLDS,
+    UPDATE_LIMIT, UPSERT_HOLD, WAITING, WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
 };
 use crate::store::phases::PHASES;
 use crate::store::windows::PRUNE_KEY;
@@ -209,8 +209,14 @@ impl crate::store::LimitStore for Store {
     }
 
     async fn existing_limits(&self, names: &[String]) -> Result<Vec<String>> {
-        let rows: Vec<LimitRow> = sqlx::query_as(LIST_LIMITS).fetch_all(self.pool()).await?;
-        Ok(rows.into_iter().map(|r| r.name).filter(|n| names.contains(n)).collect())
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Only the names asked about: a publish checks a few against however many there are.
+        let mut sql = sqlx::QueryBuilder::<<Store as Backend>::Db>::new(EXISTING_LIMITS);
+        super::push_binds(&mut sql, names.iter().map(String::as_str));
+        sql.push(")");
+        Ok(sql.build_query_scalar().fetch_all(self.pool()).await?)
     }
 
     async fn acquire_limit(&self, holder: &LimitHolder) -> Result<Permit> {
