@@ -193,7 +193,7 @@ async fn relay_notices(pool: PgPool, listener: PgListener, origin: Uuid, sender:
             continue;
         };
         let notice = match current.try_recv().await {
-            Ok(Some(n)) if notice::origin_of(n.payload()) == Some(origin) => continue,
+            Ok(Some(n)) if notice::sent_by(n.payload(), origin) => continue,
             Ok(Some(n)) => match serde_json::from_str::<Appended>(n.payload()) {
                 Ok(appended) => Notice::Appended(appended),
                 Err(e) => {

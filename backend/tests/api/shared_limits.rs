@@ -147,6 +147,31 @@ async fn publishing_refuses_a_limit_that_does_not_exist_or_a_node_that_takes_non
     assert!(report["errors"][0]["message"].as_str().unwrap().contains("takes no `limit`"), "{report}");
 }
 
+/// A definition may name a limit on every node: the names are asked about in several
+/// statements (`api-550` sorts into the second), and only those no limit has are refused.
+async fn publishing_checks_many_named_limits(app: TestApp) {
+    make_limit(&app, json!({"name": "api-550", "concurrency": 1})).await;
+    let nodes: Vec<Value> = (0..600)
+        .map(|i| {
+            let config = json!({"method": "GET", "url": "http://127.0.0.1:9/x"});
+            json!({"id": format!("n{i}"), "type": "http", "limit": format!("api-{i}"), "config": config})
+        })
+        .collect();
+    let created = app.create_workflow(json!({"name": "many limits", "definition": {"nodes": nodes}})).await;
+    let id = created.summary.id;
+    let body = problem(app.post(&format!("/api/v1/workflows/{id}/versions")).send().await.unwrap(), 422).await;
+    let unknown: Vec<&str> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["code"] == "unknown_limit")
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(unknown.len(), 599, "every missing one named once");
+    assert!(!unknown.contains(&"nodes[550].limit"), "the one that exists is not refused");
+    assert!(unknown.contains(&"nodes[0].limit") && unknown.contains(&"nodes[599].limit"));
+}
+
 async fn a_concurrency_limit_holds_across_two_workflows(app: TestApp) {
     let (base, api) = api().await;
     make_limit(&app, json!({"name": "one-api", "concurrency": 2})).await;
@@ -249,6 +274,7 @@ async fn a_maps_items_share_the_limit(app: TestApp) {
 both_backends!(
     limits_are_made_read_changed_and_deleted_with_clear_refusals,
     publishing_refuses_a_limit_that_does_not_exist_or_a_node_that_takes_none,
+    publishing_checks_many_named_limits,
     a_concurrency_limit_holds_across_two_workflows,
     a_rate_limit_spaces_calls_and_a_429_pauses_the_whole_limit,
     a_waiting_node_is_named_and_goes_on_unlimited_when_its_limit_is_deleted,

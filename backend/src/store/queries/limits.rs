@@ -1,5 +1,6 @@
 //! `limits.rs` for one backend (`Store`): included once per backend by `postgres.rs` and `sqlite.rs`.
 
+use super::KeepBuilt;
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::limits::{
@@ -19,6 +20,8 @@ type Tx<'c> = sqlx::Transaction<'c, Db>;
 /// How long a waiter for a full concurrency waits before it looks again, when no place it
 /// could be woken by frees first (a place held by a process that died frees without a word).
 const LOOK_AGAIN: chrono::Duration = chrono::Duration::milliseconds(1000);
+/// Names one `existing_limits` statement asks about (far below either database's bind limit).
+const NAMES_PER_STATEMENT: usize = 500;
 const LOCK_LIMIT: &str = const_format::concatcp!(
     "SELECT name, concurrency, rate_limit, rate_period_ms, paused_until, created_at, updated_at \
      FROM shared_limits WHERE name = $1",
@@ -209,14 +212,19 @@ impl crate::store::LimitStore for Store {
     }
 
     async fn existing_limits(&self, names: &[String]) -> Result<Vec<String>> {
-        if names.is_empty() {
-            return Ok(Vec::new());
+        // Only the names asked about (a publish checks a few against however many there are),
+        // each once, a bounded number per statement: a definition may name one on every node.
+        let asked: std::collections::BTreeSet<&str> = names.iter().map(String::as_str).collect();
+        let asked: Vec<&str> = asked.into_iter().collect();
+        let mut found = Vec::new();
+        for chunk in asked.chunks(NAMES_PER_STATEMENT) {
+            let mut sql = sqlx::QueryBuilder::<<Store as Backend>::Db>::new(EXISTING_LIMITS);
+            super::push_binds(&mut sql, chunk.iter().copied());
+            sql.push(")");
+            let rows: Vec<(String,)> = sql.build_query_as().keep_built().fetch_all(self.pool()).await?;
+            found.extend(rows.into_iter().map(|(name,)| name));
         }
-        // Only the names asked about: a publish checks a few against however many there are.
-        let mut sql = sqlx::QueryBuilder::<<Store as Backend>::Db>::new(EXISTING_LIMITS);
-        super::push_binds(&mut sql, names.iter().map(String::as_str));
-        sql.push(")");
-        Ok(sql.build_query_scalar().fetch_all(self.pool()).await?)
+        Ok(found)
     }
 
     async fn acquire_limit(&self, holder: &LimitHolder) -> Result<Permit> {
