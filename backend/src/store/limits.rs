@@ -143,8 +143,13 @@ pub(super) const IN_USE: &str = concat!(
     "SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'holding' AND h.holder <> $2 AND ",
     live!()
 );
-pub(super) const WAITING: &str =
-    concat!("SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'waiting' AND ", live!());
+/// Per limit: its live places held and waiting (what `GET /limits` shows of each, in one statement).
+pub(super) const PLACES_BY_LIMIT: &str = concat!(
+    "SELECT h.limit_name, COALESCE(SUM(CASE WHEN h.state = 'holding' THEN 1 ELSE 0 END), 0), \
+     COALESCE(SUM(CASE WHEN h.state = 'waiting' THEN 1 ELSE 0 END), 0) FROM limit_holds h WHERE ",
+    live!(),
+    " GROUP BY h.limit_name"
+);
 pub(super) const UPSERT_HOLD: &str = "INSERT INTO limit_holds \
      (holder, limit_name, instance_id, node_id, attempt, state, work_id, since, until) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (holder) DO UPDATE SET \

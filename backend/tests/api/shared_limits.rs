@@ -248,6 +248,14 @@ async fn a_waiting_node_is_named_and_goes_on_unlimited_when_its_limit_is_deleted
     assert_eq!(node(&held, "call").status, NodeStatus::Running);
     let limit: Value = app.get("/api/v1/limits/single").send().await.unwrap().json().await.unwrap();
     assert_eq!((limit["in_use"].clone(), limit["waiting"].clone()), (json!(1), json!(1)), "{limit}");
+    // The list counts every limit's places in one statement: each limit gets its own.
+    make_limit(&app, json!({"name": "idle", "concurrency": 3})).await;
+    let listed: Value = app.get("/api/v1/limits").send().await.unwrap().json().await.unwrap();
+    let counts = |name: &str| {
+        let item = listed["items"].as_array().unwrap().iter().find(|l| l["name"] == name).expect("listed");
+        (item["in_use"].clone(), item["waiting"].clone())
+    };
+    assert_eq!((counts("single"), counts("idle")), ((json!(1), json!(1)), (json!(0), json!(0))), "{listed}");
 
     let gone = app.as_admin(app.client.delete(app.url("/api/v1/limits/single"))).send().await.unwrap();
     assert_eq!(gone.status().as_u16(), 204);

@@ -5,13 +5,14 @@ use super::Store;
 use crate::store::backend::Backend;
 use crate::store::limits::{
     limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, ANY_WAITING, DELETE_HOLD, DELETE_HOLDS,
-    DELETE_LIMIT, EXISTING_LIMITS, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT, PRUNE_HOLDS,
-    UPDATE_LIMIT, UPSERT_HOLD, WAITING, WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
+    DELETE_LIMIT, EXISTING_LIMITS, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT,
+    PLACES_BY_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
 };
 use crate::store::phases::PHASES;
 use crate::store::windows::PRUNE_KEY;
 use crate::store::{retry_transient, Result};
 use chrono::{DateTime, SubsecRound, Utc};
+use std::collections::HashMap;
 use uuid::Uuid;
 
 type Db = <Store as Backend>::Db;
@@ -29,15 +30,10 @@ const LOCK_LIMIT: &str = const_format::concatcp!(
 );
 
 impl Store {
-    /// What `row` holds now: its places in use (but `except`'s), its waiters, its window's use.
-    async fn limit_use(tx: &mut Tx<'_>, row: &LimitRow, except: &str, now: DateTime<Utc>) -> Result<LimitUse> {
-        let (in_use,): (i64,) = sqlx::query_as(IN_USE).bind(&row.name).bind(except).fetch_one(&mut **tx).await?;
-        let (waiting,): (i64,) = sqlx::query_as(WAITING).bind(&row.name).fetch_one(&mut **tx).await?;
-        let rate_used = match row.window() {
-            Some(window) => Self::window_use(&mut **tx, &limit_scope(&row.name), "", window, now).await?.0,
-            None => 0,
-        };
-        Ok(LimitUse { in_use, waiting, rate_used })
+    /// Every limit's live places, held and waiting, by name (a limit holding none is absent).
+    async fn places_by_limit(tx: &mut Tx<'_>) -> Result<HashMap<String, (i64, i64)>> {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(PLACES_BY_LIMIT).fetch_all(&mut **tx).await?;
+        Ok(rows.into_iter().map(|(name, holding, waiting)| (name, (holding, waiting))).collect())
     }
 
     /// When `row` (locked) next has a place for one more, or `None`: now.
@@ -158,11 +154,17 @@ impl Store {
     }
 
     async fn limits_with_use(&self, rows: Vec<LimitRow>, now: DateTime<Utc>) -> Result<Vec<(LimitRow, LimitUse)>> {
+        // The places of every limit in one statement; only a rate's window is read per limit.
         let mut tx = self.pool().begin().await?;
+        let places = Self::places_by_limit(&mut tx).await?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
-            let used = Self::limit_use(&mut tx, &row, "", now).await?;
-            out.push((row, used));
+            let (in_use, waiting) = places.get(&row.name).copied().unwrap_or_default();
+            let rate_used = match row.window() {
+                Some(window) => Self::window_use(&mut *tx, &limit_scope(&row.name), "", window, now).await?.0,
+                None => 0,
+            };
+            out.push((row, LimitUse { in_use, waiting, rate_used }));
         }
         tx.commit().await?;
         Ok(out)
