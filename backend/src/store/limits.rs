@@ -143,13 +143,22 @@ pub(super) const IN_USE: &str = concat!(
     "SELECT COUNT(*) FROM limit_holds h WHERE h.limit_name = $1 AND h.state = 'holding' AND h.holder <> $2 AND ",
     live!()
 );
-/// Per limit: its live places held and waiting (what `GET /limits` shows of each, in one statement).
-pub(super) const PLACES_BY_LIMIT: &str = concat!(
-    "SELECT h.limit_name, COALESCE(SUM(CASE WHEN h.state = 'holding' THEN 1 ELSE 0 END), 0), \
-     COALESCE(SUM(CASE WHEN h.state = 'waiting' THEN 1 ELSE 0 END), 0) FROM limit_holds h WHERE ",
-    live!(),
-    " GROUP BY h.limit_name"
-);
+/// Counts a limit's live places held and waiting (`GET /limits` shows them of each).
+macro_rules! places {
+    ($only:literal) => {
+        concat!(
+            "SELECT h.limit_name, SUM(CASE WHEN h.state = 'holding' THEN 1 ELSE 0 END), \
+             SUM(CASE WHEN h.state = 'waiting' THEN 1 ELSE 0 END) FROM limit_holds h WHERE ",
+            $only,
+            live!(),
+            " GROUP BY h.limit_name"
+        )
+    };
+}
+/// Every limit's places, in one statement.
+pub(super) const PLACES_BY_LIMIT: &str = places!("");
+/// Limit `$1`'s places (through its index: one limit's rows only).
+pub(super) const PLACES_OF_LIMIT: &str = places!("h.limit_name = $1 AND ");
 pub(super) const UPSERT_HOLD: &str = "INSERT INTO limit_holds \
      (holder, limit_name, instance_id, node_id, attempt, state, work_id, since, until) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (holder) DO UPDATE SET \

@@ -248,19 +248,25 @@ async fn a_waiting_node_is_named_and_goes_on_unlimited_when_its_limit_is_deleted
     assert_eq!(node(&held, "call").status, NodeStatus::Running);
     let limit: Value = app.get("/api/v1/limits/single").send().await.unwrap().json().await.unwrap();
     assert_eq!((limit["in_use"].clone(), limit["waiting"].clone()), (json!(1), json!(1)), "{limit}");
-    // The list counts every limit's places in one statement: each limit gets its own.
+    // A second waiter, second in line; the list counts every limit's places in one statement,
+    // and each limit gets its own (held and waiting apart).
+    let second = app.start(&quick, json!({})).await;
+    let behind = app.wait_for(&second, |i| i.held_by.as_ref().is_some_and(|h| h.kind == "limit")).await;
+    assert_eq!(behind.held_by.unwrap().position, Some(2));
     make_limit(&app, json!({"name": "idle", "concurrency": 3})).await;
     let listed: Value = app.get("/api/v1/limits").send().await.unwrap().json().await.unwrap();
     let counts = |name: &str| {
         let item = listed["items"].as_array().unwrap().iter().find(|l| l["name"] == name).expect("listed");
         (item["in_use"].clone(), item["waiting"].clone())
     };
-    assert_eq!((counts("single"), counts("idle")), ((json!(1), json!(1)), (json!(0), json!(0))), "{listed}");
+    assert_eq!((counts("single"), counts("idle")), ((json!(1), json!(2)), (json!(0), json!(0))), "{listed}");
 
     let gone = app.as_admin(app.client.delete(app.url("/api/v1/limits/single"))).send().await.unwrap();
     assert_eq!(gone.status().as_u16(), 204);
-    let done = app.wait_finished(&waiter).await;
-    assert_eq!(done.summary.status, InstanceStatus::Succeeded, "went on without the limit");
+    for waiting in [&waiter, &second] {
+        let done = app.wait_finished(waiting).await;
+        assert_eq!(done.summary.status, InstanceStatus::Succeeded, "went on without the limit");
+    }
     assert_eq!(api.in_flight.load(Ordering::SeqCst), 1, "while the first still holds its call");
     api.release.notify_waiters();
     assert_eq!(app.wait_finished(&holder).await.summary.status, InstanceStatus::Succeeded);

@@ -6,7 +6,8 @@ use crate::store::backend::Backend;
 use crate::store::limits::{
     limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, ANY_WAITING, DELETE_HOLD, DELETE_HOLDS,
     DELETE_LIMIT, EXISTING_LIMITS, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT,
-    PLACES_BY_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING_SINCE, WAIT_OF, WAKE_ALL, WAKE_OLDEST,
+    PLACES_BY_LIMIT, PLACES_OF_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING_SINCE, WAIT_OF, WAKE_ALL,
+    WAKE_OLDEST,
 };
 use crate::store::phases::PHASES;
 use crate::store::windows::PRUNE_KEY;
@@ -30,10 +31,14 @@ const LOCK_LIMIT: &str = const_format::concatcp!(
 );
 
 impl Store {
-    /// Every limit's live places, held and waiting, by name (a limit holding none is absent).
-    async fn places_by_limit(tx: &mut Tx<'_>) -> Result<HashMap<String, (i64, i64)>> {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(PLACES_BY_LIMIT).fetch_all(&mut **tx).await?;
-        Ok(rows.into_iter().map(|(name, holding, waiting)| (name, (holding, waiting))).collect())
+    /// The live places, held and waiting, of each of `rows` by name (one holding none is
+    /// absent): one limit's through its index, several limits' all in one statement.
+    async fn places_by_limit(tx: &mut Tx<'_>, rows: &[LimitRow]) -> Result<HashMap<String, (i64, i64)>> {
+        let read: Vec<(String, i64, i64)> = match rows {
+            [one] => sqlx::query_as(PLACES_OF_LIMIT).bind(&one.name).fetch_all(&mut **tx).await?,
+            _ => sqlx::query_as(PLACES_BY_LIMIT).fetch_all(&mut **tx).await?,
+        };
+        Ok(read.into_iter().map(|(name, holding, waiting)| (name, (holding, waiting))).collect())
     }
 
     /// When `row` (locked) next has a place for one more, or `None`: now.
@@ -154,9 +159,9 @@ impl Store {
     }
 
     async fn limits_with_use(&self, rows: Vec<LimitRow>, now: DateTime<Utc>) -> Result<Vec<(LimitRow, LimitUse)>> {
-        // The places of every limit in one statement; only a rate's window is read per limit.
+        // The places of every limit asked about in one statement; only a rate's window is read per limit.
         let mut tx = self.pool().begin().await?;
-        let places = Self::places_by_limit(&mut tx).await?;
+        let places = Self::places_by_limit(&mut tx, &rows).await?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let (in_use, waiting) = places.get(&row.name).copied().unwrap_or_default();
