@@ -13,7 +13,7 @@ use crate::store::phases::PHASES;
 use crate::store::windows::PRUNE_KEY;
 use crate::store::{retry_transient, Result};
 use chrono::{DateTime, SubsecRound, Utc};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use uuid::Uuid;
 
 type Db = <Store as Backend>::Db;
@@ -35,6 +35,7 @@ impl Store {
     /// absent): one limit's through its index, several limits' all in one statement.
     async fn places_by_limit(tx: &mut Tx<'_>, rows: &[LimitRow]) -> Result<HashMap<String, (i64, i64)>> {
         let read: Vec<(String, i64, i64)> = match rows {
+            [] => Vec::new(),
             [one] => sqlx::query_as(PLACES_OF_LIMIT).bind(&one.name).fetch_all(&mut **tx).await?,
             _ => sqlx::query_as(PLACES_BY_LIMIT).fetch_all(&mut **tx).await?,
         };
@@ -221,11 +222,11 @@ impl crate::store::LimitStore for Store {
     async fn existing_limits(&self, names: &[String]) -> Result<Vec<String>> {
         // Only the names asked about (a publish checks a few against however many there are),
         // each once, a bounded number per statement: a definition may name one on every node.
-        let asked: std::collections::BTreeSet<&str> = names.iter().map(String::as_str).collect();
+        let asked: BTreeSet<&str> = names.iter().map(String::as_str).collect();
         let asked: Vec<&str> = asked.into_iter().collect();
         let mut found = Vec::new();
         for chunk in asked.chunks(NAMES_PER_STATEMENT) {
-            let mut sql = sqlx::QueryBuilder::<<Store as Backend>::Db>::new(EXISTING_LIMITS);
+            let mut sql = sqlx::QueryBuilder::<Db>::new(EXISTING_LIMITS);
             super::push_binds(&mut sql, chunk.iter().copied());
             sql.push(")");
             let rows: Vec<(String,)> = sql.build_query_as().keep_built().fetch_all(self.pool()).await?;
