@@ -59,6 +59,12 @@ impl From<&Principal> for Actor {
     }
 }
 
+/// What a successful change did, for the audit row's `detail`, when its route alone does not
+/// say it (an approval's decision: approve or reject, and whether it closed the approval). A
+/// handler returns it as a response extension; it must never carry a request's body.
+#[derive(Debug, Clone)]
+pub struct AuditNote(pub String);
+
 /// Where the request's authentication leaves the caller for the audit middleware to read
 /// after the handler: the middleware puts a slot into the request's extensions, the
 /// `Authed` extractor (or the login handler) fills it. So the caller is authenticated once.

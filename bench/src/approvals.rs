@@ -1,7 +1,8 @@
 //! The approvals inbox at 1,000 open approvals (200 with `--quick`): the first page of what
 //! waits for me, the first page of everything open, every page walked by cursor, the header's
-//! count, and what an approval's page loads (the approval and its run). The baseline is the
-//! same calls with no approvals, measured in the same run. Timed as a client on loopback sees
+//! count, and what an approval's page loads (the approval and its run); then how late
+//! approvals nobody decides time out. The baseline is the same calls with no approvals,
+//! measured in the same run. Timed as a client on loopback sees
 //! them, so each figure is an upper bound on the server's time.
 
 use crate::list::time;
@@ -54,6 +55,30 @@ pub async fn inbox(api: &Api, open: usize, out: &mut Figures) -> Result<()> {
         samples.push(took.as_secs_f64() * 1000.0);
     }
     out.insert("approval_page_data_p50_ms".into(), percentile(&mut samples, 50.0));
+    Ok(())
+}
+
+/// `count` approvals with a 1 s `timeout_ms` that nobody decides: how long after its due time
+/// each node ended timed out (the durable timer's lateness, as the history records it).
+pub async fn timeouts(api: &Api, count: usize, out: &mut Figures) -> Result<()> {
+    let asking = json!({"nodes": [{"id": "ok", "type": "approval", "config": {
+        "title": "Nobody answers", "assignees": {"roles": ["admin"]}, "timeout_ms": 1000}}]});
+    let workflow = api.publish("bench approval timeouts", asking).await?;
+    api.start_many(&workflow, count, 16).await?;
+    api.drain(&workflow, Duration::from_millis(100)).await?;
+    let page = api.get(&format!("/api/v1/approvals?status=closed&limit={count}")).await?;
+    let mut late = Vec::with_capacity(count);
+    for approval in page["items"].as_array().context("items")?.iter().filter(|a| a["status"] == "timed_out") {
+        let due: chrono::DateTime<chrono::Utc> = approval["due_at"].as_str().context("due_at")?.parse()?;
+        let run =
+            api.get(&format!("/api/v1/instances/{}", approval["instance_id"].as_str().context("instance")?)).await?;
+        let node = run["nodes"].as_array().context("nodes")?.iter().find(|n| n["id"] == "ok").context("node ok")?;
+        let ended: chrono::DateTime<chrono::Utc> = node["ended_at"].as_str().context("ended_at")?.parse()?;
+        late.push((ended - due).num_microseconds().unwrap_or_default() as f64 / 1000.0);
+    }
+    anyhow::ensure!(late.len() == count, "{} of {count} approvals timed out", late.len());
+    out.insert("approval_timeout_late_p50_ms".into(), percentile(&mut late, 50.0));
+    out.insert("approval_timeout_late_max_ms".into(), percentile(&mut late, 100.0));
     Ok(())
 }
 

@@ -299,6 +299,7 @@ async fn run_backend(options: &Options, backend: &str) -> Result<Figures> {
         let open = if options.quick { 200 } else { 1_000 };
         progress(backend, &format!("the approvals inbox at {open} open approvals, beside none"));
         approvals::inbox(&api, open, &mut figures).await?;
+        approvals::timeouts(&api, 50, &mut figures).await?;
     }
     if runs("keys") {
         let long = if options.quick { 1_000 } else { 10_000 };

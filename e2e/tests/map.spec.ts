@@ -1,7 +1,7 @@
 import { test, expect, Page, TestInfo } from '@playwright/test';
 import { baseUrl } from './env';
 import {
-  archiveEveryWorkflow, collectPageErrors, createWorkflowInDesigner, publishWorkflow, settled, signIn, start,
+  archiveEveryWorkflow, collectPageErrors, createWorkflowInDesigner, openTime, publishWorkflow, settled, signIn, start,
 } from './support';
 
 // The map node in the browser: drawn in the designer with its inner node's own form, run, its
@@ -120,19 +120,9 @@ test('a map that continues past failed items counts them and shows their errors'
   expect(errors).toEqual([]);
 });
 
-/**
- * Opens instance `id` and returns the page's own clock (milliseconds since the navigation
- * began) at the first frame where every selector in `drawn` matches: the time a user waits,
- * without the test's polling in it.
- */
-async function openTime(page: Page, id: string, drawn: string[]): Promise<number> {
-  await page.goto(`${baseUrl()}/instances/${id}`);
-  const at = await page.waitForFunction(
-    (selectors) => selectors.every((s) => document.querySelector(s)) && performance.now(),
-    drawn,
-    { polling: 'raf', timeout: 60_000 },
-  );
-  return Math.round((await at.jsonValue()) as number);
+/** Opens instance `id`: see `openTime`. */
+function openRun(page: Page, id: string, drawn: string[]): Promise<number> {
+  return openTime(page, `${baseUrl()}/instances/${id}`, drawn);
 }
 
 test('a finished 500-node chain and a 10,000-item map open (times recorded)', async ({ page }, testInfo) => {
@@ -154,7 +144,7 @@ test('a finished 500-node chain and a 10,000-item map open (times recorded)', as
   await expect.poll(async () => (await (await page.request.get(`${baseUrl()}/api/v1/instances/${long}`)).json()).status, { timeout: 120_000 }).toBe('succeeded');
   for (let i = 0; i < 3; i++) {
     // The graph draws the nodes in view (the first ones); the table has the last one.
-    note(`500-node chain, try ${i + 1}`, await openTime(page, long, [
+    note(`500-node chain, try ${i + 1}`, await openRun(page, long, [
       '[data-testid="run-node-n0"][data-status="succeeded"]',
       '[data-testid="instance-node-n499"] td.run-succeeded',
       '[data-testid="span-timeline"] li button',
@@ -173,7 +163,7 @@ test('a finished 500-node chain and a 10,000-item map open (times recorded)', as
   const many = await start(page.request, big);
   await expect.poll(async () => (await (await page.request.get(`${baseUrl()}/api/v1/instances/${many}`)).json()).status, { timeout: 240_000, intervals: [1000] }).toBe('succeeded');
   for (let i = 0; i < 3; i++) {
-    note(`10,000-item map, try ${i + 1}`, await openTime(page, many, [
+    note(`10,000-item map, try ${i + 1}`, await openRun(page, many, [
       '[data-testid="run-node-each"][data-status="succeeded"]',
       '[data-testid="instance-output"]',
       '[data-testid="instance-status"].run-succeeded',

@@ -101,6 +101,21 @@ export async function signalNode(api: APIRequestContext, instance: string, node:
 
 // Creates the workflow `name` from the workflow list, as a user does, and opens it in the
 // designer; returns its id.
+/**
+ * Opens `url` and returns the page's own clock (milliseconds since the navigation began) at
+ * the first frame where every selector in `drawn` matches: the time a user waits, without the
+ * test's polling in it.
+ */
+export async function openTime(page: Page, url: string, drawn: string[]): Promise<number> {
+  await page.goto(url);
+  const at = await page.waitForFunction(
+    (selectors) => selectors.every((s) => document.querySelector(s)) && performance.now(),
+    drawn,
+    { polling: 'raf', timeout: 60_000 },
+  );
+  return Math.round((await at.jsonValue()) as number);
+}
+
 export async function createWorkflowInDesigner(page: Page, name: string): Promise<string> {
   await page.goto(`${baseUrl()}/workflows`);
   await page.getByLabel('New workflow name').fill(name);

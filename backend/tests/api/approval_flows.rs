@@ -63,6 +63,12 @@ async fn the_command_line_lists_and_decides(app: TestApp) {
     let id = app.start(&wf, json!({"input": {"amount": 9, "who": "Kim"}})).await;
     let approval = open_approval(&app, &id).await;
     let approval_id = approval["id"].as_str().unwrap();
+    let shown = cli.run(&["approval", "show", approval_id]).await;
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    let page = String::from_utf8_lossy(&shown.stdout);
+    for part in ["Refund 9 EUR to Kim?", "open", "user key:cli", "0 of 1"] {
+        assert!(page.contains(part), "`{part}` missing from:\n{page}");
+    }
     let listed = cli.run(&["approval", "list"]).await;
     let table = String::from_utf8_lossy(&listed.stdout);
     assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));

@@ -124,12 +124,23 @@ pub(crate) async fn send_while_reading(
     path: &str,
     body: Vec<u8>,
 ) -> (u16, String) {
+    send_while_reading_as(app, &app.admin_token, method, path, body).await
+}
+
+/// `send_while_reading` with `token`'s credentials.
+pub(crate) async fn send_while_reading_as(
+    app: &crate::common::TestApp,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let stream = tokio::net::TcpStream::connect(app.addr).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
     let head = format!(
         "{method} {path} HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        app.addr, app.admin_token, body.len()
+        app.addr, token, body.len()
     );
     let write = tokio::spawn(async move {
         let _ = writer.write_all(head.as_bytes()).await;

@@ -10,6 +10,7 @@ mod alerts;
 mod alerts_upkeep;
 mod approval_crash;
 mod approval_flows;
+mod approval_rules;
 mod approvals;
 mod audit;
 mod auth;

@@ -183,7 +183,8 @@ pub struct AuditEntry {
     pub target: Option<String>,
     /// The HTTP status of the answer.
     pub status: u16,
-    /// For failures, the problem's `detail`.
+    /// For failures, the problem's `detail`; for a decision on an approval, which way it went
+    /// (`approve: closed the approval approved`).
     pub detail: Option<String>,
     pub request_id: Option<String>,
 }

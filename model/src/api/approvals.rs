@@ -67,6 +67,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// As a request writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Reject => "reject",
+        }
+    }
+
     /// As the node's output and the decision list write it.
     pub fn past(self) -> &'static str {
         match self {

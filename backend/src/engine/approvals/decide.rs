@@ -120,8 +120,8 @@ fn may_decide(row: &ApprovalRow, person: &Person) -> Result<(), EngineError> {
     }
 }
 
-/// The answer, held to a size and, for an approval, to the approval's form (each violation at
-/// its path): saying no needs no form filled in.
+/// The answer, held to a size and to the approval's form (each violation at its path). Saying
+/// no needs no form filled in, but an answer given with a rejection is held to it all the same.
 fn checked_response(
     row: &ApprovalRow,
     verdict: Verdict,
@@ -137,7 +137,8 @@ fn checked_response(
             )));
         }
     }
-    let Some(form) = row.form.as_ref().map(|f| &f.0).filter(|_| verdict == Verdict::Approve) else {
+    let answered = verdict == Verdict::Approve || response.is_some();
+    let Some(form) = row.form.as_ref().map(|f| &f.0).filter(|_| answered) else {
         return Ok(response);
     };
     let validator = super::super::input_schema::compile(form)

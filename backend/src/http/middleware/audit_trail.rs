@@ -5,10 +5,11 @@
 //! Being a middleware, it covers routes added later without their handlers doing anything.
 //! The caller comes from the `AuditSlot` the `Authed` extractor fills (no second
 //! authentication); requests refused before that are recorded as `anonymous`. Only the
-//! route template, the path's resource id, the status and a failure's problem `detail` are
-//! kept: never a request or response body, so no password, key or secret reaches the log.
+//! route template, the path's resource id, the status, a failure's problem `detail` and a
+//! handler's `AuditNote` are kept: never a request or response body, so no password, key or
+//! secret reaches the log.
 
-use crate::audit::{Actor, AuditSlot};
+use crate::audit::{Actor, AuditNote, AuditSlot};
 use crate::http::AppState;
 use crate::store::AuditRow;
 use axum::body::{Body, HttpBody};
@@ -75,6 +76,7 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
         return response;
     }
     let (response, found) = inspect(response, status, target.is_none()).await;
+    let note = response.extensions().get::<AuditNote>().map(|note| note.0.chars().take(MAX_DETAIL_CHARS).collect());
     let actor = slot.actor().unwrap_or_else(Actor::anonymous);
     state.audit.record(AuditRow {
         id: Uuid::now_v7(),
@@ -85,7 +87,7 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
         action,
         target: target.or(found.created_id),
         status: i32::from(status.as_u16()),
-        detail: found.detail,
+        detail: found.detail.or(note),
         request_id,
     });
     response

@@ -3,7 +3,9 @@
 //! what they decided; operators and above list everything. Who may decide one is the
 //! approval's rule (its assignees, and its starter only with `allow_starter`), not a role.
 
+use crate::audit::AuditNote;
 use crate::auth::Principal;
+use crate::engine::approvals::Decision;
 use crate::http::middleware::authed::{AsViewer, Authed};
 use crate::http::middleware::error::{ApiError, ApiResult};
 use crate::http::middleware::extract::{ApiJson, ApiPath, ApiQuery};
@@ -11,7 +13,7 @@ use crate::http::resources::api_keys::bad_field;
 use crate::http::AppState;
 use crate::store::{ApprovalQuery, ApprovalRow, DecisionRow, Person};
 use axum::extract::State;
-use axum::Json;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use std::collections::HashMap;
 use trellis_model::api::{Approval, ApprovalCount, ApprovalList, DecisionRequest, Problem};
@@ -151,10 +153,16 @@ async fn decide(
     caller: Authed<AsViewer>,
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(request): ApiJson<DecisionRequest>,
-) -> ApiResult<Json<Approval>> {
+) -> ApiResult<(Extension<AuditNote>, Json<Approval>)> {
     let person = person_of(&state, &caller.principal).await?;
-    state.engine.decide_approval(id, &person, request).await?;
-    Ok(Json(one(&state, id, &person).await?))
+    let verdict = request.decision;
+    let decided = state.engine.decide_approval(id, &person, request).await?;
+    // The audit row says which way it went (the route alone says only that someone decided).
+    let what = match decided {
+        Decision::Counted => format!("{}: counted; the approval stays open", verdict.as_str()),
+        Decision::Closed(status) => format!("{}: closed the approval {}", verdict.as_str(), status.as_str()),
+    };
+    Ok((Extension(AuditNote(what)), Json(one(&state, id, &person).await?)))
 }
 
 /// The caller as an approval judges them: their name, role and (a user's) groups.
