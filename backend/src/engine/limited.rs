@@ -14,7 +14,7 @@ use super::effects::Detail;
 use super::machine::Event;
 use super::plan::{Plan, PlanNode};
 use super::run::Runner;
-use crate::store::{Fence, LimitHolder, Permit};
+use crate::store::{Fence, LimitAnswer, LimitHolder, LimitRequest, Permit};
 use chrono::Utc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,7 +89,9 @@ impl Runner {
     /// log when the limit no longer exists), or when to ask again (`Err`).
     async fn ask(&self, holder: &LimitHolder) -> anyhow::Result<Result<(bool, Option<String>), chrono::DateTime<Utc>>> {
         let metrics = &self.bus.metrics;
-        Ok(match self.limits.acquire_limit(holder).await? {
+        let answer = self.limit_lane.ask(LimitRequest::Acquire(holder.clone())).await?;
+        let LimitAnswer::Permit(permit) = answer else { anyhow::bail!("a place asked for was answered {answer:?}") };
+        Ok(match permit {
             Permit::Granted { holding } => {
                 metrics.shared_limit(&holder.limit, "admitted");
                 Ok((holding, None))
@@ -113,9 +115,10 @@ impl Runner {
 
     /// Gives a place back; an attempt waiting for it here is looked at now.
     async fn give_back(&self, holder: &LimitHolder) {
-        match self.limits.release_limit(&holder.holder, &holder.limit).await {
-            Ok(true) => self.wakes.claims.notify_one(),
-            Ok(false) => {}
+        let release = LimitRequest::Release { holder: holder.holder.clone(), limit: holder.limit.clone() };
+        match self.limit_lane.ask(release).await {
+            Ok(LimitAnswer::Released { woke: true }) => self.wakes.claims.notify_one(),
+            Ok(_) => {}
             // Its attempt ends, which frees the place all the same (a place counts only while
             // its attempt runs); the row goes with its instance.
             Err(e) => tracing::warn!(error = %e, holder = %holder.holder, "giving a shared limit's place back failed"),

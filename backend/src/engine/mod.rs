@@ -42,9 +42,11 @@ mod debounce;
 pub mod effects;
 mod error;
 mod failure_handler;
+mod group_commit;
 mod handle;
 pub mod input_schema;
 pub mod json;
+mod limit_lane;
 mod limited;
 mod lineage;
 pub mod machine;
@@ -189,6 +191,7 @@ impl Engine {
             instances,
             map_items: store.clone(),
             limits: store.clone(),
+            limit_lane: limit_lane::LimitLane::new(store.clone(), config.commit_lanes),
             approvals: store.clone(),
             catalog,
             runtime,

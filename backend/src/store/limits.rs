@@ -1,5 +1,5 @@
 //! Shared limits as stored (`shared_limits`, `limit_holds`; the SQL body in `queries/limits.rs`).
-//! A node attempt naming a limit asks for a place before it runs (`LimitStore::acquire_limit`),
+//! A node attempt naming a limit asks for a place before it runs (`LimitStore::limit_requests`),
 //! under the limit's row lock: it is let through while the limit is not paused, its holding
 //! places (each counted while its attempt is its node's current running one, so a process
 //! killed mid-call frees its places once the attempt is judged lost) are under `concurrency`,
@@ -72,6 +72,34 @@ pub enum Permit {
     Wait { until: DateTime<Utc> },
 }
 
+/// One request of a batch written in one transaction (`LimitStore::limit_requests`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitRequest {
+    /// A place for this holder, or when to ask again.
+    Acquire(LimitHolder),
+    /// Gives this holder's place under `limit` back.
+    Release { holder: String, limit: String },
+}
+
+impl LimitRequest {
+    pub fn limit(&self) -> &str {
+        match self {
+            Self::Acquire(holder) => &holder.limit,
+            Self::Release { limit, .. } => limit,
+        }
+    }
+}
+
+/// The answer to one `LimitRequest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitAnswer {
+    Permit(Permit),
+    /// Given back; whether an attempt waiting for the limit was woken.
+    Released {
+        woke: bool,
+    },
+}
+
 /// A node of an instance waiting for a shared limit, for `held_by`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LimitWait {
@@ -95,11 +123,11 @@ pub trait LimitStore: Send + Sync + 'static {
     async fn get_limit(&self, name: &str, now: DateTime<Utc>) -> Result<Option<(LimitRow, LimitUse)>>;
     /// Which of `names` exist.
     async fn existing_limits(&self, names: &[String]) -> Result<Vec<String>>;
-    /// A place under the limit for `holder`, or when to ask again.
-    async fn acquire_limit(&self, holder: &LimitHolder) -> Result<Permit>;
-    /// Gives `holder`'s place back and wakes the attempt that has waited longest for the
-    /// limit; whether one was woken.
-    async fn release_limit(&self, holder: &str, limit: &str) -> Result<bool>;
+    /// Places asked for and given back, of any limits, in one transaction (each limit's row
+    /// locked once, in name order), answered in the order asked. An acquire gets a place or
+    /// when to ask again; a release gives its holder's place back and wakes the attempts that
+    /// have waited longest for the limit, one per place.
+    async fn limit_requests(&self, requests: &[LimitRequest]) -> Result<Vec<LimitAnswer>>;
     /// Nothing under the limit begins before `until` (a later pause stands).
     async fn pause_limit(&self, name: &str, until: DateTime<Utc>) -> Result<()>;
     /// The node of `instance` waiting for a shared limit, if one is.
@@ -159,20 +187,25 @@ macro_rules! places {
 pub(super) const PLACES_BY_LIMIT: &str = places!("");
 /// Limit `$1`'s places (through its index: one limit's rows only).
 pub(super) const PLACES_OF_LIMIT: &str = places!("h.limit_name = $1 AND ");
-pub(super) const UPSERT_HOLD: &str = "INSERT INTO limit_holds \
-     (holder, limit_name, instance_id, node_id, attempt, state, work_id, since, until) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (holder) DO UPDATE SET \
-     state = excluded.state, work_id = excluded.work_id, until = excluded.until, \
-     since = CASE WHEN limit_holds.state = excluded.state THEN limit_holds.since ELSE excluded.since END";
+pub(super) const UPSERT_HOLD: &str =
+    const_format::concatcp!(INSERT_HOLDS, "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", HOLDS_CONFLICT);
 pub(super) const DELETE_HOLD: &str = "DELETE FROM limit_holds WHERE holder = $1";
 pub(super) const DELETE_HOLDS: &str = "DELETE FROM limit_holds WHERE limit_name = $1";
-/// Wakes the deferred work item of the attempt that has waited longest for limit `$1`.
+/// Wakes the deferred work items of the `$3` attempts that have waited longest for limit `$1`.
 pub(super) const WAKE_OLDEST: &str = concat!(
-    "UPDATE work SET due_at = $2 WHERE id = (SELECT h.work_id FROM limit_holds h WHERE h.limit_name = $1 \
+    "UPDATE work SET due_at = $2 WHERE id IN (SELECT h.work_id FROM limit_holds h WHERE h.limit_name = $1 \
      AND h.state = 'waiting' AND h.work_id IS NOT NULL AND ",
     live!(),
-    " ORDER BY h.since LIMIT 1) AND lease_owner IS NULL AND due_at > $2"
+    " ORDER BY h.since LIMIT $3) AND lease_owner IS NULL AND due_at > $2"
 );
+/// Followed by the holders given back and `)`.
+pub(super) const DELETE_HOLDS_OF: &str = "DELETE FROM limit_holds WHERE holder IN (";
+/// Followed by the rows; the same conflict rule as `UPSERT_HOLD`.
+pub(super) const INSERT_HOLDS: &str =
+    "INSERT INTO limit_holds (holder, limit_name, instance_id, node_id, attempt, state, work_id, since, until) ";
+pub(super) const HOLDS_CONFLICT: &str = " ON CONFLICT (holder) DO UPDATE SET \
+     state = excluded.state, work_id = excluded.work_id, until = excluded.until, \
+     since = CASE WHEN limit_holds.state = excluded.state THEN limit_holds.since ELSE excluded.since END";
 /// Wakes every deferred work item waiting for limit `$1`.
 pub(super) const WAKE_ALL: &str = "UPDATE work SET due_at = $2 WHERE id IN (SELECT work_id FROM limit_holds \
      WHERE limit_name = $1 AND state = 'waiting' AND work_id IS NOT NULL) AND lease_owner IS NULL AND due_at > $2";

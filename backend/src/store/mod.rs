@@ -69,7 +69,9 @@ pub use instance_query::{parse_content, parse_statuses, InstanceQuery};
 pub use instance_rows::*;
 pub use instances::{AdmitDecide, Decide, InstanceStore, RetryDecide};
 pub use jobs::{BatchDone, JobLease, JobRow, JobStore};
-pub use limits::{limit_scope, LimitHolder, LimitRow, LimitStore, LimitUse, LimitWait, Permit};
+pub use limits::{
+    limit_scope, LimitAnswer, LimitHolder, LimitRequest, LimitRow, LimitStore, LimitUse, LimitWait, Permit,
+};
 pub use map_items::{MapItemCount, MapItemRow, MapItemWrites, MapStore};
 pub use outcomes::*;
 pub use pg_pool::POOL_WAITS;

@@ -4,10 +4,10 @@ use super::KeepBuilt;
 use super::Store;
 use crate::store::backend::Backend;
 use crate::store::limits::{
-    limit_scope, LimitHolder, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, ANY_WAITING, DELETE_HOLD, DELETE_HOLDS,
-    DELETE_LIMIT, EXISTING_LIMITS, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE, LIST_LIMITS, PAUSE_LIMIT,
-    PLACES_BY_LIMIT, PLACES_OF_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING_SINCE, WAIT_OF, WAKE_ALL,
-    WAKE_OLDEST,
+    limit_scope, LimitAnswer, LimitHolder, LimitRequest, LimitRow, LimitUse, LimitWait, Permit, AHEAD_OF, ANY_WAITING,
+    DELETE_HOLD, DELETE_HOLDS, DELETE_LIMIT, EXISTING_LIMITS, GET_LIMIT, INSERT_LIMIT, INSERT_MARK, IN_USE,
+    LIST_LIMITS, PAUSE_LIMIT, PLACES_BY_LIMIT, PLACES_OF_LIMIT, PRUNE_HOLDS, UPDATE_LIMIT, UPSERT_HOLD, WAITING_SINCE,
+    WAIT_OF, WAKE_ALL,
 };
 use crate::store::phases::PHASES;
 use crate::store::windows::PRUNE_KEY;
@@ -43,7 +43,7 @@ impl Store {
     }
 
     /// When `row` (locked) next has a place for one more, or `None`: now.
-    async fn limit_refusal(
+    pub(super) async fn limit_refusal(
         tx: &mut Tx<'_>,
         row: &LimitRow,
         holder: &str,
@@ -80,7 +80,7 @@ impl Store {
         Ok(refused)
     }
 
-    async fn hold(
+    pub(super) async fn hold(
         tx: &mut Tx<'_>,
         at: &LimitHolder,
         state: &str,
@@ -103,41 +103,41 @@ impl Store {
         Ok(())
     }
 
-    async fn acquire_once(&self, at: &LimitHolder) -> Result<Permit> {
-        let _guard = self.write_guard().await;
-        let mut tx = self.pool().begin().await?;
-        let row: Option<LimitRow> = sqlx::query_as(LOCK_LIMIT).bind(&at.limit).fetch_optional(&mut *tx).await?;
-        PHASES.statement();
-        let now = Utc::now().trunc_subsecs(6);
-        let permit = match row {
-            None => {
-                sqlx::query(DELETE_HOLD).bind(&at.holder).execute(&mut *tx).await?;
-                Permit::Missing
-            }
-            Some(row) => match Self::limit_refusal(&mut tx, &row, &at.holder, now).await? {
-                Some(until) => {
-                    Self::hold(&mut tx, at, "waiting", now, Some(until)).await?;
-                    Permit::Wait { until }
-                }
-                None => {
-                    // Only a concurrency counts places; a rate counts its marks.
-                    let holding = row.concurrency.is_some();
-                    if holding {
-                        Self::hold(&mut tx, at, "holding", now, None).await?;
-                    } else {
-                        sqlx::query(DELETE_HOLD).bind(&at.holder).execute(&mut *tx).await?;
-                    }
-                    if row.window().is_some() {
-                        let mark = sqlx::query(INSERT_MARK).bind(limit_scope(&row.name)).bind("").bind(now);
-                        mark.execute(&mut *tx).await?;
-                        PHASES.statement();
-                    }
-                    Permit::Granted { holding }
-                }
-            },
+    /// `at`'s answer under `row` (locked in `tx`; `None`: no limit has its name), written in `tx`.
+    pub(super) async fn acquire_in(
+        tx: &mut Tx<'_>,
+        row: Option<&LimitRow>,
+        at: &LimitHolder,
+        now: DateTime<Utc>,
+    ) -> Result<Permit> {
+        let Some(row) = row else {
+            sqlx::query(DELETE_HOLD).bind(&at.holder).execute(&mut **tx).await?;
+            return Ok(Permit::Missing);
         };
-        tx.commit().await?;
-        Ok(permit)
+        if let Some(until) = Self::limit_refusal(tx, row, &at.holder, now).await? {
+            Self::hold(tx, at, "waiting", now, Some(until)).await?;
+            return Ok(Permit::Wait { until });
+        }
+        // Only a concurrency counts places; a rate counts its marks.
+        let holding = row.concurrency.is_some();
+        if holding {
+            Self::hold(tx, at, "holding", now, None).await?;
+        } else {
+            sqlx::query(DELETE_HOLD).bind(&at.holder).execute(&mut **tx).await?;
+        }
+        if row.window().is_some() {
+            let mark = sqlx::query(INSERT_MARK).bind(limit_scope(&row.name)).bind("").bind(now);
+            mark.execute(&mut **tx).await?;
+            PHASES.statement();
+        }
+        Ok(Permit::Granted { holding })
+    }
+
+    /// Limit `name`'s row, locked for the rest of `tx`.
+    pub(super) async fn lock_limit(tx: &mut Tx<'_>, name: &str) -> Result<Option<LimitRow>> {
+        let row = sqlx::query_as(LOCK_LIMIT).bind(name).fetch_optional(&mut **tx).await?;
+        PHASES.statement();
+        Ok(row)
     }
 
     async fn delete_limit_once(&self, name: &str, now: DateTime<Utc>) -> Result<bool> {
@@ -148,15 +148,6 @@ impl Store {
         sqlx::query(DELETE_HOLDS).bind(name).execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(done.rows_affected() == 1)
-    }
-
-    async fn release_once(&self, holder: &str, limit: &str) -> Result<bool> {
-        let _guard = self.write_guard().await;
-        let mut tx = self.pool().begin().await?;
-        sqlx::query(DELETE_HOLD).bind(holder).execute(&mut *tx).await?;
-        let woke = sqlx::query(WAKE_OLDEST).bind(limit).bind(Utc::now().trunc_subsecs(6)).execute(&mut *tx).await?;
-        tx.commit().await?;
-        Ok(woke.rows_affected() > 0)
     }
 
     async fn limits_with_use(&self, rows: Vec<LimitRow>, now: DateTime<Utc>) -> Result<Vec<(LimitRow, LimitUse)>> {
@@ -235,12 +226,8 @@ impl crate::store::LimitStore for Store {
         Ok(found)
     }
 
-    async fn acquire_limit(&self, holder: &LimitHolder) -> Result<Permit> {
-        retry_transient(|| self.acquire_once(holder)).await
-    }
-
-    async fn release_limit(&self, holder: &str, limit: &str) -> Result<bool> {
-        retry_transient(|| self.release_once(holder, limit)).await
+    async fn limit_requests(&self, requests: &[LimitRequest]) -> Result<Vec<LimitAnswer>> {
+        retry_transient(|| self.limit_requests_once(requests)).await
     }
 
     async fn pause_limit(&self, name: &str, until: DateTime<Utc>) -> Result<()> {

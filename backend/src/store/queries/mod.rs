@@ -26,6 +26,7 @@ mod debounces;
 mod insights;
 mod instances;
 mod jobs;
+mod limit_batch;
 mod limits;
 mod map_items;
 mod remembered;

@@ -148,7 +148,7 @@ impl Store {
     }
 
     /// Records `marks` in `scope`'s windows, deleting their keys' marks no window counts.
-    async fn write_marks(
+    pub(super) async fn write_marks(
         tx: &mut Tx<'_>,
         scope: &str,
         window: TimeWindow,
