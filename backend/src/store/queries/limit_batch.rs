@@ -25,7 +25,6 @@ impl Store {
     pub(super) async fn limit_requests_once(&self, requests: &[LimitRequest]) -> Result<Vec<LimitAnswer>> {
         let _guard = self.write_guard().await;
         let mut tx = self.pool().begin().await?;
-        let now = Utc::now().trunc_subsecs(6);
         // In name order, so two processes' batches lock the limits they share alike.
         let mut by_limit: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, request) in requests.iter().enumerate() {
@@ -34,7 +33,7 @@ impl Store {
         let mut answers = vec![None; requests.len()];
         for (limit, asked) in by_limit {
             let group: Vec<(usize, &LimitRequest)> = asked.into_iter().map(|i| (i, &requests[i])).collect();
-            for (i, answer) in Self::limit_group(&mut tx, limit, &group, now).await? {
+            for (i, answer) in Self::limit_group(&mut tx, limit, &group).await? {
                 answers[i] = Some(answer);
             }
         }
@@ -48,7 +47,6 @@ impl Store {
         tx: &mut Tx<'_>,
         limit: &str,
         group: &[(usize, &LimitRequest)],
-        now: DateTime<Utc>,
     ) -> Result<Vec<(usize, LimitAnswer)>> {
         let released: Vec<(usize, &str)> = group
             .iter()
@@ -68,14 +66,24 @@ impl Store {
         let mut answers = Vec::with_capacity(group.len());
         if !acquires.is_empty() {
             let row = Self::lock_limit(tx, limit).await?;
+            // Read once the lock is held: another batch's marks may have waited it out.
+            let now = clock();
             let permits = match &row {
                 Some(row) if Self::room_for_all(tx, row, acquires.len(), now).await? => {
                     Self::grant_all(tx, row, &acquires, now).await?
                 }
                 row => {
                     let mut permits = Vec::with_capacity(acquires.len());
+                    let mut at = now;
                     for (_, holder) in &acquires {
-                        permits.push(Self::acquire_in(tx, row.as_ref(), holder, now).await?);
+                        permits.push(Self::acquire_in(tx, row.as_ref(), holder, at).await?);
+                        // The time goes on while each is judged, and strictly: the batch's
+                        // waiters take distinct places in line (`AHEAD_OF` counts who began
+                        // waiting before), and a mark is never older than its call. With one
+                        // time for all, each waiter would see no one ahead and all would wake
+                        // at the same opening of the window, all but its first few to be put
+                        // back again.
+                        at = clock().max(at + chrono::Duration::microseconds(1));
                     }
                     permits
                 }
@@ -83,7 +91,7 @@ impl Store {
             answers.extend(acquires.iter().zip(permits).map(|((i, _), p)| (*i, LimitAnswer::Permit(p))));
         }
         if !released.is_empty() {
-            let wake = sqlx::query(WAKE_OLDEST).bind(limit).bind(now).bind(released.len() as i64);
+            let wake = sqlx::query(WAKE_OLDEST).bind(limit).bind(clock()).bind(released.len() as i64);
             let woke = wake.execute(&mut **tx).await?.rows_affected() > 0;
             PHASES.statement();
             answers.extend(released.iter().map(|(i, _)| (*i, LimitAnswer::Released { woke })));
@@ -166,4 +174,9 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// Now, to the microsecond both databases keep.
+fn clock() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(6)
 }
