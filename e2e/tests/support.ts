@@ -99,8 +99,6 @@ export async function signalNode(api: APIRequestContext, instance: string, node:
   await apiPost(api, `/instances/${instance}/signal`, { node, payload });
 }
 
-// Creates the workflow `name` from the workflow list, as a user does, and opens it in the
-// designer; returns its id.
 /**
  * Opens `url` and returns the page's own clock (milliseconds since the navigation began) at
  * the first frame where every selector in `drawn` matches: the time a user waits, without the
@@ -116,6 +114,8 @@ export async function openTime(page: Page, url: string, drawn: string[]): Promis
   return Math.round((await at.jsonValue()) as number);
 }
 
+// Creates the workflow `name` from the workflow list, as a user does, and opens it in the
+// designer; returns its id.
 export async function createWorkflowInDesigner(page: Page, name: string): Promise<string> {
   await page.goto(`${baseUrl()}/workflows`);
   await page.getByLabel('New workflow name').fill(name);

@@ -52,9 +52,13 @@ impl<R, A> GroupCommit<R, A> {
                 let rest = waiting.split_off(taken);
                 std::mem::replace(&mut *waiting, rest)
             };
-            if !batch.is_empty() {
-                write(batch).await;
+            if batch.is_empty() {
+                // This request is in a batch another lane is writing: wait for its answer
+                // rather than take the free lane again and again.
+                drop(lane);
+                return answered.await.ok();
             }
+            write(batch).await;
             drop(lane);
         }
     }

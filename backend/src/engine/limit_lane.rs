@@ -27,8 +27,9 @@ impl LimitLane {
     pub(super) async fn ask(&self, request: LimitRequest) -> Answer {
         match self.group.together(request.clone(), |batch| self.write(batch)).await {
             Some(answer) => answer,
-            // Its batch's writer went away part way. Asking again alone is safe: a holder's
-            // place is its own row, so a second acquire or release changes nothing more.
+            // Its batch's writer went away part way (its caller's future was dropped). Asked
+            // again alone: a holder's place is its own row, so this never lets more through;
+            // if that batch had committed, a rate counts one mark more than calls made.
             None => self.alone(&request).await,
         }
     }

@@ -70,7 +70,12 @@ impl Runner {
             None => None,
         };
         if holding && !matches!(event, Event::Suspended { .. }) {
-            self.give_back(&holder);
+            // Put back to be made again under the same holder: given back before that, so
+            // the place the next try takes is not deleted by this release arriving late.
+            match paused {
+                Some(_) => self.give_back(&holder).await,
+                None => self.give_back_later(&holder),
+            }
         }
         if let Some(until) = paused {
             match self.work.defer_unbegun(fence, until).await {
@@ -115,20 +120,24 @@ impl Runner {
 
     /// Gives a place back, off the attempt's path: its result need not wait for it (the place
     /// stops counting once the attempt ends all the same), and it shares a transaction with
-    /// the other places asked for and given back meanwhile. An attempt waiting for the place
-    /// here is looked at once it is back.
-    fn give_back(&self, holder: &LimitHolder) {
+    /// the other places asked for and given back meanwhile. Only for a holder that never asks
+    /// again (an attempt that ended): a later acquire under the same holder could be deleted
+    /// by it. Cut off by a shutdown, a waiter for the place looks again at its next 1 s look.
+    fn give_back_later(self: &Arc<Self>, holder: &LimitHolder) {
+        let (runner, holder) = (self.clone(), holder.clone());
+        tokio::spawn(async move { runner.give_back(&holder).await });
+    }
+
+    /// Gives a place back; an attempt waiting for it here is looked at now.
+    async fn give_back(&self, holder: &LimitHolder) {
         let release = LimitRequest::Release { holder: holder.holder.clone(), limit: holder.limit.clone() };
-        let (lane, wakes) = (self.limit_lane.clone(), self.wakes.clone());
-        tokio::spawn(async move {
-            match lane.ask(release).await {
-                Ok(LimitAnswer::Released { woke: true }) => wakes.claims.notify_one(),
-                Ok(_) => {}
-                // Its attempt ends, which frees the place all the same (a place counts only
-                // while its attempt runs); the row is pruned by the retention sweep.
-                Err(e) => tracing::warn!(error = %e, "giving a shared limit's place back failed"),
-            }
-        });
+        match self.limit_lane.ask(release).await {
+            Ok(LimitAnswer::Released { woke: true }) => self.wakes.claims.notify_one(),
+            Ok(_) => {}
+            // Its attempt ends, which frees the place all the same (a place counts only while
+            // its attempt runs); the row is pruned by the retention sweep.
+            Err(e) => tracing::warn!(error = %e, holder = %holder.holder, "giving a shared limit's place back failed"),
+        }
     }
 
     /// Pauses `limit` for `wait` (at least `LEAST_PAUSE`, at most `MOST_PAUSE`): until when;
@@ -180,7 +189,7 @@ impl Runner {
             None => None,
         };
         if !holder.holder.is_empty() {
-            self.give_back(holder);
+            self.give_back(holder).await;
         }
         let Some(until) = paused else { return false };
         tokio::time::sleep((until - Utc::now()).to_std().unwrap_or_default()).await;

@@ -191,7 +191,7 @@ impl Engine {
             instances,
             map_items: store.clone(),
             limits: store.clone(),
-            limit_lane: Arc::new(limit_lane::LimitLane::new(store.clone(), config.commit_lanes)),
+            limit_lane: limit_lane::LimitLane::new(store.clone(), config.commit_lanes),
             approvals: store.clone(),
             catalog,
             runtime,

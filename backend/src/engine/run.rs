@@ -34,7 +34,7 @@ pub(super) struct Runner {
     /// Shared limits: places for the attempts of nodes that name one (`limited.rs`).
     pub(super) limits: Arc<dyn LimitStore>,
     /// Places asked for and given back together (`limit_lane.rs`).
-    pub(super) limit_lane: Arc<super::limit_lane::LimitLane>,
+    pub(super) limit_lane: super::limit_lane::LimitLane,
     /// What `approval` nodes ask (`approvals/`).
     pub(super) approvals: Arc<dyn crate::store::ApprovalStore>,
     /// Where node attempts run: the sandbox, the HTTP client, the vault.

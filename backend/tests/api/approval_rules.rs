@@ -87,7 +87,8 @@ async fn publishing_refuses_a_form_that_is_no_schema_and_a_group_no_one_is_in(ap
 /// is what its node did.
 async fn a_decision_racing_the_timeout_leaves_one_outcome(app: TestApp) {
     let operator = app.token_for("operator").await;
-    let wf = app.publish(asking(json!({"assignees": {"roles": ["operator"]}, "timeout_ms": 400}))).await;
+    // Long enough that the approval is seen open before it falls due, even on a loaded machine.
+    let wf = app.publish(asking(json!({"assignees": {"roles": ["operator"]}, "timeout_ms": 1500}))).await;
     for lead in [0_u64, 20, 40, 60, 80] {
         let id = app.start(&wf, json!({"input": {"amount": lead, "who": "Ny"}})).await;
         let approval = open_approval(&app, &id).await;

@@ -41,8 +41,8 @@ impl Store {
         Ok(answers.into_iter().map(|a| a.expect("every request of the batch is answered")).collect())
     }
 
-    /// One limit's requests: its releases, then its acquires, then the waiters the released
-    /// places wake.
+    /// One limit's requests: its row locked (when any asks for a place), its releases, then
+    /// its acquires, then the waiters the released places wake.
     async fn limit_group(
         tx: &mut Tx<'_>,
         limit: &str,
@@ -62,10 +62,14 @@ impl Store {
                 LimitRequest::Release { .. } => None,
             })
             .collect();
+        // The limit's row first, as deleting a limit takes it before its places.
+        let row = match acquires.is_empty() {
+            true => None,
+            false => Self::lock_limit(tx, limit).await?,
+        };
         Self::delete_holds(tx, released.iter().map(|r| r.1)).await?;
         let mut answers = Vec::with_capacity(group.len());
         if !acquires.is_empty() {
-            let row = Self::lock_limit(tx, limit).await?;
             // Read once the lock is held: another batch's marks may have waited it out.
             let now = clock();
             let permits = match &row {
@@ -155,7 +159,8 @@ impl Store {
             // A rate's marks count it; a place it may have waited with goes.
             Self::delete_holds(tx, acquires.iter().map(|(_, at)| at.holder.as_str())).await?;
         }
-        if let Some(window) = row.window() {
+        // Pruned by the window places are judged by, which reaches a little further back.
+        if let Some(window) = row.guarded_window() {
             let marks: Vec<(String, DateTime<Utc>)> = acquires.iter().map(|_| (String::new(), now)).collect();
             Self::write_marks(tx, &limit_scope(&row.name), window, &marks).await?;
         }

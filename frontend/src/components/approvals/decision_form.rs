@@ -40,6 +40,7 @@ pub fn DecisionForm(
         Answer::Form(root) => run_form::initial(root),
         _ => Value::Null,
     };
+    let untouched = StoredValue::new(start.clone());
     let st = FormState { input: RwSignal::new(start), errors: RwSignal::new(Vec::<Issue>::new()) };
     let json_text = RwSignal::new(String::new());
     let comment = RwSignal::new(String::new());
@@ -81,9 +82,11 @@ pub fn DecisionForm(
         if comment_error.with_untracked(Option::is_some) {
             return;
         }
-        // The answer goes with either verdict; only an approval is held to the form, so an
-        // answer box that does not parse stops an approval but not a rejection.
+        // The answer goes with either verdict and is held to the form. Saying no needs no
+        // form filled in: a rejection leaves out a form nobody touched, and an answer box that
+        // does not parse.
         let response = match (response(), verdict) {
+            (Ok(Some(r)), Verdict::Reject) if untouched.with_value(|u| *u == r) => None,
             (Ok(r), _) => r,
             (Err(_), Verdict::Reject) => None,
             (Err(why), Verdict::Approve) => return message.set(Some(why)),
