@@ -90,15 +90,16 @@ impl Store {
         }
         // Room comes when enough marks have left for the count to drop below the limit (more
         // than one when the limit was lowered since they were made); with others waiting
-        // first, when as many more have left — a round of the window later for each time the
-        // marks there are now run out, so waiters wake spread over their turns, not all at once.
+        // first, when as many more have left. Each round of the window lets `limit` through
+        // (not the marks there are now: a window holding few marks would put a deep line of
+        // waiters rounds too far back), so waiters wake spread over their turns, not all at once.
         let turn = used + behind - limit;
-        let rounds = if used > 0 { turn / used } else { 0 };
+        let rounds = turn / limit;
         let freeing: Option<DateTime<Utc>> = sqlx::query_scalar(NTH_IN_WINDOW)
             .bind(scope)
             .bind(key)
             .bind(window.since(now))
-            .bind(if used > 0 { turn % used } else { 0 })
+            .bind(turn % limit)
             .fetch_optional(&mut **tx)
             .await?;
         PHASES.statement();
